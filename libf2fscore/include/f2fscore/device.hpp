@@ -1,0 +1,157 @@
+// The storage seam: every byte f2fscore reads or writes goes through a
+// BlockDevice. Backends (memory, POSIX files and block devices, and later
+// io_uring) implement it; layers (iostat, failure injection) wrap it.
+//
+// Requests are asynchronous. A caller fills an IoRequest it owns, calls
+// submit(), and later calls poll() to run completions. The request carries
+// everything the device needs (including scratch space for layers), so a
+// submission and its completion allocate nothing. The synchronous helpers at
+// the end of this header are built on submit() and poll().
+//
+// Threading: one thread at a time may call submit() and poll() on a device
+// (callers serialise; the engine does this per volume). Completion callbacks
+// run inside poll(), on the polling thread, never inside submit().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "f2fscore/result.hpp"
+
+namespace f2fscore {
+
+enum class IoOp : std::uint8_t {
+  read,          ///< read `length` bytes at `offset` into `buf`
+  write,         ///< write `length` bytes from `buf` at `offset`
+  flush,         ///< make every completed write durable (offset/length ignored)
+  discard,       ///< hint that the range is unused: later reads return anything
+  write_zeroes,  ///< later reads of the range return zeroes, guaranteed
+};
+
+std::string_view io_op_name(IoOp op) noexcept;
+
+/// Request flags (IoRequest::flags).
+namespace io_flag {
+inline constexpr std::uint8_t sync = 0x1;  ///< the submitter waits for it (REQ_SYNC)
+inline constexpr std::uint8_t fua = 0x2;   ///< durable on completion (REQ_FUA)
+}  // namespace io_flag
+
+struct IoRequest;
+/// Completion callback: runs once per request, inside BlockDevice::poll().
+using IoCallback = void (*)(IoRequest& req) noexcept;
+
+/// One I/O request, owned by the submitter until its callback has run.
+/// Offsets and lengths are in bytes and must be multiples of the device's
+/// logical block size (DeviceInfo::logical_block_size); with a direct-I/O
+/// backend `buf` must be aligned to DeviceInfo::buffer_alignment as well.
+struct IoRequest {
+  IoOp op = IoOp::read;
+  std::uint8_t flags = 0;
+  std::uint16_t tag = 0;     ///< the engine's classification (iostat type); devices ignore it
+  std::uint64_t offset = 0;  ///< bytes from the start of the device
+  std::uint64_t length = 0;  ///< bytes
+  void* buf = nullptr;       ///< read/write only
+  IoCallback on_complete = nullptr;
+  void* user = nullptr;      ///< for the submitter
+
+  // Set by the device before on_complete runs.
+  Errc status = Errc::ok;
+  int sys_errno = 0;
+  std::uint64_t transferred = 0;  ///< bytes moved (read/write)
+
+  // Space for backends and layers, so that nothing allocates per request.
+  IoRequest* link = nullptr;  ///< intrusive queue link, owned by the device
+  std::uint64_t scratch[4] = {0, 0, 0, 0};
+
+  bool ok() const noexcept { return status == Errc::ok; }
+  /// The failure as an Error naming the op and the offset.
+  Error error() const;
+};
+
+enum class DeviceKind : std::uint8_t { memory, regular_file, block_device, other };
+
+struct DeviceInfo {
+  std::uint64_t size_bytes = 0;
+  std::uint32_t logical_block_size = 512;  ///< bytes; offsets/lengths are multiples of it
+  std::uint32_t buffer_alignment = 1;      ///< bytes; 1 unless direct I/O
+  DeviceKind kind = DeviceKind::other;
+  bool read_only = false;
+  bool direct = false;  ///< O_DIRECT or equivalent
+  /// write_zeroes is done without writing zero buffers (punched hole,
+  /// FALLOC_FL_ZERO_RANGE, BLKZEROOUT, or dropped memory).
+  bool cheap_write_zeroes = false;
+  std::string name;  ///< path or a description, for messages
+};
+
+class BlockDevice {
+ public:
+  virtual ~BlockDevice() = default;
+
+  virtual const DeviceInfo& info() const noexcept = 0;
+
+  /// Queues `req`. Never runs the callback itself; a request that fails
+  /// validation (out of range, unaligned, read-only) completes with that
+  /// error at the next poll(). `req` must stay alive until its callback ran.
+  virtual void submit(IoRequest& req) noexcept = 0;
+
+  /// Runs the callbacks of finished requests. With `wait`, blocks until at
+  /// least one request finishes when any is in flight. Returns how many
+  /// callbacks ran.
+  virtual std::size_t poll(bool wait) noexcept = 0;
+
+  /// Requests submitted whose callbacks have not yet run.
+  virtual std::size_t in_flight() const noexcept = 0;
+};
+
+/// Checks a request against a device's size, alignment and mode. Backends
+/// call it at submission; Errc::ok when acceptable.
+Errc check_request(const DeviceInfo& info, const IoRequest& req) noexcept;
+
+// ---- Synchronous helpers (submit one request, poll until it completes) ----
+
+/// Reads `buf.size()` bytes at byte `offset`. Errors: Errc::out_of_range,
+/// Errc::unaligned, Errc::io, Errc::short_io (with the offset).
+Status read_at(BlockDevice& dev, std::uint64_t offset, std::span<std::uint8_t> buf,
+               std::uint16_t tag = 0);
+/// Writes `buf` at byte `offset`. Errors as read_at, plus Errc::read_only.
+Status write_at(BlockDevice& dev, std::uint64_t offset, std::span<const std::uint8_t> buf,
+                std::uint16_t tag = 0);
+/// Makes completed writes durable.
+Status flush(BlockDevice& dev);
+/// Discards `length` bytes at `offset` (contents undefined afterwards).
+Status discard(BlockDevice& dev, std::uint64_t offset, std::uint64_t length);
+/// Zeroes `length` bytes at `offset`, guaranteed to read back as zeroes.
+Status write_zeroes(BlockDevice& dev, std::uint64_t offset, std::uint64_t length);
+/// Waits until every request in flight on `dev` has completed.
+void drain(BlockDevice& dev) noexcept;
+
+// ---- Backends ----
+
+/// A device in memory, sparse (unwritten ranges read as zeroes; 64 KiB
+/// chunks are allocated on first write). `size_bytes` must be a multiple of
+/// `logical_block_size` (512 or 4096). write_zeroes and discard free chunks.
+std::unique_ptr<BlockDevice> make_memory_device(std::uint64_t size_bytes,
+                                                std::uint32_t logical_block_size = 512,
+                                                std::string name = "memory");
+
+struct OpenOptions {
+  bool read_only = false;
+  bool direct = false;     ///< O_DIRECT where the platform has it
+  bool exclusive = false;  ///< O_EXCL on block devices: fail if in use (Errc::busy)
+};
+
+/// Opens a regular file or a block device with plain pread/pwrite (the
+/// portable backend). Size from stat or BLKGETSIZE64, logical block size
+/// from BLKSSZGET (512 for files). flush is fdatasync; discard a punched
+/// hole or BLKDISCARD; write_zeroes FALLOC_FL_ZERO_RANGE, a punched hole or
+/// BLKZEROOUT, falling back to writing zeroes.
+/// Errors: Errc::not_found, Errc::read_only (EROFS/EACCES for writing),
+/// Errc::busy (EBUSY with exclusive), Errc::unsupported (not a file or
+/// block device), Errc::io.
+Result<std::unique_ptr<BlockDevice>> open_posix_device(const std::string& path,
+                                                       const OpenOptions& opts);
+
+}  // namespace f2fscore

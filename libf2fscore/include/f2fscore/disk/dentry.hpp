@@ -1,0 +1,86 @@
+// Directory entries: 4 KiB dentry blocks of 214 slots, and the same layout
+// scaled into an inode's inline area (inline dentries).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "f2fscore/disk/constants.hpp"
+#include "f2fscore/endian.hpp"
+
+namespace f2fscore::disk {
+
+inline constexpr std::uint32_t kSlotLen = 8;             ///< F2FS_SLOT_LEN: name bytes per slot
+inline constexpr std::uint32_t kNrDentryInBlock = 214;
+inline constexpr std::uint32_t kDentryBitmapSize = (kNrDentryInBlock + 7) / 8;  // 27
+
+/// File types in dentries (F2FS_FT_*).
+enum class FileType : std::uint8_t {
+  unknown = 0,
+  reg_file = 1,
+  dir = 2,
+  chrdev = 3,
+  blkdev = 4,
+  fifo = 5,
+  sock = 6,
+  symlink = 7,
+};
+
+struct DirEntry {
+  Le32 hash_code;
+  Le32 ino;
+  Le16 name_len;  ///< bytes; a name spans ceil(name_len / 8) slots
+  std::uint8_t file_type;
+};
+static_assert(sizeof(DirEntry) == 11);
+
+inline constexpr std::uint32_t kDentryReservedSize =
+    kBlockSize - ((sizeof(DirEntry) + kSlotLen) * kNrDentryInBlock + kDentryBitmapSize);  // 3
+static_assert(kDentryReservedSize == 3);
+
+struct DentryBlock {
+  std::uint8_t dentry_bitmap[kDentryBitmapSize];  ///< LSB-first (test_bit_le)
+  std::uint8_t reserved[kDentryReservedSize];
+  DirEntry dentry[kNrDentryInBlock];
+  std::uint8_t filename[kNrDentryInBlock][kSlotLen];
+};
+static_assert(sizeof(DentryBlock) == kBlockSize);
+static_assert(offsetof(DentryBlock, dentry) == 30);
+static_assert(offsetof(DentryBlock, filename) == 2384);
+
+/// Geometry of an inline dentry area of `inline_bytes` bytes (MAX_INLINE_DATA):
+/// slots, bitmap bytes and reserved bytes, as NR_INLINE_DENTRY,
+/// INLINE_DENTRY_BITMAP_SIZE and INLINE_RESERVED_SIZE in fs/f2fs/f2fs.h.
+struct InlineDentryLayout {
+  std::uint32_t nr_slots;
+  std::uint32_t bitmap_bytes;
+  std::uint32_t reserved_bytes;
+  std::uint32_t dentry_offset() const { return bitmap_bytes + reserved_bytes; }
+  std::uint32_t filename_offset() const {
+    return dentry_offset() + nr_slots * static_cast<std::uint32_t>(sizeof(DirEntry));
+  }
+};
+constexpr InlineDentryLayout inline_dentry_layout(std::uint32_t inline_bytes) {
+  // Each slot costs one bit, one DirEntry and kSlotLen name bytes.
+  const std::uint32_t nr = inline_bytes * 8 / ((sizeof(DirEntry) + kSlotLen) * 8 + 1);
+  const std::uint32_t bitmap = (nr + 7) / 8;
+  const std::uint32_t reserved =
+      inline_bytes - ((static_cast<std::uint32_t>(sizeof(DirEntry)) + kSlotLen) * nr + bitmap);
+  return {nr, bitmap, reserved};
+}
+// The default inline area (923 - 50 - 1 addresses = 3488 bytes) holds 182 slots.
+static_assert(inline_dentry_layout(3488).nr_slots == 182);
+
+/// Hash levels: buckets in level `level` of a directory with dir_level `dl`,
+/// and blocks per bucket (dir_buckets()/bucket_blocks() in fs/f2fs/dir.c).
+constexpr std::uint32_t dir_buckets(std::uint32_t level, std::uint32_t dir_level) {
+  constexpr std::uint32_t kMaxDirHashDepth = 63;
+  if (level + dir_level < kMaxDirHashDepth / 2) return 1u << (level + dir_level);
+  return 1u << ((kMaxDirHashDepth / 2) - 1);
+}
+constexpr std::uint32_t bucket_blocks(std::uint32_t level) {
+  constexpr std::uint32_t kMaxDirHashDepth = 63;
+  return level < kMaxDirHashDepth / 2 ? 2 : 4;
+}
+
+}  // namespace f2fscore::disk

@@ -1,0 +1,351 @@
+// f2fscore-mkfs: create an F2FS file system on a block device or image file.
+// A thin front end: parse options, open devices, refuse unsafe targets,
+// call f2fscore::format_volume(), print the result.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <linux/hdreg.h>
+#include <sys/ioctl.h>
+#include <sys/utsname.h>
+#endif
+#if defined(F2FSCORE_HAVE_BLKID)
+#include <blkid/blkid.h>
+#endif
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "f2fscore/disk/constants.hpp"
+#include "f2fscore/endian.hpp"
+#include "f2fscore/mkfs.hpp"
+
+namespace {
+
+constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2;
+
+const char* kExitHelp =
+    "Exit status: 0 success; 1 failure (device missing or read-only, too small, existing file\n"
+    "system without -f, mounted device, I/O error); 2 usage error (bad option or value).";
+
+std::string canonical(const std::string& p) {
+  char buf[PATH_MAX];
+  if (::realpath(p.c_str(), buf) != nullptr) return buf;
+  return p;
+}
+
+// Whether `path` (a device, or an image behind a loop device) is mounted.
+std::string mounted_as(const std::string& path) {
+#if defined(__linux__)
+  const std::string real = canonical(path);
+  struct stat st {};
+  if (::stat(real.c_str(), &st) != 0) return {};
+  std::vector<std::string> devices{real};
+  if (S_ISREG(st.st_mode)) {  // loop devices backed by this file
+    for (int i = 0; i < 256; ++i) {
+      std::ifstream bf("/sys/block/loop" + std::to_string(i) + "/loop/backing_file");
+      std::string b;
+      if (bf && std::getline(bf, b) && canonical(b) == real) devices.push_back("/dev/loop" + std::to_string(i));
+    }
+  }
+  std::ifstream mounts("/proc/self/mounts");
+  std::string line;
+  while (std::getline(mounts, line)) {
+    std::istringstream is(line);
+    std::string dev, dir;
+    is >> dev >> dir;
+    for (const auto& d : devices)
+      if (canonical(dev) == d) return dev + " on " + dir;
+  }
+#else
+  (void)path;
+#endif
+  return {};
+}
+
+// What already lives on the target: a file system or partition table name.
+std::string existing_signature(const std::string& path, f2fscore::BlockDevice& dev) {
+  std::uint8_t b[2 * 4096];
+  if (dev.info().size_bytes >= sizeof b &&
+      f2fscore::read_at(dev, 0, std::span<std::uint8_t>(b, sizeof b))) {
+    if (f2fscore::load_le32(b, 1024) == f2fscore::disk::kSuperMagic ||
+        f2fscore::load_le32(b, 4096 + 1024) == f2fscore::disk::kSuperMagic)
+      return "an existing file system (f2fs)";
+  }
+#if defined(F2FSCORE_HAVE_BLKID)
+  blkid_probe pr = blkid_new_probe_from_filename(path.c_str());
+  if (pr == nullptr) return {};
+  std::string found;
+  blkid_probe_enable_partitions(pr, 1);
+  if (blkid_do_fullprobe(pr) == 0) {
+    const char* type = nullptr;
+    if (blkid_probe_lookup_value(pr, "TYPE", &type, nullptr) == 0)
+      found = std::string("an existing file system (") + type + ")";
+    else if (blkid_probe_lookup_value(pr, "PTTYPE", &type, nullptr) == 0)
+      found = std::string("a partition table (") + type + ")";
+    else
+      found = "an existing signature";
+  }
+  blkid_free_probe(pr);
+  return found;
+#else
+  (void)path;
+  return {};
+#endif
+}
+
+std::string kernel_version() {
+#if defined(__linux__)
+  std::ifstream f("/proc/version");
+  std::string line;
+  if (f && std::getline(f, line)) return line.substr(0, 255);
+  struct utsname u {};
+  if (::uname(&u) == 0) return u.release;
+#endif
+  return "f2fscore " F2FSCORE_VERSION_STRING;
+}
+
+std::uint64_t start_sector_of(const std::string& path) {
+#if defined(__linux__) && defined(HDIO_GETGEO)
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  struct hd_geometry g {};
+  std::uint64_t start = 0;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) && ::ioctl(fd, HDIO_GETGEO, &g) == 0) start = g.start;
+  ::close(fd);
+  return start;
+#else
+  (void)path;
+  return 0;
+#endif
+}
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') { o += '\\'; o += c; }
+    else if (static_cast<unsigned char>(c) < 0x20) { char b[8]; std::snprintf(b, sizeof b, "\\u%04x", c); o += b; }
+    else o += c;
+  }
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Create an F2FS file system (f2fscore " F2FSCORE_VERSION_STRING ")", "f2fscore-mkfs"};
+  app.footer(kExitHelp);
+  std::string device;
+  std::uint64_t sectors = 0;
+  std::string label, encoding, overprovision_s, uuid_s, root_owner, cold_ext, hot_ext;
+  std::vector<std::string> feature_args, extra_devices;
+  std::uint32_t segs_per_sec = 1, secs_per_zone = 1, sector_size = 0, heap = 0;
+  int discard = 1;
+  std::int64_t timestamp = -1;
+  bool large_nat = false, force = false, quiet = false, json = false, version = false;
+
+  app.add_option("device", device, "Block device or image file")->required();
+  app.add_option("sectors", sectors, "Size of the file system in sectors (default: the whole device)");
+  app.add_option("-l", label, "Volume label (at most 512 UTF-16 units)");
+  app.add_option("-O", feature_args,
+                 "Features, comma-separated and repeatable: encrypt, extra_attr, project_quota, "
+                 "inode_checksum, flexible_inline_xattr, quota, inode_crtime, lost_found, verity, "
+                 "sb_checksum, casefold, compression");
+  app.add_option("-C", encoding, "Casefolding encoding: utf8[:strict]");
+  app.add_option("-o", overprovision_s, "Overprovision ratio in percent (default: the best, as mkfs.f2fs 1.15)");
+  app.add_option("-s", segs_per_sec, "Segments per section")->check(CLI::Range(1u, 65536u));
+  app.add_option("-z", secs_per_zone, "Sections per zone")->check(CLI::Range(1u, 65536u));
+  app.add_option("-a", heap, "Heap-based log placement, 0 or 1 (default 0)")->check(CLI::Range(0u, 1u));
+  app.add_option("-e", cold_ext, "Cold file extensions, comma-separated (added to the defaults)");
+  app.add_option("-E", hot_ext, "Hot file extensions, comma-separated (added to the defaults)");
+  app.add_option("-U", uuid_s, "Volume UUID (default: random)");
+  app.add_option("-T", timestamp, "Timestamp for the inodes, seconds since the epoch (default: now)");
+  app.add_option("-R", root_owner, "Owner of the root directory, uid:gid (default 0:0)");
+  app.add_option("-t", discard, "Discard the device first: 1 (default) or 0")->check(CLI::Range(0, 1));
+  app.add_option("-w", sector_size, "Sector size in bytes for the sectors argument")->check(CLI::Range(512u, 4096u));
+  app.add_flag("-i", large_nat, "Large NAT bitmap (20% of the NAT area)");
+  app.add_option("-c", extra_devices, "Add a device to the volume (repeatable, up to 7)");
+  app.add_flag("-f", force, "Overwrite an existing file system or partition table");
+  app.add_flag("-q", quiet, "Quiet: print only errors");
+  app.add_flag("--json", json, "Print a machine-readable summary");
+  app.add_flag("-V,--version", version, "Print the version and exit");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    if (std::string(argv[argc > 1 ? 1 : 0]) == "-V" || std::string(argv[argc > 1 ? 1 : 0]) == "--version") {
+      std::printf("f2fscore-mkfs %s\n", F2FSCORE_VERSION_STRING);
+      return kExitOk;
+    }
+    app.exit(e);
+    return kExitUsage;
+  }
+  if (version) {
+    std::printf("f2fscore-mkfs %s\n", F2FSCORE_VERSION_STRING);
+    return kExitOk;
+  }
+  auto usage = [&](const std::string& m) {
+    std::fprintf(stderr, "f2fscore-mkfs: %s\n", m.c_str());
+    return kExitUsage;
+  };
+  auto fail = [&](const std::string& m) {
+    std::fprintf(stderr, "f2fscore-mkfs: %s\n", m.c_str());
+    return kExitFailure;
+  };
+
+  f2fscore::MkfsOptions o;
+  o.label = label;
+  for (const auto& f : feature_args) {
+    auto bits = f2fscore::parse_features(f);
+    if (!bits) return usage(bits.error().message);
+    o.features |= *bits;
+  }
+  if (!encoding.empty()) {
+    auto enc = f2fscore::parse_encoding(encoding);
+    if (!enc) return usage(enc.error().message);
+    o.encoding = enc->first;
+    o.encoding_flags = enc->second;
+    o.features |= f2fscore::disk::feature::casefold;
+  } else if (o.features & f2fscore::disk::feature::casefold) {
+    o.encoding = f2fscore::disk::kEncodingUtf8_12_1;  // -O casefold alone means utf8
+  }
+  // project_quota implies quota, as in mkfs.f2fs.
+  if (o.features & f2fscore::disk::feature::project_quota) o.features |= f2fscore::disk::feature::quota_ino;
+  if (!overprovision_s.empty()) {
+    char* end = nullptr;
+    o.overprovision = std::strtod(overprovision_s.c_str(), &end);
+    if (end == overprovision_s.c_str() || *end != 0 || o.overprovision <= 0 || o.overprovision >= 100)
+      return usage("-o: overprovision must be a percentage above 0 and below 100, not \"" + overprovision_s + "\"");
+  }
+  o.segs_per_sec = segs_per_sec;
+  o.secs_per_zone = secs_per_zone;
+  o.heap = heap == 1;
+  auto split = [](const std::string& s) {
+    std::vector<std::string> out;
+    std::string cur;
+    for (char c : s) {
+      if (c == ',' || c == ' ') { if (!cur.empty()) out.push_back(cur); cur.clear(); }
+      else cur += c;
+    }
+    if (!cur.empty()) out.push_back(cur);
+    return out;
+  };
+  o.cold_extensions = split(cold_ext);
+  o.hot_extensions = split(hot_ext);
+  if (!uuid_s.empty()) {
+    auto u = f2fscore::parse_uuid(uuid_s);
+    if (!u) return usage("-U: " + u.error().message);
+    o.uuid = *u;
+  }
+  if (!root_owner.empty()) {
+    unsigned long uid = 0, gid = 0;
+    char extra = 0;
+    if (std::sscanf(root_owner.c_str(), "%lu:%lu%c", &uid, &gid, &extra) != 2 || uid > UINT32_MAX || gid > UINT32_MAX)
+      return usage("-R: expected uid:gid, not \"" + root_owner + "\"");
+    o.root_uid = static_cast<std::uint32_t>(uid);
+    o.root_gid = static_cast<std::uint32_t>(gid);
+  }
+  o.timestamp = timestamp >= 0 ? static_cast<std::uint64_t>(timestamp)
+                               : static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                     std::chrono::system_clock::now().time_since_epoch()).count());
+  o.random_seed = std::random_device{}() ^ (static_cast<std::uint64_t>(std::random_device{}()) << 32);
+  o.discard = discard == 1;
+  o.large_nat_bitmap = large_nat;
+  o.wanted_sectors = sectors;
+  o.wanted_sector_size = sector_size;
+  o.version = kernel_version();
+  if (extra_devices.size() > 7) return usage("-c: at most 7 extra devices");
+  if (!extra_devices.empty() && sectors != 0) return usage("a sector count cannot be given with -c");
+
+  // Open every device, refusing mounted ones and, without -f, ones that
+  // hold a file system or partition table. Nothing is written before all
+  // checks and the layout plan pass.
+  std::vector<std::string> paths{device};
+  paths.insert(paths.end(), extra_devices.begin(), extra_devices.end());
+  std::vector<std::unique_ptr<f2fscore::BlockDevice>> devs;
+  std::vector<f2fscore::MkfsTarget> targets;
+  for (const auto& p : paths) {
+    if (auto m = mounted_as(p); !m.empty()) return fail(p + " is mounted (" + m + "); refusing to format it");
+    f2fscore::OpenOptions oo;
+    oo.exclusive = true;
+    auto d = f2fscore::open_posix_device(p, oo);
+    if (!d) {
+      const auto& e = d.error();
+      std::string why = e.code == f2fscore::Errc::not_found ? "no such file or device"
+                        : e.code == f2fscore::Errc::read_only ? "not writable (read-only or permission denied)"
+                        : e.code == f2fscore::Errc::busy ? "in use (mounted or opened exclusively)"
+                        : e.to_string();
+      return fail("cannot open " + p + ": " + why);
+    }
+    if (!force) {
+      if (auto sig = existing_signature(p, **d); !sig.empty())
+        return fail(p + " contains " + sig + "; use -f to overwrite it");
+    }
+    targets.push_back({d->get(), p});
+    devs.push_back(std::move(*d));
+  }
+  o.start_sector = start_sector_of(device);
+  auto plan = f2fscore::plan_mkfs(targets, o);
+  if (!plan) {
+    const auto& e = plan.error();
+    return e.code == f2fscore::Errc::invalid_argument ? usage(e.message) : fail(e.message);
+  }
+  auto rep = f2fscore::format_volume(targets, o);
+  if (!rep) return fail("format failed: " + rep.error().to_string());
+
+  const auto& sb = rep->plan.sb;
+  const auto& cp = rep->plan.cp;
+  const std::string uuid = f2fscore::format_uuid(sb.uuid);
+  if (json) {
+    std::printf(
+        "{\"device\":\"%s\",\"uuid\":\"%s\",\"label\":\"%s\",\"features\":\"%s\",\"sector_size\":%u,"
+        "\"block_count\":%llu,\"segment_count\":%u,\"segment_count_main\":%u,\"section_count\":%u,"
+        "\"segs_per_sec\":%u,\"secs_per_zone\":%u,\"cp_blkaddr\":%u,\"sit_blkaddr\":%u,\"nat_blkaddr\":%u,"
+        "\"ssa_blkaddr\":%u,\"main_blkaddr\":%u,\"segment_count_sit\":%u,\"segment_count_nat\":%u,"
+        "\"segment_count_ssa\":%u,\"cp_payload\":%u,\"overprovision_percent\":%.3f,\"reserved_segments\":%u,"
+        "\"overprov_segments\":%u,\"user_block_count\":%llu,\"ckpt_flags\":%u,\"bytes_written\":%llu,"
+        "\"bytes_zeroed\":%llu,\"discarded\":%s}\n",
+        json_escape(device).c_str(), uuid.c_str(), json_escape(label).c_str(),
+        f2fscore::disk::feature_names(sb.feature.get()).c_str(), rep->plan.sector_size,
+        static_cast<unsigned long long>(sb.block_count.get()), sb.segment_count.get(), sb.segment_count_main.get(),
+        sb.section_count.get(), sb.segs_per_sec.get(), sb.secs_per_zone.get(), sb.cp_blkaddr.get(),
+        sb.sit_blkaddr.get(), sb.nat_blkaddr.get(), sb.ssa_blkaddr.get(), sb.main_blkaddr.get(),
+        sb.segment_count_sit.get(), sb.segment_count_nat.get(), sb.segment_count_ssa.get(), sb.cp_payload.get(),
+        rep->plan.overprovision, rep->plan.reserved_segments, cp.overprov_segment_count.get(),
+        static_cast<unsigned long long>(cp.user_block_count.get()), cp.ckpt_flags.get(),
+        static_cast<unsigned long long>(rep->bytes_written), static_cast<unsigned long long>(rep->bytes_zeroed),
+        rep->discarded ? "true" : "false");
+  } else if (!quiet) {
+    std::printf("f2fscore-mkfs %s\n", F2FSCORE_VERSION_STRING);
+    std::printf("Device:            %s (%llu sectors of %u bytes)\n", device.c_str(),
+                static_cast<unsigned long long>(rep->plan.devices[0].sectors), rep->plan.sector_size);
+    std::printf("UUID:              %s\n", uuid.c_str());
+    if (!label.empty()) std::printf("Label:             %s\n", label.c_str());
+    std::printf("Features:          %s\n", f2fscore::disk::feature_names(sb.feature.get()).c_str());
+    std::printf("Segments:          %u of 2 MiB (%u per section, %u sections per zone)\n", sb.segment_count.get(),
+                sb.segs_per_sec.get(), sb.secs_per_zone.get());
+    std::printf("Layout (4 KiB blocks): CP %u, SIT %u (%u segs), NAT %u (%u segs), SSA %u (%u segs), main %u (%u segs)\n",
+                sb.cp_blkaddr.get(), sb.sit_blkaddr.get(), sb.segment_count_sit.get(), sb.nat_blkaddr.get(),
+                sb.segment_count_nat.get(), sb.ssa_blkaddr.get(), sb.segment_count_ssa.get(), sb.main_blkaddr.get(),
+                sb.segment_count_main.get());
+    std::printf("Overprovision:     %.3f%% (%u segments, %u reserved for GC)\n", rep->plan.overprovision,
+                cp.overprov_segment_count.get(), rep->plan.reserved_segments);
+    std::printf("User blocks:       %llu (%llu MiB)\n", static_cast<unsigned long long>(cp.user_block_count.get()),
+                static_cast<unsigned long long>(cp.user_block_count.get() / 256));
+    std::printf("Written:           %llu bytes, zeroed %llu bytes%s\n",
+                static_cast<unsigned long long>(rep->bytes_written), static_cast<unsigned long long>(rep->bytes_zeroed),
+                rep->discarded ? ", device discarded" : "");
+    std::printf("Format successful.\n");
+  }
+  return kExitOk;
+}

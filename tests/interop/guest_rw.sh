@@ -161,7 +161,7 @@ verify_all() {  # verify_all PHASE
   # xattr
   v=$(gtool getxattr "$MNT/d1/one" user.f2fscore 2>&1)
   if [ "$NLINK" = 2 ]; then
-    [ "$v" = "interop-xattr-value" ] && pass "$ph: xattr" || fail "$ph: xattr user.f2fscore = '$v'"
+    if [ "$v" = "interop-xattr-value" ]; then pass "$ph: xattr"; else fail "$ph: xattr user.f2fscore = '$v'"; fi
   fi
 
   # the big directory
@@ -355,7 +355,7 @@ NLINK=1
 # delete every 7th entry of the big directory
 : > $T/many.keep
 while read -r e; do
-  n=${e##*_}; n=$(expr "$n" + 0)
+  n=${e##*_}; n=$(expr "$n" + 0)   # not $((n)): 008 would be bad octal
   if [ $((n % 7)) -eq 3 ]; then
     rm "$MNT/d1/many/$e" || fail "rm d1/many/$e"
     echo "d1/many/$e" >> "$GONE"

@@ -1,0 +1,194 @@
+// The mkfs tool as a user meets it: refusals (exit status, message, image
+// untouched), -f, --json and reproducibility (acceptance 3 and 4).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "support/test_support.hpp"
+
+namespace fs = std::filesystem;
+using f2fstest::run;
+using f2fstest::shell_quote;
+
+namespace {
+
+constexpr std::uint64_t MiB = 1ull << 20;
+const std::string kMkfs = F2FSCORE_MKFS_BIN;
+
+std::string mkfs(const std::string& args) { return kMkfs + " " + args; }
+
+// Fills the first `bytes` of an image with a recognisable pattern.
+void fill_pattern(const fs::path& p, std::uint64_t size, std::uint64_t bytes) {
+  f2fstest::make_sparse_file(p, size);
+  std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+  std::string chunk(4096, '\0');
+  for (std::size_t i = 0; i < chunk.size(); ++i) chunk[i] = static_cast<char>('a' + i % 26);
+  for (std::uint64_t off = 0; off < bytes; off += chunk.size()) f.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+}
+
+std::string digest(const fs::path& p) { return run("sha256sum " + shell_quote(p.string())).output.substr(0, 64); }
+
+}  // namespace
+
+TEST(MkfsCli, BelowTheMinimumSizeIsRefusedAndNothingIsWritten) {
+  f2fstest::TempDir t;
+  const auto img = t / "small.img";
+  fill_pattern(img, 51 * MiB, 8 * MiB);
+  const auto before = digest(img);
+  auto r = run(mkfs("-f " + shell_quote(img.string())));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("not sufficient"), std::string::npos) << r.output;
+  EXPECT_EQ(digest(img), before);
+}
+
+TEST(MkfsCli, MissingPath) {
+  auto r = run(mkfs("/nonexistent/dir/f2fs.img"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("no such file"), std::string::npos) << r.output;
+}
+
+TEST(MkfsCli, ReadOnlyPath) {
+  f2fstest::TempDir t;
+  const auto img = t / "ro.img";
+  fill_pattern(img, 64 * MiB, MiB);
+  const auto before = digest(img);
+  // Root ignores permission bits: make the file immutable instead, or use
+  // a read-only loop device; skip if neither is possible here.
+  std::string target = img.string();
+  std::string cleanup;
+  if (::geteuid() != 0) {
+    fs::permissions(img, fs::perms::owner_read);
+  } else if (run("chattr +i " + shell_quote(img.string())).exit_code == 0) {
+    cleanup = "chattr -i " + shell_quote(img.string());
+  } else {
+    auto l = run("losetup -r -f --show " + shell_quote(img.string()));
+    if (l.exit_code != 0) GTEST_SKIP() << "cannot make a read-only target here: " << l.output;
+    target = l.output.substr(0, l.output.find('\n'));
+    cleanup = "losetup -d " + target;
+  }
+  auto r = run(mkfs("-f " + shell_quote(target)));
+  if (!cleanup.empty()) run(cleanup);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("not writable"), std::string::npos) << r.output;
+  EXPECT_EQ(digest(img), before);
+}
+
+TEST(MkfsCli, UnknownFeatureIsAUsageError) {
+  f2fstest::TempDir t;
+  const auto img = t / "a.img";
+  fill_pattern(img, 64 * MiB, MiB);
+  const auto before = digest(img);
+  auto r = run(mkfs("-f -O extra_attr,frobnicate " + shell_quote(img.string())));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("frobnicate"), std::string::npos) << r.output;
+  EXPECT_EQ(digest(img), before);
+}
+
+TEST(MkfsCli, FeaturesNeedingExtraAttrAreRefused) {
+  f2fstest::TempDir t;
+  const auto img = t / "a.img";
+  fill_pattern(img, 64 * MiB, MiB);
+  const auto before = digest(img);
+  for (const char* f : {"inode_checksum", "project_quota", "flexible_inline_xattr", "inode_crtime", "compression"}) {
+    auto r = run(mkfs(std::string("-f -O ") + f + " " + shell_quote(img.string())));
+    EXPECT_EQ(r.exit_code, 2) << f << ": " << r.output;
+    EXPECT_NE(r.output.find("extra_attr"), std::string::npos) << r.output;
+  }
+  EXPECT_EQ(digest(img), before);
+}
+
+TEST(MkfsCli, ExistingFileSystemNeedsForce) {
+  f2fstest::TempDir t;
+  const auto img = t / "a.img";
+  f2fstest::make_sparse_file(img, 64 * MiB);
+  ASSERT_EQ(run(mkfs("-q " + shell_quote(img.string()))).exit_code, 0);
+  const auto before = digest(img);
+  auto r = run(mkfs(shell_quote(img.string())));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("existing file system (f2fs)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("-f"), std::string::npos) << r.output;
+  EXPECT_EQ(digest(img), before);
+  EXPECT_EQ(run(mkfs("-f -q " + shell_quote(img.string()))).exit_code, 0);
+}
+
+TEST(MkfsCli, OtherFileSystemAndPartitionTableNeedForce) {
+  f2fstest::TempDir t;
+  const auto img = t / "a.img";
+  f2fstest::make_sparse_file(img, 64 * MiB);
+  if (run("mkfs.ext4 -q -F " + shell_quote(img.string())).exit_code == 0) {
+    const auto before = digest(img);
+    auto r = run(mkfs(shell_quote(img.string())));
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("ext4"), std::string::npos) << r.output;
+    EXPECT_EQ(digest(img), before);
+  }
+  // A DOS partition table: one partition entry and the 0x55AA signature.
+  const auto pt = t / "pt.img";
+  f2fstest::make_sparse_file(pt, 64 * MiB);
+  {
+    std::fstream f(pt, std::ios::in | std::ios::out | std::ios::binary);
+    unsigned char mbr[512] = {};
+    unsigned char* e = mbr + 446;
+    e[4] = 0x83;                        // Linux
+    e[8] = 0x00; e[9] = 0x08;           // start LBA 2048
+    e[12] = 0x00; e[13] = 0x00; e[14] = 0x01;  // 65536 sectors
+    mbr[510] = 0x55;
+    mbr[511] = 0xAA;
+    f.write(reinterpret_cast<char*>(mbr), sizeof mbr);
+  }
+  const auto before = digest(pt);
+  auto r = run(mkfs(shell_quote(pt.string())));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("partition table"), std::string::npos) << r.output;
+  EXPECT_EQ(digest(pt), before);
+  EXPECT_EQ(run(mkfs("-f -q " + shell_quote(pt.string()))).exit_code, 0);
+}
+
+TEST(MkfsCli, MountedDeviceIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount";
+  f2fstest::TempDir t;
+  const auto img = t / "m.img";
+  f2fstest::make_sparse_file(img, 64 * MiB);
+  if (run("mkfs.ext4 -q -F " + shell_quote(img.string())).exit_code != 0) GTEST_SKIP() << "no mkfs.ext4";
+  fs::create_directory(t / "mnt");
+  auto m = run("mount -o loop,ro " + shell_quote(img.string()) + " " + shell_quote((t / "mnt").string()));
+  if (m.exit_code != 0) GTEST_SKIP() << "cannot loop-mount here: " << m.output;
+  const auto before = digest(img);
+  auto r = run(mkfs("-f " + shell_quote(img.string())));
+  run("umount " + shell_quote((t / "mnt").string()));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("mounted"), std::string::npos) << r.output;
+  EXPECT_EQ(digest(img), before);
+}
+
+TEST(MkfsCli, UsageErrors) {
+  EXPECT_EQ(run(kMkfs).exit_code, 2);
+  EXPECT_EQ(run(mkfs("-s 0 x.img")).exit_code, 2);
+  EXPECT_EQ(run(mkfs("-o abc x.img")).exit_code, 2);
+  EXPECT_EQ(run(mkfs("-U not-a-uuid x.img")).exit_code, 2);
+  auto h = run(mkfs("--help"));
+  EXPECT_EQ(h.exit_code, 0);
+  EXPECT_NE(h.output.find("Exit status"), std::string::npos);
+}
+
+TEST(MkfsCli, TwoRunsWithFixedUuidAndTimeAreByteIdentical) {
+  f2fstest::TempDir t;
+  for (const char* n : {"a.img", "b.img"}) {
+    f2fstest::make_sparse_file(t / n, 256 * MiB);
+    auto r = run(mkfs("-q -U 0c1d2e3f-4a5b-6c7d-8e9f-a0b1c2d3e4f5 -T 1700000000 -O extra_attr,inode_checksum,"
+                      "sb_checksum,lost_found,quota " + shell_quote((t / n).string())));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  EXPECT_EQ(digest(t / "a.img"), digest(t / "b.img"));
+}
+
+TEST(MkfsCli, JsonSummary) {
+  f2fstest::TempDir t;
+  f2fstest::make_sparse_file(t / "j.img", 1ull << 30);
+  auto r = run(mkfs("--json -l mylabel " + shell_quote((t / "j.img").string())));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"main_blkaddr\":5120"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"label\":\"mylabel\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"user_block_count\":222208"), std::string::npos) << r.output;
+}

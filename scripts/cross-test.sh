@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# Cross-build f2fscore for big-endian s390x and 32-bit i686 with Debian's
+# cross compilers and run the unit tests under qemu-user.
+#
+#   scripts/cross-test.sh [s390x|i686|all]     (default: all)
+#
+# Builds the library, f2fscore-mkfs and f2fscore_unit_tests in
+# build-cross-<arch>/ beside this script's repository, then runs the unit
+# tests with ctest (CMAKE_CROSSCOMPILING_EMULATOR runs them under qemu).
+# Installs missing Debian packages with apt-get (as root, or through sudo).
+#
+# Environment:
+#   F2FSCORE_CROSS_JOBS   parallel build jobs (default 2)
+#   F2FSCORE_CROSS_BUILD_ROOT  where build-cross-<arch>/ go (default: the repo)
+#
+# Exit status: 0 when every requested arch built and passed its tests,
+# 1 on any failure, 2 on usage errors.
+set -uo pipefail
+
+usage() {
+  echo "usage: $0 [s390x|i686|all]" >&2
+  exit 2
+}
+
+[[ $# -le 1 ]] || usage
+case "${1:-all}" in
+  s390x) ARCHES=(s390x) ;;
+  i686) ARCHES=(i686) ;;
+  all) ARCHES=(s390x i686) ;;
+  -h|--help) echo "usage: $0 [s390x|i686|all]"; exit 0 ;;
+  *) usage ;;
+esac
+
+SCRIPT_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+SRC_DIR=$(cd -- "$SCRIPT_DIR/.." && pwd)
+BUILD_ROOT=${F2FSCORE_CROSS_BUILD_ROOT:-$SRC_DIR}
+JOBS=${F2FSCORE_CROSS_JOBS:-2}
+
+log() { printf '==> %s\n' "$*"; }
+
+# --- Packages ---------------------------------------------------------------
+# Never libboost-dev: it is Boost 1.74 and conflicts with libboost1.81-dev.
+PACKAGES=(cmake qemu-user zstd libgtest-dev libboost1.81-dev libexpected-dev libcli11-dev)
+for arch in "${ARCHES[@]}"; do
+  PACKAGES+=("g++-$arch-linux-gnu")
+done
+command -v ninja >/dev/null 2>&1 || command -v make >/dev/null 2>&1 || PACKAGES+=(make)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+  [[ $status == "install ok installed" ]] || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  log "installing: ${missing[*]}"
+  SUDO=()
+  if [[ $(id -u) -ne 0 ]]; then
+    if command -v sudo >/dev/null 2>&1; then
+      SUDO=(sudo)
+    else
+      echo "error: missing packages (${missing[*]}) and not root" >&2
+      exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  if ! "${SUDO[@]}" apt-get update -q ||
+     ! "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"; then
+    echo "error: could not install ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+if command -v ninja >/dev/null 2>&1; then
+  GENERATOR=Ninja
+else
+  GENERATOR="Unix Makefiles"
+fi
+
+declare -A QEMU=([s390x]=qemu-s390x [i686]=qemu-i386)
+declare -A RESULT CONF_T BUILD_T TEST_T TESTS
+
+now() { date +%s; }
+
+# Runs one arch; sets RESULT[$arch] and the timings.
+run_arch() {
+  local arch=$1 triple="$1-linux-gnu"
+  local bdir="$BUILD_ROOT/build-cross-$arch"
+  local deps="$bdir/header-deps"
+  local t0 t1 logf
+
+  RESULT[$arch]="FAIL (setup)"
+  CONF_T[$arch]=- BUILD_T[$arch]=- TEST_T[$arch]=- TESTS[$arch]=-
+  for tool in "$triple-g++" "${QEMU[$arch]}" zstd; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+      echo "error: $tool not found" >&2
+      return 1
+    fi
+  done
+
+  # Header-only dependencies staged as symlinks (no find_package when cross
+  # compiling: the host's CMake packages are for x86-64).
+  mkdir -p "$deps" || return 1
+  local dep
+  for dep in tl boost CLI; do
+    if [[ ! -d /usr/include/$dep ]]; then
+      echo "error: /usr/include/$dep missing" >&2
+      return 1
+    fi
+    ln -sfn "/usr/include/$dep" "$deps/$dep" || return 1
+  done
+
+  log "[$arch] configure $bdir"
+  RESULT[$arch]="FAIL (configure)"
+  t0=$(now)
+  if ! cmake -S "$SRC_DIR" -B "$bdir" -G "$GENERATOR" \
+      -DCMAKE_TOOLCHAIN_FILE="$SRC_DIR/cmake/toolchains/$triple.cmake" \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DF2FSCORE_HEADER_DEPS="$deps" \
+      -DF2FSCORE_BUILD_TOOLS=ON -DF2FSCORE_BUILD_TESTS=ON -DF2FSCORE_BUILD_BENCH=OFF; then
+    return 1
+  fi
+  t1=$(now); CONF_T[$arch]=$((t1 - t0))
+
+  log "[$arch] build f2fscore f2fscore-mkfs f2fscore_unit_tests (-j$JOBS)"
+  RESULT[$arch]="FAIL (build)"
+  t0=$(now)
+  if ! cmake --build "$bdir" -j "$JOBS" --target f2fscore f2fscore-mkfs f2fscore_unit_tests; then
+    return 1
+  fi
+  t1=$(now); BUILD_T[$arch]=$((t1 - t0))
+
+  # The binaries must really be for the target (and mkfs must not have
+  # linked the host's libblkid).
+  local f
+  for f in "$bdir/tools/mkfs/f2fscore-mkfs" "$bdir/tests/f2fscore_unit_tests"; do
+    log "[$arch] $(file -b "$f" 2>/dev/null | cut -d, -f1-2 || echo "$f")"
+  done
+  if "${QEMU[$arch]}" -L "/usr/$triple" "$bdir/tools/mkfs/f2fscore-mkfs" --version >/dev/null 2>&1; then
+    log "[$arch] f2fscore-mkfs --version runs under ${QEMU[$arch]}"
+  else
+    echo "error: f2fscore-mkfs --version fails under ${QEMU[$arch]}" >&2
+    RESULT[$arch]="FAIL (mkfs does not run)"
+    return 1
+  fi
+
+  log "[$arch] unit tests under ${QEMU[$arch]}"
+  RESULT[$arch]="FAIL (tests)"
+  logf="$bdir/ctest-unit.log"
+  t0=$(now)
+  ctest --test-dir "$bdir" -L unit --output-on-failure --timeout 900 -j "$JOBS" 2>&1 | tee "$logf"
+  local rc=${PIPESTATUS[0]}
+  t1=$(now); TEST_T[$arch]=$((t1 - t0))
+  TESTS[$arch]=$(grep -E 'tests passed, [0-9]+ tests? failed out of' "$logf" | tail -n1 || true)
+  [[ -n ${TESTS[$arch]} ]] || TESTS[$arch]="no ctest summary"
+  # ctest with no tests exits 0: treat "no tests" as failure.
+  if ((rc != 0)); then
+    return 1
+  fi
+  if ! grep -qE 'out of [1-9][0-9]*$' "$logf"; then
+    RESULT[$arch]="FAIL (no tests ran)"
+    return 1
+  fi
+  RESULT[$arch]=PASS
+  return 0
+}
+
+failed=0
+for arch in "${ARCHES[@]}"; do
+  run_arch "$arch" || failed=1
+done
+
+echo
+echo "================ cross-test summary ================"
+printf '%-6s %-26s %9s %8s %8s  %s\n' arch result configure build tests "ctest"
+for arch in "${ARCHES[@]}"; do
+  printf '%-6s %-26s %8ss %7ss %7ss  %s\n' "$arch" "${RESULT[$arch]}" \
+    "${CONF_T[$arch]}" "${BUILD_T[$arch]}" "${TEST_T[$arch]}" "${TESTS[$arch]}"
+done
+echo "===================================================="
+if ((failed)); then
+  echo "cross-test: FAILED"
+  exit 1
+fi
+echo "cross-test: all passed"
+exit 0

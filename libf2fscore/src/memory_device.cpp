@@ -68,7 +68,7 @@ class MemoryDevice final : public BlockDevice {
   void copy_out(std::uint64_t off, std::uint8_t* dst, std::uint64_t len) const {
     while (len > 0) {
       const std::uint64_t idx = off / kChunk, in = off % kChunk;
-      const std::uint64_t n = std::min(len, kChunk - in);
+      const auto n = static_cast<std::size_t>(std::min(len, kChunk - in));  // <= kChunk
       auto it = chunks_.find(idx);
       if (it == chunks_.end()) std::memset(dst, 0, n);
       else std::memcpy(dst, it->second.get() + in, n);
@@ -79,7 +79,7 @@ class MemoryDevice final : public BlockDevice {
   void copy_in(std::uint64_t off, const std::uint8_t* src, std::uint64_t len) {
     while (len > 0) {
       const std::uint64_t idx = off / kChunk, in = off % kChunk;
-      const std::uint64_t n = std::min(len, kChunk - in);
+      const auto n = static_cast<std::size_t>(std::min(len, kChunk - in));  // <= kChunk
       auto& c = chunks_[idx];
       if (!c) c = std::make_unique<std::uint8_t[]>(kChunk);  // value-initialised: zeroes
       std::memcpy(c.get() + in, src, n);
@@ -90,7 +90,7 @@ class MemoryDevice final : public BlockDevice {
   void zero(std::uint64_t off, std::uint64_t len) {
     while (len > 0) {
       const std::uint64_t idx = off / kChunk, in = off % kChunk;
-      const std::uint64_t n = std::min(len, kChunk - in);
+      const auto n = static_cast<std::size_t>(std::min(len, kChunk - in));  // <= kChunk
       auto it = chunks_.find(idx);
       if (it != chunks_.end()) {
         if (n == kChunk) chunks_.erase(it);

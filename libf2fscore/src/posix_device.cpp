@@ -1,6 +1,13 @@
 // The portable backend: pread/pwrite on a file or block device. Linux-only
 // calls (ioctls, fallocate modes, O_DIRECT) are guarded; elsewhere the
 // plain POSIX paths are used.
+//
+// 64-bit file offsets on 32-bit hosts too (i686: off_t and struct stat's
+// st_size are 32-bit without this, so images past 2 GiB would fail to stat
+// and offsets past 2 GiB would be truncated). Must precede every include.
+#ifndef _FILE_OFFSET_BITS
+#define _FILE_OFFSET_BITS 64
+#endif
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +24,8 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #endif
+
+static_assert(sizeof(off_t) >= 8, "posix_device.cpp needs a 64-bit off_t (_FILE_OFFSET_BITS=64)");
 
 namespace f2fscore {
 namespace {

@@ -46,6 +46,19 @@ static_assert(offsetof(Checkpoint, next_free_nid) == 152);
 static_assert(offsetof(Checkpoint, checksum_offset) == 164);
 static_assert(offsetof(Checkpoint, alloc_type) == 176);
 
+/// An orphan block in a CP pack: inode numbers of open-unlinked files
+/// (struct f2fs_orphan_block).
+inline constexpr std::uint32_t kOrphansPerBlock = 1020;
+struct OrphanBlock {
+  Le32 ino[kOrphansPerBlock];
+  Le32 reserved;
+  Le16 blk_addr;    ///< index of this block among the orphan blocks
+  Le16 blk_count;   ///< orphan blocks in the pack
+  Le32 entry_count; ///< inos used in this block
+  Le32 check_sum;
+};
+static_assert(sizeof(OrphanBlock) == kBlockSize);
+
 /// CRC of a CP block as f2fs_checkpoint_chksum() in fs/f2fs/checkpoint.c:
 /// crc32(kSuperMagic) over [0, checksum_offset), and, when the offset is
 /// below 4092 (large NAT bitmap), continued over the bytes after the field.

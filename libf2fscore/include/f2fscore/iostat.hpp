@@ -1,0 +1,261 @@
+// iostat: the kernel's f2fs I/O statistics (CONFIG_F2FS_IOSTAT,
+// fs/f2fs/iostat.c) as a layer between the engine and a BlockDevice.
+//
+// Off by default, and free when off: an IostatDevice whose Iostat is
+// disabled passes each request straight to the device below. Nothing is
+// stamped, nothing is bound to the request, the completion is not detoured
+// and no counter is touched; the cost is one relaxed load and a branch.
+//
+// When on, a request is classified by IoRequest::tag (see io_tag()):
+//   - at submission its bytes and count are added to its type, as
+//     f2fs_update_iostat() does (and to the hidden APP_WRITE_IO/APP_READ_IO
+//     sums, and to the cdata variant for compressed files);
+//   - read and write requests are stamped and their completion detoured,
+//     so that the latency (submission to completion) is recorded for
+//     {read, sync write, async write} x {data, node, meta}, as
+//     iostat_update_and_unbind_ctx() does.
+// Whether a request is accounted is decided once, at submission, and kept
+// in the request: switching iostat on or off while requests are in flight
+// never records a completion without its submission or the reverse.
+// Switching it off resets every counter, as the kernel's
+// f2fs_reset_iostat() does; completions of requests submitted before a
+// reset are not recorded.
+//
+// An Iostat may be shared by the devices of a volume and used from several
+// threads (each device still has one submitting/polling thread at a time):
+// enable/disable, period changes and snapshots are thread-safe.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "f2fscore/device.hpp"
+#include "f2fscore/result.hpp"
+
+namespace f2fscore {
+
+/// The kernel's enum iostat_type (fs/f2fs/f2fs.h), in the same order.
+enum class IostatType : std::uint8_t {
+  // [WRITE]
+  app_direct_io,           ///< APP_DIRECT_IO: app direct writes
+  app_buffered_io,         ///< APP_BUFFERED_IO: app buffered writes
+  app_write_io,            ///< APP_WRITE_IO: buffered + direct (a hidden sum, not printed)
+  app_mapped_io,           ///< APP_MAPPED_IO: app mapped writes
+  app_buffered_cdata_io,   ///< APP_BUFFERED_CDATA_IO: buffered writes to compressed files
+  app_mapped_cdata_io,     ///< APP_MAPPED_CDATA_IO: mapped writes to compressed files
+  fs_data_io,              ///< FS_DATA_IO: data from kworker, fsync or reclaim
+  fs_cdata_io,             ///< FS_CDATA_IO: the same for compressed files
+  fs_node_io,              ///< FS_NODE_IO
+  fs_meta_io,              ///< FS_META_IO
+  fs_gc_data_io,           ///< FS_GC_DATA_IO: data moved by foreground GC
+  fs_gc_node_io,           ///< FS_GC_NODE_IO
+  fs_cp_data_io,           ///< FS_CP_DATA_IO: data written by a checkpoint
+  fs_cp_node_io,           ///< FS_CP_NODE_IO
+  fs_cp_meta_io,           ///< FS_CP_META_IO
+  // [READ]
+  app_direct_read_io,          ///< APP_DIRECT_READ_IO
+  app_buffered_read_io,        ///< APP_BUFFERED_READ_IO
+  app_read_io,                 ///< APP_READ_IO: buffered + direct (hidden sum)
+  app_mapped_read_io,          ///< APP_MAPPED_READ_IO
+  app_buffered_cdata_read_io,  ///< APP_BUFFERED_CDATA_READ_IO
+  app_mapped_cdata_read_io,    ///< APP_MAPPED_CDATA_READ_IO
+  fs_data_read_io,             ///< FS_DATA_READ_IO
+  fs_gdata_read_io,            ///< FS_GDATA_READ_IO: data read by background GC
+  fs_cdata_read_io,            ///< FS_CDATA_READ_IO
+  fs_node_read_io,             ///< FS_NODE_READ_IO
+  fs_meta_read_io,             ///< FS_META_READ_IO
+  // [OTHER]
+  fs_discard_io,     ///< FS_DISCARD_IO
+  fs_flush_io,       ///< FS_FLUSH_IO: bytes stay 0, count per flush
+  fs_zone_reset_io,  ///< FS_ZONE_RESET_IO
+};
+inline constexpr std::size_t kIostatTypes = 29;  ///< NR_IO_TYPE
+
+/// The kernel's name of a type in iostat_info ("app direct data", "fs cp
+/// meta", "fs flush"); the hidden sums are "app write" and "app read".
+std::string_view iostat_type_name(IostatType t) noexcept;
+/// A stable identifier for JSON ("app_direct_io", "fs_flush_io", ...).
+std::string_view iostat_type_key(IostatType t) noexcept;
+
+/// page_type of the latency table (DATA, NODE, META; META_FLUSH folds into META).
+enum class IostatPage : std::uint8_t { data, node, meta };
+/// enum iostat_lat_type: READ_IO, WRITE_SYNC_IO (REQ_SYNC), WRITE_ASYNC_IO.
+enum class IostatLat : std::uint8_t { read, write_sync, write_async };
+inline constexpr std::size_t kIostatPages = 3, kIostatLats = 3;
+
+// ---- Classifying requests: IoRequest::tag ----
+//
+// tag 0 means "not classified": the type is derived from the op (read ->
+// app direct read, write -> app direct write, discard -> fs discard, flush
+// -> fs flush; write_zeroes is not accounted). Otherwise the low byte is
+// 1 + the IostatType and io_tag_compressed marks I/O for a compressed
+// inode (the kernel then also counts the cdata variant).
+inline constexpr std::uint16_t io_tag_compressed = 0x100;
+constexpr std::uint16_t io_tag(IostatType t, bool compressed = false) noexcept {
+  return static_cast<std::uint16_t>((static_cast<unsigned>(t) + 1u) |
+                                    (compressed ? io_tag_compressed : 0u));
+}
+
+/// A clock for iostat: nanoseconds from any fixed origin. Injectable so
+/// tests can count reads and script latencies.
+struct IostatClock {
+  std::uint64_t (*now_ns)(void* ctx) noexcept = nullptr;  ///< null: std::chrono::steady_clock
+  void* ctx = nullptr;
+};
+
+/// Latency of one {op, page} bucket.
+struct IostatLatency {
+  std::uint64_t peak_ns = 0;
+  std::uint64_t sum_ns = 0;
+  std::uint64_t count = 0;
+  std::uint64_t avg_ns() const noexcept { return count ? sum_ns / count : 0; }
+};
+
+/// Counters at one moment (Iostat::snapshot) or for one period
+/// (the sink's record: byte deltas, and the period's latency).
+struct IostatSnapshot {
+  bool enabled = false;
+  std::uint64_t time_ns = 0;  ///< the iostat clock when taken
+  std::array<std::uint64_t, kIostatTypes> bytes{};
+  std::array<std::uint64_t, kIostatTypes> count{};
+  /// latency[IostatLat][IostatPage]: since the last period record (the
+  /// kernel clears it whenever it emits f2fs_iostat_latency).
+  std::array<std::array<IostatLatency, kIostatPages>, kIostatLats> latency{};
+  /// Completions recorded per type (read/write requests only). Equals
+  /// count[] for those types once nothing accounted is in flight.
+  std::array<std::uint64_t, kIostatTypes> completed{};
+
+  std::uint64_t bytes_of(IostatType t) const noexcept { return bytes[static_cast<std::size_t>(t)]; }
+  std::uint64_t count_of(IostatType t) const noexcept { return count[static_cast<std::size_t>(t)]; }
+  const IostatLatency& lat(IostatLat l, IostatPage p) const noexcept {
+    return latency[static_cast<std::size_t>(l)][static_cast<std::size_t>(p)];
+  }
+};
+
+/// Statistics of one volume (the kernel keeps them in f2fs_sb_info).
+class Iostat {
+ public:
+  static constexpr std::uint32_t kDefaultPeriodMs = 3000;   ///< DEFAULT_IOSTAT_PERIOD_MS
+  static constexpr std::uint32_t kMinPeriodMs = 100;        ///< MIN_IOSTAT_PERIOD_MS
+  static constexpr std::uint32_t kMaxPeriodMs = 8640000;    ///< MAX_IOSTAT_PERIOD_MS: one day
+
+  /// A period record, called at most once per period from a completion
+  /// (like the f2fs_iostat and f2fs_iostat_latency tracepoints), on the
+  /// thread polling that device, outside any lock. bytes/count are deltas
+  /// since the previous record.
+  using Sink = void (*)(const IostatSnapshot& period, void* ctx);
+
+  explicit Iostat(IostatClock clock = {}) noexcept;
+  Iostat(const Iostat&) = delete;
+  Iostat& operator=(const Iostat&) = delete;
+
+  bool enabled() const noexcept { return enabled_.load(std::memory_order_relaxed); }
+  /// iostat_enable: on, or off (which resets every counter).
+  void set_enabled(bool on) noexcept;
+
+  std::uint32_t period_ms() const noexcept { return period_ms_.load(std::memory_order_relaxed); }
+  /// iostat_period_ms. Errc::invalid_argument outside [100, 8640000].
+  Status set_period_ms(std::uint32_t ms);
+
+  /// Where period records go (null: nowhere).
+  void set_sink(Sink sink, void* ctx) noexcept;
+
+  /// The cumulative counters and the current period's latency.
+  IostatSnapshot snapshot() const;
+
+  // ---- Accounting, used by IostatDevice (and by engines that account
+  // app-level I/O themselves, as f2fs_update_iostat() does) ----
+
+  /// Adds `bytes` to `type` (and the hidden sums and cdata variants),
+  /// when enabled. Returns false when disabled.
+  bool account(IostatType type, std::uint64_t bytes, bool compressed = false) noexcept;
+
+  /// The classification of a request (tag, or derived from the op);
+  /// false when the request is not accounted at all.
+  static bool classify(const IoRequest& req, IostatType& type) noexcept;
+
+  /// The latency bucket of a read/write request of `type`.
+  static IostatPage page_of(IostatType type) noexcept;
+
+ private:
+  friend class IostatDevice;
+  std::uint64_t now() const noexcept;
+  // Accounts a submission under the lock if still enabled; returns the
+  // generation to store in the request, or 0 if not accounted.
+  std::uint64_t submit(IostatType type, std::uint64_t bytes, bool compressed) noexcept;
+  // Records a completion of a request accounted in `generation`.
+  void complete(IostatType type, IostatLat lat, std::uint64_t generation, std::uint64_t submit_ns) noexcept;
+  void add_locked(IostatType type, std::uint64_t bytes, bool compressed) noexcept;
+  void reset_locked() noexcept;
+  bool period_due_locked(std::uint64_t now_ns, IostatSnapshot& out) noexcept;
+
+  IostatClock clock_;
+  std::atomic<bool> enabled_{false};
+  std::atomic<std::uint32_t> period_ms_{kDefaultPeriodMs};
+  mutable std::mutex mu_;
+  std::uint64_t generation_ = 1;  // bumped by every reset; 0 means "not accounted"
+  std::uint64_t next_period_ns_ = 0;
+  Sink sink_ = nullptr;
+  void* sink_ctx_ = nullptr;
+  IostatSnapshot cur_;   // cumulative counters + current latency period
+  std::array<std::uint64_t, kIostatTypes> prev_bytes_{};  // at the last period record
+  std::array<std::uint64_t, kIostatTypes> prev_count_{};
+};
+
+/// The iostat layer: a BlockDevice that accounts what passes through it
+/// into `stats` and forwards everything to `inner`, which it owns.
+///
+/// Accounted read/write requests use IoRequest::scratch[0..3] until just
+/// before their callback runs (the original callback and user pointer, the
+/// submit timestamp, the generation); they are restored before the callback,
+/// so the caller sees its own request and may resubmit it from the callback.
+class IostatDevice final : public BlockDevice {
+ public:
+  IostatDevice(std::unique_ptr<BlockDevice> inner, Iostat& stats) noexcept
+      : inner_(std::move(inner)), stats_(stats) {}
+
+  const DeviceInfo& info() const noexcept override { return inner_->info(); }
+  void submit(IoRequest& req) noexcept override {
+    if (!stats_.enabled()) return inner_->submit(req);  // the gate: nothing else when off
+    submit_accounted(req);
+  }
+  std::size_t poll(bool wait) noexcept override { return inner_->poll(wait); }
+  std::size_t in_flight() const noexcept override { return inner_->in_flight(); }
+
+  BlockDevice& inner() noexcept { return *inner_; }
+  Iostat& stats() noexcept { return stats_; }
+
+ private:
+  void submit_accounted(IoRequest& req) noexcept;
+  static void on_done(IoRequest& req) noexcept;
+
+  std::unique_ptr<BlockDevice> inner_;
+  Iostat& stats_;
+};
+
+// ---- Output ----
+
+/// /proc/fs/f2fs/<dev>/iostat_info as Linux 6.3 and later print it:
+/// "time:", the io_bytes/count/avg_bytes header, then [WRITE], [READ] and
+/// [OTHER] lines ("%-23s %-16llu %-16llu %-16llu"), including "fs flush"
+/// and "fs zone reset". Empty when `s.enabled` is false, as in the kernel.
+/// `unix_time` is the "time:" value (seconds).
+std::string format_iostat_info(const IostatSnapshot& s, std::int64_t unix_time);
+
+/// The latency table in the layout of the f2fs_iostat_latency tracepoint,
+/// one line, in microseconds instead of milliseconds:
+/// "iotype [peak lat.(us)/avg lat.(us)/count], rd_data [p/a/c], ...".
+std::string format_iostat_latency(const IostatSnapshot& s);
+
+/// Everything as one JSON object: {"enabled", "time", "types": {key:
+/// {"name","bytes","count","avg_bytes"}}, "latency": {"rd_data": {"peak_us",
+/// "avg_us","count"}, ...}}.
+std::string iostat_json(const IostatSnapshot& s, std::int64_t unix_time);
+
+}  // namespace f2fscore

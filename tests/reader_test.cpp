@@ -1,0 +1,193 @@
+// The read path: images written by Linux (../shared/images, with what Linux
+// 6.1 read from them) and by our mkfs, and damaged images.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "f2fscore/mkfs.hpp"
+#include "f2fscore/volume.hpp"
+#include "support/test_support.hpp"
+
+using namespace f2fscore;
+using namespace f2fscore::disk;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string sha256_of(const std::string& data) {
+  f2fstest::TempDir t;
+  const auto p = t / "f";
+  std::ofstream(p, std::ios::binary).write(data.data(), static_cast<std::streamsize>(data.size()));
+  auto r = f2fstest::run("sha256sum " + f2fstest::shell_quote(p.string()));
+  return r.output.substr(0, 64);
+}
+
+std::string octal(std::uint32_t v) {
+  std::ostringstream o;
+  o << std::oct << v;
+  return o.str();
+}
+
+// Builds manifest lines in the format of ../shared/images/README.md.
+void walk(Volume& v, const InodeInfo& dir, const std::string& prefix, std::vector<std::string>& out, int depth = 0) {
+  ASSERT_LT(depth, 64);
+  auto entries = v.read_dir(dir);
+  ASSERT_TRUE(entries) << entries.error().to_string();
+  for (const auto& e : *entries) {
+    if (e.name == "." || e.name == "..") continue;
+    const std::string path = prefix.empty() ? e.name : prefix + "/" + e.name;
+    auto in = v.read_inode(e.ino);
+    ASSERT_TRUE(in) << path << ": " << in.error().to_string();
+    const std::string perm = octal(in->mode & 07777);
+    if (in->is_dir()) {
+      out.push_back("D|" + path + "|" + perm);
+      walk(v, *in, path, out, depth + 1);
+    } else if (in->is_reg()) {
+      std::string data(in->size, '\0');
+      auto n = v.read(*in, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(data.data()), data.size()));
+      ASSERT_TRUE(n) << path << ": " << n.error().to_string();
+      out.push_back("F|" + path + "|" + perm + "|" + std::to_string(in->size) + "|" + std::to_string(in->links) + "|" +
+                    sha256_of(data));
+    } else if (in->is_symlink()) {
+      auto t = v.read_link(*in);
+      ASSERT_TRUE(t) << path << ": " << t.error().to_string();
+      out.push_back("L|" + path + "|" + *t);
+    }
+    auto xs = v.xattrs(*in);
+    ASSERT_TRUE(xs) << path << ": " << xs.error().to_string();
+    std::vector<std::string> names;
+    for (const auto& x : *xs) names.push_back(x.full_name());
+    std::sort(names.begin(), names.end());
+    if (!names.empty()) {
+      std::string l = "X|" + path + "|";
+      for (const auto& n : names) l += n + ",";
+      out.push_back(l);
+    }
+  }
+}
+
+}  // namespace
+
+TEST(Reader, SharedImagesReadAsLinuxReadsThem) {
+  auto dir = f2fstest::shared_images_dir();
+  if (!dir) {
+    if (f2fstest::required("SHARED")) FAIL() << "../shared/images is missing";
+    GTEST_SKIP() << "../shared/images is not present";
+  }
+  int images = 0;
+  for (const auto& ent : fs::directory_iterator(*dir / "syzkaller")) {
+    const auto p = ent.path();
+    if (p.extension() != ".zst") continue;
+    const std::string stem = p.filename().string().substr(0, p.filename().string().find('.'));
+    SCOPED_TRACE(stem);
+    auto img = f2fstest::unzstd(p);
+    ASSERT_TRUE(img);
+    auto dev = f2fstest::load_image(*img);
+    auto vol = Volume::open(*dev);
+    ASSERT_TRUE(vol) << vol.error().to_string();
+    auto root = (*vol)->read_inode((*vol)->superblock().root_ino.get());
+    ASSERT_TRUE(root) << root.error().to_string();
+    std::vector<std::string> got;
+    walk(**vol, *root, "", got);
+    std::vector<std::string> want;
+    std::ifstream m(*dir / "syzkaller" / (stem + ".linux-manifest"));
+    for (std::string l; std::getline(m, l);)
+      if (!l.empty()) want.push_back(l);
+    std::sort(got.begin(), got.end());
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(got, want);
+    ++images;
+  }
+  EXPECT_EQ(images, 16);
+}
+
+namespace {
+std::unique_ptr<BlockDevice> fresh_volume(std::uint64_t bytes, std::uint32_t features) {
+  auto dev = make_memory_device(bytes);
+  MkfsTarget t{dev.get(), "mem"};
+  MkfsOptions o;
+  o.features = features;
+  o.timestamp = 1700000000;
+  auto r = format_volume(std::span<const MkfsTarget>(&t, 1), o);
+  EXPECT_TRUE(r);
+  return dev;
+}
+}  // namespace
+
+TEST(Reader, OpensOurMkfsVolume) {
+  auto dev = fresh_volume(256ull << 20, feature::extra_attr | feature::inode_checksum | feature::lost_found |
+                                             feature::quota_ino | feature::sb_checksum);
+  auto vol = Volume::open(*dev);
+  ASSERT_TRUE(vol) << vol.error().to_string();
+  EXPECT_TRUE((*vol)->open_report().clean_unmount);
+  EXPECT_EQ((*vol)->open_report().pending_fsync_nodes, 0u);
+  EXPECT_TRUE((*vol)->nat_bits_valid());
+  auto root = (*vol)->resolve("/");
+  ASSERT_TRUE(root);
+  EXPECT_TRUE(root->is_dir());
+  EXPECT_EQ(root->links, 3u);
+  auto lpf = (*vol)->resolve("/lost+found");
+  ASSERT_TRUE(lpf) << lpf.error().to_string();
+  EXPECT_EQ(lpf->ino, 6u);  // after quota inodes 4 and 5
+  EXPECT_EQ(lpf->mode & 0777, 0700);
+  auto missing = (*vol)->resolve("/nope");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, Errc::not_found);
+  // SIT: the hot node log holds root, two quota inodes and lost+found.
+  auto seg = (*vol)->segment((*vol)->checkpoint().cur_node_segno[0].get());
+  ASSERT_TRUE(seg);
+  EXPECT_EQ(seg->valid_blocks, 4u);
+  EXPECT_EQ(seg->type, static_cast<std::uint8_t>(CursegType::hot_node));
+}
+
+TEST(Reader, FallsBackToTheSecondSuperblock) {
+  auto dev = fresh_volume(256ull << 20, feature::extra_attr | feature::sb_checksum);
+  std::vector<std::uint8_t> junk(4096, 0x5A);
+  ASSERT_TRUE(write_at(*dev, 0, junk));
+  auto vol = Volume::open(*dev);
+  ASSERT_TRUE(vol) << vol.error().to_string();
+  EXPECT_EQ((*vol)->open_report().superblock_copy, 1);
+  ASSERT_FALSE((*vol)->open_report().warnings.empty());
+  EXPECT_NE((*vol)->open_report().warnings[0].find("superblock #0"), std::string::npos);
+}
+
+TEST(Reader, BothSuperblocksBadIsAClearError) {
+  auto dev = fresh_volume(256ull << 20, 0);
+  std::vector<std::uint8_t> zero(8192, 0);
+  ASSERT_TRUE(write_at(*dev, 0, zero));
+  auto vol = Volume::open(*dev);
+  ASSERT_FALSE(vol);
+  EXPECT_EQ(vol.error().code, Errc::corrupt);
+  EXPECT_NE(vol.error().message.find("no valid superblock"), std::string::npos);
+  EXPECT_NE(vol.error().message.find("magic"), std::string::npos);
+}
+
+TEST(Reader, TruncatedImageIsAClearError) {
+  auto full = fresh_volume(256ull << 20, 0);
+  auto cut = make_memory_device(100ull << 20);
+  std::vector<std::uint8_t> b(1 << 20);
+  for (std::uint64_t off = 0; off < (100ull << 20); off += b.size()) {
+    ASSERT_TRUE(read_at(*full, off, b));
+    ASSERT_TRUE(write_at(*cut, off, b));
+  }
+  auto vol = Volume::open(*cut);
+  ASSERT_FALSE(vol);
+  EXPECT_NE(vol.error().message.find("truncated"), std::string::npos) << vol.error().message;
+}
+
+TEST(Reader, BadCheckpointPackFallsBackToTheOther) {
+  auto dev = fresh_volume(256ull << 20, 0);
+  // Damage pack 0's first block (block 512); pack 1 (version 0) remains.
+  std::vector<std::uint8_t> junk(4096, 0x33);
+  ASSERT_TRUE(write_at(*dev, 512ull * 4096, junk));
+  auto vol = Volume::open(*dev);
+  ASSERT_TRUE(vol) << vol.error().to_string();
+  EXPECT_EQ((*vol)->open_report().checkpoint_pack, 1);
+  // And both damaged: a clear error naming the checkpoint.
+  ASSERT_TRUE(write_at(*dev, 1024ull * 4096, junk));
+  auto bad = Volume::open(*dev);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("no valid checkpoint"), std::string::npos);
+}

@@ -349,10 +349,14 @@ Result<MkfsReport> format_volume(std::span<const MkfsTarget> targets, const Mkfs
   // 2. Invalidate any old superblock first, so a failure below cannot leave
   //    an old superblock pointing at half-new metadata.
   F2FS_TRY(out.zero_blocks(0, 2));
-  // 3. SIT and NAT start as zeroes (both copies). write_zeroes guarantees
-  //    them; a bare discard would not.
-  F2FS_TRY(out.zero_blocks(sb.sit_blkaddr.get(), static_cast<std::uint64_t>(sb.segment_count_sit.get()) * kBlocksPerSeg));
-  F2FS_TRY(out.zero_blocks(sb.nat_blkaddr.get(), static_cast<std::uint64_t>(sb.segment_count_nat.get()) * kBlocksPerSeg));
+  // 3. SIT and NAT start as zeroes. Only the first copy of each is read
+  //    (the checkpoint's version bitmaps start clear) and the kernel writes
+  //    a whole block when it moves one to the other copy, so, as mkfs.f2fs,
+  //    zero the first SIT half and the even NAT segments. write_zeroes
+  //    guarantees zeroes; a bare discard would not.
+  F2FS_TRY(out.zero_blocks(sb.sit_blkaddr.get(), static_cast<std::uint64_t>(sb.segment_count_sit.get() / 2) * kBlocksPerSeg));
+  for (std::uint32_t s = 0; s < sb.segment_count_nat.get() / 2; ++s)
+    F2FS_TRY(out.zero_blocks(sb.nat_blkaddr.get() + static_cast<std::uint64_t>(s) * 2 * kBlocksPerSeg, kBlocksPerSeg));
   // 4. Main area: inodes and dentries; clear the first warm node block so
   //    that roll-forward recovery finds no stale fsynced node chain there.
   Writer w{p, out};

@@ -192,3 +192,21 @@ TEST(MkfsCli, JsonSummary) {
   EXPECT_NE(r.output.find("\"label\":\"mylabel\""), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("\"user_block_count\":222208"), std::string::npos) << r.output;
 }
+
+TEST(MkfsCli, FormatsALoopBlockDevice) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root for losetup";
+  if (f2fstest::reference_tool("fsck.f2fs").empty()) GTEST_SKIP() << "needs fsck.f2fs";
+  f2fstest::TempDir t;
+  const auto img = t / "loop.img";
+  fill_pattern(img, 256 * MiB, 64 * MiB);  // stale data that must not survive as metadata
+  auto l = run("losetup -f --show " + shell_quote(img.string()));
+  if (l.exit_code != 0) GTEST_SKIP() << "no loop device here: " << l.output;
+  const std::string loopdev = l.output.substr(0, l.output.find('\n'));
+  auto r = run(mkfs("-f --json " + loopdev));
+  run("losetup -d " + loopdev);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"sector_size\":512"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"main_blkaddr\":4096"), std::string::npos) << r.output;
+  auto problems = f2fstest::fsck_problems(img);
+  EXPECT_TRUE(problems.empty()) << problems.front();
+}

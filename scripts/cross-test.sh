@@ -10,8 +10,15 @@
 # Installs missing Debian packages with apt-get (as root, or through sudo).
 #
 # Environment:
-#   F2FSCORE_CROSS_JOBS   parallel build jobs (default 2)
+#   F2FSCORE_CROSS_JOBS        parallel build jobs (default 2)
 #   F2FSCORE_CROSS_BUILD_ROOT  where build-cross-<arch>/ go (default: the repo)
+#   F2FSCORE_CROSS_REFERENCE_MKFS  a native f2fscore-mkfs: the cross-built
+#                              images must be byte-identical to its image
+#   (F2FSCORE_REQUIRE_* and F2FSCORE_SHARED_DIR pass through to the tests.)
+#
+# Besides the unit tests, each arch's f2fscore-mkfs formats a 3 GiB sparse
+# image file under qemu (offsets past 2 GiB on 32-bit hosts) with fixed
+# uuid and time; with several arches the images must be byte-identical.
 #
 # Exit status: 0 when every requested arch built and passed its tests,
 # 1 on any failure, 2 on usage errors.
@@ -77,7 +84,7 @@ else
 fi
 
 declare -A QEMU=([s390x]=qemu-s390x [i686]=qemu-i386)
-declare -A RESULT CONF_T BUILD_T TEST_T TESTS
+declare -A RESULT CONF_T BUILD_T TEST_T TESTS SKIPPED IMAGE_SUM
 
 now() { date +%s; }
 
@@ -89,7 +96,7 @@ run_arch() {
   local t0 t1 logf
 
   RESULT[$arch]="FAIL (setup)"
-  CONF_T[$arch]=- BUILD_T[$arch]=- TEST_T[$arch]=- TESTS[$arch]=-
+  CONF_T[$arch]=- BUILD_T[$arch]=- TEST_T[$arch]=- TESTS[$arch]=- SKIPPED[$arch]=- IMAGE_SUM[$arch]=-
   for tool in "$triple-g++" "${QEMU[$arch]}" zstd; do
     if ! command -v "$tool" >/dev/null 2>&1; then
       echo "error: $tool not found" >&2
@@ -133,15 +140,25 @@ run_arch() {
   # linked the host's libblkid).
   local f
   for f in "$bdir/tools/mkfs/f2fscore-mkfs" "$bdir/tests/f2fscore_unit_tests"; do
-    log "[$arch] $(file -b "$f" 2>/dev/null | cut -d, -f1-2 || echo "$f")"
+    log "[$arch] ${f##*/}: $(file -b "$f" 2>/dev/null | cut -d, -f1-2 || echo "?")"
   done
-  if "${QEMU[$arch]}" -L "/usr/$triple" "$bdir/tools/mkfs/f2fscore-mkfs" --version >/dev/null 2>&1; then
-    log "[$arch] f2fscore-mkfs --version runs under ${QEMU[$arch]}"
-  else
-    echo "error: f2fscore-mkfs --version fails under ${QEMU[$arch]}" >&2
-    RESULT[$arch]="FAIL (mkfs does not run)"
+  # f2fscore-mkfs on a sparse 3 GiB image file (past 2 GiB: 64-bit file
+  # offsets on i686), reproducible thanks to the fixed uuid and time.
+  RESULT[$arch]="FAIL (mkfs)"
+  local img="$bdir/cross-mkfs.img"
+  rm -f "$img"
+  if ! truncate -s 3G "$img" ||
+     ! "${QEMU[$arch]}" -L "/usr/$triple" "$bdir/tools/mkfs/f2fscore-mkfs" -q \
+         -l cross -U 0c1d2e3f-4a5b-6c7d-8e9f-a0b1c2d3e4f5 -T 1700000000 \
+         -O extra_attr,inode_checksum,sb_checksum,quota,lost_found,inode_crtime,flexible_inline_xattr \
+         "$img"; then
+    echo "error: f2fscore-mkfs fails under ${QEMU[$arch]}" >&2
+    rm -f "$img"
     return 1
   fi
+  IMAGE_SUM[$arch]=$(cksum <"$img" | cut -d" " -f1)
+  rm -f "$img"
+  log "[$arch] f2fscore-mkfs under ${QEMU[$arch]}: 3 GiB image, cksum ${IMAGE_SUM[$arch]}"
 
   log "[$arch] unit tests under ${QEMU[$arch]}"
   RESULT[$arch]="FAIL (tests)"
@@ -152,6 +169,7 @@ run_arch() {
   t1=$(now); TEST_T[$arch]=$((t1 - t0))
   TESTS[$arch]=$(grep -E 'tests passed, [0-9]+ tests? failed out of' "$logf" | tail -n1 || true)
   [[ -n ${TESTS[$arch]} ]] || TESTS[$arch]="no ctest summary"
+  SKIPPED[$arch]=$(grep -c '(Skipped)$' "$logf" || true)
   # ctest with no tests exits 0: treat "no tests" as failure.
   if ((rc != 0)); then
     return 1
@@ -169,14 +187,49 @@ for arch in "${ARCHES[@]}"; do
   run_arch "$arch" || failed=1
 done
 
-echo
-echo "================ cross-test summary ================"
-printf '%-6s %-26s %9s %8s %8s  %s\n' arch result configure build tests "ctest"
-for arch in "${ARCHES[@]}"; do
-  printf '%-6s %-26s %8ss %7ss %7ss  %s\n' "$arch" "${RESULT[$arch]}" \
-    "${CONF_T[$arch]}" "${BUILD_T[$arch]}" "${TEST_T[$arch]}" "${TESTS[$arch]}"
+# The same image from every arch (and from a native mkfs, if given).
+image_check="-"
+if [[ -n ${F2FSCORE_CROSS_REFERENCE_MKFS:-} ]]; then
+  ref_img="$BUILD_ROOT/build-cross-reference.img"
+  rm -f "$ref_img"
+  if truncate -s 3G "$ref_img" &&
+     "$F2FSCORE_CROSS_REFERENCE_MKFS" -q -l cross -U 0c1d2e3f-4a5b-6c7d-8e9f-a0b1c2d3e4f5 -T 1700000000 \
+       -O extra_attr,inode_checksum,sb_checksum,quota,lost_found,inode_crtime,flexible_inline_xattr \
+       "$ref_img"; then
+    IMAGE_SUM[native]=$(cksum <"$ref_img" | cut -d" " -f1)
+  else
+    IMAGE_SUM[native]="(reference mkfs failed)"
+  fi
+  rm -f "$ref_img"
+fi
+declare -A seen=()
+made=()
+for key in "${ARCHES[@]}" native; do
+  [[ -n ${IMAGE_SUM[$key]:-} && ${IMAGE_SUM[$key]} != - ]] || continue
+  seen[${IMAGE_SUM[$key]}]=1
+  made+=("$key")
 done
-echo "===================================================="
+if ((${#seen[@]} > 1)); then
+  image_check="MISMATCH: ${made[*]} wrote different images"
+  failed=1
+elif ((${#made[@]} > 1)); then
+  image_check="identical (${made[*]})"
+elif ((${#made[@]} == 1)); then
+  image_check="only ${made[*]} (nothing to compare with)"
+fi
+
+echo
+echo "======================== cross-test summary ========================"
+printf '%-6s %-22s %9s %7s %7s  %-18s %s\n' arch result configure build tests "mkfs cksum" "ctest"
+for arch in "${ARCHES[@]}"; do
+  skipped=""
+  [[ ${SKIPPED[$arch]} == - || ${SKIPPED[$arch]} == 0 ]] || skipped=" (${SKIPPED[$arch]} skipped)"
+  printf '%-6s %-22s %8ss %6ss %6ss  %-18s %s\n' "$arch" "${RESULT[$arch]}" \
+    "${CONF_T[$arch]}" "${BUILD_T[$arch]}" "${TEST_T[$arch]}" "${IMAGE_SUM[$arch]}" "${TESTS[$arch]}$skipped"
+done
+[[ -z ${IMAGE_SUM[native]:-} ]] || printf '%-6s %-22s %9s %7s %7s  %-18s\n' native reference "" "" "" "${IMAGE_SUM[native]}"
+echo "mkfs images across arches: $image_check"
+echo "===================================================================="
 if ((failed)); then
   echo "cross-test: FAILED"
   exit 1

@@ -1,6 +1,13 @@
 // f2fscore-mkfs: create an F2FS file system on a block device or image file.
 // A thin front end: parse options, open devices, refuse unsafe targets,
 // call f2fscore::format_volume(), print the result.
+//
+// 64-bit file offsets on 32-bit hosts: without this, stat() of an image
+// past 2 GiB fails on i686 (EOVERFLOW) and the mounted-target check is
+// skipped. Must precede every include.
+#ifndef _FILE_OFFSET_BITS
+#define _FILE_OFFSET_BITS 64
+#endif
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -108,7 +108,7 @@ run_arch() {
   # compiling: the host's CMake packages are for x86-64).
   mkdir -p "$deps" || return 1
   local dep
-  for dep in tl boost CLI; do
+  for dep in tl boost CLI nlohmann; do
     if [[ ! -d /usr/include/$dep ]]; then
       echo "error: /usr/include/$dep missing" >&2
       return 1

@@ -18,6 +18,9 @@ cmake -S "$root" -B "$asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DF2FSCORE_SANITIZ
   cmake --build "$asan" -j "$(nproc)" --target f2fscore_unit_tests >/dev/null &&
   "$asan/tests/f2fscore_unit_tests" --gtest_brief=1 || status=1
 
+echo "== fuzz: open and walk (libFuzzer, ASan + UBSan)"
+"$root/scripts/fuzz.sh" "${F2FSCORE_FUZZ_SECONDS:-60}" || status=1
+
 echo "== cross builds: s390x (big-endian) and i686 (32-bit) under qemu-user"
 "$root/scripts/cross-test.sh" all || status=1
 

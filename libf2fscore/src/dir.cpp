@@ -1,8 +1,11 @@
 // Directories: dentry blocks and inline dentries, hashed lookup as
-// f2fs_find_entry() in fs/f2fs/dir.c, path resolution.
+// f2fs_find_entry() in fs/f2fs/dir.c (casefolded directories included),
+// path resolution.
 #include <cstdio>
 #include <cstring>
+#include <unordered_map>
 
+#include "f2fscore/casefold.hpp"
 #include "f2fscore/checksum.hpp"
 #include "volume_internal.hpp"
 
@@ -18,8 +21,10 @@ std::string fmt(const char* f, unsigned long long a = 0, unsigned long long b = 
 }
 
 // Parses `slots` dentries laid out as bitmap / DirEntry[] / names[][8].
+// `offset`: the byte address of the block holding them, for errors.
 Status parse_dentries(const std::uint8_t* bitmap, const DirEntry* de, const std::uint8_t* names, std::uint32_t slots,
-                      nid_t max_nid, const std::string& where, std::vector<DirEntryInfo>& out) {
+                      nid_t max_nid, const std::string& where, std::vector<DirEntryInfo>& out,
+                      std::uint64_t offset = Error::kNoOffset) {
   for (std::uint32_t i = 0; i < slots;) {
     if (!test_bit_le(bitmap, i)) {
       ++i;
@@ -34,9 +39,10 @@ Status parse_dentries(const std::uint8_t* bitmap, const DirEntry* de, const std:
     }
     const std::uint32_t need = (len + kSlotLen - 1) / kSlotLen;
     if (len > kNameLen || i + need > slots)
-      return make_error(Errc::corrupt, where + fmt(": dentry slot %llu has name_len %llu past the end", i, len));
+      return make_error(Errc::corrupt, where + fmt(": dentry slot %llu has name_len %llu past the end", i, len), offset);
     if (e.ino.get() >= max_nid)
-      return make_error(Errc::corrupt, where + fmt(": dentry slot %llu points at ino %llu past the NAT", i, e.ino.get()));
+      return make_error(Errc::corrupt, where + fmt(": dentry slot %llu points at ino %llu past the NAT", i, e.ino.get()),
+                        offset);
     DirEntryInfo d;
     d.name.assign(reinterpret_cast<const char*>(names + static_cast<std::size_t>(i) * kSlotLen), len);
     d.ino = e.ino.get();
@@ -62,74 +68,150 @@ Result<std::vector<DirEntryInfo>> Volume::read_dir(const InodeInfo& dir) {
     const auto lay = inline_dentry_layout(dir.max_inline_bytes());
     const auto* base = reinterpret_cast<const std::uint8_t*>(&dir.raw) + dir.inline_offset();
     F2FS_TRY(parse_dentries(base, reinterpret_cast<const DirEntry*>(base + lay.dentry_offset()), base + lay.filename_offset(),
-                            lay.nr_slots, max_nid(), fmt("directory %llu (inline)", dir.ino), out));
-    // Inline directories keep "." and ".." implicit (F2FS_INLINE_DOTS aside).
-    out.insert(out.begin(), {DirEntryInfo{"..", dir.raw.i.i_pino.get(), FileType::dir, 0},});
-    out.insert(out.begin(), {DirEntryInfo{".", dir.ino, FileType::dir, 0},});
+                            lay.nr_slots, max_nid(), fmt("directory %llu (inline)", dir.ino) + at_block(dir.node_blkaddr),
+                            out, static_cast<std::uint64_t>(dir.node_blkaddr) * kBlockSize));
+    // "." and ".." are stored entries of the inline area too
+    // (f2fs_do_make_empty_dir() in fs/f2fs/dir.c).
     return out;
   }
+  // i_size is bounded (read_inode), but a sparse tree may span 2^30
+  // blocks: holes left by missing nodes are skipped a node at a time. A
+  // block mapped twice is refused, so the entries stay bounded by the
+  // dentry blocks on the device.
   const std::uint64_t nblocks = (dir.size + kBlockSize - 1) / kBlockSize;
-  if (nblocks > (1ull << 32)) return make_error(Errc::corrupt, fmt("directory %llu has i_size %llu", dir.ino, dir.size));
   std::vector<std::uint8_t> b(kBlockSize);
-  for (std::uint64_t i = 0; i < nblocks; ++i) {
-    auto a = map_block(dir, i);
+  FileMapper m(*this, dir);
+  std::unordered_map<block_t, std::uint64_t> seen;
+  for (std::uint64_t i = 0, next = 0; i < nblocks; i = next) {
+    auto a = m.map(i, &next);
     if (!a) return make_error(a.error());
     if (*a == kNullAddr || *a == kNewAddr) continue;
     if (!is_valid_main_addr(*a))
-      return make_error(Errc::corrupt, fmt("directory %llu: block %llu maps to 0x%llx, outside the main area", dir.ino, i, *a));
+      return make_error(Errc::corrupt,
+                        fmt("directory %llu: block %llu maps to 0x%llx, outside the main area", dir.ino, i, *a) +
+                            at_block(m.holder()),
+                        m.holder() * kBlockSize);
+    if (auto [it, fresh] = seen.emplace(*a, i); !fresh)
+      return make_error(Errc::corrupt,
+                        fmt("directory %llu: blocks %llu and %llu both map to block ", dir.ino, it->second, i) +
+                            std::to_string(*a),
+                        static_cast<std::uint64_t>(*a) * kBlockSize);
     F2FS_TRY(read_block(*a, b));
     const auto* d = reinterpret_cast<const DentryBlock*>(b.data());
     F2FS_TRY(parse_dentries(d->dentry_bitmap, d->dentry, &d->filename[0][0], kNrDentryInBlock, max_nid(),
-                            fmt("directory %llu block %llu", dir.ino, i) + at_block(*a), out));
+                            fmt("directory %llu block %llu", dir.ino, i) + at_block(*a), out,
+                            static_cast<std::uint64_t>(*a) * kBlockSize));
   }
   return out;
 }
 
 Result<DirEntryInfo> Volume::lookup(const InodeInfo& dir, std::string_view name) {
   if (!dir.is_dir()) return make_error(Errc::invalid_argument, fmt("inode %llu is not a directory", dir.ino));
-  const bool plain = !dir.is_casefolded() && !dir.is_encrypted();
+  // Casefolded directories without casefolding built in: exact bytes over
+  // the whole directory (stored hashes are of folded names).
+  const bool cf_exact = dir.is_casefolded() && !dir.is_encrypted() && !casefold_supported();
   auto not_found = [&] {
-    return make_error(Errc::not_found, "no entry \"" + std::string(name) + "\"" + fmt(" in directory %llu", dir.ino));
+    return make_error(Errc::not_found, "no entry \"" + std::string(name) + "\"" + fmt(" in directory %llu", dir.ino) +
+                                           (cf_exact ? " (casefolded; this build compares exact bytes only)" : ""));
   };
-  if (dir.has_inline_dentry() || !plain) {
-    // Inline directories are one bucket; casefolded and encrypted names
-    // are matched over the whole directory (their hashes need the folded
-    // name or the key).
+  if (dir.is_encrypted() || cf_exact || name == "." || name == "..") {
+    // Encrypted names need the key for their hashes: match the stored
+    // bytes over the whole directory.
     auto all = read_dir(dir);
     if (!all) return make_error(all.error());
     for (auto& d : *all)
       if (d.name == name) return d;
     return not_found();
   }
-  if (name == "." || name == "..") {
-    auto all = read_dir(dir);
-    if (!all) return make_error(all.error());
-    for (auto& d : *all)
-      if (d.name == name) return d;
-    return not_found();
+
+  // As f2fs_find_entry(): the hash picks one bucket per level; in a
+  // casefolded directory the hash is of the folded name and names match
+  // when they fold alike (f2fs_init_casefolded_name(), f2fs_match_name()).
+  const bool casefolded = dir.is_casefolded();
+  const std::uint16_t enc_flags = impl_->sb.s_encoding_flags.get();
+  std::optional<std::string> folded;
+  if (casefolded) {
+    folded = casefold_name(name);
+    if (!folded && (enc_flags & kEncStrictModeFl))
+      return make_error(Errc::invalid_argument, "\"" + std::string(name) + "\"" +
+                                                    fmt(": not a valid name in casefolded directory %llu of a volume "
+                                                        "with strict encoding", dir.ino));
   }
-  const std::uint32_t hash = dentry_hash(name);
+  const std::uint32_t hash = casefolded ? dentry_hash_casefold(name, enc_flags) : dentry_hash(name);
+  auto matches = [&](const DirEntryInfo& e, bool check_hash) {
+    if (check_hash && e.hash != hash) return false;
+    if (folded) return casefold_match(*folded, e.name, enc_flags);
+    return e.name == name;
+  };
+
   const std::uint32_t depth = dir.raw.i.i_current_depth.get();
   const std::uint32_t dir_level = dir.raw.i.i_dir_level;
-  std::vector<std::uint8_t> b(kBlockSize);
   const std::uint64_t nblocks = (dir.size + kBlockSize - 1) / kBlockSize;
-  for (std::uint32_t level = 0; level < depth && level < 64; ++level) {
-    const std::uint32_t nbucket = dir_buckets(level, dir_level);
-    const std::uint64_t first = dir_block_index(level, dir_level, hash % nbucket);
-    for (std::uint64_t bi = first; bi < first + bucket_blocks(level) && bi < nblocks; ++bi) {
-      auto a = map_block(dir, bi);
-      if (!a) return make_error(a.error());
-      if (*a == kNullAddr || *a == kNewAddr || !is_valid_main_addr(*a)) continue;
-      F2FS_TRY(read_block(*a, b));
-      const auto* d = reinterpret_cast<const DentryBlock*>(b.data());
-      std::vector<DirEntryInfo> entries;
-      F2FS_TRY(parse_dentries(d->dentry_bitmap, d->dentry, &d->filename[0][0], kNrDentryInBlock, max_nid(),
-                              fmt("directory %llu block %llu", dir.ino, bi), entries));
+  std::vector<std::uint8_t> b(kBlockSize);
+  std::vector<DirEntryInfo> entries;
+  // The entries of directory block `bi` (none for a hole); *next: the next
+  // block worth reading (holes of missing nodes are skipped whole, so a
+  // sparse directory claiming 2^30 blocks is searched a node at a time).
+  FileMapper mapper(*this, dir);
+  auto block_entries = [&](std::uint64_t bi, std::uint64_t* next) -> Status {
+    entries.clear();
+    auto a = mapper.map(bi, next);
+    if (!a) return make_error(a.error());
+    if (*a == kNullAddr || *a == kNewAddr || !is_valid_main_addr(*a)) return {};
+    F2FS_TRY(read_block(*a, b));
+    const auto* d = reinterpret_cast<const DentryBlock*>(b.data());
+    return parse_dentries(d->dentry_bitmap, d->dentry, &d->filename[0][0], kNrDentryInBlock, max_nid(),
+                          fmt("directory %llu block %llu", dir.ino, bi) + at_block(*a), entries,
+                          static_cast<std::uint64_t>(*a) * kBlockSize);
+  };
+  // One search; `hashed`: only the bucket of the hash on each level, and
+  // stored hashes must match. Otherwise every block of every level in order.
+  auto search = [&](bool hashed) -> Result<std::optional<DirEntryInfo>> {
+    if (dir.has_inline_dentry()) {
+      // The inline area holds "." and ".." as real entries, unlike read_dir().
+      const auto lay = inline_dentry_layout(dir.max_inline_bytes());
+      const auto* base = reinterpret_cast<const std::uint8_t*>(&dir.raw) + dir.inline_offset();
+      entries.clear();
+      F2FS_TRY(parse_dentries(base, reinterpret_cast<const DirEntry*>(base + lay.dentry_offset()),
+                              base + lay.filename_offset(), lay.nr_slots, max_nid(),
+                              fmt("directory %llu (inline)", dir.ino) + at_block(dir.node_blkaddr), entries,
+                              static_cast<std::uint64_t>(dir.node_blkaddr) * kBlockSize));
       for (auto& e : entries)
-        if (e.hash == hash && e.name == name) return e;
+        if (matches(e, hashed)) return std::optional<DirEntryInfo>(e);
+      return std::optional<DirEntryInfo>();
     }
+    for (std::uint32_t level = 0; level < depth && level < 64; ++level) {
+      const std::uint32_t nbucket = dir_buckets(level, dir_level);
+      const std::uint64_t first = dir_block_index(level, dir_level, hashed ? hash % nbucket : 0);
+      const std::uint64_t count = static_cast<std::uint64_t>(bucket_blocks(level)) * (hashed ? 1 : nbucket);
+      for (std::uint64_t bi = first, next = first; bi < first + count && bi < nblocks; bi = next) {
+        F2FS_TRY(block_entries(bi, &next));
+        for (auto& e : entries)
+          if (matches(e, hashed)) return std::optional<DirEntryInfo>(e);
+      }
+    }
+    return std::optional<DirEntryInfo>();
+  };
+
+  auto found = search(true);
+  if (!found) return make_error(found.error());
+  // Casefolded directories fall back to a search of every entry without
+  // the hash (Linux 6.1 since the linear-lookup backport, whatever
+  // s_encoding_flags says; later kernels skip it under
+  // F2FS_ENC_NO_COMPAT_FALLBACK_FL): entries whose stored hash another
+  // implementation or kernel computed differently are still found.
+  if (!*found && casefolded) {
+    found = search(false);
+    if (!found) return make_error(found.error());
   }
-  return not_found();
+  if (!*found) return not_found();
+  if ((*found)->name == "." || (*found)->name == "..")
+    // "\u200b." folds to "."; Linux's f2fs finds the dot entry too, and
+    // the VFS then refuses the name (ELOOP).
+    return make_error(Errc::invalid_argument, "\"" + std::string(name) + "\"" +
+                                                  fmt(" in casefolded directory %llu matches \"", dir.ino) +
+                                                  (*found)->name + "\" (Linux: ELOOP)");
+  return std::move(**found);
 }
 
 Result<InodeInfo> Volume::resolve(std::string_view path) {

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "f2fscore/checksum.hpp"
+#include "f2fscore/disk/sit.hpp"
 
 namespace f2fscore::disk {
 
@@ -90,12 +91,21 @@ Status validate_superblock(const SuperBlock& sb, std::uint64_t device_blocks, in
       sb.segment_count_sit.get() % 2 != 0 || sb.segment_count_nat.get() % 2 != 0)
     return bad(fmt("segment_count_sit %llu / segment_count_nat %llu must be even and non-zero",
                    sb.segment_count_sit.get(), sb.segment_count_nat.get()));
+  // The SIT (one copy) must hold an entry for every main segment and the
+  // SSA a summary block for each (the reader indexes both by segment).
+  if (static_cast<std::uint64_t>(sb.segment_count_sit.get() / 2) * kDefaultBlocksPerSeg * kSitEntryPerBlock <
+      sb.segment_count_main.get())
+    return bad(fmt("segment_count_sit %llu cannot hold %llu main segments", sb.segment_count_sit.get(),
+                   sb.segment_count_main.get()));
+  if (static_cast<std::uint64_t>(sb.segment_count_ssa.get()) * kDefaultBlocksPerSeg < sb.segment_count_main.get())
+    return bad(fmt("segment_count_ssa %llu cannot hold %llu main segments", sb.segment_count_ssa.get(),
+                   sb.segment_count_main.get()));
   if (sb.cp_payload.get() >= (1u << kLogBlocksPerSeg) - kCheckpointPacks - kNrCursegType)
     return bad(fmt("cp_payload %llu too large", sb.cp_payload.get()));
   if (sb.node_ino.get() != kNodeIno || sb.meta_ino.get() != kMetaIno || sb.root_ino.get() != kRootIno)
     return bad(fmt("reserved inode numbers node %llu meta %llu root %llu are not 1, 2, 3",
                    sb.node_ino.get(), sb.meta_ino.get(), sb.root_ino.get()));
-  if (sb.extension_count.get() + sb.hot_ext_count > kMaxExtension)
+  if (static_cast<std::uint64_t>(sb.extension_count.get()) + sb.hot_ext_count > kMaxExtension)
     return bad(fmt("extension_count %llu + hot_ext_count %llu exceed 64", sb.extension_count.get(),
                    sb.hot_ext_count));
   if (device_blocks != 0 && sb.block_count.get() > device_blocks && sb.devs[0].path[0] == 0)

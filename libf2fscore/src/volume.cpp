@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <unordered_set>
 
 #include "f2fscore/checksum.hpp"
 #include "volume_internal.hpp"
@@ -94,7 +95,7 @@ PackCandidate read_pack(Volume::Impl& v, std::uint64_t start, int idx) {
     return c;
   }
   const std::uint32_t total = load_le32(c.head.data(), offsetof(Checkpoint, cp_pack_total_block_count));
-  if (total < 2 || total > kBlocksPerSeg) {
+  if (total <= kCheckpointPacks || total > kBlocksPerSeg) {  // as f2fs_get_valid_checkpoint()
     c.why = name + fmt(": cp_pack_total_block_count %llu out of range", total) + at_block(start);
     return c;
   }
@@ -156,6 +157,14 @@ Status sanity_check_checkpoint(const SuperBlock& sb, const Checkpoint& cp, std::
   if (!(cp.ckpt_flags.get() & cp_flag::large_nat_bitmap) && payload == 0 &&
       static_cast<std::uint64_t>(sit_bytes) + nat_bytes > kMaxBitmapSizeInCkpt)
     return bad("version bitmaps do not fit the checkpoint block");
+  // With cp_payload the NAT bitmap stays in the CP block and the SIT bitmap
+  // fills the payload blocks (__bitmap_ptr() in fs/f2fs/f2fs.h).
+  if (!(cp.ckpt_flags.get() & cp_flag::large_nat_bitmap) && payload > 0 &&
+      (nat_bytes > kMaxBitmapSizeInCkpt || static_cast<std::uint64_t>(sit_bytes) > static_cast<std::uint64_t>(payload) * kBlockSize))
+    return bad(fmt("version bitmaps of %llu/%llu bytes do not fit the CP block and %llu payload blocks", sit_bytes, nat_bytes,
+                   payload));
+  if ((cp.ckpt_flags.get() & cp_flag::large_nat_bitmap) && cp.checksum_offset.get() != kCpMinChecksumOffset)
+    return bad(fmt("large_nat_bitmap with checksum_offset %llu, not 192", cp.checksum_offset.get()));
   if (cp.next_free_nid.get() >= (sb.segment_count_nat.get() / 2) * kBlocksPerSeg * kNatEntryPerBlock)
     return bad(fmt("next_free_nid %llu is past the NAT", cp.next_free_nid.get()));
   return {};
@@ -170,7 +179,10 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
   v.opts = opts;
   const std::uint64_t dev_blocks = dev.info().size_bytes / kBlockSize;
   if (dev_blocks < 2)
-    return make_error(Errc::corrupt, fmt("device has %llu bytes: too small to hold an F2FS superblock", dev.info().size_bytes));
+    return make_error(Errc::corrupt,
+                      fmt("device has %llu bytes: too small to hold an F2FS superblock (ends at byte %llu)",
+                          dev.info().size_bytes, 2ull * kBlockSize),
+                      dev.info().size_bytes);
 
   // Superblocks: the first valid copy, as the kernel's read_raw_super_block().
   std::string first_error;
@@ -212,10 +224,13 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
   if (static_cast<std::uint64_t>(sb.segment0_blkaddr.get()) +
           (static_cast<std::uint64_t>(sb.segment_count.get()) << kLogBlocksPerSeg) > dev_blocks)
     return make_error(Errc::corrupt,
-                      fmt("the volume needs %llu blocks but the device has %llu: truncated image?",
+                      fmt("superblock #%llu: the volume needs %llu blocks but the device has %llu: truncated image?",
+                          static_cast<unsigned long long>(v.report.superblock_copy),
                           static_cast<std::uint64_t>(sb.segment0_blkaddr.get()) +
                               (static_cast<std::uint64_t>(sb.segment_count.get()) << kLogBlocksPerSeg),
-                          dev_blocks));
+                          dev_blocks) +
+                          fmt(" (the device ends at byte %llu)", dev.info().size_bytes),
+                      dev.info().size_bytes);
   if (sb.feature.get() & feature::inode_checksum) v.chksum_seed = inode_checksum_seed(sb.uuid);
 
   // Checkpoint: the newer of the two valid packs.
@@ -250,6 +265,7 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
   const std::uint64_t pack_end = v.cp_start + v.cp.cp_pack_total_block_count.get() - 1;
   std::vector<std::uint8_t> b(kBlockSize);
   if (flags & cp_flag::compact_sum) {
+    v.nat_journal_blk = v.sit_journal_blk = sum_blk;
     F2FS_TRY(v.read(sum_blk, b.data()));
     std::memcpy(&v.nat_journal, b.data(), kSumJournalSize);
     std::memcpy(&v.sit_journal, b.data() + kSumJournalSize, kSumJournalSize);
@@ -273,6 +289,8 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
     }
     ++sum_blk;
   } else {
+    v.nat_journal_blk = sum_blk;
+    v.sit_journal_blk = sum_blk + 2;
     for (int t = 0; t < 3; ++t) {
       if (sum_blk >= pack_end) return make_error(Errc::corrupt, "checkpoint: summaries run past the pack" + at_block(sum_blk));
       F2FS_TRY(v.read(sum_blk++, &v.curseg_sum[t]));
@@ -282,9 +300,15 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
     v.sit_journal = v.curseg_sum[2].journal;
   }
   if (v.nat_journal.n_entries.get() > kNatJournalEntries)
-    return make_error(Errc::corrupt, fmt("checkpoint: NAT journal holds %llu entries, at most 38", v.nat_journal.n_entries.get()));
+    return make_error(Errc::corrupt,
+                      fmt("checkpoint: NAT journal holds %llu entries, at most 38", v.nat_journal.n_entries.get()) +
+                          at_block(v.nat_journal_blk),
+                      v.nat_journal_blk * kBlockSize);
   if (v.sit_journal.n_entries.get() > kSitJournalEntries)
-    return make_error(Errc::corrupt, fmt("checkpoint: SIT journal holds %llu entries, at most 6", v.sit_journal.n_entries.get()));
+    return make_error(Errc::corrupt,
+                      fmt("checkpoint: SIT journal holds %llu entries, at most 6", v.sit_journal.n_entries.get()) +
+                          at_block(v.sit_journal_blk),
+                      v.sit_journal_blk * kBlockSize);
   // Node summaries are in the pack only after an unmount; otherwise in the SSA.
   for (int t = 3; t < 6; ++t) {
     const std::uint32_t segno = v.cp.cur_node_segno[t - 3].get();
@@ -312,7 +336,8 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
 // Roll-forward recovery would start at the next free block of the warm node
 // log and follow next_blkaddr while the nodes carry this checkpoint's
 // version (is_recoverable_dnode() in fs/f2fs/recovery.c); count the ones
-// with the fsync mark. Bounded, so a looping chain cannot hang us.
+// with the fsync mark. A chain that comes back to a block it passed stops
+// there with a warning (find_fsync_dnodes() stops at a "looped node chain").
 void Volume::count_pending_fsync_nodes() {
   Impl& v = *impl_;
   const std::uint32_t flags = v.cp.ckpt_flags.get();
@@ -323,7 +348,12 @@ void Volume::count_pending_fsync_nodes() {
   std::uint64_t addr = segment_start(v.cp.cur_node_segno[1].get()) + v.cp.cur_node_blkoff[1].get();
   std::vector<std::uint8_t> b(kBlockSize);
   const std::uint64_t limit = static_cast<std::uint64_t>(main_segments()) * kBlocksPerSeg;
+  std::unordered_set<std::uint64_t> seen;
   for (std::uint64_t steps = 0; steps < limit && is_valid_main_addr(static_cast<block_t>(addr)); ++steps) {
+    if (!seen.insert(addr).second) {
+      v.report.warnings.push_back("fsync node chain loops back to block " + std::to_string(addr));
+      break;
+    }
     if (!v.read(addr, b.data())) break;
     const auto* n = reinterpret_cast<const Node*>(b.data());
     const std::uint64_t ver = n->footer.cp_ver.get();
@@ -334,18 +364,24 @@ void Volume::count_pending_fsync_nodes() {
   }
 }
 
-Result<NatEntry> Volume::nat_entry(nid_t nid) {
-  Impl& v = *impl_;
-  if (nid >= max_nid()) return make_error(Errc::out_of_range, fmt("nid %llu is past the NAT (%llu entries)", nid, max_nid()));
-  for (std::uint32_t i = 0; i < v.nat_journal.n_entries.get(); ++i)
-    if (v.nat_journal.nat_j.entries[i].nid.get() == nid) return v.nat_journal.nat_j.entries[i].ne;
+Result<NatEntry> Volume::nat_entry(nid_t nid) { return impl_->nat_lookup(nid, nullptr); }
+
+Result<NatEntry> Volume::Impl::nat_lookup(nid_t nid, std::uint64_t* from_blk) {
+  const nid_t max = nat_blocks() * kNatEntryPerBlock;
+  if (nid >= max) return make_error(Errc::out_of_range, fmt("nid %llu is past the NAT (%llu entries)", nid, max));
+  for (std::uint32_t i = 0; i < nat_journal.n_entries.get(); ++i)
+    if (nat_journal.nat_j.entries[i].nid.get() == nid) {
+      if (from_blk) *from_blk = nat_journal_blk;
+      return nat_journal.nat_j.entries[i].ne;
+    }
   const std::uint32_t block_off = nid / kNatEntryPerBlock;
-  std::uint64_t addr = v.sb.nat_blkaddr.get() + (static_cast<std::uint64_t>(block_off >> kLogBlocksPerSeg) << (kLogBlocksPerSeg + 1)) +
+  std::uint64_t addr = sb.nat_blkaddr.get() + (static_cast<std::uint64_t>(block_off >> kLogBlocksPerSeg) << (kLogBlocksPerSeg + 1)) +
                        (block_off & (kBlocksPerSeg - 1));
-  if (test_bit_msb(v.nat_version_bitmap(), block_off)) addr += kBlocksPerSeg;
+  if (test_bit_msb(nat_version_bitmap(), block_off)) addr += kBlocksPerSeg;
+  if (from_blk) *from_blk = addr;
   NatBlock nb;
   std::vector<std::uint8_t> b(kBlockSize);
-  F2FS_TRY(v.read(addr, b.data()));
+  F2FS_TRY(read(addr, b.data()));
   std::memcpy(&nb, b.data(), sizeof nb);
   return nb.entries[nid % kNatEntryPerBlock];
 }
@@ -355,6 +391,7 @@ Result<SegmentInfo> Volume::segment(std::uint32_t segno) {
   if (segno >= main_segments()) return make_error(Errc::out_of_range, fmt("segment %llu is past the main area (%llu)", segno, main_segments()));
   SitEntry e{};
   bool from_journal = false;
+  std::uint64_t addr = v.sit_journal_blk;
   for (std::uint32_t i = 0; i < v.sit_journal.n_entries.get(); ++i)
     if (v.sit_journal.sit_j.entries[i].segno.get() == segno) {
       e = v.sit_journal.sit_j.entries[i].se;
@@ -362,7 +399,7 @@ Result<SegmentInfo> Volume::segment(std::uint32_t segno) {
     }
   if (!from_journal) {
     const std::uint32_t blk = segno / kSitEntryPerBlock;
-    std::uint64_t addr = v.sb.sit_blkaddr.get() + blk;
+    addr = v.sb.sit_blkaddr.get() + blk;
     if (test_bit_msb(v.sit_version_bitmap(), blk)) addr += v.sit_blocks();
     std::vector<std::uint8_t> b(kBlockSize);
     F2FS_TRY(v.read(addr, b.data()));
@@ -374,7 +411,8 @@ Result<SegmentInfo> Volume::segment(std::uint32_t segno) {
   std::memcpy(s.valid_map, e.valid_map, sizeof s.valid_map);
   s.mtime = e.mtime.get();
   if (s.valid_blocks > kBlocksPerSeg)
-    return make_error(Errc::corrupt, fmt("SIT: segment %llu claims %llu valid blocks", segno, s.valid_blocks));
+    return make_error(Errc::corrupt, fmt("SIT: segment %llu claims %llu valid blocks", segno, s.valid_blocks) + at_block(addr),
+                      addr * kBlockSize);
   return s;
 }
 
@@ -400,7 +438,8 @@ Result<std::vector<nid_t>> Volume::orphans() {
     OrphanBlock ob;
     F2FS_TRY(v.read(blk, &ob));
     const std::uint32_t n = ob.entry_count.get();
-    if (n > kOrphansPerBlock) return make_error(Errc::corrupt, fmt("orphan block: entry_count %llu > 1020", n) + at_block(blk));
+    if (n > kOrphansPerBlock)
+      return make_error(Errc::corrupt, fmt("orphan block: entry_count %llu > 1020", n) + at_block(blk), blk * kBlockSize);
     for (std::uint32_t i = 0; i < n; ++i) out.push_back(ob.ino[i].get());
   }
   return out;

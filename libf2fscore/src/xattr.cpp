@@ -2,6 +2,7 @@
 // node, read as one buffer (read_all_xattrs() in fs/f2fs/xattr.c).
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "f2fscore/disk/xattr.hpp"
 #include "volume_internal.hpp"
@@ -9,6 +10,50 @@
 namespace f2fscore {
 
 using namespace disk;
+
+namespace {
+// POSIX ACLs are stored in f2fs's compact form (fs/f2fs/acl.c: header
+// version 1; 4-byte tag/perm entries for the owner, group, mask and other,
+// 8-byte ones with the id for named users and groups). Linux returns them in
+// the system.posix_acl_* xattr form: version 2, every entry 8 bytes, id -1
+// where there is none (f2fs_acl_from_disk() then posix_acl_to_xattr()).
+// A value Linux could not decode either is returned as stored.
+std::optional<std::string> acl_to_xattr(const std::string& disk) {
+  if (disk.size() < 4 || load_le32(disk.data(), 0) != 1) return std::nullopt;
+  std::string out;
+  auto put16 = [&](std::uint16_t v) {
+    out += static_cast<char>(v & 0xff);
+    out += static_cast<char>(v >> 8);
+  };
+  auto put32 = [&](std::uint32_t v) {
+    put16(static_cast<std::uint16_t>(v));
+    put16(static_cast<std::uint16_t>(v >> 16));
+  };
+  put32(2);
+  for (std::size_t off = 4; off < disk.size();) {
+    if (off + 4 > disk.size()) return std::nullopt;
+    const std::uint16_t tag = load_le16(disk.data(), off), perm = load_le16(disk.data(), off + 2);
+    std::uint32_t id = 0xffffffff;
+    switch (tag) {
+      case 0x01: case 0x04: case 0x10: case 0x20:  // USER_OBJ, GROUP_OBJ, MASK, OTHER
+        off += 4;
+        break;
+      case 0x02: case 0x08:  // USER, GROUP
+        if (off + 8 > disk.size()) return std::nullopt;
+        id = load_le32(disk.data(), off + 4);
+        off += 8;
+        break;
+      default:
+        return std::nullopt;
+    }
+    put16(tag);
+    put16(perm);
+    put32(id);
+  }
+  if (out.size() == 4) return std::nullopt;  // no entries: Linux has no ACL to show
+  return out;
+}
+}  // namespace
 
 Result<std::vector<XattrInfo>> Volume::xattrs(const InodeInfo& in) {
   std::vector<std::uint8_t> buf;
@@ -18,21 +63,29 @@ Result<std::vector<XattrInfo>> Volume::xattrs(const InodeInfo& in) {
     buf.assign(base, base + inline_bytes);
   }
   const nid_t xnid = in.raw.i.i_xattr_nid.get();
+  const std::string inode_at = "inode " + std::to_string(in.ino) + at_block(in.node_blkaddr);
+  block_t xblk = 0;
   if (xnid != 0) {
-    auto n = read_node(xnid);
-    if (!n) return make_error(n.error().code, "inode " + std::to_string(in.ino) + " xattr node: " + n.error().message);
+    auto n = read_node(xnid, &xblk);
+    if (!n) return make_error(n.error().code, inode_at + ": xattr node: " + n.error().message, n.error().offset);
+    const std::string node_at = inode_at + ": xattr node " + std::to_string(xnid) + at_block(xblk);
     if (n->footer.ino.get() != in.ino)
-      return make_error(Errc::corrupt, "inode " + std::to_string(in.ino) + ": xattr node " + std::to_string(xnid) +
-                                           " belongs to inode " + std::to_string(n->footer.ino.get()));
+      return make_error(Errc::corrupt, node_at + " belongs to inode " + std::to_string(n->footer.ino.get()),
+                        static_cast<std::uint64_t>(xblk) * kBlockSize);
+    // XATTR_NODE_OFFSET: every offset bit set (sanity_check_node_footer()).
+    constexpr std::uint32_t kXattrNodeOffset = 0xFFFFFFFFu >> node_flag::offset_shift;
+    if ((n->footer.flag.get() >> node_flag::offset_shift) != kXattrNodeOffset)
+      return make_error(Errc::corrupt,
+                        node_at + " has footer offset " + std::to_string(n->footer.flag.get() >> node_flag::offset_shift) +
+                            ", not an xattr node's",
+                        static_cast<std::uint64_t>(xblk) * kBlockSize);
     const auto* p = reinterpret_cast<const std::uint8_t*>(&*n);
     buf.insert(buf.end(), p, p + kNodeFooterOffset);
   }
   std::vector<XattrInfo> out;
   if (buf.size() < sizeof(XattrHeader)) return out;
-  const std::uint32_t magic = load_le32(buf.data(), 0);
-  if (magic == 0) return out;  // never initialised: no xattrs
-  if (magic != kXattrMagic)
-    return make_error(Errc::corrupt, "inode " + std::to_string(in.ino) + ": xattr header magic is not 0xf2f52011");
+  // Like read_all_xattrs(), ignore the header's magic: Linux takes a wrong
+  // one for "never allocated" and reads the entries after it all the same.
   std::size_t off = sizeof(XattrHeader);
   while (off + 4 <= buf.size()) {
     if (load_le32(buf.data(), off) == 0) break;  // last entry
@@ -40,13 +93,18 @@ Result<std::vector<XattrInfo>> Volume::xattrs(const InodeInfo& in) {
     const std::uint8_t name_len = buf[off + 1];
     const std::uint16_t value_size = load_le16(buf.data(), off + 2);
     const std::size_t size = xattr_entry_size(name_len, value_size);
-    if (off + size > buf.size())
-      return make_error(Errc::corrupt, "inode " + std::to_string(in.ino) + ": xattr entry at byte " + std::to_string(off) +
-                                           " runs past the xattr area");
+    if (off + size > buf.size()) {
+      const std::uint64_t blk = off < inline_bytes ? in.node_blkaddr : xblk;
+      return make_error(Errc::corrupt, inode_at + ": xattr entry at offset " + std::to_string(off) +
+                                           " of the xattr area runs past its end" + at_block(blk),
+                        blk * kBlockSize);
+    }
     XattrInfo x;
     x.index = index;
     x.name.assign(reinterpret_cast<const char*>(buf.data() + off + 4), name_len);
     x.value.assign(reinterpret_cast<const char*>(buf.data() + off + 4 + name_len), value_size);
+    if (index == xattr_index::posix_acl_access || index == xattr_index::posix_acl_default)
+      if (auto acl = acl_to_xattr(x.value)) x.value = std::move(*acl);
     out.push_back(std::move(x));
     off += size;
   }

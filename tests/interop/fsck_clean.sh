@@ -63,6 +63,7 @@ while IFS= read -r line; do
     *'[Fail]'*) ;;   # already reported above
     '[FSCK] Max image size:'*) ;;
     '[FSCK] fixing SIT types'*) ;;
+    '[FSCK] Check node '*) ;;  # progress of large images: "Check node 401 / 4003 (10.02%)"
     *) problems+=("unexpected: $line") ;;
   esac
 done < <(grep -F '[FSCK]' "$work/log" || true)

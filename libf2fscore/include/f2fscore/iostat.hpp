@@ -4,7 +4,8 @@
 // Off by default, and free when off: an IostatDevice whose Iostat is
 // disabled passes each request straight to the device below. Nothing is
 // stamped, nothing is bound to the request, the completion is not detoured
-// and no counter is touched; the cost is one relaxed load and a branch.
+// and no counter is touched; the cost is one load (the route to the device
+// below, which switching iostat on redirects) before the forward.
 //
 // When on, a request is classified by IoRequest::tag (see io_tag()):
 //   - at submission its bytes and count are added to its type, as
@@ -39,6 +40,8 @@
 #include "f2fscore/result.hpp"
 
 namespace f2fscore {
+
+class IostatDevice;
 
 /// The kernel's enum iostat_type (fs/f2fs/f2fs.h), in the same order.
 enum class IostatType : std::uint8_t {
@@ -190,7 +193,8 @@ class Iostat {
   // generation to store in the request, or 0 if not accounted.
   std::uint64_t submit(IostatType type, std::uint64_t bytes, bool compressed) noexcept;
   // Records a completion of a request accounted in `generation`.
-  void complete(IostatType type, IostatLat lat, std::uint64_t generation, std::uint64_t submit_ns) noexcept;
+  void complete(IostatType type, bool compressed, IostatLat lat, std::uint64_t generation,
+                std::uint64_t submit_ns) noexcept;
   void add_locked(IostatType type, std::uint64_t bytes, bool compressed) noexcept;
   void reset_locked() noexcept;
   bool period_due_locked(std::uint64_t now_ns, IostatSnapshot& out) noexcept;
@@ -203,6 +207,7 @@ class Iostat {
   std::uint64_t next_period_ns_ = 0;
   Sink sink_ = nullptr;
   void* sink_ctx_ = nullptr;
+  IostatDevice* taps_ = nullptr;  // layers whose route follows enabled_
   IostatSnapshot cur_;   // cumulative counters + current latency period
   std::array<std::uint64_t, kIostatTypes> prev_bytes_{};  // at the last period record
   std::array<std::uint64_t, kIostatTypes> prev_count_{};
@@ -217,26 +222,43 @@ class Iostat {
 /// so the caller sees its own request and may resubmit it from the callback.
 class IostatDevice final : public BlockDevice {
  public:
-  IostatDevice(std::unique_ptr<BlockDevice> inner, Iostat& stats) noexcept
-      : inner_(std::move(inner)), stats_(stats) {}
+  friend class Iostat;
+  IostatDevice(std::unique_ptr<BlockDevice> inner, Iostat& stats) noexcept;
+  ~IostatDevice() override;
+  IostatDevice(const IostatDevice&) = delete;
+  IostatDevice& operator=(const IostatDevice&) = delete;
 
-  const DeviceInfo& info() const noexcept override { return inner_->info(); }
-  void submit(IoRequest& req) noexcept override {
-    if (!stats_.enabled()) return inner_->submit(req);  // the gate: nothing else when off
-    submit_accounted(req);
-  }
-  std::size_t poll(bool wait) noexcept override { return inner_->poll(wait); }
-  std::size_t in_flight() const noexcept override { return inner_->in_flight(); }
+  const DeviceInfo& info() const noexcept override;
+  /// The gate: when iostat is off this only forwards the request.
+  void submit(IoRequest& req) noexcept override;
+  std::size_t poll(bool wait) noexcept override;
+  std::size_t in_flight() const noexcept override;
 
   BlockDevice& inner() noexcept { return *inner_; }
   Iostat& stats() noexcept { return stats_; }
 
  private:
+  // Where submit() sends a request: the device below while iostat is off,
+  // the accounting entry below while it is on. Iostat::set_enabled() flips
+  // it, so the gate costs one load and the forward's indirect call. Only a
+  // route: the decision is re-checked under the Iostat's lock.
+  struct Accounting final : BlockDevice {
+    IostatDevice* owner = nullptr;
+    const DeviceInfo& info() const noexcept override { return owner->inner_->info(); }
+    void submit(IoRequest& req) noexcept override { owner->submit_accounted(req); }
+    std::size_t poll(bool wait) noexcept override { return owner->inner_->poll(wait); }
+    std::size_t in_flight() const noexcept override { return owner->inner_->in_flight(); }
+  };
+
+  void route(bool on) noexcept;
   void submit_accounted(IoRequest& req) noexcept;
   static void on_done(IoRequest& req) noexcept;
 
+  std::atomic<BlockDevice*> route_{nullptr};
   std::unique_ptr<BlockDevice> inner_;
   Iostat& stats_;
+  Accounting accounting_;
+  IostatDevice* next_tap_ = nullptr;  // Iostat's list of attached layers
 };
 
 // ---- Output ----

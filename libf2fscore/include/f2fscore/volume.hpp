@@ -98,7 +98,7 @@ struct DirEntryInfo {
 struct XattrInfo {
   std::uint8_t index = 0;  ///< disk::xattr_index
   std::string name;        ///< without the index prefix
-  std::string value;
+  std::string value;       ///< as getxattr(2) returns it (POSIX ACLs in the xattr form, not f2fs's)
   /// The full name as Linux shows it ("user.foo", "system.posix_acl_access").
   std::string full_name() const;
 };

@@ -62,7 +62,7 @@ struct InlineDentryLayout {
 };
 constexpr InlineDentryLayout inline_dentry_layout(std::uint32_t inline_bytes) {
   // Each slot costs one bit, one DirEntry and kSlotLen name bytes.
-  const std::uint32_t nr = inline_bytes * 8 / ((sizeof(DirEntry) + kSlotLen) * 8 + 1);
+  const std::uint32_t nr = inline_bytes * 8 / ((static_cast<std::uint32_t>(sizeof(DirEntry)) + kSlotLen) * 8 + 1);
   const std::uint32_t bitmap = (nr + 7) / 8;
   const std::uint32_t reserved =
       inline_bytes - ((static_cast<std::uint32_t>(sizeof(DirEntry)) + kSlotLen) * nr + bitmap);

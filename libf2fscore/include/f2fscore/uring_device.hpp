@@ -1,0 +1,90 @@
+// Opening a file or block device with the fastest backend available:
+// asynchronous I/O on io_uring (through Boost.Asio) where the kernel and the
+// build allow it, the portable POSIX backend (pread/pwrite) otherwise.
+//
+// The io_uring backend keeps up to BackendOptions::queue_depth reads and
+// writes in the kernel at once; more wait in a FIFO inside the device.
+// submit() only prepares a request: the requests submitted between two
+// polls reach the kernel together, at the next poll() (one io_uring_enter),
+// while a request submitted from a completion callback is sent at once.
+// Each in-flight request borrows one of queue_depth slots preallocated at
+// open, which holds Asio's operation, so submitting and completing a
+// request allocate nothing. Partial transfers are resubmitted for the rest;
+// EINTR and EAGAIN completions are retried; a read that reaches the end of
+// the file completes with Errc::short_io and the bytes it did move in
+// IoRequest::transferred. Flush (fdatasync), discard and write-zeroes run
+// synchronously at submission, like the POSIX backend; their callbacks
+// still run at the next poll(). A FUA write is followed by fdatasync before
+// it completes.
+//
+// Fallbacks, in order (each is reported in OpenedDevice::note):
+//   - O_DIRECT refused by the file system (open fails with EINVAL):
+//     Errc::unsupported, unless buffered_if_direct_refused, which reopens
+//     without O_DIRECT (DeviceInfo::direct is then false);
+//   - io_uring refused (not built in, ENOSYS, EPERM under seccomp or
+//     kernel.io_uring_disabled, out of memory for the ring): the POSIX
+//     backend, unless Backend::uring was asked for (then Errc::unsupported).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "f2fscore/device.hpp"
+#include "f2fscore/result.hpp"
+
+namespace f2fscore {
+
+enum class Backend : std::uint8_t {
+  automatic,  ///< io_uring if available, else POSIX
+  uring,      ///< io_uring or an error
+  posix,      ///< pread/pwrite
+};
+std::string_view backend_name(Backend b) noexcept;  ///< "auto", "io_uring", "posix"
+
+/// Failure injection at open time, for tests: simulate a file system that
+/// refuses O_DIRECT (open returns EINVAL) or a kernel that refuses
+/// io_uring (io_uring_setup returns EPERM).
+struct OpenFaults {
+  bool refuse_direct = false;
+  bool refuse_uring = false;
+};
+
+/// Failure injection inside the io_uring backend's completion path, for
+/// tests of the code that handles short and interrupted transfers.
+struct UringHooks {
+  std::uint32_t max_chunk = 0;        ///< >0: submit at most this many bytes at a time (partial transfers)
+  std::uint32_t interrupt_every = 0;  ///< >0: every n-th completion is turned into -EINTR and retried
+};
+
+struct BackendOptions {
+  Backend backend = Backend::automatic;
+  std::uint32_t queue_depth = 128;  ///< io_uring: requests in the kernel at once (1..4096)
+  /// When the file system refuses O_DIRECT: reopen buffered instead of failing.
+  bool buffered_if_direct_refused = false;
+  OpenFaults faults;
+  UringHooks hooks;
+};
+
+struct OpenedDevice {
+  std::unique_ptr<BlockDevice> device;
+  Backend backend = Backend::posix;  ///< what was used (never automatic)
+  std::string note;                  ///< why a fallback was taken; empty if none
+};
+
+/// Opens `path` (regular file or block device). Size from stat or
+/// BLKGETSIZE64, logical block size from BLKSSZGET (512 for files); with
+/// `opts.direct` the logical block size and buffer alignment are
+/// max(4096, BLKSSZGET), as for open_posix_device().
+/// Errors: Errc::not_found, Errc::read_only (EROFS/EACCES/EPERM when opened
+/// for writing: "read-only"), Errc::busy (exclusive), Errc::unsupported
+/// (not a file or block device; O_DIRECT or io_uring refused, see above),
+/// Errc::invalid_argument (queue_depth), Errc::io.
+Result<OpenedDevice> open_device(const std::string& path, const OpenOptions& opts,
+                                 const BackendOptions& backend = {});
+
+/// Whether this build has the io_uring backend (F2FSCORE_WITH_URING).
+bool uring_compiled() noexcept;
+
+}  // namespace f2fscore

@@ -1,0 +1,142 @@
+// iostat toggled thousands of times while several threads keep devices
+// busy: no snapshot ever shows a completion without its submission, and
+// once everything is drained with iostat on, accounted submissions equal
+// accounted completions for every type.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "f2fscore/iostat.hpp"
+#include "f2fscore/uring_device.hpp"
+#include "io/io_test_util.hpp"
+#include "support/test_support.hpp"
+
+using namespace f2fscore;
+
+namespace {
+
+// One I/O thread: its own device, a mix of types and ops at queue depth 8.
+struct Worker {
+  std::unique_ptr<IostatDevice> dev;
+  std::vector<IoRequest> reqs;
+  std::unique_ptr<iotest::AlignedBuf> buf;
+  std::uint64_t rng;
+  std::uint64_t blocks;
+  std::atomic<bool>* stop;
+  std::uint64_t completed = 0;
+  std::uint64_t errors = 0;
+
+  static constexpr IostatType kTypes[] = {
+      IostatType::app_direct_io,   IostatType::app_buffered_io,  IostatType::fs_node_io,
+      IostatType::fs_cp_meta_io,   IostatType::fs_gc_data_io,    IostatType::app_direct_read_io,
+      IostatType::fs_node_read_io, IostatType::fs_meta_read_io,  IostatType::fs_data_read_io,
+      IostatType::fs_discard_io,   IostatType::fs_flush_io,      IostatType::app_mapped_io};
+
+  void refill(IoRequest& r) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    const auto t = kTypes[(rng >> 33) % std::size(kTypes)];
+    r.tag = io_tag(t, (rng >> 40) & 1);
+    r.flags = (rng >> 41) & 1 ? io_flag::sync : 0;
+    r.offset = ((rng >> 20) % blocks) * 4096;
+    r.length = 4096;
+    switch (t) {
+      case IostatType::fs_discard_io: r.op = IoOp::discard; break;
+      case IostatType::fs_flush_io: r.op = IoOp::flush; break;
+      case IostatType::app_direct_read_io: case IostatType::fs_node_read_io:
+      case IostatType::fs_meta_read_io: case IostatType::fs_data_read_io: r.op = IoOp::read; break;
+      default: r.op = IoOp::write; break;
+    }
+  }
+
+  static void done(IoRequest& r) noexcept {
+    auto& w = *static_cast<Worker*>(r.user);
+    ++w.completed;
+    if (!r.ok() && r.status != Errc::unsupported) ++w.errors;  // discard may be unsupported
+    if (w.stop->load(std::memory_order_relaxed)) return;
+    w.refill(r);
+    w.dev->submit(r);
+  }
+
+  void run() {
+    for (auto& r : reqs) {
+      refill(r);
+      r.buf = buf->data() + 4096 * (&r - reqs.data());
+      r.on_complete = &done;
+      r.user = this;
+      dev->submit(r);
+    }
+    while (dev->in_flight() > 0) dev->poll(true);
+  }
+};
+
+}  // namespace
+
+TEST(IostatStress, ToggleThousandsOfTimesUnderLoad) {
+  Iostat stats;  // the real clock
+  std::atomic<bool> stop{false};
+  f2fstest::TempDir tmp;
+  std::vector<std::unique_ptr<Worker>> workers;
+  auto add = [&](std::unique_ptr<BlockDevice> d, std::uint64_t seed) {
+    auto w = std::make_unique<Worker>();
+    w->blocks = d->info().size_bytes / 4096;
+    w->dev = std::make_unique<IostatDevice>(std::move(d), stats);
+    w->reqs.resize(8);
+    w->buf = std::make_unique<iotest::AlignedBuf>(8 * 4096);
+    w->rng = seed;
+    w->stop = &stop;
+    workers.push_back(std::move(w));
+  };
+  add(make_memory_device(8 << 20, 512), 1);
+  add(make_memory_device(8 << 20, 4096), 2);
+  // A real asynchronous device too, where requests stay in flight longer.
+  const auto file = tmp / "stress.img";
+  f2fstest::make_sparse_file(file, 16 << 20);
+  OpenOptions oo;
+  oo.direct = true;
+  auto opened = open_device(file.string(), oo, {});
+  ASSERT_TRUE(opened) << opened.error().to_string();
+  add(std::move(opened->device), 3);
+
+  std::vector<std::thread> threads;
+  for (auto& w : workers) threads.emplace_back([&w] { w->run(); });
+
+  // The toggler, and a checker looking at consistent snapshots meanwhile.
+  constexpr int kToggles = 4000;
+  std::uint64_t violations = 0, checks = 0;
+  for (int i = 0; i < kToggles; ++i) {
+    stats.set_enabled(i % 2 == 0);
+    if (i % 8 == 0) {
+      const auto s = stats.snapshot();
+      ++checks;
+      for (std::size_t t = 0; t < kIostatTypes; ++t)
+        if (s.completed[t] > s.count[t]) ++violations;
+      if (!s.enabled) {
+        for (std::size_t t = 0; t < kIostatTypes; ++t)
+          if (s.count[t] != 0 || s.completed[t] != 0) ++violations;
+      }
+    }
+    if (i % 64 == 0) std::this_thread::yield();
+  }
+  stats.set_enabled(true);  // end with iostat on and let the load run on
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  stop = true;
+  for (auto& t : threads) t.join();
+
+  EXPECT_EQ(violations, 0u) << "a completion without its submission, or counters while off (" << checks
+                            << " checks)";
+  std::uint64_t total = 0;
+  for (auto& w : workers) {
+    EXPECT_EQ(w->errors, 0u);
+    total += w->completed;
+  }
+  EXPECT_GT(total, 1000u) << "the load ran while toggling";
+  const auto s = stats.snapshot();
+  std::uint64_t accounted = 0;
+  for (std::size_t t = 0; t < kIostatTypes; ++t) {
+    SCOPED_TRACE(std::string(iostat_type_key(static_cast<IostatType>(t))));
+    EXPECT_EQ(s.count[t], s.completed[t]) << "accounted submissions == accounted completions";
+    accounted += s.count[t];
+  }
+  EXPECT_GT(accounted, 0u) << "something was accounted after the last switch-on";
+}

@@ -36,6 +36,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// No errors, except a codec compiled out of this build (the s390x and i686
+// cross builds have no lz4, zstd or lzo libraries): Errc::unsupported.
+bool clean_walk(const f2fstest::WalkResult& r) {
+  if (!r.opened) return false;
+  for (const auto& e : r.errors)
+    if (e.error.code != Errc::unsupported) return false;
+  return true;
+}
+
 constexpr std::uint64_t kReadBudget = 200000;  // device requests per case
 constexpr double kSlowSeconds = 20;             // a case running longer is a finding (ms natively)
 constexpr int kHangSeconds = 120;               // one running longer is a hang: abort
@@ -402,7 +411,7 @@ TEST(Robustness, GoodImagesWalkCleanly) {
       auto r = run.run(t.name, t.img);
       // Builds without a codec (cross builds) cannot read the compressed files.
       std::erase_if(r.errors, [](const f2fstest::WalkError& e) { return e.error.code == Errc::unsupported; });
-      EXPECT_TRUE(r.opened && r.errors.empty()) << t.name << errors_text(r);
+      EXPECT_TRUE(clean_walk(r)) << t.name << errors_text(r);
       EXPECT_GE(t.areas.size(), 7u) << t.name;
     }
   }
@@ -571,9 +580,9 @@ TEST(Robustness, ZeroedSuperblocks) {
       both.blocks.erase(0);
       both.blocks.erase(1);
       auto r1 = run.run(t.name + " / SB1 zeroed", one);
-      EXPECT_TRUE(r1.opened && r1.errors.empty()) << t.name << errors_text(r1);
+      EXPECT_TRUE(clean_walk(r1)) << t.name << errors_text(r1);
       auto r0 = run.run(t.name + " / SB0 zeroed", zero);
-      EXPECT_TRUE(r0.opened && r0.errors.empty()) << t.name << errors_text(r0);
+      EXPECT_TRUE(clean_walk(r0)) << t.name << errors_text(r0);
       auto r2 = run.run(t.name + " / both zeroed", both);
       EXPECT_FALSE(r2.opened);
       EXPECT_TRUE(mentions(r2, "superblock #0") && mentions(r2, "superblock #1")) << errors_text(r2);

@@ -10,7 +10,8 @@
 //   byte 0   flags: bit 0 re-seal checksums; bits 1-2 template (checksums,
 //            plain, large NAT bitmap, compression);
 //            bit 3 truncate: the next 2 bytes (LE) give the device size in
-//            4 KiB blocks (mod the image's)
+//            4 KiB blocks (mod the image's); bit 4: render the dump tool's
+//            views (f2fscore::inspect) too, bit 5: as JSON rather than text
 //   records, until the input ends (a short last record is cut):
 //     op & 3 == 0  XOR:   u8 block (index among the template's non-zero
 //                         blocks), u16 offset (mod 4096), u8 len, len bytes
@@ -18,6 +19,8 @@
 //     op & 3 == 2  LE32:  u8 block, u16 offset (mod 4093), u32 value
 //     op & 3 == 3  ANY:   u16 block (any block of the device), u16 offset,
 //                         u8 len, len bytes written there
+// The walk is support/volume_walk.hpp's: every directory, file, link and
+// xattr, lookups, NAT/SIT/SSA queries, and with bit 4 the dump tool's views.
 // A crash, a sanitizer report, a runaway loop (past the read budget), an
 // allocation past -malloc_limit_mb, a timeout, or an error whose message
 // does not name the structure and the place, is a finding.
@@ -98,6 +101,7 @@ void write_seeds(const char* dir) {
   for (std::uint8_t t = 0; t < templates().size(); ++t) {
     const std::uint8_t flags = static_cast<std::uint8_t>(t << 1 | 1);
     put("t" + std::to_string(t) + "-pristine", {flags});
+    put("t" + std::to_string(t) + "-tool-views", {static_cast<std::uint8_t>(flags | 0x10)});
     const auto& bl = templates()[t].blocks;
     for (std::size_t i = 0; i < bl.size() && i < 256; ++i) {
       // A no-op XOR of 16 bytes at the start of the block and at the end
@@ -176,6 +180,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   lim.max_segments = 64;
   lim.max_resolves = 8;
   lim.max_lookups_per_dir = 4;
+  lim.tool_inodes = (flags & 0x10) ? 8 : 0;
+  lim.tool_format = (flags & 0x20) ? 1 : 0;
   const auto r = f2fstest::walk_volume(bd, lim);
   if (bd.budget_exceeded()) {
     std::fprintf(stderr, "open_walk_fuzz: more than 100000 device requests: a runaway loop\n");

@@ -9,8 +9,9 @@
 //
 //   /small  /hard (same inode)  /big  /link -> small  /longlink  /xa
 //   /fifo  /chr  /sock  /dir/{inl/{x,y}, f00..f19, deep0..deep5, <255 x 'n'>}
-//   with the compression feature: /lz4 and /zstd, each a cluster of 4
-//   blocks compressed to one (16 KiB of 'A'), then a plain cluster.
+//   with the compression feature: /lz4, /zstd, /lzo and /lzo-rle, each a
+//   cluster of 4 blocks compressed to one (16 KiB of 'A'), then a plain
+//   cluster.
 //   with casefold: /cf, a casefolded directory (Hello, WORLD, café).
 #pragma once
 
@@ -56,7 +57,7 @@ struct RichImage {
   using nid_t = f2fscore::disk::nid_t;
   nid_t small = 0, big = 0, dir = 0, inl = 0, link = 0, longlink = 0, xa = 0, fifo = 0, chr = 0, sock = 0;
   nid_t xattr_nid = 0;
-  nid_t lz4 = 0, zstd = 0;  ///< compressed files (0 without the compression feature)
+  nid_t lz4 = 0, zstd = 0, lzo = 0, lzo_rle = 0;  ///< compressed files (0 without the feature)
   nid_t cf = 0;             ///< casefolded directory (0 without casefold)
   std::uint64_t cf_blk = 0; ///< its dentry block
   /// big's node tree: the direct node, the indirect node and its two direct
@@ -160,6 +161,10 @@ class RichBuilder {
       add(rv, "lz4", r_.lz4, FileType::reg_file);
       r_.zstd = compressed_file("zstd", 2, zstd_stream());
       add(rv, "zstd", r_.zstd, FileType::reg_file);
+      r_.lzo = compressed_file("lzo", 0, lzo_stream());
+      add(rv, "lzo", r_.lzo, FileType::reg_file);
+      r_.lzo_rle = compressed_file("lzo-rle", 3, lzo_stream());
+      add(rv, "lzo-rle", r_.lzo_rle, FileType::reg_file);
     }
     if (feat_ & feature::casefold) {
       build_casefolded_dir();
@@ -377,6 +382,18 @@ class RichBuilder {
     for (; rest >= 255; rest -= 255) s.push_back(255);
     s.push_back(static_cast<std::uint8_t>(rest));
     for (std::uint8_t c : {std::uint8_t{0x50}, std::uint8_t{'A'}, std::uint8_t{'A'}, std::uint8_t{'A'}, std::uint8_t{'A'}, std::uint8_t{'A'}})
+      s.push_back(c);
+    return s;
+  }
+  // The same as LZO1X (which lzo-rle decoders read too: it does not start
+  // with the 17 of a versioned lzo-rle stream): a literal, an M3 match of
+  // 16383 bytes at distance 1 (length 31 + 64 x 255 + 30 + 2), the end
+  // marker.
+  static std::vector<std::uint8_t> lzo_stream() {
+    std::vector<std::uint8_t> s = {0x12, 'A', 0x20};
+    s.resize(s.size() + 64, 0);
+    for (std::uint8_t c : {std::uint8_t{30}, std::uint8_t{0}, std::uint8_t{0}, std::uint8_t{0x11}, std::uint8_t{0},
+                           std::uint8_t{0}})
       s.push_back(c);
     return s;
   }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "f2fscore/device.hpp"
+#include "f2fscore/inspect.hpp"
 #include "f2fscore/volume.hpp"
 
 namespace f2fstest {
@@ -69,6 +70,10 @@ struct WalkLimits {
   std::uint32_t nat_scan = 256;          ///< nids read as inodes directly
   std::size_t max_resolves = 256;        ///< paths resolved from the root
   std::size_t max_lookups_per_dir = 4096;  ///< entries of each directory looked up by name
+  /// Also render the dump tool's views (f2fscore::inspect) of the volume and
+  /// of up to this many inodes; 0: none.
+  std::size_t tool_inodes = 0;
+  int tool_format = -1;  ///< the views' format: -1 both, 0 text, 1 JSON
 };
 
 struct WalkError {
@@ -82,6 +87,7 @@ struct WalkResult {
   std::vector<std::string> paths;  ///< "/a/b" of every entry visited, in walk order
   std::size_t inodes = 0, dirs = 0, files = 0;
   std::uint64_t bytes_read = 0;
+  std::size_t tool_views = 0;  ///< inspect views rendered
 };
 
 /// Why an error from the library is not good enough, or "" when it is: the
@@ -118,6 +124,7 @@ struct Walker {
   WalkResult& r;
   std::set<f2fscore::nid_t> seen_dirs;
   std::set<f2fscore::nid_t> seen_inodes;
+  std::vector<f2fscore::InodeInfo> visited;  ///< for the tool's views
   std::size_t resolves = 0;
 
   template <typename T>
@@ -164,6 +171,7 @@ struct Walker {
     if (!ok(in, "read_inode " + path)) return;
     ++r.inodes;
     const bool first = seen_inodes.insert(ino).second;
+    if (first && visited.size() < lim.tool_inodes) visited.push_back(*in);
     if (first) (void)ok(v.xattrs(*in), "xattrs " + path);
     if (in->is_symlink()) {
       (void)ok(v.read_link(*in), "read_link " + path);
@@ -214,6 +222,40 @@ struct Walker {
     }
   }
 
+  // The dump tool's views: what f2fscore-dump prints, on the same volume.
+  void tool_views(const std::vector<f2fscore::InodeInfo>& inodes) {
+    namespace in = f2fscore::inspect;
+    using F = in::Format;
+    auto view = [&](const f2fscore::Result<in::Output>& o, const std::string& what) {
+      ++r.tool_views;
+      (void)ok(o, "inspect " + what);
+    };
+    for (F f : {F::text, F::json}) {
+      if (lim.tool_format >= 0 && f != (lim.tool_format ? F::json : F::text)) continue;
+      view(in::render_info(v, f), "info");
+      view(in::render_checkpoint(v, f), "cp");
+      view(in::render_nat(v, {0, 600}, f), "nat");
+      view(in::render_sit(v, {0, 64}, f), "sit");
+      view(in::render_ssa(v, {0, 64}, f), "ssa");
+      view(in::render_ls(v, "/", {true, true}, f), "ls -lR /");
+      view(in::render_map(v, "/", f), "map /");
+      view(in::render_space(v, f), "space");
+    }
+    for (std::size_t i = 0; i < inodes.size() && i < lim.tool_inodes; ++i) {
+      const auto& ino = inodes[i];
+      const std::string id = std::to_string(ino.ino);
+      view(in::render_inode(v, ino, i % 2 ? F::json : F::text), "inode " + id);
+      view(in::render_block(v, ino.node_blkaddr, i % 2 ? F::text : F::json), "block of inode " + id);
+      (void)ok(in::path_of(v, ino.ino), "inspect path_of " + id);
+      if (ino.is_reg() && ino.size <= lim.max_bytes_per_file) {
+        auto st = in::cat(v, std::to_string(ino.ino), i % 2 ? F::json : F::text,
+                          [](std::span<const std::uint8_t>) -> f2fscore::Status { return {}; });
+        ++r.tool_views;
+        if (!st) r.errors.push_back({"inspect cat " + id, st.error()});
+      }
+    }
+  }
+
   void nat_scan() {
     const f2fscore::nid_t end = std::min<f2fscore::nid_t>(v.max_nid(), lim.nat_scan);
     for (f2fscore::nid_t nid = 0; nid < end && r.inodes < lim.max_inodes; ++nid) {
@@ -237,7 +279,7 @@ inline WalkResult walk_volume(f2fscore::BlockDevice& dev, const WalkLimits& lim 
     return r;
   }
   r.opened = true;
-  detail::Walker w{**vol, lim, r, {}, {}, 0};
+  detail::Walker w{**vol, lim, r, {}, {}, {}, 0};
   w.metadata();
   const f2fscore::nid_t root = (*vol)->superblock().root_ino.get();
   auto rootin = (*vol)->read_inode(root);
@@ -249,6 +291,7 @@ inline WalkResult walk_volume(f2fscore::BlockDevice& dev, const WalkLimits& lim 
     if (rootin->is_dir()) w.walk_dir(*rootin, "/", 0, true);
   }
   w.nat_scan();
+  if (lim.tool_inodes) w.tool_views(w.visited);
   return r;
 }
 

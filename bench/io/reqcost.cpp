@@ -6,7 +6,7 @@
 // is compiled out), so the gate's cost is the difference.
 //
 //   valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file=F \
-//     f2fscore-reqcost FILE QD N [read|write] [auto|io_uring|posix]
+//     f2fscore-reqcost FILE QD N [read|write] [auto|io_uring|posix] [on]
 //   then divide the "totals:" of F by N (bench/io/reqcost.sh does this).
 //
 // Without valgrind it just runs and prints the request rate.
@@ -69,7 +69,7 @@ void run(Loop& l, std::vector<IoRequest>& reqs, std::uint64_t n) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s FILE QD N [read|write] [auto|io_uring|posix]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s FILE QD N [read|write] [auto|io_uring|posix] [on]\n", argv[0]);
     return 2;
   }
   const std::string path = argv[1];
@@ -92,9 +92,11 @@ int main(int argc, char** argv) {
   std::unique_ptr<BlockDevice> dev = std::move(opened->device);
   const char* variant = "iostat compiled out";
 #else
-  Iostat stats;  // off
+  Iostat stats;  // off, unless the 6th argument is "on"
+  const bool on = argc > 6 && std::strcmp(argv[6], "on") == 0;
+  stats.set_enabled(on);
   auto dev = std::make_unique<IostatDevice>(std::move(opened->device), stats);
-  const char* variant = "iostat layer, off";
+  const char* variant = on ? "iostat layer, on" : "iostat layer, off";
 #endif
   void* bufs = std::aligned_alloc(4096, std::size_t{4096} * qd);
   std::memset(bufs, 0x5a, std::size_t{4096} * qd);

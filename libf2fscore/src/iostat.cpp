@@ -170,24 +170,38 @@ std::uint64_t Iostat::submit(IostatType type, std::uint64_t bytes, bool compress
   return generation_;
 }
 
-bool Iostat::period_due_locked(std::uint64_t now_ns, IostatSnapshot& out) noexcept {
-  // f2fs_record_iostat(): at most once per period, deltas since the last.
+bool Iostat::claim_period_locked(std::uint64_t now_ns) noexcept {
+  // f2fs_record_iostat(): at most once per period. The first completion
+  // after switching on (or changing the period) starts the first period.
   if (now_ns < next_period_ns_) return false;
   const bool first = next_period_ns_ == 0;
   next_period_ns_ = now_ns + std::uint64_t{period_ms()} * 1000000u;
-  if (first) return false;  // the period starts with the first completion
-  out.enabled = true;
-  out.time_ns = now_ns;
-  for (std::size_t i = 0; i < kIostatTypes; ++i) {
-    out.bytes[i] = cur_.bytes[i] - prev_bytes_[i];
-    out.count[i] = cur_.count[i] - prev_count_[i];
-    out.completed[i] = cur_.completed[i];
-    prev_bytes_[i] = cur_.bytes[i];
-    prev_count_[i] = cur_.count[i];
+  return !first;
+}
+
+[[gnu::noinline, gnu::cold]] void Iostat::emit_period(std::uint64_t now_ns) noexcept {
+  // Out of the completion path: the record is 1 KiB of stack.
+  IostatSnapshot out;
+  Sink sink;
+  void* ctx;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!cur_.enabled || sink_ == nullptr) return;
+    out.enabled = true;
+    out.time_ns = now_ns;
+    for (std::size_t i = 0; i < kIostatTypes; ++i) {  // deltas since the last record
+      out.bytes[i] = cur_.bytes[i] - prev_bytes_[i];
+      out.count[i] = cur_.count[i] - prev_count_[i];
+      out.completed[i] = cur_.completed[i];
+      prev_bytes_[i] = cur_.bytes[i];
+      prev_count_[i] = cur_.count[i];
+    }
+    out.latency = cur_.latency;  // __record_iostat_latency(): emit, then clear
+    for (auto& row : cur_.latency) row.fill(IostatLatency{});
+    sink = sink_;
+    ctx = sink_ctx_;
   }
-  out.latency = cur_.latency;  // __record_iostat_latency(): emit, then clear
-  for (auto& row : cur_.latency) row.fill(IostatLatency{});
-  return true;
+  sink(out, ctx);
 }
 
 void Iostat::complete(IostatType type, bool compressed, IostatLat lat, std::uint64_t generation,
@@ -195,10 +209,7 @@ void Iostat::complete(IostatType type, bool compressed, IostatLat lat, std::uint
   // Read the clock outside the lock; only latency-bearing requests need it.
   const bool timed = static_cast<unsigned>(lat) != kNoLatency;
   const std::uint64_t now_ns = timed ? now() : 0;
-  IostatSnapshot period;
-  bool emit = false;
-  Sink sink = nullptr;
-  void* sink_ctx = nullptr;
+  bool due = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!cur_.enabled || generation != (generation_ & 0xffffffffffffull)) return;
@@ -211,13 +222,9 @@ void Iostat::complete(IostatType type, bool compressed, IostatLat lat, std::uint
     b.sum_ns += d;
     b.count += 1;
     if (d > b.peak_ns) b.peak_ns = d;
-    if (sink_ != nullptr) {
-      emit = period_due_locked(now_ns, period);
-      sink = sink_;
-      sink_ctx = sink_ctx_;
-    }
+    due = sink_ != nullptr && claim_period_locked(now_ns);
   }
-  if (emit) sink(period, sink_ctx);
+  if (due) [[unlikely]] emit_period(now_ns);
 }
 
 bool Iostat::classify(const IoRequest& req, IostatType& type) noexcept {

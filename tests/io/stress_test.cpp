@@ -102,9 +102,13 @@ TEST(IostatStress, ToggleThousandsOfTimesUnderLoad) {
   for (auto& w : workers) threads.emplace_back([&w] { w->run(); });
 
   // The toggler, and a checker looking at consistent snapshots meanwhile.
+  // 4,000 switches take about a second natively; under emulation (qemu-user
+  // for the cross builds) the time bound ends it first.
   constexpr int kToggles = 4000;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   std::uint64_t violations = 0, checks = 0;
-  for (int i = 0; i < kToggles; ++i) {
+  int toggles = 0;
+  for (int i = 0; i < kToggles && std::chrono::steady_clock::now() < deadline; ++i, ++toggles) {
     stats.set_enabled(i % 2 == 0);
     if (i % 8 == 0) {
       const auto s = stats.snapshot();
@@ -131,6 +135,7 @@ TEST(IostatStress, ToggleThousandsOfTimesUnderLoad) {
     total += w->completed;
   }
   EXPECT_GT(total, 1000u) << "the load ran while toggling";
+  EXPECT_GE(toggles, 200) << "iostat was switched often enough to matter";
   const auto s = stats.snapshot();
   std::uint64_t accounted = 0;
   for (std::size_t t = 0; t < kIostatTypes; ++t) {

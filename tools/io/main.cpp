@@ -51,6 +51,19 @@ bool parse_size(const std::string& s, std::uint64_t& out) {
   return true;
 }
 
+std::string json_string(const std::string& s) {
+  std::string o = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') o += '\\', o += static_cast<char>(c);
+    else if (c < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", c);
+      o += b;
+    } else o += static_cast<char>(c);
+  }
+  return o + "\"";
+}
+
 struct PeriodSum {
   f2fscore::IostatSnapshot total;  // latency merged over the period records
   unsigned periods = 0;
@@ -200,7 +213,7 @@ int main(int argc, char** argv) {
   const auto now = static_cast<std::int64_t>(std::time(nullptr));
   const DeviceInfo& di = dev.info();
   if (json) {
-    std::string out = "{\"target\": \"" + target + "\", \"backend\": \"" +
+    std::string out = "{\"target\": " + json_string(target) + ", \"backend\": \"" +
                       std::string(backend_name(opened->backend)) + "\", \"direct\": " +
                       (di.direct ? "true" : "false") + ", \"job\": " + io_report_json(job, *report);
     if (iostat_on) out += ", \"iostat\": " + iostat_json(snap, now);

@@ -50,7 +50,7 @@ using IoCallback = void (*)(IoRequest& req) noexcept;
 struct IoRequest {
   IoOp op = IoOp::read;
   std::uint8_t flags = 0;
-  std::uint16_t tag = 0;     ///< the engine's classification (iostat type); devices ignore it
+  std::uint16_t tag = 0;     ///< the engine's classification (iostat type, io_tag() in iostat.hpp); devices ignore it
   std::uint64_t offset = 0;  ///< bytes from the start of the device
   std::uint64_t length = 0;  ///< bytes
   void* buf = nullptr;       ///< read/write only

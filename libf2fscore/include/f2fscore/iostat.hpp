@@ -197,7 +197,8 @@ class Iostat {
                 std::uint64_t submit_ns) noexcept;
   void add_locked(IostatType type, std::uint64_t bytes, bool compressed) noexcept;
   void reset_locked() noexcept;
-  bool period_due_locked(std::uint64_t now_ns, IostatSnapshot& out) noexcept;
+  bool claim_period_locked(std::uint64_t now_ns) noexcept;
+  void emit_period(std::uint64_t now_ns) noexcept;  // cold, out of line
 
   IostatClock clock_;
   std::atomic<bool> enabled_{false};

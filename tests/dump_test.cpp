@@ -746,12 +746,9 @@ TEST(Dump, SharedImagesExtractAsLinuxReadsThem) {
     GTEST_SKIP() << "../shared/images is not present";
   }
   int images = 0;
-  for (const auto& ent : fs::directory_iterator(*dir / "syzkaller")) {
-    const auto p = ent.path();
-    if (p.extension() != ".zst") continue;
-    const std::string stem = p.filename().string().substr(0, p.filename().string().find('.'));
-    SCOPED_TRACE(stem);
-    auto img = f2fstest::unzstd(p);
+  for (const auto& si : f2fstest::shared_syzkaller_images(*dir)) {
+    SCOPED_TRACE(si.stem);
+    auto img = f2fstest::unzstd(si.image_zst);
     ASSERT_TRUE(img);
     f2fstest::TempDir t;
     const auto out = t / "out";
@@ -760,19 +757,15 @@ TEST(Dump, SharedImagesExtractAsLinuxReadsThem) {
     Json rep = Json::parse(r.output, nullptr, false);
     ASSERT_FALSE(rep.is_discarded());
     EXPECT_EQ(rep["xattrs_unsupported"], 0u);
-    std::vector<std::string> got, want;
+    std::vector<std::string> got;
     host_manifest(out, out, got);
-    std::ifstream m(*dir / "syzkaller" / (stem + ".linux-manifest"));
-    for (std::string l; std::getline(m, l);)
-      if (!l.empty()) want.push_back(l);
     std::sort(got.begin(), got.end());
-    std::sort(want.begin(), want.end());
-    EXPECT_EQ(got, want);
+    EXPECT_EQ(got, si.manifest);
     // Times and owners as in the inodes.
     auto dev = f2fstest::load_image(*img);
     auto vol = Volume::open(*dev);
     ASSERT_TRUE(vol);
-    for (const auto& l : want) {
+    for (const auto& l : si.manifest) {
       if (l.rfind("F|", 0) != 0) continue;
       const std::string rel = l.substr(2, l.find('|', 2) - 2);
       auto in = (*vol)->resolve("/" + rel);

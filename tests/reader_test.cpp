@@ -77,12 +77,9 @@ TEST(Reader, SharedImagesReadAsLinuxReadsThem) {
     GTEST_SKIP() << "../shared/images is not present";
   }
   int images = 0;
-  for (const auto& ent : fs::directory_iterator(*dir / "syzkaller")) {
-    const auto p = ent.path();
-    if (p.extension() != ".zst") continue;
-    const std::string stem = p.filename().string().substr(0, p.filename().string().find('.'));
-    SCOPED_TRACE(stem);
-    auto img = f2fstest::unzstd(p);
+  for (const auto& si : f2fstest::shared_syzkaller_images(*dir)) {
+    SCOPED_TRACE(si.stem);
+    auto img = f2fstest::unzstd(si.image_zst);
     ASSERT_TRUE(img);
     auto dev = f2fstest::load_image(*img);
     auto vol = Volume::open(*dev);
@@ -91,13 +88,8 @@ TEST(Reader, SharedImagesReadAsLinuxReadsThem) {
     ASSERT_TRUE(root) << root.error().to_string();
     std::vector<std::string> got;
     walk(**vol, *root, "", got);
-    std::vector<std::string> want;
-    std::ifstream m(*dir / "syzkaller" / (stem + ".linux-manifest"));
-    for (std::string l; std::getline(m, l);)
-      if (!l.empty()) want.push_back(l);
     std::sort(got.begin(), got.end());
-    std::sort(want.begin(), want.end());
-    EXPECT_EQ(got, want);
+    EXPECT_EQ(got, si.manifest);
     ++images;
   }
   EXPECT_EQ(images, 16);

@@ -21,6 +21,7 @@
 #include "f2fscore/checksum.hpp"
 #include "f2fscore/disk/constants.hpp"
 #include "f2fscore/disk/node.hpp"
+#include "text.hpp"
 
 #ifndef F2FSCORE_HAVE_CASEFOLD
 #define F2FSCORE_HAVE_CASEFOLD 0
@@ -52,23 +53,7 @@ std::uint32_t tea_hash(std::string_view s) {
 
 #if F2FSCORE_HAVE_CASEFOLD
 
-void append_utf8(std::string& out, char32_t c) {
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0 | (c >> 6));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += static_cast<char>(0xE0 | (c >> 12));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (c >> 18));
-    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  }
-}
+using detail::append_utf8;
 
 // Decodes the character at s[i] if Linux's table has a leaf for it: the
 // shortest form, no surrogates, at most U+10FFFF, complete within s.

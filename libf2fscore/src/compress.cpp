@@ -18,6 +18,7 @@
 #include "f2fscore/disk/constants.hpp"
 #include "lzo_rle.hpp"
 #include "volume_internal.hpp"
+#include "text.hpp"
 
 #if F2FSCORE_WITH_LZ4
 #include <lz4.h>
@@ -33,11 +34,7 @@ namespace f2fscore {
 
 namespace {
 
-std::string fmt(const char* f, unsigned long long a = 0, unsigned long long b = 0, unsigned long long c = 0) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, f, a, b, c);
-  return buf;
-}
+using detail::fmt;
 
 // i_compress_algorithm values (enum compress_algorithm_type).
 enum : std::uint8_t { kLzo = 0, kLz4 = 1, kZstd = 2, kLzoRle = 3 };

@@ -8,17 +8,14 @@
 #include "f2fscore/casefold.hpp"
 #include "f2fscore/checksum.hpp"
 #include "volume_internal.hpp"
+#include "text.hpp"
 
 namespace f2fscore {
 
 using namespace disk;
 
 namespace {
-std::string fmt(const char* f, unsigned long long a = 0, unsigned long long b = 0, unsigned long long c = 0) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, f, a, b, c);
-  return buf;
-}
+using detail::fmt;
 
 // Parses `slots` dentries laid out as bitmap / DirEntry[] / names[][8].
 // `offset`: the byte address of the block holding them, for errors.

@@ -5,17 +5,14 @@
 #include <cstring>
 
 #include "volume_internal.hpp"
+#include "text.hpp"
 
 namespace f2fscore {
 
 using namespace disk;
 
 namespace {
-std::string fmt(const char* f, unsigned long long a = 0, unsigned long long b = 0, unsigned long long c = 0) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, f, a, b, c);
-  return buf;
-}
+using detail::fmt;
 
 // A path through the node tree: which i_addr slot, or which i_nid and then
 // which slot on each level; the footer offset each node on the path must

@@ -6,6 +6,7 @@
 
 #include "f2fscore/checksum.hpp"
 #include "f2fscore/disk/sit.hpp"
+#include "text.hpp"
 
 namespace f2fscore::disk {
 
@@ -14,12 +15,7 @@ std::uint32_t superblock_checksum(const SuperBlock& sb) noexcept {
 }
 
 namespace {
-std::string fmt(const char* f, unsigned long long a, unsigned long long b = 0,
-                unsigned long long c = 0) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, f, a, b, c);
-  return buf;
-}
+using detail::fmt;
 }  // namespace
 
 Status validate_superblock(const SuperBlock& sb, std::uint64_t device_blocks, int which) {
@@ -132,21 +128,7 @@ std::string volume_label(const SuperBlock& sb) {
         ++i;
       }
     }
-    if (c < 0x80) {
-      out += static_cast<char>(c);
-    } else if (c < 0x800) {
-      out += static_cast<char>(0xC0 | (c >> 6));
-      out += static_cast<char>(0x80 | (c & 0x3F));
-    } else if (c < 0x10000) {
-      out += static_cast<char>(0xE0 | (c >> 12));
-      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (c & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (c >> 18));
-      out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (c & 0x3F));
-    }
+    detail::append_utf8(out, c);
   }
   return out;
 }

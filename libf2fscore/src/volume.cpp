@@ -9,17 +9,14 @@
 
 #include "f2fscore/checksum.hpp"
 #include "volume_internal.hpp"
+#include "text.hpp"
 
 namespace f2fscore {
 
 using namespace disk;
 
 namespace {
-std::string fmt(const char* f, unsigned long long a = 0, unsigned long long b = 0, unsigned long long c = 0) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, f, a, b, c);
-  return buf;
-}
+using detail::fmt;
 constexpr std::uint32_t kBlocksPerSeg = kDefaultBlocksPerSeg;
 }  // namespace
 

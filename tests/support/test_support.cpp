@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "test_support.hpp"
 
 #include <fcntl.h>
@@ -200,6 +201,24 @@ std::vector<std::uint8_t> read_block(const fs::path& path, std::uint64_t blkaddr
   (void)!::pread(fd, b.data(), b.size(), static_cast<off_t>(blkaddr * 4096));
   ::close(fd);
   return b;
+}
+
+std::vector<SharedImage> shared_syzkaller_images(const fs::path& images_dir) {
+  std::vector<SharedImage> out;
+  for (const auto& ent : fs::directory_iterator(images_dir / "syzkaller")) {
+    const auto p = ent.path();
+    if (p.extension() != ".zst") continue;
+    SharedImage si;
+    si.stem = p.filename().string().substr(0, p.filename().string().find('.'));
+    si.image_zst = p;
+    std::ifstream m(images_dir / "syzkaller" / (si.stem + ".linux-manifest"));
+    for (std::string l; std::getline(m, l);)
+      if (!l.empty()) si.manifest.push_back(l);
+    std::sort(si.manifest.begin(), si.manifest.end());
+    out.push_back(std::move(si));
+  }
+  std::sort(out.begin(), out.end(), [](const SharedImage& a, const SharedImage& b) { return a.stem < b.stem; });
+  return out;
 }
 
 }  // namespace f2fstest

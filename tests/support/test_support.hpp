@@ -66,4 +66,13 @@ std::vector<std::uint64_t> differing_blocks(const fs::path& a, const fs::path& b
 /// Reads one 4 KiB block of a file.
 std::vector<std::uint8_t> read_block(const fs::path& path, std::uint64_t blkaddr);
 
+/// The syzkaller images of ../shared/images (stem, compressed image, and the
+/// sorted lines of the manifest of what Linux reads from it), in name order.
+struct SharedImage {
+  std::string stem;
+  fs::path image_zst;
+  std::vector<std::string> manifest;
+};
+std::vector<SharedImage> shared_syzkaller_images(const fs::path& images_dir);
+
 }  // namespace f2fstest

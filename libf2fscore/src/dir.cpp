@@ -149,12 +149,20 @@ Result<DirEntryInfo> Volume::lookup(const InodeInfo& dir, std::string_view name)
   // The entries of directory block `bi` (none for a hole); *next: the next
   // block worth reading (holes of missing nodes are skipped whole, so a
   // sparse directory claiming 2^30 blocks is searched a node at a time).
+  // A block mapped twice is refused as read_dir() does: a tree of aliased
+  // nodes could otherwise map 2^30 indices to a few blocks.
   FileMapper mapper(*this, dir);
+  std::unordered_map<block_t, std::uint64_t> seen;
   auto block_entries = [&](std::uint64_t bi, std::uint64_t* next) -> Status {
     entries.clear();
     auto a = mapper.map(bi, next);
     if (!a) return make_error(a.error());
     if (*a == kNullAddr || *a == kNewAddr || !is_valid_main_addr(*a)) return {};
+    if (auto [it, fresh] = seen.emplace(*a, bi); !fresh && it->second != bi)
+      return make_error(Errc::corrupt,
+                        fmt("directory %llu: blocks %llu and %llu both map to block ", dir.ino, it->second, bi) +
+                            std::to_string(*a),
+                        static_cast<std::uint64_t>(*a) * kBlockSize);
     F2FS_TRY(read_block(*a, b));
     const auto* d = reinterpret_cast<const DentryBlock*>(b.data());
     return parse_dentries(d->dentry_bitmap, d->dentry, &d->filename[0][0], kNrDentryInBlock, max_nid(),
@@ -177,7 +185,7 @@ Result<DirEntryInfo> Volume::lookup(const InodeInfo& dir, std::string_view name)
         if (matches(e, hashed)) return std::optional<DirEntryInfo>(e);
       return std::optional<DirEntryInfo>();
     }
-    for (std::uint32_t level = 0; level < depth && level < 64; ++level) {
+    for (std::uint32_t level = 0; level < depth && level < kMaxDirHashDepth; ++level) {
       const std::uint32_t nbucket = dir_buckets(level, dir_level);
       const std::uint64_t first = dir_block_index(level, dir_level, hashed ? hash % nbucket : 0);
       const std::uint64_t count = static_cast<std::uint64_t>(bucket_blocks(level)) * (hashed ? 1 : nbucket);

@@ -71,15 +71,17 @@ constexpr InlineDentryLayout inline_dentry_layout(std::uint32_t inline_bytes) {
 // The default inline area (923 - 50 - 1 addresses = 3488 bytes) holds 182 slots.
 static_assert(inline_dentry_layout(3488).nr_slots == 182);
 
+/// MAX_DIR_HASH_DEPTH (fs/f2fs/f2fs.h): a directory has at most 63 hash
+/// levels; lookups (__f2fs_find_entry() in fs/f2fs/dir.c) stop there.
+inline constexpr std::uint32_t kMaxDirHashDepth = 63;
+
 /// Hash levels: buckets in level `level` of a directory with dir_level `dl`,
 /// and blocks per bucket (dir_buckets()/bucket_blocks() in fs/f2fs/dir.c).
 constexpr std::uint32_t dir_buckets(std::uint32_t level, std::uint32_t dir_level) {
-  constexpr std::uint32_t kMaxDirHashDepth = 63;
   if (level + dir_level < kMaxDirHashDepth / 2) return 1u << (level + dir_level);
   return 1u << ((kMaxDirHashDepth / 2) - 1);
 }
 constexpr std::uint32_t bucket_blocks(std::uint32_t level) {
-  constexpr std::uint32_t kMaxDirHashDepth = 63;
   return level < kMaxDirHashDepth / 2 ? 2 : 4;
 }
 

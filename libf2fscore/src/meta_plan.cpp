@@ -6,6 +6,7 @@
 // use, as fsck.f2fs's fsck_chk_data_blk() counts them. SIT, SSA and the
 // checkpoint's counts are not consulted: they are what the rebuild rewrites.
 #include <cstring>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "f2fscore/meta_rebuild.hpp"
@@ -34,7 +35,21 @@ bool is_direct_node(std::uint32_t ofs) {
   return true;
 }
 
-bool is_data_addr(block_t a) { return a != kNullAddr && a != kNewAddr && a != kCompressAddr; }
+
+// How an inode's address slots count: only regular files, directories and
+// symlinks have data blocks (device, fifo and socket inodes keep rdev in
+// i_addr: fsck_chk_inode_blk() skips them); compressed files whose saved
+// blocks are not released count each cluster's COMPRESS_ADDR.
+struct Owner {
+  bool has_data = false;
+  bool count_compress_addr = false;
+};
+Owner owner_of(const InodeInfo& in) {
+  Owner o;
+  o.has_data = (in.is_reg() || in.is_dir() || in.is_symlink()) && !in.has_inline_data() && !in.has_inline_dentry();
+  o.count_compress_addr = in.is_compressed() && !(in.inline_flags & inline_flag::compress_released);
+  return o;
+}
 
 }  // namespace
 
@@ -46,6 +61,13 @@ Result<RebuildPlan> plan_from_volume(Volume& vol) {
   RebuildPlan plan;
   const nid_t node_ino = mv.sb.node_ino.get(), meta_ino = mv.sb.meta_ino.get();
   std::unordered_set<block_t> used;
+  std::unordered_map<nid_t, Owner> owners;
+  auto owner = [&](nid_t ino) -> Result<Owner> {
+    if (auto it = owners.find(ino); it != owners.end()) return it->second;
+    auto in = vol.read_inode(ino);
+    if (!in) return make_error(in.error());
+    return owners[ino] = owner_of(*in);
+  };
   std::vector<std::uint8_t> b(kBlockSize);
   auto add_block = [&](const BlockUse& u) -> Status {
     if (!vol.is_valid_main_addr(u.blkaddr))
@@ -53,6 +75,15 @@ Result<RebuildPlan> plan_from_volume(Volume& vol) {
     if (!used.insert(u.blkaddr).second)
       return make_error(Errc::corrupt, fmt("block %llu is claimed twice (second owner nid %llu)", u.blkaddr, u.nid));
     plan.blocks.push_back(u);
+    return {};
+  };
+  auto count = [&](block_t a, nid_t nid, std::uint32_t i, std::uint8_t version, const Owner& o) -> Status {
+    if (a == kNewAddr) ++plan.reserved_blocks;
+    else if (a == kCompressAddr) {
+      if (o.count_compress_addr) ++plan.reserved_blocks;
+    } else if (a != kNullAddr) {
+      return add_block({a, nid, static_cast<std::uint16_t>(i), version, false});
+    }
     return {};
   };
   for (nid_t nid = 1; nid < nat->size(); ++nid) {
@@ -75,17 +106,16 @@ Result<RebuildPlan> plan_from_volume(Volume& vol) {
       ++plan.valid_inode_count;
       auto in = vol.read_inode(nid);
       if (!in) return make_error(in.error());
-      if (in->has_inline_data() || in->has_inline_dentry()) continue;
+      const Owner o = owners[nid] = owner_of(*in);
+      if (!o.has_data) continue;
       const std::uint32_t base = in->extra_isize / 4;
-      for (std::uint32_t i = 0; i < in->addrs_per_inode; ++i) {
-        const block_t a = n->i.i_addr[base + i].get();
-        if (is_data_addr(a)) F2FS_TRY(add_block({a, nid, static_cast<std::uint16_t>(i), e.version, false}));
-      }
+      for (std::uint32_t i = 0; i < in->addrs_per_inode; ++i) F2FS_TRY(count(n->i.i_addr[base + i].get(), nid, i, e.version, o));
     } else if (is_direct_node(ofs)) {
-      for (std::uint32_t i = 0; i < kDefAddrsPerBlock; ++i) {
-        const block_t a = n->dn.addr[i].get();
-        if (is_data_addr(a)) F2FS_TRY(add_block({a, nid, static_cast<std::uint16_t>(i), e.version, false}));
-      }
+      const Node dn = *n;  // owner() reads blocks into other buffers, but keep this one stable
+      auto o = owner(dn.footer.ino.get());
+      if (!o) return make_error(o.error());
+      if (!o->has_data) continue;
+      for (std::uint32_t i = 0; i < kDefAddrsPerBlock; ++i) F2FS_TRY(count(dn.dn.addr[i].get(), nid, i, e.version, *o));
     }
   }
   auto orphans = vol.orphans();

@@ -130,6 +130,9 @@ class Rebuilder {
         static_cast<std::uint64_t>(kBlocksPerSeg - kCheckpointPacks - kNrCursegType - payload) * kOrphansPerBlock;
     if (plan_.orphans.size() > max_orphans)
       return bad(fmt("plan has %llu orphans, a pack holds at most %llu", plan_.orphans.size(), max_orphans));
+    if (plan_.blocks.size() + plan_.reserved_blocks > mv_.cp.user_block_count.get())
+      return bad(fmt("plan uses %llu blocks (%llu reserved), more than user_block_count %llu", plan_.blocks.size(),
+                     plan_.reserved_blocks, mv_.cp.user_block_count.get()));
     for (nid_t o : plan_.orphans)
       if (o == 0 || o >= max_nid_) return bad(fmt("orphan inode %llu outside [1, %llu)", o, max_nid_));
     return {};
@@ -384,7 +387,7 @@ class Rebuilder {
     if ((flags & cp_flag::nat_bits) && total + nbs.blocks > kBlocksPerSeg) flags &= ~cp_flag::nat_bits;
 
     cp.checkpoint_ver.set(mv_.cp.checkpoint_ver.get() + 1);
-    cp.valid_block_count.set(plan_.blocks.size());
+    cp.valid_block_count.set(plan_.blocks.size() + plan_.reserved_blocks);
     cp.valid_node_count.set(static_cast<std::uint32_t>(node_blocks_));
     cp.valid_inode_count.set(plan_.valid_inode_count);
     // Free segments: no valid block and not an active log, counted per

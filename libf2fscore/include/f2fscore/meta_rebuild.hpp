@@ -55,6 +55,12 @@ struct RebuildPlan {
   std::vector<NatUse> nat;       ///< every nid in use (node, meta and root included); others become null
   std::vector<nid_t> orphans;    ///< the orphan inode list of the new checkpoint
   std::uint32_t valid_inode_count = 0;
+  /// Blocks counted in the checkpoint's valid_block_count that have no
+  /// address: NEW_ADDR slots, and the COMPRESS_ADDR slot heading each
+  /// compressed cluster of a file whose saved blocks are not released
+  /// (fsck_chk_inode_blk() and fsck_chk_data_blk() in f2fs-tools fsck/fsck.c
+  /// count them so). valid_block_count = blocks.size() + reserved_blocks.
+  std::uint64_t reserved_blocks = 0;
   /// Segment type to record in the SIT, per main-area segment number
   /// (disk::CursegType values). Empty: keep the SIT's type for segments in
   /// use, and type each active log's segment as its log.

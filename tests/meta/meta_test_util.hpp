@@ -116,6 +116,7 @@ inline std::unique_ptr<BlockDevice> our_mkfs(std::uint64_t bytes, std::uint32_t 
   o.features = features;
   o.segs_per_sec = segs_per_sec;
   o.large_nat_bitmap = large_nat_bitmap;
+  if (features & feature::casefold) o.encoding = kEncodingUtf8_12_1;
   o.timestamp = 1700000000;
   o.uuid = std::array<std::uint8_t, 16>{9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6};
   auto r = format_volume(std::span<const MkfsTarget>(&t, 1), o);

@@ -397,7 +397,10 @@ TEST(MetaOracle, WriteRepairedImage) {
     cp.cur_node_blkoff[0].set(static_cast<std::uint16_t>(cp.cur_node_blkoff[0].get() - 1));
   });
   auto d = img.to_device();
-  ASSERT_NO_FATAL_FAILURE(rebuild_and_check(*d, nullptr, &b.tree));
+  IdentityResult r;
+  ASSERT_NO_FATAL_FAILURE(rebuild_and_check(*d, &r, &b.tree));
+  EXPECT_EQ(r.stats.cursegs_moved, 1u);
+  EXPECT_GE(r.stats.sit_blocks_written, 1u);
   ASSERT_TRUE(save(*d, out));
 }
 

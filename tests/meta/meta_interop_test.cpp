@@ -331,7 +331,7 @@ void repairs(BlockDevice& dev) {
       if (used.count(nid)) continue;
       NatEntry& e = img.view<NatBlock>(w.nat_addr(v, nid))->entries[nid % kNatEntryPerBlock];
       e.ino.set(nid);
-      e.block_addr.set(b.plan.blocks[static_cast<std::size_t>(done) * 3].blkaddr);  // someone else's block
+      e.block_addr.set(b.plan.blocks[static_cast<std::size_t>(done) * 3 % b.plan.blocks.size()].blkaddr);  // someone else's block
       ++done;
     }
   });
@@ -377,6 +377,28 @@ TEST(MetaInterop, RepairsRichImage) {
   REQUIRE_FSCK();
   auto dev = rich(kRichFeatures);
   ASSERT_TRUE(dev);
+  repairs(*dev);
+}
+
+// Sections of two segments: a moved log takes a wholly free section.
+TEST(MetaInterop, RepairsOurMkfsTwoSegmentSections) {
+  REQUIRE_FSCK();
+  auto dev = our_mkfs(256ull << 20, feature::extra_attr | feature::inode_checksum | feature::lost_found, 2);
+  ASSERT_TRUE(dev);
+  repairs(*dev);
+}
+
+TEST(MetaInterop, RepairsMkfsF2fs) {
+  REQUIRE_FSCK();
+  const std::string mkfs = f2fstest::reference_tool("mkfs.f2fs");
+  if (mkfs.empty()) GTEST_SKIP() << "mkfs.f2fs is not installed";
+  f2fstest::TempDir tmp;
+  const auto img = tmp / "m.img";
+  f2fstest::make_sparse_file(img, 128ull << 20);
+  auto r = f2fstest::run(mkfs + " -q -f -O extra_attr,inode_checksum,sb_checksum,lost_found " +
+                         f2fstest::shell_quote(img.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto dev = f2fstest::load_image(img);
   repairs(*dev);
 }
 

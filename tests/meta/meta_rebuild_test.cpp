@@ -77,7 +77,7 @@ TEST(MetaRebuild, IdentityOurMkfsTwoSegmentSections) {
   identity_with_counts(*dev);
 }
 
-TEST(MetaRebuild, IdentityOurMkfs64GiBCpPayload) {
+TEST(MetaRebuild, IdentityOurMkfs64GiB) {
   auto dev = our_mkfs(64ull << 30, 0);
   ASSERT_TRUE(dev);
   identity_with_counts(*dev);

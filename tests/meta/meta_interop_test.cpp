@@ -129,6 +129,19 @@ TEST(MetaInterop, IdentityLinuxFixtures) {
   if (done == 0) GTEST_SKIP() << "zstd is not available to unpack the fixtures";
 }
 
+TEST(MetaInterop, CompactAndNormalSummaries) {
+  REQUIRE_FSCK();
+  for (std::uint16_t blkoff : {500, 511}) {
+    SCOPED_TRACE(blkoff);
+    auto dev = long_data_logs(blkoff);
+    ASSERT_TRUE(dev);
+    identity_clean(*dev);
+    auto v = Volume::open(*dev);
+    ASSERT_TRUE(v);
+    EXPECT_EQ(static_cast<bool>((*v)->checkpoint().ckpt_flags.get() & cp_flag::compact_sum), blkoff == 500);
+  }
+}
+
 // Findings about the metadata a rebuild writes (SIT, SSA, NAT, checkpoint
 // counts, active logs), as opposed to the tree (links, dentries, inodes).
 bool metadata_finding(const std::string& l) {

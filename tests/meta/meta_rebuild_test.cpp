@@ -370,6 +370,51 @@ TEST(MetaRebuild, PowerCutAtEveryWriteLinux) {
   crash_at_every_write(*dev);
 }
 
+// More data log entries than 2 compact blocks hold: 3 normal summary blocks
+// (f2fs_npages_for_summary_flush()), and back to compact when they fit.
+TEST(MetaRebuild, TwoCompactSummaryBlocks) {
+  auto dev = long_data_logs(500);
+  ASSERT_TRUE(dev);
+  ASSERT_NO_FATAL_FAILURE(rebuild_and_check(*dev));
+  auto v = Volume::open(*dev);
+  ASSERT_TRUE(v);
+  const Checkpoint& cp = (*v)->checkpoint();
+  EXPECT_TRUE(cp.ckpt_flags.get() & cp_flag::compact_sum);
+  // header, 2 compact data summaries, 3 node summaries (CP_UMOUNT), closing block
+  EXPECT_EQ(cp.cp_pack_total_block_count.get(), 7u);
+  auto sum = (*v)->summary(cp.cur_data_segno[0].get());
+  ASSERT_TRUE(sum);
+  EXPECT_EQ(sum->entries[0].nid.get(), kRootIno);
+}
+
+TEST(MetaRebuild, NormalSummariesWhenCompactDoesNotFit) {
+  auto dev = long_data_logs(511);
+  ASSERT_TRUE(dev);
+  {
+    auto v = Volume::open(*dev);
+    ASSERT_TRUE(v);
+    EXPECT_TRUE((*v)->checkpoint().ckpt_flags.get() & cp_flag::compact_sum);  // as mkfs wrote it
+  }
+  ASSERT_NO_FATAL_FAILURE(rebuild_and_check(*dev));
+  auto v = Volume::open(*dev);
+  ASSERT_TRUE(v);
+  const Checkpoint& cp = (*v)->checkpoint();
+  EXPECT_FALSE(cp.ckpt_flags.get() & cp_flag::compact_sum);
+  EXPECT_EQ(cp.cur_data_blkoff[1].get(), 511u);
+  // header, 3 data summaries, 3 node summaries (CP_UMOUNT), closing block
+  EXPECT_EQ(cp.cp_pack_total_block_count.get(), 8u);
+  auto sum = (*v)->summary(cp.cur_data_segno[0].get());
+  ASSERT_TRUE(sum);
+  EXPECT_EQ(sum->footer.entry_type, kSumTypeData);
+  EXPECT_EQ(sum->entries[0].nid.get(), kRootIno);  // the root dentry block
+  // Again: the reader read the normal summaries back and the rebuild is stable.
+  auto plan = meta::plan_from_volume(**v);
+  ASSERT_TRUE(plan);
+  auto again = meta::rebuild(*dev, **v, *plan);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->sit_blocks_written + again->nat_blocks_written + again->ssa_blocks_written, 0u);
+}
+
 TEST(MetaRebuild, PlanFromVolumeCountsMkfs) {
   // Hand-counted for our mkfs (= mkfs.f2fs 1.15) with quota and lost+found:
   // root, 2 quota inodes, lost+found (4 nodes); root dentry, 2x2 quota data

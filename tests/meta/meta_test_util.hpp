@@ -172,6 +172,40 @@ inline bool save(BlockDevice& dev, const fs::path& path) {
 /// A copy of a device (memory).
 inline std::unique_ptr<BlockDevice> clone(BlockDevice& dev) { return f2fstest::SparseImage::capture(dev).to_device(); }
 
+/// Patches the current checkpoint pack's header and closing block (CRCs
+/// resealed) in an image.
+inline void patch_current_cp(f2fstest::SparseImage& img, const std::function<void(Checkpoint&)>& f) {
+  auto dev = img.to_device();
+  auto v = Volume::open(*dev);
+  if (!v) {
+    ADD_FAILURE() << v.error().to_string();
+    return;
+  }
+  const std::uint64_t head = (*v)->superblock().cp_blkaddr.get() +
+                             static_cast<std::uint64_t>((*v)->open_report().checkpoint_pack) * kDefaultBlocksPerSeg;
+  const std::uint64_t tail = head + (*v)->checkpoint().cp_pack_total_block_count.get() - 1;
+  for (std::uint64_t blk : {head, tail}) {
+    f(*img.view<Checkpoint>(blk));
+    seal_checkpoint(img.at(blk));
+  }
+}
+
+/// An image of our mkfs (2 blocks in the hot data log) whose warm and cold
+/// data logs claim `blkoff` blocks written each (none valid). A compact
+/// summary holds 439 entries in its first block and 584 in a second
+/// (f2fs_npages_for_summary_flush()): 500 each need 2 compact blocks, 511
+/// each (1024 entries) 3 normal summary blocks.
+inline std::unique_ptr<BlockDevice> long_data_logs(std::uint16_t blkoff) {
+  auto dev = our_mkfs(64ull << 20, feature::extra_attr | feature::lost_found);
+  if (!dev) return nullptr;
+  auto img = f2fstest::SparseImage::capture(*dev);
+  patch_current_cp(img, [blkoff](Checkpoint& cp) {
+    cp.cur_data_blkoff[1].set(blkoff);
+    cp.cur_data_blkoff[2].set(blkoff);
+  });
+  return img.to_device();
+}
+
 struct IdentityResult {
   RebuildStats stats;
   RebuildStats second;  ///< a second rebuild right after

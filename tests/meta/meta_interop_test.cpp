@@ -142,6 +142,50 @@ TEST(MetaInterop, CompactAndNormalSummaries) {
   }
 }
 
+bool metadata_finding(const std::string& l);
+
+// An SSR data log: its summary carries a whole segment of entries in the
+// compact form (write_compacted_summaries()), 2 + 512 entries = 2 blocks.
+TEST(MetaInterop, SsrDataLog) {
+  REQUIRE_FSCK();
+  auto base = our_mkfs(64ull << 20, feature::extra_attr);
+  ASSERT_TRUE(base);
+  auto img = SparseImage::capture(*base);
+  patch_current_cp(img, [](Checkpoint& cp) { cp.alloc_type[1] = 1; });
+  auto dev = img.to_device();
+  identity_clean(*dev);
+  auto v = Volume::open(*dev);
+  ASSERT_TRUE(v);
+  EXPECT_EQ((*v)->checkpoint().alloc_type[1], 1u);
+  EXPECT_EQ((*v)->checkpoint().cp_pack_total_block_count.get(), 7u);
+}
+
+// A checkpoint taken without CP_UMOUNT_FLAG keeps the node logs' summaries
+// in the SSA area, not in the pack: the rebuild writes them there.
+TEST(MetaInterop, CheckpointWithoutUmount) {
+  REQUIRE_FSCK();
+  auto base = rich(kRichFeatures);
+  ASSERT_TRUE(base);
+  ASSERT_NO_FATAL_FAILURE(rebuild_and_check(*base));  // the rich image's metadata made right first
+  auto img = SparseImage::capture(*base);
+  patch_current_cp(img, [](Checkpoint& cp) { cp.ckpt_flags.set(cp.ckpt_flags.get() & ~cp_flag::umount); });
+  auto dev = img.to_device();
+  IdentityResult r;
+  ASSERT_NO_FATAL_FAILURE(rebuild_and_check(*dev, &r));
+  auto v = Volume::open(*dev);
+  ASSERT_TRUE(v);
+  const Checkpoint& cp = (*v)->checkpoint();
+  EXPECT_FALSE(cp.ckpt_flags.get() & cp_flag::umount);
+  EXPECT_EQ(cp.cp_pack_total_block_count.get(), 3u);  // header, 1 compact summary, closing block
+  // The hot node log's summary, read from the SSA area, names its nodes.
+  auto sum = (*v)->summary(cp.cur_node_segno[0].get());
+  ASSERT_TRUE(sum);
+  EXPECT_EQ(sum->footer.entry_type, kSumTypeNode);
+  EXPECT_EQ(sum->entries[0].nid.get(), kRootIno);
+  const auto after = problems_of(*dev);
+  for (const auto& l : after) EXPECT_FALSE(metadata_finding(l)) << l;
+}
+
 // Findings about the metadata a rebuild writes (SIT, SSA, NAT, checkpoint
 // counts, active logs), as opposed to the tree (links, dentries, inodes).
 bool metadata_finding(const std::string& l) {

@@ -26,12 +26,24 @@ void expect_same_counts(const Checkpoint& a, const Checkpoint& b) {
   EXPECT_EQ(a.user_block_count.get(), b.user_block_count.get());
 }
 
+// nat_bits after the header (full bitmap, empty bitmap) of the current pack.
+std::vector<std::uint8_t> nat_bits_of(BlockDevice& dev, Volume& v) {
+  const auto nb = nat_bits_size(v.superblock().segment_count_nat.get());
+  const std::uint64_t seg = v.superblock().cp_blkaddr.get() +
+                            static_cast<std::uint64_t>(v.open_report().checkpoint_pack) * kDefaultBlocksPerSeg;
+  std::vector<std::uint8_t> b(static_cast<std::size_t>(nb.blocks) * kBlockSize);
+  EXPECT_TRUE(read_at(dev, (seg + kDefaultBlocksPerSeg - nb.blocks) * kBlockSize, b));
+  return std::vector<std::uint8_t>(b.begin() + 8, b.begin() + 8 + 2 * nb.bitmap_bytes);
+}
+
 void identity_with_counts(BlockDevice& dev) {
   Checkpoint before{};
+  std::vector<std::uint8_t> bits_before;
   {
     auto v = Volume::open(dev);
     ASSERT_TRUE(v) << v.error().to_string();
     before = (*v)->checkpoint();
+    if ((*v)->nat_bits_valid()) bits_before = nat_bits_of(dev, **v);
   }
   IdentityResult r;
   ASSERT_NO_FATAL_FAILURE(rebuild_and_check(dev, &r));
@@ -41,6 +53,11 @@ void identity_with_counts(BlockDevice& dev) {
   const std::uint32_t keep = cp_flag::umount | cp_flag::nat_bits | cp_flag::large_nat_bitmap | cp_flag::trimmed |
                              cp_flag::crc_recovery | cp_flag::nocrc_recovery;
   EXPECT_EQ((*v)->checkpoint().ckpt_flags.get() & keep, before.ckpt_flags.get() & keep);
+  // nat_bits as the image's writer (mkfs or Linux) computed them.
+  if (!bits_before.empty()) {
+    EXPECT_TRUE((*v)->nat_bits_valid());
+    EXPECT_TRUE(nat_bits_of(dev, **v) == bits_before);
+  }
   // Rebuilding again changes no NAT, SIT or SSA block: the first rebuild
   // left them as the plan says.
   auto plan = meta::plan_from_volume(**v);

@@ -286,16 +286,17 @@ class Rebuilder {
         NatEntry cur = entries[i];
         if (auto it = journal.find(nid); it != journal.end()) cur = *it->second;
         NatEntry e = cur;
-        if (auto it = nat_index_.find(nid); it != nat_index_.end()) {
+        if (nid != 0 && (nid == node_ino || nid == meta_ino)) {
+          // As mkfs.f2fs writes them, whatever the plan says; fsck.f2fs
+          // expects block_addr 1 (build_nat_area_bitmap() in fsck/mount.c).
+          if (auto it = nat_index_.find(nid); it != nat_index_.end()) e.version = plan_.nat[it->second].version;
+          e.ino.set(nid);
+          e.block_addr.set(1);
+        } else if (auto it = nat_index_.find(nid); it != nat_index_.end()) {
           const NatUse& u = plan_.nat[it->second];
           e.version = u.version;
           e.ino.set(u.ino);
           e.block_addr.set(u.blkaddr);
-        } else if (nid != 0 && (nid == node_ino || nid == meta_ino)) {
-          // As mkfs.f2fs writes them; fsck.f2fs expects block_addr 1
-          // (build_nat_area_bitmap() in fsck/mount.c).
-          e.ino.set(nid);
-          e.block_addr.set(1);
         } else if (cur.block_addr.get() != kNullAddr || nid == 0) {
           e.ino.set(0);
           e.block_addr.set(kNullAddr);

@@ -392,6 +392,14 @@ void repairs(BlockDevice& dev) {
       ++done;
     }
   });
+  repair_case(b, "NAT entries of node_ino and meta_ino", [&](SparseImage& img, Volume& v) {
+    Where w;
+    for (nid_t nid : {v.superblock().node_ino.get(), v.superblock().meta_ino.get()}) {
+      NatEntry& e = img.view<NatBlock>(w.nat_addr(v, nid))->entries[nid % kNatEntryPerBlock];
+      e.block_addr.set(0);
+      e.ino.set(0);
+    }
+  });
   repair_case(b, "SIT copy selection", [&](SparseImage& img, Volume& v) {
     // Point the checkpoint at the other SIT copy of the block holding the
     // full data segment (the stale or empty one).

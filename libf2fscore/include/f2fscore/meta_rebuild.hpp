@@ -88,7 +88,8 @@ struct RebuildPlan {
   /// Every nid in use, one entry each; each entry but node_ino's and
   /// meta_ino's must point at a `node` block of `blocks` with the same nid,
   /// and every node block must have its entry. node_ino and meta_ino may be
-  /// left out: they are written as mkfs.f2fs does (ino = nid, block_addr 1).
+  /// left out: they are always written as mkfs.f2fs does (ino = nid,
+  /// block_addr 1; only their version is taken from the plan).
   /// Every other nid becomes null: an entry already null stays as it is,
   /// another gets block_addr 0 and ino 0 and keeps its version; nid 0 is
   /// all zeroes.

@@ -9,7 +9,8 @@
 // fs/f2fs/checkpoint.c): changed NAT and SIT blocks go to the copy the
 // current checkpoint does not use and the new pack's version bitmaps point
 // at them; the new pack goes to the other checkpoint slot with
-// checkpoint_ver + 1, after a flush; a second flush commits it. A power cut
+// checkpoint_ver + 1 after a flush, its closing block after another flush,
+// and a third flush commits it. A power cut
 // at any point leaves either the old or the new checkpoint valid.
 // SSA blocks of full segments are rewritten in place (as fsck.f2fs does);
 // the active logs' summaries go into the new pack. docs/checkpoint.md says
@@ -41,8 +42,8 @@
 //     and user_block_count kept.
 //   - roll-forward: nodes fsynced after the current checkpoint carry its
 //     version; the new pack's version (+1) no longer matches them, so a
-//     rebuild drops pending fsync data (OpenReport::pending_fsync_nodes),
-//     as fsck.f2fs's checkpoint rewrite does.
+//     rebuild drops pending fsync data (OpenReport::pending_fsync_nodes
+//     says whether there is any: callers that care recover first).
 #pragma once
 
 #include <cstdint>

@@ -279,6 +279,69 @@ TEST(MetaRebuild, BadPlansAreRefused) {
   EXPECT_TRUE(f2fstest::SparseImage::capture(*dev).blocks == image.blocks);
 }
 
+// Random edits of a good plan: the rebuild returns a value (never crashes
+// or reads out of bounds); when it accepts the plan the volume still opens
+// with the new checkpoint.
+TEST(MetaRebuild, RandomPlansNeverCrash) {
+  auto base = rich(kRichFeatures);
+  ASSERT_TRUE(base);
+  const auto image = f2fstest::SparseImage::capture(*base);
+  meta::RebuildPlan good;
+  std::uint64_t ver = 0;
+  block_t main = 0;
+  std::uint32_t segs = 0;
+  nid_t max_nid = 0;
+  {
+    auto v = Volume::open(*base);
+    ASSERT_TRUE(v);
+    auto p = meta::plan_from_volume(**v);
+    ASSERT_TRUE(p);
+    good = *p;
+    ver = (*v)->open_report().checkpoint_ver;
+    main = static_cast<block_t>((*v)->main_blkaddr());
+    segs = (*v)->main_segments();
+    max_nid = (*v)->max_nid();
+  }
+  std::uint64_t seed = 0x9E3779B97F4A7C15ull;
+  auto rnd = [&](std::uint64_t n) {
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    return n ? seed % n : 0;
+  };
+  int accepted = 0;
+  for (int iter = 0; iter < 300; ++iter) {
+    meta::RebuildPlan p = good;
+    const int edits = 1 + static_cast<int>(rnd(3));
+    for (int e = 0; e < edits; ++e) {
+      switch (rnd(9)) {
+        case 0: p.blocks[rnd(p.blocks.size())].blkaddr = static_cast<block_t>(rnd(1ull << 32)); break;
+        case 1: p.blocks[rnd(p.blocks.size())].blkaddr = main + static_cast<block_t>(rnd(segs * 512ull)); break;
+        case 2: p.blocks[rnd(p.blocks.size())].nid = static_cast<nid_t>(rnd(max_nid + 10ull)); break;
+        case 3: p.blocks[rnd(p.blocks.size())].node ^= true; break;
+        case 4: p.nat[rnd(p.nat.size())].blkaddr = main + static_cast<block_t>(rnd(segs * 512ull)); break;
+        case 5: p.nat.erase(p.nat.begin() + static_cast<std::ptrdiff_t>(rnd(p.nat.size()))); break;
+        case 6: p.segment_types.assign(rnd(2) ? segs : rnd(segs + 2), static_cast<std::uint8_t>(rnd(8))); break;
+        case 7: p.orphans.push_back(static_cast<nid_t>(rnd(max_nid + 5ull))); break;
+        case 8: p.blocks.erase(p.blocks.begin() + static_cast<std::ptrdiff_t>(rnd(p.blocks.size()))); break;
+      }
+    }
+    auto dev = image.to_device();
+    auto v = Volume::open(*dev);
+    ASSERT_TRUE(v);
+    auto r = meta::rebuild(*dev, **v, p);
+    if (!r) {
+      EXPECT_FALSE(r.error().message.empty());
+      continue;
+    }
+    ++accepted;
+    auto v2 = Volume::open(*dev);
+    ASSERT_TRUE(v2) << "iteration " << iter << ": " << v2.error().to_string();
+    EXPECT_EQ((*v2)->open_report().checkpoint_ver, ver + 1);
+  }
+  EXPECT_GT(accepted, 0);
+}
+
 TEST(MetaRebuild, NoSpaceWhenNoSegmentIsFree) {
   auto dev = our_mkfs(64ull << 20, 0);
   ASSERT_TRUE(dev);

@@ -420,6 +420,31 @@ void repairs(BlockDevice& dev) {
       test_bit_msb(map, blk) ? clear_bit_msb(map, blk) : set_bit_msb(map, blk);
     }
   });
+  repair_case(b, "NAT copy selection", [&](SparseImage& img, Volume& v) {
+    // NAT block 1 (nids 455..909, unused here): its other copy holds stale
+    // entries naming blocks that are not their nodes, and the checkpoint
+    // selects that copy.
+    std::set<nid_t> used;
+    for (const auto& n : b.plan.nat) used.insert(n.nid);
+    const std::uint32_t blk = 1;
+    for (nid_t nid = blk * kNatEntryPerBlock; nid < (blk + 1) * kNatEntryPerBlock; ++nid) ASSERT_FALSE(used.count(nid));
+    Where w;
+    const std::uint64_t cur = w.nat_addr(v, blk * kNatEntryPerBlock);
+    const std::uint64_t nat0 = v.superblock().nat_blkaddr.get();
+    const std::uint64_t other = ((cur - nat0) / kDefaultBlocksPerSeg) % 2 ? cur - kDefaultBlocksPerSeg : cur + kDefaultBlocksPerSeg;
+    auto* nb = img.view<NatBlock>(other);
+    for (std::uint32_t i = 0; i < 4; ++i) {
+      nb->entries[i * 7].ino.set(blk * kNatEntryPerBlock + i * 7);
+      nb->entries[i * 7].block_addr.set(b.plan.blocks[i % b.plan.blocks.size()].blkaddr);
+    }
+    patch_cp(img, b, [&](Checkpoint& cp) {
+      auto* raw = reinterpret_cast<std::uint8_t*>(&cp);
+      std::uint8_t* map = (cp.ckpt_flags.get() & cp_flag::large_nat_bitmap) ? raw + kCpBitmapOffset + 4
+                          : v.superblock().cp_payload.get()                  ? raw + kCpBitmapOffset
+                                                                             : raw + kCpBitmapOffset + cp.sit_ver_bitmap_bytesize.get();
+      test_bit_msb(map, blk) ? clear_bit_msb(map, blk) : set_bit_msb(map, blk);
+    });
+  });
   repair_case(b, "active log's next block in use", [&](SparseImage& img, Volume&) {
     // The hot node log claims one block fewer than it wrote: its next
     // block is a valid node.

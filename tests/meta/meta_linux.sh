@@ -3,7 +3,7 @@
 # rebuild rewrote, read-write.
 #
 #   1. TEST_BINARY (f2fscore_meta_interop_tests) writes the image:
-#      MetaOracle.WriteRepairedImage takes the Linux-written fixture
+#      MetaOracle.DISABLED_WriteRepairedImage takes the Linux-written fixture
 #      tests/data/linux61-compress.img.zst, damages a SIT entry, the
 #      checkpoint counts and the hot node log's next block, and repairs it
 #      with meta::rebuild (plan_from_volume, active log moved).
@@ -38,7 +38,7 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/meta_linux.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 img="$work/rebuilt.img"
-META_REBUILT_IMAGE="$img" "$bin" --gtest_filter=MetaOracle.WriteRepairedImage > "$work/gen.log" 2>&1 || {
+META_REBUILT_IMAGE="$img" "$bin" --gtest_also_run_disabled_tests --gtest_filter=MetaOracle.DISABLED_WriteRepairedImage > "$work/gen.log" 2>&1 || {
   cat "$work/gen.log"; echo "meta_linux.sh: FAIL: could not make the rebuilt image"; exit 1; }
 [[ -s "$img" ]] || { cat "$work/gen.log"; echo "meta_linux.sh: FAIL: no image written"; exit 1; }
 

@@ -514,6 +514,27 @@ TEST(MetaOracle, DISABLED_WriteRepairedImage) {
   EXPECT_EQ(r.stats.cursegs_moved, 1u);
   EXPECT_GE(r.stats.sit_blocks_written, 1u);
   ASSERT_TRUE(save(*d, out));
+
+  // Second image ($META_REBUILT_IMAGE.s2): our mkfs with sections of two
+  // segments and a rich set of features; the hot data log made busy, so it
+  // moves to a free section.
+  auto s2 = our_mkfs(256ull << 20, kRichFeatures, 2);
+  ASSERT_TRUE(s2);
+  Base b2 = make_base(*s2);
+  SparseImage img2 = b2.img;
+  patch_cp(img2, b2, [](Checkpoint& cp) {
+    cp.cur_data_blkoff[0].set(static_cast<std::uint16_t>(cp.cur_data_blkoff[0].get() - 1));
+  });
+  auto d2 = img2.to_device();
+  IdentityResult r2;
+  ASSERT_NO_FATAL_FAILURE(rebuild_and_check(*d2, &r2, &b2.tree));
+  EXPECT_EQ(r2.stats.cursegs_moved, 1u);
+  {
+    auto v = Volume::open(*d2);
+    ASSERT_TRUE(v);
+    EXPECT_EQ((*v)->checkpoint().cur_data_segno[0].get() % 2, 0u);  // the first segment of its section
+  }
+  ASSERT_TRUE(save(*d2, std::string(out) + ".s2"));
 }
 
 }  // namespace

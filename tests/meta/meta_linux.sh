@@ -6,8 +6,10 @@
 #      MetaOracle.DISABLED_WriteRepairedImage takes the Linux-written fixture
 #      tests/data/linux61-compress.img.zst, damages a SIT entry, the
 #      checkpoint counts and the hot node log's next block, and repairs it
-#      with meta::rebuild (plan_from_volume, active log moved).
-#   2. The Linux oracle mounts it read-write, reads every file, writes a
+#      with meta::rebuild (plan_from_volume, active log moved); and an image
+#      of our mkfs with 2-segment sections whose hot data log moved to a
+#      free section.
+#   2. The Linux oracle mounts each read-write, reads every file, writes a
 #      new 1 MiB file and a directory, fsyncs, unmounts, mounts again and
 #      compares, unmounts. The kernel's own checks on mount (checkpoint,
 #      SIT, summaries, curseg sanity) must pass.
@@ -40,38 +42,42 @@ trap 'rm -rf "$work"' EXIT
 img="$work/rebuilt.img"
 META_REBUILT_IMAGE="$img" "$bin" --gtest_also_run_disabled_tests --gtest_filter=MetaOracle.DISABLED_WriteRepairedImage > "$work/gen.log" 2>&1 || {
   cat "$work/gen.log"; echo "meta_linux.sh: FAIL: could not make the rebuilt image"; exit 1; }
-[[ -s "$img" ]] || { cat "$work/gen.log"; echo "meta_linux.sh: FAIL: no image written"; exit 1; }
+[[ -s "$img" && -s "$img.s2" ]] || { cat "$work/gen.log"; echo "meta_linux.sh: FAIL: no image written"; exit 1; }
 
 cat > "$work/guest.sh" <<'GUEST'
 #!/bin/sh
-fail() { echo "GUEST FAIL: $*"; dmesg | grep -i f2fs | tail -20; exit 1; }
-mount -t f2fs /dev/vda /mnt || fail "mount"
-find /mnt -type f | sort | while read -r f; do md5sum "$f"; done > /tmp/before || fail "read"
-[ -s /tmp/before ] || fail "no files"
-mkdir /mnt/after-rebuild || fail "mkdir"
-dd if=/dev/urandom of=/tmp/new bs=4096 count=256 2>/dev/null
-cp /tmp/new /mnt/after-rebuild/new || fail "write"
-gtool fsync /mnt/after-rebuild/new 2>/dev/null || sync
-sync
-umount /mnt || fail "umount"
-mount -t f2fs /dev/vda /mnt || fail "remount"
-cmp /tmp/new /mnt/after-rebuild/new || fail "new file differs after remount"
-find /mnt -type f ! -path '/mnt/after-rebuild/*' | sort | while read -r f; do md5sum "$f"; done > /tmp/after
-cmp /tmp/before /tmp/after || fail "old files differ after remount"
-umount /mnt || fail "second umount"
+fail() { echo "GUEST FAIL ($dev): $*"; dmesg | grep -i f2fs | tail -20; exit 1; }
+for dev in /dev/vda /dev/vdb; do
+  mount -t f2fs $dev /mnt || fail "mount"
+  find /mnt -type f | sort | while read -r f; do md5sum "$f"; done > /tmp/before || fail "read"
+  mkdir /mnt/after-rebuild || fail "mkdir"
+  dd if=/dev/urandom of=/tmp/new bs=4096 count=256 2>/dev/null
+  cp /tmp/new /mnt/after-rebuild/new || fail "write"
+  sync
+  umount /mnt || fail "umount"
+  mount -t f2fs $dev /mnt || fail "remount"
+  cmp /tmp/new /mnt/after-rebuild/new || fail "new file differs after remount"
+  find /mnt -type f ! -path '/mnt/after-rebuild/*' | sort | while read -r f; do md5sum "$f"; done > /tmp/after
+  cmp /tmp/before /tmp/after || fail "old files differ after remount"
+  umount /mnt || fail "second umount"
+  echo "GUEST OK ($dev): $(wc -l < /tmp/before) files read, 1 MiB written"
+done
 if dmesg | grep -i 'f2fs' | grep -iE 'error|corrupt|inconsistent|fsck'; then fail "kernel complained"; fi
-echo "GUEST OK: $(wc -l < /tmp/before) files read, 1 MiB written"
 GUEST
 
 set +e
-"$oracle" --timeout "${ORACLE_TIMEOUT:-300}" "$work/guest.sh" "$img"
+"$oracle" --timeout "${ORACLE_TIMEOUT:-300}" "$work/guest.sh" "$img" "$img.s2"
 orc=$?
 set -e
 [[ $orc -eq 0 ]] || { echo "meta_linux.sh: FAIL: Linux (status $orc)"; exit 1; }
-set +e
-"$repo_root/tests/interop/fsck_clean.sh" "$img"
-frc=$?
-set -e
+frc=0
+for i in "$img" "$img.s2"; do
+  set +e
+  "$repo_root/tests/interop/fsck_clean.sh" "$i"
+  rc=$?
+  set -e
+  [[ $rc -eq 0 ]] || frc=$rc
+done
 case $frc in
   0) echo "meta_linux.sh: PASS" ;;
   77) echo "meta_linux.sh: SKIP: fsck.f2fs unavailable (Linux part passed)"; exit 77 ;;

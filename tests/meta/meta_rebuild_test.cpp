@@ -342,6 +342,56 @@ TEST(MetaRebuild, RandomPlansNeverCrash) {
   EXPECT_GT(accepted, 0);
 }
 
+// Damaged volumes: plan_from_volume and rebuild return values, never crash
+// (run under ASan/UBSan in the sanitizer build).
+TEST(MetaRebuild, DamagedVolumesNeverCrash) {
+  auto r = f2fstest::build_rich_image({kRichFeatures | feature::compression, false, false, 64ull << 20, 0, true});
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  std::vector<std::uint64_t> targets;
+  for (const auto& [nid, blk] : r.node_blk) targets.push_back(blk);
+  {
+    auto dev = r.img.to_device();
+    auto v = Volume::open(*dev);
+    ASSERT_TRUE(v);
+    const auto& sb = (*v)->superblock();
+    for (std::uint64_t b = sb.nat_blkaddr.get(); b < sb.nat_blkaddr.get() + 2; ++b) targets.push_back(b);
+    targets.push_back(sb.ssa_blkaddr.get() + (*v)->segno_of(static_cast<block_t>(targets.front())));
+  }
+  std::uint64_t seed = 12345;
+  auto rnd = [&](std::uint64_t n) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return (seed >> 33) % n;
+  };
+  int planned = 0, rebuilt = 0;
+  for (int iter = 0; iter < 200; ++iter) {
+    f2fstest::SparseImage img = r.img;
+    const std::uint64_t blk = targets[rnd(targets.size())];
+    std::uint8_t* p = img.at(blk);
+    for (int k = 0; k < 1 + static_cast<int>(rnd(8)); ++k) {
+      // Byte flips, or an aimed 32-bit value (an address, a nid, a flag).
+      const std::size_t off = rnd(kBlockSize - 4);
+      if (rnd(2)) p[off] = static_cast<std::uint8_t>(rnd(256));
+      else store_le32(p, off & ~std::size_t{3}, static_cast<std::uint32_t>(rnd(1ull << 32)));
+    }
+    f2fstest::reseal_block(img, blk);
+    auto dev = img.to_device();
+    auto v = Volume::open(*dev);
+    if (!v) continue;
+    auto plan = meta::plan_from_volume(**v);
+    if (!plan) {
+      EXPECT_FALSE(plan.error().message.empty());
+      continue;
+    }
+    ++planned;
+    auto st = meta::rebuild(*dev, **v, *plan);
+    if (!st) continue;
+    ++rebuilt;
+    EXPECT_TRUE(Volume::open(*dev)) << "iteration " << iter;
+  }
+  EXPECT_GT(planned, 0);
+  EXPECT_GT(rebuilt, 0);
+}
+
 TEST(MetaRebuild, NoSpaceWhenNoSegmentIsFree) {
   auto dev = our_mkfs(64ull << 20, 0);
   ASSERT_TRUE(dev);

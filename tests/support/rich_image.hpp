@@ -41,6 +41,9 @@ struct RichImageOptions {
   bool heap = false;
   std::uint64_t bytes = 64ull << 20;
   std::uint16_t encoding = 0;  ///< with casefold: 1 (utf8)
+  /// Node blocks in a segment of their own (typed warm node, with a node
+  /// summary), as Linux keeps them; false puts nodes and data in one segment.
+  bool node_segment = false;
 };
 
 /// Byte `i` of the data block tagged `tag` (every data block has a tag).
@@ -97,6 +100,20 @@ class RichBuilder {
     }
     seg_ = seg;
     seg_start_ = next_blk_ = v.segment_start(seg);
+  }
+
+  /// Nodes go to the next free segment after the data segment.
+  void separate_nodes(const f2fscore::Volume& v) {
+    std::uint32_t seg = seg_ + 1;
+    for (bool busy = true; busy; ++seg) {
+      busy = false;
+      for (int i = 0; i < 3; ++i)
+        busy = busy || cp_.cur_node_segno[i].get() == seg || cp_.cur_data_segno[i].get() == seg;
+      if (!busy) break;
+    }
+    node_seg_ = seg;
+    node_start_ = next_node_blk_ = v.segment_start(seg);
+    separate_ = true;
   }
 
   void build() {
@@ -201,22 +218,32 @@ class RichBuilder {
   // The segment's SIT entry (current copy) and SSA block: every block used,
   // node blocks owned by their nid.
   void write_sit_and_ssa() {
+    if (!separate_) {
+      write_sit_and_ssa(seg_, seg_start_, next_blk_, 1, false);
+      return;
+    }
+    write_sit_and_ssa(seg_, seg_start_, next_blk_, 1, false);
+    write_sit_and_ssa(node_seg_, node_start_, next_node_blk_, 4, true);
+  }
+  void write_sit_and_ssa(std::uint32_t seg, std::uint64_t start, std::uint64_t end, std::uint8_t type,
+                         bool node_sum) {
     using namespace f2fscore::disk;
-    const std::uint32_t used = static_cast<std::uint32_t>(next_blk_ - seg_start_);
+    const std::uint32_t used = static_cast<std::uint32_t>(end - start);
     const std::uint8_t* base = cp_blocks_.data() + kCpBitmapOffset;
     const std::uint8_t* sit_bitmap = (cp_.ckpt_flags.get() & cp_flag::large_nat_bitmap)
                                          ? base + 4 + cp_.nat_ver_bitmap_bytesize.get()
                                          : sb_.cp_payload.get() > 0 ? cp_blocks_.data() + kBlockSize : base;
-    const std::uint32_t sit_blk = seg_ / kSitEntryPerBlock;
+    const std::uint32_t sit_blk = seg / kSitEntryPerBlock;
     std::uint64_t a = sb_.sit_blkaddr.get() + sit_blk;
     if (f2fscore::test_bit_msb(sit_bitmap, sit_blk)) a += sb_.segment_count_sit.get() / 2 * kDefaultBlocksPerSeg;
-    SitEntry& e = img_.view<SitBlock>(a)->entries[seg_ % kSitEntryPerBlock];
-    e.vblocks.set(make_sit_vblocks(1, static_cast<std::uint16_t>(used)));
+    SitEntry& e = img_.view<SitBlock>(a)->entries[seg % kSitEntryPerBlock];
+    e.vblocks.set(make_sit_vblocks(type, static_cast<std::uint16_t>(used)));
     for (std::uint32_t i = 0; i < used; ++i) f2fscore::set_bit_msb(e.valid_map, i);
     e.mtime.set(1);
-    auto& sum = *img_.view<SummaryBlock>(sb_.ssa_blkaddr.get() + seg_);
-    sum.footer.entry_type = kSumTypeData;
-    for (const auto& [n, b] : r_.node_blk) sum.entries[b - seg_start_].nid.set(n);
+    auto& sum = *img_.view<SummaryBlock>(sb_.ssa_blkaddr.get() + seg);
+    sum.footer.entry_type = node_sum ? kSumTypeNode : kSumTypeData;
+    for (const auto& [n, b] : r_.node_blk)
+      if (b >= start && b < end) sum.entries[b - start].nid.set(n);
   }
 
   const std::uint8_t* nat_bitmap() const {
@@ -244,7 +271,7 @@ class RichBuilder {
   }
 
   Node& node(nid_t n, nid_t ino, std::uint32_t ofs) {
-    const std::uint64_t b = next_blk_++;
+    const std::uint64_t b = separate_ ? next_node_blk_++ : next_blk_++;
     nat_set(n, ino, b);
     r_.node_blk[n] = b;
     Node& nd = *img_.view<Node>(b);
@@ -545,6 +572,9 @@ class RichBuilder {
   std::uint32_t seg_ = 0;
   std::uint64_t seg_start_ = 0;
   std::uint64_t next_blk_ = 0;
+  bool separate_ = false;
+  std::uint32_t node_seg_ = 0;
+  std::uint64_t node_start_ = 0, next_node_blk_ = 0;
   std::vector<std::uint64_t> inodes_;  ///< blocks to re-seal at the end
 };
 
@@ -573,7 +603,9 @@ inline RichImage build_rich_image(const RichImageOptions& o) {
     return r;
   }
   r.img = SparseImage::capture(*dev);
-  detail::RichBuilder(r, **vol).build();
+  detail::RichBuilder b(r, **vol);
+  if (o.node_segment) b.separate_nodes(**vol);
+  b.build();
   return r;
 }
 

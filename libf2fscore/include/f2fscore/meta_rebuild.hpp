@@ -9,10 +9,41 @@
 // fs/f2fs/checkpoint.c): changed NAT and SIT blocks go to the copy the
 // current checkpoint does not use and the new pack's version bitmaps point
 // at them; the new pack goes to the other checkpoint slot with
-// checkpoint_ver + 1, after a flush; a second flush commits it. A power cut
+// checkpoint_ver + 1 after a flush, its closing block after another flush,
+// and a third flush commits it. A power cut
 // at any point leaves either the old or the new checkpoint valid.
 // SSA blocks of full segments are rewritten in place (as fsck.f2fs does);
-// the active logs' summaries go into the new pack.
+// the active logs' summaries go into the new pack. docs/checkpoint.md says
+// what is written in which order and what a power cut leaves at each step.
+//
+// Choices (all consistent with fs/f2fs and fsck.f2fs):
+//   - the NAT and SIT journals of the new pack are empty: every entry is in
+//     the NAT/SIT blocks (the kernel reads the journals first, then the
+//     blocks; an empty journal is always valid);
+//   - a NAT or SIT block is written (to the other copy, version bit flipped)
+//     only when its new contents differ from the current copy's on disk;
+//     an SSA block only when it differs;
+//   - node summaries carry version 0 and ofs_in_node 0, as the kernel's
+//     f2fs_do_write_node_page() writes them; data summaries the dnode's nid,
+//     its NAT version and the slot;
+//   - free_segment_count counts segments (not sections) with no valid block
+//     that are not an active log: build_sit_area_bitmap() in f2fs-tools
+//     fsck/mount.c and free_i->free_segments in fs/f2fs/segment.c both count
+//     segments, also when segs_per_sec > 1;
+//   - compact summaries when the data logs' entries fit 2 blocks
+//     (f2fs_npages_for_summary_flush() in fs/f2fs/checkpoint.c), else 3
+//     normal blocks; node summaries in the pack only with CP_UMOUNT_FLAG,
+//     and always in place in the SSA area too (where a pack without
+//     CP_UMOUNT_FLAG makes readers look);
+//   - ckpt_flags: CP_FSCK_FLAG and CP_ERROR_FLAG cleared,
+//     CP_ORPHAN_PRESENT_FLAG and CP_COMPACT_SUM_FLAG as the pack holds,
+//     CP_NAT_BITS_FLAG kept when nat_bits fit after the pack (else cleared,
+//     as the kernel does), every other flag kept; next_free_nid, elapsed_time
+//     and user_block_count kept.
+//   - roll-forward: nodes fsynced after the current checkpoint carry its
+//     version; the new pack's version (+1) no longer matches them, so a
+//     rebuild drops pending fsync data (OpenReport::pending_fsync_nodes
+//     says whether there is any: callers that care recover first).
 #pragma once
 
 #include <cstdint>
@@ -36,8 +67,11 @@ using disk::nid_t;
 struct BlockUse {
   block_t blkaddr = 0;      ///< 4 KiB block address (main area)
   nid_t nid = 0;            ///< node blocks: the node's nid; data: the dnode/inode holding the pointer
-  std::uint16_t ofs_in_node = 0;  ///< data: slot in that node's address array; nodes: 0
-  std::uint8_t version = 0;       ///< NAT version of `nid`
+  /// data: slot in that node's address array, for an inode counted from the
+  /// first slot after the extra attribute area (the kernel's ofs_in_node:
+  /// i_addr[extra_isize / 4 + ofs_in_node]); below 1018. Nodes: ignored.
+  std::uint16_t ofs_in_node = 0;
+  std::uint8_t version = 0;       ///< data: NAT version of `nid` (written to the summary); nodes: ignored
   bool node = false;              ///< node block (SSA/SIT node type) or data
 };
 
@@ -52,12 +86,29 @@ struct NatUse {
 /// Everything the rebuild writes, from the truth.
 struct RebuildPlan {
   std::vector<BlockUse> blocks;  ///< every valid main-area block, any order, no duplicates
-  std::vector<NatUse> nat;       ///< every nid in use (node, meta and root included); others become null
+  /// Every nid in use, one entry each; each entry but node_ino's and
+  /// meta_ino's must point at a `node` block of `blocks` with the same nid,
+  /// and every node block must have its entry. node_ino and meta_ino may be
+  /// left out: they are always written as mkfs.f2fs does (ino = nid,
+  /// block_addr 1; only their version is taken from the plan).
+  /// Every other nid becomes null: an entry already null stays as it is,
+  /// another gets block_addr 0 and ino 0 and keeps its version; nid 0 is
+  /// all zeroes.
+  std::vector<NatUse> nat;
   std::vector<nid_t> orphans;    ///< the orphan inode list of the new checkpoint
   std::uint32_t valid_inode_count = 0;
+  /// Blocks counted in the checkpoint's valid_block_count that have no
+  /// address: NEW_ADDR slots, and the COMPRESS_ADDR slot heading each
+  /// compressed cluster of a file whose saved blocks are not released
+  /// (fsck_chk_inode_blk() and fsck_chk_data_blk() in f2fs-tools fsck/fsck.c
+  /// count them so). valid_block_count = blocks.size() + reserved_blocks.
+  std::uint64_t reserved_blocks = 0;
   /// Segment type to record in the SIT, per main-area segment number
-  /// (disk::CursegType values). Empty: keep the SIT's type for segments in
-  /// use, and type each active log's segment as its log.
+  /// (disk::CursegType values), node types only for segments holding node
+  /// blocks and data types only for data. Empty: keep the SIT's type where
+  /// it is of the right kind (node or data: all fsck.f2fs checks,
+  /// f2fs_set_main_bitmap()), else warm node / warm data. Either way an
+  /// active log's segment is typed as its log (fsck_chk_curseg_info()).
   std::vector<std::uint8_t> segment_types;
   /// Move an active log whose next block is in use to a free segment
   /// (fsck.f2fs's "Move curseg").
@@ -72,18 +123,34 @@ struct RebuildStats {
   std::uint64_t checkpoint_ver = 0;  ///< of the new pack
 };
 
-/// Writes metadata agreeing with `plan` on `dev` (the device `vol` reads),
-/// then commits a new checkpoint pack. `vol` is stale afterwards: reopen.
+/// Writes metadata agreeing with `plan` on `dev` (the device `vol` reads,
+/// or a layer over it), then commits a new checkpoint pack in the other
+/// slot with checkpoint_ver + 1. `vol` is stale afterwards: reopen.
+/// Nothing is written unless the plan is valid and every block is computed.
 /// Errors: invalid_argument for a plan naming blocks outside the main area,
-/// a block twice, or a nid past max_nid; no_space when an active log must
-/// move and no segment is free; io from the device (then the old
-/// checkpoint is still the valid one).
+/// a block twice, a nid 0 or past max_nid, node and data blocks in one
+/// segment, NAT entries and node blocks that do not match, a segment type
+/// of the wrong kind, more blocks than user_block_count, an orphan list a
+/// pack cannot hold, or a busy active log with move_busy_cursegs off;
+/// unsupported for ro-feature volumes; no_space when an active log must
+/// move and no section is wholly free; corrupt for a journal count out of
+/// range; io (and the other device codes) from the device: then the old
+/// checkpoint is still the valid one unless the error came from the last
+/// flush (see docs/checkpoint.md).
 Result<RebuildStats> rebuild(BlockDevice& dev, Volume& vol, const RebuildPlan& plan);
 
-/// The plan a healthy volume implies: every valid NAT entry's node, and every
-/// data pointer of every reachable inode and dnode (trusts NAT and nodes;
-/// ignores SIT, SSA and the checkpoint counts). For tests and for rebuilding
-/// SIT/SSA/counts when only they are wrong.
+/// The plan a healthy volume implies (trusts the NAT and the nodes; ignores
+/// SIT, SSA and the checkpoint counts). A NAT entry (current copy and the
+/// journal) is in use when its block is in the main area, claimed by no one
+/// before, and holds a node whose footer carries the entry's nid and ino;
+/// data blocks are the pointers of those inodes (regular files, directories
+/// and symlinks without inline data) and direct nodes (by their footer
+/// offset, IS_DNODE() in fs/f2fs/node.h). NEW_ADDR and the COMPRESS_ADDR of
+/// unreleased compressed files count in reserved_blocks. Orphans come from
+/// the checkpoint; valid_inode_count is the number of inodes found.
+/// For tests and for rebuilding SIT/SSA/counts when only they are wrong.
+/// Errors: corrupt when a data pointer leaves the main area or a block has
+/// two owners, an inode read fails (bad checksum...); io.
 Result<RebuildPlan> plan_from_volume(Volume& vol);
 
 }  // namespace meta

@@ -398,6 +398,18 @@ bool Checker::walk_inode(nid_t ino, const std::string& path) {
   }
   walk_xattr(in, st);
   if (!in.sane) return true;
+  // Device, fifo and socket inodes keep the device number in i_addr
+  // (f2fs_update_inode() in fs/f2fs/inode.c): no data pointers.
+  if (!in.is_reg() && !in.is_dir() && !in.is_symlink()) {
+    if (st.blocks_counted != in.blocks) {
+      Problem p = prob(Code::INODE_BLOCKS);
+      p.ino = ino;
+      p.path = path;
+      p.detail = fmt("i_blocks %llu, counted %llu", in.blocks, st.blocks_counted);
+      add(p);
+    }
+    return true;
+  }
   WalkCtx ctx;
   walk_data(in, st, ino, 0, addrs_.data() + r.addr_begin, r.addr_count, in.addrs_per_inode, &ctx);
   if (!(in.inline_flags & (inline_flag::data | inline_flag::dentry))) {

@@ -180,3 +180,127 @@ TEST(FsckInterop, UsageAndMissingDevice) {
   f2fstest::make_sparse_file(junk, 64ull << 20);
   EXPECT_EQ(ours("-n", junk).exit_code, 8) << "no superblock is an operational error";
 }
+
+namespace {
+
+struct Located {
+  std::uint64_t inode_blk = 0;
+  std::uint32_t ino = 0;
+  std::uint64_t data_blk = 0;  ///< first data block (0 if none)
+  std::uint64_t ssa_blk = 0;   ///< SSA block of the data block's segment
+  std::uint64_t cp_blk = 0;    ///< the checkpoint block in use
+};
+
+Located locate(const fs::path& img, const std::string& path) {
+  Located l;
+  f2fscore::OpenOptions oo;
+  oo.read_only = true;
+  auto dev = f2fscore::open_posix_device(img.string(), oo);
+  if (!dev) return l;
+  auto vol = f2fscore::Volume::open(**dev);
+  if (!vol) return l;
+  auto in = (*vol)->resolve(path);
+  if (!in) return l;
+  l.inode_blk = in->node_blkaddr;
+  l.ino = in->ino;
+  auto a = (*vol)->map_block(*in, 0);
+  if (a && (*vol)->is_valid_main_addr(*a)) {
+    l.data_blk = *a;
+    l.ssa_blk = (*vol)->superblock().ssa_blkaddr.get() + (*vol)->segno_of(*a);
+  }
+  l.cp_blk = (*vol)->superblock().cp_blkaddr.get() +
+             static_cast<std::uint64_t>((*vol)->open_report().checkpoint_pack) * f2fscore::disk::kDefaultBlocksPerSeg;
+  return l;
+}
+
+void patch(const fs::path& img, std::uint64_t blk, const std::function<void(std::uint8_t*)>& fn) {
+  auto b = f2fstest::read_block(img, blk);
+  fn(b.data());
+  std::fstream f(img, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(static_cast<std::streamoff>(blk * 4096));
+  f.write(reinterpret_cast<const char*>(b.data()), 4096);
+}
+
+}  // namespace
+
+#include "f2fscore/disk/checkpoint.hpp"
+#include "f2fscore/disk/node.hpp"
+
+// Two-pass repairs: pass 1 (-y) repairs and exits 1, pass 2 (-n) is clean,
+// and fsck.f2fs -f agrees on a copy. The problem each edit must trigger is
+// named by hand.
+TEST(FsckInterop, RepairRoundTrips) {
+  REQUIRE_TOOLS();
+  const fs::path src = scratch("tree3");
+  fs::remove_all(src);
+  make_tree(src);
+  const fs::path base = scratch("base.img");
+  fs::remove(base);
+  f2fstest::make_sparse_file(base, 256ull << 20);
+  ASSERT_EQ(run("mkfs.f2fs -q -f -O extra_attr,inode_checksum,flexible_inline_xattr,lost_found " +
+                shell_quote(base.string())).exit_code, 0);
+  run("sload.f2fs -f " + shell_quote(src.string()) + " " + shell_quote(base.string()));
+  run("fsck.f2fs -f " + shell_quote(base.string()));
+  ASSERT_TRUE(f2fstest::fsck_problems(base).empty());
+  ASSERT_EQ(ours("-n", base).exit_code, 0);
+
+  using namespace f2fscore::disk;
+  struct Case {
+    const char* name;
+    const char* code;
+    std::function<std::string(const fs::path&)> edit;  // returns the JSON fragment naming the object
+  };
+  std::vector<Case> cases = {
+      {"i_links + 3", "INODE_LINKS",
+       [](const fs::path& img) {
+         auto l = locate(img, "/a/f7");
+         patch(img, l.inode_blk, [](std::uint8_t* b) { reinterpret_cast<Node*>(b)->i.i_links = 4u; });
+         return "\"ino\":" + std::to_string(l.ino);
+       }},
+      {"i_blocks + 9", "INODE_BLOCKS",
+       [](const fs::path& img) {
+         auto l = locate(img, "/a/b/big");
+         patch(img, l.inode_blk, [](std::uint8_t* b) {
+           auto* n = reinterpret_cast<Node*>(b);
+           n->i.i_blocks = n->i.i_blocks.get() + 9;
+         });
+         return "\"ino\":" + std::to_string(l.ino);
+       }},
+      {"zeroed inode block", "NODE_FOOTER_NID",
+       [](const fs::path& img) {
+         auto l = locate(img, "/a/f9");
+         patch(img, l.inode_blk, [](std::uint8_t* b) { std::memset(b, 0, 4096); });
+         return "\"nid\":" + std::to_string(l.ino);
+       }},
+      {"zeroed SSA block", "SSA_DATA_MISMATCH",
+       [](const fs::path& img) {
+         auto l = locate(img, "/a/b/big");
+         patch(img, l.ssa_blk, [](std::uint8_t* b) { std::memset(b, 0, 4096); });
+         return "\"blkaddr\":" + std::to_string(l.data_blk);
+       }},
+      {"cp valid_node_count + 1", "CP_VALID_NODE_COUNT",
+       [](const fs::path& img) {
+         auto l = locate(img, "/");
+         patch(img, l.cp_blk, [](std::uint8_t* b) {
+           auto* cp = reinterpret_cast<Checkpoint*>(b);
+           cp->valid_node_count = cp->valid_node_count.get() + 1;
+           seal_checkpoint(b);
+         });
+         return std::string("\"code\":\"CP_VALID_NODE_COUNT\"");
+       }},
+  };
+  for (auto& c : cases) {
+    const fs::path img = scratch("case.img");
+    fs::copy_file(base, img, fs::copy_options::overwrite_existing);
+    const std::string obj = c.edit(img);
+    auto p1 = ours("-y --json", img);
+    EXPECT_EQ(p1.exit_code, 1) << c.name << ":\n" << p1.output;
+    EXPECT_NE(p1.output.find(std::string("\"code\":\"") + c.code + "\""), std::string::npos) << c.name << ":\n" << p1.output;
+    EXPECT_NE(p1.output.find(obj), std::string::npos) << c.name << " must name " << obj << ":\n" << p1.output;
+    auto p2 = ours("-n", img);
+    EXPECT_EQ(p2.exit_code, 0) << c.name << " (second pass):\n" << p2.output;
+    std::string full;
+    auto theirs = f2fstest::fsck_problems(img, &full);
+    EXPECT_TRUE(theirs.empty()) << c.name << ": fsck.f2fs -f after our repair:\n" << full;
+  }
+}

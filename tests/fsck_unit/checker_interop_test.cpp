@@ -225,6 +225,8 @@ void patch(const fs::path& img, std::uint64_t blk, const std::function<void(std:
 
 #include "f2fscore/disk/checkpoint.hpp"
 #include "f2fscore/disk/node.hpp"
+#include "f2fscore/disk/dentry.hpp"
+#include "f2fscore/endian.hpp"
 
 // Two-pass repairs: pass 1 (-y) repairs and exits 1, pass 2 (-n) is clean,
 // and fsck.f2fs -f agrees on a copy. The problem each edit must trigger is
@@ -287,6 +289,56 @@ TEST(FsckInterop, RepairRoundTrips) {
            seal_checkpoint(b);
          });
          return std::string("\"code\":\"CP_VALID_NODE_COUNT\"");
+       }},
+      {"dentry removed: inode to lost+found", "INODE_UNREACHABLE",
+       [](const fs::path& img) {
+         auto l = locate(img, "/a/f11");
+         auto d = locate(img, "/a");
+         // Clear the bitmap bit of "f11" in /a's dentry blocks.
+         f2fscore::OpenOptions oo;
+         oo.read_only = true;
+         auto dev = f2fscore::open_posix_device(img.string(), oo);
+         auto vol = f2fscore::Volume::open(**dev);
+         auto dir = (*vol)->resolve("/a");
+         std::vector<std::uint64_t> blks;
+         for (std::uint64_t i = 0; i * 4096 < dir->size; ++i) {
+           auto a = (*vol)->map_block(*dir, i);
+           if (a && (*vol)->is_valid_main_addr(*a)) blks.push_back(*a);
+         }
+         vol->reset();
+         for (auto b : blks)
+           patch(img, b, [&](std::uint8_t* p) {
+             auto* db = reinterpret_cast<DentryBlock*>(p);
+             for (std::uint32_t k = 0; k < kNrDentryInBlock; ++k)
+               if (f2fscore::test_bit_le(db->dentry_bitmap, k) && db->dentry[k].ino.get() == l.ino)
+                 db->dentry_bitmap[k / 8] = static_cast<std::uint8_t>(db->dentry_bitmap[k / 8] & ~(1u << (k % 8)));
+           });
+         (void)d;
+         return "\"ino\":" + std::to_string(l.ino);
+       }},
+      {"dentry hash", "DENTRY_HASH",
+       [](const fs::path& img) {
+         f2fscore::OpenOptions oo;
+         oo.read_only = true;
+         auto dev = f2fscore::open_posix_device(img.string(), oo);
+         auto vol = f2fscore::Volume::open(**dev);
+         auto dir = (*vol)->resolve("/a");
+         const std::uint64_t b0 = *(*vol)->map_block(*dir, 0);
+         vol->reset();
+         patch(img, b0, [](std::uint8_t* p) {
+           auto* db = reinterpret_cast<DentryBlock*>(p);
+           for (std::uint32_t k = 2; k < kNrDentryInBlock; ++k)
+             if (f2fscore::test_bit_le(db->dentry_bitmap, k) && db->dentry[k].name_len.get() > 2) {
+               db->dentry[k].hash_code = db->dentry[k].hash_code.get() + 1;
+               break;
+             }
+         });
+         return "\"blkaddr\":" + std::to_string(b0);
+       }},
+      {"superblock #0 zeroed", "SB_PRIMARY_BAD",
+       [](const fs::path& img) {
+         patch(img, 0, [](std::uint8_t* p) { std::memset(p + 1024, 0, 3072); });
+         return std::string("\"blkaddr\":0");
        }},
   };
   for (auto& c : cases) {

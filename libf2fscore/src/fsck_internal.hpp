@@ -150,6 +150,7 @@ class Checker {
   void finish_inode_counts();
   void check_orphans();
   void check_quota();
+  void check_quota_usage();  // fsck_quota.cpp
   void check_unreachable();
   // fsck_global.cpp
   void check_global();

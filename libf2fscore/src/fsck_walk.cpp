@@ -739,6 +739,7 @@ void Checker::walk_namespace() {
   check_quota();
   check_unreachable();
   finish_inode_counts();
+  check_quota_usage();
 }
 
 void Checker::check_orphans() {

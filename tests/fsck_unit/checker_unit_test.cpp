@@ -353,3 +353,40 @@ TEST(FsckRepair, PreenRepairsSafeProblems) {
   auto r2 = run(*dev, fsck::Mode::check_only);
   EXPECT_TRUE(r2.problems.empty()) << dump(r2);
 }
+
+// The user quota file of the mkfs.f2fs fixture says what root and
+// lost+found use (2 inodes); one more inode in its id-0 entry must be
+// reported against the user quota inode (sb.qf_ino[0]).
+TEST(FsckQuota, UsageMismatchIsReported) {
+  auto dev = fixture_device("mkfs115-64M-allfeat.img.zst");
+  ASSERT_TRUE(dev);
+  nid_t qino = 0;
+  block_t patched = 0;
+  {
+    auto vol = Volume::open(*dev);
+    ASSERT_TRUE(vol.has_value());
+    qino = (*vol)->superblock().qf_ino[0].get();
+    ASSERT_NE(qino, 0u);
+    auto in = (*vol)->read_inode(qino);
+    ASSERT_TRUE(in.has_value());
+    for (std::uint64_t fb = 0; fb * kBlockSize < in->size && !patched; ++fb) {
+      auto a = (*vol)->map_block(*in, fb);
+      if (!a || !(*vol)->is_valid_main_addr(*a)) continue;
+      std::vector<std::uint8_t> b(kBlockSize);
+      ASSERT_TRUE(read_at(*dev, static_cast<std::uint64_t>(*a) * kBlockSize, b));
+      // 1 KiB quota blocks; leaf blocks hold 72-byte v2r1 entries after a 16-byte header.
+      for (std::uint32_t qb = (fb == 0 ? 2 : 0); qb < 4 && !patched; ++qb)
+        for (std::uint32_t o = qb * 1024 + 16; o + 72 <= (qb + 1) * 1024; o += 72)
+          if (load_le32(b.data(), o) == 0 && load_le64(b.data(), o + 24) == 2) {
+            store_le64(b.data(), o + 24, 3);
+            ASSERT_TRUE(write_at(*dev, static_cast<std::uint64_t>(*a) * kBlockSize, b));
+            patched = *a;
+            break;
+          }
+    }
+  }
+  ASSERT_NE(patched, 0u) << "no id-0 entry with 2 inodes in the user quota file";
+  auto r = run(*dev, fsck::Mode::check_only);
+  EXPECT_TRUE(has(r, fsck::Code::QUOTA_USAGE, qino)) << dump(r);
+  EXPECT_EQ(r.problems.size(), 1u) << dump(r);
+}

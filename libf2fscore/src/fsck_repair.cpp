@@ -318,7 +318,7 @@ void Checker::repair() {
   // 3: the metadata rebuild, when anything global is wrong or a fix
   // changed what is in use.
   bool need = !global_fixes_.empty() || report_.wrote;
-  for (const auto& p : probs) need |= is_global(p.code) && allowed(p.code);
+  for (const auto& p : probs) need |= (is_global(p.code) || p.code == Code::CP_FLAGS) && allowed(p.code);
   if (!need || unsafe_left || io_failed) return;
   meta::RebuildPlan plan;
   plan.blocks = uses_;

@@ -532,8 +532,9 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
     in.sane = false;
   }
   if ((in.inline_flags & inline_flag::dentry) && type != 0x4000) {
+    // Walked as if the flag were clear; the repair clears it.
     issue(Code::INLINE_DENTRY_BAD, fmt("inline dentry flag on i_mode 0%llo", in.mode));
-    in.sane = false;
+    in.inline_flags = static_cast<std::uint8_t>(in.inline_flags & ~inline_flag::dentry);
   }
   constexpr std::uint64_t kMaxBytes = (static_cast<std::uint64_t>(kDefAddrsPerInode) + 2ull * kDefAddrsPerBlock +
                                         2ull * kDefAddrsPerBlock * kNidsPerBlock +

@@ -102,9 +102,18 @@ void Checker::local_issue_fix(std::size_t idx, const InodeRec& in, Code c) {
       fix_inode_field(idx, in, [max](Node& n) { n.i.i_size = max; });
       break;
     }
-    case Code::INODE_FLAGS:
-      if ((in.flags & iflag::casefold) && !(in.flags & iflag::compr))
-        fix_inode_field(idx, in, [](Node& n) { n.i.i_flags = n.i.i_flags.get() & ~iflag::casefold; });
+    case Code::INODE_FLAGS: {
+      const std::uint32_t type = in.mode & 0xF000u;
+      std::uint32_t clear = 0;
+      if ((in.flags & iflag::casefold) && (!(feats & feature::casefold) || type != 0x4000)) clear |= iflag::casefold;
+      if ((in.flags & iflag::compr) && (!(feats & feature::compression) || (type != 0x8000 && type != 0x4000)))
+        clear |= iflag::compr;
+      if (clear) fix_inode_field(idx, in, [clear](Node& n) { n.i.i_flags = n.i.i_flags.get() & ~clear; });
+      break;
+    }
+    case Code::INLINE_DENTRY_BAD:
+      if (!in.is_dir())
+        fix_inode_field(idx, in, [](Node& n) { n.i.i_inline = static_cast<std::uint8_t>(n.i.i_inline & ~inline_flag::dentry); });
       break;
     case Code::XATTR_NID_BAD:
       fix_inode_field(idx, in, [](Node& n) { n.i.i_xattr_nid = 0u; });

@@ -165,12 +165,24 @@ bool Checker::reconnect(nid_t ino) {
     auto it = state_.find(n);
     return it != state_.end() && it->second.path == "/lost+found";
   });
-  if (lf_dent == reached_inodes_.end()) return false;
-  const nid_t lf = *lf_dent;
+  const InodeRec& child = inodes_[static_cast<std::size_t>(nodes_[ino].inode)];
+  std::string name = "#" + std::to_string(ino);
+  nid_t lf = 0;
+  if (lf_dent != reached_inodes_.end()) {
+    lf = *lf_dent;
+  } else if (child.is_dir() && child.pino == sb_.root_ino.get() && nid_reached_[sb_.root_ino.get()]) {
+    // lost+found itself lost its dentry: back into the root under its own name.
+    std::vector<std::uint8_t> ib(kBlockSize);
+    if (!read_at(dev_, static_cast<std::uint64_t>(child.blkaddr) * kBlockSize, ib)) return false;
+    const auto* n = reinterpret_cast<const Node*>(ib.data());
+    if (n->i.i_namelen.get() != 10 || std::memcmp(n->i.i_name, "lost+found", 10) != 0) return false;
+    lf = sb_.root_ino.get();
+    name = "lost+found";
+  } else {
+    return false;
+  }
   const InodeRec& dir = inodes_[static_cast<std::size_t>(nodes_[lf].inode)];
   if (!dir.is_dir() || (dir.flags & iflag::casefold) || (dir.advise & advise::encrypt)) return false;
-  const InodeRec& child = inodes_[static_cast<std::size_t>(nodes_[ino].inode)];
-  const std::string name = "#" + std::to_string(ino);
   const std::uint32_t need = static_cast<std::uint32_t>((name.size() + kSlotLen - 1) / kSlotLen);
   std::vector<std::pair<block_t, DentryArea>> cands;
   if (dir.inline_flags & inline_flag::dentry) cands.emplace_back(dir.blkaddr, dentry_area(dir, dir.blkaddr, true));

@@ -1,0 +1,217 @@
+// f2fscore-fsck: check (and repair) an F2FS volume. A thin front end: parse
+// options, refuse a mounted device, open it, call f2fscore::fsck::check(),
+// print one line per problem (or JSON) and exit with e2fsck's codes.
+// Never asks a question: the mode decides.
+#ifndef _FILE_OFFSET_BITS
+#define _FILE_OFFSET_BITS 64
+#endif
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "f2fscore/fsck.hpp"
+#include "f2fscore/uring_device.hpp"
+
+namespace {
+
+constexpr int kExitClean = 0, kExitRepaired = 1, kExitLeft = 4, kExitOperational = 8, kExitUsage = 16;
+
+const char* kExitHelp =
+    "Exit status (as e2fsck): 0 no problems; 1 problems found and all repaired; 4 problems left\n"
+    "unrepaired (always with -n when any is found); 8 operational error (device missing, unreadable\n"
+    "or mounted, no usable superblock or checkpoint); 16 usage error (bad option).\n"
+    "Modes: -n checks only and opens the device read-only; -p/-a preen: on a volume unmounted\n"
+    "cleanly a fast check (every node's footer, inode checksums, NAT/SIT counts), then a full check\n"
+    "if that finds anything, repairing only safe problems; -y repairs everything; -f forces the full\n"
+    "check. Without -n, -p, -a or -y the default is -n. No question is ever asked.";
+
+std::string canonical(const std::string& p) {
+  char buf[PATH_MAX];
+  if (::realpath(p.c_str(), buf) != nullptr) return buf;
+  return p;
+}
+
+// Whether `path` (a device, or an image behind a loop device) is mounted.
+std::string mounted_as(const std::string& path) {
+#if defined(__linux__)
+  const std::string real = canonical(path);
+  struct stat st {};
+  if (::stat(real.c_str(), &st) != 0) return {};
+  std::vector<std::string> devices{real};
+  if (S_ISREG(st.st_mode)) {
+    for (int i = 0; i < 256; ++i) {
+      std::ifstream bf("/sys/block/loop" + std::to_string(i) + "/loop/backing_file");
+      std::string b;
+      if (bf && std::getline(bf, b) && canonical(b) == real) devices.push_back("/dev/loop" + std::to_string(i));
+    }
+  }
+  std::ifstream mounts("/proc/self/mounts");
+  std::string line;
+  while (std::getline(mounts, line)) {
+    std::istringstream is(line);
+    std::string dev, dir;
+    is >> dev >> dir;
+    for (const auto& d : devices)
+      if (canonical(dev) == d) return dev + " on " + dir;
+  }
+#else
+  (void)path;
+#endif
+  return {};
+}
+
+std::string json_str(std::string_view s) {
+  std::string o = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': o += "\\\""; break;
+      case '\\': o += "\\\\"; break;
+      case '\n': o += "\\n"; break;
+      case '\t': o += "\\t"; break;
+      case '\r': o += "\\r"; break;
+      default:
+        if (c < 0x20) {
+          char b[8];
+          std::snprintf(b, sizeof b, "\\u%04x", c);
+          o += b;
+        } else {
+          o += static_cast<char>(c);
+        }
+    }
+  }
+  return o + "\"";
+}
+
+const char* severity_name(f2fscore::fsck::Severity s) {
+  switch (s) {
+    case f2fscore::fsck::Severity::info: return "info";
+    case f2fscore::fsck::Severity::warning: return "warning";
+    default: return "error";
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace f2fscore;
+  CLI::App app{"f2fscore-fsck: check and repair an F2FS file system", "f2fscore-fsck"};
+  app.footer(kExitHelp);
+  bool no = false, preen = false, auto_ = false, yes = false, force = false, json = false, quiet = false, version = false;
+  std::string device;
+  std::uint32_t batch = 256, depth = 8;
+  app.add_flag("-n", no, "check only: open read-only, change nothing");
+  app.add_flag("-p", preen, "preen: fast check on a clean volume, repair safe problems");
+  app.add_flag("-a", auto_, "same as -p");
+  app.add_flag("-y", yes, "repair everything");
+  app.add_flag("-f", force, "force a full check even if the volume is marked clean");
+  app.add_flag("--json", json, "print the result as JSON");
+  app.add_flag("-q,--quiet", quiet, "print only problems (no summary)");
+  app.add_option("--batch-blocks", batch, "4 KiB blocks per read request (default 256)")->check(CLI::Range(1, 4096));
+  app.add_option("--queue-depth", depth, "read requests in flight (default 8)")->check(CLI::Range(1, 64));
+  app.add_flag("-V,--version", version, "print the version");
+  app.add_option("device", device, "block device or image file");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+  if (version) {
+    std::printf("f2fscore-fsck %s\n", F2FSCORE_VERSION_STRING);
+    return kExitClean;
+  }
+  if (device.empty()) {
+    std::fprintf(stderr, "f2fscore-fsck: a device is required (see --help)\n");
+    return kExitUsage;
+  }
+  const int modes = (no ? 1 : 0) + ((preen || auto_) ? 1 : 0) + (yes ? 1 : 0);
+  if (modes > 1) {
+    std::fprintf(stderr, "f2fscore-fsck: -n, -p/-a and -y exclude each other\n");
+    return kExitUsage;
+  }
+  fsck::Options opts;
+  opts.mode = yes ? fsck::Mode::repair_all : (preen || auto_) ? fsck::Mode::preen : fsck::Mode::check_only;
+  opts.force = force;
+  opts.batch_blocks = batch;
+  opts.queue_depth = depth;
+  const char* mode_name = opts.mode == fsck::Mode::check_only ? "check_only" : opts.mode == fsck::Mode::preen ? "preen" : "repair_all";
+
+  if (auto m = mounted_as(device); !m.empty()) {
+    std::fprintf(stderr, "f2fscore-fsck: %s is mounted (%s); refusing to check it\n", device.c_str(), m.c_str());
+    return kExitOperational;
+  }
+  OpenOptions oo;
+  oo.read_only = opts.mode == fsck::Mode::check_only;
+  auto opened = open_device(device, oo);
+  if (!opened) {
+    std::fprintf(stderr, "f2fscore-fsck: %s: %s\n", device.c_str(), opened.error().message.c_str());
+    return kExitOperational;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = fsck::check(*opened->device, opts);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!r) {
+    if (json)
+      std::printf("{\"device\":%s,\"mode\":\"%s\",\"error\":%s,\"exit_code\":%d}\n", json_str(device).c_str(), mode_name,
+                  json_str(r.error().message).c_str(), kExitOperational);
+    else
+      std::fprintf(stderr, "f2fscore-fsck: %s: %s\n", device.c_str(), r.error().message.c_str());
+    return kExitOperational;
+  }
+  const fsck::Report& rep = *r;
+  const int code = rep.exit_code();
+  if (json) {
+    std::string o = "{\"device\":" + json_str(device) + ",\"mode\":\"" + mode_name + "\",\"full_check\":" +
+                    (rep.full_check ? "true" : "false") + ",\"problems\":[";
+    bool first = true;
+    for (const auto& p : rep.problems) {
+      o += first ? "" : ",";
+      first = false;
+      o += "{\"code\":" + json_str(fsck::code_name(p.code)) + ",\"severity\":\"" +
+           severity_name(fsck::definition(p.code).severity) + "\"";
+      if (p.ino) o += ",\"ino\":" + std::to_string(*p.ino);
+      if (p.nid) o += ",\"nid\":" + std::to_string(*p.nid);
+      if (p.blkaddr) o += ",\"blkaddr\":" + std::to_string(*p.blkaddr);
+      if (p.segno) o += ",\"segno\":" + std::to_string(*p.segno);
+      if (!p.path.empty()) o += ",\"path\":" + json_str(p.path);
+      if (!p.detail.empty()) o += ",\"detail\":" + json_str(p.detail);
+      o += std::string(",\"fixed\":") + (p.fixed ? "true" : "false") + "}";
+    }
+    const auto& s = rep.stats;
+    o += "],\"stats\":{\"inodes\":" + std::to_string(s.inodes) + ",\"nodes\":" + std::to_string(s.nodes) +
+         ",\"data_blocks\":" + std::to_string(s.data_blocks) + ",\"dirs\":" + std::to_string(s.dirs) +
+         ",\"files\":" + std::to_string(s.files) + ",\"bytes_read\":" + std::to_string(s.bytes_read) +
+         ",\"seconds\":" + std::to_string(secs) + "},\"wrote\":" + (rep.wrote ? "true" : "false") +
+         ",\"exit_code\":" + std::to_string(code) + "}";
+    std::printf("%s\n", o.c_str());
+    return code;
+  }
+  for (const auto& p : rep.problems) std::printf("%s\n", p.to_string().c_str());
+  if (!quiet) {
+    std::size_t fixed = 0;
+    for (const auto& p : rep.problems) fixed += p.fixed ? 1 : 0;
+    std::printf("%s: %s check (%s): %zu problem%s, %zu fixed; %llu inodes (%llu dirs, %llu files), %llu nodes, "
+                "%llu data blocks; %.3f s\n",
+                device.c_str(), rep.full_check ? "full" : "fast", mode_name, rep.problems.size(),
+                rep.problems.size() == 1 ? "" : "s", fixed, static_cast<unsigned long long>(rep.stats.inodes),
+                static_cast<unsigned long long>(rep.stats.dirs), static_cast<unsigned long long>(rep.stats.files),
+                static_cast<unsigned long long>(rep.stats.nodes), static_cast<unsigned long long>(rep.stats.data_blocks),
+                secs);
+    std::printf("%s\n", code == kExitClean      ? "clean"
+                        : code == kExitRepaired ? "all problems repaired"
+                                                : "problems left unrepaired");
+  }
+  (void)kExitLeft;
+  return code;
+}

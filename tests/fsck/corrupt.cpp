@@ -191,13 +191,20 @@ Result<std::unique_ptr<Corruptor>> Corruptor::open(BlockDevice& dev) {
   return c;
 }
 
+// After an edit the volume may no longer open (that is often the point of
+// the edit): then the lookups keep using the volume as it was opened last,
+// and stale() says why.
 Status Corruptor::reopen() {
-  vol_.reset();
   VolumeOpenOptions o;
   o.verify_inode_checksums = false;
   auto v = Volume::open(dev_, o);
-  if (!v) return make_error(v.error());
+  if (!v) {
+    if (!vol_) return make_error(v.error());
+    stale_ = v.error().to_string();
+    return {};
+  }
   vol_ = std::move(*v);
+  stale_.clear();
   return {};
 }
 

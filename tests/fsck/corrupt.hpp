@@ -115,6 +115,9 @@ class Corruptor {
 
   // ---- Lookups (after the last edit) ----
   f2fscore::Volume& vol() { return *vol_; }
+  /// Why the volume no longer opens after the last edit ("" when it does);
+  /// lookups then use the volume as last opened.
+  const std::string& stale() const { return stale_; }
   const f2fscore::disk::SuperBlock& sb() const { return vol_->superblock(); }
   const f2fscore::disk::Checkpoint& cp() const { return vol_->checkpoint(); }
   /// First block of the checkpoint pack in use (or of the other pack).
@@ -162,6 +165,7 @@ class Corruptor {
 
   f2fscore::BlockDevice& dev_;
   std::unique_ptr<f2fscore::Volume> vol_;
+  std::string stale_;
 };
 
 /// Applies each edit in order to the volume on `dev`.

@@ -78,5 +78,7 @@ int main(int argc, char** argv) {
     }
   }
   if (!where) (void)f2fscore::flush(**dev);
+  if (!(*c)->stale().empty())
+    std::fprintf(stderr, "f2fscore-corrupt: note: the volume no longer opens: %s\n", (*c)->stale().c_str());
   return 0;
 }

@@ -386,34 +386,15 @@ Result<Loc> Corruptor::ssa_loc(block_t blkaddr) {
   return Loc{sb().ssa_blkaddr.get() + segno, ofs * kSumEntrySize, false};
 }
 
-Result<DentryLoc> Corruptor::dentry(std::string_view dir_path, std::string_view name) {
+// The dentry areas of a directory: its inline area, or each mapped block.
+Result<std::vector<DentryLoc>> Corruptor::dentry_areas(std::string_view dir_path) {
   auto d = ino(dir_path);
   if (!d) return make_error(d.error());
   auto dn = node(*d);
   if (!dn) return make_error(dn.error());
   auto nb = node_blk(*d);
   if (!nb) return make_error(nb.error());
-  std::vector<std::uint8_t> b(kBlockSize);
-  auto scan = [&](DentryLoc& L) -> bool {
-    const std::uint8_t* bm = b.data() + L.bitmap_off;
-    for (std::uint32_t s = 0; s < L.nr_slots;) {
-      if (!test_bit_le(bm, s)) {
-        ++s;
-        continue;
-      }
-      DirEntry de;
-      std::memcpy(&de, b.data() + L.dentry_off + s * sizeof(DirEntry), sizeof de);
-      const std::uint32_t len = de.name_len.get();
-      if (len == name.size() && s * kSlotLen + len <= L.nr_slots * kSlotLen &&
-          std::memcmp(b.data() + L.name_off + s * kSlotLen, name.data(), len) == 0) {
-        L.slot = s;
-        L.de = de;
-        return true;
-      }
-      s += std::max<std::uint32_t>(1, (len + kSlotLen - 1) / kSlotLen);
-    }
-    return false;
-  };
+  std::vector<DentryLoc> out;
   DentryLoc L;
   L.dir = *d;
   if (dn->i.i_inline & inline_flag::dentry) {
@@ -427,23 +408,48 @@ Result<DentryLoc> Corruptor::dentry(std::string_view dir_path, std::string_view 
     L.dentry_off = base + lay.dentry_offset();
     L.name_off = base + lay.filename_offset();
     L.nr_slots = lay.nr_slots;
-    std::memcpy(b.data(), &*dn, kBlockSize);
-    if (scan(L)) return L;
-    return make_error(Errc::not_found, std::string("no entry \"") + std::string(name) + "\" in " + std::string(dir_path));
+    out.push_back(L);
+    return out;
   }
   const std::uint64_t nblocks = dn->i.i_size.get() / kBlockSize;
   for (std::uint64_t bidx = 0; bidx < nblocks; ++bidx) {
     auto a = data_blk(*d, bidx);
     if (!a) continue;
     if (*a == kNullAddr || *a == kNewAddr || !vol_->is_valid_main_addr(*a)) continue;
-    F2FS_TRY(read(*a, b.data()));
     L.blk = *a;
     L.bidx = static_cast<std::uint32_t>(bidx);
     L.bitmap_off = offsetof(DentryBlock, dentry_bitmap);
     L.dentry_off = offsetof(DentryBlock, dentry);
     L.name_off = offsetof(DentryBlock, filename);
     L.nr_slots = kNrDentryInBlock;
-    if (scan(L)) return L;
+    out.push_back(L);
+  }
+  return out;
+}
+
+Result<DentryLoc> Corruptor::dentry(std::string_view dir_path, std::string_view name) {
+  auto areas = dentry_areas(dir_path);
+  if (!areas) return make_error(areas.error());
+  std::vector<std::uint8_t> b(kBlockSize);
+  for (DentryLoc L : *areas) {
+    F2FS_TRY(read(L.blk, b.data()));
+    const std::uint8_t* bm = b.data() + L.bitmap_off;
+    for (std::uint32_t s = 0; s < L.nr_slots;) {
+      if (!test_bit_le(bm, s)) {
+        ++s;
+        continue;
+      }
+      DirEntry de;
+      std::memcpy(&de, b.data() + L.dentry_off + s * sizeof(DirEntry), sizeof de);
+      const std::uint32_t len = de.name_len.get();
+      if (len == name.size() && s * kSlotLen + len <= L.nr_slots * kSlotLen &&
+          std::memcmp(b.data() + L.name_off + s * kSlotLen, name.data(), len) == 0) {
+        L.slot = s;
+        L.de = de;
+        return L;
+      }
+      s += std::max<std::uint32_t>(1, (len + kSlotLen - 1) / kSlotLen);
+    }
   }
   return make_error(Errc::not_found, std::string("no entry \"") + std::string(name) + "\" in " + std::string(dir_path));
 }
@@ -639,27 +645,14 @@ Status Corruptor::dentry_add(std::string_view dir_path, std::string_view name, s
     auto tn = node(target);
     ftype = tn ? static_cast<std::uint8_t>(ftype_of_mode(tn->i.i_mode.get())) : 1;
   }
-  // Find room: "." gives the lookup a name that exists in every directory.
-  auto any = dentry(dir_path, ".");
-  if (!any) return make_error(any.error());
-  auto d = ino(dir_path);
-  auto dn = node(*d);
-  if (!dn) return make_error(dn.error());
+  auto areas = dentry_areas(dir_path);
+  if (!areas) return make_error(areas.error());
   const std::uint32_t need = std::max<std::uint32_t>(1, static_cast<std::uint32_t>((name.size() + kSlotLen - 1) / kSlotLen));
-  std::vector<std::uint64_t> blocks;
-  if (any->is_inline) {
-    blocks.push_back(any->blk);
-  } else {
-    for (std::uint64_t bidx = 0; bidx < dn->i.i_size.get() / kBlockSize; ++bidx) {
-      auto a = data_blk(*d, bidx);
-      if (a && *a != kNullAddr && *a != kNewAddr && vol_->is_valid_main_addr(*a)) blocks.push_back(*a);
-    }
-  }
   std::vector<std::uint8_t> b(kBlockSize);
-  for (std::uint64_t blk : blocks) {
-    F2FS_TRY(read(blk, b.data()));
-    std::uint8_t* bm = b.data() + any->bitmap_off;
-    for (std::uint32_t s = 0; s + need <= any->nr_slots; ++s) {
+  for (const DentryLoc& a : *areas) {
+    F2FS_TRY(read(a.blk, b.data()));
+    std::uint8_t* bm = b.data() + a.bitmap_off;
+    for (std::uint32_t s = 0; s + need <= a.nr_slots; ++s) {
       bool free = true;
       for (std::uint32_t k = 0; k < need && free; ++k) free = !test_bit_le(bm, s + k);
       if (!free) continue;
@@ -668,11 +661,11 @@ Status Corruptor::dentry_add(std::string_view dir_path, std::string_view name, s
       de.ino.set(target);
       de.name_len.set(static_cast<std::uint16_t>(name.size()));
       de.file_type = ftype;
-      std::memcpy(b.data() + any->dentry_off + s * sizeof(DirEntry), &de, sizeof de);
-      std::memcpy(b.data() + any->name_off + s * kSlotLen, name.data(), name.size());
+      std::memcpy(b.data() + a.dentry_off + s * sizeof(DirEntry), &de, sizeof de);
+      std::memcpy(b.data() + a.name_off + s * kSlotLen, name.data(), name.size());
       for (std::uint32_t k = 0; k < need; ++k) set_bit_le(bm, s + k);
-      if (any->is_inline) F2FS_TRY(seal_node_block(b.data()));
-      F2FS_TRY(write(blk, b.data()));
+      if (a.is_inline) F2FS_TRY(seal_node_block(b.data()));
+      F2FS_TRY(write(a.blk, b.data()));
       return reopen();
     }
   }

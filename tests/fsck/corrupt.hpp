@@ -137,6 +137,9 @@ class Corruptor {
   Result<Loc> sit_loc(std::uint32_t segno);
   Result<Loc> ssa_loc(block_t blkaddr);
   Result<DentryLoc> dentry(std::string_view dir_path, std::string_view name);
+  /// A directory's dentry areas (its inline area, or each mapped block),
+  /// slot and de left empty.
+  Result<std::vector<DentryLoc>> dentry_areas(std::string_view dir_path);
   /// Data slot 0 in i_addr of an inode (extra_isize / 4).
   Result<std::uint32_t> data_slot0(nid_t ino);
   /// A nid whose NAT entry is null, from `from` up.

@@ -44,6 +44,7 @@ struct NatRec {
 struct LocalIssue {
   Code code;
   std::string detail;
+  std::uint32_t slot = 0xFFFFFFFFu;  ///< dentry issues: the slot
 };
 
 /// One directory entry as found on disk.
@@ -106,6 +107,19 @@ struct InodeState {
   std::string path;
   bool orphan = false;
   std::vector<std::pair<std::uint32_t, block_t>> dir_blocks;  ///< directories: (index, blkaddr)
+  std::string first_name;          ///< the name of the first dentry naming it
+};
+
+/// Where a dentry lives: its block and the layout of the area holding it.
+struct DentryArea {
+  block_t blkaddr = 0;
+  std::uint32_t bitmap_off = 0, dentry_off = 0, names_off = 0, nslots = 0;
+};
+
+/// A change to one block, applied by repair().
+struct Edit {
+  std::function<void(std::uint8_t*)> fn;
+  std::size_t problem;  ///< index in Report::problems, marked fixed when written
 };
 
 class Checker {
@@ -126,7 +140,8 @@ class Checker {
   // fsck_walk.cpp
   void walk_namespace();
   bool walk_inode(nid_t ino, const std::string& path);
-  void walk_node(const InodeRec& in, InodeState& st, nid_t nid, std::uint32_t ofs, int level, void* ctx);
+  void walk_node(const InodeRec& in, InodeState& st, nid_t nid, std::uint32_t ofs, int level, void* ctx,
+                 block_t parent_blk, std::uint32_t parent_off);
   void walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::uint64_t first_index, const AddrSlot* a,
                  std::uint32_t n, std::uint32_t nslots, void* ctx);
   void walk_xattr(const InodeRec& in, InodeState& st);
@@ -135,6 +150,7 @@ class Checker {
   void finish_inode_counts();
   void check_orphans();
   void check_quota();
+  void check_quota_usage();  // fsck_quota.cpp
   void check_unreachable();
   // fsck_global.cpp
   void check_global();
@@ -144,7 +160,18 @@ class Checker {
   // fsck_repair.cpp
   void repair();
 
-  void add(Problem p);
+  std::size_t add(Problem p);
+  bool allowed(Code c) const;
+  /// Registers an edit of block `blk` fixing problem `idx` (if the mode allows it).
+  void fix(std::size_t idx, block_t blk, std::function<void(std::uint8_t*)> fn);
+  /// Marks problem `idx` as fixed by the metadata rebuild (if allowed).
+  void fix_global(std::size_t idx);
+  DentryArea dentry_area(const InodeRec& dir, block_t blk, bool inline_area) const;
+  void fix_clear_dentry(std::size_t idx, const DentryArea& a, std::uint32_t slot, std::uint32_t name_len);
+  void fix_inode_field(std::size_t idx, const InodeRec& in, std::function<void(disk::Node&)> fn);
+  void fix_zero_word(std::size_t idx, block_t blk, std::uint32_t byte_off);
+  void local_issue_fix(std::size_t idx, const InodeRec& in, Code c);
+  bool reconnect(nid_t ino);
   Problem prob(Code c) const { Problem p; p.code = c; return p; }
   bool valid_main(block_t a) const { return a >= main_blk_ && a < main_end_; }
   bool used(block_t a) const { return used_[(a - main_blk_) >> 6] >> ((a - main_blk_) & 63) & 1; }
@@ -183,6 +210,9 @@ class Checker {
   std::uint64_t node_count_ = 0, inode_count_ = 0;
   std::vector<nid_t> orphans_;
   bool walked_ = false;
+  std::map<block_t, std::vector<Edit>> edits_;
+  std::vector<std::size_t> global_fixes_;
+  std::vector<std::size_t> lost_found_fixes_;
 };
 
 }  // namespace f2fscore::fsck

@@ -109,7 +109,10 @@ Status read_blocks_batched(BlockDevice& dev, const std::vector<block_t>& addrs, 
   return failure;
 }
 
-void Checker::add(Problem p) { report_.problems.push_back(std::move(p)); }
+std::size_t Checker::add(Problem p) {
+  report_.problems.push_back(std::move(p));
+  return report_.problems.size() - 1;
+}
 
 bool Checker::sit_valid(block_t a) const {
   if (!valid_main(a)) return false;
@@ -412,15 +415,15 @@ void parse_dentries(const std::uint8_t* bitmap, const DirEntry* de, const std::u
     const std::string where = bidx == Dent::kInline ? fmt("inline slot %llu", i) : fmt("block %llu slot %llu", bidx, i);
     if (len == 0) {
       if (e.ino.get() == 0 && e.hash_code.get() == 0)
-        issues.push_back({Code::DENTRY_BITMAP, where + ": bitmap bit set for an empty slot"});
+        issues.push_back({Code::DENTRY_BITMAP, where + ": bitmap bit set for an empty slot", i});
       else
-        issues.push_back({Code::DENTRY_NAMELEN, where + fmt(": dentry for ino %llu has name_len 0", e.ino.get())});
+        issues.push_back({Code::DENTRY_NAMELEN, where + fmt(": dentry for ino %llu has name_len 0", e.ino.get()), i});
       ++i;
       continue;
     }
     const std::uint32_t need = (len + kSlotLen - 1) / kSlotLen;
     if (len > kNameLen || i + need > slots) {
-      issues.push_back({Code::DENTRY_NAMELEN, where + fmt(": name_len %llu runs past the %llu slots", len, slots)});
+      issues.push_back({Code::DENTRY_NAMELEN, where + fmt(": name_len %llu runs past the %llu slots", len, slots), i});
       ++i;
       continue;
     }

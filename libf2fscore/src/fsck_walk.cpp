@@ -85,7 +85,8 @@ std::string Checker::inode_path(nid_t ino) const {
 
 // Checks the node `nid` that `in`'s tree points at with footer offset `ofs`
 // (level 0 direct, 1 indirect, 2 double indirect) and descends.
-void Checker::walk_node(const InodeRec& in, InodeState& st, nid_t nid, std::uint32_t ofs, int level, void* vctx) {
+void Checker::walk_node(const InodeRec& in, InodeState& st, nid_t nid, std::uint32_t ofs, int level, void* vctx,
+                        block_t parent_blk, std::uint32_t parent_off) {
   auto mk = [&](Code c, std::string d) {
     Problem p = prob(c);
     p.ino = in.ino;
@@ -95,51 +96,55 @@ void Checker::walk_node(const InodeRec& in, InodeState& st, nid_t nid, std::uint
     return p;
   };
   if (nid < sb_.root_ino.get() || nid >= max_nid_) {
-    add(mk(Code::NODE_NID_INVALID, fmt("node pointer (offset %llu) names nid %llu, outside [%llu, %llu)", ofs, nid,
-                                       sb_.root_ino.get(), max_nid_)));
+    fix_zero_word(add(mk(Code::NODE_NID_INVALID, fmt("node pointer (offset %llu) names nid %llu, outside [%llu, %llu)", ofs, nid,
+                                       sb_.root_ino.get(), max_nid_))), parent_blk, parent_off);
     return;
   }
   const NatRec& ne = nat_[nid];
   if (ne.blkaddr == kNullAddr) {
-    add(mk(Code::NODE_NAT_MISSING, fmt("node pointer (offset %llu) names nid %llu whose NAT entry is null", ofs, nid)));
+    fix_zero_word(add(mk(Code::NODE_NAT_MISSING, fmt("node pointer (offset %llu) names nid %llu whose NAT entry is null", ofs, nid))),
+                  parent_blk, parent_off);
     return;
   }
-  if (!valid_main(ne.blkaddr)) return;  // NAT_BLKADDR_INVALID, reported by the scan
+  if (!valid_main(ne.blkaddr)) {  // NAT_BLKADDR_INVALID, reported by the scan: drop the pointer with it
+    fix_zero_word(static_cast<std::size_t>(-1), parent_blk, parent_off);
+    return;
+  }
   NodeRec& r = nodes_[nid];
   if (nid_reached_[nid]) {
     Problem p = mk(Code::NODE_DUPLICATE, fmt("nid %llu is reached a second time (offset %llu)", nid, ofs));
     p.blkaddr = ne.blkaddr;
-    add(p);
+    fix_zero_word(add(p), parent_blk, parent_off);
     return;
   }
   if (!r.read_ok) {
     Problem p = mk(Code::NODE_UNREADABLE, fmt("node block 0x%llx of nid %llu cannot be read", ne.blkaddr, nid));
     p.blkaddr = ne.blkaddr;
-    add(p);
+    fix_zero_word(add(p), parent_blk, parent_off);
     return;
   }
   if (r.footer_nid != nid) {
     Problem p = mk(Code::NODE_FOOTER_NID, fmt("node block 0x%llx has footer nid %llu, not %llu", ne.blkaddr, r.footer_nid, nid));
     p.blkaddr = ne.blkaddr;
-    add(p);
+    fix_zero_word(add(p), parent_blk, parent_off);
     return;
   }
   if (r.footer_ino != in.ino) {
     Problem p = mk(Code::NODE_FOOTER_INO, fmt("node block 0x%llx has footer ino %llu, not %llu", ne.blkaddr, r.footer_ino, in.ino));
     p.blkaddr = ne.blkaddr;
-    add(p);
+    fix_zero_word(add(p), parent_blk, parent_off);
     return;
   }
   if (r.footer_ofs != ofs) {
     Problem p = mk(Code::NODE_FOOTER_OFS, fmt("node block 0x%llx has footer offset %llu, expected %llu", ne.blkaddr, r.footer_ofs, ofs));
     p.blkaddr = ne.blkaddr;
-    add(p);
+    fix_zero_word(add(p), parent_blk, parent_off);
     return;
   }
   if (ne.ino != in.ino) {
     Problem p = mk(Code::NAT_INO_MISMATCH, fmt("NAT entry of nid %llu says ino %llu, the node belongs to %llu", nid, ne.ino, in.ino));
     p.blkaddr = ne.blkaddr;
-    add(p);
+    fix_global(add(p));
   }
   nid_reached_[nid] = 1;
   ++node_count_;
@@ -169,13 +174,17 @@ void Checker::walk_node(const InodeRec& in, InodeState& st, nid_t nid, std::uint
     else if (ofs == 3) child = 4 + k.slot;
     else if (ofs == 4 + kN) child = 5 + kN + k.slot;
     else child = ofs + 1 + k.slot;
-    walk_node(in, st, k.blkaddr, child, level - 1, vctx);
+    walk_node(in, st, k.blkaddr, child, level - 1, vctx, ne.blkaddr, 4u * k.slot);
   }
 }
 
 void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::uint64_t first_index, const AddrSlot* a,
                         std::uint32_t n, std::uint32_t nslots, void* vctx) {
   auto* ctx = static_cast<WalkCtx*>(vctx);
+  const block_t hblk = nat_[holder].blkaddr;
+  auto slot_off = [&](std::uint32_t slot) {
+    return holder == in.ino ? static_cast<std::uint32_t>(offsetof(Inode, i_addr)) + 4 * (in.extra_isize / 4 + slot) : 4 * slot;
+  };
   const bool released = in.inline_flags & inline_flag::compress_released;
   const std::uint32_t cb = in.cluster_blocks;
   const std::uint64_t ext_f = in.ext.fofs.get(), ext_b = in.ext.blk_addr.get(), ext_l = in.ext.len.get();
@@ -221,7 +230,8 @@ void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::u
         p.path = st.path;
         p.detail = cb ? fmt("COMPRESS_ADDR at file block %llu, not a cluster's first block (cluster of %llu)", f, cb)
                       : fmt("COMPRESS_ADDR at file block %llu of a file that is not compressed", f);
-        add(p);
+        fix_zero_word(add(p), hblk, slot_off(slot));
+        continue;
       }
       // A cluster's header slot holds a reserved block, as NEW_ADDR does,
       // until the cluster's blocks are released
@@ -247,7 +257,7 @@ void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::u
       p.blkaddr = addr;
       p.path = st.path;
       p.detail = fmt("file block %llu points at 0x%llx, outside the main area (slot %llu of nid %llu)", f, addr, slot, holder);
-      add(p);
+      fix_zero_word(add(p), hblk, slot_off(slot));
       continue;
     }
     if (used(addr)) {
@@ -258,7 +268,7 @@ void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::u
       p.segno = segno_of(addr);
       p.path = st.path;
       p.detail = fmt("file block %llu points at block 0x%llx, already in use (slot %llu of nid %llu)", f, addr, slot, holder);
-      add(p);
+      fix_zero_word(add(p), hblk, slot_off(slot));
       continue;
     }
     set_used(addr);
@@ -289,12 +299,13 @@ void Checker::walk_xattr(const InodeRec& in, InodeState& st) {
       p.nid = x;
       p.path = st.path;
       p.detail = std::move(d);
-      add(p);
+      fix_inode_field(add(p), in, [](Node& n) { n.i.i_xattr_nid = 0u; });
     };
     const NatRec& ne = nat_[x];
     const NodeRec& r = nodes_[x];
     if (ne.blkaddr == kNullAddr) bad(fmt("i_xattr_nid %llu has a null NAT entry", x));
     else if (!valid_main(ne.blkaddr)) {
+      fix_inode_field(static_cast<std::size_t>(-1), in, [](Node& n) { n.i.i_xattr_nid = 0u; });
     } else if (nid_reached_[x]) bad(fmt("xattr nid %llu is reached a second time", x));
     else if (!r.read_ok) bad(fmt("xattr node %llu cannot be read", x));
     else if (r.footer_nid != x || r.footer_ino != in.ino || r.footer_ofs != kXattrNodeOfs)
@@ -314,7 +325,7 @@ void Checker::walk_xattr(const InodeRec& in, InodeState& st) {
         p.ino = in.ino;
         p.nid = x;
         p.detail = fmt("NAT entry of xattr nid %llu says ino %llu", x, ne.ino);
-        add(p);
+        fix_global(add(p));
       }
       auto it = xattr_blocks_.find(x);
       if (it != xattr_blocks_.end()) {
@@ -386,7 +397,7 @@ bool Checker::walk_inode(nid_t ino, const std::string& path) {
     p.nid = ino;
     p.path = path;
     p.detail = fmt("NAT entry of inode %llu says ino %llu", ino, ne.ino);
-    add(p);
+    fix_global(add(p));
   }
   for (const auto& is : in.issues) {
     Problem p = prob(is.code);
@@ -394,17 +405,31 @@ bool Checker::walk_inode(nid_t ino, const std::string& path) {
     p.blkaddr = in.blkaddr;
     p.path = path;
     p.detail = is.detail;
-    add(p);
+    local_issue_fix(add(p), in, is.code);
   }
   walk_xattr(in, st);
   if (!in.sane) return true;
+  // Device, fifo and socket inodes keep the device number in i_addr
+  // (f2fs_update_inode() in fs/f2fs/inode.c): no data pointers.
+  if (!in.is_reg() && !in.is_dir() && !in.is_symlink()) {
+    if (st.blocks_counted != in.blocks) {
+      Problem p = prob(Code::INODE_BLOCKS);
+      p.ino = ino;
+      p.path = path;
+      p.detail = fmt("i_blocks %llu, counted %llu", in.blocks, st.blocks_counted);
+      fix_inode_field(add(p), in, [v = st.blocks_counted](Node& n) { n.i.i_blocks = v; });
+    }
+    return true;
+  }
   WalkCtx ctx;
   walk_data(in, st, ino, 0, addrs_.data() + r.addr_begin, r.addr_count, in.addrs_per_inode, &ctx);
   if (!(in.inline_flags & (inline_flag::data | inline_flag::dentry))) {
     const std::uint32_t ofs[5] = {1, 2, 3, 4 + kN, 5 + 2 * kN};
     const int lvl[5] = {0, 0, 1, 1, 2};
     for (int k = 0; k < 5; ++k)
-      if (in.i_nid[k]) walk_node(in, st, in.i_nid[k], ofs[k], lvl[k], &ctx);
+      if (in.i_nid[k])
+        walk_node(in, st, in.i_nid[k], ofs[k], lvl[k], &ctx, in.blkaddr,
+                  static_cast<std::uint32_t>(offsetof(Inode, i_nid)) + 4u * static_cast<std::uint32_t>(k));
   }
   // Per-inode results that need the whole tree.
   const std::uint64_t el = in.ext.len.get();
@@ -414,21 +439,23 @@ bool Checker::walk_inode(nid_t ino, const std::string& path) {
     p.path = path;
     p.detail = fmt("extent (fofs %llu, blkaddr 0x%llx, len %llu) is not backed by the file's blocks", in.ext.fofs.get(),
                    in.ext.blk_addr.get(), el);
-    add(p);
+    fix_inode_field(add(p), in, [](Node& n) { std::memset(&n.i.i_ext, 0, sizeof n.i.i_ext); });
   }
   if (in.cluster_blocks && ctx.compr_counted != in.compr_blocks) {
     Problem p = prob(Code::INODE_COMPR_BLOCKS);
     p.ino = ino;
     p.path = path;
     p.detail = fmt("i_compr_blocks %llu, counted %llu", in.compr_blocks, ctx.compr_counted);
-    add(p);
+    const std::uint64_t v = ctx.compr_counted;
+    fix_inode_field(add(p), in, [v](Node& n) { n.i.extra.i_compr_blocks = v; });
   }
   if (st.blocks_counted != in.blocks) {
     Problem p = prob(Code::INODE_BLOCKS);
     p.ino = ino;
     p.path = path;
     p.detail = fmt("i_blocks %llu, counted %llu", in.blocks, st.blocks_counted);
-    add(p);
+    const std::uint64_t v = st.blocks_counted;
+    fix_inode_field(add(p), in, [v](Node& n) { n.i.i_blocks = v; });
   }
   if (in.is_symlink() && in.size == 0 && st.blocks_counted > 1) {
     Problem p = prob(Code::SYMLINK_SIZE);
@@ -442,7 +469,8 @@ bool Checker::walk_inode(nid_t ino, const std::string& path) {
     p.ino = ino;
     p.path = path;
     p.detail = fmt("symlink i_size %llu, target length %llu", in.size, in.symlink_len);
-    add(p);
+    const std::uint64_t v = in.symlink_len;
+    fix_inode_field(add(p), in, [v](Node& n) { n.i.i_size = v; });
   }
   return true;
 }
@@ -484,20 +512,30 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
     return p;
   };
   const nid_t root = sb_.root_ino.get();
+  auto area = [&](const Dent& d) { return dentry_area(dir, d.blkaddr, d.bidx == Dent::kInline); };
+  auto entry_off = [&](const Dent& d) { return area(d).dentry_off + d.slot * static_cast<std::uint32_t>(sizeof(DirEntry)); };
+  auto clear = [&](std::size_t idx, const Dent& d) {
+    fix_clear_dentry(idx, area(d), d.slot, static_cast<std::uint32_t>(d.name.size()));
+  };
   for (Dent& d : dents) {
     if (d.name == "." || d.name == "..") {
       const bool dot = d.name == ".";
       (dot ? dots : dotdots)++;
       const nid_t want = dot ? dir.ino : (dir.ino == root ? root : st.parent);
       if (d.ino != want && want != 0)
-        add(mk(dot ? Code::DENTRY_DOT : Code::DENTRY_DOTDOT, d, fmt("names ino %llu, expected %llu", d.ino, want)));
+        fix(add(mk(dot ? Code::DENTRY_DOT : Code::DENTRY_DOTDOT, d, fmt("names ino %llu, expected %llu", d.ino, want))),
+            d.blkaddr, [o = entry_off(d), want](std::uint8_t* b) { store_le32(b, o + offsetof(DirEntry, ino), want); });
       continue;
     }
     // Hash (f2fs_check_hash_code()); skipped where the hash cannot be
     // computed without the key (encrypted + casefolded) or without ICU.
     if (!(encrypted && casefolded) && !(casefolded && !casefold_supported())) {
       const std::uint32_t h = casefolded && !encrypted ? dentry_hash_casefold(d.name, enc_flags) : dentry_hash(d.name);
-      if (h != d.hash) add(mk(Code::DENTRY_HASH, d, fmt("stored hash 0x%llx, name hashes to 0x%llx", d.hash, h)));
+      if (h != d.hash) {
+        fix(add(mk(Code::DENTRY_HASH, d, fmt("stored hash 0x%llx, name hashes to 0x%llx", d.hash, h))), d.blkaddr,
+            [o = entry_off(d), h](std::uint8_t* b) { store_le32(b, o + offsetof(DirEntry, hash_code), h); });
+        d.hash = h;
+      }
     }
     if (d.bidx != Dent::kInline) {
       std::uint32_t level = 0, bucket = 0, nb = 1;
@@ -507,22 +545,22 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
                    bucket)));
     }
     if (!names.insert(d.name).second) {
-      add(mk(Code::DENTRY_DUPLICATE_NAME, d, "the name appears twice in the directory"));
+      clear(add(mk(Code::DENTRY_DUPLICATE_NAME, d, "the name appears twice in the directory")), d);
       continue;
     }
     // The inode it names.
     const nid_t c = d.ino;
     if (c < root || c >= max_nid_ || c == dir.ino) {
-      add(mk(Code::DENTRY_INO_INVALID, d, fmt("names ino %llu, outside [%llu, %llu)", c, root, max_nid_)));
+      clear(add(mk(Code::DENTRY_INO_INVALID, d, fmt("names ino %llu, outside [%llu, %llu)", c, root, max_nid_))), d);
       continue;
     }
     const NatRec& ne = nat_[c];
     if (ne.blkaddr == kNullAddr) {
-      add(mk(Code::DENTRY_INO_INVALID, d, fmt("names ino %llu, whose NAT entry is null", c)));
+      clear(add(mk(Code::DENTRY_INO_INVALID, d, fmt("names ino %llu, whose NAT entry is null", c))), d);
       continue;
     }
     if (!valid_main(ne.blkaddr)) {
-      add(mk(Code::DENTRY_INO_INVALID, d, fmt("names ino %llu, whose NAT block address 0x%llx is invalid", c, ne.blkaddr)));
+      clear(add(mk(Code::DENTRY_INO_INVALID, d, fmt("names ino %llu, whose NAT block address 0x%llx is invalid", c, ne.blkaddr))), d);
       continue;
     }
     const NodeRec& r = nodes_[c];
@@ -536,7 +574,7 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
       Problem p = mk(Code::NODE_FOOTER_NID, d, fmt("inode block 0x%llx of ino %llu has footer nid %llu", ne.blkaddr, c, r.footer_nid));
       p.nid = c;
       p.blkaddr = ne.blkaddr;
-      add(p);
+      clear(add(p), d);
       continue;
     }
     if (r.inode < 0) {
@@ -544,17 +582,18 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
                      fmt("ino %llu is not an inode (footer ino %llu, offset %llu)", c, r.footer_ino, r.footer_ofs));
       p.nid = c;
       p.blkaddr = ne.blkaddr;
-      add(p);
+      clear(add(p), d);
       continue;
     }
     const InodeRec& child = inodes_[static_cast<std::size_t>(r.inode)];
     const std::uint8_t ft = ftype_of_mode(child.mode);
     if (ft != 0 && ft != d.type)
-      add(mk(Code::DENTRY_FTYPE, d, fmt("file type %llu, inode %llu has type %llu", d.type, c, ft)));
+      fix(add(mk(Code::DENTRY_FTYPE, d, fmt("file type %llu, inode %llu has type %llu", d.type, c, ft))), d.blkaddr,
+          [o = entry_off(d), ft](std::uint8_t* b) { b[o + offsetof(DirEntry, file_type)] = ft; });
     const std::string cpath = (st.path == "/" ? std::string() : st.path) + "/" + printable(d.name);
     if (nid_reached_[c]) {
       if (child.is_dir()) {
-        add(mk(Code::DENTRY_DIR_HARDLINK, d, "directory " + std::to_string(c) + " is already linked as " + inode_path(c)));
+        clear(add(mk(Code::DENTRY_DIR_HARDLINK, d, "directory " + std::to_string(c) + " is already linked as " + inode_path(c))), d);
         continue;
       }
       auto it = state_.find(c);
@@ -566,6 +605,7 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
     cs.parent = dir.ino;
     cs.links_found = 1;
     cs.name_len = static_cast<std::uint32_t>(d.name.size());
+    cs.first_name = d.name;
     // i_pino and i_namelen name the first link (skipped once the kernel
     // marked the parent lost: FADVISE_LOST_PINO_BIT).
     if (!(child.advise & advise::lost_pino) && (child.is_dir() || child.links == 1)) {
@@ -574,14 +614,18 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
         p.ino = c;
         p.path = cpath;
         p.detail = fmt("i_pino %llu, linked from directory %llu", child.pino, dir.ino);
-        add(p);
+        fix_inode_field(add(p), child, [v = dir.ino](Node& n) { n.i.i_pino = v; });
       }
       if (child.namelen != d.name.size()) {
         Problem p = prob(Code::INODE_NAMELEN);
         p.ino = c;
         p.path = cpath;
         p.detail = fmt("i_namelen %llu, dentry name length %llu", child.namelen, d.name.size());
-        add(p);
+        fix_inode_field(add(p), child, [name = d.name](Node& n) {
+          n.i.i_namelen = static_cast<std::uint32_t>(name.size());
+          std::memset(n.i.i_name, 0, sizeof n.i.i_name);
+          std::memcpy(n.i.i_name, name.data(), std::min<std::size_t>(name.size(), sizeof n.i.i_name));
+        });
       }
     }
     if (child.is_dir()) {
@@ -635,7 +679,7 @@ void Checker::expand_dirs(std::vector<nid_t>& level) {
           p.blkaddr = dir.blkaddr;
           p.path = ds.path.empty() ? "/" : ds.path;
           p.detail = is.detail;
-          add(p);
+          fix_clear_dentry(add(p), dentry_area(dir, dir.blkaddr, true), is.slot, 1);
         }
       } else {
         for (auto& [idx, a] : ds.dir_blocks) {
@@ -658,7 +702,7 @@ void Checker::expand_dirs(std::vector<nid_t>& level) {
             p.blkaddr = a;
             p.path = ds.path.empty() ? "/" : ds.path;
             p.detail = fmt("block %llu: ", idx) + is.detail.substr(is.detail.find("slot"));
-            add(p);
+            fix_clear_dentry(add(p), dentry_area(dir, a, false), is.slot, 1);
           }
         }
       }
@@ -695,6 +739,7 @@ void Checker::walk_namespace() {
   check_quota();
   check_unreachable();
   finish_inode_counts();
+  check_quota_usage();
 }
 
 void Checker::check_orphans() {
@@ -710,23 +755,27 @@ void Checker::check_orphans() {
     p.ino = ino;
     if (ino < sb_.root_ino.get() || ino >= max_nid_) {
       p.detail = fmt("orphan entry %llu is out of range", ino);
-      add(p);
+      fix_global(add(p));
       continue;
     }
     const NatRec& ne = nat_[ino];
     if (ne.blkaddr == kNullAddr || !valid_main(ne.blkaddr) || !nodes_[ino].read_ok || nodes_[ino].footer_nid != ino ||
         nodes_[ino].inode < 0) {
       p.detail = fmt("orphan entry %llu names no inode", ino);
-      add(p);
+      fix_global(add(p));
       continue;
     }
-    orphans_.push_back(ino);
     const InodeRec& in = inodes_[static_cast<std::size_t>(nodes_[ino].inode)];
+    // Linked from the namespace: leaves the orphan list. Otherwise it stays
+    // an orphan and its i_links becomes 0 (fsck_chk_orphan_node()).
+    if (!nid_reached_[ino]) orphans_.push_back(ino);
     if (in.links != 0) {
       Problem q = prob(Code::ORPHAN_HAS_LINKS);
       q.ino = ino;
       q.detail = fmt("orphan inode has i_links %llu", in.links);
-      add(q);
+      const std::size_t idx = add(q);
+      if (nid_reached_[ino]) fix_global(idx);
+      else fix_inode_field(idx, in, [](Node& n) { n.i.i_links = 0u; });
     }
     if (!nid_reached_[ino]) {
       walk_inode(ino, "");
@@ -771,7 +820,7 @@ void Checker::check_unreachable() {
     p.ino = n;
     p.blkaddr = nat_[n].blkaddr;
     p.detail = fmt("inode %llu (i_mode 0%llo, i_links %llu) is linked from no directory", n, in.mode, in.links);
-    add(p);
+    lost_found_fixes_.push_back(add(p));
     const std::string path = fmt("/lost+found/#%llu", n);
     walk_inode(n, "");
     state_[n].links_found = 0;
@@ -802,7 +851,7 @@ void Checker::finish_inode_counts() {
       if (in.links != want) {
         p.code = Code::DIR_LINKS;
         p.detail = fmt("i_links %llu, subdirectories + 2 = %llu", in.links, want);
-        add(p);
+        fix_inode_field(add(p), in, [want](Node& n) { n.i.i_links = static_cast<std::uint32_t>(want); });
       }
     } else {
       if (st.orphan && in.links == 0) continue;
@@ -810,7 +859,7 @@ void Checker::finish_inode_counts() {
       if (in.links != st.links_found) {
         p.code = Code::INODE_LINKS;
         p.detail = fmt("i_links %llu, real links %llu", in.links, st.links_found);
-        add(p);
+        fix_inode_field(add(p), in, [v = st.links_found](Node& n) { n.i.i_links = v; });
       }
     }
   }

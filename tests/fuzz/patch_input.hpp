@@ -57,7 +57,7 @@ inline std::vector<Template>& templates() {
     for (const auto& s : specs) {
       auto r = f2fstest::build_rich_image(s);
       if (!r.error.empty()) {
-        std::fprintf(stderr, "open_walk_fuzz: cannot build a template: %s\n", r.error.c_str());
+        std::fprintf(stderr, "fuzz: cannot build a template: %s\n", r.error.c_str());
         std::abort();
       }
       Template t;
@@ -108,7 +108,7 @@ inline void write_seeds(const char* dir) {
       put(name, s);
     }
   }
-  std::fprintf(stderr, "open_walk_fuzz: wrote %d seeds to %s\n", count, dir);
+  std::fprintf(stderr, "fuzz: wrote %d seeds to %s\n", count, dir);
 }
 
 

@@ -204,7 +204,7 @@ TEST_P(FsckMutation, NoCrashNoHangCheckOnlyWritesNothing) {
   int reports = 0, errors = 0, repaired = 0;
   for (int seed = 0; seed < n; ++seed) {
     const std::string name = std::string(t.name) + " seed " + std::to_string(seed);
-    SparseImage img = mutate(t, static_cast<std::uint64_t>(seed));
+    SparseImage img = mutate(t, static_cast<std::uint64_t>(seed) * 8 + GetParam());
     auto dev = img.to_device();
     {
       GuardDevice g(*dev, 2'000'000);

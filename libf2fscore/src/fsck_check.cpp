@@ -299,6 +299,8 @@ bool Checker::fast_check() {
     p.detail = fmt("checkpoint free_segment_count %llu, SIT has %llu", cp_.free_segment_count.get(), free_segs);
     add(p);
   }
+  report_.stats.nodes = nat_nodes;
+  report_.stats.inodes = nat_inodes;
   return report_.problems.empty();
 }
 

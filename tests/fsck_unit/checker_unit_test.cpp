@@ -118,7 +118,7 @@ TEST(FsckClean, RichImages) {
     auto r = run(*dev, fsck::Mode::check_only);
     // The rich image is built for the reader: files are written straight
     // into the NAT and the main area without updating the checkpoint
-    // counts, the SSA or the SIT types, its hard links share one inode
+    // counts, the SSA, the SIT types or the quota files, its hard links share one inode
     // with i_links left as written, and its inline directory has no "."
     // and ".." entries. Those shortcuts are what the checker must find;
     // anything else is a false positive.
@@ -129,6 +129,7 @@ TEST(FsckClean, RichImages) {
         case fsck::Code::CP_VALID_INODE_COUNT: case fsck::Code::CP_FREE_SEGMENT_COUNT:
         case fsck::Code::SSA_NODE_MISMATCH: case fsck::Code::SSA_DATA_MISMATCH:
         case fsck::Code::SIT_TYPE_MISMATCH: case fsck::Code::INODE_LINKS:
+        case fsck::Code::QUOTA_USAGE:  // the quota files still hold mkfs's usage (root, lost+found)
           break;
         case fsck::Code::DENTRY_DOT: case fsck::Code::DENTRY_DOTDOT:
           if (p.ino == ri.inl) break;
@@ -291,4 +292,101 @@ TEST(FsckRobust, RandomByteFlipsInAllModes) {
     }
   }
   EXPECT_GT(opened, 100);
+}
+
+namespace {
+std::unique_ptr<BlockDevice> fixture_device(const char* name) {
+  SparseImage img;
+  if (!load_zst(fs::path(F2FSCORE_TESTDATA_DIR) / name, img)) return nullptr;
+  return img.to_device();
+}
+block_t inode_block(BlockDevice& dev, const char* path, nid_t* ino) {
+  auto vol = Volume::open(dev);
+  if (!vol) return 0;
+  auto in = (*vol)->resolve(path);
+  if (!in) return 0;
+  *ino = in->ino;
+  return in->node_blkaddr;
+}
+}  // namespace
+
+// Linux-written compressed files hold reserved blocks (cluster headers,
+// NEW_ADDR) that the checkpoint counts: a repair (which rewrites the
+// checkpoint) keeps valid_block_count right, and the second run is clean.
+TEST(FsckRepair, LinuxCompressedVolumeRoundTrip) {
+  auto dev = fixture_device("linux61-compress.img.zst");
+  ASSERT_TRUE(dev);
+  nid_t ino = 0;
+  const block_t blk = inode_block(*dev, "/lzo/mixed", &ino);
+  ASSERT_NE(blk, 0u);
+  std::vector<std::uint8_t> b(kBlockSize);
+  ASSERT_TRUE(read_at(*dev, static_cast<std::uint64_t>(blk) * kBlockSize, b));
+  reinterpret_cast<Node*>(b.data())->i.i_links = 3u;  // this volume has no inode checksums
+  ASSERT_TRUE(write_at(*dev, static_cast<std::uint64_t>(blk) * kBlockSize, b));
+  auto r1 = run(*dev, fsck::Mode::repair_all);
+  EXPECT_TRUE(has(r1, fsck::Code::INODE_LINKS, ino)) << dump(r1);
+  EXPECT_EQ(r1.exit_code(), 1) << dump(r1);
+  EXPECT_TRUE(r1.wrote);
+  auto r2 = run(*dev, fsck::Mode::check_only);
+  EXPECT_TRUE(r2.problems.empty()) << dump(r2);
+}
+
+// Preen on a clean-marked volume with inode checksums: a directory's
+// i_links changed without resealing is caught by the fast check (checksum),
+// escalates to the full check, and both problems are safe to repair.
+TEST(FsckRepair, PreenRepairsSafeProblems) {
+  auto dev = fixture_device("mkfs115-64M-allfeat.img.zst");
+  ASSERT_TRUE(dev);
+  nid_t ino = 0;
+  const block_t blk = inode_block(*dev, "/lost+found", &ino);
+  ASSERT_NE(blk, 0u);
+  std::vector<std::uint8_t> b(kBlockSize);
+  ASSERT_TRUE(read_at(*dev, static_cast<std::uint64_t>(blk) * kBlockSize, b));
+  auto* n = reinterpret_cast<Node*>(b.data());
+  n->i.i_links = n->i.i_links.get() + 5;
+  ASSERT_TRUE(write_at(*dev, static_cast<std::uint64_t>(blk) * kBlockSize, b));
+  auto r1 = run(*dev, fsck::Mode::preen);
+  EXPECT_TRUE(r1.full_check);
+  EXPECT_TRUE(has(r1, fsck::Code::INODE_CHECKSUM, ino)) << dump(r1);
+  EXPECT_TRUE(has(r1, fsck::Code::DIR_LINKS, ino)) << dump(r1);
+  EXPECT_EQ(r1.exit_code(), 1) << dump(r1);
+  auto r2 = run(*dev, fsck::Mode::check_only);
+  EXPECT_TRUE(r2.problems.empty()) << dump(r2);
+}
+
+// The user quota file of the mkfs.f2fs fixture says what root and
+// lost+found use (2 inodes); one more inode in its id-0 entry must be
+// reported against the user quota inode (sb.qf_ino[0]).
+TEST(FsckQuota, UsageMismatchIsReported) {
+  auto dev = fixture_device("mkfs115-64M-allfeat.img.zst");
+  ASSERT_TRUE(dev);
+  nid_t qino = 0;
+  block_t patched = 0;
+  {
+    auto vol = Volume::open(*dev);
+    ASSERT_TRUE(vol.has_value());
+    qino = (*vol)->superblock().qf_ino[0].get();
+    ASSERT_NE(qino, 0u);
+    auto in = (*vol)->read_inode(qino);
+    ASSERT_TRUE(in.has_value());
+    for (std::uint64_t fb = 0; fb * kBlockSize < in->size && !patched; ++fb) {
+      auto a = (*vol)->map_block(*in, fb);
+      if (!a || !(*vol)->is_valid_main_addr(*a)) continue;
+      std::vector<std::uint8_t> b(kBlockSize);
+      ASSERT_TRUE(read_at(*dev, static_cast<std::uint64_t>(*a) * kBlockSize, b));
+      // 1 KiB quota blocks; leaf blocks hold 72-byte v2r1 entries after a 16-byte header.
+      for (std::uint32_t qb = (fb == 0 ? 2 : 0); qb < 4 && !patched; ++qb)
+        for (std::uint32_t o = qb * 1024 + 16; o + 72 <= (qb + 1) * 1024; o += 72)
+          if (load_le32(b.data(), o) == 0 && load_le64(b.data(), o + 24) == 2) {
+            store_le64(b.data(), o + 24, 3);
+            ASSERT_TRUE(write_at(*dev, static_cast<std::uint64_t>(*a) * kBlockSize, b));
+            patched = *a;
+            break;
+          }
+    }
+  }
+  ASSERT_NE(patched, 0u) << "no id-0 entry with 2 inodes in the user quota file";
+  auto r = run(*dev, fsck::Mode::check_only);
+  EXPECT_TRUE(has(r, fsck::Code::QUOTA_USAGE, qino)) << dump(r);
+  EXPECT_EQ(r.problems.size(), 1u) << dump(r);
 }

@@ -172,6 +172,8 @@ class Checker {
   void fix_zero_word(std::size_t idx, block_t blk, std::uint32_t byte_off);
   void local_issue_fix(std::size_t idx, const InodeRec& in, Code c);
   bool reconnect(nid_t ino);
+  bool add_dentry(const InodeRec& dir, const std::string& name, nid_t ino, std::uint8_t ft);
+  bool create_lost_found();
   Status patch_valid_block_count(std::uint64_t count);
   Problem prob(Code c) const { Problem p; p.code = c; return p; }
   bool valid_main(block_t a) const { return a >= main_blk_ && a < main_end_; }

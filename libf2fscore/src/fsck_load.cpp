@@ -468,12 +468,12 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
   if (in.inline_flags & inline_flag::extra_attr) {
     in.extra_isize = i.extra.i_extra_isize.get();
     if (!(features_ & feature::extra_attr)) {
+      // Walked as the repair leaves it: without extra attributes.
       issue(Code::INODE_EXTRA_ISIZE, "has the extra_attr flag but the volume lacks the extra_attr feature");
-      in.sane = false;
       in.extra_isize = 0;
     } else if (in.extra_isize % 4 != 0 || in.extra_isize < 4 || in.extra_isize > sizeof(InodeExtra)) {
+      // Walked with the size the repair writes (the feature set's).
       issue(Code::INODE_EXTRA_ISIZE, fmt("i_extra_isize %llu is not a multiple of 4 in [4, 36]", in.extra_isize));
-      in.sane = false;
       in.extra_isize = extra_isize_for_features(features_);
     }
     if (in.extra_isize >= offsetof(InodeExtra, i_inode_checksum)) in.projid = i.extra.i_projid.get();
@@ -485,8 +485,7 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
       if (in.inline_xattr_addrs == 0 || in.inline_xattr_addrs > max) {
         issue(Code::INODE_INLINE_XATTR_SIZE,
               fmt("i_inline_xattr_size %llu is 0 or above %llu", in.inline_xattr_addrs, max));
-        in.inline_xattr_addrs = kDefaultInlineXattrAddrs;
-        in.sane = false;
+        in.inline_xattr_addrs = kDefaultInlineXattrAddrs;  // what the repair writes
       }
     } else {
       in.inline_xattr_addrs = kDefaultInlineXattrAddrs;
@@ -532,8 +531,9 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
     in.sane = false;
   }
   if ((in.inline_flags & inline_flag::dentry) && type != 0x4000) {
+    // Walked as if the flag were clear; the repair clears it.
     issue(Code::INLINE_DENTRY_BAD, fmt("inline dentry flag on i_mode 0%llo", in.mode));
-    in.sane = false;
+    in.inline_flags = static_cast<std::uint8_t>(in.inline_flags & ~inline_flag::dentry);
   }
   constexpr std::uint64_t kMaxBytes = (static_cast<std::uint64_t>(kDefAddrsPerInode) + 2ull * kDefAddrsPerBlock +
                                         2ull * kDefAddrsPerBlock * kNidsPerBlock +

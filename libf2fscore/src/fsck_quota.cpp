@@ -30,6 +30,7 @@ constexpr std::uint32_t kDqdbHeader = 16;     // struct qt_disk_dqdbheader
 constexpr std::uint32_t kV2r1Entry = 72;      // struct v2r1_disk_dqblk
 struct Usage {
   std::uint64_t inodes = 0, space = 0;
+  std::uint64_t file_off = 0;  ///< byte offset of the entry in the quota file (0: none)
 };
 }  // namespace
 
@@ -112,6 +113,7 @@ void Checker::check_quota_usage() {
         for (std::uint32_t k = 0; k < kV2r1Entry; ++k) used |= b[o + k] != 0;
         if (!used) continue;
         auto& u = have[load_le32(b, o)];
+        u.file_off = static_cast<std::uint64_t>(leaf) * kQtBlk + o;
         u.inodes = load_le64(b, o + 24);  // dqb_curinodes
         u.space = load_le64(b, o + 48);   // dqb_curspace
       }
@@ -135,7 +137,20 @@ void Checker::check_quota_usage() {
       p.detail = std::string(kNames[t]) + fmt(" %llu: quota file says %llu inodes, %llu bytes; counted %llu inodes, ", id,
                                                 h.inodes, h.space, w.inodes) +
                  fmt("%llu bytes", w.space);
-      add(p);
+      // The repair rewrites dqb_curinodes and dqb_curspace of an existing
+      // entry in place; an id without an entry would need the tree to grow.
+      if (h.file_off == 0) p.detail += " (no entry for this id: not repaired in place)";
+      const std::size_t idx = add(p);
+      if (h.file_off != 0) {
+        auto a = vol_->map_block(*info, h.file_off / kBlockSize);
+        if (a && valid_main(*a)) {
+          const std::uint32_t o = static_cast<std::uint32_t>(h.file_off % kBlockSize);
+          fix(idx, *a, [o, w](std::uint8_t* blk) {
+            store_le64(blk, o + 24, w.inodes);
+            store_le64(blk, o + 48, w.space);
+          });
+        }
+      }
     }
   }
 }

@@ -102,9 +102,18 @@ void Checker::local_issue_fix(std::size_t idx, const InodeRec& in, Code c) {
       fix_inode_field(idx, in, [max](Node& n) { n.i.i_size = max; });
       break;
     }
-    case Code::INODE_FLAGS:
-      if ((in.flags & iflag::casefold) && !(in.flags & iflag::compr))
-        fix_inode_field(idx, in, [](Node& n) { n.i.i_flags = n.i.i_flags.get() & ~iflag::casefold; });
+    case Code::INODE_FLAGS: {
+      const std::uint32_t type = in.mode & 0xF000u;
+      std::uint32_t clear = 0;
+      if ((in.flags & iflag::casefold) && (!(feats & feature::casefold) || type != 0x4000)) clear |= iflag::casefold;
+      if ((in.flags & iflag::compr) && (!(feats & feature::compression) || (type != 0x8000 && type != 0x4000)))
+        clear |= iflag::compr;
+      if (clear) fix_inode_field(idx, in, [clear](Node& n) { n.i.i_flags = n.i.i_flags.get() & ~clear; });
+      break;
+    }
+    case Code::INLINE_DENTRY_BAD:
+      if (!in.is_dir())
+        fix_inode_field(idx, in, [](Node& n) { n.i.i_inline = static_cast<std::uint8_t>(n.i.i_inline & ~inline_flag::dentry); });
       break;
     case Code::XATTR_NID_BAD:
       fix_inode_field(idx, in, [](Node& n) { n.i.i_xattr_nid = 0u; });
@@ -147,26 +156,15 @@ void Checker::fix_clear_dentry(std::size_t idx, const DentryArea& a, std::uint32
   });
 }
 
-// Links unreachable inode `ino` into /lost+found as "#<ino>" (the name
-// fsck.f2fs's fsck_reconnect_file() uses), in a free run of slots of the
-// inline area or of a level-0 block (any hash belongs in level 0's single
-// bucket). False when lost+found is missing or has no room in place.
-bool Checker::reconnect(nid_t ino) {
-  auto lf_dent = std::find_if(reached_inodes_.begin(), reached_inodes_.end(), [&](nid_t n) {
-    auto it = state_.find(n);
-    return it != state_.end() && it->second.path == "/lost+found";
-  });
-  if (lf_dent == reached_inodes_.end()) return false;
-  const nid_t lf = *lf_dent;
-  const InodeRec& dir = inodes_[static_cast<std::size_t>(nodes_[lf].inode)];
-  if (!dir.is_dir() || (dir.flags & iflag::casefold) || (dir.advise & advise::encrypt)) return false;
-  const InodeRec& child = inodes_[static_cast<std::size_t>(nodes_[ino].inode)];
-  const std::string name = "#" + std::to_string(ino);
+// Adds a dentry `name` -> `ino` to directory `dir` in a free run of slots
+// of its inline area or of a level-0 block (any hash belongs in level 0's
+// single bucket), as an edit. False when there is no room in place.
+bool Checker::add_dentry(const InodeRec& dir, const std::string& name, nid_t ino, std::uint8_t ft) {
   const std::uint32_t need = static_cast<std::uint32_t>((name.size() + kSlotLen - 1) / kSlotLen);
   std::vector<std::pair<block_t, DentryArea>> cands;
   if (dir.inline_flags & inline_flag::dentry) cands.emplace_back(dir.blkaddr, dentry_area(dir, dir.blkaddr, true));
   else
-    for (auto& [idx, a] : state_[lf].dir_blocks)
+    for (auto& [idx, a] : state_[dir.ino].dir_blocks)
       if (idx < 2) cands.emplace_back(a, dentry_area(dir, a, false));
   std::vector<std::uint8_t> b(kBlockSize);
   for (auto& [blk, area] : cands) {
@@ -179,7 +177,6 @@ bool Checker::reconnect(nid_t ino) {
       for (std::uint32_t k = s; k < s + need && free; ++k) free = !test_bit_le(b.data() + area.bitmap_off, k);
       if (!free) continue;
       const std::uint32_t hash = dentry_hash(name);
-      const std::uint8_t ft = child.is_dir() ? 2 : child.is_reg() ? 1 : child.is_symlink() ? 7 : 0;
       fix(kNoProblem, blk, [area, s, need, name, hash, ino, ft](std::uint8_t* p) {
         for (std::uint32_t k = s; k < s + need; ++k) p[area.bitmap_off + k / 8] |= static_cast<std::uint8_t>(1u << (k % 8));
         std::uint8_t* de = p + area.dentry_off + s * sizeof(DirEntry);
@@ -191,6 +188,163 @@ bool Checker::reconnect(nid_t ino) {
         std::memset(p + area.names_off + s * kSlotLen, 0, need * kSlotLen);
         std::memcpy(p + area.names_off + s * kSlotLen, name.data(), name.size());
       });
+      return true;
+    }
+  }
+  return false;
+}
+
+// Creates /lost+found (fsck.f2fs does so when it must reconnect files): a
+// new inode with inline dentries ("." and ".."), modelled on the root's
+// attributes, in the next free block of the warm (else hot, cold) node log,
+// a free nid, and its dentry in the root. Not on volumes with quota files
+// (the new inode would have to be charged) or a casefolded/encrypted root.
+bool Checker::create_lost_found() {
+  const nid_t root = sb_.root_ino.get();
+  if ((features_ & feature::quota_ino) || !nid_reached_[root] || nodes_[root].inode < 0) return false;
+  const InodeRec rootrec = inodes_[static_cast<std::size_t>(nodes_[root].inode)];
+  if (!rootrec.is_dir() || (rootrec.flags & iflag::casefold) || (rootrec.advise & advise::encrypt)) return false;
+  nid_t nid = 0;
+  for (nid_t n = root + 1; n < max_nid_ && nid == 0; ++n)
+    if (nat_[n].blkaddr == kNullAddr && !nid_reached_[n]) nid = n;
+  if (nid == 0) return false;
+  block_t blk = 0;
+  for (int t : {1, 0, 2}) {
+    const std::uint32_t seg = cp_.cur_node_segno[t].get(), off = cp_.cur_node_blkoff[t].get();
+    if (seg >= main_segs_ || off >= kDefaultBlocksPerSeg) continue;
+    const block_t a = main_blk_ + seg * kDefaultBlocksPerSeg + off;
+    if (!used(a) && !sit_valid(a) && edits_.find(a) == edits_.end()) {
+      blk = a;
+      break;
+    }
+  }
+  if (blk == 0) return false;
+  std::vector<std::uint8_t> rb(kBlockSize);
+  if (!read_at(dev_, static_cast<std::uint64_t>(rootrec.blkaddr) * kBlockSize, rb)) return false;
+  const auto* r = reinterpret_cast<const Node*>(rb.data());
+  Node n;
+  std::memset(&n, 0, sizeof n);
+  n.i.i_mode = static_cast<std::uint16_t>(040700);
+  // With an inline xattr area, as Linux creates every inode (the
+  // inline_xattr mount option is the default; fsck.f2fs assumes the default
+  // area for inline dentries either way).
+  n.i.i_inline = static_cast<std::uint8_t>(inline_flag::dentry | inline_flag::xattr |
+                                           (rootrec.inline_flags & inline_flag::extra_attr));
+  n.i.i_links = 2u;
+  n.i.i_blocks = static_cast<std::uint64_t>(1);
+  n.i.i_atime = r->i.i_atime.get();
+  n.i.i_ctime = r->i.i_ctime.get();
+  n.i.i_mtime = r->i.i_mtime.get();
+  n.i.i_current_depth = 1u;
+  n.i.i_pino = root;
+  n.i.i_namelen = 10u;
+  std::memcpy(n.i.i_name, "lost+found", 10);
+  InodeRec rec;
+  rec.ino = nid;
+  rec.blkaddr = blk;
+  rec.mode = 040700;
+  rec.inline_flags = n.i.i_inline;
+  rec.links = 2;
+  rec.pino = root;
+  rec.namelen = 10;
+  rec.blocks = 1;
+  if (rootrec.inline_flags & inline_flag::extra_attr) {
+    rec.extra_isize = rootrec.extra_isize;
+    n.i.extra.i_extra_isize = static_cast<std::uint16_t>(rec.extra_isize);
+
+    if (rec.extra_isize >= offsetof(InodeExtra, i_crtime_nsec) + 4) {
+      n.i.extra.i_crtime = r->i.extra.i_crtime.get();
+      n.i.extra.i_crtime_nsec = r->i.extra.i_crtime_nsec.get();
+    }
+  }
+  rec.inline_xattr_addrs = kDefaultInlineXattrAddrs;
+  if (features_ & feature::flexible_inline_xattr) {
+    if (rec.extra_isize < 4) return false;
+    n.i.extra.i_inline_xattr_size = static_cast<std::uint16_t>(kDefaultInlineXattrAddrs);
+  }
+  const std::uint32_t used_slots = rec.extra_isize / 4 + rec.inline_xattr_addrs + kDefInlineReservedSize;
+  if (used_slots >= kDefAddrsPerInode) return false;
+  const std::uint32_t max_inline = 4 * (kDefAddrsPerInode - used_slots);
+  n.i.i_size = static_cast<std::uint64_t>(max_inline);
+  rec.size = max_inline;
+  // "." and ".." in the inline area (f2fs_make_empty_inline_dir()).
+  const DentryArea area = dentry_area(rec, blk, true);
+  auto* raw = reinterpret_cast<std::uint8_t*>(&n);
+  const std::pair<const char*, nid_t> dots[2] = {{".", nid}, {"..", root}};
+  for (std::uint32_t k = 0; k < 2; ++k) {
+    raw[area.bitmap_off] |= static_cast<std::uint8_t>(1u << k);
+    std::uint8_t* de = raw + area.dentry_off + k * sizeof(DirEntry);
+    store_le32(de, offsetof(DirEntry, ino), dots[k].second);
+    de[offsetof(DirEntry, name_len)] = static_cast<std::uint8_t>(k + 1);
+    de[offsetof(DirEntry, file_type)] = 2;
+    std::memcpy(raw + area.names_off + k * kSlotLen, dots[k].first, k + 1);
+  }
+  n.footer.nid = nid;
+  n.footer.ino = nid;
+  n.footer.cp_ver = cp_.checkpoint_ver.get();
+  if (!add_dentry(rootrec, "lost+found", nid, 2)) return false;
+  fix(kNoProblem, rootrec.blkaddr, [](std::uint8_t* p) {
+    Node rn;
+    std::memcpy(&rn, p, sizeof rn);
+    rn.i.i_links = rn.i.i_links.get() + 1;
+    std::memcpy(p, &rn, sizeof rn);
+  });
+  // The new block's contents come first among its edits.
+  edits_[blk].insert(edits_[blk].begin(), Edit{[n](std::uint8_t* p) { std::memcpy(p, &n, sizeof n); }, kNoProblem});
+  // The walk's truth gains the inode.
+  nat_[nid] = {blk, nid, 0};
+  NodeRec& nr = nodes_[nid];
+  nr.read_ok = true;
+  nr.footer_nid = nr.footer_ino = nid;
+  nr.footer_ofs = 0;
+  nr.inode = static_cast<std::int32_t>(inodes_.size());
+  inodes_.push_back(rec);
+  nid_reached_[nid] = 1;
+  reached_inodes_.push_back(nid);
+  InodeState& st = state_[nid];
+  st.path = "/lost+found";
+  st.parent = root;
+  st.links_found = 1;
+  st.blocks_counted = 1;
+  set_used(blk);
+  uses_.push_back({blk, nid, 0, 0, true});
+  ++node_count_;
+  ++inode_count_;
+  ++valid_blocks_;
+  return true;
+}
+
+// Links unreachable inode `ino` into /lost+found as "#<ino>" (the name
+// fsck.f2fs's fsck_reconnect_file() uses), in a free run of slots of the
+// inline area or of a level-0 block (any hash belongs in level 0's single
+// bucket). False when lost+found is missing or has no room in place.
+bool Checker::reconnect(nid_t ino) {
+  auto lf_dent = std::find_if(reached_inodes_.begin(), reached_inodes_.end(), [&](nid_t n) {
+    auto it = state_.find(n);
+    return it != state_.end() && it->second.path == "/lost+found";
+  });
+  const InodeRec& child = inodes_[static_cast<std::size_t>(nodes_[ino].inode)];
+  std::string name = "#" + std::to_string(ino);
+  nid_t lf = 0;
+  if (lf_dent != reached_inodes_.end()) {
+    lf = *lf_dent;
+  } else if (child.is_dir() && child.pino == sb_.root_ino.get() && nid_reached_[sb_.root_ino.get()]) {
+    // lost+found itself lost its dentry: back into the root under its own name.
+    std::vector<std::uint8_t> ib(kBlockSize);
+    if (!read_at(dev_, static_cast<std::uint64_t>(child.blkaddr) * kBlockSize, ib)) return false;
+    const auto* n = reinterpret_cast<const Node*>(ib.data());
+    if (n->i.i_namelen.get() != 10 || std::memcmp(n->i.i_name, "lost+found", 10) != 0) return false;
+    lf = sb_.root_ino.get();
+    name = "lost+found";
+  } else {
+    return false;
+  }
+  const InodeRec& dir = inodes_[static_cast<std::size_t>(nodes_[lf].inode)];
+  if (!dir.is_dir() || (dir.flags & iflag::casefold) || (dir.advise & advise::encrypt)) return false;
+  const std::uint8_t ft = child.is_dir() ? 2 : child.is_reg() ? 1 : child.is_symlink() ? 7 : 0;
+  if (!add_dentry(dir, name, ino, ft)) return false;
+  {
+    {
       // The inode: parent, name, one link (directories: ".." too, and
       // lost+found gains a subdirectory).
       fix(kNoProblem, child.blkaddr, [lf, name, isdir = child.is_dir(), links = child.links](std::uint8_t* p) {
@@ -237,7 +391,6 @@ bool Checker::reconnect(nid_t ino) {
       return true;
     }
   }
-  return false;
 }
 
 Status Checker::patch_valid_block_count(std::uint64_t count) {
@@ -278,6 +431,20 @@ void Checker::repair() {
 
   // 2 (planned first, so its edits join step 1's): lost+found.
   std::vector<std::size_t> reconnected;
+  bool want_lf = false;
+  for (std::size_t idx : lost_found_fixes_) want_lf |= allowed(probs[idx].code);
+  if (want_lf && std::none_of(reached_inodes_.begin(), reached_inodes_.end(), [&](nid_t n) {
+        auto it = state_.find(n);
+        return it != state_.end() && it->second.path == "/lost+found";
+      })) {
+    // Not when the only unreachable inode may be lost+found itself.
+    bool others = false;
+    for (std::size_t idx : lost_found_fixes_) {
+      const InodeRec& c = inodes_[static_cast<std::size_t>(nodes_[*probs[idx].ino].inode)];
+      others |= !(c.is_dir() && c.pino == sb_.root_ino.get() && c.namelen == 10);
+    }
+    if (others) create_lost_found();
+  }
   for (std::size_t idx : lost_found_fixes_) {
     if (!allowed(probs[idx].code)) continue;
     const nid_t ino = *probs[idx].ino;

@@ -72,6 +72,7 @@ std::string printable(const std::string& s) {
 }
 
 struct WalkCtx {
+  std::uint64_t end_index = 0;  ///< 1 + the highest file block index holding a block
   std::uint64_t compr_counted = 0;
   std::uint64_t ext_matched = 0;
   bool ext_bad = false;
@@ -193,7 +194,7 @@ void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::u
   // (f2fs_i_compr_blocks_update() in fs/f2fs/compress.c).
   std::int64_t cur_cluster = -1;
   bool cur_compressed = false;
-  std::uint32_t cur_valid = 0;
+  std::uint32_t cur_valid = 0, cur_reserved = 0;
   auto close_cluster = [&] {
     if (cur_cluster >= 0 && cur_compressed) {
       if (cur_valid == 0) {
@@ -204,7 +205,11 @@ void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::u
         p.detail = fmt("compressed cluster at file block %llu has no compressed blocks", first_index + cur_cluster * cb);
         add(p);
       }
-      ctx->compr_counted += cb - cur_valid;
+      // Per compressed cluster, the blocks compression saved: the header
+      // and the reserved (NEW_ADDR) slots; a NULL slot saved nothing
+      // (f2fs_compr_blk_cnt in fsck.f2fs). Released clusters
+      // (F2FS_IOC_RELEASE_COMPRESS_BLOCKS) hold NULLs where NEW_ADDRs were.
+      ctx->compr_counted += released ? cb - cur_valid : 1 + cur_reserved;
     }
   };
   for (std::uint32_t k = 0; k < n; ++k) {
@@ -219,6 +224,7 @@ void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::u
         cur_cluster = cl;
         cur_compressed = false;
         cur_valid = 0;
+        cur_reserved = 0;
         if (addr == kCompressAddr && slot % cb == 0) cur_compressed = true;
       }
     }
@@ -243,6 +249,7 @@ void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::u
       continue;
     }
     if (addr == kNewAddr) {
+      if (cur_compressed) ++cur_reserved;
       if (!released) {
         ++st.blocks_counted;
         ++valid_blocks_;
@@ -272,6 +279,7 @@ void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::u
       continue;
     }
     set_used(addr);
+    ctx->end_index = std::max<std::uint64_t>(ctx->end_index, f + 1);
     uses_.push_back({addr, holder, static_cast<std::uint16_t>(slot), nat_[holder].version, false});
     ++st.blocks_counted;
     ++valid_blocks_;
@@ -342,6 +350,20 @@ void Checker::walk_xattr(const InodeRec& in, InodeState& st) {
   if (load_le32(area.data(), 0) != kXattrMagic) return;
   std::uint32_t off = sizeof(XattrHeader);
   const std::uint32_t end = static_cast<std::uint32_t>(area.size());
+  // Truncation: zero the area from byte `from` on (inline part in the
+  // inode, the rest in the xattr node), keeping the entries before it.
+  const std::uint32_t inline_len = in.inline_xattr_addrs * 4;
+  auto truncate_from = [&](std::size_t idx, std::uint32_t from) {
+    if (from < inline_len) {
+      const std::uint32_t base =
+          static_cast<std::uint32_t>(offsetof(Inode, i_addr)) + 4 * (kDefAddrsPerInode - in.inline_xattr_addrs);
+      fix(idx, in.blkaddr, [base, from, inline_len](std::uint8_t* b) { std::memset(b + base + from, 0, inline_len - from); });
+    }
+    if (have_node) {
+      const std::uint32_t nf = from > inline_len ? from - inline_len : 0;
+      fix(idx, nat_[x].blkaddr, [nf](std::uint8_t* b) { std::memset(b + nf, 0, kNodeFooterOffset - nf); });
+    }
+  };
   while (off + 4 <= end) {
     if (load_le32(area.data(), off) == 0) break;
     const std::uint32_t nl = area[off + 1];
@@ -352,7 +374,7 @@ void Checker::walk_xattr(const InodeRec& in, InodeState& st) {
       p.ino = in.ino;
       p.path = st.path;
       p.detail = fmt("xattr entry at byte %llu (name %llu, value %llu bytes) runs past the %llu-byte area", off, nl, vs, end);
-      add(p);
+      truncate_from(add(p), off);
       return;
     }
     off += sz;
@@ -365,7 +387,7 @@ void Checker::walk_xattr(const InodeRec& in, InodeState& st) {
       p.ino = in.ino;
       p.path = st.path;
       p.detail = fmt("non-zero byte at offset %llu after the last xattr entry (ends at %llu)", k, off);
-      add(p);
+      truncate_from(add(p), off);
       return;
     }
 }
@@ -399,13 +421,16 @@ bool Checker::walk_inode(nid_t ino, const std::string& path) {
     p.detail = fmt("NAT entry of inode %llu says ino %llu", ino, ne.ino);
     fix_global(add(p));
   }
+  std::size_t size_idx = static_cast<std::size_t>(-1);
   for (const auto& is : in.issues) {
     Problem p = prob(is.code);
     p.ino = ino;
     p.blkaddr = in.blkaddr;
     p.path = path;
     p.detail = is.detail;
-    local_issue_fix(add(p), in, is.code);
+    const std::size_t idx = add(p);
+    if (is.code == Code::INODE_SIZE) size_idx = idx;
+    else local_issue_fix(idx, in, is.code);
   }
   walk_xattr(in, st);
   if (!in.sane) return true;
@@ -432,6 +457,8 @@ bool Checker::walk_inode(nid_t ino, const std::string& path) {
                   static_cast<std::uint32_t>(offsetof(Inode, i_nid)) + 4u * static_cast<std::uint32_t>(k));
   }
   // Per-inode results that need the whole tree.
+  if (size_idx != static_cast<std::size_t>(-1))
+    fix_inode_field(size_idx, in, [v = ctx.end_index * kBlockSize](Node& n) { n.i.i_size = v; });
   const std::uint64_t el = in.ext.len.get();
   if (el && (ctx.ext_bad || ctx.ext_matched != el)) {
     Problem p = prob(Code::INODE_EXTENT);
@@ -520,6 +547,10 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
   for (Dent& d : dents) {
     if (d.name == "." || d.name == "..") {
       const bool dot = d.name == ".";
+      if ((dot ? dots : dotdots) > 0) {
+        clear(add(mk(dot ? Code::DENTRY_DOT : Code::DENTRY_DOTDOT, d, dot ? "a second '.'" : "a second '..'")), d);
+        continue;
+      }
       (dot ? dots : dotdots)++;
       const nid_t want = dot ? dir.ino : (dir.ino == root ? root : st.parent);
       if (d.ino != want && want != 0)
@@ -539,10 +570,15 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
     }
     if (d.bidx != Dent::kInline) {
       std::uint32_t level = 0, bucket = 0, nb = 1;
-      if (!level_bucket(d.bidx, dir.dir_level, &level, &bucket, &nb) || d.hash % nb != bucket)
-        add(mk(Code::DENTRY_POSITION, d,
-               fmt("hash 0x%llx belongs in bucket %llu of level %llu, found in bucket %llu", d.hash, d.hash % nb, level,
-                   bucket)));
+      if (!level_bucket(d.bidx, dir.dir_level, &level, &bucket, &nb) || d.hash % nb != bucket) {
+        // Lookups never find it: the entry goes and its inode, if nothing
+        // else links it, is reconnected to /lost+found.
+        clear(add(mk(Code::DENTRY_POSITION, d,
+                     fmt("hash 0x%llx belongs in bucket %llu of level %llu, found in bucket %llu", d.hash, d.hash % nb,
+                         level, bucket))),
+              d);
+        continue;
+      }
     }
     if (!names.insert(d.name).second) {
       clear(add(mk(Code::DENTRY_DUPLICATE_NAME, d, "the name appears twice in the directory")), d);
@@ -587,13 +623,29 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
     }
     const InodeRec& child = inodes_[static_cast<std::size_t>(r.inode)];
     const std::uint8_t ft = ftype_of_mode(child.mode);
+    if (ft == 0) {
+      // An inode of no known type cannot be used: its dentry goes, and with
+      // it the inode (its NAT entries become unreachable).
+      Problem p = mk(Code::INODE_MODE, d, fmt("ino %llu has i_mode 0%llo, no valid file type", c, child.mode));
+      p.ino = c;
+      p.nid = c;
+      p.blkaddr = ne.blkaddr;
+      clear(add(p), d);
+      continue;
+    }
     if (ft != 0 && ft != d.type)
       fix(add(mk(Code::DENTRY_FTYPE, d, fmt("file type %llu, inode %llu has type %llu", d.type, c, ft))), d.blkaddr,
           [o = entry_off(d), ft](std::uint8_t* b) { b[o + offsetof(DirEntry, file_type)] = ft; });
     const std::string cpath = (st.path == "/" ? std::string() : st.path) + "/" + printable(d.name);
     if (nid_reached_[c]) {
       if (child.is_dir()) {
-        clear(add(mk(Code::DENTRY_DIR_HARDLINK, d, "directory " + std::to_string(c) + " is already linked as " + inode_path(c))), d);
+        // Names the directory linked twice (the entry's directory is in the detail).
+        Problem p = mk(Code::DENTRY_DIR_HARDLINK, d,
+                       "directory " + std::to_string(c) + " is already linked as " + inode_path(c) + "; this entry is in directory " +
+                           std::to_string(dir.ino));
+        p.ino = c;
+        p.path = inode_path(c);
+        clear(add(p), d);
         continue;
       }
       auto it = state_.find(c);
@@ -633,17 +685,19 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
       next.push_back(c);
     }
   }
-  if (dots != 1 || dotdots != 1) {
-    Problem p = prob(dots != 1 ? Code::DENTRY_DOT : Code::DENTRY_DOTDOT);
+  if (dots == 0) {
+    Problem p = prob(Code::DENTRY_DOT);
     p.ino = dir.ino;
     p.path = st.path.empty() ? "/" : st.path;
-    p.detail = fmt("%llu '.' and %llu '..' entries", dots, dotdots);
+    p.detail = "no '.' entry";
     add(p);
-    if (dots != 1 && dotdots != 1) {
-      Problem q = p;
-      q.code = Code::DENTRY_DOTDOT;
-      add(q);
-    }
+  }
+  if (dotdots == 0) {
+    Problem p = prob(Code::DENTRY_DOTDOT);
+    p.ino = dir.ino;
+    p.path = st.path.empty() ? "/" : st.path;
+    p.detail = "no '..' entry";
+    add(p);
   }
 }
 
@@ -816,6 +870,7 @@ void Checker::check_unreachable() {
     if (nid_reached_[n] || nodes_[n].inode < 0 || nodes_[n].footer_nid != n) continue;
     if (nat_[n].blkaddr == kNullAddr || !valid_main(nat_[n].blkaddr)) continue;
     const InodeRec& in = inodes_[static_cast<std::size_t>(nodes_[n].inode)];
+    if (ftype_of_mode(in.mode) == 0) continue;  // not usable: its NAT entry is unreachable
     Problem p = prob(Code::INODE_UNREACHABLE);
     p.ino = n;
     p.blkaddr = nat_[n].blkaddr;

@@ -32,7 +32,7 @@
 // and CURSEG_* the segment (SIT_BITMAP_MISMATCH the block); SSA_* the
 // block; inode, data, inline, compression, xattr, orphan problems the
 // inode (DATA_* also the block); DENTRY_* the directory holding the entry
-// (for DENTRY_DIR_HARDLINK the directory holding the second link).
+// (but DENTRY_DIR_HARDLINK: the directory linked from two places).
 //
 // F2FSCORE_FSCK_TABLE=FILE appends one markdown row per case to FILE
 // (scripts/fsck-comparison.sh turns them into docs/fsck-comparison.md).
@@ -404,7 +404,7 @@ const std::vector<Case>& cases() {
   {"dentry_duplicate_name", Base::sload, "dentry", [](Corruptor& L) {
      return Spec{{"dentry_add[/inl/x]=/inl/x"}, {E(Code::DENTRY_DUPLICATE_NAME).Ino(ino(L, "/inl"))}}; }},
   {"dentry_dir_hardlink", Base::sload, "dentry", [](Corruptor& L) {
-     return Spec{{"dentry_add[/inl/again]=/dir/sub:2"}, {E(Code::DENTRY_DIR_HARDLINK).Ino(ino(L, "/inl"))}}; }},
+     return Spec{{"dentry_add[/inl/again]=/dir/sub:2"}, {E(Code::DENTRY_DIR_HARDLINK).Ino(ino(L, "/dir/sub"))}}; }},
   // ---- xattrs ----
   {"xattr_entry_size", Base::sload, "xattr", [](Corruptor& L) {
      return Spec{{"xattr[/medium].entry[0].e_value_size=0xffff"}, {E(Code::XATTR_ENTRY_BOUNDS).Ino(ino(L, "/medium"))}}; }},

@@ -12,13 +12,14 @@ fi
 status=0
 "$root/scripts/build.sh" || exit 1
 
-echo "== sanitizers (ASan + UBSan): unit tests"
+echo "== sanitizers (ASan + UBSan): unit tests, the checker on seeded mutations"
 asan="$root/build-asan"
 cmake -S "$root" -B "$asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DF2FSCORE_SANITIZE=ON >/dev/null &&
-  cmake --build "$asan" -j "$(nproc)" --target f2fscore_unit_tests >/dev/null &&
-  "$asan/tests/f2fscore_unit_tests" --gtest_brief=1 || status=1
+  cmake --build "$asan" -j "$(nproc)" --target f2fscore_unit_tests f2fscore_fsck_mutation_tests >/dev/null &&
+  "$asan/tests/f2fscore_unit_tests" --gtest_brief=1 &&
+  "$asan/tests/fsck/f2fscore_fsck_mutation_tests" --gtest_brief=1 || status=1
 
-echo "== fuzz: open and walk (libFuzzer, ASan + UBSan)"
+echo "== fuzz: open and walk, and the checker (libFuzzer, ASan + UBSan)"
 "$root/scripts/fuzz.sh" "${F2FSCORE_FUZZ_SECONDS:-60}" || status=1
 
 echo "== cross builds: s390x (big-endian) and i686 (32-bit) under qemu-user"

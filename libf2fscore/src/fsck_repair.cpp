@@ -177,7 +177,7 @@ bool Checker::add_dentry(const InodeRec& dir, const std::string& name, nid_t ino
       for (std::uint32_t k = s; k < s + need && free; ++k) free = !test_bit_le(b.data() + area.bitmap_off, k);
       if (!free) continue;
       const std::uint32_t hash = dentry_hash(name);
-      fix(kNoProblem, blk, [area, s, need, name, hash, ino, ft](std::uint8_t* p) {
+      fix(kNoProblem, blk, [area = area, s, need, name, hash, ino, ft](std::uint8_t* p) {  // clang-14: no capture of a structured binding
         for (std::uint32_t k = s; k < s + need; ++k) p[area.bitmap_off + k / 8] |= static_cast<std::uint8_t>(1u << (k % 8));
         std::uint8_t* de = p + area.dentry_off + s * sizeof(DirEntry);
         store_le32(de, offsetof(DirEntry, hash_code), hash);

@@ -185,6 +185,7 @@ class UringDevice final : public BlockDevice {
         align_mask_(info_.buffer_alignment > 1 ? info_.buffer_alignment - 1u : 0u),
         rw_ops_max_(static_cast<unsigned>(info_.read_only ? IoOp::read : IoOp::write)),
         hooks_(o.hooks),
+        refuse_zeroing_(o.faults.refuse_zeroing),
         ctx_(BOOST_ASIO_CONCURRENCY_HINT_UNSAFE) {
     // The masks stand for the modulo checks only for powers of two;
     // otherwise every request takes check_request().
@@ -247,7 +248,7 @@ class UringDevice final : public BlockDevice {
       }
       return;
     }
-    if (req.status == Errc::ok) sync_op(fd_, info_, req);
+    if (req.status == Errc::ok) sync_op(fd_, info_, req, refuse_zeroing_);
     enqueue(ready_head_, ready_tail_, req);
   }
 
@@ -465,6 +466,7 @@ class UringDevice final : public BlockDevice {
   std::uintptr_t align_mask_;       // buffer alignment - 1
   unsigned rw_ops_max_;             // IoOp::read, or IoOp::write when writable
   UringHooks hooks_;
+  bool refuse_zeroing_;  // OpenFaults::refuse_zeroing
   std::uint64_t hook_count_ = 0;
   asio::io_context ctx_;
   std::vector<std::unique_ptr<Slot>> slots_;  // after ctx_: destroyed first

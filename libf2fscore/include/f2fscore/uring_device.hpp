@@ -44,11 +44,15 @@ enum class Backend : std::uint8_t {
 std::string_view backend_name(Backend b) noexcept;  ///< "auto", "io_uring", "posix"
 
 /// Failure injection at open time, for tests: simulate a file system that
-/// refuses O_DIRECT (open returns EINVAL) or a kernel that refuses
-/// io_uring (io_uring_setup returns EPERM).
+/// refuses O_DIRECT (open returns EINVAL), a kernel that refuses io_uring
+/// (io_uring_setup returns EPERM), or a file system or device without any
+/// way to zero or punch a range (fallocate's PUNCH_HOLE and ZERO_RANGE,
+/// BLKZEROOUT and BLKDISCARD fail with EOPNOTSUPP, as on vfat): then
+/// write-zeroes writes zeroes and discard completes Errc::unsupported.
 struct OpenFaults {
   bool refuse_direct = false;
   bool refuse_uring = false;
+  bool refuse_zeroing = false;
 };
 
 /// Failure injection inside the io_uring backend's completion path, for

@@ -5,8 +5,10 @@
 // The io_uring backend keeps up to BackendOptions::queue_depth reads and
 // writes in the kernel at once; more wait in a FIFO inside the device.
 // submit() only prepares a request: the requests submitted between two
-// polls reach the kernel together, at the next poll() (one io_uring_enter),
-// while a request submitted from a completion callback is sent at once.
+// polls reach the kernel together, at the next poll(), in the same
+// io_uring_enter as its wait; a request submitted from a completion
+// callback is sent at once while another request is in the kernel (else
+// it too goes with the next poll()).
 // Each in-flight request borrows one of queue_depth slots preallocated at
 // open, which holds Asio's operation, so submitting and completing a
 // request allocate nothing. Partial transfers are resubmitted for the rest;

@@ -15,6 +15,9 @@
 #   F2FSCORE_FSCK        the checker under test (default: fsck.f2fs itself,
 #                        which tests the harness: the ratio is then ~1)
 #   F2FSCORE_FSCK_ARGS   its options (default "-n -f"; "-f" for fsck.f2fs)
+#   F2FSCORE_BENCH_REFLINK  cp's --reflink for the per-run copies: auto
+#                        (default; a full copy on ext4, a shared-extent
+#                        copy on XFS or btrfs) or never
 #   FSCK_F2FS, MKFS_F2FS, SLOAD_F2FS   the reference tools (default /usr/sbin/...)
 #   BENCH_FILES          regular files in the image (default 100000)
 #   BENCH_DATA_GIB       GiB of file data (default 4)
@@ -27,7 +30,8 @@
 # file, sload.f2fs loads the tree, and fsck.f2fs -f runs once to repair what
 # sload leaves (F2FS-FACTS.md 3.6); a second fsck.f2fs -f must then be clean
 # (exit 0, no [Fail], [ASSERT], [FIX], Fixing, Reconnect or Move curseg:
-# ../shared/NOTES.md), else the script stops. The host tree is deleted.
+# ../shared/NOTES.md), else the script stops. The host tree is deleted; the
+# logs of sload and both fsck passes stay in $F2FSCORE_BENCH_DIR/logs.
 #
 # Each timed run: a fresh full copy of the pristine image (fsck.f2fs -f
 # writes; cp --reflink=auto shares nothing on ext4, so every run reads its
@@ -87,7 +91,11 @@ done
 mkdir -p "$dir"
 [[ $(stat -f -c %T "$dir") != tmpfs ]] || die "$dir is on tmpfs: use a disk-backed F2FSCORE_BENCH_DIR"
 
-pristine=$dir/pristine-f${files}-d${data_gib}g-i${image_gib}g.img
+reflink=${F2FSCORE_BENCH_REFLINK:-auto}
+[[ $reflink == auto || $reflink == never ]] || die "F2FSCORE_BENCH_REFLINK must be auto or never"
+# v1: the generator's shape; change it when fsck_gen_tree.py changes.
+pristine=$dir/pristine-v1-f${files}-d${data_gib}g-i${image_gib}g.img
+logs=$dir/logs
 work=$dir/work.img
 tmp=$(mktemp -d "$dir/run.XXXXXX")
 trap 'rm -rf "$tmp" "$work"' EXIT
@@ -102,6 +110,7 @@ clean_output() {  # status logfile
 make_image() {
   local src=$dir/src.tmp img=$pristine.tmp t0 st=0
   rm -rf "$src" "$img"
+  mkdir -p "$logs"
   t0=$SECONDS
   echo "fsck_bench: making the image ($files files, $data_gib GiB of data, $image_gib GiB image) in $dir" >&2
   python3 "$script_dir/fsck_gen_tree.py" "$src" "$files" $((data_gib << 30)) >&2
@@ -111,22 +120,22 @@ make_image() {
   # sload.f2fs 1.15 exits 1 when its own fsck pass fixed something, and 0
   # on some failures (F2FS-FACTS.md 1.4): its status says little; the
   # checks below decide.
-  "$sload" -f "$src" "$img" >"$tmp/sload.log" 2>&1 </dev/null || true
+  "$sload" -f "$src" "$img" >"$logs/sload.log" 2>&1 </dev/null || true
   echo "fsck_bench: loaded after $((SECONDS - t0)) s" >&2
-  "$ref" -f "$img" >"$tmp/fix.log" 2>&1 </dev/null || st=$?
+  "$ref" -f "$img" >"$logs/fix.log" 2>&1 </dev/null || st=$?
   echo "fsck_bench: first fsck.f2fs -f (repairs what sload left): exit $st" >&2
   st=0
-  "$ref" -f "$img" >"$tmp/check.log" 2>&1 </dev/null || st=$?
-  clean_output "$st" "$tmp/check.log" || { tail -30 "$tmp/check.log" >&2; die "the image is not clean after the repair pass (exit $st)"; }
+  "$ref" -f "$img" >"$logs/check.log" 2>&1 </dev/null || st=$?
+  clean_output "$st" "$logs/check.log" || { tail -30 "$logs/check.log" >&2; die "the image is not clean after the repair pass (exit $st)"; }
   # What the image holds, from fsck.f2fs's own summary.
   # "[FSCK] valid_inode_count matched with CP [Ok..] [0x186c4]"
   local nodes inodes hex
-  hex=$(grep -m1 'valid_inode_count' "$tmp/check.log" | grep -o '0x[0-9a-fA-F]*' | tail -1 || true)
+  hex=$(grep -m1 'valid_inode_count' "$logs/check.log" | grep -o '0x[0-9a-fA-F]*' | tail -1 || true)
   inodes=${hex:+$((hex))}
-  hex=$(grep -m1 'valid_node_count' "$tmp/check.log" | grep -o '0x[0-9a-fA-F]*' | tail -1 || true)
+  hex=$(grep -m1 'valid_node_count' "$logs/check.log" | grep -o '0x[0-9a-fA-F]*' | tail -1 || true)
   nodes=${hex:+$((hex))}
   local want=$((files * 9 / 10))
-  [[ -z $inodes || $inodes -ge $want ]] || die "only $inodes inodes in the image (sload failed?): see $tmp/sload.log"
+  [[ -z $inodes || $inodes -ge $want ]] || die "only $inodes inodes in the image (sload failed?): see $logs/sload.log"
   local used
   used=$(du -B1 "$img" | cut -f1)
   [[ $used -ge $(((data_gib << 30) * 95 / 100)) ]] || die "only $used bytes allocated in the image (sload failed?)"
@@ -141,7 +150,7 @@ fi
 
 fresh_copy() {
   rm -f "$work"
-  cp --reflink=auto --sparse=always "$pristine" "$work"
+  cp --reflink="$reflink" --sparse=always "$pristine" "$work"
   drop_caches
 }
 
@@ -158,9 +167,11 @@ timed_run() {
     echo "fsck_bench: fsck.f2fs -f was not clean on the fresh copy (exit $st)" >&2
     st=1
   fi
-  read -r wall user sys inblock <"$tmp/time"
+  # The last line: /usr/bin/time puts "Command terminated by signal N" or
+  # "exited with non-zero status" before it.
+  read -r wall user sys inblock < <(tail -1 "$tmp/time")
   echo "$label $wall $user $sys $((inblock * 512)) $(cat "$tmp/rchar") $st" >>"$tmp/runs"
-  [[ $st -eq 0 ]] || cp "$tmp/out.log" "$dir/failed-$label.log"
+  [[ $st -eq 0 ]] || { mkdir -p "$logs"; cp "$tmp/out.log" "$logs/failed-$label.log"; }
   echo "fsck_bench: $label: ${wall} s (user $user, sys $sys), exit $st" >&2
 }
 

@@ -372,7 +372,7 @@ class UringDevice final : public BlockDevice {
   // completed (Asio's io_uring_service::run, the scheduler's task) and run
   // the operations it returns, as the scheduler's run_one() would, without
   // a scheduler pass per wake-up.
-  void reap(bool block) {
+  [[gnu::always_inline]] void reap(bool block) {
     Service& svc = *service_;
     int& pending = svc.*get(PendingSqes{});
     if (pending != 0) {
@@ -418,7 +418,7 @@ class UringDevice final : public BlockDevice {
     }
   }
 
-  void issue_one(Slot* s) noexcept {
+  [[gnu::always_inline]] void issue_one(Slot* s) noexcept {
     IoRequest& r = *s->req;
     std::uint64_t len = r.length - r.transferred;
     if (hooks_.max_chunk != 0 && len > hooks_.max_chunk) len = hooks_.max_chunk;

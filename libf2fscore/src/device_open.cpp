@@ -53,10 +53,14 @@ Errc errc_of(int err, bool direct) noexcept {
   }
 }
 
+// write-zeroes without a zeroing call: zeroes written from a buffer aligned
+// for direct I/O (the descriptor may be O_DIRECT; an unaligned buffer would
+// fail with EINVAL), 1 MiB at a time. The length is a multiple of the
+// logical block size (check_request), so every chunk is too.
 void write_zero_buffers(int fd, const DeviceInfo& info, IoRequest& req) noexcept {
   constexpr std::size_t kBuf = 1 << 20;
-  const std::size_t align = info.buffer_alignment > 1 ? info.buffer_alignment : 64;
-  void* raw = std::aligned_alloc(align, kBuf);  // aligned: the descriptor may be O_DIRECT
+  const std::size_t align = info.buffer_alignment > 64 ? info.buffer_alignment : 64;
+  void* raw = std::aligned_alloc(align, kBuf);
   if (raw == nullptr) {
     req.status = Errc::no_space;
     return;
@@ -74,12 +78,13 @@ void write_zero_buffers(int fd, const DeviceInfo& info, IoRequest& req) noexcept
     }
     done += static_cast<std::uint64_t>(n);
   }
+  req.transferred = done;
   std::free(raw);
 }
 
 }  // namespace
 
-void sync_op(int fd, const DeviceInfo& info, IoRequest& req) noexcept {
+void sync_op(int fd, const DeviceInfo& info, IoRequest& req, bool refuse_zeroing) noexcept {
   switch (req.op) {
     case IoOp::flush: {
 #if defined(__linux__)
@@ -95,6 +100,10 @@ void sync_op(int fd, const DeviceInfo& info, IoRequest& req) noexcept {
     }
     case IoOp::discard:
 #if defined(__linux__)
+      if (refuse_zeroing) {
+        req.status = Errc::unsupported, req.sys_errno = EOPNOTSUPP;  // injected
+        return;
+      }
       if (info.kind == DeviceKind::block_device) {
         std::uint64_t range[2] = {req.offset, req.length};
         if (::ioctl(fd, BLKDISCARD, &range) != 0) req.status = Errc::unsupported, req.sys_errno = errno;
@@ -106,19 +115,25 @@ void sync_op(int fd, const DeviceInfo& info, IoRequest& req) noexcept {
         req.sys_errno = errno;
       }
 #else
+      (void)refuse_zeroing;
       req.status = Errc::unsupported;
 #endif
       return;
     case IoOp::write_zeroes:
 #if defined(__linux__)
-      if (info.kind == DeviceKind::block_device) {
+      if (refuse_zeroing) {
+        // injected: every call below fails with EOPNOTSUPP
+      } else if (info.kind == DeviceKind::block_device) {
         std::uint64_t range[2] = {req.offset, req.length};
         if (::ioctl(fd, BLKZEROOUT, &range) == 0) return;
       } else {
+        // A punched hole reads as zeroes and gives the space back (an
+        // image stays sparse); ZERO_RANGE keeps it allocated. Either
+        // guarantees zeroes.
         const auto off = static_cast<off_t>(req.offset);
         const auto len = static_cast<off_t>(req.length);
-        if (::fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, off, len) == 0) return;
         if (::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len) == 0) return;
+        if (::fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, off, len) == 0) return;
       }
 #endif
       write_zero_buffers(fd, info, req);
@@ -148,7 +163,7 @@ struct Opened {
   DeviceInfo info;
 };
 
-// Opens the descriptor and fills DeviceInfo as open_posix_device() does.
+// Opens the descriptor and fills DeviceInfo, for every backend.
 Result<Opened> open_fd(const std::string& path, const OpenOptions& opts, const BackendOptions& bo,
                        std::string& note) {
   struct stat st {};
@@ -218,7 +233,7 @@ Result<Opened> open_fd(const std::string& path, const OpenOptions& opts, const B
   if (o.info.kind == DeviceKind::regular_file) {
     o.info.size_bytes = static_cast<std::uint64_t>(st.st_size);
     o.info.logical_block_size = 512;
-    o.info.cheap_write_zeroes = true;
+    o.info.cheap_write_zeroes = !bo.faults.refuse_zeroing;
   } else {
 #if defined(__linux__)
     std::uint64_t bytes = 0;
@@ -240,7 +255,7 @@ Result<Opened> open_fd(const std::string& path, const OpenOptions& opts, const B
     }
     o.info.size_bytes = bytes;
     o.info.logical_block_size = static_cast<std::uint32_t>(lbs);
-    o.info.cheap_write_zeroes = true;
+    o.info.cheap_write_zeroes = !bo.faults.refuse_zeroing;
 #else
     const off_t end = ::lseek(o.fd, 0, SEEK_END);
     o.info.size_bytes = end > 0 ? static_cast<std::uint64_t>(end) : 0;
@@ -266,8 +281,6 @@ Result<OpenedDevice> open_device(const std::string& path, const OpenOptions& opt
   // refused, read-only block device) and their messages are the same.
   auto opened = open_fd(path, opts, bo, note);
   if (!opened) return make_error(opened.error());
-  OpenOptions effective = opts;
-  effective.direct = opened->info.direct;
   if (bo.backend != Backend::posix) {
 #if defined(F2FSCORE_HAVE_URING)
     Result<std::unique_ptr<BlockDevice>> dev =
@@ -294,13 +307,18 @@ Result<OpenedDevice> open_device(const std::string& path, const OpenOptions& opt
     if (!note.empty()) note += "; ";
     note += dev.error().message + ": using the POSIX backend";
   }
-  ::close(opened->fd);
-  auto dev = open_posix_device(path, effective);
-  if (!dev) return make_error(dev.error());
-  out.device = std::move(*dev);
+  out.device = detail::make_posix_device(opened->fd, std::move(opened->info), bo.faults.refuse_zeroing);
   out.backend = Backend::posix;
   out.note = note;
   return out;
+}
+
+Result<std::unique_ptr<BlockDevice>> open_posix_device(const std::string& path, const OpenOptions& opts) {
+  BackendOptions bo;
+  bo.backend = Backend::posix;
+  auto r = open_device(path, opts, bo);
+  if (!r) return make_error(r.error());
+  return std::move(r->device);
 }
 
 }  // namespace f2fscore

@@ -1,6 +1,8 @@
 // The portable backend: pread/pwrite on a file or block device. Linux-only
 // calls (ioctls, fallocate modes, O_DIRECT) are guarded; elsewhere the
-// plain POSIX paths are used.
+// plain POSIX paths are used. Opening (open_posix_device) and the
+// synchronous ops (flush, discard, write-zeroes) live in device_open.cpp,
+// shared with the io_uring backend.
 //
 // 64-bit file offsets on 32-bit hosts too (i686: off_t and struct stat's
 // st_size are 32-bit without this, so images past 2 GiB would fail to stat
@@ -13,17 +15,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <memory>
-#include <vector>
 
 #include "f2fscore/device.hpp"
-
-#if defined(__linux__)
-#include <linux/falloc.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
-#endif
+#include "uring_backend.hpp"
 
 static_assert(sizeof(off_t) >= 8, "posix_device.cpp needs a 64-bit off_t (_FILE_OFFSET_BITS=64)");
 
@@ -32,7 +27,8 @@ namespace {
 
 class PosixDevice final : public BlockDevice {
  public:
-  PosixDevice(int fd, DeviceInfo info) : fd_(fd), info_(std::move(info)) {}
+  PosixDevice(int fd, DeviceInfo info, bool refuse_zeroing)
+      : fd_(fd), info_(std::move(info)), refuse_zeroing_(refuse_zeroing) {}
   ~PosixDevice() override {
     drain(*this);
     ::close(fd_);
@@ -79,9 +75,13 @@ class PosixDevice final : public BlockDevice {
     switch (req.op) {
       case IoOp::read: return do_rw(req, false);
       case IoOp::write: return do_rw(req, true);
-      case IoOp::flush: return do_flush(req);
-      case IoOp::discard: return do_discard(req);
-      case IoOp::write_zeroes: return do_write_zeroes(req);
+      case IoOp::flush:
+      case IoOp::discard:
+      case IoOp::write_zeroes:
+        // Shared with the io_uring backend (device_open.cpp): fdatasync;
+        // BLKDISCARD or a punched hole; BLKZEROOUT, a punched hole or
+        // FALLOC_FL_ZERO_RANGE, else zeroes written from an aligned buffer.
+        return detail::sync_op(fd_, info_, req, refuse_zeroing_);
     }
   }
 
@@ -105,157 +105,37 @@ class PosixDevice final : public BlockDevice {
       done += static_cast<std::uint64_t>(n);
     }
     req.transferred = done;
-  }
-
-  void do_flush(IoRequest& req) noexcept {
+    // FUA: durable before it completes. fdatasync after the write (as the
+    // io_uring backend): the data and what is needed to read it back, the
+    // same guarantee as an O_DSYNC write, and a cache flush on the device.
+    if (write && (req.flags & io_flag::fua) != 0) {
 #if defined(__linux__)
-    const int rc = ::fdatasync(fd_);
+      const int rc = ::fdatasync(fd_);
 #else
-    const int rc = ::fsync(fd_);
+      const int rc = ::fsync(fd_);
 #endif
-    if (rc != 0 && !(info_.read_only && (errno == EBADF || errno == EINVAL))) fail(req, errno);
-  }
-
-  void do_discard(IoRequest& req) noexcept {
-#if defined(__linux__)
-    if (info_.kind == DeviceKind::block_device) {
-      std::uint64_t range[2] = {req.offset, req.length};
-      if (::ioctl(fd_, BLKDISCARD, &range) != 0) req.status = Errc::unsupported, req.sys_errno = errno;
-      return;
-    }
-    if (::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(req.offset),
-                    static_cast<off_t>(req.length)) != 0) {
-      req.status = Errc::unsupported;
-      req.sys_errno = errno;
-    }
-#else
-    req.status = Errc::unsupported;
-#endif
-  }
-
-  void do_write_zeroes(IoRequest& req) noexcept {
-#if defined(__linux__)
-    if (info_.kind == DeviceKind::block_device) {
-      std::uint64_t range[2] = {req.offset, req.length};
-      if (::ioctl(fd_, BLKZEROOUT, &range) == 0) return;
-    } else {
-      const auto off = static_cast<off_t>(req.offset);
-      const auto len = static_cast<off_t>(req.length);
-      // A punched hole reads as zeroes and frees the space; ZERO_RANGE
-      // keeps it allocated. Either guarantees zeroes.
-      if (::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len) == 0) return;
-      if (::fallocate(fd_, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, off, len) == 0) return;
-    }
-#endif
-    write_zero_buffers(req);
-  }
-
-  void write_zero_buffers(IoRequest& req) noexcept {
-    constexpr std::size_t kBuf = 1 << 20;
-    std::vector<std::uint8_t> zeroes;
-    try {
-      zeroes.assign(kBuf, 0);
-    } catch (...) {
-      req.status = Errc::no_space;
-      return;
-    }
-    std::uint64_t done = 0;
-    while (done < req.length) {
-      IoRequest sub;
-      sub.op = IoOp::write;
-      sub.offset = req.offset + done;
-      sub.length = std::min<std::uint64_t>(kBuf, req.length - done);
-      sub.buf = zeroes.data();
-      do_rw(sub, true);
-      if (!sub.ok()) {
-        req.status = sub.status;
-        req.sys_errno = sub.sys_errno;
-        return;
+      if (rc != 0) {
+        req.sys_errno = errno;
+        req.status = Errc::io;
       }
-      done += sub.length;
     }
   }
 
   int fd_;
   DeviceInfo info_;
+  bool refuse_zeroing_;  // OpenFaults::refuse_zeroing
   IoRequest* head_ = nullptr;
   IoRequest* tail_ = nullptr;
   std::size_t in_flight_ = 0;
 };
 
-Errc errc_from_open(int err) {
-  switch (err) {
-    case ENOENT: case ENOTDIR: return Errc::not_found;
-    case EROFS: case EACCES: case EPERM: return Errc::read_only;
-    case EBUSY: return Errc::busy;
-    case EINVAL: return Errc::unsupported;
-    default: return Errc::io;
-  }
-}
-
 }  // namespace
 
-Result<std::unique_ptr<BlockDevice>> open_posix_device(const std::string& path,
-                                                       const OpenOptions& opts) {
-  int flags = opts.read_only ? O_RDONLY : O_RDWR;
-#if defined(O_CLOEXEC)
-  flags |= O_CLOEXEC;
-#endif
-#if defined(O_DIRECT)
-  if (opts.direct) flags |= O_DIRECT;
-#else
-  if (opts.direct) return make_error(Errc::unsupported, "direct I/O is not available on this platform: " + path);
-#endif
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    const int e = errno;
-    return make_error(errc_from_open(e), "cannot stat " + path, Error::kNoOffset, e);
-  }
-  DeviceInfo info;
-  info.name = path;
-  info.read_only = opts.read_only;
-  info.direct = opts.direct;
-  if (S_ISREG(st.st_mode)) {
-    info.kind = DeviceKind::regular_file;
-  } else if (S_ISBLK(st.st_mode)) {
-    info.kind = DeviceKind::block_device;
-    if (opts.exclusive) flags |= O_EXCL;
-  } else {
-    return make_error(Errc::unsupported, path + " is neither a regular file nor a block device");
-  }
-  const int fd = ::open(path.c_str(), flags);
-  if (fd < 0) {
-    const int e = errno;
-    std::string what = e == EBUSY ? " (in use: mounted or opened exclusively)" : "";
-    return make_error(errc_from_open(e), "cannot open " + path + what, Error::kNoOffset, e);
-  }
-  if (info.kind == DeviceKind::regular_file) {
-    info.size_bytes = static_cast<std::uint64_t>(st.st_size);
-    info.logical_block_size = 512;
-    info.cheap_write_zeroes = true;  // punched holes, where the file system has them
-  } else {
-#if defined(__linux__)
-    std::uint64_t bytes = 0;
-    int lbs = 512;
-    if (::ioctl(fd, BLKGETSIZE64, &bytes) != 0) {
-      const int e = errno;
-      ::close(fd);
-      return make_error(Errc::io, "cannot get the size of " + path, Error::kNoOffset, e);
-    }
-    if (::ioctl(fd, BLKSSZGET, &lbs) != 0) lbs = 512;
-    info.size_bytes = bytes;
-    info.logical_block_size = static_cast<std::uint32_t>(lbs);
-    info.cheap_write_zeroes = true;  // BLKZEROOUT; the kernel falls back itself
-#else
-    const off_t end = ::lseek(fd, 0, SEEK_END);
-    info.size_bytes = end > 0 ? static_cast<std::uint64_t>(end) : 0;
-#endif
-  }
-  if (opts.direct) {
-    info.buffer_alignment = info.logical_block_size < 4096 ? 4096 : info.logical_block_size;
-    info.logical_block_size = info.buffer_alignment;
-  }
-  return std::unique_ptr<BlockDevice>(new PosixDevice(fd, std::move(info)));
+namespace detail {
+
+std::unique_ptr<BlockDevice> make_posix_device(int fd, DeviceInfo info, bool refuse_zeroing) {
+  return std::unique_ptr<BlockDevice>(new PosixDevice(fd, std::move(info), refuse_zeroing));
 }
 
+}  // namespace detail
 }  // namespace f2fscore

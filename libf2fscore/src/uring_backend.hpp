@@ -1,5 +1,6 @@
-// Private to the library: the io_uring backend's constructor, used by
-// open_device() (device_open.cpp). Only uring_device.cpp includes Asio.
+// Private to the library: the backends' constructors on an opened
+// descriptor, used by open_device() (device_open.cpp), and the synchronous
+// ops they share. Only uring_device.cpp includes Asio.
 #pragma once
 
 #include <memory>
@@ -14,8 +15,14 @@ namespace f2fscore::detail {
 /// errno) when io_uring is refused.
 Result<std::unique_ptr<BlockDevice>> make_uring_device(int fd, DeviceInfo info, const BackendOptions& opts);
 
-/// Flush, discard and write-zeroes on a descriptor, as the POSIX backend
-/// does them (shared by the io_uring backend).
-void sync_op(int fd, const DeviceInfo& info, IoRequest& req) noexcept;
+/// The POSIX backend on an opened descriptor (posix_device.cpp); takes
+/// ownership of `fd`.
+std::unique_ptr<BlockDevice> make_posix_device(int fd, DeviceInfo info, bool refuse_zeroing);
+
+/// Flush, discard and write-zeroes on a descriptor, for both backends
+/// (device_open.cpp). `refuse_zeroing` simulates a file system or device
+/// that has none of the zeroing and hole-punching calls
+/// (OpenFaults::refuse_zeroing).
+void sync_op(int fd, const DeviceInfo& info, IoRequest& req, bool refuse_zeroing) noexcept;
 
 }  // namespace f2fscore::detail

@@ -44,6 +44,12 @@ static int f2fscore_io_uring_queue_init(unsigned entries, io_uring* ring, unsign
   return r;
 }
 
+#include <boost/version.hpp>
+// poll() and issue() below reach private members of Asio's io_uring_service
+// and scheduler_operation as Boost 1.81 has them (the names are checked by
+// the compiler; what they mean is not): look at them again before moving on.
+static_assert(BOOST_VERSION / 100 == 1081, "uring_device.cpp is written against Boost 1.81's Asio internals");
+
 #define io_uring_queue_init f2fscore_io_uring_queue_init
 #include <boost/asio/basic_random_access_file.hpp>
 #include <boost/asio/io_context.hpp>
@@ -66,18 +72,25 @@ namespace asio = boost::asio;
 using Executor = asio::io_context::executor_type;
 using File = asio::basic_random_access_file<Executor>;
 using Service = asio::detail::io_uring_service;
+using Scheduler = asio::detail::scheduler;
+using Operation = asio::detail::scheduler_operation;
+using CallStack = asio::detail::call_stack<asio::detail::thread_context, asio::detail::thread_info_base>;
 
 // Asio submits the SQEs it prepares later, from an operation it posts to
 // its scheduler, which runs only after every completion already reaped has
 // been handled. A request resubmitted from a completion callback would thus
 // wait for the whole batch, and the device would see bursts: submit 32,
 // wait for 32 (about 8% fewer IOPS than fio at depth 32 here, the same as
-// fio with iodepth_batch_complete_min=32). So a request issued from a
-// completion goes to the kernel at once, as fio does, through the service's
-// own submit_sqes(), and without the posted operation (whose flag is held
-// while the request is prepared): one scheduler pass per wake-up instead of
-// three. Both are private to Asio and reached with the explicit-
-// instantiation access rule; the bookkeeping stays Asio's own.
+// fio with iodepth_batch_complete_min=32). So this device sends the SQEs
+// itself (Asio's flag "submit operation pending" is held for good, so it
+// never posts one): a request issued from a completion goes to the kernel
+// at once, as fio does, through the service's own submit_sqes(), unless
+// the device would be idle anyway; the rest goes with the next poll()'s
+// wait, in one io_uring_enter. And poll() runs the service's task and the
+// operations it returns itself, as io_context::run_one() would, without
+// the scheduler pass (about 300 instructions) per wake-up. The members
+// this needs are private to Asio and reached with the explicit-
+// instantiation access rule; the bookkeeping is Asio's own.
 template <typename Tag, typename Tag::type M>
 struct Reach {
   friend typename Tag::type get(Tag) { return M; }
@@ -92,6 +105,26 @@ struct SubmitOpPending {
   friend type get(SubmitOpPending);
 };
 template struct Reach<SubmitOpPending, &Service::pending_submit_sqes_op_>;
+struct Ring {
+  using type = ::io_uring Service::*;
+  friend type get(Ring);
+};
+template struct Reach<Ring, &Service::ring_>;
+struct PendingSqes {
+  using type = int Service::*;
+  friend type get(PendingSqes);
+};
+template struct Reach<PendingSqes, &Service::pending_sqes_>;
+struct ServiceWork {
+  using type = asio::detail::atomic_count Service::*;
+  friend type get(ServiceWork);
+};
+template struct Reach<ServiceWork, &Service::outstanding_work_>;
+struct TaskResult {
+  using type = unsigned int asio::detail::scheduler_operation::*;
+  friend type get(TaskResult);
+};
+template struct Reach<TaskResult, &asio::detail::scheduler_operation::task_result_>;
 
 struct Slot;
 class UringDevice;
@@ -162,6 +195,7 @@ class UringDevice final : public BlockDevice {
         align_mask_(info_.buffer_alignment > 1 ? info_.buffer_alignment - 1u : 0u),
         rw_ops_max_(static_cast<unsigned>(info_.read_only ? IoOp::read : IoOp::write)),
         hooks_(o.hooks),
+        refuse_zeroing_(o.faults.refuse_zeroing),
         ctx_(BOOST_ASIO_CONCURRENCY_HINT_UNSAFE) {
     // The masks stand for the modulo checks only for powers of two;
     // otherwise every request takes check_request().
@@ -193,6 +227,11 @@ class UringDevice final : public BlockDevice {
       throw;
     }
     service_ = &asio::use_service<Service>(ctx_);
+    sched_ = &asio::use_service<Scheduler>(ctx_);
+    // This device sends the SQEs Asio prepares itself (poll(), issue()):
+    // with the flag held, Asio never posts its own submit operation.
+    service_->*get(SubmitOpPending{}) = true;
+    thread_.private_outstanding_work = 0;
   }
 
   ~UringDevice() override {
@@ -219,7 +258,7 @@ class UringDevice final : public BlockDevice {
       }
       return;
     }
-    if (req.status == Errc::ok) sync_op(fd_, info_, req);
+    if (req.status == Errc::ok) sync_op(fd_, info_, req, refuse_zeroing_);
     enqueue(ready_head_, ready_tail_, req);
   }
 
@@ -228,25 +267,12 @@ class UringDevice final : public BlockDevice {
     deliver_ready();
     if (in_kernel_ == 0) return static_cast<std::size_t>(completed_ - before);
     try {
-      // Asio stops its context whenever it runs out of work (every request
-      // completed); new requests need it restarted.
-      if (ctx_.stopped()) ctx_.restart();
-      const std::size_t waiting_for = in_kernel_;
-      if (wait && completed_ == before) {
-        // run_one() first submits what is queued (Asio's submit_sqes_op),
-        // then blocks in io_uring_enter until a completion runs a handler.
-        do {
-          if (ctx_.run_one() == 0) ctx_.restart();
-        } while (completed_ == before && in_kernel_ > 0);
-        // Everything that was in the kernel has completed (depth 1): no
-        // other completion can be waiting in Asio's queue, skip a pass.
-        if (completed_ - before >= waiting_for) {
-          deliver_ready();
-          return static_cast<std::size_t>(completed_ - before);
-        }
-      }
-      // Run what else has completed, and submit what was queued.
-      ctx_.poll();
+      // The handlers run with the device's own scheduler thread record on
+      // Asio's call stack, as inside run_one(): what they post lands in it.
+      CallStack::context on_stack(sched_, thread_);
+      do {
+        reap(wait && completed_ == before);
+      } while (wait && completed_ == before && in_kernel_ > 0);
     } catch (...) {
       // Asio's scheduler only throws what handlers throw; ours do not.
     }
@@ -330,18 +356,69 @@ class UringDevice final : public BlockDevice {
   }
 
   void issue(Slot* s) noexcept {
-    if (!in_completion_) return issue_one(s);  // batched: submitted at the next poll()
-    // From a completion (resubmission, retry, the rest of a partial
-    // transfer, a waiting request getting a slot): to the kernel now.
-    bool& op_pending = service_->*get(SubmitOpPending{});
-    const bool was = op_pending;
-    op_pending = true;  // Asio need not post its submit operation for this one
     issue_one(s);
-    (service_->*get(SubmitSqes{}))();
-    op_pending = was;
+    // Issued from a completion (a resubmission, a retry, the rest of a
+    // partial transfer, a waiting request getting a slot) while another
+    // request is in the kernel: to the kernel now, so that it does not wait
+    // for the rest of the batch. Otherwise (submit() outside a callback, or
+    // the device would be idle anyway) at the next poll(), in the same
+    // io_uring_enter as its wait.
+    if (in_completion_ && in_kernel_ > static_cast<std::size_t>(service_->*get(PendingSqes{})))
+      (service_->*get(SubmitSqes{}))();
   }
 
-  void issue_one(Slot* s) noexcept {
+  // One pass over the ring: send what Asio has prepared, and wait for a
+  // completion in the same io_uring_enter when `block`; reap what has
+  // completed (Asio's io_uring_service::run, the scheduler's task) and run
+  // the operations it returns, as the scheduler's run_one() would, without
+  // a scheduler pass per wake-up.
+  [[gnu::always_inline]] void reap(bool block) {
+    Service& svc = *service_;
+    int& pending = svc.*get(PendingSqes{});
+    if (pending != 0) {
+      if (block) {
+        // Asio's submit_sqes() with a wait: its bookkeeping, one system call.
+        const int r = ::io_uring_submit_and_wait(&(svc.*get(Ring{})), 1);
+        if (r > 0) {
+          pending -= r;
+          asio::detail::increment(svc.*get(ServiceWork{}), r);
+        }
+      } else {
+        (svc.*get(SubmitSqes{}))();
+      }
+    }
+    if (svc.*get(ServiceWork{}) == 0) {
+      // Nothing in the kernel, yet requests hold slots: Asio has posted
+      // their operations to its scheduler instead (it does when it cannot
+      // get an SQE): let the scheduler run them.
+      if (ctx_.stopped()) ctx_.restart();
+      ctx_.poll();
+      return;
+    }
+    asio::detail::op_queue<Operation> ops;
+    svc.run(block ? -1 : 0, ops);
+    auto& posted = thread_.private_op_queue;
+    for (;;) {
+      Operation* o = ops.front();
+      if (o != nullptr) {
+        ops.pop();
+      } else if ((o = posted.front()) != nullptr) {
+        posted.pop();
+      } else {
+        break;
+      }
+      o->complete(sched_, boost::system::error_code(), o->*get(TaskResult{}));
+      // The scheduler's accounting after a handler (work_cleanup in
+      // scheduler.ipp): the operation's unit of work is done, what the
+      // handler started is added.
+      const long started = thread_.private_outstanding_work;
+      thread_.private_outstanding_work = 0;
+      if (started < 1) sched_->work_finished();
+      for (long k = 1; k < started; ++k) sched_->work_started();
+    }
+  }
+
+  [[gnu::always_inline]] void issue_one(Slot* s) noexcept {
     IoRequest& r = *s->req;
     std::uint64_t len = r.length - r.transferred;
     if (hooks_.max_chunk != 0 && len > hooks_.max_chunk) len = hooks_.max_chunk;
@@ -399,6 +476,7 @@ class UringDevice final : public BlockDevice {
   std::uintptr_t align_mask_;       // buffer alignment - 1
   unsigned rw_ops_max_;             // IoOp::read, or IoOp::write when writable
   UringHooks hooks_;
+  bool refuse_zeroing_;  // OpenFaults::refuse_zeroing
   std::uint64_t hook_count_ = 0;
   asio::io_context ctx_;
   std::vector<std::unique_ptr<Slot>> slots_;  // after ctx_: destroyed first
@@ -408,6 +486,8 @@ class UringDevice final : public BlockDevice {
   IoRequest* ready_head_ = nullptr;  // completed at submission (errors, sync ops)
   IoRequest* ready_tail_ = nullptr;
   Service* service_ = nullptr;  // Asio's io_uring service of ctx_
+  Scheduler* sched_ = nullptr;  // and its scheduler
+  asio::detail::scheduler_thread_info thread_;  // for the polling thread; one at a time
  public:
   bool in_completion_ = false;  // inside one of our handlers
  private:

@@ -518,7 +518,19 @@ TEST(PipelineLoop, ReadOnlyBlockDeviceOpenedForWriting) {
   f2fstest::make_sparse_file(file, 8 << 20);
   LoopDevice loop(file, true);
   if (loop.dev.empty()) GTEST_SKIP() << "losetup failed";
-  for (Backend b : {Backend::automatic, Backend::posix}) {
+  // Linux opens a read-only block device O_RDWR (the writes fail later
+  // with EPERM): BLKROGET must refuse it at open, for every way in.
+  {
+    OpenOptions oo;
+    auto r = open_posix_device(loop.dev, oo);
+    ASSERT_FALSE(r) << "open_posix_device opened a read-only device for writing";
+    EXPECT_EQ(r.error().code, Errc::read_only);
+    EXPECT_NE(r.error().to_string().find("read-only"), std::string::npos) << r.error().to_string();
+    oo.read_only = true;
+    EXPECT_TRUE(open_posix_device(loop.dev, oo));
+  }
+  for (Backend b : {Backend::automatic, Backend::uring, Backend::posix}) {
+    if (b == Backend::uring && !uring_compiled()) continue;
     OpenOptions oo;
     oo.direct = true;
     BackendOptions bo;

@@ -1,6 +1,7 @@
 // The storage seam: every byte f2fscore reads or writes goes through a
-// BlockDevice. Backends (memory, POSIX files and block devices, and later
-// io_uring) implement it; layers (iostat, failure injection) wrap it.
+// BlockDevice. Backends (memory; files and block devices through io_uring,
+// uring_device.hpp, or plain POSIX calls) implement it; layers (iostat,
+// failure injection) wrap it.
 //
 // Requests are asynchronous. A caller fills an IoRequest it owns, calls
 // submit(), and later calls poll() to run completions. The request carries
@@ -144,13 +145,18 @@ struct OpenOptions {
 };
 
 /// Opens a regular file or a block device with plain pread/pwrite (the
-/// portable backend). Size from stat or BLKGETSIZE64, logical block size
-/// from BLKSSZGET (512 for files). flush is fdatasync; discard a punched
-/// hole or BLKDISCARD; write_zeroes FALLOC_FL_ZERO_RANGE, a punched hole or
-/// BLKZEROOUT, falling back to writing zeroes.
-/// Errors: Errc::not_found, Errc::read_only (EROFS/EACCES for writing),
+/// portable backend; open_device() with Backend::posix). Size from stat or
+/// BLKGETSIZE64, logical block size from BLKSSZGET (512 for files); with
+/// `direct`, max(4096, BLKSSZGET) for both the block size and the buffer
+/// alignment. flush is fdatasync; discard a punched hole or BLKDISCARD;
+/// write_zeroes BLKZEROOUT, or a punched hole, or FALLOC_FL_ZERO_RANGE,
+/// falling back to writing zeroes from a buffer aligned for O_DIRECT. A
+/// write with io_flag::fua is followed by fdatasync before it completes
+/// (the guarantee of an O_DSYNC write).
+/// Errors: Errc::not_found, Errc::read_only (EROFS/EACCES/EPERM for writing,
+/// or a block device that BLKROGET reports read-only opened for writing),
 /// Errc::busy (EBUSY with exclusive), Errc::unsupported (not a file or
-/// block device), Errc::io.
+/// block device; O_DIRECT refused by the file system), Errc::io.
 Result<std::unique_ptr<BlockDevice>> open_posix_device(const std::string& path,
                                                        const OpenOptions& opts);
 

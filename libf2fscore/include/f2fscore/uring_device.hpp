@@ -5,8 +5,10 @@
 // The io_uring backend keeps up to BackendOptions::queue_depth reads and
 // writes in the kernel at once; more wait in a FIFO inside the device.
 // submit() only prepares a request: the requests submitted between two
-// polls reach the kernel together, at the next poll() (one io_uring_enter),
-// while a request submitted from a completion callback is sent at once.
+// polls reach the kernel together, at the next poll(), in the same
+// io_uring_enter as its wait; a request submitted from a completion
+// callback is sent at once while another request is in the kernel (else
+// it too goes with the next poll()).
 // Each in-flight request borrows one of queue_depth slots preallocated at
 // open, which holds Asio's operation, so submitting and completing a
 // request allocate nothing. Partial transfers are resubmitted for the rest;
@@ -44,11 +46,15 @@ enum class Backend : std::uint8_t {
 std::string_view backend_name(Backend b) noexcept;  ///< "auto", "io_uring", "posix"
 
 /// Failure injection at open time, for tests: simulate a file system that
-/// refuses O_DIRECT (open returns EINVAL) or a kernel that refuses
-/// io_uring (io_uring_setup returns EPERM).
+/// refuses O_DIRECT (open returns EINVAL), a kernel that refuses io_uring
+/// (io_uring_setup returns EPERM), or a file system or device without any
+/// way to zero or punch a range (fallocate's PUNCH_HOLE and ZERO_RANGE,
+/// BLKZEROOUT and BLKDISCARD fail with EOPNOTSUPP, as on vfat): then
+/// write-zeroes writes zeroes and discard completes Errc::unsupported.
 struct OpenFaults {
   bool refuse_direct = false;
   bool refuse_uring = false;
+  bool refuse_zeroing = false;
 };
 
 /// Failure injection inside the io_uring backend's completion path, for

@@ -1,0 +1,258 @@
+// The writer: operations against an in-memory model, checked through our
+// reader (Volume) after every unmount and, in the interop build
+// (WRITER_WITH_FSCK), by fsck.f2fs -f.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <random>
+
+#include "f2fscore/writer.hpp"
+#include "meta/meta_test_util.hpp"
+
+namespace {
+
+using namespace metatest;
+
+constexpr std::uint32_t kFeatures = kRichFeatures;
+
+struct ModelEntry {
+  bool dir = false;
+  std::string data;
+};
+using Model = std::map<std::string, ModelEntry>;  // path -> entry, "" is the root
+
+std::string content_of(Volume& v, const InodeInfo& in) {
+  std::string s(in.size, '\0');
+  auto n = v.read(in, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(s.data()), s.size()));
+  if (!n || *n != s.size()) return "READ-ERROR";
+  return s;
+}
+
+/// The tree our reader sees, in the model's form.
+Model read_tree(Volume& v) {
+  Model m;
+  std::function<void(nid_t, const std::string&)> walk = [&](nid_t ino, const std::string& path) {
+    auto in = v.read_inode(ino);
+    if (!in) {
+      m[path] = {false, "INODE-ERROR " + in.error().to_string()};
+      return;
+    }
+    if (in->is_dir()) {
+      m[path] = {true, ""};
+      auto es = v.read_dir(*in);
+      if (!es) {
+        m[path + "/"] = {false, "DIR-ERROR"};
+        return;
+      }
+      for (const auto& e : *es)
+        if (e.name != "." && e.name != ".." && !(path.empty() && e.name == "lost+found")) walk(e.ino, path + "/" + e.name);
+    } else {
+      m[path] = {false, content_of(v, *in)};
+    }
+  };
+  walk(v.superblock().root_ino.get(), "");
+  return m;
+}
+
+std::string describe_diff(const Model& want, const Model& got) {
+  std::string out;
+  for (const auto& [p, e] : want) {
+    auto it = got.find(p);
+    if (it == got.end()) out += "missing " + p + "\n";
+    else if (it->second.dir != e.dir || it->second.data != e.data)
+      out += "differs " + p + " (size " + std::to_string(e.data.size()) + " vs " + std::to_string(it->second.data.size()) + ")\n";
+  }
+  for (const auto& [p, e] : got)
+    if (!want.count(p)) out += "extra " + p + "\n";
+  return out;
+}
+
+void check_image(BlockDevice& dev, const Model& model, const std::string& what) {
+  auto v = Volume::open(dev);
+  ASSERT_TRUE(v) << what << ": " << v.error().to_string();
+  EXPECT_TRUE((*v)->open_report().clean_unmount) << what;
+  const Model got = read_tree(**v);
+  EXPECT_EQ(describe_diff(model, got), "") << what;
+#ifdef WRITER_WITH_FSCK
+  if (f2fstest::reference_tool("fsck.f2fs").empty()) {
+    if (f2fstest::required("FSCK")) ADD_FAILURE() << "fsck.f2fs missing and F2FSCORE_REQUIRE_FSCK=1";
+    return;
+  }
+  const fs::path img = fs::temp_directory_path() / ("writer_fsck_" + std::to_string(::getpid()) + ".img");
+  ASSERT_TRUE(save(dev, img));
+  std::string log;
+  auto probs = f2fstest::fsck_problems(img, &log);
+  EXPECT_TRUE(probs.empty()) << what << ": fsck.f2fs -f:\n" << log;
+  fs::remove(img);
+#endif
+}
+
+std::span<const std::uint8_t> bytes(const std::string& s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
+TEST(Writer, CreateWriteReadUnmountReopen) {
+  auto dev = our_mkfs(192ull << 20, kFeatures);
+  ASSERT_TRUE(dev);
+  auto w = Writer::mount(*dev, {1700000100});
+  ASSERT_TRUE(w) << w.error().to_string();
+  auto d = (*w)->mkdir("/dir");
+  ASSERT_TRUE(d) << d.error().to_string();
+  auto f = (*w)->create("/dir/file");
+  ASSERT_TRUE(f) << f.error().to_string();
+  std::string data(3 * 4096 + 100, 'x');
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7);
+  ASSERT_TRUE((*w)->write(*f, 0, bytes(data)));
+  std::string back(data.size(), '\0');
+  auto n = (*w)->read(*f, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(back.data()), back.size()));
+  ASSERT_TRUE(n);
+  EXPECT_EQ(back, data);
+  auto st = (*w)->stat(*f);
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->size, data.size());
+  EXPECT_EQ(st->blocks, 1u + 4u);  // inode + 4 data blocks (hand-counted)
+  EXPECT_EQ((*w)->create("/dir/file").error().code, Errc::exists);
+  EXPECT_EQ((*w)->create("/nodir/file").error().code, Errc::not_found);
+  EXPECT_EQ((*w)->create("/dir/file/x").error().code, Errc::invalid_argument);
+  EXPECT_EQ((*w)->create("/" + std::string(256, 'n')).error().code, Errc::invalid_argument);
+  EXPECT_EQ((*w)->rmdir("/dir").error().code, Errc::invalid_argument);  // not empty
+  ASSERT_TRUE((*w)->unmount());
+  EXPECT_EQ((*w)->create("/late").error().code, Errc::invalid_argument);
+  Model m{{"", {true, ""}}, {"/dir", {true, ""}}, {"/dir/file", {false, data}}};
+  check_image(*dev, m, "after unmount");
+}
+
+TEST(Writer, RefusesCompression) {
+  auto dev = our_mkfs(192ull << 20, kFeatures | feature::compression);
+  ASSERT_TRUE(dev);
+  auto w = Writer::mount(*dev);
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.error().code, Errc::unsupported);
+  EXPECT_NE(w.error().message.find("compression"), std::string::npos) << w.error().message;
+}
+
+TEST(Writer, DirectoryGrowsHashLevels) {
+  // 600 entries of 20-byte names (3 slots) need more than level 0's two
+  // blocks of 214 slots: i_current_depth must grow.
+  auto dev = our_mkfs(192ull << 20, kFeatures);
+  ASSERT_TRUE(dev);
+  auto w = Writer::mount(*dev, {1700000100});
+  ASSERT_TRUE(w);
+  ASSERT_TRUE((*w)->mkdir("/big"));
+  Model m{{"", {true, ""}}, {"/big", {true, ""}}};
+  for (int i = 0; i < 600; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "/big/entry-%014d", i);
+    ASSERT_TRUE((*w)->create(name)) << name;
+    m[name] = {false, ""};
+  }
+  for (int i = 0; i < 600; i += 3) {
+    char name[32];
+    std::snprintf(name, sizeof name, "/big/entry-%014d", i);
+    ASSERT_TRUE((*w)->lookup(name)) << name;
+  }
+  ASSERT_TRUE((*w)->unmount());
+  auto v = Volume::open(*dev);
+  ASSERT_TRUE(v);
+  auto big = (*v)->resolve("/big");
+  ASSERT_TRUE(big);
+  EXPECT_GE(load_le32(&big->raw.i.i_current_depth, 0), 2u);
+  check_image(*dev, m, "600 entries");
+}
+
+// The seeded model-based random test.
+void random_run(std::uint32_t seed, int phases, int ops_per_phase) {
+  auto dev = our_mkfs(192ull << 20, kFeatures);
+  ASSERT_TRUE(dev);
+  std::mt19937 rng(seed);
+  Model model{{"", {true, ""}}};
+  for (int phase = 0; phase < phases; ++phase) {
+    auto w = Writer::mount(*dev, {1700000000u + static_cast<unsigned>(phase)});
+    ASSERT_TRUE(w) << "phase " << phase << ": " << w.error().to_string();
+    for (int op = 0; op < ops_per_phase; ++op) {
+      std::vector<std::string> dirs, files;
+      for (const auto& [p, e] : model) (e.dir ? dirs : files).push_back(p);
+      const int kind = static_cast<int>(rng() % 100);
+      const std::string ctx = "seed " + std::to_string(seed) + " phase " + std::to_string(phase) + " op " + std::to_string(op);
+      if (kind < 20 || files.empty()) {  // create
+        const std::string p = dirs[rng() % dirs.size()] + "/f" + std::to_string(rng() % 100000);
+        if (model.count(p)) continue;
+        auto r = (*w)->create(p);
+        ASSERT_TRUE(r) << ctx << " create " << p << ": " << r.error().to_string();
+        model[p] = {false, ""};
+      } else if (kind < 30) {  // mkdir
+        const std::string p = dirs[rng() % dirs.size()] + "/d" + std::to_string(rng() % 100000);
+        if (model.count(p)) continue;
+        auto r = (*w)->mkdir(p);
+        ASSERT_TRUE(r) << ctx << " mkdir " << p << ": " << r.error().to_string();
+        model[p] = {true, ""};
+      } else if (kind < 65) {  // write
+        const std::string p = files[rng() % files.size()];
+        auto ino = (*w)->lookup(p);
+        ASSERT_TRUE(ino) << ctx << " lookup " << p;
+        std::string& d = model[p].data;
+        const std::uint64_t off = (rng() % 4 == 0) ? d.size() : rng() % (d.size() + 20000);
+        const std::size_t len = (rng() % 8 == 0) ? 1 + rng() % (5u << 20) : 1 + rng() % 20000;
+        std::string buf(len, '\0');
+        const char c = static_cast<char>('a' + rng() % 26);
+        for (std::size_t i = 0; i < len; ++i) buf[i] = static_cast<char>(c + (i % 13));
+        auto r = (*w)->write(*ino, off, bytes(buf));
+        ASSERT_TRUE(r) << ctx << " write " << p << ": " << r.error().to_string();
+        if (d.size() < off + len) d.resize(off + len, '\0');
+        d.replace(off, len, buf);
+      } else if (kind < 75) {  // truncate
+        const std::string p = files[rng() % files.size()];
+        auto ino = (*w)->lookup(p);
+        ASSERT_TRUE(ino);
+        std::string& d = model[p].data;
+        const std::uint64_t size = rng() % 3 == 0 ? 0 : rng() % (d.size() + 10000);
+        auto r = (*w)->truncate(*ino, size);
+        ASSERT_TRUE(r) << ctx << " truncate " << p << ": " << r.error().to_string();
+        d.resize(size, '\0');
+      } else if (kind < 88) {  // unlink
+        const std::string p = files[rng() % files.size()];
+        auto r = (*w)->unlink(p);
+        ASSERT_TRUE(r) << ctx << " unlink " << p << ": " << r.error().to_string();
+        model.erase(p);
+      } else if (kind < 95) {  // rmdir (of an empty one, or expect refusal)
+        const std::string p = dirs[rng() % dirs.size()];
+        if (p.empty()) continue;
+        bool empty = true;
+        for (const auto& [q, e] : model)
+          if (q.size() > p.size() && q.compare(0, p.size() + 1, p + "/") == 0) empty = false;
+        auto r = (*w)->rmdir(p);
+        if (empty) {
+          ASSERT_TRUE(r) << ctx << " rmdir " << p << ": " << r.error().to_string();
+          model.erase(p);
+        } else {
+          ASSERT_FALSE(r) << ctx << " rmdir of non-empty " << p;
+        }
+      } else {  // read back through the writer
+        const std::string p = files[rng() % files.size()];
+        auto ino = (*w)->lookup(p);
+        ASSERT_TRUE(ino);
+        const std::string& d = model[p].data;
+        std::string back(d.size(), '\0');
+        auto n = (*w)->read(*ino, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(back.data()), back.size()));
+        ASSERT_TRUE(n);
+        ASSERT_EQ(back, d) << ctx << " read " << p;
+      }
+    }
+    if (phase % 2 == 1) ASSERT_TRUE((*w)->sync());
+    auto u = (*w)->unmount();
+    ASSERT_TRUE(u) << "phase " << phase << ": " << u.error().to_string();
+    w->reset();
+    check_image(*dev, model, "seed " + std::to_string(seed) + " after phase " + std::to_string(phase));
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(WriterModel, RandomSeeds) {
+  for (std::uint32_t seed : {1u, 2u, 3u}) {
+    random_run(seed, 4, 120);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+}  // namespace

@@ -256,3 +256,85 @@ TEST(WriterModel, RandomSeeds) {
 }
 
 }  // namespace
+
+namespace {
+
+// For writer_linux.sh: an image our writer populated, and a manifest
+// ("<md5-free digest> path" lines: size and FNV-1a hash) of its files.
+std::string fnv(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  char b[40];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h));
+  return b;
+}
+
+TEST(WriterOracle, DISABLED_WriteImage) {
+  const char* out = std::getenv("WRITER_IMAGE");
+  ASSERT_NE(out, nullptr) << "set WRITER_IMAGE";
+  auto dev = our_mkfs(192ull << 20, kFeatures);
+  ASSERT_TRUE(dev);
+  auto w = Writer::mount(*dev);
+  ASSERT_TRUE(w);
+  Model m;
+  std::mt19937 rng(42);
+  ASSERT_TRUE((*w)->mkdir("/a"));
+  ASSERT_TRUE((*w)->mkdir("/a/b"));
+  ASSERT_TRUE((*w)->mkdir("/many"));
+  for (int i = 0; i < 40; ++i) {
+    const std::string p = (i % 3 == 0 ? "/a/b/f" : i % 3 == 1 ? "/many/file-with-a-longer-name-" : "/a/g") + std::to_string(i);
+    auto f = (*w)->create(p);
+    ASSERT_TRUE(f);
+    std::string d(i == 7 ? (6u << 20) + 123 : rng() % 50000, '\0');
+    for (auto& c : d) c = static_cast<char>(rng());
+    ASSERT_TRUE((*w)->write(*f, 0, bytes(d)));
+    if (i % 5 == 0) {
+      ASSERT_TRUE((*w)->truncate(*f, d.size() / 2));
+      d.resize(d.size() / 2);
+    }
+    m[p] = {false, d};
+  }
+  ASSERT_TRUE((*w)->unlink("/a/g2"));
+  m.erase("/a/g2");
+  ASSERT_TRUE((*w)->unmount());
+  ASSERT_TRUE(save(*dev, out));
+  std::ofstream man(std::string(out) + ".manifest");
+  for (const auto& [p, e] : m) man << p << " " << e.data.size() << " " << fnv(e.data) << "\n";
+  // The expected tree as host files, for md5sum comparisons with Linux.
+  const fs::path tree = std::string(out) + ".expect";
+  fs::remove_all(tree);
+  for (const auto& [p, e] : m) {
+    fs::create_directories((tree / p.substr(1)).parent_path());
+    std::ofstream f(tree / p.substr(1), std::ios::binary);
+    f.write(e.data.data(), static_cast<std::streamsize>(e.data.size()));
+  }
+}
+
+// After Linux wrote /linux/new (the bytes of WRITER_LINUX_FILE): our writer
+// mounts the image, reads it, writes more and unmounts cleanly.
+TEST(WriterOracle, DISABLED_ReadLinuxFile) {
+  const char* img = std::getenv("WRITER_IMAGE");
+  const char* want = std::getenv("WRITER_LINUX_FILE");
+  ASSERT_TRUE(img && want);
+  auto dev = f2fstest::load_image(img);
+  ASSERT_TRUE(dev);
+  std::ifstream in(want, std::ios::binary);
+  const std::string expect((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto w = Writer::mount(*dev);
+  ASSERT_TRUE(w) << w.error().to_string();
+  auto ino = (*w)->lookup("/linux/new");
+  ASSERT_TRUE(ino) << ino.error().to_string();
+  std::string got(expect.size() + 10, '\0');
+  auto n = (*w)->read(*ino, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(got.data()), got.size()));
+  ASSERT_TRUE(n);
+  got.resize(*n);
+  EXPECT_EQ(got.size(), expect.size());
+  EXPECT_TRUE(got == expect) << "Linux's file reads differently through the writer";
+  auto f = (*w)->create("/linux/ours");
+  ASSERT_TRUE(f) << f.error().to_string();
+  ASSERT_TRUE((*w)->write(*f, 0, bytes(expect)));
+  ASSERT_TRUE((*w)->unmount());
+  ASSERT_TRUE(save(*dev, img));
+}
+
+}  // namespace

@@ -10,9 +10,14 @@
 #   3. Linux 6.1 mounts the image, md5sums every file (compared with the
 #      expected tree: same paths, same contents), writes /linux/new (256 KiB
 #      plus 100 bytes), unmounts; the kernel must not complain.
+#      and /linux/small (100 bytes, inline data) in /linux (inline dentries).
 #   4. WriterOracle.DISABLED_ReadLinuxFile: our writer mounts Linux's image,
 #      reads /linux/new equal to what Linux wrote, writes /linux/ours,
-#      unmounts; fsck.f2fs -f is clean again.
+#      appends to /linux/small (inline data -> block), adds 200 entries to
+#      /linux (inline dentries -> dentry blocks), unmounts; fsck.f2fs -f is
+#      clean again.
+#   5. Linux mounts the result and reads our changes (/linux/ours equal to
+#      /linux/new, 203 entries in /linux, /linux/small's 8100 bytes).
 # Exit: 0 passed; 1 failed; 2 usage; 77 skipped (no oracle or fsck.f2fs),
 # 1 instead with F2FSCORE_REQUIRE_ORACLE=1 (resp. F2FSCORE_REQUIRE_FSCK=1).
 set -euo pipefail
@@ -54,6 +59,7 @@ cmp /in/expect.md5 /tmp/got.md5 || { diff /in/expect.md5 /tmp/got.md5 | head; fa
 mkdir /mnt/linux || fail "mkdir"
 dd if=/dev/urandom of=/out/new bs=100 count=2622 2>/dev/null
 cp /out/new /mnt/linux/new || fail "write"
+printf 'ssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssss' > /mnt/linux/small || fail "small"
 sync
 umount /mnt || fail "umount"
 if dmesg | grep -i 'f2fs' | grep -iE 'error|corrupt|inconsistent|fsck'; then fail "kernel complained"; fi
@@ -70,4 +76,25 @@ WRITER_IMAGE="$img" WRITER_LINUX_FILE="$work/out/new" "$bin" --gtest_also_run_di
   --gtest_filter=WriterOracle.DISABLED_ReadLinuxFile > "$work/back.log" 2>&1 || {
   cat "$work/back.log"; echo "writer_linux.sh: FAIL: our writer on Linux's image"; exit 1; }
 "$repo_root/tests/interop/fsck_clean.sh" "$img" || { echo "writer_linux.sh: FAIL: fsck.f2fs after Linux and our writer"; exit 1; }
+
+# 5. Linux reads what our writer did to its image.
+cat > "$work/guest2.sh" <<'GUEST'
+#!/bin/sh
+fail() { echo "GUEST FAIL: $*"; dmesg | grep -i f2fs | tail -20; exit 1; }
+mount -t f2fs /dev/vda /mnt || fail "mount"
+cmp /mnt/linux/new /mnt/linux/ours || fail "/linux/ours differs from /linux/new"
+n=$(ls /mnt/linux | wc -l); [ "$n" = 203 ] || fail "/linux holds $n entries, want 203"
+[ -f /mnt/linux/e0 ] && [ -f /mnt/linux/e199 ] || fail "entries missing"
+s=$(stat -c %s /mnt/linux/small); [ "$s" = 8100 ] || fail "/linux/small is $s bytes, want 8100"
+[ "$(head -c 100 /mnt/linux/small | tr -d s | wc -c)" = 0 ] || fail "/linux/small head"
+[ "$(tail -c 8000 /mnt/linux/small | tr -d t | wc -c)" = 0 ] || fail "/linux/small tail"
+umount /mnt || fail "umount"
+if dmesg | grep -i 'f2fs' | grep -iE 'error|corrupt|inconsistent|fsck'; then fail "kernel complained"; fi
+echo "GUEST OK: Linux reads our writer's changes to its image"
+GUEST
+set +e
+"$oracle" --timeout "${ORACLE_TIMEOUT:-300}" "$work/guest2.sh" "$img"
+orc=$?
+set -e
+[[ $orc -eq 0 ]] || { echo "writer_linux.sh: FAIL: Linux on our second image (status $orc)"; exit 1; }
 echo "writer_linux.sh: PASS"

@@ -7,6 +7,9 @@
 #include <map>
 #include <random>
 
+#include <unistd.h>
+
+#include "f2fscore/fault_device.hpp"
 #include "f2fscore/writer.hpp"
 #include "meta/meta_test_util.hpp"
 
@@ -68,12 +71,8 @@ std::string describe_diff(const Model& want, const Model& got) {
   return out;
 }
 
-void check_image(BlockDevice& dev, const Model& model, const std::string& what) {
-  auto v = Volume::open(dev);
-  ASSERT_TRUE(v) << what << ": " << v.error().to_string();
-  EXPECT_TRUE((*v)->open_report().clean_unmount) << what;
-  const Model got = read_tree(**v);
-  EXPECT_EQ(describe_diff(model, got), "") << what;
+// fsck.f2fs -f on a copy must be clean (interop build only).
+void fsck_check(BlockDevice& dev, const std::string& what) {
 #ifdef WRITER_WITH_FSCK
   if (f2fstest::reference_tool("fsck.f2fs").empty()) {
     if (f2fstest::required("FSCK")) ADD_FAILURE() << "fsck.f2fs missing and F2FSCORE_REQUIRE_FSCK=1";
@@ -85,7 +84,19 @@ void check_image(BlockDevice& dev, const Model& model, const std::string& what) 
   auto probs = f2fstest::fsck_problems(img, &log);
   EXPECT_TRUE(probs.empty()) << what << ": fsck.f2fs -f:\n" << log;
   fs::remove(img);
+#else
+  (void)dev;
+  (void)what;
 #endif
+}
+
+void check_image(BlockDevice& dev, const Model& model, const std::string& what, bool unmounted = true) {
+  auto v = Volume::open(dev);
+  ASSERT_TRUE(v) << what << ": " << v.error().to_string();
+  if (unmounted) EXPECT_TRUE((*v)->open_report().clean_unmount) << what;
+  const Model got = read_tree(**v);
+  EXPECT_EQ(describe_diff(model, got), "") << what;
+  fsck_check(dev, what);
 }
 
 std::span<const std::uint8_t> bytes(const std::string& s) {
@@ -333,8 +344,264 @@ TEST(WriterOracle, DISABLED_ReadLinuxFile) {
   auto f = (*w)->create("/linux/ours");
   ASSERT_TRUE(f) << f.error().to_string();
   ASSERT_TRUE((*w)->write(*f, 0, bytes(expect)));
+  // /linux/small: 100 bytes Linux kept inline; appending moves them to a block.
+  auto small = (*w)->lookup("/linux/small");
+  ASSERT_TRUE(small) << small.error().to_string();
+  std::string sm(100, '\0');
+  auto sn = (*w)->read(*small, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(sm.data()), sm.size()));
+  ASSERT_TRUE(sn);
+  ASSERT_EQ(*sn, 100u);
+  for (std::size_t i = 0; i < 100; ++i) ASSERT_EQ(sm[i], 's') << i;
+  ASSERT_TRUE((*w)->write(*small, 100, bytes(std::string(8000, 't'))));
+  // /linux is an inline directory: 200 more entries move it to blocks.
+  for (int i = 0; i < 200; ++i) ASSERT_TRUE((*w)->create("/linux/e" + std::to_string(i)));
   ASSERT_TRUE((*w)->unmount());
+  auto v = Volume::open(*dev);
+  ASSERT_TRUE(v);
+  auto si = (*v)->resolve("/linux/small");
+  ASSERT_TRUE(si);
+  EXPECT_FALSE(si->has_inline_data());
+  EXPECT_EQ(content_of(**v, *si), std::string(100, 's') + std::string(8000, 't'));
+  auto ld = (*v)->resolve("/linux");
+  ASSERT_TRUE(ld);
+  EXPECT_FALSE(ld->has_inline_dentry());
+  EXPECT_TRUE((*v)->resolve("/linux/e199"));
   ASSERT_TRUE(save(*dev, img));
+}
+
+}  // namespace
+
+namespace {
+
+// ---- Images from elsewhere: inline data and inline dentries -----------------
+
+// Paths of the first inline-data file and the first inline-dentry directory.
+void find_inline(Volume& v, std::string* file, std::string* dir) {
+  std::function<void(nid_t, const std::string&)> walk = [&](nid_t ino, const std::string& path) {
+    auto in = v.read_inode(ino);
+    if (!in) return;
+    if (in->is_reg() && in->has_inline_data() && file->empty() && in->size > 0) *file = path;
+    if (in->is_dir()) {
+      if (in->has_inline_dentry() && dir->empty()) *dir = path;
+      auto es = v.read_dir(*in);
+      if (!es) return;
+      for (const auto& e : *es)
+        if (e.name != "." && e.name != "..") walk(e.ino, path + "/" + e.name);
+    }
+  };
+  walk(v.superblock().root_ino.get(), "");
+}
+
+TEST(Writer, InlineDataAndDentriesConvert) {
+  auto dev = rich(kRichFeatures);
+  ASSERT_TRUE(dev);
+  std::map<std::string, std::string> before;
+  std::string file, dir, old;
+  {
+    auto v = Volume::open(*dev);
+    ASSERT_TRUE(v);
+    before = tree_digest(**v);
+    find_inline(**v, &file, &dir);
+    ASSERT_FALSE(file.empty()) << "the rich image has no inline file";
+    ASSERT_FALSE(dir.empty()) << "the rich image has no inline directory";
+    auto in = (*v)->resolve(file);
+    ASSERT_TRUE(in);
+    old = content_of(**v, *in);
+  }
+  auto w = Writer::mount(*dev, {1700000100});
+  ASSERT_TRUE(w) << w.error().to_string();
+  auto ino = (*w)->lookup(file);
+  ASSERT_TRUE(ino);
+  std::string add(9000, 'q');
+  ASSERT_TRUE((*w)->write(*ino, old.size(), bytes(add)));
+  std::vector<std::string> names;
+  for (int i = 0; i < 300; ++i) {  // an inline area holds 182 slots at most
+    names.push_back(dir + "/added-" + std::to_string(i));
+    ASSERT_TRUE((*w)->create(names.back())) << names.back();
+  }
+  ASSERT_TRUE((*w)->unmount());
+  auto v = Volume::open(*dev);
+  ASSERT_TRUE(v);
+  auto in = (*v)->resolve(file);
+  ASSERT_TRUE(in);
+  EXPECT_FALSE(in->has_inline_data());
+  EXPECT_EQ(content_of(**v, *in), old + add);
+  auto d = (*v)->resolve(dir);
+  ASSERT_TRUE(d);
+  EXPECT_FALSE(d->has_inline_dentry());
+  for (const auto& n : names) EXPECT_TRUE((*v)->resolve(n)) << n;
+  // Everything else reads as before (the changed file and directory aside).
+  auto after = tree_digest(**v);
+  for (const auto& [p, dg] : before) {
+    if (p == file || p == dir || p.empty()) continue;
+    auto other = (*v)->resolve(p);
+    if (other && other->ino == in->ino) continue;  // a hard link of the changed file
+    EXPECT_EQ(after[p], dg) << p;
+  }
+  // No fsck.f2fs here: the rich image carries findings of its own (hard
+  // links, dots); writer_linux.sh checks conversions under fsck.f2fs.
+}
+
+TEST(Writer, RefusesLinuxCompressedImage) {
+  auto dev = fixture("linux61-compress.img.zst");
+  if (!dev) GTEST_SKIP() << "zstd is not available to unpack the fixture";
+  auto w = Writer::mount(*dev);
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.error().code, Errc::unsupported);
+}
+
+#ifdef WRITER_WITH_FSCK
+// An image of mkfs.f2fs 1.15 (default options), written by our writer.
+TEST(WriterModel, MkfsF2fsImage) {
+  const std::string mkfs = f2fstest::reference_tool("mkfs.f2fs");
+  if (mkfs.empty()) {
+    if (f2fstest::required("FSCK")) FAIL() << "mkfs.f2fs is missing";
+    GTEST_SKIP() << "mkfs.f2fs is not installed";
+  }
+  const fs::path img = fs::temp_directory_path() / ("writer_mkfs_" + std::to_string(::getpid()) + ".img");
+  f2fstest::make_sparse_file(img, 128ull << 20);
+  auto r = f2fstest::run(mkfs + " -f -q " + f2fstest::shell_quote(img.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto dev = f2fstest::load_image(img);
+  fs::remove(img);
+  ASSERT_TRUE(dev);
+  auto w = Writer::mount(*dev, {1700000100});
+  ASSERT_TRUE(w) << w.error().to_string();
+  Model m{{"", {true, ""}}};
+  std::mt19937 rng(7);
+  for (int i = 0; i < 50; ++i) {
+    const std::string d = "/d" + std::to_string(i % 5);
+    if (!m.count(d)) {
+      ASSERT_TRUE((*w)->mkdir(d));
+      m[d] = {true, ""};
+    }
+    const std::string p = d + "/f" + std::to_string(i);
+    auto f = (*w)->create(p);
+    ASSERT_TRUE(f);
+    std::string data(rng() % 70000, '\0');
+    for (auto& c : data) c = static_cast<char>(rng());
+    ASSERT_TRUE((*w)->write(*f, 0, bytes(data)));
+    m[p] = {false, data};
+  }
+  ASSERT_TRUE((*w)->unlink("/d1/f6"));
+  m.erase("/d1/f6");
+  ASSERT_TRUE((*w)->unmount());
+  check_image(*dev, m, "mkfs.f2fs image");
+}
+#endif
+
+// ---- Power cuts ------------------------------------------------------------------
+
+// A scripted workload: phase A (committed before), then ops, sync (model B),
+// more ops, unmount (model C). Cut at every write and flush in turn with the
+// unflushed writes dropped: the volume opens at A, B or C exactly, and the
+// writer mounts it again.
+struct Workload {
+  Model a, b, c;
+};
+
+Status run_workload(BlockDevice& dev, Workload* w_out) {
+  auto w = Writer::mount(dev, {1700000200});
+  if (!w) return make_error(w.error());
+  Writer& wr = **w;
+  Model m;
+  if (w_out) m = w_out->a;
+  auto put = [&](const std::string& p, std::size_t n, char c) -> Status {
+    auto f = wr.create(p);
+    if (!f) return make_error(f.error());
+    std::string d(n, c);
+    auto r = wr.write(*f, 0, bytes(d));
+    if (!r) return make_error(r.error());
+    m[p] = {false, d};
+    return {};
+  };
+  F2FS_TRY(put("/cut1", 20000, 'x'));
+  auto d = wr.mkdir("/cutdir");
+  if (!d) return make_error(d.error());
+  m["/cutdir"] = {true, ""};
+  F2FS_TRY(put("/cutdir/a", 5000, 'y'));
+  F2FS_TRY(wr.unlink("/base/f1"));
+  m.erase("/base/f1");
+  F2FS_TRY(wr.sync());
+  if (w_out) w_out->b = m;
+  F2FS_TRY(put("/cutdir/b", 9000, 'z'));
+  auto ino = wr.lookup("/base/f0");
+  if (!ino) return make_error(ino.error());
+  F2FS_TRY(wr.truncate(*ino, 100));
+  m["/base/f0"].data.resize(100);
+  F2FS_TRY(wr.rmdir("/base/empty"));
+  m.erase("/base/empty");
+  F2FS_TRY(wr.unmount());
+  if (w_out) w_out->c = m;
+  return {};
+}
+
+TEST(Writer, PowerCutAtEveryWrite) {
+  auto base = our_mkfs(128ull << 20, kFeatures);
+  ASSERT_TRUE(base);
+  Workload wl;
+  {
+    auto w = Writer::mount(*base, {1700000100});
+    ASSERT_TRUE(w);
+    ASSERT_TRUE((*w)->mkdir("/base"));
+    ASSERT_TRUE((*w)->mkdir("/base/empty"));
+    for (int i = 0; i < 3; ++i) {
+      auto f = (*w)->create("/base/f" + std::to_string(i));
+      ASSERT_TRUE(f);
+      std::string d(7000 + i, static_cast<char>('0' + i));
+      ASSERT_TRUE((*w)->write(*f, 0, bytes(d)));
+      wl.a["/base/f" + std::to_string(i)] = {false, d};
+    }
+    ASSERT_TRUE((*w)->unmount());
+    wl.a[""] = {true, ""};
+    wl.a["/base"] = {true, ""};
+    wl.a["/base/empty"] = {true, ""};
+  }
+  const auto image = f2fstest::SparseImage::capture(*base);
+  std::uint64_t total = 0, ver = 0;
+  {
+    FaultPlan fp;
+    fp.ops = io_op_bit(IoOp::write) | io_op_bit(IoOp::flush);
+    fp.drop_unflushed = true;
+    FaultDevice dev(image.to_device(), fp);
+    ver = (*Volume::open(dev))->open_report().checkpoint_ver;
+    ASSERT_TRUE(run_workload(dev, &wl));
+    total = dev.counted();
+  }
+  ASSERT_GT(total, 10u);
+  int seen[3] = {0, 0, 0};
+  for (std::uint64_t n = 0; n <= total; ++n) {
+    SCOPED_TRACE("cut at request " + std::to_string(n) + " of " + std::to_string(total));
+    FaultPlan fp;
+    fp.ops = io_op_bit(IoOp::write) | io_op_bit(IoOp::flush);
+    fp.drop_unflushed = true;
+    fp.fail_after = n;
+    FaultDevice dev(image.to_device(), fp);
+    auto r = run_workload(dev, nullptr);
+    EXPECT_EQ(static_cast<bool>(r), n >= total);
+    dev.power_cut();
+    dev.set_plan({});
+    auto v = Volume::open(dev);
+    ASSERT_TRUE(v) << v.error().to_string();
+    const std::uint64_t got = (*v)->open_report().checkpoint_ver;
+    ASSERT_TRUE(got >= ver && got <= ver + 2) << got;
+    const Model& want = got == ver ? wl.a : got == ver + 1 ? wl.b : wl.c;
+    ++seen[got - ver];
+    EXPECT_EQ(describe_diff(want, read_tree(**v)), "");
+    v->reset();
+    auto w = Writer::mount(dev);
+    EXPECT_TRUE(w) << (w ? "" : w.error().to_string());
+    if (HasFailure()) return;
+#ifdef WRITER_WITH_FSCK
+    if (n % 16 == 0 && w) {
+      w->reset();
+      check_image(dev, want, "after a cut", false);
+    }
+#endif
+  }
+  EXPECT_GT(seen[0], 0);
+  EXPECT_GT(seen[1], 0);
+  EXPECT_GT(seen[2], 0);
 }
 
 }  // namespace

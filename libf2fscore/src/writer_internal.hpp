@@ -66,6 +66,7 @@ struct Writer::Impl {
   std::vector<std::uint8_t> nid_blocked;  ///< freed since the last checkpoint
   nid_t nid_cursor = 0;
   std::uint64_t valid_blocks = 0, reserved_blocks = 0;
+  std::uint64_t pending_new_nodes = 0;  ///< nodes made since the checkpoint, not yet on disk
   std::uint32_t valid_inodes = 0;
   std::vector<nid_t> orphans;
   bool unmounted = false;

@@ -120,7 +120,11 @@ void Writer::Impl::invalidate(block_t addr) {
 // since the last checkpoint are not reused before the next one (the kernel's
 // prefree segments), so the last checkpoint's blocks stay intact.
 Result<block_t> Writer::Impl::alloc_block(std::uint8_t type) {
-  if (valid_blocks + reserved_blocks + 1 > cp.user_block_count.get())
+  const bool data = type < 3;
+  // Data leaves room for the nodes the next checkpoint must write: the new
+  // ones count as used blocks, and every dirty node needs a block in fresh
+  // space (a segment per node log at worst, plus the blocks themselves).
+  if (valid_blocks + reserved_blocks + (data ? pending_new_nodes : 0) + 1 > cp.user_block_count.get())
     return make_error(Errc::no_space, "writer: every user block is in use");
   auto& l = logs[type];
   if (!log_usable[type] || l.blkoff >= wr::kBlocksPerSeg) {
@@ -141,7 +145,8 @@ Result<block_t> Writer::Impl::alloc_block(std::uint8_t type) {
         !log_in(l.segno + 1))
       next = l.segno + 1;
     else {
-      const std::uint32_t rsvd = cp.rsvd_segment_count.get() / segs_per_sec;
+      std::uint64_t rsvd = cp.rsvd_segment_count.get() / segs_per_sec;
+      if (data) rsvd += (dirty.size() + wr::kBlocksPerSeg - 1) / wr::kBlocksPerSeg / segs_per_sec + 4;
       if (free_secs <= rsvd)
         return make_error(Errc::no_space, fmt("writer: %llu free sections left, %llu are reserved for GC (not implemented yet)",
                                               free_secs, rsvd));
@@ -201,6 +206,7 @@ Node* Writer::Impl::new_node(nid_t nid, nid_t ino, std::uint32_t ofs, bool dir) 
   p->n.footer.flag.set((ofs << node_flag::offset_shift) | (dir ? 0 : node_flag::cold));
   nat[nid].ino = ino;
   nat[nid].addr = kNewAddr;
+  ++pending_new_nodes;
   Node* r = &p->n;
   nodes[nid] = std::move(p);
   mark_dirty(nid);
@@ -208,6 +214,7 @@ Node* Writer::Impl::new_node(nid_t nid, nid_t ino, std::uint32_t ofs, bool dir) 
 }
 
 void Writer::Impl::free_node(nid_t nid) {
+  if (nat[nid].addr == kNewAddr) --pending_new_nodes;
   invalidate(nat[nid].addr);
   nat[nid].addr = kNullAddr;
   nat[nid].ino = 0;
@@ -241,6 +248,7 @@ Status Writer::Impl::checkpoint(bool umount) {
     const std::uint8_t type = !dnode ? wr::kColdNode : cold ? wr::kWarmNode : wr::kHotNode;
     auto a = alloc_block(type);
     if (!a) return make_error(a.error());
+    if (nat[n].addr == kNewAddr) --pending_new_nodes;
     invalidate(nat[n].addr);
     nat[n].addr = *a;
     claim(*a, {*a, n, 0, 0, true});
@@ -284,6 +292,7 @@ Status Writer::Impl::checkpoint(bool umount) {
   if (!r) return make_error(r.error());
   ++stats.checkpoints;
   dirty.clear();
+  pending_new_nodes = 0;
   // Start over from what was committed: the new checkpoint's view.
   nodes.clear();
   return load();
@@ -302,16 +311,20 @@ Result<std::unique_ptr<Writer>> Writer::mount(BlockDevice& dev, const MountOptio
 
 static tl::unexpected<Error> after_unmount() { return make_error(Errc::invalid_argument, "writer: the volume is unmounted"); }
 
+// A checkpoint that fails leaves the in-memory state half-committed: the
+// handle is closed (the previous checkpoint on disk stays the valid one).
 Status Writer::sync() {
   if (!impl_->ok()) return after_unmount();
-  return impl_->checkpoint(false);
+  auto r = impl_->checkpoint(false);
+  if (!r) impl_->unmounted = true;
+  return r;
 }
 
 Status Writer::unmount() {
   if (!impl_->ok()) return after_unmount();
-  F2FS_TRY(impl_->checkpoint(true));
+  auto r = impl_->checkpoint(true);
   impl_->unmounted = true;
-  return {};
+  return r;
 }
 
 const WriterStats& Writer::stats() const { return impl_->stats; }

@@ -68,7 +68,10 @@ class Writer {
   Writer& operator=(const Writer&) = delete;
 
   /// Writes a checkpoint (CP_UMOUNT_FLAG clear): node blocks, NAT, SIT,
-  /// SSA, then the checkpoint pack (docs/writer.md gives the order).
+  /// SSA, then the checkpoint pack (docs/writer.md gives the order). If it
+  /// fails the handle is closed (later calls: invalid_argument) and the
+  /// volume is as the previous checkpoint left it, unless the error came
+  /// from the last flush (docs/checkpoint.md).
   Status sync();
   /// Writes the checkpoint of an unmount (CP_UMOUNT_FLAG set). Every later
   /// call but the destructor fails with Errc::invalid_argument.

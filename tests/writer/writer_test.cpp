@@ -250,7 +250,10 @@ void random_run(std::uint32_t seed, int phases, int ops_per_phase) {
         ASSERT_EQ(back, d) << ctx << " read " << p;
       }
     }
-    if (phase % 2 == 1) ASSERT_TRUE((*w)->sync());
+    if (phase % 2 == 1) {
+      auto sr = (*w)->sync();
+      ASSERT_TRUE(sr) << "seed " << seed << " phase " << phase << ": " << sr.error().to_string();
+    }
     auto u = (*w)->unmount();
     ASSERT_TRUE(u) << "phase " << phase << ": " << u.error().to_string();
     w->reset();
@@ -261,9 +264,16 @@ void random_run(std::uint32_t seed, int phases, int ops_per_phase) {
 
 // WRITER_SEEDS="first-last" runs other seeds (default 1-3).
 TEST(WriterModel, RandomSeeds) {
-  std::uint32_t first = 1, last = 3;
-  if (const char* e = std::getenv("WRITER_SEEDS")) std::sscanf(e, "%u-%u", &first, &last);
-  for (std::uint32_t seed = first; seed <= last; ++seed) {
+  // Seed 47 checkpoints data logs whose compact summary page is filled
+  // exactly by the last entry (a reader bug it found: volume.cpp).
+  std::vector<std::uint32_t> seeds{1, 2, 3, 47};
+  if (const char* e = std::getenv("WRITER_SEEDS")) {
+    std::uint32_t first = 1, last = 3;
+    std::sscanf(e, "%u-%u", &first, &last);
+    seeds.clear();
+    for (std::uint32_t s = first; s <= last; ++s) seeds.push_back(s);
+  }
+  for (std::uint32_t seed : seeds) {
     random_run(seed, 4, 120);
     if (::testing::Test::HasFailure()) return;
   }

@@ -144,32 +144,37 @@ TEST(Writer, RefusesCompression) {
 }
 
 TEST(Writer, DirectoryGrowsHashLevels) {
-  // 600 entries of 20-byte names (3 slots) need more than level 0's two
-  // blocks of 214 slots: i_current_depth must grow.
+  // 3000 entries of 20-byte names (3 slots, 71 per block) need more than
+  // level 0's two blocks and level 1's four: i_current_depth must grow.
   auto dev = our_mkfs(192ull << 20, kFeatures);
   ASSERT_TRUE(dev);
   auto w = Writer::mount(*dev, {1700000100});
   ASSERT_TRUE(w);
   ASSERT_TRUE((*w)->mkdir("/big"));
   Model m{{"", {true, ""}}, {"/big", {true, ""}}};
-  for (int i = 0; i < 600; ++i) {
+  for (int i = 0; i < 3000; ++i) {
     char name[32];
     std::snprintf(name, sizeof name, "/big/entry-%014d", i);
     ASSERT_TRUE((*w)->create(name)) << name;
     m[name] = {false, ""};
   }
-  for (int i = 0; i < 600; i += 3) {
+  for (int i = 0; i < 3000; i += 3) {
     char name[32];
     std::snprintf(name, sizeof name, "/big/entry-%014d", i);
     ASSERT_TRUE((*w)->lookup(name)) << name;
+    if (i % 2 == 0) {
+      ASSERT_TRUE((*w)->unlink(name)) << name;
+      m.erase(name);
+      EXPECT_EQ((*w)->lookup(name).error().code, Errc::not_found);
+    }
   }
   ASSERT_TRUE((*w)->unmount());
   auto v = Volume::open(*dev);
   ASSERT_TRUE(v);
   auto big = (*v)->resolve("/big");
   ASSERT_TRUE(big);
-  EXPECT_GE(load_le32(&big->raw.i.i_current_depth, 0), 2u);
-  check_image(*dev, m, "600 entries");
+  EXPECT_GE(load_le32(&big->raw.i.i_current_depth, 0), 3u);
+  check_image(*dev, m, "3000 entries, 500 removed");
 }
 
 // The seeded model-based random test.
@@ -320,6 +325,22 @@ TEST(WriterOracle, DISABLED_WriteImage) {
   }
   ASSERT_TRUE((*w)->unlink("/a/g2"));
   m.erase("/a/g2");
+  // A directory grown to several hash levels: Linux must find every name
+  // where f2fs_add_regular_entry() would have put it.
+  ASSERT_TRUE((*w)->mkdir("/wide"));
+  for (int i = 0; i < 1500; ++i) {
+    const std::string p = "/wide/entry-number-" + std::to_string(i);
+    auto f = (*w)->create(p);
+    ASSERT_TRUE(f);
+    const std::string d = std::to_string(i);
+    ASSERT_TRUE((*w)->write(*f, 0, bytes(d)));
+    m[p] = {false, d};
+  }
+  for (int i = 0; i < 1500; i += 7) {
+    const std::string p = "/wide/entry-number-" + std::to_string(i);
+    ASSERT_TRUE((*w)->unlink(p));
+    m.erase(p);
+  }
   ASSERT_TRUE((*w)->unmount());
   ASSERT_TRUE(save(*dev, out));
   std::ofstream man(std::string(out) + ".manifest");

@@ -328,7 +328,7 @@ TEST(WriterOracle, DISABLED_WriteImage) {
   // A directory grown to several hash levels: Linux must find every name
   // where f2fs_add_regular_entry() would have put it.
   ASSERT_TRUE((*w)->mkdir("/wide"));
-  for (int i = 0; i < 1500; ++i) {
+  for (int i = 0; i < 800; ++i) {
     const std::string p = "/wide/entry-number-" + std::to_string(i);
     auto f = (*w)->create(p);
     ASSERT_TRUE(f);
@@ -336,7 +336,7 @@ TEST(WriterOracle, DISABLED_WriteImage) {
     ASSERT_TRUE((*w)->write(*f, 0, bytes(d)));
     m[p] = {false, d};
   }
-  for (int i = 0; i < 1500; i += 7) {
+  for (int i = 0; i < 800; i += 7) {
     const std::string p = "/wide/entry-number-" + std::to_string(i);
     ASSERT_TRUE((*w)->unlink(p));
     m.erase(p);

@@ -293,8 +293,9 @@ Status Writer::Impl::checkpoint(bool umount) {
   ++stats.checkpoints;
   dirty.clear();
   pending_new_nodes = 0;
-  // Start over from what was committed: the new checkpoint's view.
   nodes.clear();
+  if (umount) return {};  // the handle closes: nothing to reload
+  // Start over from what was committed: the new checkpoint's view.
   return load();
 }
 

@@ -178,8 +178,9 @@ TEST(Writer, DirectoryGrowsHashLevels) {
 }
 
 // The seeded model-based random test.
-void random_run(std::uint32_t seed, int phases, int ops_per_phase) {
-  auto dev = our_mkfs(192ull << 20, kFeatures);
+void random_run(std::uint32_t seed, int phases, int ops_per_phase, std::uint32_t features = kFeatures,
+                std::uint32_t segs_per_sec = 1, bool large_nat_bitmap = false) {
+  auto dev = our_mkfs(192ull << 20, features, segs_per_sec, large_nat_bitmap);
   ASSERT_TRUE(dev);
   std::mt19937 rng(seed);
   Model model{{"", {true, ""}}};
@@ -267,7 +268,25 @@ void random_run(std::uint32_t seed, int phases, int ops_per_phase) {
   }
 }
 
-// WRITER_SEEDS="first-last" runs other seeds (default 1-3).
+// Other geometries and feature sets: 2-segment sections (allocation by
+// section), no extra attributes (923 addresses per inode, the default inline
+// xattr area), a large NAT bitmap.
+TEST(WriterModel, TwoSegmentSections) {
+  for (std::uint32_t seed : {5u, 6u}) {
+    random_run(seed, 3, 150, kFeatures, 2);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(WriterModel, NoFeatures) {
+  random_run(8, 3, 150, 0);
+}
+
+TEST(WriterModel, LargeNatBitmap) {
+  random_run(9, 3, 150, kFeatures, 1, true);
+}
+
+// WRITER_SEEDS="first-last" runs other seeds (default 1, 2, 3, 47).
 TEST(WriterModel, RandomSeeds) {
   // Seed 47 checkpoints data logs whose compact summary page is filled
   // exactly by the last entry (a reader bug it found: volume.cpp).

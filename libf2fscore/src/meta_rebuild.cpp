@@ -173,6 +173,16 @@ class Rebuilder {
       cur_[t] = {cp.cur_data_segno[t].get(), cp.cur_data_blkoff[t].get(), cp.alloc_type[t]};
       cur_[t + 3] = {cp.cur_node_segno[t].get(), cp.cur_node_blkoff[t].get(), cp.alloc_type[t + 3]};
     }
+    if (plan_.cursegs)
+      for (int t = 0; t < 6; ++t) {
+        const LogPosition& l = (*plan_.cursegs)[t];
+        if (l.alloc_type > kSsr) return bad(fmt("cursegs[%llu]: alloc_type %llu is neither LFS nor SSR", t, l.alloc_type));
+        cur_[t] = {l.segno, l.blkoff, l.alloc_type};
+      }
+    for (int t = 0; t < 6; ++t)
+      for (int o = 0; o < t; ++o)
+        if (cur_[o].segno == cur_[t].segno && cur_[t].segno < main_segs_ && plan_.cursegs)
+          return bad(fmt("cursegs: logs %llu and %llu share segment %llu", o, t, cur_[t].segno));
     for (int t = 0; t < 6; ++t) {
       if (!busy(t, cur_[t])) continue;
       if (!plan_.move_busy_cursegs)
@@ -373,6 +383,7 @@ class Rebuilder {
     Checkpoint cp = mv_.cp;
     std::uint32_t flags = cp.ckpt_flags.get();
     flags &= ~(cp_flag::fsck | cp_flag::error | cp_flag::compact_sum | cp_flag::orphan_present);
+    if (plan_.umount) flags = *plan_.umount ? (flags | cp_flag::umount) : (flags & ~cp_flag::umount);
     const std::uint32_t orphan_blocks =
         static_cast<std::uint32_t>((plan_.orphans.size() + kOrphansPerBlock - 1) / kOrphansPerBlock);
     if (orphan_blocks) flags |= cp_flag::orphan_present;

@@ -273,14 +273,18 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
       SummaryBlock& s = v.curseg_sum[t];
       s.footer.entry_type = kSumTypeData;
       for (std::uint32_t j = 0; j < n && j < kEntriesInSum; ++j) {
-        std::memcpy(&s.entries[j], b.data() + off, sizeof(Summary));
-        off += sizeof(Summary);
+        // The next page only when an entry is left for it: a page filled by
+        // the last entry ends the area (write_compacted_summaries() in
+        // fs/f2fs/segment.c grabs pages lazily; f2fs_npages_for_summary_flush()
+        // counts 1 page for 439 entries).
         if (off + sizeof(Summary) > kBlockSize - kSumFooterSize) {
           if (++sum_blk >= pack_end)
             return make_error(Errc::corrupt, "checkpoint: compact summaries run past the pack" + at_block(sum_blk));
           F2FS_TRY(v.read(sum_blk, b.data()));
           off = 0;
         }
+        std::memcpy(&s.entries[j], b.data() + off, sizeof(Summary));
+        off += sizeof(Summary);
       }
       v.curseg_sum_loaded[t] = true;
     }

@@ -136,6 +136,8 @@ std::vector<std::string> fsck_problems(const fs::path& image, std::string* full_
       summary = true;
       if (line.find("fixing SIT types") != std::string::npos) continue;
       if (line.find("Max image size") != std::string::npos) continue;
+      // Progress of big trees ("[FSCK] Check node 251 / 2503 (10.04%)").
+      if (line.rfind("[FSCK] Check node ", 0) == 0) continue;
       if (line.find("[Ok..]") == std::string::npos) problems.push_back(line);
       continue;
     }

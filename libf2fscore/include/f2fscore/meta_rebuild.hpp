@@ -46,6 +46,7 @@
 //     says whether there is any: callers that care recover first).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -83,6 +84,15 @@ struct NatUse {
   std::uint8_t version = 0;
 };
 
+/// Where an active log stands: its segment, the next block to write in it
+/// (4 KiB blocks) and its allocation mode (0 LFS, 1 SSR), as the
+/// checkpoint's cur_*_segno / cur_*_blkoff / alloc_type record it.
+struct LogPosition {
+  std::uint32_t segno = 0;
+  std::uint16_t blkoff = 0;
+  std::uint8_t alloc_type = 0;
+};
+
 /// Everything the rebuild writes, from the truth.
 struct RebuildPlan {
   std::vector<BlockUse> blocks;  ///< every valid main-area block, any order, no duplicates
@@ -115,6 +125,16 @@ struct RebuildPlan {
   bool move_busy_cursegs = true;
   /// Write the superblock in use to both superblock slots.
   bool restore_superblocks = false;
+  /// The active logs of the new checkpoint, in CursegType order (the
+  /// writer's logs, which have moved since the current checkpoint). Absent:
+  /// the current checkpoint's. A log given here whose next block is in use
+  /// moves like any other busy log (see move_busy_cursegs).
+  std::optional<std::array<LogPosition, 6>> cursegs;
+  /// Set (true) or clear (false) CP_UMOUNT_FLAG in the new pack; absent:
+  /// keep the current pack's. The kernel sets it only for the checkpoint of
+  /// an unmount (f2fs_write_checkpoint() with CP_UMOUNT in
+  /// fs/f2fs/checkpoint.c); without it node summaries are not in the pack.
+  std::optional<bool> umount;
 };
 
 struct RebuildStats {

@@ -1,0 +1,118 @@
+// Private state of the writer (writer_*.cpp): the NAT and SIT in memory, the
+// block owners (what the SSA will say), the active logs, the node cache.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "f2fscore/disk/checkpoint.hpp"
+#include "f2fscore/disk/dentry.hpp"
+#include "f2fscore/disk/node.hpp"
+#include "f2fscore/disk/superblock.hpp"
+#include "f2fscore/meta_rebuild.hpp"
+#include "f2fscore/volume.hpp"
+#include "f2fscore/writer.hpp"
+
+namespace f2fscore {
+
+namespace wr {
+inline constexpr std::uint32_t kBlocksPerSeg = disk::kDefaultBlocksPerSeg;
+inline constexpr std::uint8_t kHotData = 0, kWarmData = 1, kColdData = 2, kHotNode = 3, kWarmNode = 4, kColdNode = 5;
+
+struct NatMem {
+  nid_t ino = 0;
+  disk::block_t addr = 0;  ///< kNewAddr: a node not yet written
+  std::uint8_t version = 0;
+};
+
+struct NodePage {
+  disk::Node n{};
+};
+
+/// Where a file block's pointer lives (get_node_path() in fs/f2fs/node.c):
+/// level 0 the inode, 1 a direct node under i_nid[offset[0]], 2 through an
+/// indirect node, 3 through the double indirect node. noffset: the nodes'
+/// offsets in the inode's node tree (the footer's offset field).
+struct NodePath {
+  int level = 0;
+  std::uint32_t offset[4] = {};
+  std::uint32_t noffset[4] = {};
+};
+NodePath node_path(std::uint64_t index, std::uint32_t addrs_per_inode);
+}  // namespace wr
+
+struct Writer::Impl {
+  BlockDevice& dev;
+  MountOptions opts;
+  std::unique_ptr<Volume> vol;
+  disk::SuperBlock sb{};
+  disk::Checkpoint cp{};
+  std::uint64_t cp_ver_stamp = 0;  ///< cp_ver written in node footers
+  std::uint64_t main_blk = 0;
+  std::uint32_t main_segs = 0, segs_per_sec = 1;
+  nid_t max_nid = 0;
+  std::uint32_t csum_seed = 0;
+  std::vector<wr::NatMem> nat;
+  std::vector<meta::BlockUse> owner;  ///< per main-area block; blkaddr 0: free
+  std::vector<std::uint16_t> seg_valid;
+  std::vector<std::uint8_t> seg_type, seg_alloc;  ///< seg_alloc: free at the last checkpoint, not yet taken
+  std::array<meta::LogPosition, 6> logs{};
+  std::array<bool, 6> log_usable{};
+  std::unordered_map<nid_t, std::unique_ptr<wr::NodePage>> nodes;
+  std::unordered_map<nid_t, bool> dirty;
+  std::vector<std::uint8_t> nid_blocked;  ///< freed since the last checkpoint
+  nid_t nid_cursor = 0;
+  std::uint64_t valid_blocks = 0, reserved_blocks = 0;
+  std::uint64_t pending_new_nodes = 0;  ///< nodes made since the checkpoint, not yet on disk
+  std::uint32_t valid_inodes = 0;
+  std::vector<nid_t> orphans;
+  bool unmounted = false;
+  WriterStats stats;
+
+  Impl(BlockDevice& d, const MountOptions& o) : dev(d), opts(o) {}
+
+  // writer_mount.cpp
+  Status load();
+  Status checkpoint(bool umount);
+  Result<disk::block_t> alloc_block(std::uint8_t type);
+  void invalidate(disk::block_t addr);
+  void claim(disk::block_t addr, const meta::BlockUse& u);
+  Result<nid_t> alloc_nid();
+  Result<disk::Node*> node(nid_t nid);
+  disk::Node* new_node(nid_t nid, nid_t ino, std::uint32_t ofs, bool dir);
+  void mark_dirty(nid_t nid) { dirty[nid] = true; }
+  void free_node(nid_t nid);
+  std::uint64_t now() const;
+  bool ok() const { return !unmounted; }
+
+  // writer_file.cpp
+  std::uint32_t addrs_per_inode(const disk::Node& in) const;
+  std::uint32_t extra_words(const disk::Node& in) const;
+  std::uint32_t inline_offset(const disk::Node& in) const;
+  std::uint32_t max_inline(const disk::Node& in) const;
+  /// Address of file block `index` (0 for a hole); with `create`, the
+  /// nodes on the way are made and *dnode/*slot say where the pointer is.
+  Result<disk::block_t> map(nid_t ino, std::uint64_t index, bool create, nid_t* dnode = nullptr, std::uint32_t* slot = nullptr);
+  Status read_file_block(nid_t ino, std::uint64_t index, std::uint8_t* out);
+  Status write_file_block(nid_t ino, std::uint64_t index, const std::uint8_t* data, std::uint8_t type);
+  Status free_file_block(nid_t ino, std::uint64_t index);
+  Status truncate_blocks(nid_t ino, std::uint64_t from);
+  Status convert_inline_data(nid_t ino);
+  Status free_inode(nid_t ino);
+  std::uint8_t data_type(const disk::Node& in) const;
+  void touch(disk::Node& in);
+
+  // writer_dir.cpp
+  Result<nid_t> resolve(std::string_view path, nid_t* parent = nullptr, std::string* leaf = nullptr);
+  Result<nid_t> find_entry(nid_t dir, std::string_view name);
+  Status add_entry(nid_t dir, std::string_view name, nid_t ino, disk::FileType type);
+  Status remove_entry(nid_t dir, std::string_view name);
+  Result<bool> dir_empty(nid_t dir);
+  Result<std::vector<std::pair<std::string, nid_t>>> entries(nid_t dir);
+  Result<nid_t> make_inode(nid_t parent, std::string_view name, std::uint16_t mode);
+};
+
+}  // namespace f2fscore

@@ -173,7 +173,6 @@ void Checker::check_superblocks() {
   const std::uint32_t flags = cp_.ckpt_flags.get();
   if (flags & (cp_flag::fsck | cp_flag::error | cp_flag::quota_need_fsck)) {
     Problem p = prob(Code::CP_FLAGS);
-    p.detail = fmt("checkpoint flags 0x%llx:%s%s%s", flags);
     std::string names;
     if (flags & cp_flag::fsck) names += " fsck";
     if (flags & cp_flag::error) names += " error";

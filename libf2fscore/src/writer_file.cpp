@@ -288,7 +288,7 @@ Status Writer::Impl::convert_inline_data(nid_t ino) {
   const std::uint32_t off = inline_offset(in), max = max_inline(in);
   const std::uint64_t size = std::min<std::uint64_t>(in.i.i_size.get(), max);
   auto* raw = reinterpret_cast<std::uint8_t*>(&in);
-  std::memcpy(b.data(), raw + off, size);
+  std::memcpy(b.data(), raw + off, static_cast<std::size_t>(size));
   std::memset(raw + off, 0, max);
   const bool had = in.i.i_inline & inline_flag::data_exist;
   in.i.i_inline &= static_cast<std::uint8_t>(~(inline_flag::data | inline_flag::data_exist));
@@ -451,7 +451,8 @@ Status Writer::truncate(nid_t ino, std::uint64_t size) {
       F2FS_TRY(impl_->convert_inline_data(ino));
     } else {
       auto* raw = reinterpret_cast<std::uint8_t*>(*inp);
-      if (size < st->size) std::memset(raw + impl_->inline_offset(**inp) + size, 0, std::min<std::uint64_t>(st->size, max) - size);
+      if (size < st->size) std::memset(raw + impl_->inline_offset(**inp) + size, 0,
+                                         static_cast<std::size_t>(std::min<std::uint64_t>(st->size, max) - size));
       (*inp)->i.i_size.set(size);
       impl_->touch(**inp);
       impl_->mark_dirty(ino);

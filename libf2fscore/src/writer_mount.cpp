@@ -98,7 +98,7 @@ Status Writer::Impl::load() {
 }
 
 void Writer::Impl::claim(block_t addr, const meta::BlockUse& u) {
-  const std::size_t i = addr - main_blk;
+  const auto i = static_cast<std::size_t>(addr - main_blk);
   owner[i] = u;
   owner[i].blkaddr = addr;
   ++seg_valid[i / wr::kBlocksPerSeg];
@@ -107,7 +107,7 @@ void Writer::Impl::claim(block_t addr, const meta::BlockUse& u) {
 
 void Writer::Impl::invalidate(block_t addr) {
   if (addr < main_blk || addr >= main_blk + owner.size()) return;
-  const std::size_t i = addr - main_blk;
+  const auto i = static_cast<std::size_t>(addr - main_blk);
   if (!owner[i].blkaddr) return;
   owner[i] = {};
   --seg_valid[i / wr::kBlocksPerSeg];
@@ -262,7 +262,7 @@ Status Writer::Impl::checkpoint(bool umount) {
     ++stats.node_blocks_written;
   }
   meta::RebuildPlan plan;
-  plan.blocks.reserve(valid_blocks);
+  plan.blocks.reserve(static_cast<std::size_t>(valid_blocks));
   for (const auto& u : owner)
     if (u.blkaddr) plan.blocks.push_back(u);
   const nid_t node_ino = sb.node_ino.get(), meta_ino = sb.meta_ino.get();

@@ -19,7 +19,7 @@ F2FSCORE_FSCK_TABLE=$rows "$bin" --gtest_filter='Fsck/GoldenCase.*' >"$rows.log"
 set -e
 passed=$(grep -c '^\[       OK \] Fsck/GoldenCase' "$rows.log" || true)
 failed=$(grep -c '^\[  FAILED  \] Fsck/GoldenCase.*ms)$' "$rows.log" || true)
-failed_names=$(grep '^\[  FAILED  \] Fsck/GoldenCase.*ms)$' "$rows.log" | sed 's/.*TwoPass\/\([^,]*\),.*/\1/' | tr '\n' ' ')
+failed_names=$(grep '^\[  FAILED  \] Fsck/GoldenCase.*ms)$' "$rows.log" | sed 's/.*TwoPass\/\([^,]*\),.*/\1/' | tr '\n' ' ' || true)
 rm -f "$rows.log"
 total=$(wc -l <"$rows")
 missed=$(awk -F' \\| ' '$9 ~ /no/' "$rows" | wc -l)

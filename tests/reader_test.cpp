@@ -183,3 +183,79 @@ TEST(Reader, BadCheckpointPackFallsBackToTheOther) {
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("no valid checkpoint"), std::string::npos);
 }
+
+namespace {
+// The pack in use: its first block, and the block of its NAT journal
+// (our mkfs writes compact summaries: the NAT journal opens the first one).
+struct PackAt {
+  std::uint64_t head = 0, closing = 0, nat_journal = 0;
+};
+PackAt pack_in_use(BlockDevice& dev) {
+  auto vol = Volume::open(dev);
+  EXPECT_TRUE(vol);
+  PackAt p;
+  if (!vol) return p;
+  const auto& sb = (*vol)->superblock();
+  const auto& cp = (*vol)->checkpoint();
+  EXPECT_TRUE(cp.ckpt_flags.get() & cp_flag::compact_sum);
+  p.head = sb.cp_blkaddr.get() + static_cast<std::uint64_t>((*vol)->open_report().checkpoint_pack) * 512;
+  p.closing = p.head + cp.cp_pack_total_block_count.get() - 1;
+  p.nat_journal = p.head + cp.cp_pack_start_sum.get();
+  return p;
+}
+}  // namespace
+
+// A NAT journal claiming 200 entries (capacity 38, NAT_JOURNAL_ENTRIES in
+// include/linux/f2fs_fs.h) is refused by default, as the kernel's
+// journal reads refuse it; the lenient open trims it and says so.
+TEST(Reader, LenientOpenTrimsJournalCounts) {
+  auto dev = fresh_volume(256ull << 20, 0);
+  const PackAt p = pack_in_use(*dev);
+  std::vector<std::uint8_t> b(4096);
+  ASSERT_TRUE(read_at(*dev, p.nat_journal * 4096, b));
+  b[0] = 200;  // n_nats, little-endian 16 bits
+  b[1] = 0;
+  ASSERT_TRUE(write_at(*dev, p.nat_journal * 4096, b));
+  auto strict = Volume::open(*dev);
+  ASSERT_FALSE(strict);
+  EXPECT_NE(strict.error().message.find("NAT journal holds 200 entries"), std::string::npos) << strict.error().message;
+  VolumeOpenOptions o;
+  o.lenient_checkpoint = true;
+  auto vol = Volume::open(*dev, o);
+  ASSERT_TRUE(vol) << vol.error().to_string();
+  EXPECT_EQ((*vol)->open_report().nat_journal_claimed, 200u);
+  EXPECT_EQ((*vol)->open_report().sit_journal_claimed, 0u);
+  EXPECT_FALSE((*vol)->open_report().next_free_nid_clamped);
+  const auto& w = (*vol)->open_report().warnings;
+  EXPECT_TRUE(std::any_of(w.begin(), w.end(), [](const std::string& s) {
+    return s.rfind("checkpoint: NAT journal holds 200 entries, at most 38 (clamped)", 0) == 0;
+  }));
+  // The volume still reads: the root and its NAT entry.
+  auto root = (*vol)->resolve("/");
+  ASSERT_TRUE(root) << root.error().to_string();
+  EXPECT_TRUE(root->is_dir());
+}
+
+// next_free_nid past the NAT (sanity_check_ckpt() in fs/f2fs/super.c) is
+// refused by default; the lenient open sets it to root_ino + 1.
+TEST(Reader, LenientOpenClampsNextFreeNid) {
+  auto dev = fresh_volume(256ull << 20, 0);
+  const PackAt p = pack_in_use(*dev);
+  std::vector<std::uint8_t> b(4096);
+  ASSERT_TRUE(read_at(*dev, p.head * 4096, b));
+  store_le32(b.data(), offsetof(Checkpoint, next_free_nid), 0xfffffff0u);
+  seal_checkpoint(b.data());
+  ASSERT_TRUE(write_at(*dev, p.head * 4096, b));
+  ASSERT_TRUE(write_at(*dev, p.closing * 4096, b));
+  auto strict = Volume::open(*dev);
+  ASSERT_FALSE(strict);
+  EXPECT_NE(strict.error().message.find("next_free_nid"), std::string::npos) << strict.error().message;
+  VolumeOpenOptions o;
+  o.lenient_checkpoint = true;
+  auto vol = Volume::open(*dev, o);
+  ASSERT_TRUE(vol) << vol.error().to_string();
+  EXPECT_TRUE((*vol)->open_report().next_free_nid_clamped);
+  EXPECT_EQ((*vol)->open_report().raw_next_free_nid, 0xfffffff0u);
+  EXPECT_EQ((*vol)->checkpoint().next_free_nid.get(), 4u);  // root_ino 3 + 1
+  EXPECT_LT((*vol)->checkpoint().next_free_nid.get(), (*vol)->max_nid());
+}

@@ -169,6 +169,7 @@ class Checker {
   DentryArea dentry_area(const InodeRec& dir, block_t blk, bool inline_area) const;
   void fix_clear_dentry(std::size_t idx, const DentryArea& a, std::uint32_t slot, std::uint32_t name_len);
   void fix_inode_field(std::size_t idx, const InodeRec& in, std::function<void(disk::Node&)> fn);
+  bool root_mode_repairable(nid_t root);
   void fix_zero_word(std::size_t idx, block_t blk, std::uint32_t byte_off);
   void local_issue_fix(std::size_t idx, const InodeRec& in, Code c);
   bool reconnect(nid_t ino);

@@ -123,6 +123,7 @@ bool Checker::sit_valid(block_t a) const {
 Status Checker::open_volume() {
   VolumeOpenOptions vo;
   vo.verify_inode_checksums = false;
+  vo.lenient_checkpoint = true;  // journal counts and next_free_nid are reported, not fatal
   auto v = Volume::open(dev_, vo);
   if (!v) return make_error(v.error());
   vol_ = std::move(*v);
@@ -149,6 +150,19 @@ void Checker::check_superblocks() {
     } else if (w.rfind("superblock #1", 0) == 0) {
       Problem p = prob(Code::SB_BACKUP_BAD);
       p.blkaddr = 1;
+      p.detail = w;
+      add(p);
+    } else if (w.rfind("checkpoint: NAT journal", 0) == 0) {
+      Problem p = prob(Code::NAT_JOURNAL_BAD);
+      p.detail = w;
+      add(p);
+    } else if (w.rfind("checkpoint: SIT journal", 0) == 0) {
+      Problem p = prob(Code::SIT_JOURNAL_BAD);
+      p.detail = w;
+      add(p);
+    } else if (w.rfind("checkpoint: next_free_nid", 0) == 0) {
+      Problem p = prob(Code::CP_NEXT_FREE_NID);
+      p.nid = static_cast<nid_t>(std::min<std::uint64_t>(rep.raw_next_free_nid, 0xffffffffu));
       p.detail = w;
       add(p);
     } else if (w.rfind("checkpoint pack", 0) == 0) {

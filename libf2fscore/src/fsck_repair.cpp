@@ -396,6 +396,7 @@ bool Checker::reconnect(nid_t ino) {
 Status Checker::patch_valid_block_count(std::uint64_t count) {
   VolumeOpenOptions vo;
   vo.verify_inode_checksums = false;
+  vo.lenient_checkpoint = true;
   auto v = Volume::open(dev_, vo);
   if (!v) return make_error(v.error());
   const SuperBlock& sb = (*v)->superblock();

@@ -780,7 +780,7 @@ void Checker::walk_namespace() {
     root_bad("the root inode has no valid NAT entry");
   else if (!nodes_[root].read_ok || nodes_[root].inode < 0)
     root_bad("the root's node block is not an inode");
-  else if (!inodes_[static_cast<std::size_t>(nodes_[root].inode)].is_dir())
+  else if (!inodes_[static_cast<std::size_t>(nodes_[root].inode)].is_dir() && !root_mode_repairable(root))
     root_bad("the root inode is not a directory");
   else {
     walk_inode(root, "/");
@@ -794,6 +794,41 @@ void Checker::walk_namespace() {
   check_unreachable();
   finish_inode_counts();
   check_quota_usage();
+}
+
+// A root whose mode alone is wrong: its first data block is a dentry block
+// opening with "." and ".." naming the root (as mkfs writes it,
+// f2fs_add_default_dentry_root() in mkfs/f2fs_format.c, and as the kernel's
+// f2fs_make_empty() keeps it). Then ROOT_BAD is reported, S_IFDIR restored
+// (the permission bits kept) and the walk goes on with the root as a
+// directory. Anything else (inline or missing blocks, other content) is
+// left: true leaves the root as it is for the caller to report.
+bool Checker::root_mode_repairable(nid_t root) {
+  InodeRec& in = inodes_[static_cast<std::size_t>(nodes_[root].inode)];
+  if (!in.sane || (in.inline_flags & (inline_flag::data | inline_flag::dentry))) return false;
+  Node n;
+  std::vector<std::uint8_t> b(kBlockSize);
+  if (!read_at(dev_, static_cast<std::uint64_t>(in.blkaddr) * kBlockSize, b)) return false;
+  std::memcpy(&n, b.data(), sizeof n);
+  const block_t first = n.i.i_addr[in.extra_isize / 4].get();
+  if (!valid_main(first) || !read_at(dev_, static_cast<std::uint64_t>(first) * kBlockSize, b)) return false;
+  DentryBlock d;
+  std::memcpy(&d, b.data(), sizeof d);
+  const bool dots = test_bit_le(d.dentry_bitmap, 0) && test_bit_le(d.dentry_bitmap, 1) &&
+                    d.dentry[0].ino.get() == root && d.dentry[0].name_len.get() == 1 && d.filename[0][0] == '.' &&
+                    d.dentry[1].ino.get() == root && d.dentry[1].name_len.get() == 2 && d.filename[1][0] == '.' &&
+                    d.filename[1][1] == '.';
+  if (!dots) return false;
+  Problem p = prob(Code::ROOT_BAD);
+  p.ino = root;
+  p.path = "/";
+  p.detail = fmt("the root inode is not a directory (i_mode 0%llo) but its first block (%llu) is a dentry block "
+                 "with . and ..: S_IFDIR restored", in.mode, first);
+  const std::size_t idx = add(p);
+  const std::uint16_t mode = static_cast<std::uint16_t>(0x4000 | (in.mode & 07777));
+  fix_inode_field(idx, in, [mode](Node& nn) { nn.i.i_mode = mode; });
+  in.mode = mode;
+  return true;
 }
 
 void Checker::check_orphans() {
@@ -856,10 +891,29 @@ void Checker::check_quota() {
       add(p);
       continue;
     }
-    const InodeRec& in = inodes_[static_cast<std::size_t>(nodes_[q].inode)];
+    InodeRec& in = inodes_[static_cast<std::size_t>(nodes_[q].inode)];
     if (!in.is_reg()) {
       p.detail = std::string(kNames[t]) + fmt(" quota inode %llu is not a regular file (i_mode 0%llo)", q, in.mode);
-      add(p);
+      // Only the mode is wrong if the inode's blocks still read as this
+      // type's quota file (the v2 header magic of quotaio_v2.h, at least
+      // the header and root tree blocks). Then the mode goes back to what
+      // mkfs writes (S_IFREG | 0600, as f2fs_init_qf_inode() in
+      // lib/libf2fs.c) and the walk treats the inode as the regular file
+      // it is; otherwise the problem is left.
+      bool readable = false;
+      if (!(in.inline_flags & (inline_flag::data | inline_flag::dentry))) {
+        if (auto info = vol_->read_inode(q); info && info->size >= 2048 && info->size <= (64u << 20)) {
+          std::uint8_t head[4096];
+          auto n = vol_->read(*info, 0, std::span<std::uint8_t>(head, sizeof head));
+          readable = n && *n >= 2048 && load_le32(head, 0) == kQuotaMagics[t];
+        }
+      }
+      if (!readable) p.detail += "; its blocks do not read as a quota file: left";
+      const std::size_t idx = add(p);
+      if (readable) {
+        fix_inode_field(idx, in, [](Node& n) { n.i.i_mode = static_cast<std::uint16_t>(0x8180); });
+        in.mode = 0x8180;
+      }
     }
     if (!nid_reached_[q]) walk_inode(q, std::string("<quota:") + kNames[t] + ">");
   }

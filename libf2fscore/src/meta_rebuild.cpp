@@ -243,7 +243,7 @@ class Rebuilder {
     const std::uint32_t nblk = (main_segs_ + kSitEntryPerBlock - 1) / kSitEntryPerBlock;
     new_sit_bitmap_.assign(mv_.sit_bitmap(), mv_.sit_bitmap() + mv_.cp.sit_ver_bitmap_bytesize.get());
     std::unordered_map<std::uint32_t, const SitEntry*> journal;
-    for (std::uint32_t i = 0; i < mv_.sit_journal.n_entries.get(); ++i)
+    for (std::uint32_t i = 0; i < mv_.sit_journal.n_entries.get() && i < kSitJournalEntries; ++i)
       journal[mv_.sit_journal.sit_j.entries[i].segno.get()] = &mv_.sit_journal.sit_j.entries[i].se;
     if (nblk > mv_.sit_blocks) return make_error(Errc::corrupt, "rebuild: the SIT is smaller than the main area");
     for (std::uint32_t b = 0; b < nblk; ++b) {
@@ -279,7 +279,7 @@ class Rebuilder {
     const nid_t node_ino = mv_.sb.node_ino.get(), meta_ino = mv_.sb.meta_ino.get();
     new_nat_bitmap_.assign(mv_.nat_bitmap(), mv_.nat_bitmap() + mv_.cp.nat_ver_bitmap_bytesize.get());
     std::unordered_map<nid_t, const NatEntry*> journal;
-    for (std::uint32_t i = 0; i < mv_.nat_journal.n_entries.get(); ++i)
+    for (std::uint32_t i = 0; i < mv_.nat_journal.n_entries.get() && i < kNatJournalEntries; ++i)
       journal[mv_.nat_journal.nat_j.entries[i].nid.get()] = &mv_.nat_journal.nat_j.entries[i].ne;
     const std::uint32_t bytes = mv_.nat_blocks / 8;
     full_bits_.assign(bytes, 0);
@@ -398,6 +398,16 @@ class Rebuilder {
     // (enabled_nat_bits() / do_checkpoint() in fs/f2fs/checkpoint.c).
     if ((flags & cp_flag::nat_bits) && total + nbs.blocks > kBlocksPerSeg) flags &= ~cp_flag::nat_bits;
 
+    // next_free_nid is kept unless it is past the NAT or the volume was
+    // opened leniently and clamped it: then the lowest nid above the root
+    // that the new NAT leaves free, as mkfs.f2fs starts it (root_ino + 1
+    // + the quota and lost+found inodes).
+    const nid_t max_nid = static_cast<nid_t>(mv_.nat_blocks) * kNatEntryPerBlock;
+    if (cp.next_free_nid.get() >= max_nid || mv_.vol.open_report().next_free_nid_clamped) {
+      nid_t n = mv_.sb.root_ino.get() + 1;
+      while (n < max_nid && nat_index_.count(n)) ++n;
+      cp.next_free_nid.set(n < max_nid ? n : mv_.sb.root_ino.get() + 1);
+    }
     cp.checkpoint_ver.set(mv_.cp.checkpoint_ver.get() + 1);
     cp.valid_block_count.set(plan_.blocks.size() + plan_.reserved_blocks);
     cp.valid_node_count.set(static_cast<std::uint32_t>(node_blocks_));

@@ -61,10 +61,11 @@ Status MetaView::load() {
     F2FS_TRY(read(sum + 2, &s));
     sit_journal = s.journal;
   }
-  if (nat_journal.n_entries.get() > kNatJournalEntries)
-    return make_error(Errc::corrupt, fmt("checkpoint: NAT journal holds %llu entries, at most 38", nat_journal.n_entries.get()));
-  if (sit_journal.n_entries.get() > kSitJournalEntries)
-    return make_error(Errc::corrupt, fmt("checkpoint: SIT journal holds %llu entries, at most 6", sit_journal.n_entries.get()));
+  // A count past the journal's capacity (38 NAT, 6 SIT entries in the
+  // summary block) is trimmed to it, as fsck.f2fs does; the rebuilt
+  // journals are written afresh, so nothing reads past the capacity.
+  if (nat_journal.n_entries.get() > kNatJournalEntries) nat_journal.n_entries.set(static_cast<std::uint16_t>(kNatJournalEntries));
+  if (sit_journal.n_entries.get() > kSitJournalEntries) sit_journal.n_entries.set(static_cast<std::uint16_t>(kSitJournalEntries));
   return {};
 }
 
@@ -84,7 +85,7 @@ Result<std::vector<NatEntry>> MetaView::all_nat_entries() {
     F2FS_TRY(read(nat_addr(i, nat_copy(i)), b.data()));
     std::memcpy(&out[static_cast<std::size_t>(i) * kNatEntryPerBlock], b.data(), sizeof(NatBlock));
   }
-  for (std::uint32_t i = 0; i < nat_journal.n_entries.get(); ++i) {
+  for (std::uint32_t i = 0; i < nat_journal.n_entries.get() && i < kNatJournalEntries; ++i) {
     const nid_t nid = nat_journal.nat_j.entries[i].nid.get();
     if (nid < out.size()) out[nid] = nat_journal.nat_j.entries[i].ne;
   }

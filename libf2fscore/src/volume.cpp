@@ -116,7 +116,7 @@ PackCandidate read_pack(Volume::Impl& v, std::uint64_t start, int idx) {
 }
 
 // sanity_check_ckpt(): the counts must fit the superblock's geometry.
-Status sanity_check_checkpoint(const SuperBlock& sb, const Checkpoint& cp, std::uint64_t where) {
+Status sanity_check_checkpoint(const SuperBlock& sb, const Checkpoint& cp, std::uint64_t where, bool check_next_free_nid) {
   auto bad = [&](const std::string& m) { return make_error(Errc::corrupt, "checkpoint: " + m + at_block(where), where * kBlockSize); };
   const std::uint32_t main_segs = sb.segment_count_main.get();
   const std::uint64_t fsmeta = static_cast<std::uint64_t>(sb.segment_count_ckpt.get()) + sb.segment_count_sit.get() +
@@ -162,7 +162,7 @@ Status sanity_check_checkpoint(const SuperBlock& sb, const Checkpoint& cp, std::
                    payload));
   if ((cp.ckpt_flags.get() & cp_flag::large_nat_bitmap) && cp.checksum_offset.get() != kCpMinChecksumOffset)
     return bad(fmt("large_nat_bitmap with checksum_offset %llu, not 192", cp.checksum_offset.get()));
-  if (cp.next_free_nid.get() >= (sb.segment_count_nat.get() / 2) * kBlocksPerSeg * kNatEntryPerBlock)
+  if (check_next_free_nid && cp.next_free_nid.get() >= (sb.segment_count_nat.get() / 2) * kBlocksPerSeg * kNatEntryPerBlock)
     return bad(fmt("next_free_nid %llu is past the NAT", cp.next_free_nid.get()));
   return {};
 }
@@ -247,9 +247,19 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
   v.report.checkpoint_pack = pick;
   v.report.checkpoint_ver = packs[pick].version;
   v.report.clean_unmount = v.cp.ckpt_flags.get() & cp_flag::umount;
-  F2FS_TRY(sanity_check_checkpoint(sb, v.cp, v.cp_start));
+  F2FS_TRY(sanity_check_checkpoint(sb, v.cp, v.cp_start, !opts.lenient_checkpoint));
+  if (opts.lenient_checkpoint &&
+      v.cp.next_free_nid.get() >= (sb.segment_count_nat.get() / 2) * kBlocksPerSeg * kNatEntryPerBlock) {
+    v.report.next_free_nid_clamped = true;
+    v.report.raw_next_free_nid = v.cp.next_free_nid.get();
+    v.cp.next_free_nid.set(sb.root_ino.get() + 1);
+    v.report.warnings.push_back(fmt("checkpoint: next_free_nid %llu is past the NAT (clamped to %llu)",
+                                    v.report.raw_next_free_nid, v.cp.next_free_nid.get()) +
+                                at_block(v.cp_start));
+  }
   v.cp_blocks.assign(static_cast<std::size_t>(1 + sb.cp_payload.get()) * kBlockSize, 0);
   std::memcpy(v.cp_blocks.data(), packs[pick].head.data(), kBlockSize);
+  std::memcpy(v.cp_blocks.data(), &v.cp, sizeof(Checkpoint));
   if (sb.cp_payload.get() > 0) F2FS_TRY(v.read(v.cp_start + 1, v.cp_blocks.data() + kBlockSize, sb.cp_payload.get()));
   if ((v.cp.ckpt_flags.get() & cp_flag::large_nat_bitmap) &&
       4 + static_cast<std::uint64_t>(v.cp.nat_ver_bitmap_bytesize.get()) + v.cp.sit_ver_bitmap_bytesize.get() >
@@ -299,6 +309,22 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
     }
     v.nat_journal = v.curseg_sum[0].journal;
     v.sit_journal = v.curseg_sum[2].journal;
+  }
+  if (opts.lenient_checkpoint && v.nat_journal.n_entries.get() > kNatJournalEntries) {
+    v.report.nat_journal_claimed = v.nat_journal.n_entries.get();
+    v.nat_journal.n_entries.set(static_cast<std::uint16_t>(kNatJournalEntries));
+    if (!(flags & cp_flag::compact_sum)) v.curseg_sum[0].journal.n_entries = v.nat_journal.n_entries;
+    v.report.warnings.push_back(fmt("checkpoint: NAT journal holds %llu entries, at most 38 (clamped)",
+                                    v.report.nat_journal_claimed) +
+                                at_block(v.nat_journal_blk));
+  }
+  if (opts.lenient_checkpoint && v.sit_journal.n_entries.get() > kSitJournalEntries) {
+    v.report.sit_journal_claimed = v.sit_journal.n_entries.get();
+    v.sit_journal.n_entries.set(static_cast<std::uint16_t>(kSitJournalEntries));
+    if (!(flags & cp_flag::compact_sum)) v.curseg_sum[2].journal.n_entries = v.sit_journal.n_entries;
+    v.report.warnings.push_back(fmt("checkpoint: SIT journal holds %llu entries, at most 6 (clamped)",
+                                    v.report.sit_journal_claimed) +
+                                at_block(v.sit_journal_blk));
   }
   if (v.nat_journal.n_entries.get() > kNatJournalEntries)
     return make_error(Errc::corrupt,

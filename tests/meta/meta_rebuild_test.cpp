@@ -566,4 +566,52 @@ TEST(MetaRebuild, PlanFromVolumeCountsMkfs) {
   EXPECT_EQ(nids, (std::set<nid_t>{1, 2, 3, 4, 5, 6}));
 }
 
+// A pack whose NAT journal claims 200 entries (capacity 38) and whose
+// next_free_nid is past the NAT, opened leniently (as the checker does):
+// the rebuild reads the journal as trimmed and writes a pack every strict
+// reader accepts, with next_free_nid the lowest free nid above the root.
+// Hand-counted: root 3, quota inodes 4 and 5, lost+found 6, so 7 (what
+// mkfs.f2fs 1.15 writes for this layout too).
+TEST(MetaRebuild, LenientVolumeJournalCountAndNextFreeNid) {
+  auto dev = our_mkfs(64ull << 20, feature::extra_attr | feature::quota_ino | feature::lost_found);
+  ASSERT_TRUE(dev);
+  std::uint64_t head = 0, closing = 0, sum = 0;
+  {
+    auto v = Volume::open(*dev);
+    ASSERT_TRUE(v);
+    EXPECT_EQ((*v)->checkpoint().next_free_nid.get(), 7u);
+    ASSERT_TRUE((*v)->checkpoint().ckpt_flags.get() & cp_flag::compact_sum);
+    head = (*v)->superblock().cp_blkaddr.get() +
+           static_cast<std::uint64_t>((*v)->open_report().checkpoint_pack) * kDefaultBlocksPerSeg;
+    closing = head + (*v)->checkpoint().cp_pack_total_block_count.get() - 1;
+    sum = head + (*v)->checkpoint().cp_pack_start_sum.get();
+  }
+  std::vector<std::uint8_t> b(kBlockSize);
+  ASSERT_TRUE(read_at(*dev, sum * kBlockSize, b));
+  b[0] = 200;  // n_nats
+  b[1] = 0;
+  ASSERT_TRUE(write_at(*dev, sum * kBlockSize, b));
+  ASSERT_TRUE(read_at(*dev, head * kBlockSize, b));
+  store_le32(b.data(), offsetof(Checkpoint, next_free_nid), 0xfffffff0u);
+  seal_checkpoint(b.data());
+  ASSERT_TRUE(write_at(*dev, head * kBlockSize, b));
+  ASSERT_TRUE(write_at(*dev, closing * kBlockSize, b));
+  ASSERT_FALSE(Volume::open(*dev));
+  {
+    VolumeOpenOptions o;
+    o.lenient_checkpoint = true;
+    auto v = Volume::open(*dev, o);
+    ASSERT_TRUE(v) << v.error().to_string();
+    auto plan = meta::plan_from_volume(**v);
+    ASSERT_TRUE(plan) << plan.error().to_string();
+    auto r = meta::rebuild(*dev, **v, *plan);
+    ASSERT_TRUE(r) << r.error().to_string();
+  }
+  auto v = Volume::open(*dev);
+  ASSERT_TRUE(v) << v.error().to_string();
+  EXPECT_EQ((*v)->checkpoint().next_free_nid.get(), 7u);
+  EXPECT_TRUE((*v)->open_report().warnings.empty());
+  for (nid_t n : {3u, 4u, 5u, 6u}) EXPECT_TRUE((*v)->read_inode(n)) << "ino " << n;
+}
+
 }  // namespace

@@ -32,6 +32,16 @@ struct VolumeOpenOptions {
   /// Verify inode checksums (when the volume has inode_checksum) on every
   /// inode read; a mismatch is Errc::corrupt.
   bool verify_inode_checksums = true;
+  /// For checkers only (default off): accept a checkpoint that the kernel's
+  /// sanity_check_ckpt() (fs/f2fs/super.c) and the journal reads refuse for
+  /// these counts alone, trimming them as fsck.f2fs does instead of failing:
+  ///  - a NAT journal claiming more than 38 entries or a SIT journal more
+  ///    than 6 (the capacity of the 4 KiB summary block's journal) is read
+  ///    as holding that capacity;
+  ///  - next_free_nid at or past the NAT's last nid is set to root_ino + 1.
+  /// Each clamp adds a warning ("checkpoint: ... (clamped ...)") and sets
+  /// the matching OpenReport field. Everything else is checked as usual.
+  bool lenient_checkpoint = false;
 };
 
 /// Which superblock and checkpoint pack were chosen, and what was wrong with
@@ -45,6 +55,13 @@ struct OpenReport {
   /// Fsynced node chains after the checkpoint (roll-forward recovery not
   /// yet done): found by following the warm node log as the kernel would.
   std::uint32_t pending_fsync_nodes = 0;
+  /// Lenient opens only (VolumeOpenOptions::lenient_checkpoint): what was
+  /// clamped. The journal counts as found on disk (0: not clamped), and
+  /// the next_free_nid found (meaningful when next_free_nid_clamped).
+  std::uint32_t nat_journal_claimed = 0;
+  std::uint32_t sit_journal_claimed = 0;
+  bool next_free_nid_clamped = false;
+  std::uint64_t raw_next_free_nid = 0;
 };
 
 /// A segment's SIT entry with its type and valid-block map.

@@ -175,7 +175,6 @@ class Checker {
   bool reconnect(nid_t ino);
   bool add_dentry(const InodeRec& dir, const std::string& name, nid_t ino, std::uint8_t ft);
   bool create_lost_found();
-  Status patch_valid_block_count(std::uint64_t count);
   Problem prob(Code c) const { Problem p; p.code = c; return p; }
   bool valid_main(block_t a) const { return a >= main_blk_ && a < main_end_; }
   bool used(block_t a) const { return used_[(a - main_blk_) >> 6] >> ((a - main_blk_) & 63) & 1; }

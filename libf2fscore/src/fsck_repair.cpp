@@ -393,33 +393,6 @@ bool Checker::reconnect(nid_t ino) {
   }
 }
 
-Status Checker::patch_valid_block_count(std::uint64_t count) {
-  VolumeOpenOptions vo;
-  vo.verify_inode_checksums = false;
-  vo.lenient_checkpoint = true;
-  auto v = Volume::open(dev_, vo);
-  if (!v) return make_error(v.error());
-  const SuperBlock& sb = (*v)->superblock();
-  const std::uint64_t start =
-      sb.cp_blkaddr.get() + static_cast<std::uint64_t>((*v)->open_report().checkpoint_pack) * kDefaultBlocksPerSeg;
-  std::vector<std::uint8_t> head(kBlockSize);
-  F2FS_TRY(read_at(dev_, start * kBlockSize, head));
-  auto* cp = reinterpret_cast<Checkpoint*>(head.data());
-  const std::uint32_t total = cp->cp_pack_total_block_count.get();
-  cp->valid_block_count = count;
-  seal_checkpoint(head.data());
-  F2FS_TRY(write_at(dev_, (start + total - 1) * kBlockSize, head));
-  F2FS_TRY(write_at(dev_, start * kBlockSize, head));
-  if (cp->ckpt_flags.get() & cp_flag::nat_bits) {
-    const auto nb = nat_bits_size(sb.segment_count_nat.get());
-    const std::uint64_t nbblk = start + kDefaultBlocksPerSeg - nb.blocks;
-    std::vector<std::uint8_t> b(kBlockSize);
-    F2FS_TRY(read_at(dev_, nbblk * kBlockSize, b));
-    store_le64(b.data(), 0, nat_bits_header(head.data()));
-    F2FS_TRY(write_at(dev_, nbblk * kBlockSize, b));
-  }
-  return flush(dev_);
-}
 
 void Checker::repair() {
   if (opts_.mode == Mode::check_only) return;
@@ -503,6 +476,9 @@ void Checker::repair() {
   }
   plan.orphans = orphans_;
   plan.valid_inode_count = static_cast<std::uint32_t>(inode_count_);
+  // valid_block_count also holds reserved blocks (NEW_ADDR, compressed
+  // cluster headers), as Linux writes it and fsck.f2fs counts it.
+  plan.reserved_blocks = valid_blocks_ > uses_.size() ? valid_blocks_ - uses_.size() : 0;
   for (const auto& p : probs)
     if ((p.code == Code::SB_PRIMARY_BAD || p.code == Code::SB_BACKUP_BAD) && allowed(p.code)) plan.restore_superblocks = true;
   auto st = meta::rebuild(dev_, *vol_, plan);
@@ -513,19 +489,6 @@ void Checker::repair() {
     return;
   }
   report_.wrote = true;
-  // RebuildPlan counts only blocks in use; the checkpoint's
-  // valid_block_count also holds reserved blocks (NEW_ADDR, compressed
-  // cluster headers), as Linux writes it and fsck.f2fs counts it. Until the
-  // plan carries them, patch the new pack's count (head and tail block,
-  // resealed) and the nat_bits header that hashes the pack. A power cut in
-  // between leaves a torn pack, which is refused: the previous one is used.
-  if (valid_blocks_ != uses_.size()) {
-    if (auto s2 = patch_valid_block_count(valid_blocks_); !s2) {
-      Problem p = prob(Code::CP_VALID_BLOCK_COUNT);
-      p.detail = "could not set valid_block_count in the new checkpoint: " + s2.error().message;
-      add(p);
-    }
-  }
   for (std::size_t idx : global_fixes_) probs[idx].fixed = true;
   for (auto& p : probs)
     if (is_global(p.code) && allowed(p.code)) p.fixed = true;

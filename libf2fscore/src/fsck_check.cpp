@@ -15,18 +15,14 @@
 #include "f2fscore/disk/checkpoint.hpp"
 #include "f2fscore/disk/superblock.hpp"
 #include "fsck_internal.hpp"
+#include "text.hpp"
 
 namespace f2fscore::fsck {
 
 using namespace disk;
 
 namespace {
-std::string fmt(const char* f, unsigned long long a = 0, unsigned long long b = 0, unsigned long long c = 0,
-                unsigned long long d = 0) {
-  char buf[320];
-  std::snprintf(buf, sizeof buf, f, a, b, c, d);
-  return buf;
-}
+using detail::fmt;
 constexpr std::uint32_t kBps = kDefaultBlocksPerSeg;
 
 bool is_cur_seg(const Checkpoint& cp, std::uint32_t segno) {

@@ -13,18 +13,14 @@
 #include "f2fscore/disk/superblock.hpp"
 #include "f2fscore/disk/xattr.hpp"
 #include "fsck_internal.hpp"
+#include "text.hpp"
 
 namespace f2fscore::fsck {
 
 using namespace disk;
 
 namespace {
-std::string fmt(const char* f, unsigned long long a = 0, unsigned long long b = 0, unsigned long long c = 0,
-                unsigned long long d = 0) {
-  char buf[320];
-  std::snprintf(buf, sizeof buf, f, a, b, c, d);
-  return buf;
-}
+using detail::fmt;
 
 struct AlignedBuf {
   std::uint8_t* p = nullptr;

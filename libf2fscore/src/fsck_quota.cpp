@@ -12,18 +12,14 @@
 
 #include "f2fscore/disk/superblock.hpp"
 #include "fsck_internal.hpp"
+#include "text.hpp"
 
 namespace f2fscore::fsck {
 
 using namespace disk;
 
 namespace {
-std::string fmt(const char* f, unsigned long long a = 0, unsigned long long b = 0, unsigned long long c = 0,
-                unsigned long long d = 0) {
-  char buf[320];
-  std::snprintf(buf, sizeof buf, f, a, b, c, d);
-  return buf;
-}
+using detail::fmt;
 constexpr std::uint32_t kQtBlk = 1024;        // QT_BLKSIZE
 constexpr std::uint32_t kQtTreeOff = 1;       // QT_TREEOFF: the root block
 constexpr std::uint32_t kQtDepth = 4;         // QT_TREEDEPTH

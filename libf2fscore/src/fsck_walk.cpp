@@ -15,6 +15,7 @@
 #include "f2fscore/disk/superblock.hpp"
 #include "f2fscore/disk/xattr.hpp"
 #include "fsck_internal.hpp"
+#include "text.hpp"
 
 namespace f2fscore::fsck {
 
@@ -24,12 +25,7 @@ void parse_dentries(const std::uint8_t* bitmap, const DirEntry* de, const std::u
                     std::uint32_t bidx, block_t blkaddr, std::vector<Dent>& out, std::vector<LocalIssue>& issues);
 
 namespace {
-std::string fmt(const char* f, unsigned long long a = 0, unsigned long long b = 0, unsigned long long c = 0,
-                unsigned long long d = 0) {
-  char buf[320];
-  std::snprintf(buf, sizeof buf, f, a, b, c, d);
-  return buf;
-}
+using detail::fmt;
 
 constexpr std::uint32_t kN = kNidsPerBlock;
 constexpr std::uint32_t kXattrNodeOfs = 0xFFFFFFFFu >> node_flag::offset_shift;

@@ -13,6 +13,7 @@
 #include "f2fscore/disk/summary.hpp"
 #include "f2fscore/disk/superblock.hpp"
 #include "f2fscore/volume.hpp"
+#include "text.hpp"
 
 namespace f2fscore::meta {
 
@@ -65,6 +66,6 @@ struct MetaView {
   Result<std::vector<disk::NatEntry>> all_nat_entries();
 };
 
-std::string fmt(const char* f, unsigned long long a = 0, unsigned long long b = 0, unsigned long long c = 0);
+using ::f2fscore::detail::fmt;
 
 }  // namespace f2fscore::meta

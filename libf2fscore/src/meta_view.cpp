@@ -8,12 +8,6 @@ namespace f2fscore::meta {
 
 using namespace disk;
 
-std::string fmt(const char* f, unsigned long long a, unsigned long long b, unsigned long long c) {
-  char buf[320];
-  std::snprintf(buf, sizeof buf, f, a, b, c);
-  return buf;
-}
-
 BitmapOffsets bitmap_offsets(std::uint32_t flags, std::uint32_t payload, std::uint32_t sit_bytes, std::uint32_t nat_bytes) {
   BitmapOffsets o;
   if (flags & cp_flag::large_nat_bitmap) {

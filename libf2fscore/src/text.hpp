@@ -6,12 +6,12 @@
 
 namespace f2fscore::detail {
 
-/// printf-style message with up to three integer arguments (all passed as
-/// unsigned long long: use %llu / %llx / %llo in `f`). Truncates at 255 bytes.
+/// printf-style message with up to four integer arguments (all passed as
+/// unsigned long long: use %llu / %llx / %llo in `f`). Truncates at 319 bytes.
 inline std::string fmt(const char* f, unsigned long long a = 0, unsigned long long b = 0,
-                       unsigned long long c = 0) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, f, a, b, c);
+                       unsigned long long c = 0, unsigned long long d = 0) {
+  char buf[320];
+  std::snprintf(buf, sizeof buf, f, a, b, c, d);
   return buf;
 }
 

@@ -240,8 +240,8 @@ void Checker::check_quota_usage() {
       if (h.file_off != 0) {
         // Also in the copy the insertions patch from, so that a patch
         // spanning this entry carries the corrected usage.
-        store_le64(new_file.data(), h.file_off + 24, w.inodes);
-        store_le64(new_file.data(), h.file_off + 48, w.space);
+        store_le64(new_file.data(), static_cast<std::size_t>(h.file_off + 24), w.inodes);
+        store_le64(new_file.data(), static_cast<std::size_t>(h.file_off + 48), w.space);
         auto a = vol_->map_block(*info, h.file_off / kBlockSize);
         if (a && valid_main(*a)) {
           const std::uint32_t o = static_cast<std::uint32_t>(h.file_off % kBlockSize);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "f2fscore/fault_device.hpp"
+#include "f2fscore/fsck.hpp"
 #include "f2fscore/writer.hpp"
 #include "meta/meta_test_util.hpp"
 
@@ -96,6 +97,17 @@ void check_image(BlockDevice& dev, const Model& model, const std::string& what, 
   if (unmounted) EXPECT_TRUE((*v)->open_report().clean_unmount) << what;
   const Model got = read_tree(**v);
   EXPECT_EQ(describe_diff(model, got), "") << what;
+  v->reset();
+  // Our checker, check-only: no problem at all (issue 5 keeps every image
+  // the writer leaves clean).
+  fsck::Options fo;
+  fo.mode = fsck::Mode::check_only;
+  fo.force = true;
+  auto rep = fsck::check(dev, fo);
+  ASSERT_TRUE(rep) << what << ": " << rep.error().to_string();
+  std::string found;
+  for (const auto& p : rep->problems) found += p.to_string() + "\n";
+  EXPECT_TRUE(rep->problems.empty()) << what << ": f2fscore fsck:\n" << found;
   fsck_check(dev, what);
 }
 

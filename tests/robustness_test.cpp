@@ -31,6 +31,7 @@
 #include "support/sparse_image.hpp"
 #include "support/test_support.hpp"
 #include "support/volume_walk.hpp"
+#include "support/watchdog.hpp"
 
 using namespace f2fscore;
 using namespace f2fscore::disk;
@@ -59,40 +60,6 @@ int scale() {
   return n < 1 ? 1 : n;
 }
 
-// One watchdog for the process: a case that runs past kHangSeconds aborts
-// with its name, so a hang is a clear failure rather than a CI timeout.
-// It is an alarm signal, not a thread: qemu-i386 (the i686 cross test)
-// hangs in thread creation.
-class Watchdog {
- public:
-  static Watchdog& get() {
-    static Watchdog w;
-    return w;
-  }
-  void start(const std::string& name) {
-    std::snprintf(name_, sizeof name_, "%s", name.c_str());
-#if defined(__unix__)
-    std::signal(SIGALRM, &Watchdog::fire);
-    alarm(kHangSeconds);
-#endif
-  }
-  void stop() {
-#if defined(__unix__)
-    alarm(0);
-#endif
-  }
-
- private:
-  static void fire(int) {
-    // Only async-signal-safe calls here.
-    const char head[] = "robustness: hang: case still running after the watchdog's limit: ";
-    (void)!write(2, head, sizeof head - 1);
-    (void)!write(2, get().name_, std::strlen(get().name_));
-    (void)!write(2, "\n", 1);
-    std::abort();
-  }
-  char name_[256] = {};
-};
 
 // Deterministic on every host (no std distributions).
 struct Rng {
@@ -319,13 +286,13 @@ class Runner {
     ++cases_;
     auto dev = img.to_device(truncate_to);
     f2fstest::BudgetDevice bd(*dev, kReadBudget);
-    Watchdog::get().start(suite_ + " / " + name);
+    f2fstest::Watchdog::get().start(suite_ + " / " + name, kHangSeconds);
     const auto t0 = std::chrono::steady_clock::now();
     f2fstest::WalkLimits lim;
     if (cases_ % tool_every_ == 1 || tool_every_ == 1) lim.tool_inodes = 24;  // the dump tool's views too
     auto r = f2fstest::walk_volume(bd, lim);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    Watchdog::get().stop();
+    f2fstest::Watchdog::get().stop();
     seconds_ += s;
     if (std::getenv("F2FSCORE_ROBUSTNESS_VERBOSE"))
       std::printf("case %s / %s: %s, %zu errors, %zu inodes, %.3f s%s\n", suite_.c_str(), name.c_str(),

@@ -21,82 +21,15 @@
 #include "f2fscore/fsck.hpp"
 #include "support/rich_image.hpp"
 #include "support/sparse_image.hpp"
+#include "support/volume_walk.hpp"
+#include "support/watchdog.hpp"
 
 namespace {
 
 using f2fstest::SparseImage;
 constexpr unsigned kHangSeconds = 60;
 
-// One alarm for the process (as robustness_test.cpp: no threads, for
-// qemu-user): a check still running after kHangSeconds aborts with the case.
-class Watchdog {
- public:
-  static Watchdog& get() {
-    static Watchdog w;
-    return w;
-  }
-  void start(const std::string& name) {
-    std::snprintf(name_, sizeof name_, "%s", name.c_str());
-#if defined(__unix__)
-    std::signal(SIGALRM, &Watchdog::fire);
-    alarm(kHangSeconds);
-#endif
-  }
-  void stop() {
-#if defined(__unix__)
-    alarm(0);
-#endif
-  }
 
- private:
-  static void fire(int) {
-    const char head[] = "fsck mutation: hang: still running after the watchdog's limit: ";
-    (void)!write(2, head, sizeof head - 1);
-    (void)!write(2, get().name_, std::strlen(get().name_));
-    (void)!write(2, "\n", 1);
-    std::abort();
-  }
-  char name_[256] = {};
-};
-
-// Counts requests (a runaway loop ends in I/O errors past the budget) and
-// writes (check-only must issue none).
-class GuardDevice final : public f2fscore::BlockDevice {
- public:
-  GuardDevice(f2fscore::BlockDevice& inner, std::uint64_t budget) : inner_(inner), budget_(budget) {}
-  const f2fscore::DeviceInfo& info() const noexcept override { return inner_.info(); }
-  void submit(f2fscore::IoRequest& req) noexcept override {
-    if (req.op != f2fscore::IoOp::read && req.op != f2fscore::IoOp::flush) ++writes_;
-    if (++requests_ > budget_) {
-      exceeded_ = true;
-      req.status = f2fscore::Errc::io;
-      req.transferred = 0;
-      failed_.push_back(&req);
-      return;
-    }
-    inner_.submit(req);
-  }
-  std::size_t poll(bool wait) noexcept override {
-    std::size_t n = 0;
-    while (!failed_.empty()) {
-      f2fscore::IoRequest* r = failed_.front();
-      failed_.erase(failed_.begin());
-      ++n;
-      if (r->on_complete) r->on_complete(*r);
-    }
-    return n + inner_.poll(wait && n == 0);
-  }
-  std::size_t in_flight() const noexcept override { return inner_.in_flight() + failed_.size(); }
-  std::uint64_t writes() const { return writes_; }
-  bool budget_exceeded() const { return exceeded_; }
-
- private:
-  f2fscore::BlockDevice& inner_;
-  std::uint64_t budget_;
-  std::uint64_t requests_ = 0, writes_ = 0;
-  bool exceeded_ = false;
-  std::vector<f2fscore::IoRequest*> failed_;
-};
 
 struct Rng {
   std::uint64_t s;
@@ -207,13 +140,13 @@ TEST_P(FsckMutation, NoCrashNoHangCheckOnlyWritesNothing) {
     SparseImage img = mutate(t, static_cast<std::uint64_t>(seed) * 8 + GetParam());
     auto dev = img.to_device();
     {
-      GuardDevice g(*dev, 2'000'000);
+      f2fstest::BudgetDevice g(*dev, 2'000'000);
       f2fscore::fsck::Options o;
       o.mode = f2fscore::fsck::Mode::check_only;
       o.force = true;
-      Watchdog::get().start(name + " -n");
+      f2fstest::Watchdog::get().start(name + " -n", kHangSeconds);
       auto rep = f2fscore::fsck::check(g, o);
-      Watchdog::get().stop();
+      f2fstest::Watchdog::get().stop();
       EXPECT_EQ(g.writes(), 0u) << name << ": check-only wrote to the device";
       EXPECT_FALSE(g.budget_exceeded()) << name << ": more than 2,000,000 device requests (a runaway loop?)";
       if (rep) {
@@ -227,23 +160,23 @@ TEST_P(FsckMutation, NoCrashNoHangCheckOnlyWritesNothing) {
     }
     if (seed % 4 != 0) continue;
     {
-      GuardDevice g(*dev, 4'000'000);
+      f2fstest::BudgetDevice g(*dev, 4'000'000);
       f2fscore::fsck::Options o;
       o.mode = f2fscore::fsck::Mode::repair_all;
       o.force = true;
-      Watchdog::get().start(name + " -y");
+      f2fstest::Watchdog::get().start(name + " -y", kHangSeconds);
       auto rep = f2fscore::fsck::check(g, o);
-      Watchdog::get().stop();
+      f2fstest::Watchdog::get().stop();
       EXPECT_FALSE(g.budget_exceeded()) << name << ": -y: more than 4,000,000 device requests";
       if (!rep) continue;
       ++repaired;
       // Whatever the repair did, the volume can be checked again.
-      GuardDevice g2(*dev, 2'000'000);
+      f2fstest::BudgetDevice g2(*dev, 2'000'000);
       f2fscore::fsck::Options o2;
       o2.force = true;
-      Watchdog::get().start(name + " -n after -y");
+      f2fstest::Watchdog::get().start(name + " -n after -y", kHangSeconds);
       auto rep2 = f2fscore::fsck::check(g2, o2);
-      Watchdog::get().stop();
+      f2fstest::Watchdog::get().stop();
       EXPECT_EQ(g2.writes(), 0u) << name;
       if (!rep2) EXPECT_FALSE(rep2.error().message.empty()) << name;
     }

@@ -19,43 +19,6 @@
 
 namespace {
 
-// Counts requests and writes; past the budget every request fails.
-class Guard final : public f2fscore::BlockDevice {
- public:
-  Guard(f2fscore::BlockDevice& inner, std::uint64_t budget) : inner_(inner), budget_(budget) {}
-  const f2fscore::DeviceInfo& info() const noexcept override { return inner_.info(); }
-  void submit(f2fscore::IoRequest& req) noexcept override {
-    if (req.op != f2fscore::IoOp::read && req.op != f2fscore::IoOp::flush) ++writes_;
-    if (++requests_ > budget_) {
-      exceeded_ = true;
-      req.status = f2fscore::Errc::io;
-      req.transferred = 0;
-      failed_.push_back(&req);
-      return;
-    }
-    inner_.submit(req);
-  }
-  std::size_t poll(bool wait) noexcept override {
-    std::size_t n = 0;
-    while (!failed_.empty()) {
-      f2fscore::IoRequest* r = failed_.back();
-      failed_.pop_back();
-      ++n;
-      if (r->on_complete) r->on_complete(*r);
-    }
-    return n + inner_.poll(wait && n == 0);
-  }
-  std::size_t in_flight() const noexcept override { return inner_.in_flight() + failed_.size(); }
-  std::uint64_t writes_count() const { return writes_; }
-  bool exceeded() const { return exceeded_; }
-
- private:
-  f2fscore::BlockDevice& inner_;
-  std::uint64_t budget_;
-  std::uint64_t requests_ = 0, writes_ = 0;
-  bool exceeded_ = false;
-  std::vector<f2fscore::IoRequest*> failed_;
-};
 
 [[noreturn]] void finding(const char* what, const std::string& detail) {
   std::fprintf(stderr, "fsck_fuzz: %s%s%s\n", what, detail.empty() ? "" : ": ", detail.c_str());
@@ -83,13 +46,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto dev = f2fsfuzz::patched_device(data, size, &flags);
   if (!dev) return 0;
   {
-    Guard g(*dev, 200000);
+    f2fstest::BudgetDevice g(*dev, 200000);
     f2fscore::fsck::Options o;
     o.mode = f2fscore::fsck::Mode::check_only;
     o.force = true;
     auto rep = f2fscore::fsck::check(g, o);
-    if (g.exceeded()) finding("check -n: more than 200000 device requests", "a runaway loop");
-    if (g.writes_count() != 0) finding("check -n wrote to the device", std::to_string(g.writes_count()) + " requests");
+    if (g.budget_exceeded()) finding("check -n: more than 200000 device requests", "a runaway loop");
+    if (g.writes() != 0) finding("check -n wrote to the device", std::to_string(g.writes()) + " requests");
     if (rep) {
       if (rep->exit_code() != 0 && rep->exit_code() != 4) finding("check -n: exit code", std::to_string(rep->exit_code()));
       if (rep->wrote) finding("check -n says it wrote", "");
@@ -98,22 +61,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   if (flags & 0x10) {
-    Guard g(*dev, 400000);
+    f2fstest::BudgetDevice g(*dev, 400000);
     f2fscore::fsck::Options o;
     o.mode = f2fscore::fsck::Mode::repair_all;
     o.force = true;
     auto rep = f2fscore::fsck::check(g, o);
-    if (g.exceeded()) finding("check -y: more than 400000 device requests", "a runaway loop");
+    if (g.budget_exceeded()) finding("check -y: more than 400000 device requests", "a runaway loop");
     if (!rep) {
       check_error("check -y", rep.error());
       return 0;
     }
-    Guard g2(*dev, 200000);
+    f2fstest::BudgetDevice g2(*dev, 200000);
     f2fscore::fsck::Options o2;
     o2.force = true;
     auto rep2 = f2fscore::fsck::check(g2, o2);
-    if (g2.exceeded()) finding("check -n after -y: more than 200000 device requests", "a runaway loop");
-    if (g2.writes_count() != 0) finding("check -n after -y wrote to the device", "");
+    if (g2.budget_exceeded()) finding("check -n after -y: more than 200000 device requests", "a runaway loop");
+    if (g2.writes() != 0) finding("check -n after -y wrote to the device", "");
     if (!rep2) check_error("check -n after -y", rep2.error());
   }
   return 0;

@@ -22,14 +22,17 @@
 
 namespace f2fstest {
 
-/// Forwards to another device, counting reads; past `budget` reads every
-/// request fails with Errc::io, so a runaway loop in the library ends (and
-/// the caller sees budget_exceeded) instead of hanging.
+/// Forwards to another device, counting requests (and, apart, the writes:
+/// every op but read and flush, which a check-only run must never issue);
+/// past `budget` requests every request fails with Errc::io, so a runaway
+/// loop in the library ends (and the caller sees budget_exceeded) instead of
+/// hanging.
 class BudgetDevice final : public f2fscore::BlockDevice {
  public:
   BudgetDevice(f2fscore::BlockDevice& inner, std::uint64_t budget) : inner_(inner), budget_(budget) {}
   const f2fscore::DeviceInfo& info() const noexcept override { return inner_.info(); }
   void submit(f2fscore::IoRequest& req) noexcept override {
+    if (req.op != f2fscore::IoOp::read && req.op != f2fscore::IoOp::flush) ++writes_;
     if (++requests_ > budget_) {
       exceeded_ = true;
       req.status = f2fscore::Errc::io;
@@ -51,12 +54,13 @@ class BudgetDevice final : public f2fscore::BlockDevice {
   }
   std::size_t in_flight() const noexcept override { return inner_.in_flight() + failed_.size(); }
   std::uint64_t requests() const { return requests_; }
+  std::uint64_t writes() const { return writes_; }
   bool budget_exceeded() const { return exceeded_; }
 
  private:
   f2fscore::BlockDevice& inner_;
   std::uint64_t budget_;
-  std::uint64_t requests_ = 0;
+  std::uint64_t requests_ = 0, writes_ = 0;
   bool exceeded_ = false;
   std::vector<f2fscore::IoRequest*> failed_;
 };

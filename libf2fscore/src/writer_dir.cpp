@@ -313,10 +313,9 @@ Result<nid_t> Writer::Impl::resolve(std::string_view path, nid_t* parent, std::s
 
 // ---- Public path operations ---------------------------------------------------
 
-static tl::unexpected<Error> unmounted() { return make_error(Errc::invalid_argument, "writer: the volume is unmounted"); }
-
 static Result<nid_t> create_common(Writer::Impl& w, std::string_view path, std::uint16_t mode) {
-  if (!w.ok()) return unmounted();
+  F2FS_WRITER_LOCK(&w);
+  F2FS_TRY(w.usable(true));
   nid_t parent = 0;
   std::string leaf;
   auto r = w.resolve(path, &parent, &leaf);
@@ -361,12 +360,14 @@ Result<nid_t> Writer::mkdir(std::string_view path, std::uint16_t perm) {
 }
 
 Result<nid_t> Writer::lookup(std::string_view path) {
-  if (!impl_->ok()) return unmounted();
+  F2FS_WRITER_LOCK(impl_);
+  F2FS_TRY(impl_->usable(false));
   return impl_->resolve(path);
 }
 
 Result<std::vector<std::string>> Writer::list(nid_t dir) {
-  if (!impl_->ok()) return unmounted();
+  F2FS_WRITER_LOCK(impl_);
+  F2FS_TRY(impl_->usable(false));
   auto e = impl_->entries(dir);
   if (!e) return make_error(e.error());
   std::vector<std::string> out;
@@ -375,7 +376,8 @@ Result<std::vector<std::string>> Writer::list(nid_t dir) {
 }
 
 Status Writer::unlink(std::string_view path) {
-  if (!impl_->ok()) return unmounted();
+  F2FS_WRITER_LOCK(impl_);
+  F2FS_TRY(impl_->usable(true));
   nid_t parent = 0;
   std::string leaf;
   auto ino = impl_->resolve(path, &parent, &leaf);
@@ -396,7 +398,8 @@ Status Writer::unlink(std::string_view path) {
 }
 
 Status Writer::rmdir(std::string_view path) {
-  if (!impl_->ok()) return unmounted();
+  F2FS_WRITER_LOCK(impl_);
+  F2FS_TRY(impl_->usable(true));
   nid_t parent = 0;
   std::string leaf;
   auto ino = impl_->resolve(path, &parent, &leaf);

@@ -150,6 +150,7 @@ Result<block_t> Writer::Impl::map(nid_t ino, std::uint64_t index, bool create, n
 }
 
 Status Writer::Impl::read_file_block(nid_t ino, std::uint64_t index, std::uint8_t* out) {
+  if (cache_read(ino, index, out)) return {};
   auto a = map(ino, index, false);
   if (!a) return make_error(a.error());
   if (*a == kNullAddr || *a == kNewAddr) {
@@ -162,15 +163,19 @@ Status Writer::Impl::read_file_block(nid_t ino, std::uint64_t index, std::uint8_
 }
 
 // Out of place: a new block of the log, the old one invalid in the SIT.
-Status Writer::Impl::write_file_block(nid_t ino, std::uint64_t index, const std::uint8_t* data, std::uint8_t type) {
+Status Writer::Impl::write_file_block(nid_t ino, std::uint64_t index, const std::uint8_t* data, std::uint8_t type,
+                                      const wr::WriteContext& ctx) {
   nid_t dn = 0;
   std::uint32_t slot = 0;
   auto old = map(ino, index, true, &dn, &slot);
   if (!old) return make_error(old.error());
-  auto a = alloc_block(type);
+  IpuReason why = IpuReason::opu_policy;
+  auto a = place_data(ino, index, *old, type, ctx, &why);
   if (!a) return make_error(a.error());
   F2FS_TRY(write_at(dev, static_cast<std::uint64_t>(*a) * kBlockSize, std::span<const std::uint8_t>(data, kBlockSize)));
   ++stats.data_blocks_written;
+  ++stats.ipu.data_blocks[static_cast<std::size_t>(why)];
+  if (is_in_place(why) && *a == *old) return {};  // in place: pointers, SIT and SSA unchanged
   if (*old == kNewAddr) --reserved_blocks;
   else invalidate(*old);
   claim(*a, {*a, dn, static_cast<std::uint16_t>(slot), nat[dn].version, false});
@@ -358,19 +363,37 @@ Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std:
 
 // ---- Public file operations ----------------------------------------------------
 
-static tl::unexpected<Error> unmounted_error() { return make_error(Errc::invalid_argument, "writer: the volume is unmounted"); }
-
 Result<WriterStat> Writer::stat(nid_t ino) {
-  if (!impl_->ok()) return unmounted_error();
+  F2FS_WRITER_LOCK(impl_);
+  F2FS_TRY(impl_->usable(false));
   if (ino == 0 || ino >= impl_->max_nid || impl_->nat[ino].ino != ino || impl_->nat[ino].addr == kNullAddr)
     return make_error(Errc::not_found, fmt("writer: no inode %llu", ino));
   auto in = impl_->node(ino);
   if (!in) return make_error(in.error());
   const Inode& i = (*in)->i;
-  return WriterStat{ino, i.i_mode.get(), i.i_size.get(), i.i_blocks.get(), i.i_links.get()};
+  WriterStat st;
+  st.ino = ino;
+  st.mode = i.i_mode.get();
+  st.size = i.i_size.get();
+  st.blocks = i.i_blocks.get();
+  st.links = i.i_links.get();
+  st.uid = i.i_uid.get();
+  st.gid = i.i_gid.get();
+  st.atime = {i.i_atime.get(), i.i_atime_nsec.get()};
+  st.mtime = {i.i_mtime.get(), i.i_mtime_nsec.get()};
+  st.ctime = {i.i_ctime.get(), i.i_ctime_nsec.get()};
+  const std::uint16_t type = i.i_mode.get() & 0xF000;
+  if (type == 0x2000 || type == 0x6000) {
+    // Device numbers live in the first data address slot (old or new
+    // encoding, f2fs_iget() in fs/f2fs/inode.c: i_addr[extra] or [extra+1]).
+    const std::uint32_t x = impl_->extra_words(**in);
+    st.rdev = i.i_addr[x].get() ? i.i_addr[x].get() : i.i_addr[x + 1].get();
+  }
+  return st;
 }
 
 Result<std::size_t> Writer::read(nid_t ino, std::uint64_t offset, std::span<std::uint8_t> out) {
+  F2FS_WRITER_LOCK(impl_);
   auto st = stat(ino);
   if (!st) return make_error(st.error());
   if (!st->is_reg()) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is not a regular file", ino));
@@ -396,7 +419,12 @@ Result<std::size_t> Writer::read(nid_t ino, std::uint64_t offset, std::span<std:
   return n;
 }
 
-Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<const std::uint8_t> data) {
+Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<const std::uint8_t> data,
+                                  WriteFlags flags) {
+  F2FS_WRITER_LOCK(impl_);
+  F2FS_TRY(impl_->usable(true));
+  F2FS_TRY(impl_->maybe_periodic_checkpoint());
+  (void)flags;  // direct and dsync: writer_cache.cpp
   auto st = stat(ino);
   if (!st) return make_error(st.error());
   if (!st->is_reg()) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is not a regular file", ino));
@@ -428,7 +456,7 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
       else std::fill(b.begin(), b.end(), 0);
     }
     std::memcpy(b.data() + in_blk, data.data() + done, c);
-    F2FS_TRY(impl_->write_file_block(ino, idx, b.data(), type));
+    F2FS_TRY(impl_->cache_write(ino, idx, b.data(), type));
     done += c;
   }
   auto inp = impl_->node(ino);
@@ -440,6 +468,8 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
 }
 
 Status Writer::truncate(nid_t ino, std::uint64_t size) {
+  F2FS_WRITER_LOCK(impl_);
+  F2FS_TRY(impl_->usable(true));
   auto st = stat(ino);
   if (!st) return make_error(st.error());
   if (!st->is_reg()) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is not a regular file", ino));

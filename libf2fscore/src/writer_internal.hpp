@@ -4,6 +4,7 @@
 
 #include <array>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -42,6 +43,26 @@ struct NodePath {
   std::uint32_t noffset[4] = {};
 };
 NodePath node_path(std::uint64_t index, std::uint32_t addrs_per_inode);
+
+/// Why a data block is being written: the inputs of the placement rules
+/// (writer_ipu.cpp, as f2fs_should_update_inplace() sees a write).
+struct WriteContext {
+  enum class Origin : std::uint8_t {
+    writeback,       ///< async writeback of the page cache (cache full, periodic)
+    sync_writeback,  ///< writeback for fsync/fdatasync/sync/checkpoint (REQ_SYNC)
+    direct,          ///< WriteFlags::direct
+    gc,              ///< a GC move
+  } origin = Origin::writeback;
+  bool fsync = false;      ///< inside fsync() (FI_NEED_IPU / is_fsync_dnode)
+  bool fdatasync = false;  ///< inside fdatasync()
+  std::uint64_t file_dirty_pages = 0;  ///< the file's dirty pages when its writeback began
+};
+
+/// The page cache (writer_cache.cpp); opaque elsewhere.
+struct PageCache;
+struct PageCacheDeleter {
+  void operator()(PageCache* p) const noexcept;
+};
 }  // namespace wr
 
 struct Writer::Impl {
@@ -71,8 +92,28 @@ struct Writer::Impl {
   std::vector<nid_t> orphans;
   bool unmounted = false;
   WriterStats stats;
+  /// Every public call holds it (recursive: public calls call each other).
+  std::recursive_mutex mu;
+
+  // ---- writer_cache.cpp: page cache, periodic checkpoints, discard ----
+  std::unique_ptr<wr::PageCache, wr::PageCacheDeleter> cache;
+  std::uint64_t last_checkpoint_time = 0;
+
+  // ---- writer_ipu.cpp: placement policy ----
+  IpuOptions ipu;  ///< resolved (no kKernelDefault left)
+
+  // ---- writer_gc.cpp: SSR and GC ----
+
+  // ---- writer_fsync.cpp: fsync chains and roll-forward ----
+
+  // ---- writer_ns.cpp: namespace, open files ----
+  std::unordered_map<nid_t, std::uint32_t> open_count;
 
   Impl(BlockDevice& d, const MountOptions& o) : dev(d), opts(o) {}
+
+  /// Errc::invalid_argument after unmount, Errc::read_only on a read-only
+  /// mount when `modify`; else ok.
+  Status usable(bool modify) const;
 
   // writer_mount.cpp
   Status load();
@@ -97,7 +138,10 @@ struct Writer::Impl {
   /// nodes on the way are made and *dnode/*slot say where the pointer is.
   Result<disk::block_t> map(nid_t ino, std::uint64_t index, bool create, nid_t* dnode = nullptr, std::uint32_t* slot = nullptr);
   Status read_file_block(nid_t ino, std::uint64_t index, std::uint8_t* out);
-  Status write_file_block(nid_t ino, std::uint64_t index, const std::uint8_t* data, std::uint8_t type);
+  /// Writes one 4 KiB block of a file to where place_data() says (the
+  /// device at once; the page cache calls this at writeback).
+  Status write_file_block(nid_t ino, std::uint64_t index, const std::uint8_t* data, std::uint8_t type,
+                          const wr::WriteContext& ctx = {});
   Status free_file_block(nid_t ino, std::uint64_t index);
   Status truncate_blocks(nid_t ino, std::uint64_t from);
   Status convert_inline_data(nid_t ino);
@@ -113,6 +157,40 @@ struct Writer::Impl {
   Result<bool> dir_empty(nid_t dir);
   Result<std::vector<std::pair<std::string, nid_t>>> entries(nid_t dir);
   Result<nid_t> make_inode(nid_t parent, std::string_view name, std::uint16_t mode);
+
+  // writer_cache.cpp
+  /// Stages a whole 4 KiB block of file `ino` as dirty (writes back when
+  /// the cache is over opts.cache_bytes).
+  Status cache_write(nid_t ino, std::uint64_t index, const std::uint8_t* block, std::uint8_t type);
+  /// Copies a cached block to `out`; false when not cached.
+  bool cache_read(nid_t ino, std::uint64_t index, std::uint8_t* out);
+  /// Writes back the dirty pages of `ino` (0: of every file).
+  Status writeback(nid_t ino, const wr::WriteContext& ctx);
+  /// Drops cached pages of `ino` in [from, to) (truncate, punch, unlink).
+  void cache_drop(nid_t ino, std::uint64_t from, std::uint64_t to = ~std::uint64_t{0});
+  std::uint64_t dirty_pages(nid_t ino) const;
+  /// Takes a checkpoint when opts.checkpoint_interval_s has passed.
+  Status maybe_periodic_checkpoint();
+
+  // writer_ipu.cpp
+  /// Where block `index` of `ino`, now at `old` (kNullAddr/kNewAddr: not
+  /// yet written), goes: `old` itself (in place) or a new block of log
+  /// `type`; *why says which rule decided.
+  Result<disk::block_t> place_data(nid_t ino, std::uint64_t index, disk::block_t old, std::uint8_t type,
+                                   const wr::WriteContext& ctx, IpuReason* why);
+  void resolve_ipu_defaults();
+
+  // writer_gc.cpp
+  /// Foreground GC until `sections` more sections are free (or no victim).
+  Result<std::uint32_t> gc_foreground(std::uint32_t sections);
+
+  // writer_fsync.cpp
+  Status fsync_file(nid_t ino, bool datasync);
+  /// At mount: rolls fsynced node chains forward (opts.recovery).
+  Status recover_fsync();
 };
+
+/// Takes the handle's lock for the rest of the scope.
+#define F2FS_WRITER_LOCK(impl) std::lock_guard<std::recursive_mutex> f2fs_writer_lock_((impl)->mu)
 
 }  // namespace f2fscore

@@ -34,9 +34,10 @@ Status Writer::Impl::load() {
   if (f & feature::blkzoned) return refuse("zoned devices are not supported");
   if (f & feature::ro) return refuse("the volume has the ro feature (read-only by design)");
   if (sb.devs[0].path[0] != 0) return refuse("multi-device volumes are not supported yet");
-  if (vol->open_report().pending_fsync_nodes > 0)
-    return refuse(fmt("%llu fsynced node blocks follow the checkpoint; mount it in Linux first to roll them forward "
-                      "(f2fs_recover_fsync_data()), a checkpoint from us would drop them",
+  const bool pending_fsync = vol->open_report().pending_fsync_nodes > 0;
+  if (pending_fsync && (opts.recovery == MountOptions::Recovery::refuse || opts.read_only))
+    return refuse(fmt("%llu fsynced node blocks follow the checkpoint; mount it read-write with roll-forward (or in "
+                      "Linux) first (f2fs_recover_fsync_data()), a checkpoint from us would drop them",
                       vol->open_report().pending_fsync_nodes)
                       .c_str());
   if (cp.ckpt_flags.get() & (cp_flag::error | cp_flag::fsck | cp_flag::disabled | cp_flag::resizefs))
@@ -94,6 +95,13 @@ Status Writer::Impl::load() {
   for (std::uint32_t s = 0; s < main_segs; ++s) seg_alloc[s] = seg_valid[s] == 0;
   for (const auto& l : logs)
     if (l.segno < main_segs) seg_alloc[l.segno] = 0;
+  if (pending_fsync) F2FS_TRY(recover_fsync());
+  return {};
+}
+
+Status Writer::Impl::usable(bool modify) const {
+  if (unmounted) return make_error(Errc::invalid_argument, "writer: the volume is unmounted");
+  if (modify && opts.read_only) return make_error(Errc::read_only, "writer: the volume is mounted read-only");
   return {};
 }
 
@@ -227,6 +235,11 @@ void Writer::Impl::free_node(nid_t nid) {
 // metadata rebuild from the in-memory truth (NAT/SIT to the other copies,
 // SSA, the new pack; flushes between) — f2fs_write_checkpoint()'s order.
 Status Writer::Impl::checkpoint(bool umount) {
+  {
+    wr::WriteContext ctx;
+    ctx.origin = wr::WriteContext::Origin::sync_writeback;
+    F2FS_TRY(writeback(0, ctx));
+  }
   std::vector<nid_t> ds;
   for (const auto& [n, d] : dirty) ds.push_back(n);
   std::sort(ds.begin(), ds.end());
@@ -307,22 +320,28 @@ Writer::~Writer() = default;
 Result<std::unique_ptr<Writer>> Writer::mount(BlockDevice& dev, const MountOptions& opts) {
   auto impl = std::make_unique<Impl>(dev, opts);
   F2FS_TRY(impl->load());
+  impl->resolve_ipu_defaults();
+  impl->last_checkpoint_time = impl->now();
   return std::unique_ptr<Writer>(new Writer(std::move(impl)));
 }
-
-static tl::unexpected<Error> after_unmount() { return make_error(Errc::invalid_argument, "writer: the volume is unmounted"); }
 
 // A checkpoint that fails leaves the in-memory state half-committed: the
 // handle is closed (the previous checkpoint on disk stays the valid one).
 Status Writer::sync() {
-  if (!impl_->ok()) return after_unmount();
+  F2FS_WRITER_LOCK(impl_);
+  F2FS_TRY(impl_->usable(true));
   auto r = impl_->checkpoint(false);
   if (!r) impl_->unmounted = true;
   return r;
 }
 
 Status Writer::unmount() {
-  if (!impl_->ok()) return after_unmount();
+  F2FS_WRITER_LOCK(impl_);
+  F2FS_TRY(impl_->usable(false));
+  if (impl_->opts.read_only) {
+    impl_->unmounted = true;
+    return {};
+  }
   auto r = impl_->checkpoint(true);
   impl_->unmounted = true;
   return r;

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@
 #include "f2fscore/device.hpp"
 #include "f2fscore/disk/constants.hpp"
 #include "f2fscore/result.hpp"
+#include "f2fscore/writer_policy.hpp"
 
 namespace f2fscore {
 
@@ -28,6 +30,68 @@ using disk::nid_t;
 struct MountOptions {
   /// Seconds since the epoch for inode times the writer sets; 0: the clock.
   std::uint64_t fixed_time = 0;
+  /// Mount read-only: every call that would change the volume fails with
+  /// Errc::read_only and nothing is written (not even a checkpoint).
+  bool read_only = false;
+  /// Bound of the page cache of buffered file data, bytes (dirty pages are
+  /// written back when it fills, at fsync, sync and checkpoints).
+  std::uint64_t cache_bytes = 64ull << 20;
+  /// A checkpoint is taken by the first call after this many seconds since
+  /// the last one (the kernel's cp_interval, 60 s); 0: only at sync() and
+  /// unmount().
+  std::uint32_t checkpoint_interval_s = 60;
+  /// Discard segments freed by a checkpoint (the kernel's "discard" mount
+  /// option, on by default); devices without discard ignore it.
+  bool discard = true;
+  /// Fsynced node chains found after the checkpoint at mount: roll them
+  /// forward as f2fs_recover_fsync_data() (fs/f2fs/recovery.c) does, or
+  /// refuse the mount (Errc::unsupported).
+  enum class Recovery : std::uint8_t { roll_forward, refuse } recovery = Recovery::roll_forward;
+  IpuOptions ipu{};
+  GcOptions gc{};
+};
+
+/// Seconds and nanoseconds since the epoch.
+struct Timespec {
+  std::uint64_t sec = 0;
+  std::uint32_t nsec = 0;
+  friend bool operator==(const Timespec&, const Timespec&) = default;
+};
+
+/// What setattr() changes: only the fields that are set.
+struct SetAttr {
+  std::optional<std::uint16_t> mode;  ///< permission bits (07777); the type bits are kept
+  std::optional<std::uint32_t> uid, gid;
+  std::optional<Timespec> atime, mtime, ctime;
+};
+
+/// Flags of write(): how the data reaches the device.
+struct WriteFlags {
+  /// Bypass the page cache: the blocks go to the device before write()
+  /// returns (O_DIRECT; offset and size must be multiples of 4 KiB, else
+  /// Errc::unaligned).
+  bool direct = false;
+  /// O_DSYNC: as write() then fdatasync().
+  bool dsync = false;
+};
+
+/// fallocate() modes (FALLOC_FL_* in include/uapi/linux/falloc.h).
+namespace falloc {
+inline constexpr std::uint32_t keep_size = 0x01;
+inline constexpr std::uint32_t punch_hole = 0x02;
+inline constexpr std::uint32_t zero_range = 0x10;
+}  // namespace falloc
+
+/// setxattr() flags (XATTR_CREATE / XATTR_REPLACE).
+enum class XattrSet : std::uint8_t { any, create, replace };
+
+/// One extended attribute: the name index (F2FS_XATTR_INDEX_*: 1 user,
+/// 2 POSIX ACL access, 3 ACL default, 4 trusted, 6 security, 7 advise,
+/// 9 encryption context) and the name without its prefix.
+struct XattrItem {
+  std::uint8_t index = 0;
+  std::string name;
+  std::vector<std::uint8_t> value;
 };
 
 /// What stat() tells about an inode. Sizes in bytes, blocks in 4 KiB blocks
@@ -38,6 +102,9 @@ struct WriterStat {
   std::uint64_t size = 0;
   std::uint64_t blocks = 0;
   std::uint32_t links = 0;
+  std::uint32_t uid = 0, gid = 0;
+  Timespec atime, mtime, ctime;
+  std::uint32_t rdev = 0;  ///< device number (new_encode_dev()) of a device node
   bool is_dir() const { return (mode & 0xF000) == 0x4000; }
   bool is_reg() const { return (mode & 0xF000) == 0x8000; }
 };
@@ -48,10 +115,19 @@ struct WriterStats {
   std::uint64_t node_blocks_written = 0;  ///< 4 KiB node blocks
   std::uint64_t checkpoints = 0;
   std::uint64_t segments_allocated = 0;   ///< new segments opened by the logs
+  std::uint64_t meta_blocks_written = 0;  ///< 4 KiB NAT/SIT/SSA/checkpoint blocks
+  std::uint64_t discards = 0;             ///< discard requests issued
+  std::uint64_t recovered_nodes = 0;      ///< fsynced node blocks rolled forward at mount
+  IpuStats ipu;
+  GcStats gc;
 };
 
-/// A read-write mount. Paths are absolute ("/a/b"), bytes, no symlinks
+//// A read-write mount. Paths are absolute ("/a/b"), bytes, no symlinks
 /// followed. Names are at most 255 bytes (F2FS_NAME_LEN).
+///
+/// Threads: every public call takes the handle's lock, so one Writer may be
+/// used from several threads at once; calls are serialised (docs/writer.md).
+/// On a read_only mount every changing call fails with Errc::read_only.
 class Writer {
  public:
   /// Mounts `dev` read-write. `dev` must outlive the Writer. Refuses
@@ -97,7 +173,8 @@ class Writer {
   /// Writes `data` at byte `offset` of regular file `ino`, extending it.
   /// Errors: invalid_argument (not a regular file, past the largest file),
   /// no_space.
-  Result<std::size_t> write(nid_t ino, std::uint64_t offset, std::span<const std::uint8_t> data);
+  Result<std::size_t> write(nid_t ino, std::uint64_t offset, std::span<const std::uint8_t> data,
+                            WriteFlags flags = {});
   /// Reads up to out.size() bytes at `offset`; short at end of file; holes
   /// read as zeroes.
   Result<std::size_t> read(nid_t ino, std::uint64_t offset, std::span<std::uint8_t> out);
@@ -105,6 +182,71 @@ class Writer {
   /// blocks and nodes past the end and zeroes the tail of the last block;
   /// growing leaves a hole.
   Status truncate(nid_t ino, std::uint64_t size);
+
+  // ---- Namespace (writer_ns.cpp) ----
+  /// Renames `from` to `to`, replacing an existing `to` (a file by a file,
+  /// an empty directory by a directory), as f2fs_rename(). Errors:
+  /// not_found, invalid_argument (a directory into itself or below itself,
+  /// a directory over a file or the reverse), exists (non-empty target
+  /// directory: ENOTEMPTY).
+  Status rename(std::string_view from, std::string_view to);
+  /// A new name for an existing non-directory. Errors: exists, not_found,
+  /// invalid_argument (a directory), too many links (invalid_argument).
+  Status link(std::string_view existing, std::string_view new_path);
+  /// A symbolic link holding `target` (inline when it fits, as Linux).
+  Result<nid_t> symlink(std::string_view target, std::string_view link_path);
+  Result<std::string> readlink(nid_t ino);
+  /// A device node, FIFO or socket: `mode` with its type bits (S_IFCHR,
+  /// S_IFBLK, S_IFIFO, S_IFSOCK), `rdev` as new_encode_dev().
+  Result<nid_t> mknod(std::string_view path, std::uint16_t mode, std::uint32_t rdev = 0);
+  /// Changes mode bits, owner and times (ctime is set to now unless given).
+  Status setattr(nid_t ino, const SetAttr& attr);
+  /// Opens `ino` (counts openers): an inode unlinked while open stays on
+  /// the orphan list until its last release(), and is freed at the next
+  /// mount if the volume was not unmounted (f2fs_recover_orphan_inodes()).
+  Status open(nid_t ino);
+  Status release(nid_t ino);
+
+  // ---- Extended attributes (writer_xattr.cpp) ----
+  /// Sets an attribute in the inline xattr area or the xattr node, as
+  /// f2fs_setxattr(). Errors: exists (create), not_found (replace),
+  /// invalid_argument (name over 255 bytes, bad index), no_space (the
+  /// inode's xattr space, about 4 KiB, is full: ENOSPC as Linux).
+  Status setxattr(nid_t ino, std::uint8_t index, std::string_view name, std::span<const std::uint8_t> value,
+                  XattrSet how = XattrSet::any);
+  Result<std::vector<std::uint8_t>> getxattr(nid_t ino, std::uint8_t index, std::string_view name);
+  Result<std::vector<XattrItem>> listxattr(nid_t ino);
+  Status removexattr(nid_t ino, std::uint8_t index, std::string_view name);
+
+  // ---- Space of regular files (writer_ns.cpp) ----
+  /// fallocate(2) on a regular file: mode 0 or keep_size reserves blocks
+  /// (NEW_ADDR, read as zeroes) and with mode 0 extends i_size;
+  /// punch_hole|keep_size frees whole blocks in the range and zeroes the
+  /// partial ends; zero_range zeroes the range. Offsets and lengths in bytes.
+  Status fallocate(nid_t ino, std::uint32_t mode, std::uint64_t offset, std::uint64_t length);
+
+  // ---- Durability (writer_fsync.cpp) ----
+  /// Writes the file's dirty data, then its dirty node blocks to the warm
+  /// node log with the fsync mark on the last dnode (and the dentry mark
+  /// while its dentry is not checkpointed), so that Linux's roll-forward
+  /// (f2fs_recover_fsync_data()) recovers them after a power cut; takes a
+  /// checkpoint instead where the kernel would (need_do_checkpoint() in
+  /// fs/f2fs/file.c). Flushes the device.
+  Status fsync(nid_t ino);
+  /// As fsync() but the inode is written only when its size or block
+  /// mapping changed (f2fs_do_sync_file() with datasync).
+  Status fdatasync(nid_t ino);
+
+  // ---- Policy (writer_ipu.cpp, writer_gc.cpp) ----
+  /// Changes the IPU tunables at run time. Errors: invalid_argument
+  /// (unknown bits, min_ipu_util over 100), as the sysfs stores refuse.
+  Status set_ipu_options(const IpuOptions& o);
+  /// The policy in force (ipu_policy resolved from kKernelDefault).
+  IpuOptions ipu_options() const;
+  /// Runs foreground GC until `sections` sections are free or no victim is
+  /// left (F2FS_IOC_GARBAGE_COLLECT); returns the sections freed by the
+  /// checkpoint it takes.
+  Result<std::uint32_t> gc(std::uint32_t sections = 1);
 
   const WriterStats& stats() const;
 

@@ -1,0 +1,108 @@
+// Policies and counters of the log-structured writer's space management:
+// the in-place-update (IPU) policy, SSR and garbage collection (issue 7),
+// and what fsync/fdatasync cost (issue 8). Plain data; the Writer applies
+// them (writer.hpp, docs/ipu.md, docs/gc.md).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace f2fscore {
+
+/// `ipu_policy` bits, values as F2FS_IPU_* in fs/f2fs/segment.h
+/// (Documentation/ABI/testing/sysfs-fs-f2fs).
+namespace ipu_bit {
+inline constexpr std::uint32_t force = 0x01;
+inline constexpr std::uint32_t ssr = 0x02;
+inline constexpr std::uint32_t util = 0x04;
+inline constexpr std::uint32_t ssr_util = 0x08;
+inline constexpr std::uint32_t fsync = 0x10;
+inline constexpr std::uint32_t async = 0x20;
+inline constexpr std::uint32_t nocache = 0x40;
+inline constexpr std::uint32_t honor_opu_write = 0x80;
+inline constexpr std::uint32_t all = 0xFF;
+}  // namespace ipu_bit
+
+/// The IPU tunables (/sys/fs/f2fs/<dev>/{ipu_policy,min_ipu_util,...}).
+struct IpuOptions {
+  /// Sentinel: the kernel's default for the volume, F2FS_IPU_FSYNC (0x10),
+  /// or FORCE|HONOR_OPU_WRITE (0x81) on volumes of 16 GiB or less
+  /// (f2fs_build_segment_manager() in fs/f2fs/segment.c, 6.1).
+  static constexpr std::uint32_t kKernelDefault = 0xFFFFFFFFu;
+  std::uint32_t ipu_policy = kKernelDefault;
+  std::uint32_t min_ipu_util = 70;       ///< percent of user blocks valid (0..100)
+  std::uint32_t min_fsync_blocks = 8;    ///< dirty 4 KiB pages of the file
+  std::uint32_t min_hot_blocks = 16;     ///< dirty 4 KiB pages of the file
+  /// Free sections under which SSR may run; kKernelDefault: as the kernel
+  /// computes it (DEF_MIN_SSR_SECTIONS scaled by the node and dentry
+  /// sections, need_SSR() in fs/f2fs/segment.h).
+  std::uint32_t min_ssr_sections = kKernelDefault;
+  /// The proposed change ("separate IPU policy for fdatasync from
+  /// F2FS_IPU_FSYNC"): fdatasync, and fsync of at most min_fsync_blocks
+  /// dirty pages, write in place whatever ipu_policy says. Off: the
+  /// kernel's behaviour.
+  bool fdatasync_in_place = false;
+};
+
+/// Why a data block was written where it was. The in-place reasons are the
+/// ipu_policy rules in the kernel's order of precedence
+/// (check_inplace_update_policy() and f2fs_should_update_inplace() in
+/// fs/f2fs/data.c); the out-of-place reasons say which outer rule or which
+/// failed policy decided.
+enum class IpuReason : std::uint8_t {
+  // in place
+  ipu_pinned = 0,       ///< pinned file (F2FS_I(inode)->i_gc_failures / FI_PIN_FILE)
+  ipu_force,            ///< F2FS_IPU_FORCE
+  ipu_ssr,              ///< F2FS_IPU_SSR and need_SSR()
+  ipu_util,             ///< F2FS_IPU_UTIL and utilization >= min_ipu_util
+  ipu_ssr_util,         ///< F2FS_IPU_SSR_UTIL
+  ipu_fsync,            ///< F2FS_IPU_FSYNC in fsync/fdatasync with <= min_fsync_blocks dirty
+  ipu_async,            ///< F2FS_IPU_ASYNC: an async rewrite of a block not under writeback
+  ipu_fdatasync_option, ///< the fdatasync_in_place option
+  // out of place
+  opu_policy,           ///< no rule of ipu_policy asked for IPU (LFS)
+  opu_new_block,        ///< the block had no address yet (first write, hole, NEW_ADDR)
+  opu_dir,              ///< directories are never updated in place
+  opu_quota,            ///< quota files
+  opu_honor_opu_write,  ///< being moved by GC under F2FS_IPU_HONOR_OPU_WRITE
+  opu_cold,             ///< cold data (file_is_cold / FI cold), as the kernel treats it
+  opu_gc,               ///< a GC move (always out of place)
+  opu_other,            ///< any other outer rule (compressed, encrypted, atomic, ...)
+  count_
+};
+inline constexpr std::size_t kIpuReasonCount = static_cast<std::size_t>(IpuReason::count_);
+constexpr bool is_in_place(IpuReason r) { return r < IpuReason::opu_policy; }
+/// A short name for reports ("ipu_force", "opu_new_block", ...).
+const char* to_string(IpuReason r) noexcept;
+
+/// Data writes by reason, and what fsync/fdatasync wrote.
+struct IpuStats {
+  std::array<std::uint64_t, kIpuReasonCount> data_blocks{};  ///< 4 KiB data blocks written, by reason
+  std::uint64_t in_place() const;
+  std::uint64_t out_of_place() const;
+  std::uint64_t fsyncs = 0, fdatasyncs = 0;
+  std::uint64_t fsync_node_blocks = 0, fsync_meta_blocks = 0;          ///< 4 KiB blocks written by fsync
+  std::uint64_t fdatasync_node_blocks = 0, fdatasync_meta_blocks = 0;  ///< 4 KiB blocks written by fdatasync
+  std::uint64_t fsync_checkpoints = 0;  ///< fsyncs that had to take a checkpoint (need_do_checkpoint())
+};
+
+/// Victim selection (select_policy() in fs/f2fs/gc.c).
+enum class GcPolicy : std::uint8_t { greedy, cost_benefit };
+
+struct GcOptions {
+  GcPolicy background_policy = GcPolicy::cost_benefit;  ///< the kernel's BG default
+  GcPolicy foreground_policy = GcPolicy::greedy;        ///< FG GC is always greedy in the kernel
+  /// Background GC when idle (the gc_merge/gc thread); off unless asked.
+  bool background = false;
+};
+
+struct GcStats {
+  std::uint64_t foreground_runs = 0, background_runs = 0;
+  std::uint64_t victims = 0;                 ///< sections selected
+  std::uint64_t data_blocks_moved = 0, node_blocks_moved = 0;
+  std::uint64_t sections_freed = 0;          ///< after the checkpoint that freed them
+  std::uint64_t ssr_blocks = 0;              ///< blocks allocated by SSR (in dirty segments)
+  std::uint64_t lfs_blocks = 0;              ///< blocks allocated by LFS (in free segments)
+};
+
+}  // namespace f2fscore

@@ -102,7 +102,44 @@ struct Writer::Impl {
   // ---- writer_ipu.cpp: placement policy ----
   IpuOptions ipu;  ///< resolved (no kKernelDefault left)
 
-  // ---- writer_gc.cpp: SSR and GC ----
+  // ---- writer_gc.cpp: SSR and GC (docs/gc.md) ----
+  /// Per main-area block: valid at the last checkpoint or allocated since
+  /// (the kernel's ckpt_valid_map): SSR never hands such a block out, the
+  /// last checkpoint may still reference it.
+  std::vector<std::uint8_t> ckpt_valid;
+  std::vector<std::uint16_t> seg_ckpt_valid;  ///< per segment: blocks set in ckpt_valid (ckpt_valid_blocks)
+  std::vector<std::uint64_t> seg_mtime;       ///< SIT mtime per segment, in get_mtime() seconds
+  std::uint64_t mtime_base = 0, clock_base = 0;  ///< checkpoint elapsed_time and now() at mount
+  std::uint64_t min_mtime = 0, max_mtime = 0;    ///< sit_i->min_mtime / max_mtime (cost-benefit)
+  std::uint32_t free_secs = 0;                   ///< wholly free sections (free_sections())
+  std::uint32_t cur_victim_sec = 0xFFFFFFFFu;    ///< section GC is moving (never an SSR target)
+  std::uint64_t gc_move_mtime = 0;               ///< while GC moves a block: its old segment's mtime
+  int call_depth = 0;                            ///< nesting of public calls (F2FS_WRITER_LOCK)
+  bool in_gc = false;
+  std::uint64_t last_call_time = 0;              ///< now() at the last public call (idle detection)
+
+  /// Rebuilds the state above from the owner table and the SIT (load()).
+  void gc_load();
+  /// need_SSR() of fs/f2fs/segment.c (6.1): free sections at or under the
+  /// dirty node and dentry sections + min_ssr_sections + reserved sections.
+  bool need_ssr() const;
+  std::uint32_t reserved_sections() const;
+  /// has_not_enough_free_secs() of fs/f2fs/segment.h (6.1), plus the
+  /// sections the page cache's dirty data pages need (docs/gc.md).
+  bool has_not_enough_free_secs(std::uint32_t freed, std::uint32_t needed) const;
+  /// Errc::no_space when `blocks` more blocks would pass user_block_count
+  /// (valid + NEW_ADDR + unwritten new nodes; inc_valid_block_count()).
+  Status check_space(std::uint64_t blocks) const;
+  /// At a safe point (no operation in flight): background GC when idle,
+  /// foreground GC when free sections run low (f2fs_balance_fs()).
+  Status balance_fs();
+  /// The address alloc_block(type) gives next (NEXT_FREE_BLKADDR), opening
+  /// a segment for the log if it has none.
+  Result<disk::block_t> next_block(std::uint8_t type);
+  /// alloc_block()'s body: LFS or SSR (allocate_segment_by_default()).
+  Result<disk::block_t> allocate_block(std::uint8_t type);
+  Status new_segment(std::uint8_t type);
+  std::uint64_t get_mtime() const;
 
   // ---- writer_fsync.cpp: fsync chains and roll-forward ----
 
@@ -112,8 +149,10 @@ struct Writer::Impl {
   Impl(BlockDevice& d, const MountOptions& o) : dev(d), opts(o) {}
 
   /// Errc::invalid_argument after unmount, Errc::read_only on a read-only
-  /// mount when `modify`; else ok.
-  Status usable(bool modify) const;
+  /// mount when `modify`; else ok. With `modify`, in the outermost public
+  /// call, it then runs balance_fs() (GC at the start of a changing call,
+  /// as f2fs_balance_fs()), whose errors it returns.
+  Status usable(bool modify);
 
   // writer_mount.cpp
   Status load();
@@ -191,6 +230,18 @@ struct Writer::Impl {
 };
 
 /// Takes the handle's lock for the rest of the scope.
-#define F2FS_WRITER_LOCK(impl) std::lock_guard<std::recursive_mutex> f2fs_writer_lock_((impl)->mu)
+namespace wr {
+/// The handle's lock for a public call, counting nested calls (balance_fs()
+/// runs GC only in the outermost one).
+struct CallScope {
+  explicit CallScope(Writer::Impl& i) : impl(i), lock(i.mu) { ++impl.call_depth; }
+  ~CallScope() { --impl.call_depth; }
+  CallScope(const CallScope&) = delete;
+  CallScope& operator=(const CallScope&) = delete;
+  Writer::Impl& impl;
+  std::lock_guard<std::recursive_mutex> lock;
+};
+}  // namespace wr
+#define F2FS_WRITER_LOCK(impl) ::f2fscore::wr::CallScope f2fs_writer_lock_(*(impl))
 
 }  // namespace f2fscore

@@ -123,6 +123,14 @@ struct RebuildPlan {
   /// f2fs_set_main_bitmap()), else warm node / warm data. Either way an
   /// active log's segment is typed as its log (fsck_chk_curseg_info()).
   std::vector<std::uint8_t> segment_types;
+  /// SIT mtime per main-area segment (seconds of the kernel's get_mtime(),
+  /// which cost-benefit GC ages segments by: get_cb_cost() in fs/f2fs/gc.c).
+  /// Empty: keep each entry's current mtime.
+  std::vector<std::uint64_t> segment_mtimes;
+  /// The new pack's elapsed_time (seconds the volume has been mounted, the
+  /// base of SIT mtimes; do_checkpoint() writes get_mtime(sbi, true)).
+  /// Absent: keep the current pack's.
+  std::optional<std::uint64_t> elapsed_time;
   /// Move an active log whose next block is in use to a free segment
   /// (fsck.f2fs's "Move curseg").
   bool move_busy_cursegs = true;

@@ -468,9 +468,14 @@ Status Writer::Impl::balance_fs() {
     if (!r) return make_error(r.error());
   }
   last_call_time = t;
-  if (!has_not_enough_free_secs(0, 0)) return {};
+  if (!has_not_enough_free_secs(0, 0) || gc_futile_at == stats.checkpoints) return {};
+  const std::uint64_t victims = stats.gc.victims, cps = stats.checkpoints;
   auto r = Gc{*this}.run(true, 1, false);
   if (!r) return make_error(r.error());
+  // Nothing to move and no checkpoint: the reserve cannot be restored now
+  // (a small volume whose reserve is most of it); allocation goes on into
+  // it, and GC is tried again after the next checkpoint.
+  if (stats.gc.victims == victims && stats.checkpoints == cps) gc_futile_at = stats.checkpoints;
   return {};
 }
 

@@ -117,6 +117,9 @@ struct Writer::Impl {
   int call_depth = 0;                            ///< nesting of public calls (F2FS_WRITER_LOCK)
   bool in_gc = false;
   std::uint64_t last_call_time = 0;              ///< now() at the last public call (idle detection)
+  /// stats.checkpoints when foreground GC last found nothing to move: it is
+  /// not retried until the next checkpoint changes the picture.
+  std::uint64_t gc_futile_at = ~std::uint64_t{0};
 
   /// Rebuilds the state above from the owner table and the SIT (load()).
   void gc_load();

@@ -6,6 +6,7 @@
 // images for writer_gc_linux.sh.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -336,6 +337,13 @@ void fill_and_churn(std::uint64_t volume_bytes, double churn_factor, std::uint32
     st = (*w)->stats();
     ASSERT_TRUE((*w)->unmount());
   }
+  std::printf("[ gc stats ] %llu MiB: fg runs %llu, victims %llu, data moved %llu, node moved %llu, sections freed %llu, "
+              "ssr blocks %llu, lfs blocks %llu, checkpoints %llu\n",
+              static_cast<unsigned long long>(volume_bytes >> 20), static_cast<unsigned long long>(st.gc.foreground_runs),
+              static_cast<unsigned long long>(st.gc.victims), static_cast<unsigned long long>(st.gc.data_blocks_moved),
+              static_cast<unsigned long long>(st.gc.node_blocks_moved), static_cast<unsigned long long>(st.gc.sections_freed),
+              static_cast<unsigned long long>(st.gc.ssr_blocks), static_cast<unsigned long long>(st.gc.lfs_blocks),
+              static_cast<unsigned long long>(st.checkpoints));
   EXPECT_GT(st.gc.foreground_runs, 0u);
   EXPECT_GT(st.gc.victims, 0u);
   EXPECT_GT(st.gc.data_blocks_moved, 0u);

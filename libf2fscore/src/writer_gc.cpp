@@ -435,7 +435,11 @@ struct Gc {
     for (;;) {
       if (foreground && !forced && sec_freed >= want && !w.has_not_enough_free_secs(sec_freed, 0)) break;
       if (forced && sec_freed >= want) break;
-      const std::uint32_t sec = select_victim(policy);
+      std::uint32_t sec = select_victim(policy);
+      // Foreground GC must make room: when cost-benefit sees no age
+      // difference (every cost UINT_MAX) it falls back to greedy, the
+      // kernel's only foreground policy.
+      if (sec == kNoSeg && foreground && policy != GcPolicy::greedy) sec = select_victim(GcPolicy::greedy);
       if (sec == kNoSeg) break;
       ++w.stats.gc.victims;
       tried.resize(nsecs(), 0);

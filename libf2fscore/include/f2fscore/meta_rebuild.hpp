@@ -38,9 +38,10 @@
 //   - ckpt_flags: CP_FSCK_FLAG and CP_ERROR_FLAG cleared,
 //     CP_ORPHAN_PRESENT_FLAG and CP_COMPACT_SUM_FLAG as the pack holds,
 //     CP_NAT_BITS_FLAG kept when nat_bits fit after the pack (else cleared,
-//     as the kernel does), every other flag kept; elapsed_time and
-//     user_block_count kept; next_free_nid kept unless past the NAT or
-//     clamped by a lenient open (then the lowest free nid above the root).
+//     as the kernel does), every other flag kept; user_block_count kept;
+//     elapsed_time and SIT mtimes kept unless the plan gives them;
+//     next_free_nid kept unless past the NAT or clamped by a lenient open
+//     (then the lowest free nid above the root).
 //   - journal counts past their capacity (38 NAT, 6 SIT entries) are read
 //     as that capacity, as fsck.f2fs trims them.
 //   - roll-forward: nodes fsynced after the current checkpoint carry its

@@ -389,7 +389,10 @@ struct Gc {
           all = false;
           continue;
         }
-        F2FS_TRY(read_at(w.dev, static_cast<std::uint64_t>(o.blkaddr) * kBlockSize, std::span<std::uint8_t>(buf)));
+        // The page as the file has it: a dirty cached page is newer than the
+        // block (move_data_page() writes the page cache's page); writing it
+        // leaves the page clean.
+        F2FS_TRY(w.read_file_block(ino, index, buf.data()));
         wr::WriteContext ctx;
         ctx.origin = wr::WriteContext::Origin::gc;
         w.gc_move_mtime = w.seg_mtime[s] ? w.seg_mtime[s] : 1;

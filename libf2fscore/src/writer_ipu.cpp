@@ -153,6 +153,14 @@ Result<block_t> Writer::Impl::place_data(nid_t ino, std::uint64_t, block_t old, 
   if (!in) return make_error(in.error());
   *why = wr::ipu_decide(ipu, *in);
   if (is_in_place(*why)) return old;
+  // FI_HOT_DATA: the writeback of a file with at most min_hot_blocks dirty
+  // pages goes to the hot data log (f2fs_write_cache_pages(), then
+  // __get_segment_type_6(); cold files stay cold). 0 dirty pages: the
+  // caller did not count them (no page cache), the type stands.
+  using O = wr::WriteContext::Origin;
+  if (type == wr::kWarmData && (ctx.origin == O::writeback || ctx.origin == O::sync_writeback) &&
+      ctx.file_dirty_pages > 0 && ctx.file_dirty_pages <= ipu.min_hot_blocks)
+    type = wr::kHotData;
   return alloc_block(type);
 }
 

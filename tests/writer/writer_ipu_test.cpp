@@ -8,7 +8,10 @@
 // left is clean under our checker (and fsck.f2fs -f in the interop build).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -750,6 +753,89 @@ TEST(WriterIpu, InPlaceDataOutsideTheCheckpointLeavesAConsistentVolume) {
   }
   check_clean(*copy, "power cut after an in-place write");
   s.finish(1, 90);
+}
+
+// ---- Oracle drivers (tests/writer/ipu_linux.sh) ----------------------------
+// DISABLED_: run only by the script, on images it passes through the
+// environment.
+
+// IPU_IMAGE, IPU_FILE (a path), IPU_INDICES ("100 110 ..."): writes
+// "index address" lines to IPU_OUT, read through a read-only mount.
+TEST(WriterIpuOracle, DISABLED_Bmap) {
+  const char* img = std::getenv("IPU_IMAGE");
+  const char* file = std::getenv("IPU_FILE");
+  const char* idx = std::getenv("IPU_INDICES");
+  const char* out = std::getenv("IPU_OUT");
+  ASSERT_TRUE(img && file && idx && out);
+  auto dev = f2fstest::load_image(img);
+  ASSERT_TRUE(dev);
+  MountOptions mo;
+  mo.read_only = true;
+  auto w = Writer::mount(*dev, mo);
+  ASSERT_TRUE(w) << w.error().to_string();
+  auto ino = (*w)->lookup(file);
+  ASSERT_TRUE(ino) << ino.error().to_string();
+  std::ofstream o(out);
+  std::istringstream is(idx);
+  for (std::uint64_t i; is >> i;) {
+    auto a = (*w)->bmap(*ino, i);
+    ASSERT_TRUE(a) << a.error().to_string();
+    o << i << " " << *a << "\n";
+  }
+}
+
+// IPU_IMAGE, IPU_FILE, IPU_PLAN: the plan's steps, one a line: "name policy
+// min_ipu_util min_ssr_sections step index nblocks expect" (step: sync,
+// fsync or fdatasync; policy and numbers as strtoul reads them). Each step
+// sets the tunables, overwrites nblocks blocks from index and runs the step;
+// IPU_OUT gets "name before after" for the first block, or "name skip" when
+// the step needs the page cache or the fsync path this build lacks.
+TEST(WriterIpuOracle, DISABLED_Run) {
+  const char* img = std::getenv("IPU_IMAGE");
+  const char* file = std::getenv("IPU_FILE");
+  const char* plan = std::getenv("IPU_PLAN");
+  const char* out = std::getenv("IPU_OUT");
+  ASSERT_TRUE(img && file && plan && out);
+  auto dev = f2fstest::load_image(img);
+  ASSERT_TRUE(dev);
+  auto w = Writer::mount(*dev);
+  ASSERT_TRUE(w) << w.error().to_string();
+  auto ino = (*w)->lookup(file);
+  ASSERT_TRUE(ino) << ino.error().to_string();
+  std::ifstream pl(plan);
+  std::ofstream o(out);
+  std::string line;
+  while (std::getline(pl, line)) {
+    std::istringstream ls(line);
+    std::string name, policy, util, ssr, step, expect;
+    std::uint64_t index = 0, n = 0;
+    if (!(ls >> name >> policy >> util >> ssr >> step >> index >> n >> expect)) continue;
+    IpuOptions io;
+    io.ipu_policy = static_cast<std::uint32_t>(std::strtoul(policy.c_str(), nullptr, 0));
+    io.min_ipu_util = static_cast<std::uint32_t>(std::strtoul(util.c_str(), nullptr, 0));
+    io.min_ssr_sections = static_cast<std::uint32_t>(std::strtoul(ssr.c_str(), nullptr, 0));
+    ASSERT_TRUE((*w)->set_ipu_options(io));
+    auto before = (*w)->bmap(*ino, index);
+    ASSERT_TRUE(before);
+    const auto written = (*w)->stats().data_blocks_written;
+    const auto cps = (*w)->stats().checkpoints;
+    ASSERT_TRUE((*w)->write(*ino, index * 4096, pattern(n * 4096, 99)));
+    const bool cached = (*w)->stats().data_blocks_written == written;
+    if (step == "sync") {
+      ASSERT_TRUE((*w)->sync());
+    } else {
+      ASSERT_TRUE(step == "fsync" ? (*w)->fsync(*ino) : (*w)->fdatasync(*ino));
+      if (!cached || (*w)->stats().checkpoints != cps) {
+        o << name << " skip\n";
+        continue;
+      }
+    }
+    auto after = (*w)->bmap(*ino, index);
+    ASSERT_TRUE(after);
+    o << name << " " << *before << " " << *after << "\n";
+  }
+  ASSERT_TRUE((*w)->unmount());
+  check_clean(*dev, "our writer after the oracle plan");
 }
 
 }  // namespace

@@ -222,6 +222,7 @@ Node* Writer::Impl::new_node(nid_t nid, nid_t ino, std::uint32_t ofs, bool dir) 
 }
 
 void Writer::Impl::free_node(nid_t nid) {
+  if (nat[nid].ino && nat[nid].ino != nid) fsync_lost_nodes[nat[nid].ino] = cp.checkpoint_ver.get();  // writer_fsync.cpp
   if (nat[nid].addr == kNewAddr) --pending_new_nodes;
   invalidate(nat[nid].addr);
   nat[nid].addr = kNullAddr;
@@ -304,12 +305,15 @@ Status Writer::Impl::checkpoint(bool umount) {
   auto r = meta::rebuild(dev, *vol, plan);
   if (!r) return make_error(r.error());
   ++stats.checkpoints;
+  stats.meta_blocks_written += r->nat_blocks_written + r->sit_blocks_written + r->ssa_blocks_written;
   dirty.clear();
   pending_new_nodes = 0;
   nodes.clear();
   if (umount) return {};  // the handle closes: nothing to reload
   // Start over from what was committed: the new checkpoint's view.
-  return load();
+  F2FS_TRY(load());
+  stats.meta_blocks_written += cp.cp_pack_total_block_count.get();
+  return {};
 }
 
 // ---- Public entry points -----------------------------------------------------

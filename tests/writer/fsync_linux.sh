@@ -14,8 +14,10 @@
 #      every path and the sha256 of every file with the expected tree,
 #      unmounts (the kernel must not complain). Then, on a fresh image of
 #      mkfs.f2fs, it makes a directory, syncs, writes and fsyncs files
-#      (a new file in a checkpointed directory, an append, an inline file,
-#      a file with a direct node, an fdatasync) and cuts the power
+#      (a new file in a checkpointed directory with an xattr node, an inline
+#      file with an inline xattr, a new file taking a checkpointed file's
+#      name, an append, a file with a direct node, an fdatasync) and cuts
+#      the power
 #      (echo b > /proc/sysrq-trigger).
 #   4. fsck.f2fs -f is clean on every image Linux recovered and unmounted.
 #   5. FsyncOracle.DISABLED_RecoverLinuxImage: our writer mounts Linux's
@@ -80,6 +82,7 @@ head -c 4500000 /dev/urandom > "$work/in/c/big"       # past the inode's pointer
 head -c 50000 /dev/urandom > "$work/in/c/base"
 head -c 20000 /dev/urandom > "$work/in/c/append"
 head -c 8192 /dev/urandom > "$work/in/c/dsync"
+head -c 1500 /dev/urandom | od -An -tx1 | tr -d ' \n' | head -c 1500 > "$work/in/c/xbig"   # an xattr node
 linux_img="$work/linux.img"
 truncate -s 128M "$linux_img"
 "$mkfs" -f -q -O extra_attr,inode_checksum,flexible_inline_xattr,inode_crtime "$linux_img" > /dev/null || fail "mkfs.f2fs"
@@ -106,10 +109,11 @@ echo "GUEST-READ-ALL-OK"
 dev=/dev/vd$(echo abcdefghij | cut -c$((n + 1)))
 mount -t f2fs "$dev" /mnt || fail "linux image: mount"
 mkdir /mnt/d || fail mkdir
-cp /in/c/base /mnt/d/base && cp /in/c/append /mnt/d/append || fail "base files"
+cp /in/c/base /mnt/d/base && cp /in/c/append /mnt/d/append && cp /in/c/small /mnt/d/taken || fail "base files"
 sync
-cp /in/c/new1 /mnt/d/new1 && gtool fsync /mnt/d/new1 || fail "new1"
-cp /in/c/small /mnt/d/small && gtool fsync /mnt/d/small || fail "small"
+cp /in/c/new1 /mnt/d/new1 && gtool setxattr /mnt/d/new1 user.big "$(cat /in/c/xbig)" && gtool fsync /mnt/d/new1 || fail "new1"
+cp /in/c/small /mnt/d/small && gtool setxattr /mnt/d/small user.s inline-value && gtool fsync /mnt/d/small || fail "small"
+rm /mnt/d/taken && cp /in/c/new1 /mnt/d/taken && gtool fsync /mnt/d/taken || fail "taken"
 cp /in/c/big /mnt/d/big && gtool fsync /mnt/d/big || fail "big"
 cat /in/c/new1 >> /mnt/d/append && gtool fsync /mnt/d/append || fail "append"
 dd if=/in/c/dsync of=/mnt/d/base bs=4096 seek=3 conv=notrunc 2>/dev/null && gtool fdatasync /mnt/d/base || fail "fdatasync"
@@ -138,6 +142,7 @@ done
 # 5. We recover Linux's power-cut image. What it must hold: the fsynced files.
 mkdir -p "$work/expect/d"
 cp "$work/in/c/new1" "$work/in/c/small" "$work/in/c/big" "$work/expect/d/"
+cp "$work/in/c/new1" "$work/expect/d/taken"
 cat "$work/in/c/append" "$work/in/c/new1" > "$work/expect/d/append"
 cp "$work/in/c/base" "$work/expect/d/base"
 dd if="$work/in/c/dsync" of="$work/expect/d/base" bs=4096 seek=3 conv=notrunc 2>/dev/null
@@ -149,6 +154,7 @@ grep -E "Linux's chain" "$work/back.log" || true
 # 6. Linux reads what our recovery left.
 rm -rf "$work/in2"; mkdir -p "$work/in2"
 sums "$work/expect" > "$work/in2/expect.sha"
+cp "$work/in/c/xbig" "$work/in2/xbig"
 cat > "$work/guest2.sh" <<'GUEST'
 #!/bin/sh
 fail() { echo "GUEST FAIL: $*"; dmesg | grep -i f2fs | tail -20; exit 1; }
@@ -156,6 +162,8 @@ mount -t f2fs /dev/vda /mnt || fail "mount"
 (cd /mnt && for f in $(cd /in && sed 's/^[^ ]* *//' expect.sha); do sha256sum "$f"; done) > /tmp/got.sha
 cmp /in/expect.sha /tmp/got.sha || { diff /in/expect.sha /tmp/got.sha | head; fail "fsynced files differ after our recovery"; }
 [ "$(stat -c %s /mnt/after-recovery)" = 10000 ] || fail "/after-recovery"
+[ "$(gtool getxattr /mnt/d/new1 user.big)" = "$(cat /in/xbig)" ] || fail "the xattr node of d/new1"
+[ "$(gtool getxattr /mnt/d/small user.s)" = inline-value ] || fail "the inline xattr of d/small"
 umount /mnt || fail "umount"
 if dmesg | grep -i 'f2fs' | grep -iE 'error|corrupt|inconsistent|fsck'; then fail "kernel complained"; fi
 echo "GUEST OK: Linux reads the image our roll-forward left"

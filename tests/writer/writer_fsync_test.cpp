@@ -400,6 +400,12 @@ Status fsync_workload(BlockDevice& dev, const Model& base, const DurableFn& dura
   after_sync("");
   F2FS_TRY(write("/base/f1", 10000, pattern(7000, 10)));
   F2FS_TRY(fsync("/base/f1", false));
+  // A checkpointed name taken by a new file: roll-forward replaces the
+  // entry and frees the old inode (recover_dentry()).
+  F2FS_TRY(wr.unlink("/base/f2"));
+  cur.erase("/base/f2");
+  F2FS_TRY(write("/base/f2", 0, pattern(2500, 12)));
+  F2FS_TRY(fsync("/base/f2", true));
   F2FS_TRY(write("/new/x", 6000, pattern(100, 11)));  // not fsynced
   // Stop without a checkpoint (the Writer is dropped).
   return {};
@@ -456,7 +462,7 @@ void power_cut_run(int fsck_every, CutResult* out, const fs::path& export_dir = 
     EXPECT_EQ(describe_diff(states.back(), tree_of(dev)), "") << "no cut";
   }
   ASSERT_GT(total, 20u);
-  ASSERT_EQ(states.size(), 12u);
+  ASSERT_EQ(states.size(), 13u);
   out->total = total;
   int exported = 0;
   for (std::uint64_t n = 0; n <= total; ++n) {
@@ -493,7 +499,8 @@ void power_cut_run(int fsck_every, CutResult* out, const fs::path& export_dir = 
     EXPECT_TRUE(at_last || at_next) << done << " calls returned; against the last durable state:\n"
                                     << describe_diff(states[done], got);
     check_clean(dev, "after a cut", fsck_every > 0 && n % static_cast<std::uint64_t>(fsck_every) == 0);
-    if (raw && at_last) {
+    if (raw && at_last && describe_diff(states[done], tree_of(*raw->to_device())) != "") {
+      // (the checkpoint alone reads differently: Linux must roll forward)
       const std::string tag = "cut" + std::to_string(n);
       auto rd = raw->to_device();
       ASSERT_TRUE(save(*rd, export_dir / (tag + ".img")));

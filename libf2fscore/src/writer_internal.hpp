@@ -191,6 +191,20 @@ struct Writer::Impl {
   bool need_ssr() const;
 
   // ---- writer_fsync.cpp: fsync chains and roll-forward ----
+  /// checkpoint_ver the fields below belong to; a new checkpoint resets them.
+  std::uint64_t fsync_epoch = ~std::uint64_t{0};
+  /// Where the warm node log's fsync chain continues (0: no chain yet in
+  /// this checkpoint; it must start at the checkpoint's warm node curseg).
+  disk::block_t fsync_chain_next = 0;
+  /// Inodes written with the fsync mark since the checkpoint (the NAT
+  /// entry's HAS_FSYNCED_INODE), and nodes made since the checkpoint that
+  /// fsync wrote (not IS_CHECKPOINTED although they have an address).
+  std::unordered_set<nid_t> fsynced_inodes, fsync_new_nodes;
+  /// Inodes that lost a node (truncate, xattr removal), with the
+  /// checkpoint_ver then: a node chain cannot express a removed node, so
+  /// their fsync in that checkpoint takes a checkpoint.
+  std::unordered_map<nid_t, std::uint64_t> fsync_lost_nodes;
+  bool fsync_recovering = false;
 
   // ---- writer_ns.cpp: namespace, open files ----
   std::unordered_map<nid_t, std::uint32_t> open_count;

@@ -130,14 +130,18 @@ struct WriterStats {
 /// On a read_only mount every changing call fails with Errc::read_only.
 class Writer {
  public:
-  /// Mounts `dev` read-write. `dev` must outlive the Writer. Refuses
-  /// (Errc::unsupported, naming the reason) volumes it cannot write safely
-  /// yet: compression, encryption, casefold, quota, zoned, multi-device,
-  /// read-only (ro feature) volumes, and volumes with fsynced node chains
-  /// after the checkpoint (Linux would roll them forward:
-  /// f2fs_recover_fsync_data() in fs/f2fs/recovery.c; a checkpoint from us
-  /// would lose them). Errors from opening the volume (corrupt, io) as
-  /// Volume::open and meta::plan_from_volume report them.
+  /// Mounts `dev` read-write. `dev` must outlive the Writer. Fsynced node
+  /// chains after the checkpoint are rolled forward and checkpointed first
+  /// (f2fs_recover_fsync_data() in fs/f2fs/recovery.c;
+  /// WriterStats::recovered_nodes), or refused as MountOptions::recovery
+  /// says. Refuses (Errc::unsupported, naming the reason) volumes it cannot
+  /// write safely yet: compression, encryption, casefold, quota, zoned,
+  /// multi-device, read-only (ro feature) volumes, chains on a read-only
+  /// mount, and chains holding what roll-forward does not handle. Errors
+  /// from opening the volume (corrupt, io) as Volume::open and
+  /// meta::plan_from_volume report them; corrupt for a bad chain (a loop,
+  /// addresses outside the main area). The destructor writes nothing: a
+  /// Writer dropped without unmount() leaves the volume as a power cut.
   static Result<std::unique_ptr<Writer>> mount(BlockDevice& dev, const MountOptions& opts = {});
   ~Writer();
   Writer(const Writer&) = delete;

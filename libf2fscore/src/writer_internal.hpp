@@ -60,33 +60,6 @@ struct WriteContext {
   std::uint64_t file_dirty_pages = 0;  ///< the file's dirty pages when its writeback began
 };
 
-/// What the placement rules look at for one data block (writer_ipu.cpp):
-/// the inode's flags, the write's origin and the volume's state, as
-/// f2fs_should_update_outplace() / f2fs_should_update_inplace() /
-/// check_inplace_update_policy() in fs/f2fs/data.c see them.
-struct IpuInputs {
-  bool old_valid = false;  ///< the block has a data address (not NULL_ADDR/NEW_ADDR)
-  bool direct = false;     ///< direct I/O (f2fs_map_blocks() rewrites in place)
-  bool pinned = false;     ///< FI_PIN_FILE
-  bool dir = false;        ///< S_ISDIR
-  bool quota = false;      ///< IS_NOQUOTA (a quota file)
-  bool opu_write = false;  ///< FI_OPU_WRITE (defragment())
-  bool gc = false;         ///< a GC move (page_private_gcing)
-  bool cold = false;       ///< file_is_cold (FADVISE_COLD_BIT)
-  bool sync = false;       ///< REQ_SYNC (sync writeback, fsync); else an async write
-  bool fsync = false, fdatasync = false;  ///< inside fsync()/fdatasync()'s writeback
-  std::uint64_t dirty_pages = 0;          ///< the file's dirty pages when fsync began
-  bool need_ssr = false;                  ///< f2fs_need_SSR()
-  std::uint32_t utilization = 0;          ///< utilization(), percent
-};
-/// The rule that places a data block (IpuReason, docs/ipu.md gives the
-/// order). `o` is resolved (no kKernelDefault).
-IpuReason ipu_decide(const IpuOptions& o, const IpuInputs& in);
-/// f2fs_should_update_inplace(inode, NULL): whether the policy would write
-/// the file in place without looking at a particular write (no ASYNC, no
-/// FI_NEED_IPU); defragment() refuses such files.
-bool ipu_inplace_without_io(const IpuOptions& o, const IpuInputs& in);
-
 /// The page cache (writer_cache.cpp); opaque elsewhere.
 struct PageCache;
 struct PageCacheDeleter {
@@ -297,8 +270,12 @@ struct Writer::Impl {
   /// utilization() in fs/f2fs/segment.h: valid blocks (data, nodes,
   /// reserved) x 100 / user_block_count.
   std::uint32_t utilization() const;
-  /// The placement inputs of inode `ino` for a write of `ctx`.
-  Result<wr::IpuInputs> ipu_inputs(nid_t ino, disk::block_t old, const wr::WriteContext& ctx);
+  /// The placement inputs of inode `ino` for a write of `ctx` (ssr and util
+  /// filled only when the policy reads them).
+  Result<IpuWrite> ipu_write(nid_t ino, disk::block_t old, const wr::WriteContext& ctx);
+  /// The space the rules read: user and valid blocks (reserved and new
+  /// nodes counted, as valid_user_blocks()), sections.
+  SpaceState ipu_space() const;
 
   // writer_gc.cpp
   /// Foreground GC until `sections` more sections are free (or no victim).

@@ -193,7 +193,9 @@ Status Writer::Impl::new_segment(std::uint8_t type) {
     take_free(l.segno + 1);
     return {};
   }
-  if (!warm_node_lfs && need_ssr()) {
+  // Not while rolling forward: the fsync chain's blocks are in no
+  // checkpoint yet and must survive until the recovery's checkpoint.
+  if (!warm_node_lfs && need_ssr() && !fsync_recovering) {
     const std::uint32_t s = ssr();
     if (s != kNoSeg) {
       seg_type[s] = type;
@@ -220,7 +222,7 @@ Status Writer::Impl::new_segment(std::uint8_t type) {
   }
   // No free section: the kernel never gets here (GC keeps the reserve);
   // rather than fail, reuse a dirty segment's free blocks if any.
-  const std::uint32_t s = ssr();
+  const std::uint32_t s = fsync_recovering ? kNoSeg : ssr();
   if (s != kNoSeg) {
     seg_type[s] = type;
     l = {s, static_cast<std::uint16_t>(v.next_free(s, 0)), 1};

@@ -66,7 +66,7 @@ Status Writer::Impl::load() {
   for (const auto& u : plan->nat) nat[u.nid] = {u.ino, u.blkaddr, u.version};
   owner.assign(static_cast<std::size_t>(main_segs) * wr::kBlocksPerSeg, {});
   seg_valid.assign(main_segs, 0);
-  valid_blocks = 0;  // load() also runs after every checkpoint
+  valid_blocks = 0;  // claim() counts them again: a reload after a checkpoint must not double them
   for (const auto& b : plan->blocks) claim(b.blkaddr, b);
   reserved_blocks = plan->reserved_blocks;
   valid_inodes = plan->valid_inode_count;
@@ -183,6 +183,7 @@ Node* Writer::Impl::new_node(nid_t nid, nid_t ino, std::uint32_t ofs, bool dir) 
 }
 
 void Writer::Impl::free_node(nid_t nid) {
+  if (nat[nid].ino && nat[nid].ino != nid) fsync_lost_nodes[nat[nid].ino] = cp.checkpoint_ver.get();  // writer_fsync.cpp
   if (nat[nid].addr == kNewAddr) --pending_new_nodes;
   invalidate(nat[nid].addr);
   nat[nid].addr = kNullAddr;
@@ -280,6 +281,7 @@ Status Writer::Impl::checkpoint(bool umount) {
   nodes.clear();
   if (umount) return {};  // the handle closes: nothing to reload
   // Start over from what was committed: the new checkpoint's view.
+  // (the pack's blocks are counted above: cp_blocks_written)
   return load();
 }
 

@@ -428,6 +428,9 @@ TEST(WriterNs, WrongUse) {
   // xattr names over 255 bytes, bad indexes; fallocate on a directory.
   expect(w->setxattr(*f, 1, n256, bytes("v")), Errc::invalid_argument, "setxattr name 256");
   expect(w->setxattr(*f, 0, "a", bytes("v")), Errc::invalid_argument, "setxattr index 0");
+  // "trusted." + 248 bytes is 256 bytes: over XATTR_NAME_MAX; + 247 fits.
+  expect(w->setxattr(*f, 4, std::string(248, 't'), bytes("v")), Errc::invalid_argument, "setxattr full name 256");
+  ASSERT_TRUE(w->setxattr(*f, 4, std::string(247, 't'), bytes("v")));
   expect(w->fallocate(*w->lookup("/d"), 0, 0, 4096), Errc::invalid_argument, "fallocate on a directory");
   expect(w->fallocate(*f, 0, 0, 0), Errc::invalid_argument, "fallocate of 0 bytes");
   expect(w->release(*f), Errc::invalid_argument, "release of a file not open");

@@ -393,6 +393,7 @@ Status Writer::unlink(std::string_view path) {
   if (links <= 1) return impl_->drop_inode(*ino);  // freed, or an orphan while open (writer_ns.cpp)
   (*in2)->i.i_links.set(links - 1);
   (*in2)->i.i_ctime.set(impl_->now());
+  (*in2)->i.i_ctime_nsec.set(0);
   impl_->mark_dirty(*ino);
   return {};
 }

@@ -351,10 +351,14 @@ Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std:
   const Node tmpl = **root;
   Node* in = new_node(*n, *n, 0, dir);
   in->i.i_mode.set(mode);
-  in->i.i_inline = tmpl.i.i_inline & (inline_flag::xattr | inline_flag::extra_attr);
+  // An inline xattr area as f2fs_new_inode() gives every inode under the
+  // default inline_xattr mount option: 50 words (DEFAULT_INLINE_XATTR_ADDRS),
+  // recorded in i_inline_xattr_size with flexible_inline_xattr.
+  in->i.i_inline = static_cast<std::uint8_t>(inline_flag::xattr | (tmpl.i.i_inline & inline_flag::extra_attr));
   if (in->i.i_inline & inline_flag::extra_attr) {
     in->i.extra.i_extra_isize = tmpl.i.extra.i_extra_isize;
-    in->i.extra.i_inline_xattr_size = tmpl.i.extra.i_inline_xattr_size;
+    in->i.extra.i_inline_xattr_size.set(
+        (sb.feature.get() & feature::flexible_inline_xattr) ? static_cast<std::uint16_t>(kDefaultInlineXattrAddrs) : 0);
     if (sb.feature.get() & feature::inode_crtime) in->i.extra.i_crtime.set(now());
   }
   in->i.i_links.set(dir ? 2 : 1);

@@ -102,6 +102,7 @@ struct BatchWriter::State {
     open = nullptr;
     ++submitted;
     dev.submit(s.req);
+    dev.poll(false);  // to the device now (a backend may hold submissions until a poll)
   }
   Slot* free_slot() {
     for (;;) {
@@ -128,6 +129,14 @@ BatchWriter::~BatchWriter() = default;
 
 Status BatchWriter::add(block_t addr, const std::uint8_t* block, std::uint16_t tag) {
   State& s = *s_;
+  // A block rewritten while its previous write is in flight (in-place
+  // updates): that write finishes first, so the two cannot be reordered.
+  if (s.open && addr >= s.run_start && addr < s.run_start + s.run_len) s.submit_open();
+  for (auto& sl : s.slots)
+    if (sl.busy && addr >= sl.req.offset / kBlockSize && addr < (sl.req.offset + sl.req.length) / kBlockSize) {
+      while (!sl.done) s.dev.poll(true);
+      s.reap(sl);
+    }
   if (s.open && (addr != s.run_start + s.run_len || tag != s.run_tag || s.run_len >= s.max_blocks)) s.submit_open();
   if (!s.open) {
     Slot* sl = s.free_slot();
@@ -153,6 +162,23 @@ Status BatchWriter::drain() {
 }
 
 std::uint64_t BatchWriter::requests() const noexcept { return s_->submitted; }
+
+Status BatchWriter::kick() {
+  State& s = *s_;
+  s.submit_open();
+  for (auto& sl : s.slots)
+    if (sl.busy && sl.done) s.reap(sl);
+  Status r = std::move(s.failure);
+  s.failure = Status{};
+  return r;
+}
+
+bool BatchWriter::idle() const noexcept {
+  if (s_->open) return false;
+  for (const auto& sl : s_->slots)
+    if (sl.busy) return false;
+  return true;
+}
 
 // ---- The page cache ---------------------------------------------------------------
 
@@ -260,8 +286,8 @@ struct PageCache {
       erase(ino, f->second, f->second.pages.find(idx));
       if (f->second.pages.empty()) files.erase(f);
     }
-    // Keep a few spare buffers only.
-    while (spare.size() > 64) {
+    // Spare buffers for the pages to come, within the bound.
+    while (!spare.empty() && pages + spare.size() > limit) {
       std::free(spare.back());
       spare.pop_back();
     }
@@ -458,7 +484,9 @@ Status Writer::Impl::writeback(nid_t ino, const wr::WriteContext& ctx0) {
     }
     if (!failure) break;
   }
-  Status d = c.io.drain();
+  // Writeback of a full cache leaves its last requests in flight (the
+  // caller goes on filling the cache meanwhile); any other waits for them.
+  Status d = ctx0.origin == wr::WriteContext::Origin::writeback ? c.io.kick() : c.io.drain();
   if (!failure) return failure;
   return d;
 }

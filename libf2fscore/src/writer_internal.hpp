@@ -140,6 +140,17 @@ struct Writer::Impl {
   std::unique_ptr<wr::PageCache, wr::PageCacheDeleter> cache;
   std::uint64_t last_checkpoint_time = 0;  ///< wr::mono_ms() of the last checkpoint (or mount)
   std::uint32_t call_depth = 0;            ///< public calls in progress (F2FS_WRITER_LOCK)
+  /// What the last checkpoint committed, for incremental checkpoints
+  /// (RebuildPlan::changed_nids/changed_segments): the NAT as loaded, and
+  /// the segments whose blocks or type changed since (claim(),
+  /// invalidate(), alloc_block() mark them).
+  std::vector<wr::NatMem> nat_at_cp;
+  std::vector<std::uint8_t> seg_changed;
+  /// After a checkpoint: reopens the volume (superblock, the new pack) and
+  /// resets what a checkpoint resets (logs as the pack says, free segments,
+  /// nids freed since, the change sets) from memory, as load() would find
+  /// it without walking the tree; `types`: the segment types written.
+  Status reload_committed(const std::vector<std::uint8_t>& types);
   /// The handle's coalescing writer (data writeback, direct writes, node
   /// blocks at checkpoints); created with the cache. Writeback of a full
   /// cache leaves its last requests in flight: code that reads data blocks

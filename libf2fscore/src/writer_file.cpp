@@ -160,6 +160,7 @@ Status Writer::Impl::read_file_block(nid_t ino, std::uint64_t index, std::uint8_
   }
   if (*a < main_blk || *a >= main_blk + owner.size())
     return make_error(Errc::corrupt, fmt("writer: inode %llu block %llu points outside the main area", ino, index));
+  if (!io_batch().idle()) F2FS_TRY(io_batch().drain());  // the block may be in flight
   F2FS_TRY(read_at(dev, static_cast<std::uint64_t>(*a) * kBlockSize, std::span<std::uint8_t>(out, kBlockSize),
                    io_tag(IostatType::fs_data_read_io)));
   cache_fill(ino, index, out);
@@ -482,6 +483,11 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
     const std::size_t in_blk = pos % kBlockSize;
     const std::size_t c = std::min<std::size_t>(data.size() - done, kBlockSize - in_blk);
     const std::uint64_t idx = pos / kBlockSize;
+    if (c == kBlockSize) {  // a whole block: no staging copy
+      F2FS_TRY(impl_->cache_write(ino, idx, data.data() + done, type));
+      done += c;
+      continue;
+    }
     if (c < kBlockSize) {
       if (idx * kBlockSize < st->size) F2FS_TRY(impl_->read_file_block(ino, idx, b.data()));
       else std::fill(b.begin(), b.end(), 0);

@@ -79,6 +79,10 @@ class BatchWriter {
   BatchWriter& operator=(const BatchWriter&) = delete;
   Status add(disk::block_t addr, const std::uint8_t* block, std::uint16_t tag);
   Status drain();
+  /// Submits the pending run without waiting; returns the failures of the
+  /// requests finished so far (the rest are reported by a later drain()).
+  Status kick();
+  bool idle() const noexcept;  ///< nothing pending or in flight
   std::uint64_t requests() const noexcept;  ///< write requests submitted so far
 
  private:
@@ -136,8 +140,22 @@ struct Writer::Impl {
   std::unique_ptr<wr::PageCache, wr::PageCacheDeleter> cache;
   std::uint64_t last_checkpoint_time = 0;  ///< wr::mono_ms() of the last checkpoint (or mount)
   std::uint32_t call_depth = 0;            ///< public calls in progress (F2FS_WRITER_LOCK)
+  /// What the last checkpoint committed, for incremental checkpoints
+  /// (RebuildPlan::changed_nids/changed_segments): the NAT as loaded, and
+  /// the segments whose blocks or type changed since (claim(),
+  /// invalidate(), alloc_block() mark them).
+  std::vector<wr::NatMem> nat_at_cp;
+  std::vector<std::uint8_t> seg_changed;
+  /// After a checkpoint: reopens the volume (superblock, the new pack) and
+  /// resets what a checkpoint resets (logs as the pack says, free segments,
+  /// nids freed since, the change sets) from memory, as load() would find
+  /// it without walking the tree; `types`: the segment types written.
+  Status reload_committed(const std::vector<std::uint8_t>& types);
   /// The handle's coalescing writer (data writeback, direct writes, node
-  /// blocks at checkpoints); created with the cache.
+  /// blocks at checkpoints); created with the cache. Writeback of a full
+  /// cache leaves its last requests in flight: code that reads data blocks
+  /// from the device other than through read_file_block() (which does it)
+  /// must io_batch().drain() first.
   wr::BatchWriter& io_batch();
   /// Writes whole blocks [index, index + data.size() / 4 KiB) of `ino`
   /// straight to the device (WriteFlags::direct), dropping cached pages of

@@ -162,6 +162,15 @@ Status Writer::Impl::read_file_block(nid_t ino, std::uint64_t index, std::uint8_
   return read_at(dev, static_cast<std::uint64_t>(*a) * kBlockSize, std::span<std::uint8_t>(out, kBlockSize));
 }
 
+// The inode's largest extent (i_ext) must not name a block that moved or
+// was freed: drop it when `index` falls inside it, as __drop_largest_extent()
+// in fs/f2fs/extent_cache.c does on every block address update (fsck.f2fs
+// asserts "wrong ext" otherwise).
+static void drop_largest_extent(Node& in, std::uint64_t index) {
+  const std::uint64_t fofs = in.i.i_ext.fofs.get(), len = in.i.i_ext.len.get();
+  if (len != 0 && index >= fofs && index < fofs + len) in.i.i_ext.len.set(0);
+}
+
 // Out of place: a new block of the log, the old one invalid in the SIT.
 Status Writer::Impl::write_file_block(nid_t ino, std::uint64_t index, const std::uint8_t* data, std::uint8_t type,
                                       const wr::WriteContext& ctx) {
@@ -184,12 +193,11 @@ Status Writer::Impl::write_file_block(nid_t ino, std::uint64_t index, const std:
   if (dn == ino) (*dp)->i.i_addr[extra_words(**dp) + slot].set(*a);
   else (*dp)->dn.addr[slot].set(*a);
   mark_dirty(dn);
-  if (*old == kNullAddr) {
-    auto ip = node(ino);
-    if (!ip) return make_error(ip.error());
-    (*ip)->i.i_blocks.set((*ip)->i.i_blocks.get() + 1);
-    mark_dirty(ino);
-  }
+  auto ip = node(ino);
+  if (!ip) return make_error(ip.error());
+  drop_largest_extent(**ip, index);
+  if (*old == kNullAddr) (*ip)->i.i_blocks.set((*ip)->i.i_blocks.get() + 1);
+  mark_dirty(ino);
   return {};
 }
 
@@ -208,6 +216,7 @@ Status Writer::Impl::free_file_block(nid_t ino, std::uint64_t index) {
   mark_dirty(dn);
   auto ip = node(ino);
   if (!ip) return make_error(ip.error());
+  drop_largest_extent(**ip, index);
   (*ip)->i.i_blocks.set((*ip)->i.i_blocks.get() - 1);
   mark_dirty(ino);
   return {};

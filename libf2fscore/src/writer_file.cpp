@@ -314,7 +314,11 @@ Status Writer::Impl::convert_inline_data(nid_t ino) {
 Status Writer::Impl::free_inode(nid_t ino) {
   auto inp = node(ino);
   if (!inp) return make_error(inp.error());
-  if (!((*inp)->i.i_inline & (inline_flag::data | inline_flag::dentry))) F2FS_TRY(truncate_blocks(ino, 0));
+  // Device, FIFO and socket inodes keep a device number, not addresses, in
+  // i_addr (f2fs_update_inode()): nothing to free there.
+  const std::uint16_t type = (*inp)->i.i_mode.get() & 0xF000;
+  const bool has_blocks = type == 0x8000 || type == 0x4000 || type == 0xA000;
+  if (has_blocks && !((*inp)->i.i_inline & (inline_flag::data | inline_flag::dentry))) F2FS_TRY(truncate_blocks(ino, 0));
   auto ip = node(ino);
   if (!ip) return make_error(ip.error());
   const nid_t x = (*ip)->i.i_xattr_nid.get();
@@ -484,6 +488,15 @@ Status Writer::truncate(nid_t ino, std::uint64_t size) {
   if (!st->is_reg()) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is not a regular file", ino));
   auto inp = impl_->node(ino);
   if (!inp) return make_error(inp.error());
+  {
+    // The largest file (as write() checks): EFBIG from inode_newsize_ok().
+    const std::uint64_t api = impl_->addrs_per_inode(**inp);
+    const std::uint64_t max_blocks = api + 2ull * kDefAddrsPerBlock + 2ull * kNidsPerBlock * kDefAddrsPerBlock +
+                                     1ull * kNidsPerBlock * kNidsPerBlock * kDefAddrsPerBlock;
+    if (size > max_blocks * kBlockSize)
+      return make_error(Errc::invalid_argument, fmt("writer: a size of %llu bytes passes the largest file (%llu bytes)", size,
+                                                    max_blocks * kBlockSize));
+  }
   if ((*inp)->i.i_inline & inline_flag::data) {
     const std::uint32_t max = impl_->max_inline(**inp);
     if (size > max) {

@@ -108,6 +108,15 @@ struct Writer::Impl {
 
   // ---- writer_ns.cpp: namespace, open files ----
   std::unordered_map<nid_t, std::uint32_t> open_count;
+  /// The last name of `ino` went (unlink, rename over it): i_links 0; freed
+  /// now, or kept on the orphan list while open (f2fs_drop_nlink() then
+  /// f2fs_evict_inode() at the last iput).
+  Status drop_inode(nid_t ino);
+  /// At mount: frees the inodes of the checkpoint's orphan list, as
+  /// f2fs_recover_orphan_inodes() in fs/f2fs/checkpoint.c.
+  Status recover_orphans();
+  /// At unmount: every file is closed; open-unlinked inodes are freed.
+  Status release_all();
 
   Impl(BlockDevice& d, const MountOptions& o) : dev(d), opts(o) {}
 

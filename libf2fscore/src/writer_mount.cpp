@@ -320,6 +320,9 @@ Writer::~Writer() = default;
 Result<std::unique_ptr<Writer>> Writer::mount(BlockDevice& dev, const MountOptions& opts) {
   auto impl = std::make_unique<Impl>(dev, opts);
   F2FS_TRY(impl->load());
+  // Orphans of the last session are freed (f2fs_recover_orphan_inodes();
+  // committed by the next checkpoint). Not on a read-only mount.
+  if (!opts.read_only && !impl->orphans.empty()) F2FS_TRY(impl->recover_orphans());
   impl->resolve_ipu_defaults();
   impl->last_checkpoint_time = impl->now();
   return std::unique_ptr<Writer>(new Writer(std::move(impl)));
@@ -342,7 +345,9 @@ Status Writer::unmount() {
     impl_->unmounted = true;
     return {};
   }
-  auto r = impl_->checkpoint(true);
+  // Unmounting closes every file: open-unlinked inodes are freed (writer_ns.cpp).
+  auto r = impl_->release_all();
+  if (r) r = impl_->checkpoint(true);
   impl_->unmounted = true;
   return r;
 }

@@ -1,0 +1,189 @@
+// Shared by the writer's namespace and model tests (writer_ns_test.cpp,
+// writer_model_test.cpp): the checks every image the writer leaves must
+// pass — our checker (check-only) and, in the interop build
+// (WRITER_WITH_FSCK), fsck.f2fs -f on a copy — and a full description of a
+// volume's tree as our reader sees it (types, modes, owners, times, sizes,
+// contents, link counts and hard-link groups, symlink targets, device
+// numbers, xattrs).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+
+#include <unistd.h>
+
+#include "f2fscore/fsck.hpp"
+#include "f2fscore/writer.hpp"
+#include "meta/meta_test_util.hpp"
+
+namespace writertest {
+
+using namespace metatest;
+
+inline std::span<const std::uint8_t> bytes(const std::string& s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
+/// FNV-1a of a byte string, as hex.
+inline std::string digest(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  char b[24];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h));
+  return b;
+}
+
+/// fsck.f2fs -f on a copy is clean (interop build only; a missing fsck.f2fs
+/// fails under F2FSCORE_REQUIRE_FSCK=1).
+inline void fsck_f2fs_clean(BlockDevice& dev, const std::string& what) {
+#ifdef WRITER_WITH_FSCK
+  if (f2fstest::reference_tool("fsck.f2fs").empty()) {
+    if (f2fstest::required("FSCK")) ADD_FAILURE() << "fsck.f2fs missing and F2FSCORE_REQUIRE_FSCK=1";
+    return;
+  }
+  const fs::path img = fs::temp_directory_path() / ("writer_ns_fsck_" + std::to_string(::getpid()) + ".img");
+  ASSERT_TRUE(save(dev, img));
+  std::string log;
+  auto probs = f2fstest::fsck_problems(img, &log);
+  EXPECT_TRUE(probs.empty()) << what << ": fsck.f2fs -f:\n" << log;
+  fs::remove(img);
+#else
+  (void)dev;
+  (void)what;
+#endif
+}
+
+/// Our checker, check-only, finds nothing.
+inline void our_fsck_clean(BlockDevice& dev, const std::string& what) {
+  fsck::Options fo;
+  fo.mode = fsck::Mode::check_only;
+  fo.force = true;
+  auto rep = fsck::check(dev, fo);
+  ASSERT_TRUE(rep) << what << ": " << rep.error().to_string();
+  std::string found;
+  for (const auto& p : rep->problems) found += p.to_string() + "\n";
+  EXPECT_TRUE(rep->problems.empty()) << what << ": f2fscore fsck:\n" << found;
+}
+
+/// What a tree reads as: path -> one line describing the inode. `times`:
+/// include atime/mtime/ctime of non-directories.
+using Tree = std::map<std::string, std::string>;
+
+inline std::string xattr_line(const std::map<std::pair<int, std::string>, std::string>& xs) {
+  std::string s;
+  for (const auto& [k, v] : xs) s += " x" + std::to_string(k.first) + "." + k.second + "=" + digest(v);
+  return s;
+}
+
+/// The tree our reader sees ("lost+found" at the root left out).
+inline Tree read_tree(Volume& v, bool times = true) {
+  Tree t;
+  std::map<nid_t, std::string> group;  // hard-link groups: the smallest path of each inode
+  std::map<std::string, nid_t> nondir;
+  std::function<void(nid_t, const std::string&, int)> walk = [&](nid_t ino, const std::string& path, int depth) {
+    auto in = v.read_inode(ino);
+    if (!in) {
+      t[path] = "INODE-ERROR " + in.error().to_string();
+      return;
+    }
+    const Inode& r = in->raw.i;
+    std::string d;
+    const std::uint16_t type = in->mode & 0xF000;
+    char tc = '?';
+    switch (type) {
+      case 0x8000: tc = 'f'; break;
+      case 0x4000: tc = 'd'; break;
+      case 0xA000: tc = 'l'; break;
+      case 0x2000: tc = 'c'; break;
+      case 0x6000: tc = 'b'; break;
+      case 0x1000: tc = 'p'; break;
+      case 0xC000: tc = 's'; break;
+    }
+    char head[96];
+    std::snprintf(head, sizeof head, "%c %04o %u:%u links %u", tc, in->mode & 07777, in->uid, in->gid, in->links);
+    d = head;
+    if (tc != 'd') {
+      nondir[path] = ino;
+      if (!group.count(ino) || path < group[ino]) group[ino] = path;
+      if (times) {
+        char tb[160];
+        std::snprintf(tb, sizeof tb, " a%llu.%u m%llu.%u c%llu.%u", static_cast<unsigned long long>(r.i_atime.get()),
+                      r.i_atime_nsec.get(), static_cast<unsigned long long>(r.i_mtime.get()), r.i_mtime_nsec.get(),
+                      static_cast<unsigned long long>(r.i_ctime.get()), r.i_ctime_nsec.get());
+        d += tb;
+      }
+    }
+    if (tc == 'f') {
+      std::string s(in->size, '\0');
+      auto n = v.read(*in, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(s.data()), s.size()));
+      if (!n || *n != s.size()) d += " READ-ERROR";
+      d += " size " + std::to_string(in->size) + " " + digest(s);
+    } else if (tc == 'l') {
+      auto l = v.read_link(*in);
+      d += " -> " + (l ? *l : "LINK-ERROR " + l.error().to_string());
+    } else if (tc == 'c' || tc == 'b') {
+      const std::uint32_t x = in->extra_isize / 4;
+      const std::uint32_t old = r.i_addr[x].get(), nw = r.i_addr[x + 1].get();
+      d += " rdev " + std::to_string(old ? old : nw);
+    }
+    auto xs = v.xattrs(*in);
+    if (!xs) d += " XATTR-ERROR " + xs.error().to_string();
+    else {
+      std::map<std::pair<int, std::string>, std::string> m;
+      for (const auto& x : *xs) m[{x.index, x.name}] = x.value;
+      d += xattr_line(m);
+    }
+    t[path] = d;
+    if (tc == 'd' && depth < 200) {
+      auto es = v.read_dir(*in);
+      if (!es) {
+        t[path + "/"] = "DIR-ERROR " + es.error().to_string();
+        return;
+      }
+      for (const auto& e : *es)
+        if (e.name != "." && e.name != ".." && !(path.empty() && e.name == "lost+found")) walk(e.ino, path + "/" + e.name, depth + 1);
+    }
+  };
+  walk(v.superblock().root_ino.get(), "", 0);
+  for (const auto& [p, ino] : nondir) t[p] += " group " + group[ino];
+  return t;
+}
+
+inline std::string tree_diff(const Tree& want, const Tree& got) {
+  std::string out;
+  int n = 0;
+  for (const auto& [p, e] : want) {
+    auto it = got.find(p);
+    if (it == got.end()) out += "missing " + p + " (" + e + ")\n";
+    else if (it->second != e) out += "differs " + p + "\n   want " + e + "\n   got  " + it->second + "\n";
+    else continue;
+    if (++n > 20) return out + "...\n";
+  }
+  for (const auto& [p, e] : got)
+    if (!want.count(p)) {
+      out += "extra " + p + " (" + e + ")\n";
+      if (++n > 20) return out + "...\n";
+    }
+  return out;
+}
+
+/// Every check of an image the writer left: our reader sees `want`, our
+/// checker and fsck.f2fs -f are clean.
+inline void check_volume(BlockDevice& dev, const Tree& want, const std::string& what, bool unmounted = true,
+                         bool times = true) {
+  {
+    auto v = Volume::open(dev);
+    ASSERT_TRUE(v) << what << ": " << v.error().to_string();
+    if (unmounted) EXPECT_TRUE((*v)->open_report().clean_unmount) << what;
+    EXPECT_EQ(tree_diff(want, read_tree(**v, times)), "") << what;
+  }
+  our_fsck_clean(dev, what);
+  fsck_f2fs_clean(dev, what);
+}
+
+}  // namespace writertest

@@ -111,9 +111,19 @@ class Populator {
 
   // Returns an error only for what ends the whole walk (no_space).
   Status directory(const std::string& src, const std::string& dst) {
-    DIR* d = ::opendir(src.c_str());
+    // O_NOATIME: listing the directory does not change the atime we copy.
+    int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+#if defined(O_NOATIME)
+    flags |= O_NOATIME;
+#endif
+    int fd = ::open(src.c_str(), flags);
+#if defined(O_NOATIME)
+    if (fd < 0 && errno == EPERM) fd = ::open(src.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+#endif
+    DIR* d = fd < 0 ? nullptr : ::fdopendir(fd);
     if (d == nullptr) {
       problem(src, dst, host_error("cannot open directory", errno));
+      if (fd >= 0) ::close(fd);
       return {};
     }
     std::vector<std::string> names;

@@ -392,16 +392,21 @@ class Populator {
     bool shrank = false;
     const std::uint64_t written_before = rep_.bytes_written;
     std::uint64_t off = 0;
+    // A file with as many blocks allocated as its size needs has no hole:
+    // no need to ask (two system calls fewer per small file).
+    const bool dense = static_cast<std::uint64_t>(st.st_blocks) * 512 >= size;
     while (off < size && !shrank) {
       std::uint64_t data = off, hole = size;
 #if defined(SEEK_DATA) && defined(SEEK_HOLE)
-      const off_t d = ::lseek(fd, static_cast<off_t>(off), SEEK_DATA);
-      if (d < 0 && errno == ENXIO) break;  // the rest is a hole
-      if (d >= 0) {
-        data = static_cast<std::uint64_t>(d);
-        const off_t h = ::lseek(fd, d, SEEK_HOLE);
-        hole = h < 0 ? size : std::min<std::uint64_t>(static_cast<std::uint64_t>(h), size);
-      }  // EINVAL etc.: no SEEK_DATA here; copy everything
+      if (!dense) {
+        const off_t d = ::lseek(fd, static_cast<off_t>(off), SEEK_DATA);
+        if (d < 0 && errno == ENXIO) break;  // the rest is a hole
+        if (d >= 0) {
+          data = static_cast<std::uint64_t>(d);
+          const off_t h = ::lseek(fd, d, SEEK_HOLE);
+          hole = h < 0 ? size : std::min<std::uint64_t>(static_cast<std::uint64_t>(h), size);
+        }  // EINVAL etc.: no SEEK_DATA here; copy everything
+      }
 #endif
       if (data >= size) break;
       st_out = copy_range(src, dst, fd, ino, data, hole, &shrank);

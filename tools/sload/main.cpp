@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   std::string device, source, target = "/";
   std::int64_t timestamp = -1;
   bool preserve = false, quiet = false, json = false, version = false, no_xattrs = false, verbose = false;
-  std::uint64_t cache_mib = 64;
+  std::uint64_t cache_mib = 4;  // a stream of new data: a small cache stays in the CPU caches, measured faster than 64
   std::string backend = "auto";
   app.add_option("device", device, "Image file or block device holding an F2FS volume");
   app.add_option("-f,--from", source, "Source directory on the host");
@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   app.add_option("-T,--timestamp", timestamp, "Every inode's times, seconds since the epoch (default: the source's)");
   app.add_flag("-P,--preserve-owner", preserve, "Keep the source's uid and gid (default: root, 0:0)");
   app.add_flag("--no-xattrs", no_xattrs, "Do not copy extended attributes");
-  app.add_option("--cache-mib", cache_mib, "Page cache bound of the writer, MiB (default 64)")->check(CLI::Range(1, 1 << 20));
+  app.add_option("--cache-mib", cache_mib, "Page cache bound of the writer, MiB (default 4: copying streams data through it)")->check(CLI::Range(1, 1 << 20));
   app.add_option("--backend", backend, "I/O backend: auto (io_uring if available), posix or io_uring")
       ->check(CLI::IsMember({"auto", "posix", "io_uring"}));
   app.add_flag("-v,--verbose", verbose, "Print each path as it is copied");

@@ -167,6 +167,15 @@ Status Writer::Impl::read_file_block(nid_t ino, std::uint64_t index, std::uint8_
   return {};
 }
 
+// The inode's largest extent (i_ext) must not name a block that moved or
+// was freed: drop it when `index` falls inside it, as __drop_largest_extent()
+// in fs/f2fs/extent_cache.c does on every block address update (fsck.f2fs
+// asserts "wrong ext" otherwise).
+static void drop_largest_extent(Node& in, std::uint64_t index) {
+  const std::uint64_t fofs = in.i.i_ext.fofs.get(), len = in.i.i_ext.len.get();
+  if (len != 0 && index >= fofs && index < fofs + len) in.i.i_ext.len.set(0);
+}
+
 // Where place_data() puts the block: in place, or a new block of the log
 // with the old one invalid in the SIT. Pointers and counters are updated
 // here; the caller writes the data (write_file_block(), or the page
@@ -191,12 +200,11 @@ Result<block_t> Writer::Impl::place_file_block(nid_t ino, std::uint64_t index, s
   if (dn == ino) (*dp)->i.i_addr[extra_words(**dp) + slot].set(*a);
   else (*dp)->dn.addr[slot].set(*a);
   mark_dirty(dn);
-  if (*old == kNullAddr) {
-    auto ip = node(ino);
-    if (!ip) return make_error(ip.error());
-    (*ip)->i.i_blocks.set((*ip)->i.i_blocks.get() + 1);
-    mark_dirty(ino);
-  }
+  auto ip = node(ino);
+  if (!ip) return make_error(ip.error());
+  drop_largest_extent(**ip, index);
+  if (*old == kNullAddr) (*ip)->i.i_blocks.set((*ip)->i.i_blocks.get() + 1);
+  mark_dirty(ino);
   return *a;
 }
 
@@ -228,6 +236,7 @@ Status Writer::Impl::free_file_block(nid_t ino, std::uint64_t index) {
   mark_dirty(dn);
   auto ip = node(ino);
   if (!ip) return make_error(ip.error());
+  drop_largest_extent(**ip, index);
   (*ip)->i.i_blocks.set((*ip)->i.i_blocks.get() - 1);
   mark_dirty(ino);
   return {};

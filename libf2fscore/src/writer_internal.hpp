@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "f2fscore/disk/checkpoint.hpp"
@@ -171,10 +172,30 @@ struct Writer::Impl {
 
   // ---- writer_ipu.cpp: placement policy ----
   IpuOptions ipu;  ///< resolved (no kKernelDefault left)
+  std::unordered_set<nid_t> opu_write;  ///< FI_OPU_WRITE: files defragment() is rewriting
 
   // ---- writer_gc.cpp: SSR and GC ----
+  /// Wholly free sections not taken by a log (free_sections() in
+  /// fs/f2fs/segment.h; segments freed since the checkpoint are not free).
+  std::uint32_t free_sections() const;
+  /// f2fs_need_SSR() in fs/f2fs/segment.c.
+  bool need_ssr() const;
 
   // ---- writer_fsync.cpp: fsync chains and roll-forward ----
+  /// checkpoint_ver the fields below belong to; a new checkpoint resets them.
+  std::uint64_t fsync_epoch = ~std::uint64_t{0};
+  /// Where the warm node log's fsync chain continues (0: no chain yet in
+  /// this checkpoint; it must start at the checkpoint's warm node curseg).
+  disk::block_t fsync_chain_next = 0;
+  /// Inodes written with the fsync mark since the checkpoint (the NAT
+  /// entry's HAS_FSYNCED_INODE), and nodes made since the checkpoint that
+  /// fsync wrote (not IS_CHECKPOINTED although they have an address).
+  std::unordered_set<nid_t> fsynced_inodes, fsync_new_nodes;
+  /// Inodes that lost a node (truncate, xattr removal), with the
+  /// checkpoint_ver then: a node chain cannot express a removed node, so
+  /// their fsync in that checkpoint takes a checkpoint.
+  std::unordered_map<nid_t, std::uint64_t> fsync_lost_nodes;
+  bool fsync_recovering = false;
 
   // ---- writer_ns.cpp: namespace, open files ----
   std::unordered_map<nid_t, std::uint32_t> open_count;
@@ -264,6 +285,15 @@ struct Writer::Impl {
   Result<disk::block_t> place_data(nid_t ino, std::uint64_t index, disk::block_t old, std::uint8_t type,
                                    const wr::WriteContext& ctx, IpuReason* why);
   void resolve_ipu_defaults();
+  /// utilization() in fs/f2fs/segment.h: valid blocks (data, nodes,
+  /// reserved) x 100 / user_block_count.
+  std::uint32_t utilization() const;
+  /// The placement inputs of inode `ino` for a write of `ctx` (ssr and util
+  /// filled only when the policy reads them).
+  Result<IpuWrite> ipu_write(nid_t ino, disk::block_t old, const wr::WriteContext& ctx);
+  /// The space the rules read: user and valid blocks (reserved and new
+  /// nodes counted, as valid_user_blocks()), sections.
+  SpaceState ipu_space() const;
 
   // writer_gc.cpp
   /// Foreground GC until `sections` more sections are free (or no victim).

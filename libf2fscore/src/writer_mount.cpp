@@ -67,6 +67,7 @@ Status Writer::Impl::load() {
   owner.assign(static_cast<std::size_t>(main_segs) * wr::kBlocksPerSeg, {});
   seg_valid.assign(main_segs, 0);
   seg_changed.assign(main_segs, 0);
+  valid_blocks = 0;  // claim() counts them again: a reload after a checkpoint must not double them
   for (const auto& b : plan->blocks) claim(b.blkaddr, b);
   std::fill(seg_changed.begin(), seg_changed.end(), 0);
   nat_at_cp = nat;
@@ -231,6 +232,7 @@ Node* Writer::Impl::new_node(nid_t nid, nid_t ino, std::uint32_t ofs, bool dir) 
 }
 
 void Writer::Impl::free_node(nid_t nid) {
+  if (nat[nid].ino && nat[nid].ino != nid) fsync_lost_nodes[nat[nid].ino] = cp.checkpoint_ver.get();  // writer_fsync.cpp
   if (nat[nid].addr == kNewAddr) --pending_new_nodes;
   invalidate(nat[nid].addr);
   nat[nid].addr = kNullAddr;

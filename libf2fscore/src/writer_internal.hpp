@@ -174,12 +174,49 @@ struct Writer::Impl {
   IpuOptions ipu;  ///< resolved (no kKernelDefault left)
   std::unordered_set<nid_t> opu_write;  ///< FI_OPU_WRITE: files defragment() is rewriting
 
-  // ---- writer_gc.cpp: SSR and GC ----
+  // ---- writer_gc.cpp: SSR and GC (docs/gc.md) ----
+  /// Per main-area block: valid at the last checkpoint or allocated since
+  /// (the kernel's ckpt_valid_map): SSR never hands such a block out, the
+  /// last checkpoint may still reference it.
+  std::vector<std::uint8_t> ckpt_valid;
+  std::vector<std::uint16_t> seg_ckpt_valid;  ///< per segment: blocks set in ckpt_valid (ckpt_valid_blocks)
+  std::vector<std::uint64_t> seg_mtime;       ///< SIT mtime per segment, in get_mtime() seconds
+  std::uint64_t mtime_base = 0, clock_base = 0;  ///< checkpoint elapsed_time and now() at mount
+  std::uint64_t min_mtime = 0, max_mtime = 0;    ///< sit_i->min_mtime / max_mtime (cost-benefit)
+  std::uint32_t free_secs = 0;                   ///< wholly free sections (free_sections())
+  std::uint32_t cur_victim_sec = 0xFFFFFFFFu;    ///< section GC is moving (never an SSR target)
+  std::uint64_t gc_move_mtime = 0;               ///< while GC moves a block: its old segment's mtime
+  bool in_gc = false;
+  std::uint64_t last_call_time = 0;              ///< now() at the last public call (idle detection)
+  /// stats.checkpoints when foreground GC last found nothing to move: it is
+  /// not retried until the next checkpoint changes the picture.
+  std::uint64_t gc_futile_at = ~std::uint64_t{0};
+
+  /// Rebuilds the state above from the owner table and the SIT (load()).
+  void gc_load();
+  /// need_SSR() of fs/f2fs/segment.c (6.1): free sections at or under the
+  /// dirty node and dentry sections + min_ssr_sections + reserved sections.
+  bool need_ssr() const;
   /// Wholly free sections not taken by a log (free_sections() in
   /// fs/f2fs/segment.h; segments freed since the checkpoint are not free).
-  std::uint32_t free_sections() const;
-  /// f2fs_need_SSR() in fs/f2fs/segment.c.
-  bool need_ssr() const;
+  std::uint32_t free_sections() const { return free_secs; }
+  std::uint32_t reserved_sections() const;
+  /// has_not_enough_free_secs() of fs/f2fs/segment.h (6.1), plus the
+  /// sections the page cache's dirty data pages need (docs/gc.md).
+  bool has_not_enough_free_secs(std::uint32_t freed, std::uint32_t needed) const;
+  /// Errc::no_space when `blocks` more blocks would pass user_block_count
+  /// (valid + NEW_ADDR + unwritten new nodes; inc_valid_block_count()).
+  Status check_space(std::uint64_t blocks) const;
+  /// At a safe point (no operation in flight): background GC when idle,
+  /// foreground GC when free sections run low (f2fs_balance_fs()).
+  Status balance_fs();
+  /// The address alloc_block(type) gives next (NEXT_FREE_BLKADDR), opening
+  /// a segment for the log if it has none.
+  Result<disk::block_t> next_block(std::uint8_t type);
+  /// alloc_block()'s body: LFS or SSR (allocate_segment_by_default()).
+  Result<disk::block_t> allocate_block(std::uint8_t type);
+  Status new_segment(std::uint8_t type);
+  std::uint64_t get_mtime() const;
 
   // ---- writer_fsync.cpp: fsync chains and roll-forward ----
   /// checkpoint_ver the fields below belong to; a new checkpoint resets them.
@@ -213,7 +250,8 @@ struct Writer::Impl {
 
   /// Errc::invalid_argument after unmount, Errc::read_only on a read-only
   /// mount when `modify`; else ok. With `modify`, at the start of an
-  /// outermost call, takes a periodic checkpoint when one is due.
+  /// outermost call, takes a periodic checkpoint when one is due, then runs
+  /// balance_fs() (GC when free sections run low, as f2fs_balance_fs()).
   Status usable(bool modify);
 
   // writer_mount.cpp
@@ -274,6 +312,7 @@ struct Writer::Impl {
   Status writeback(nid_t ino, const wr::WriteContext& ctx);
   /// Drops cached pages of `ino` in [from, to) (truncate, punch, unlink).
   void cache_drop(nid_t ino, std::uint64_t from, std::uint64_t to = ~std::uint64_t{0});
+  /// Dirty pages of `ino` in the cache; 0: of every file.
   std::uint64_t dirty_pages(nid_t ino) const;
   /// Takes a checkpoint when opts.checkpoint_interval_s has passed.
   Status maybe_periodic_checkpoint();

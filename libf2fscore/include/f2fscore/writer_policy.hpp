@@ -110,7 +110,13 @@ struct GcOptions {
   GcPolicy background_policy = GcPolicy::cost_benefit;  ///< the kernel's BG default
   GcPolicy foreground_policy = GcPolicy::greedy;        ///< FG GC is always greedy in the kernel
   /// Background GC when idle (the gc_merge/gc thread); off unless asked.
+  /// One victim section per idle interval, moved at the start of the first
+  /// public call after it; freed by the next checkpoint (docs/gc.md).
   bool background = false;
+  /// Seconds without a public call after which background GC runs (the GC
+  /// thread's DEF_GC_THREAD_MIN_SLEEP_TIME, 30 s); 0: at every outermost
+  /// changing call (tests).
+  std::uint32_t idle_interval_s = 30;
 };
 
 struct GcStats {

@@ -13,6 +13,7 @@
 #include "f2fscore/disk/dentry.hpp"
 #include "f2fscore/disk/node.hpp"
 #include "f2fscore/disk/superblock.hpp"
+#include "f2fscore/iostat.hpp"
 #include "f2fscore/meta_rebuild.hpp"
 #include "f2fscore/volume.hpp"
 #include "f2fscore/writer.hpp"
@@ -58,6 +59,43 @@ struct WriteContext {
   std::uint64_t file_dirty_pages = 0;  ///< the file's dirty pages when its writeback began
 };
 
+/// (stats) The writer's device: classifies every request for iostat
+/// (IoRequest::tag, iostat.hpp) and forwards it. Requests the writer tags
+/// itself keep their tag (data, node, checkpoint node); untagged reads are
+/// metadata reads (FS_META_READ_IO), untagged writes metadata writes
+/// (FS_META_IO, or FS_CP_META_IO while a checkpoint runs: `write_tag`);
+/// flush and discard stay untagged (iostat counts them as fs flush and fs
+/// discard). Counts the 4 KiB meta blocks written (WriterStats).
+struct TagDevice final : BlockDevice {
+  explicit TagDevice(BlockDevice& d) noexcept : inner(d) {}
+  BlockDevice& inner;
+  std::uint16_t write_tag = io_tag(IostatType::fs_meta_io);
+  std::uint64_t meta_bytes_written = 0;
+  const DeviceInfo& info() const noexcept override { return inner.info(); }
+  void submit(IoRequest& r) noexcept override {
+    if (r.tag == 0) {
+      if (r.op == IoOp::read) r.tag = io_tag(IostatType::fs_meta_read_io);
+      else if (r.op == IoOp::write) r.tag = write_tag;
+    }
+    if (r.op == IoOp::write && (r.tag == io_tag(IostatType::fs_meta_io) || r.tag == io_tag(IostatType::fs_cp_meta_io)))
+      meta_bytes_written += r.length;
+    inner.submit(r);
+  }
+  std::size_t poll(bool wait) noexcept override { return inner.poll(wait); }
+  std::size_t in_flight() const noexcept override { return inner.in_flight(); }
+};
+
+/// (stats) The iostat type of a data block write of this origin: FS_DATA_IO
+/// (writeback, fsync), FS_GC_DATA_IO (GC moves) or APP_DIRECT_IO (direct
+/// writes, which Linux counts once, at the application level).
+inline std::uint16_t data_write_tag(const WriteContext& ctx) noexcept {
+  switch (ctx.origin) {
+    case WriteContext::Origin::direct: return io_tag(IostatType::app_direct_io);
+    case WriteContext::Origin::gc: return io_tag(IostatType::fs_gc_data_io);
+    default: return io_tag(IostatType::fs_data_io);
+  }
+}
+
 /// The page cache (writer_cache.cpp); opaque elsewhere.
 struct PageCache;
 struct PageCacheDeleter {
@@ -66,7 +104,13 @@ struct PageCacheDeleter {
 }  // namespace wr
 
 struct Writer::Impl {
+  wr::TagDevice tagged;  ///< (stats) `dev` is this: classifies the writer's I/O for iostat
   BlockDevice& dev;
+  /// (stats) The Iostat of `dev` when the caller's device is an
+  /// IostatDevice: application-level bytes (APP_BUFFERED_IO,
+  /// APP_BUFFERED_READ_IO) are accounted there, as f2fs_file_write_iter()
+  /// and f2fs_file_read_iter() do.
+  Iostat* iostat = nullptr;
   MountOptions opts;
   std::unique_ptr<Volume> vol;
   disk::SuperBlock sb{};
@@ -109,7 +153,9 @@ struct Writer::Impl {
   // ---- writer_ns.cpp: namespace, open files ----
   std::unordered_map<nid_t, std::uint32_t> open_count;
 
-  Impl(BlockDevice& d, const MountOptions& o) : dev(d), opts(o) {}
+  Impl(BlockDevice& d, const MountOptions& o)
+      : tagged(d), dev(tagged), iostat(dynamic_cast<IostatDevice*>(&d) ? &dynamic_cast<IostatDevice*>(&d)->stats() : nullptr),
+        opts(o) {}
 
   /// Errc::invalid_argument after unmount, Errc::read_only on a read-only
   /// mount when `modify`; else ok.

@@ -105,4 +105,55 @@ struct GcStats {
   std::uint64_t lfs_blocks = 0;              ///< blocks allocated by LFS (in free segments)
 };
 
+// ---- The inputs of the decisions (issue 8: Writer::space(), f2fscore-dump ipu) ----
+
+/// The volume's space as the IPU, SSR and GC rules see it. Blocks are 4 KiB.
+struct SpaceState {
+  std::uint64_t user_blocks = 0;   ///< user_block_count of the checkpoint
+  std::uint64_t valid_blocks = 0;  ///< valid_user_blocks(): data and node blocks in use
+  std::uint32_t segs_per_sec = 1;
+  std::uint32_t main_sections = 0;
+  std::uint32_t free_sections = 0;      ///< no valid block and no active log (free_sections())
+  std::uint32_t dirty_sections = 0;     ///< some but not all blocks valid, no active log
+  std::uint32_t full_sections = 0;      ///< every block valid
+  std::uint32_t reserved_sections = 0;  ///< rsvd_segment_count / segs_per_sec (reserved_sections())
+  std::uint32_t overprov_sections = 0;  ///< overprov_segment_count / segs_per_sec
+  /// utilization(): valid_blocks * 100 / user_blocks, rounded down, as
+  /// fs/f2fs/segment.h computes it.
+  std::uint32_t utilization() const noexcept {
+    return user_blocks ? static_cast<std::uint32_t>(valid_blocks * 100 / user_blocks) : 0;
+  }
+};
+
+/// What one data write looks like to the IPU rules: the per-inode and
+/// per-request inputs of f2fs_should_update_outplace(),
+/// f2fs_should_update_inplace() and check_inplace_update_policy()
+/// (fs/f2fs/data.c).
+struct IpuWrite {
+  bool has_old_block = true;  ///< the block has a valid address (not NULL_ADDR/NEW_ADDR)
+  bool dir = false;           ///< a directory's block
+  bool quota = false;         ///< a quota file (IS_NOQUOTA)
+  bool cold = false;          ///< file_is_cold()
+  bool pinned = false;        ///< f2fs_is_pinned_file()
+  bool opu_write = false;     ///< FI_OPU_WRITE: the file is being moved by GC or defrag
+  bool gc = false;            ///< this write is a GC move
+  bool fsync = false;         ///< inside fsync() (FI_NEED_IPU when few pages are dirty)
+  bool fdatasync = false;     ///< inside fdatasync()
+  std::uint64_t file_dirty_pages = 0;  ///< the file's dirty pages when its writeback began
+  bool sync_io = false;       ///< REQ_SYNC (false: async writeback, the F2FS_IPU_ASYNC case)
+  bool other_opu = false;     ///< any other outer rule forcing OPU (compressed, encrypted, atomic)
+};
+
+/// need_SSR() (fs/f2fs/segment.h) for a volume with no dirty node or
+/// dentry pages: free sections at most min_ssr_sections + reserved sections
+/// (`o` resolved: no kKernelDefault). Owned by the IPU/GC modules.
+bool need_ssr(const SpaceState& s, const IpuOptions& o) noexcept;
+
+/// The IPU rules as a pure function: which rule decides where the write
+/// goes (is_in_place() of the result: in place), given the resolved
+/// options, the volume and the write. The IPU module (writer_ipu.cpp)
+/// decides every data write with it; f2fscore-dump ipu shows what it
+/// decides for an image at rest.
+IpuReason decide_ipu(const IpuOptions& o, const SpaceState& s, bool ssr_needed, const IpuWrite& w) noexcept;
+
 }  // namespace f2fscore

@@ -159,8 +159,7 @@ Status Writer::Impl::read_file_block(nid_t ino, std::uint64_t index, std::uint8_
   }
   if (*a < main_blk || *a >= main_blk + owner.size())
     return make_error(Errc::corrupt, fmt("writer: inode %llu block %llu points outside the main area", ino, index));
-  return read_at(dev, static_cast<std::uint64_t>(*a) * kBlockSize, std::span<std::uint8_t>(out, kBlockSize),
-                 io_tag(IostatType::fs_data_read_io));
+  return read_at(dev, static_cast<std::uint64_t>(*a) * kBlockSize, std::span<std::uint8_t>(out, kBlockSize));
 }
 
 // Out of place: a new block of the log, the old one invalid in the SIT.
@@ -173,8 +172,7 @@ Status Writer::Impl::write_file_block(nid_t ino, std::uint64_t index, const std:
   IpuReason why = IpuReason::opu_policy;
   auto a = place_data(ino, index, *old, type, ctx, &why);
   if (!a) return make_error(a.error());
-  F2FS_TRY(write_at(dev, static_cast<std::uint64_t>(*a) * kBlockSize, std::span<const std::uint8_t>(data, kBlockSize),
-                    wr::data_write_tag(ctx)));
+  F2FS_TRY(write_at(dev, static_cast<std::uint64_t>(*a) * kBlockSize, std::span<const std::uint8_t>(data, kBlockSize)));
   ++stats.data_blocks_written;
   ++stats.ipu.data_blocks[static_cast<std::size_t>(why)];
   if (is_in_place(why) && *a == *old) return {};  // in place: pointers, SIT and SSA unchanged
@@ -407,7 +405,6 @@ Result<std::size_t> Writer::read(nid_t ino, std::uint64_t offset, std::span<std:
     const auto* raw = reinterpret_cast<const std::uint8_t*>(*inp);
     const std::uint32_t max = impl_->max_inline(**inp);
     for (std::size_t k = 0; k < n; ++k) out[k] = offset + k < max ? raw[impl_->inline_offset(**inp) + offset + k] : 0;
-    if (impl_->iostat) impl_->iostat->account(IostatType::app_buffered_read_io, n);  // (stats)
     return n;
   }
   std::vector<std::uint8_t> b(kBlockSize);
@@ -419,7 +416,6 @@ Result<std::size_t> Writer::read(nid_t ino, std::uint64_t offset, std::span<std:
     std::memcpy(out.data() + done, b.data() + in_blk, c);
     done += c;
   }
-  if (impl_->iostat) impl_->iostat->account(IostatType::app_buffered_read_io, n);  // (stats)
   return n;
 }
 
@@ -468,9 +464,6 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
   if (offset + data.size() > (*inp)->i.i_size.get()) (*inp)->i.i_size.set(offset + data.size());
   impl_->touch(**inp);
   impl_->mark_dirty(ino);
-  // (stats) Application bytes, as f2fs_file_write_iter(); direct writes are
-  // counted by their device requests (APP_DIRECT_IO, wr::data_write_tag()).
-  if (impl_->iostat && !flags.direct) impl_->iostat->account(IostatType::app_buffered_io, data.size());
   return data.size();
 }
 

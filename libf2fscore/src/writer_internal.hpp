@@ -63,38 +63,25 @@ struct WriteContext {
 /// (IoRequest::tag, iostat.hpp) and forwards it. Requests the writer tags
 /// itself keep their tag (data, node, checkpoint node); untagged reads are
 /// metadata reads (FS_META_READ_IO), untagged writes metadata writes
-/// (FS_META_IO, or FS_CP_META_IO while a checkpoint runs: `write_tag`);
+/// (FS_META_IO);
 /// flush and discard stay untagged (iostat counts them as fs flush and fs
-/// discard). Counts the 4 KiB meta blocks written (WriterStats).
+/// discard). Without it the volume reader's untagged reads would count as
+/// application direct reads.
 struct TagDevice final : BlockDevice {
   explicit TagDevice(BlockDevice& d) noexcept : inner(d) {}
   BlockDevice& inner;
   std::uint16_t write_tag = io_tag(IostatType::fs_meta_io);
-  std::uint64_t meta_bytes_written = 0;
   const DeviceInfo& info() const noexcept override { return inner.info(); }
   void submit(IoRequest& r) noexcept override {
     if (r.tag == 0) {
       if (r.op == IoOp::read) r.tag = io_tag(IostatType::fs_meta_read_io);
       else if (r.op == IoOp::write) r.tag = write_tag;
     }
-    if (r.op == IoOp::write && (r.tag == io_tag(IostatType::fs_meta_io) || r.tag == io_tag(IostatType::fs_cp_meta_io)))
-      meta_bytes_written += r.length;
     inner.submit(r);
   }
   std::size_t poll(bool wait) noexcept override { return inner.poll(wait); }
   std::size_t in_flight() const noexcept override { return inner.in_flight(); }
 };
-
-/// (stats) The iostat type of a data block write of this origin: FS_DATA_IO
-/// (writeback, fsync), FS_GC_DATA_IO (GC moves) or APP_DIRECT_IO (direct
-/// writes, which Linux counts once, at the application level).
-inline std::uint16_t data_write_tag(const WriteContext& ctx) noexcept {
-  switch (ctx.origin) {
-    case WriteContext::Origin::direct: return io_tag(IostatType::app_direct_io);
-    case WriteContext::Origin::gc: return io_tag(IostatType::fs_gc_data_io);
-    default: return io_tag(IostatType::fs_data_io);
-  }
-}
 
 /// The page cache (writer_cache.cpp); opaque elsewhere.
 struct PageCache;

@@ -198,8 +198,7 @@ Result<Node*> Writer::Impl::node(nid_t nid) {
     return make_error(Errc::corrupt, fmt("writer: nid %llu has no node block (address %llu)", nid, addr));
   auto p = std::make_unique<wr::NodePage>();
   F2FS_TRY(read_at(dev, static_cast<std::uint64_t>(addr) * kBlockSize,
-                   std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(&p->n), kBlockSize),
-                   io_tag(IostatType::fs_node_read_io)));
+                   std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(&p->n), kBlockSize)));
   if (p->n.footer.nid.get() != nid)
     return make_error(Errc::corrupt, fmt("writer: block %llu is not node %llu (footer says %llu)", addr, nid, p->n.footer.nid.get()));
   Node* r = &p->n;
@@ -272,8 +271,7 @@ Status Writer::Impl::checkpoint(bool umount) {
         nd.i.extra.i_extra_isize.get() >= offsetof(InodeExtra, i_inode_checksum) + 4)
       nd.i.extra.i_inode_checksum.set(inode_checksum(csum_seed, reinterpret_cast<const std::uint8_t*>(&nd)));
     F2FS_TRY(write_at(dev, static_cast<std::uint64_t>(*a) * kBlockSize,
-                      std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(&nd), kBlockSize),
-                      io_tag(IostatType::fs_cp_node_io)));
+                      std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(&nd), kBlockSize)));
     ++stats.node_blocks_written;
   }
   meta::RebuildPlan plan;
@@ -303,12 +301,7 @@ Status Writer::Impl::checkpoint(bool umount) {
   plan.cursegs = cs;
   plan.umount = umount;
   plan.move_busy_cursegs = true;
-  // (stats) The rebuild's writes are checkpoint metadata (FS_CP_META_IO).
-  const std::uint64_t meta_before = tagged.meta_bytes_written;
-  tagged.write_tag = io_tag(IostatType::fs_cp_meta_io);
   auto r = meta::rebuild(dev, *vol, plan);
-  tagged.write_tag = io_tag(IostatType::fs_meta_io);
-  stats.meta_blocks_written += (tagged.meta_bytes_written - meta_before) / kBlockSize;
   if (!r) return make_error(r.error());
   ++stats.checkpoints;
   dirty.clear();

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "f2fscore/checksum.hpp"
+#include "f2fscore/iostat.hpp"
 #include "f2fscore/meta_rebuild.hpp"
 #include "meta_internal.hpp"
 
@@ -517,7 +518,8 @@ class Rebuilder {
 
   // ---- Writing ----------------------------------------------------------------
   Status put(const std::pair<std::uint64_t, Block>& w) {
-    return write_at(dev_, w.first * kBlockSize, std::span<const std::uint8_t>(w.second.data(), w.second.size()));
+    return write_at(dev_, w.first * kBlockSize, std::span<const std::uint8_t>(w.second.data(), w.second.size()),
+                    io_tag(IostatType::fs_cp_meta_io));
   }
 
   Status write_all() {
@@ -530,6 +532,7 @@ class Rebuilder {
     for (const auto& w : writes_pack_) F2FS_TRY(put(w));
     F2FS_TRY(flush(dev_));
     F2FS_TRY(put(tail_));
+    stats_.cp_blocks_written = static_cast<std::uint32_t>(writes_pack_.size() + 1);
     F2FS_TRY(flush(dev_));
     if (plan_.restore_superblocks) F2FS_TRY(restore_superblocks());
     return {};

@@ -390,7 +390,7 @@ Status Writer::unlink(std::string_view path) {
   auto in2 = impl_->node(*ino);
   if (!in2) return make_error(in2.error());
   const std::uint32_t links = (*in2)->i.i_links.get();
-  if (links <= 1) return impl_->free_inode(*ino);
+  if (links <= 1) return impl_->drop_inode(*ino);  // freed, or an orphan while open (writer_ns.cpp)
   (*in2)->i.i_links.set(links - 1);
   (*in2)->i.i_ctime.set(impl_->now());
   impl_->mark_dirty(*ino);

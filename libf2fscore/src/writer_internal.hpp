@@ -5,6 +5,7 @@
 #include <array>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -88,6 +89,42 @@ struct PageCache;
 struct PageCacheDeleter {
   void operator()(PageCache* p) const noexcept;
 };
+
+/// Coalesces 4 KiB block writes into large asynchronous requests
+/// (writer_cache.cpp): blocks added at consecutive addresses with the same
+/// tag join one request (up to 2 MiB); up to 8 requests are in flight. The
+/// data is copied at add(), so the caller's buffer may change afterwards.
+/// drain() submits what is pending and waits for every request; it returns
+/// the first failure since the last drain().
+class BatchWriter {
+ public:
+  explicit BatchWriter(BlockDevice& dev, std::uint32_t max_blocks = 512, std::uint32_t depth = 8);
+  ~BatchWriter();
+  BatchWriter(const BatchWriter&) = delete;
+  BatchWriter& operator=(const BatchWriter&) = delete;
+  Status add(disk::block_t addr, const std::uint8_t* block, std::uint16_t tag);
+  Status drain();
+  std::uint64_t requests() const noexcept;  ///< write requests submitted so far
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+/// Nesting of public calls on this thread's handle (F2FS_WRITER_LOCK), so
+/// that a periodic checkpoint runs only at the start of an outermost call.
+struct DepthGuard {
+  std::uint32_t& d;
+  explicit DepthGuard(std::uint32_t& x) : d(x) { ++d; }
+  ~DepthGuard() { --d; }
+  DepthGuard(const DepthGuard&) = delete;
+  DepthGuard& operator=(const DepthGuard&) = delete;
+};
+
+/// Milliseconds of a monotonic clock (periodic checkpoints).
+std::uint64_t mono_ms();
+/// The IoRequest tag of a data write for `ctx` (iostat.hpp io_tag()).
+std::uint16_t data_write_tag(const WriteContext& ctx);
 }  // namespace wr
 
 struct Writer::Impl {
@@ -128,7 +165,22 @@ struct Writer::Impl {
 
   // ---- writer_cache.cpp: page cache, periodic checkpoints, discard ----
   std::unique_ptr<wr::PageCache, wr::PageCacheDeleter> cache;
-  std::uint64_t last_checkpoint_time = 0;
+  std::uint64_t last_checkpoint_time = 0;  ///< wr::mono_ms() of the last checkpoint (or mount)
+  std::uint32_t call_depth = 0;            ///< public calls in progress (F2FS_WRITER_LOCK)
+  /// The handle's coalescing writer (data writeback, direct writes, node
+  /// blocks at checkpoints); created with the cache.
+  wr::BatchWriter& io_batch();
+  /// Writes whole blocks [index, index + data.size() / 4 KiB) of `ino`
+  /// straight to the device (WriteFlags::direct), dropping cached pages of
+  /// the range first; the blocks are on the device when it returns.
+  Status direct_write(nid_t ino, std::uint64_t index, std::span<const std::uint8_t> data, std::uint8_t type);
+  /// The block just read from or written to the device as a clean page.
+  void cache_fill(nid_t ino, std::uint64_t index, const std::uint8_t* block);
+  /// Segments with no valid block that were not free at the last
+  /// checkpoint and are no active log (the kernel's prefree segments).
+  std::vector<std::uint32_t> prefree_segments() const;
+  /// Discards `segs` (after the checkpoint that freed them), opts.discard.
+  void discard_segments(const std::vector<std::uint32_t>& segs);
 
   // ---- writer_ipu.cpp: placement policy ----
   IpuOptions ipu;  ///< resolved (no kKernelDefault left)
@@ -139,14 +191,24 @@ struct Writer::Impl {
 
   // ---- writer_ns.cpp: namespace, open files ----
   std::unordered_map<nid_t, std::uint32_t> open_count;
+  /// The last name of `ino` went (unlink, rename over it): i_links 0; freed
+  /// now, or kept on the orphan list while open (f2fs_drop_nlink() then
+  /// f2fs_evict_inode() at the last iput).
+  Status drop_inode(nid_t ino);
+  /// At mount: frees the inodes of the checkpoint's orphan list, as
+  /// f2fs_recover_orphan_inodes() in fs/f2fs/checkpoint.c.
+  Status recover_orphans();
+  /// At unmount: every file is closed; open-unlinked inodes are freed.
+  Status release_all();
 
   Impl(BlockDevice& d, const MountOptions& o)
       : tagged(d), dev(tagged), iostat(dynamic_cast<IostatDevice*>(&d) ? &dynamic_cast<IostatDevice*>(&d)->stats() : nullptr),
         opts(o) {}
 
   /// Errc::invalid_argument after unmount, Errc::read_only on a read-only
-  /// mount when `modify`; else ok.
-  Status usable(bool modify) const;
+  /// mount when `modify`; else ok. With `modify`, at the start of an
+  /// outermost call, takes a periodic checkpoint when one is due.
+  Status usable(bool modify);
 
   // writer_mount.cpp
   Status load();
@@ -175,6 +237,11 @@ struct Writer::Impl {
   /// device at once; the page cache calls this at writeback).
   Status write_file_block(nid_t ino, std::uint64_t index, const std::uint8_t* data, std::uint8_t type,
                           const wr::WriteContext& ctx = {});
+  /// The placement step of a block write: where place_data() puts block
+  /// `index` of `ino`; pointers, SIT, SSA and counters are updated as if
+  /// written. The caller writes the 4 KiB there.
+  Result<disk::block_t> place_file_block(nid_t ino, std::uint64_t index, std::uint8_t type,
+                                         const wr::WriteContext& ctx);
   Status free_file_block(nid_t ino, std::uint64_t index);
   Status truncate_blocks(nid_t ino, std::uint64_t from);
   Status convert_inline_data(nid_t ino);
@@ -224,6 +291,8 @@ struct Writer::Impl {
 };
 
 /// Takes the handle's lock for the rest of the scope.
-#define F2FS_WRITER_LOCK(impl) std::lock_guard<std::recursive_mutex> f2fs_writer_lock_((impl)->mu)
+#define F2FS_WRITER_LOCK(impl)                                             \
+  std::lock_guard<std::recursive_mutex> f2fs_writer_lock_((impl)->mu); \
+  ::f2fscore::wr::DepthGuard f2fs_writer_depth_((impl)->call_depth)
 
 }  // namespace f2fscore

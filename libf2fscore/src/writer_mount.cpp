@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "f2fscore/checksum.hpp"
+#include "f2fscore/iostat.hpp"
 #include "meta_internal.hpp"
 #include "writer_internal.hpp"
 
@@ -99,9 +100,10 @@ Status Writer::Impl::load() {
   return {};
 }
 
-Status Writer::Impl::usable(bool modify) const {
+Status Writer::Impl::usable(bool modify) {
   if (unmounted) return make_error(Errc::invalid_argument, "writer: the volume is unmounted");
   if (modify && opts.read_only) return make_error(Errc::read_only, "writer: the volume is mounted read-only");
+  if (modify) return maybe_periodic_checkpoint();
   return {};
 }
 
@@ -198,7 +200,8 @@ Result<Node*> Writer::Impl::node(nid_t nid) {
     return make_error(Errc::corrupt, fmt("writer: nid %llu has no node block (address %llu)", nid, addr));
   auto p = std::make_unique<wr::NodePage>();
   F2FS_TRY(read_at(dev, static_cast<std::uint64_t>(addr) * kBlockSize,
-                   std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(&p->n), kBlockSize)));
+                   std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(&p->n), kBlockSize),
+                   io_tag(IostatType::fs_node_read_io)));
   if (p->n.footer.nid.get() != nid)
     return make_error(Errc::corrupt, fmt("writer: block %llu is not node %llu (footer says %llu)", addr, nid, p->n.footer.nid.get()));
   Node* r = &p->n;
@@ -270,10 +273,11 @@ Status Writer::Impl::checkpoint(bool umount) {
     if (is_inode && csum && (nd.i.i_inline & inline_flag::extra_attr) &&
         nd.i.extra.i_extra_isize.get() >= offsetof(InodeExtra, i_inode_checksum) + 4)
       nd.i.extra.i_inode_checksum.set(inode_checksum(csum_seed, reinterpret_cast<const std::uint8_t*>(&nd)));
-    F2FS_TRY(write_at(dev, static_cast<std::uint64_t>(*a) * kBlockSize,
-                      std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(&nd), kBlockSize)));
+    F2FS_TRY(io_batch().add(*a, reinterpret_cast<const std::uint8_t*>(&nd), io_tag(IostatType::fs_cp_node_io)));
     ++stats.node_blocks_written;
   }
+  F2FS_TRY(io_batch().drain());
+  const std::vector<std::uint32_t> prefree = prefree_segments();
   meta::RebuildPlan plan;
   plan.blocks.reserve(static_cast<std::size_t>(valid_blocks));
   for (const auto& u : owner)
@@ -304,6 +308,9 @@ Status Writer::Impl::checkpoint(bool umount) {
   auto r = meta::rebuild(dev, *vol, plan);
   if (!r) return make_error(r.error());
   ++stats.checkpoints;
+  stats.meta_blocks_written += r->nat_blocks_written + r->sit_blocks_written + r->ssa_blocks_written + r->cp_blocks_written;
+  last_checkpoint_time = wr::mono_ms();
+  discard_segments(prefree);
   dirty.clear();
   pending_new_nodes = 0;
   nodes.clear();
@@ -320,8 +327,11 @@ Writer::~Writer() = default;
 Result<std::unique_ptr<Writer>> Writer::mount(BlockDevice& dev, const MountOptions& opts) {
   auto impl = std::make_unique<Impl>(dev, opts);
   F2FS_TRY(impl->load());
+  // Orphans of the last session are freed (f2fs_recover_orphan_inodes();
+  // committed by the next checkpoint). Not on a read-only mount.
+  if (!opts.read_only && !impl->orphans.empty()) F2FS_TRY(impl->recover_orphans());
   impl->resolve_ipu_defaults();
-  impl->last_checkpoint_time = impl->now();
+  impl->last_checkpoint_time = wr::mono_ms();
   return std::unique_ptr<Writer>(new Writer(std::move(impl)));
 }
 
@@ -342,7 +352,9 @@ Status Writer::unmount() {
     impl_->unmounted = true;
     return {};
   }
-  auto r = impl_->checkpoint(true);
+  // Unmounting closes every file: open-unlinked inodes are freed (writer_ns.cpp).
+  auto r = impl_->release_all();
+  if (r) r = impl_->checkpoint(true);
   impl_->unmounted = true;
   return r;
 }

@@ -142,6 +142,9 @@ struct RebuildPlan {
 
 struct RebuildStats {
   std::uint32_t nat_blocks_written = 0, sit_blocks_written = 0, ssa_blocks_written = 0;
+  /// Blocks of the checkpoint pack (its two copies of the head block, the
+  /// payload, orphan and summary blocks) and nat_bits blocks written.
+  std::uint32_t cp_blocks_written = 0;
   std::uint32_t cursegs_moved = 0;
   std::uint64_t checkpoint_ver = 0;  ///< of the new pack
 };

@@ -66,6 +66,7 @@ Status Writer::Impl::load() {
   for (const auto& u : plan->nat) nat[u.nid] = {u.ino, u.blkaddr, u.version};
   owner.assign(static_cast<std::size_t>(main_segs) * wr::kBlocksPerSeg, {});
   seg_valid.assign(main_segs, 0);
+  valid_blocks = 0;  // claim() counts them again: a reload after a checkpoint must not double them
   for (const auto& b : plan->blocks) claim(b.blkaddr, b);
   reserved_blocks = plan->reserved_blocks;
   valid_inodes = plan->valid_inode_count;

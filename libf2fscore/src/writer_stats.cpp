@@ -9,7 +9,10 @@ SpaceState Writer::space() const {
   const Impl& m = *impl_;
   SpaceState s;
   s.user_blocks = m.cp.user_block_count.get();
-  s.valid_blocks = m.valid_blocks;
+  // As the kernel's total_valid_block_count: blocks reserved for dirty
+  // cached pages and nodes not yet written count from the moment they are
+  // reserved (inc_valid_block_count(), inc_valid_node_count()).
+  s.valid_blocks = m.valid_blocks + m.reserved_blocks + m.pending_new_nodes;
   s.segs_per_sec = m.segs_per_sec ? m.segs_per_sec : 1;
   s.main_sections = m.main_segs / s.segs_per_sec;
   s.reserved_sections = m.cp.rsvd_segment_count.get() / s.segs_per_sec;

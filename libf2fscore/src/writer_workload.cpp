@@ -474,52 +474,6 @@ Result<Workload> parse_workload(std::string_view s) {
                                                 "smallfiles, fill)");
 }
 
-namespace {
-constexpr std::pair<const char*, std::uint32_t> kIpuBits[] = {
-    {"force", ipu_bit::force}, {"ssr", ipu_bit::ssr},         {"util", ipu_bit::util},
-    {"ssr_util", ipu_bit::ssr_util}, {"fsync", ipu_bit::fsync}, {"async", ipu_bit::async},
-    {"nocache", ipu_bit::nocache}, {"honor_opu_write", ipu_bit::honor_opu_write}};
-}  // namespace
-
-Result<std::uint32_t> parse_ipu_policy(std::string_view s) {
-  if (s == "default") return IpuOptions::kKernelDefault;
-  if (!s.empty() && s[0] >= '0' && s[0] <= '9') {
-    const std::string t(s);
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long v = std::strtoull(t.c_str(), &end, 0);
-    if (errno != 0 || end == t.c_str() || *end != '\0')
-      return make_error(Errc::invalid_argument, "bad ipu_policy '" + t + "'");
-    if (v > ipu_bit::all)
-      return make_error(Errc::invalid_argument, "ipu_policy " + t + " has bits outside 0xff (F2FS_IPU_MAX is 8)");
-    return static_cast<std::uint32_t>(v);
-  }
-  std::uint32_t v = 0;
-  std::size_t i = 0;
-  while (i <= s.size()) {
-    std::size_t j = s.find_first_of("|,", i);
-    if (j == std::string_view::npos) j = s.size();
-    const std::string_view name = s.substr(i, j - i);
-    bool found = false;
-    for (const auto& [n, b] : kIpuBits)
-      if (name == n) v |= b, found = true;
-    if (!found)
-      return make_error(Errc::invalid_argument,
-                        "unknown ipu_policy bit '" + std::string(name) +
-                            "' (force, ssr, util, ssr_util, fsync, async, nocache, honor_opu_write, or a number)");
-    i = j + 1;
-  }
-  return v;
-}
-
-std::string ipu_policy_string(std::uint32_t policy) {
-  if (policy == IpuOptions::kKernelDefault) return "default";
-  std::string names;
-  for (const auto& [n, b] : kIpuBits)
-    if (policy & b) names += (names.empty() ? "" : "|") + std::string(n);
-  return fmtv("0x%x (%s)", policy, names.empty() ? "none" : names.c_str());
-}
-
 std::string_view sync_mode_name(SyncMode s) noexcept {
   switch (s) {
     case SyncMode::none: return "none";

@@ -224,4 +224,63 @@ TEST(StatsTool, IpuScenarios) {
   fs::remove(img);
 }
 
+// ---- f2fscore-dump ipu: the inputs and decisions for an image at rest ----
+
+std::string dump_bin() { return F2FSCORE_DUMP_BIN; }
+
+std::string decision(const std::string& json, const std::string& write) {
+  std::smatch m;
+  if (!std::regex_search(json, m, std::regex("\"write\": \"" + write + "\",\\s*\"in_place\": (true|false),\\s*\"reason\": \"([a-z_]+)\"")))
+    return "?";
+  return m[2];
+}
+
+TEST(StatsDump, IpuInputsAndDecisions) {
+  const fs::path img = make_image("stats_dump_ipu");
+  // A fresh 1 GiB volume: the kernel's default is FORCE|HONOR_OPU_WRITE.
+  auto r = run(dump_bin() + " " + img.string() + " --json ipu");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(json_num(r.out, "ipu_policy"), 0x81);
+  EXPECT_EQ(json_num(r.out, "utilization"), 0);
+  EXPECT_NE(r.out.find("\"need_ssr\": false"), std::string::npos);
+  EXPECT_EQ(decision(r.out, "async_writeback"), "ipu_force");
+  EXPECT_EQ(decision(r.out, "dir"), "opu_dir");
+  EXPECT_EQ(decision(r.out, "new_block"), "opu_new_block");
+  EXPECT_EQ(decision(r.out, "opu_write"), "opu_honor_opu_write");
+  // No bit: out of place; FSYNC: only fdatasync and small fsyncs in place.
+  r = run(dump_bin() + " " + img.string() + " --json ipu --ipu-policy 0");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(decision(r.out, "sync_writeback"), "opu_policy");
+  EXPECT_EQ(decision(r.out, "fdatasync"), "opu_policy");
+  r = run(dump_bin() + " " + img.string() + " --json ipu --ipu-policy fsync");
+  EXPECT_EQ(decision(r.out, "sync_writeback"), "opu_policy");
+  EXPECT_EQ(decision(r.out, "fdatasync"), "ipu_fsync");
+  EXPECT_EQ(decision(r.out, "fsync_few"), "ipu_fsync");
+  EXPECT_EQ(decision(r.out, "fsync_many"), "opu_policy");
+  // SSR: need_SSR once free sections are at most min_ssr_sections + reserved.
+  r = run(dump_bin() + " " + img.string() + " --json ipu --ipu-policy ssr --min-ssr-sections 1000");
+  EXPECT_NE(r.out.find("\"need_ssr\": true"), std::string::npos) << r.out;
+  EXPECT_EQ(decision(r.out, "sync_writeback"), "ipu_ssr");
+  // Utilization after 64 MiB: 16385 of the user blocks and more, 7%.
+  auto w = run(io_bin() + " fs " + img.string() + " -w seqwrite --size 64m");
+  ASSERT_EQ(w.status, 0) << w.err;
+  r = run(dump_bin() + " " + img.string() + " --json ipu --ipu-policy util --min-ipu-util 6");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(json_num(r.out, "utilization"), 7) << r.out.substr(0, 400);
+  EXPECT_EQ(decision(r.out, "async_writeback"), "ipu_util");
+  r = run(dump_bin() + " " + img.string() + " --json ipu --ipu-policy util --min-ipu-util 7");
+  EXPECT_EQ(decision(r.out, "async_writeback"), "opu_policy");  // 7 is not above 7
+  // Text, with the per-segment list.
+  r = run(dump_bin() + " " + img.string() + " ipu --segments");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* s : {"utilization:       7%", "need_SSR:", "warm_data", "HONOR_OPU_WRITE", "Decisions now",
+                        "(active log)"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  // Usage errors.
+  r = run(dump_bin() + " " + img.string() + " ipu --ipu-policy 0x1ff");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("outside 0xff"), std::string::npos) << r.err;
+  fs::remove(img);
+}
+
 }  // namespace

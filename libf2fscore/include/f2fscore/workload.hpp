@@ -36,14 +36,6 @@ std::string_view workload_name(Workload w) noexcept;
 /// Parses the names above. Errors: Errc::invalid_argument naming the choices.
 Result<Workload> parse_workload(std::string_view s);
 
-/// Parses an ipu_policy: a number (0x81, 129) or bit names joined by '|' or
-/// ',' (force, ssr, util, ssr_util, fsync, async, nocache, honor_opu_write),
-/// or "default" (IpuOptions::kKernelDefault). Errors: Errc::invalid_argument
-/// for unknown names and values of 0x100 or more (as the sysfs store).
-Result<std::uint32_t> parse_ipu_policy(std::string_view s);
-/// "0x81 (force|honor_opu_write)"; "0x0 (none)".
-std::string ipu_policy_string(std::uint32_t policy);
-
 enum class SyncMode : std::uint8_t { none, fsync, fdatasync };
 std::string_view sync_mode_name(SyncMode s) noexcept;
 Result<SyncMode> parse_sync_mode(std::string_view s);

@@ -6,6 +6,10 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "f2fscore/result.hpp"
 
 namespace f2fscore {
 
@@ -141,8 +145,24 @@ struct IpuWrite {
   bool fdatasync = false;     ///< inside fdatasync()
   std::uint64_t file_dirty_pages = 0;  ///< the file's dirty pages when its writeback began
   bool sync_io = false;       ///< REQ_SYNC (false: async writeback, the F2FS_IPU_ASYNC case)
+  bool direct = false;        ///< a direct write (f2fs_map_blocks() rewrites written blocks in place)
   bool other_opu = false;     ///< any other outer rule forcing OPU (compressed, encrypted, atomic)
 };
+
+/// Parses an ipu_policy: a number (0x81, 129) or bit names joined by '|' or
+/// ',' (force, ssr, util, ssr_util, fsync, async, nocache, honor_opu_write),
+/// or "default" (IpuOptions::kKernelDefault). Errors: Errc::invalid_argument
+/// for unknown names and values of 0x100 or more (as the sysfs store).
+Result<std::uint32_t> parse_ipu_policy(std::string_view s);
+/// "0x81 (force|honor_opu_write)"; "0x0 (none)".
+std::string ipu_policy_string(std::uint32_t policy);
+
+/// The options as the kernel resolves them for a volume: kKernelDefault
+/// ipu_policy is FORCE|HONOR_OPU_WRITE (0x81) when the main area has at
+/// most 16 x 512 segments, else FSYNC (0x10) (f2fs_build_segment_manager(),
+/// f2fs_tuning_parameters()); kKernelDefault min_ssr_sections is the
+/// reserved sections.
+IpuOptions resolve_ipu_options(IpuOptions o, std::uint32_t main_segments, std::uint32_t reserved_sections) noexcept;
 
 /// need_SSR() (fs/f2fs/segment.h) for a volume with no dirty node or
 /// dentry pages: free sections at most min_ssr_sections + reserved sections

@@ -445,6 +445,7 @@ Result<std::size_t> Writer::read(nid_t ino, std::uint64_t offset, std::span<std:
     const auto* raw = reinterpret_cast<const std::uint8_t*>(*inp);
     const std::uint32_t max = impl_->max_inline(**inp);
     for (std::size_t k = 0; k < n; ++k) out[k] = offset + k < max ? raw[impl_->inline_offset(**inp) + offset + k] : 0;
+    if (impl_->iostat) impl_->iostat->account(IostatType::app_buffered_read_io, n);  // (stats)
     return n;
   }
   std::vector<std::uint8_t> b(kBlockSize);
@@ -456,6 +457,7 @@ Result<std::size_t> Writer::read(nid_t ino, std::uint64_t offset, std::span<std:
     std::memcpy(out.data() + done, b.data() + in_blk, c);
     done += c;
   }
+  if (impl_->iostat) impl_->iostat->account(IostatType::app_buffered_read_io, n);  // (stats)
   return n;
 }
 
@@ -513,6 +515,9 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
   impl_->touch(**inp);
   impl_->mark_dirty(ino);
   if (flags.dsync) F2FS_TRY(fdatasync(ino));
+  // (stats) Application bytes, as f2fs_file_write_iter(); direct writes are
+  // counted by their device requests (APP_DIRECT_IO, wr::data_write_tag()).
+  if (impl_->iostat && !flags.direct) impl_->iostat->account(IostatType::app_buffered_io, data.size());
   return data.size();
 }
 

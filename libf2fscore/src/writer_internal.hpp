@@ -15,6 +15,7 @@
 #include "f2fscore/disk/dentry.hpp"
 #include "f2fscore/disk/node.hpp"
 #include "f2fscore/disk/superblock.hpp"
+#include "f2fscore/iostat.hpp"
 #include "f2fscore/meta_rebuild.hpp"
 #include "f2fscore/volume.hpp"
 #include "f2fscore/writer.hpp"
@@ -58,6 +59,30 @@ struct WriteContext {
   bool fsync = false;      ///< inside fsync() (FI_NEED_IPU / is_fsync_dnode)
   bool fdatasync = false;  ///< inside fdatasync()
   std::uint64_t file_dirty_pages = 0;  ///< the file's dirty pages when its writeback began
+};
+
+/// (stats) The writer's device: classifies every request for iostat
+/// (IoRequest::tag, iostat.hpp) and forwards it. Requests the writer tags
+/// itself keep their tag (data, node, checkpoint node); untagged reads are
+/// metadata reads (FS_META_READ_IO), untagged writes metadata writes
+/// (FS_META_IO);
+/// flush and discard stay untagged (iostat counts them as fs flush and fs
+/// discard). Without it the volume reader's untagged reads would count as
+/// application direct reads.
+struct TagDevice final : BlockDevice {
+  explicit TagDevice(BlockDevice& d) noexcept : inner(d) {}
+  BlockDevice& inner;
+  std::uint16_t write_tag = io_tag(IostatType::fs_meta_io);
+  const DeviceInfo& info() const noexcept override { return inner.info(); }
+  void submit(IoRequest& r) noexcept override {
+    if (r.tag == 0) {
+      if (r.op == IoOp::read) r.tag = io_tag(IostatType::fs_meta_read_io);
+      else if (r.op == IoOp::write) r.tag = write_tag;
+    }
+    inner.submit(r);
+  }
+  std::size_t poll(bool wait) noexcept override { return inner.poll(wait); }
+  std::size_t in_flight() const noexcept override { return inner.in_flight(); }
 };
 
 /// The page cache (writer_cache.cpp); opaque elsewhere.
@@ -108,7 +133,13 @@ std::uint16_t data_write_tag(const WriteContext& ctx);
 }  // namespace wr
 
 struct Writer::Impl {
+  wr::TagDevice tagged;  ///< (stats) `dev` is this: classifies the writer's I/O for iostat
   BlockDevice& dev;
+  /// (stats) The Iostat of `dev` when the caller's device is an
+  /// IostatDevice: application-level bytes (APP_BUFFERED_IO,
+  /// APP_BUFFERED_READ_IO) are accounted there, as f2fs_file_write_iter()
+  /// and f2fs_file_read_iter() do.
+  Iostat* iostat = nullptr;
   MountOptions opts;
   std::unique_ptr<Volume> vol;
   disk::SuperBlock sb{};
@@ -246,7 +277,9 @@ struct Writer::Impl {
   /// At unmount: every file is closed; open-unlinked inodes are freed.
   Status release_all();
 
-  Impl(BlockDevice& d, const MountOptions& o) : dev(d), opts(o) {}
+  Impl(BlockDevice& d, const MountOptions& o)
+      : tagged(d), dev(tagged), iostat(dynamic_cast<IostatDevice*>(&d) ? &dynamic_cast<IostatDevice*>(&d)->stats() : nullptr),
+        opts(o) {}
 
   /// Errc::invalid_argument after unmount, Errc::read_only on a read-only
   /// mount when `modify`; else ok. With `modify`, at the start of an

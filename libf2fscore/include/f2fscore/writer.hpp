@@ -283,6 +283,9 @@ class Writer {
   Result<std::uint32_t> gc(std::uint32_t sections = 1);
 
   const WriterStats& stats() const;
+  /// (stats) The space now: utilization, free and dirty sections (the
+  /// inputs of the IPU and GC decisions), from the writer's SIT in memory.
+  SpaceState space() const;
 
   struct Impl;
 

@@ -151,6 +151,7 @@ Status Writer::Impl::new_segment(std::uint8_t type) {
     if (v.sec_free(seg / segs_per_sec)) --free_secs;
     seg_alloc[seg] = 0;
     seg_type[seg] = type;
+    seg_changed[seg] = 1;  // its SIT entry and summary change (incremental checkpoint)
     l = {seg, 0, 0};
     log_usable[type] = true;
     ++stats.segments_allocated;
@@ -199,6 +200,7 @@ Status Writer::Impl::new_segment(std::uint8_t type) {
     const std::uint32_t s = ssr();
     if (s != kNoSeg) {
       seg_type[s] = type;
+      seg_changed[s] = 1;  // its SIT type changes (incremental checkpoint)
       l = {s, static_cast<std::uint16_t>(v.next_free(s, 0)), 1};
       log_usable[type] = true;
       ++stats.segments_allocated;
@@ -225,6 +227,7 @@ Status Writer::Impl::new_segment(std::uint8_t type) {
   const std::uint32_t s = fsync_recovering ? kNoSeg : ssr();
   if (s != kNoSeg) {
     seg_type[s] = type;
+    seg_changed[s] = 1;
     l = {s, static_cast<std::uint16_t>(v.next_free(s, 0)), 1};
     log_usable[type] = true;
     ++stats.segments_allocated;

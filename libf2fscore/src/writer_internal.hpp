@@ -15,6 +15,7 @@
 #include "f2fscore/disk/dentry.hpp"
 #include "f2fscore/disk/node.hpp"
 #include "f2fscore/disk/superblock.hpp"
+#include "f2fscore/iostat.hpp"
 #include "f2fscore/meta_rebuild.hpp"
 #include "f2fscore/volume.hpp"
 #include "f2fscore/writer.hpp"
@@ -60,6 +61,30 @@ struct WriteContext {
   std::uint64_t file_dirty_pages = 0;  ///< the file's dirty pages when its writeback began
 };
 
+/// (stats) The writer's device: classifies every request for iostat
+/// (IoRequest::tag, iostat.hpp) and forwards it. Requests the writer tags
+/// itself keep their tag (data, node, checkpoint node); untagged reads are
+/// metadata reads (FS_META_READ_IO), untagged writes metadata writes
+/// (FS_META_IO);
+/// flush and discard stay untagged (iostat counts them as fs flush and fs
+/// discard). Without it the volume reader's untagged reads would count as
+/// application direct reads.
+struct TagDevice final : BlockDevice {
+  explicit TagDevice(BlockDevice& d) noexcept : inner(d) {}
+  BlockDevice& inner;
+  std::uint16_t write_tag = io_tag(IostatType::fs_meta_io);
+  const DeviceInfo& info() const noexcept override { return inner.info(); }
+  void submit(IoRequest& r) noexcept override {
+    if (r.tag == 0) {
+      if (r.op == IoOp::read) r.tag = io_tag(IostatType::fs_meta_read_io);
+      else if (r.op == IoOp::write) r.tag = write_tag;
+    }
+    inner.submit(r);
+  }
+  std::size_t poll(bool wait) noexcept override { return inner.poll(wait); }
+  std::size_t in_flight() const noexcept override { return inner.in_flight(); }
+};
+
 /// The page cache (writer_cache.cpp); opaque elsewhere.
 struct PageCache;
 struct PageCacheDeleter {
@@ -80,6 +105,10 @@ class BatchWriter {
   BatchWriter& operator=(const BatchWriter&) = delete;
   Status add(disk::block_t addr, const std::uint8_t* block, std::uint16_t tag);
   Status drain();
+  /// Submits the pending run without waiting; returns the failures of the
+  /// requests finished so far (the rest are reported by a later drain()).
+  Status kick();
+  bool idle() const noexcept;  ///< nothing pending or in flight
   std::uint64_t requests() const noexcept;  ///< write requests submitted so far
 
  private:
@@ -104,7 +133,13 @@ std::uint16_t data_write_tag(const WriteContext& ctx);
 }  // namespace wr
 
 struct Writer::Impl {
+  wr::TagDevice tagged;  ///< (stats) `dev` is this: classifies the writer's I/O for iostat
   BlockDevice& dev;
+  /// (stats) The Iostat of `dev` when the caller's device is an
+  /// IostatDevice: application-level bytes (APP_BUFFERED_IO,
+  /// APP_BUFFERED_READ_IO) are accounted there, as f2fs_file_write_iter()
+  /// and f2fs_file_read_iter() do.
+  Iostat* iostat = nullptr;
   MountOptions opts;
   std::unique_ptr<Volume> vol;
   disk::SuperBlock sb{};
@@ -137,8 +172,22 @@ struct Writer::Impl {
   std::unique_ptr<wr::PageCache, wr::PageCacheDeleter> cache;
   std::uint64_t last_checkpoint_time = 0;  ///< wr::mono_ms() of the last checkpoint (or mount)
   std::uint32_t call_depth = 0;            ///< public calls in progress (F2FS_WRITER_LOCK)
+  /// What the last checkpoint committed, for incremental checkpoints
+  /// (RebuildPlan::changed_nids/changed_segments): the NAT as loaded, and
+  /// the segments whose blocks or type changed since (claim(),
+  /// invalidate(), alloc_block() mark them).
+  std::vector<wr::NatMem> nat_at_cp;
+  std::vector<std::uint8_t> seg_changed;
+  /// After a checkpoint: reopens the volume (superblock, the new pack) and
+  /// resets what a checkpoint resets (logs as the pack says, free segments,
+  /// nids freed since, the change sets) from memory, as load() would find
+  /// it without walking the tree; `types`: the segment types written.
+  Status reload_committed(const std::vector<std::uint8_t>& types);
   /// The handle's coalescing writer (data writeback, direct writes, node
-  /// blocks at checkpoints); created with the cache.
+  /// blocks at checkpoints); created with the cache. Writeback of a full
+  /// cache leaves its last requests in flight: code that reads data blocks
+  /// from the device other than through read_file_block() (which does it)
+  /// must io_batch().drain() first.
   wr::BatchWriter& io_batch();
   /// Writes whole blocks [index, index + data.size() / 4 KiB) of `ino`
   /// straight to the device (WriteFlags::direct), dropping cached pages of
@@ -179,6 +228,9 @@ struct Writer::Impl {
   /// need_SSR() of fs/f2fs/segment.c (6.1): free sections at or under the
   /// dirty node and dentry sections + min_ssr_sections + reserved sections.
   bool need_ssr() const;
+  /// Wholly free sections not taken by a log (free_sections() in
+  /// fs/f2fs/segment.h; segments freed since the checkpoint are not free).
+  std::uint32_t free_sections() const { return free_secs; }
   std::uint32_t reserved_sections() const;
   /// Wholly free sections not taken by a log (free_sections() in
   /// fs/f2fs/segment.h; segments freed since the checkpoint are not free).
@@ -228,7 +280,9 @@ struct Writer::Impl {
   /// At unmount: every file is closed; open-unlinked inodes are freed.
   Status release_all();
 
-  Impl(BlockDevice& d, const MountOptions& o) : dev(d), opts(o) {}
+  Impl(BlockDevice& d, const MountOptions& o)
+      : tagged(d), dev(tagged), iostat(dynamic_cast<IostatDevice*>(&d) ? &dynamic_cast<IostatDevice*>(&d)->stats() : nullptr),
+        opts(o) {}
 
   /// Errc::invalid_argument after unmount, Errc::read_only on a read-only
   /// mount when `modify`; else ok. With `modify`, at the start of an

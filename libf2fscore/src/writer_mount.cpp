@@ -66,8 +66,11 @@ Status Writer::Impl::load() {
   for (const auto& u : plan->nat) nat[u.nid] = {u.ino, u.blkaddr, u.version};
   owner.assign(static_cast<std::size_t>(main_segs) * wr::kBlocksPerSeg, {});
   seg_valid.assign(main_segs, 0);
+  seg_changed.assign(main_segs, 0);
   valid_blocks = 0;  // claim() counts them again: a reload after a checkpoint must not double them
   for (const auto& b : plan->blocks) claim(b.blkaddr, b);
+  std::fill(seg_changed.begin(), seg_changed.end(), 0);
+  nat_at_cp = nat;
   reserved_blocks = plan->reserved_blocks;
   valid_inodes = plan->valid_inode_count;
   orphans = plan->orphans;
@@ -119,6 +122,7 @@ void Writer::Impl::claim(block_t addr, const meta::BlockUse& u) {
   owner[i] = u;
   owner[i].blkaddr = addr;
   ++seg_valid[i / wr::kBlocksPerSeg];
+  seg_changed[i / wr::kBlocksPerSeg] = 1;
   ++valid_blocks;
 }
 
@@ -128,6 +132,7 @@ void Writer::Impl::invalidate(block_t addr) {
   if (!owner[i].blkaddr) return;
   owner[i] = {};
   --seg_valid[i / wr::kBlocksPerSeg];
+  seg_changed[i / wr::kBlocksPerSeg] = 1;
   --valid_blocks;
 }
 
@@ -270,6 +275,15 @@ Status Writer::Impl::checkpoint(bool umount) {
   plan.elapsed_time = get_mtime();
   plan.umount = umount;
   plan.move_busy_cursegs = true;
+  // Incremental: only what changed since the last checkpoint (NAT/SIT
+  // journals when it fits, as the kernel's checkpoint).
+  plan.changed_nids.emplace();
+  for (nid_t n = 1; n < max_nid && n < nat_at_cp.size(); ++n)
+    if (nat[n].addr != nat_at_cp[n].addr || nat[n].ino != nat_at_cp[n].ino || nat[n].version != nat_at_cp[n].version)
+      plan.changed_nids->push_back(n);
+  plan.changed_segments.emplace();
+  for (std::uint32_t s = 0; s < main_segs; ++s)
+    if (seg_changed[s]) plan.changed_segments->push_back(s);
   auto r = meta::rebuild(dev, *vol, plan);
   if (!r) return make_error(r.error());
   ++stats.checkpoints;
@@ -280,9 +294,9 @@ Status Writer::Impl::checkpoint(bool umount) {
   pending_new_nodes = 0;
   nodes.clear();
   if (umount) return {};  // the handle closes: nothing to reload
-  // Start over from what was committed: the new checkpoint's view.
-  // (the pack's blocks are counted above: cp_blocks_written)
-  return load();
+  // The new checkpoint's view: the pack from the device, the rest is what
+  // the plan was made of (no walk of the tree again).
+  return reload_committed(plan.segment_types);
 }
 
 // ---- Public entry points -----------------------------------------------------

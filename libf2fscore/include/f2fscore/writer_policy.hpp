@@ -7,6 +7,10 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "f2fscore/result.hpp"
 
 namespace f2fscore {
 
@@ -128,7 +132,7 @@ struct GcStats {
   std::uint64_t lfs_blocks = 0;              ///< blocks allocated by LFS (in free segments)
 };
 
-// ---- The inputs of the decisions (writer_ipu.cpp; f2fscore-dump ipu) ----
+// ---- The inputs of the decisions (writer_ipu.cpp; Writer::space(), f2fscore-dump ipu) ----
 
 /// The volume's space as the IPU, SSR and GC rules see it. Blocks are 4 KiB.
 struct SpaceState {
@@ -185,5 +189,20 @@ IpuReason decide_ipu(const IpuOptions& o, const SpaceState& s, bool ssr_needed, 
 /// FI_NEED_IPU). F2FS_IOC_DEFRAGMENT refuses such files (with FI_OPU_WRITE
 /// set: HONOR_OPU_WRITE lets FORCE files be defragmented).
 bool ipu_inplace_without_io(const IpuOptions& o, const SpaceState& s, bool ssr_needed, const IpuWrite& w) noexcept;
+
+/// Parses an ipu_policy: a number (0x81, 129) or bit names joined by '|' or
+/// ',' (force, ssr, util, ssr_util, fsync, async, nocache, honor_opu_write),
+/// or "default" (IpuOptions::kKernelDefault). Errors: Errc::invalid_argument
+/// for unknown names and values of 0x100 or more (as the sysfs store).
+Result<std::uint32_t> parse_ipu_policy(std::string_view s);
+/// "0x81 (force|honor_opu_write)"; "0x0 (none)".
+std::string ipu_policy_string(std::uint32_t policy);
+
+/// The options as the kernel resolves them for a volume: kKernelDefault
+/// ipu_policy is FORCE|HONOR_OPU_WRITE (0x81) when the main area has at
+/// most 16 x 512 segments, else FSYNC (0x10) (f2fs_build_segment_manager(),
+/// f2fs_tuning_parameters()); kKernelDefault min_ssr_sections is the
+/// reserved sections.
+IpuOptions resolve_ipu_options(IpuOptions o, std::uint32_t main_segments, std::uint32_t reserved_sections) noexcept;
 
 }  // namespace f2fscore

@@ -489,8 +489,17 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
     if (!inp) return make_error(inp.error());
     type = impl_->data_type(**inp);
   }
-  if (flags.direct) F2FS_TRY(impl_->direct_write(ino, offset / kBlockSize, data, type));
+  if (flags.direct) {
+    // A segment at a time, GC between (balance_fs(), writer_gc.cpp).
+    constexpr std::size_t kChunk = std::size_t{wr::kBlocksPerSeg} * kBlockSize;
+    for (std::size_t done = 0; done < data.size(); done += kChunk) {
+      if (done) F2FS_TRY(impl_->balance_fs());
+      F2FS_TRY(impl_->direct_write(ino, (offset + done) / kBlockSize, data.subspan(done, std::min(kChunk, data.size() - done)),
+                                   type));
+    }
+  }
   for (std::size_t done = flags.direct ? data.size() : 0; done < data.size();) {
+    if (done) F2FS_TRY(impl_->balance_fs());  // GC between blocks, as per page in the kernel
     const std::uint64_t pos = offset + done;
     const std::size_t in_blk = pos % kBlockSize;
     const std::size_t c = std::min<std::size_t>(data.size() - done, kBlockSize - in_blk);
@@ -505,7 +514,6 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
       else std::fill(b.begin(), b.end(), 0);
     }
     std::memcpy(b.data() + in_blk, data.data() + done, c);
-    if (done) F2FS_TRY(impl_->balance_fs());  // GC between blocks, as per page in the kernel
     F2FS_TRY(impl_->cache_write(ino, idx, b.data(), type));
     done += c;
   }

@@ -234,7 +234,10 @@ Status Writer::Impl::new_segment(std::uint8_t type) {
     return {};
   }
   log_usable[type] = false;
-  return make_error(Errc::no_space, fmt("writer: no free section and no segment with a free block for log %llu", type));
+  return make_error(Errc::no_space, fmt("writer: no free section and no segment with a free block for log %llu", type) +
+                                        fmt(" (free %llu, reserved %llu, dirty nodes %llu, dirty pages %llu)", free_secs,
+                                            reserved_sections(), dirty.size(), dirty_pages(0)) +
+                                        fmt(" (in_gc %llu, depth %llu)", in_gc, call_depth));
 }
 
 Result<block_t> Writer::Impl::next_block(std::uint8_t type) {
@@ -438,11 +441,29 @@ struct Gc {
       if (!w.has_not_enough_free_secs(0, 0)) return 0u;
     }
     std::vector<std::uint32_t> victims;
-    std::uint32_t sec_freed = 0;
+    std::uint32_t sec_freed = 0, done = 0, freed = 0;
+    // The checkpoint that commits the moves so far: their victims are free
+    // after it (the writer reloads).
+    auto commit = [&]() -> Status {
+      F2FS_TRY(w.checkpoint(false));
+      SegView v{w};
+      for (std::uint32_t sec : victims) freed += v.sec_free(sec);
+      victims.clear();
+      sec_freed = 0;
+      return {};
+    };
     const GcPolicy policy = foreground ? w.opts.gc.foreground_policy : w.opts.gc.background_policy;
+    const std::uint64_t per_sec = static_cast<std::uint64_t>(kSeg) * w.segs_per_sec;
     for (;;) {
-      if (foreground && !forced && sec_freed >= want && !w.has_not_enough_free_secs(sec_freed, 0)) break;
-      if (forced && sec_freed >= want) break;
+      if (foreground && !forced && done >= want && !w.has_not_enough_free_secs(sec_freed, 0)) break;
+      if (forced && done >= want) break;
+      // Moves need room and the moved victims are free only after a
+      // checkpoint: take one when the free sections run out (f2fs_gc():
+      // free_sections() < NR_CURSEG_PERSIST_TYPE with prefree segments),
+      // here also keeping the sections the dirtied nodes need.
+      if (foreground && !victims.empty() &&
+          w.free_secs <= kNrCursegType + (w.dirty.size() + per_sec - 1) / per_sec && prefree_segments())
+        F2FS_TRY(commit());
       std::uint32_t sec = select_victim(policy);
       // Foreground GC must make room: when cost-benefit sees no age
       // difference (every cost UINT_MAX) it falls back to greedy, the
@@ -455,16 +476,16 @@ struct Gc {
       auto r = move_section(sec);
       if (!r) return make_error(r.error());
       victims.push_back(sec);
-      if (*r) ++sec_freed;
+      if (*r) {
+        ++sec_freed;
+        ++done;
+      }
       if (!foreground) break;
     }
     if (foreground) ++w.stats.gc.foreground_runs;
     else ++w.stats.gc.background_runs;
-    if (!foreground || victims.empty()) return 0u;
-    F2FS_TRY(w.checkpoint(false));
-    SegView v{w};
-    std::uint32_t freed = 0;
-    for (std::uint32_t sec : victims) freed += v.sec_free(sec);
+    if (!foreground) return 0u;
+    if (!victims.empty()) F2FS_TRY(commit());
     w.stats.gc.sections_freed += freed;
     return freed;
   }
@@ -480,14 +501,16 @@ Status Writer::Impl::balance_fs() {
     if (!r) return make_error(r.error());
   }
   last_call_time = t;
-  if (!has_not_enough_free_secs(0, 0) || gc_futile_at == stats.checkpoints) return {};
+  const std::uint64_t futile_key = (stats.checkpoints << 32) | free_secs;
+  if (!has_not_enough_free_secs(0, 0) || gc_futile_at == futile_key) return {};
   const std::uint64_t victims = stats.gc.victims, cps = stats.checkpoints;
   auto r = Gc{*this}.run(true, 1, false);
   if (!r) return make_error(r.error());
   // Nothing to move and no checkpoint: the reserve cannot be restored now
   // (a small volume whose reserve is most of it); allocation goes on into
-  // it, and GC is tried again after the next checkpoint.
-  if (stats.gc.victims == victims && stats.checkpoints == cps) gc_futile_at = stats.checkpoints;
+  // it, and GC is tried again once a section is taken or a checkpoint
+  // changes the picture.
+  if (stats.gc.victims == victims && stats.checkpoints == cps) gc_futile_at = futile_key;
   return {};
 }
 

@@ -219,8 +219,8 @@ struct Writer::Impl {
   std::uint64_t gc_move_mtime = 0;               ///< while GC moves a block: its old segment's mtime
   bool in_gc = false;
   std::uint64_t last_call_time = 0;              ///< now() at the last public call (idle detection)
-  /// stats.checkpoints when foreground GC last found nothing to move: it is
-  /// not retried until the next checkpoint changes the picture.
+  /// (stats.checkpoints << 32 | free_secs) when foreground GC last found
+  /// nothing to move: not retried until one of them changes.
   std::uint64_t gc_futile_at = ~std::uint64_t{0};
 
   /// Rebuilds the state above from the owner table and the SIT (load()).
@@ -232,9 +232,6 @@ struct Writer::Impl {
   /// fs/f2fs/segment.h; segments freed since the checkpoint are not free).
   std::uint32_t free_sections() const { return free_secs; }
   std::uint32_t reserved_sections() const;
-  /// Wholly free sections not taken by a log (free_sections() in
-  /// fs/f2fs/segment.h; segments freed since the checkpoint are not free).
-  std::uint32_t free_sections() const { return free_secs; }
   /// has_not_enough_free_secs() of fs/f2fs/segment.h (6.1), plus the
   /// sections the page cache's dirty data pages need (docs/gc.md).
   bool has_not_enough_free_secs(std::uint32_t freed, std::uint32_t needed) const;

@@ -498,6 +498,7 @@ TEST(WriterGc, CostBenefitPrefersOlderSegments) {
     auto fb = (*w)->create("/new");
     ASSERT_TRUE(fb);
     ASSERT_TRUE((*w)->write(*fb, 0, bytes(b)));
+    ASSERT_TRUE((*w)->sync());  // out of the page cache: the overwrites below invalidate these blocks
     // Overwrite (out of place, elsewhere) 100 blocks of /old and 120 of
     // /new: their segments keep ~412 and ~392 valid blocks.
     const std::string z = pattern(3, 4096);

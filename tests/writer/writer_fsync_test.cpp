@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <random>
 
 #include <unistd.h>
 
@@ -523,6 +524,142 @@ TEST(Fsync, PowerCutAtEveryWrite) {
   EXPECT_GT(r.with_chain, 10);
   EXPECT_EQ(r.recovered, r.with_chain);
   std::cout << "cuts " << r.cuts << ", with a chain " << r.with_chain << ", rolled forward " << r.recovered << "\n";
+}
+
+// Seeded random workloads: creates, writes (some past the inode's pointers
+// and into indirect nodes), truncates, unlinks, mkdir/rmdir, fsync,
+// fdatasync and sync on random files; each phase stops without a checkpoint
+// and the next mount must read the last checkpoint plus every file as its
+// last fsync left it (an unlinked fsynced file comes back, as in Linux).
+struct RandomCounts {
+  std::uint64_t chains = 0, checkpoints = 0, recovered = 0;
+};
+
+void random_fsync_run(std::uint32_t seed, int phases, int ops, RandomCounts* counts) {
+  Model base;
+  auto dev = base_image(&base);
+  ASSERT_TRUE(dev);
+  std::mt19937 rng(seed);
+  Model durable = base;
+  for (int phase = 0; phase < phases; ++phase) {
+    SCOPED_TRACE("seed " + std::to_string(seed) + " phase " + std::to_string(phase));
+    MountOptions mo;
+    mo.fixed_time = 1700001000 + static_cast<std::uint64_t>(phase);
+    mo.checkpoint_interval_s = 0;
+    auto w = Writer::mount(*dev, mo);
+    ASSERT_TRUE(w) << w.error().to_string();
+    Writer& wr = **w;
+    Model cur = durable, cp = durable;
+    std::map<std::string, ModelEntry> fsynced;
+    std::uint64_t cps = wr.stats().checkpoints;
+    auto pick = [&](bool dir) -> std::string {
+      std::vector<std::string> c;
+      for (const auto& [p, e] : cur)
+        if (e.dir == dir && (dir || !p.empty())) c.push_back(p);
+      if (c.empty()) return "";
+      return c[rng() % c.size()];
+    };
+    auto after_sync = [&](const std::string& path) {
+      if (wr.stats().checkpoints != cps) {
+        cps = wr.stats().checkpoints;
+        cp = cur;
+        fsynced.clear();
+      } else if (!path.empty()) {
+        fsynced[path] = cur[path];
+      }
+    };
+    for (int i = 0; i < ops; ++i) {
+      // The last third: no sync, directory fsync or mkdir, so that chains
+      // pile up after the last checkpoint for the next mount to roll forward.
+      unsigned op = rng() % 20;
+      if (3 * i >= 2 * ops && (op == 7 || op >= 18)) op = 8 + rng() % 10;
+      if (op < 4) {  // create or write
+        std::string p = pick(false);
+        if (p.empty() || rng() % 3 == 0) p = pick(true) + "/r" + std::to_string(rng() % 1000);
+        if (cur.count(p) && cur[p].dir) continue;
+        auto ino = wr.lookup(p);
+        if (!ino) {
+          auto c = wr.create(p);
+          ASSERT_TRUE(c) << p << ": " << c.error().to_string();
+          ino = *c;
+          cur[p] = {false, ""};
+        }
+        const std::uint32_t r = rng() % 100;
+        const std::uint64_t off = r < 60 ? rng() % 20000 : r < 90 ? rng() % 400000 : (4ull << 20) + rng() % (3ull << 20);
+        const std::size_t len = 1 + rng() % (r < 95 ? 9000 : 300000);
+        const std::string d = pattern(len, rng());
+        ASSERT_TRUE(wr.write(*ino, off, bytes(d)));
+        auto& s2 = cur[p].data;
+        if (s2.size() < off + len) s2.resize(static_cast<std::size_t>(off + len), '\0');
+        std::copy(d.begin(), d.end(), s2.begin() + static_cast<std::ptrdiff_t>(off));
+      } else if (op < 6) {  // truncate
+        const std::string p = pick(false);
+        if (p.empty()) continue;
+        const std::uint64_t sz = cur[p].data.empty() ? 0 : rng() % (cur[p].data.size() + 5000);
+        ASSERT_TRUE(wr.truncate(*wr.lookup(p), sz));
+        cur[p].data.resize(static_cast<std::size_t>(sz), '\0');
+      } else if (op < 7) {  // unlink
+        const std::string p = pick(false);
+        if (p.empty()) continue;
+        ASSERT_TRUE(wr.unlink(p));
+        cur.erase(p);
+      } else if (op < 8) {  // mkdir / rmdir
+        const std::string d = pick(true);
+        bool empty = true;
+        for (const auto& [p, e] : cur)
+          if (p.size() > d.size() && p.compare(0, d.size() + 1, d + "/") == 0) empty = false;
+        if (!d.empty() && empty && rng() % 2) {
+          ASSERT_TRUE(wr.rmdir(d));
+          cur.erase(d);
+        } else if (d.size() < 40) {
+          const std::string n = d + "/d" + std::to_string(rng() % 100);
+          if (cur.count(n)) continue;
+          ASSERT_TRUE(wr.mkdir(n));
+          cur[n] = {true, ""};
+        }
+      } else if (op < 18) {  // fsync / fdatasync
+        const std::string p = pick(false);
+        if (p.empty()) continue;
+        auto ino = wr.lookup(p);
+        ASSERT_TRUE(ino);
+        ASSERT_TRUE(op % 2 ? wr.fdatasync(*ino) : wr.fsync(*ino));
+        after_sync(p);
+      } else if (op < 19 && rng() % 4 == 0) {
+        ASSERT_TRUE(wr.sync());
+        after_sync("");
+      } else {
+        const std::string d = pick(true);
+        ASSERT_TRUE(wr.fsync(d.empty() ? *wr.lookup("/") : *wr.lookup(d)));  // a directory: a checkpoint
+        after_sync("");
+      }
+    }
+    durable = cp;
+    for (const auto& [p, e] : fsynced) durable[p] = e;
+    const auto st = wr.stats();
+    w->reset();  // stop without a checkpoint
+    auto w2 = Writer::mount(*dev);
+    ASSERT_TRUE(w2) << w2.error().to_string();
+    counts->chains += st.ipu.fsyncs + st.ipu.fdatasyncs - st.ipu.fsync_checkpoints;
+    counts->checkpoints += st.ipu.fsync_checkpoints;
+    counts->recovered += (*w2)->stats().recovered_nodes;
+    w2->reset();
+    EXPECT_EQ(describe_diff(durable, tree_of(*dev)), "")
+        << st.ipu.fsyncs << " fsyncs, " << st.ipu.fdatasyncs << " fdatasyncs, " << st.ipu.fsync_checkpoints
+        << " took a checkpoint";
+    check_clean(*dev, "seed " + std::to_string(seed) + " phase " + std::to_string(phase));
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(Fsync, RandomWorkloadsRollForward) {
+  std::uint32_t from = 1, to = 4;
+  if (const char* e = std::getenv("FSYNC_SEEDS")) std::sscanf(e, "%u-%u", &from, &to);
+  RandomCounts c;
+  for (std::uint32_t seed = from; seed <= to && !::testing::Test::HasFailure(); ++seed) random_fsync_run(seed, 3, 150, &c);
+  std::cout << "fsyncs by chain " << c.chains << ", by checkpoint " << c.checkpoints << "; nodes rolled forward "
+            << c.recovered << "\n";
+  EXPECT_GT(c.chains, c.checkpoints / 4) << "the workloads must exercise chains, not only checkpoints";
+  EXPECT_GT(c.recovered, 10u);
 }
 
 // A power cut during roll-forward itself: the recovery writes nothing over

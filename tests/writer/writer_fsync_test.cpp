@@ -313,6 +313,22 @@ TEST(Fsync, CheckpointWhereTheKernelWould) {
   check_clean(*dev, "after the checkpoint cases");
 }
 
+// The model as host files and directories (for Linux to compare with).
+void write_tree(const Model& m, const fs::path& dir) {
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const auto& [p, e] : m) {
+    if (p.empty()) continue;
+    if (e.dir) {
+      fs::create_directories(dir / p.substr(1));
+      continue;
+    }
+    fs::create_directories((dir / p.substr(1)).parent_path());
+    std::ofstream f(dir / p.substr(1), std::ios::binary);
+    f.write(e.data.data(), static_cast<std::streamsize>(e.data.size()));
+  }
+}
+
 // ---- Power cuts ------------------------------------------------------------------
 
 // A workload with fsyncs, fdatasyncs and a sync. `durable` is called after
@@ -410,22 +426,6 @@ Status fsync_workload(BlockDevice& dev, const Model& base, const DurableFn& dura
   F2FS_TRY(write("/new/x", 6000, pattern(100, 11)));  // not fsynced
   // Stop without a checkpoint (the Writer is dropped).
   return {};
-}
-
-// The model as host files and directories (for Linux to compare with).
-void write_tree(const Model& m, const fs::path& dir) {
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  for (const auto& [p, e] : m) {
-    if (p.empty()) continue;
-    if (e.dir) {
-      fs::create_directories(dir / p.substr(1));
-      continue;
-    }
-    fs::create_directories((dir / p.substr(1)).parent_path());
-    std::ofstream f(dir / p.substr(1), std::ios::binary);
-    f.write(e.data.data(), static_cast<std::streamsize>(e.data.size()));
-  }
 }
 
 struct CutResult {
@@ -535,7 +535,7 @@ struct RandomCounts {
   std::uint64_t chains = 0, checkpoints = 0, recovered = 0;
 };
 
-void random_fsync_run(std::uint32_t seed, int phases, int ops, RandomCounts* counts) {
+void random_fsync_run(std::uint32_t seed, int phases, int ops, RandomCounts* counts, const fs::path& export_img = {}) {
   Model base;
   auto dev = base_image(&base);
   ASSERT_TRUE(dev);
@@ -637,6 +637,12 @@ void random_fsync_run(std::uint32_t seed, int phases, int ops, RandomCounts* cou
     for (const auto& [p, e] : fsynced) durable[p] = e;
     const auto st = wr.stats();
     w->reset();  // stop without a checkpoint
+    if (!export_img.empty() && phase + 1 == phases) {
+      // Linux must roll forward to read the durable tree.
+      EXPECT_NE(describe_diff(durable, tree_of(*dev)), "") << "the checkpoint alone already reads as durable";
+      ASSERT_TRUE(save(*dev, export_img));
+      write_tree(durable, export_img.string() + ".tree");
+    }
     auto w2 = Writer::mount(*dev);
     ASSERT_TRUE(w2) << w2.error().to_string();
     counts->chains += st.ipu.fsyncs + st.ipu.fdatasyncs - st.ipu.fsync_checkpoints;
@@ -729,6 +735,16 @@ TEST(FsyncOracle, DISABLED_WriteImage) {
   }
   ASSERT_TRUE(save(*dev, out));
   write_tree(want, std::string(out) + ".tree");
+}
+
+// A random workload's last phase, stopped without a checkpoint, for Linux
+// to roll forward (FSYNC_RANDOM_OUT: image; .tree beside it).
+TEST(FsyncOracle, DISABLED_RandomImage) {
+  const char* out = std::getenv("FSYNC_RANDOM_OUT");
+  ASSERT_NE(out, nullptr) << "set FSYNC_RANDOM_OUT";
+  RandomCounts c;
+  random_fsync_run(3, 3, 150, &c, out);
+  EXPECT_GT(c.recovered, 0u);
 }
 
 // Acceptance 4's Linux sample: raw cut images (not recovered by us) with

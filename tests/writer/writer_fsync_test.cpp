@@ -261,6 +261,72 @@ TEST(Fsync, ChainWhereRollForwardLooks) {
   check_clean(*dev, "after roll-forward");
 }
 
+// 700 fsyncs without a checkpoint: the chain fills the warm node log's
+// segment and continues in the next one, the last block of the first naming
+// the first of the next (the kernel moves a full curseg at once).
+Status long_chain(BlockDevice& dev, Model* m) {
+  auto w = Writer::mount(dev, {1700000400});
+  if (!w) return make_error(w.error());
+  auto f = (*w)->create("/base/log");
+  if (!f) return make_error(f.error());
+  std::string d;
+  for (int i = 0; i < 700; ++i) {
+    const std::string rec = "record " + std::to_string(i) + " " + pattern(40, static_cast<unsigned>(i)) + "\n";
+    auto r = (*w)->write(*f, d.size(), bytes(rec));
+    if (!r) return make_error(r.error());
+    d += rec;
+    F2FS_TRY(i % 3 ? (*w)->fdatasync(*f) : (*w)->fsync(*f));
+  }
+  if ((*w)->stats().ipu.fsync_checkpoints != 0) return make_error(Errc::invalid_argument, "an fsync took a checkpoint");
+  (*m)["/base/log"] = {false, d};
+  return {};
+}
+
+TEST(Fsync, ChainCrossesSegments) {
+  Model m;
+  auto dev = base_image(&m);
+  ASSERT_TRUE(dev);
+  std::uint64_t start = 0, main = 0;
+  {
+    auto v = Volume::open(*dev);
+    ASSERT_TRUE(v);
+    start = warm_node_start(**v);
+    main = (*v)->main_blkaddr();
+  }
+  auto r = long_chain(*dev, &m);
+  ASSERT_TRUE(r) << r.error().to_string();
+  // Walk the chain as find_fsync_dnodes() does.
+  std::uint64_t addr = start, n = 0, jumps = 0;
+  const std::uint64_t ver = read_node(*dev, start).footer.cp_ver.get();
+  while (n < 2000) {
+    const Node x = read_node(*dev, addr);
+    if (x.footer.cp_ver.get() != ver) break;
+    EXPECT_TRUE(x.footer.flag.get() & node_flag::fsync);
+    const std::uint64_t next = x.footer.next_blkaddr.get();
+    if (next != addr + 1) {
+      ++jumps;
+      EXPECT_EQ((addr + 1 - main) % 512, 0u) << "a jump only from a segment's last block";
+      EXPECT_EQ((next - main) % 512, 0u) << "to the first block of the next segment";
+    }
+    addr = next;
+    ++n;
+  }
+  EXPECT_EQ(n, 700u) << "the chain as roll-forward walks it";
+  EXPECT_GE(jumps, 1u);
+  {
+    auto c = clone(*dev);
+    auto v = Volume::open(*c);
+    ASSERT_TRUE(v);
+    EXPECT_EQ((*v)->open_report().pending_fsync_nodes, 700u);
+  }
+  auto w = Writer::mount(*dev);
+  ASSERT_TRUE(w) << w.error().to_string();
+  EXPECT_EQ((*w)->stats().recovered_nodes, 700u);
+  ASSERT_TRUE((*w)->unmount());
+  EXPECT_EQ(describe_diff(m, tree_of(*dev)), "");
+  check_clean(*dev, "after a chain across segments");
+}
+
 // need_do_checkpoint(): directories, files in directories made since the
 // checkpoint and files that lost a node take a checkpoint; the others write
 // a chain. fdatasync leaves an inode out when only its times changed.
@@ -745,6 +811,19 @@ TEST(FsyncOracle, DISABLED_RandomImage) {
   RandomCounts c;
   random_fsync_run(3, 3, 150, &c, out);
   EXPECT_GT(c.recovered, 0u);
+}
+
+// The 700-fsync chain across segments (FSYNC_LONG_OUT: image; .tree).
+TEST(FsyncOracle, DISABLED_LongChainImage) {
+  const char* out = std::getenv("FSYNC_LONG_OUT");
+  ASSERT_NE(out, nullptr) << "set FSYNC_LONG_OUT";
+  Model m;
+  auto dev = base_image(&m);
+  ASSERT_TRUE(dev);
+  auto r = long_chain(*dev, &m);
+  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_TRUE(save(*dev, out));
+  write_tree(m, std::string(out) + ".tree");
 }
 
 // Acceptance 4's Linux sample: raw cut images (not recovered by us) with

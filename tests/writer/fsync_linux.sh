@@ -7,6 +7,7 @@
 #      (appends, overwrites, fdatasync, new files, a sparse file with a
 #      direct node, a truncate, a file in a new directory), syncs once, and
 #      stops without a checkpoint; the image holds a fsynced node chain.
+#   (at most 7 images: the oracle attaches 8 disks, /in among them)
 #   2. FsyncOracle.DISABLED_RandomImage: the last phase of a seeded random
 #      workload (fsyncs of files with direct and indirect nodes, truncates,
 #      unlinks) stopped without a checkpoint.

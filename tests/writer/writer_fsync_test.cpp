@@ -552,7 +552,7 @@ void power_cut_run(int fsck_every, CutResult* out, const fs::path& export_dir = 
     }
     out->with_chain += pending > 0;
     // Cut images for Linux: some with a chain to roll forward.
-    const bool candidate = !export_dir.empty() && pending > 0 && exported < 4 && n % 5 == 0;
+    const bool candidate = !export_dir.empty() && pending > 0 && exported < 3 && n % 5 == 0;
     std::optional<f2fstest::SparseImage> raw;
     if (candidate) raw = f2fstest::SparseImage::capture(dev);
     auto w = Writer::mount(dev);

@@ -291,7 +291,7 @@ TEST(IpuRules, DecideFollowsTheKernelOrder) {
   EXPECT_EQ(d(0x81, false), IpuReason::opu_dir);
   w.dir = false;
   w.opu_write = true;
-  EXPECT_EQ(d(0x81, false), IpuReason::opu_honor_opu_write);
+  EXPECT_EQ(d(0x81, false), IpuReason::opu_defrag);
   EXPECT_EQ(d(0x01, false), IpuReason::ipu_force);  // without HONOR_OPU_WRITE, FORCE wins
   w.opu_write = false;
   w.pinned = true;

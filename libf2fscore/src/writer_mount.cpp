@@ -65,6 +65,7 @@ Status Writer::Impl::load() {
   for (const auto& u : plan->nat) nat[u.nid] = {u.ino, u.blkaddr, u.version};
   owner.assign(static_cast<std::size_t>(main_segs) * wr::kBlocksPerSeg, {});
   seg_valid.assign(main_segs, 0);
+  valid_blocks = 0;  // load() also runs after every checkpoint: count afresh
   for (const auto& b : plan->blocks) claim(b.blkaddr, b);
   reserved_blocks = plan->reserved_blocks;
   valid_inodes = plan->valid_inode_count;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <functional>
 
+#include "f2fscore/iostat.hpp"
 #include "meta_internal.hpp"
 #include "writer_internal.hpp"
 
@@ -159,23 +160,39 @@ Status Writer::Impl::read_file_block(nid_t ino, std::uint64_t index, std::uint8_
   }
   if (*a < main_blk || *a >= main_blk + owner.size())
     return make_error(Errc::corrupt, fmt("writer: inode %llu block %llu points outside the main area", ino, index));
-  return read_at(dev, static_cast<std::uint64_t>(*a) * kBlockSize, std::span<std::uint8_t>(out, kBlockSize));
+  if (!io_batch().idle()) F2FS_TRY(io_batch().drain());  // the block may be in flight
+  F2FS_TRY(read_at(dev, static_cast<std::uint64_t>(*a) * kBlockSize, std::span<std::uint8_t>(out, kBlockSize),
+                   io_tag(IostatType::fs_data_read_io)));
+  cache_fill(ino, index, out);
+  return {};
 }
 
-// Out of place: a new block of the log, the old one invalid in the SIT.
-Status Writer::Impl::write_file_block(nid_t ino, std::uint64_t index, const std::uint8_t* data, std::uint8_t type,
-                                      const wr::WriteContext& ctx) {
+// The inode's largest extent (i_ext) must not name a block that moved or
+// was freed: drop it when `index` falls inside it, as __drop_largest_extent()
+// in fs/f2fs/extent_cache.c does on every block address update (fsck.f2fs
+// asserts "wrong ext" otherwise).
+static void drop_largest_extent(Node& in, std::uint64_t index) {
+  const std::uint64_t fofs = in.i.i_ext.fofs.get(), len = in.i.i_ext.len.get();
+  if (len != 0 && index >= fofs && index < fofs + len) in.i.i_ext.len.set(0);
+}
+
+// Where place_data() puts the block: in place, or a new block of the log
+// with the old one invalid in the SIT. Pointers and counters are updated
+// here; the caller writes the data (write_file_block(), or the page
+// cache's coalesced writeback).
+Result<block_t> Writer::Impl::place_file_block(nid_t ino, std::uint64_t index, std::uint8_t type,
+                                               const wr::WriteContext& ctx) {
   nid_t dn = 0;
   std::uint32_t slot = 0;
   auto old = map(ino, index, true, &dn, &slot);
   if (!old) return make_error(old.error());
+  if (*old == kNullAddr) F2FS_TRY(check_space(1));  // a new block (inc_valid_block_count())
   IpuReason why = IpuReason::opu_policy;
   auto a = place_data(ino, index, *old, type, ctx, &why);
   if (!a) return make_error(a.error());
-  F2FS_TRY(write_at(dev, static_cast<std::uint64_t>(*a) * kBlockSize, std::span<const std::uint8_t>(data, kBlockSize)));
   ++stats.data_blocks_written;
   ++stats.ipu.data_blocks[static_cast<std::size_t>(why)];
-  if (is_in_place(why) && *a == *old) return {};  // in place: pointers, SIT and SSA unchanged
+  if (is_in_place(why) && *a == *old) return *a;  // in place: pointers, SIT and SSA unchanged
   if (*old == kNewAddr) --reserved_blocks;
   else invalidate(*old);
   claim(*a, {*a, dn, static_cast<std::uint16_t>(slot), nat[dn].version, false});
@@ -184,18 +201,30 @@ Status Writer::Impl::write_file_block(nid_t ino, std::uint64_t index, const std:
   if (dn == ino) (*dp)->i.i_addr[extra_words(**dp) + slot].set(*a);
   else (*dp)->dn.addr[slot].set(*a);
   mark_dirty(dn);
-  if (*old == kNullAddr) {
-    auto ip = node(ino);
-    if (!ip) return make_error(ip.error());
-    (*ip)->i.i_blocks.set((*ip)->i.i_blocks.get() + 1);
-    mark_dirty(ino);
-  }
+  auto ip = node(ino);
+  if (!ip) return make_error(ip.error());
+  drop_largest_extent(**ip, index);
+  if (*old == kNullAddr) (*ip)->i.i_blocks.set((*ip)->i.i_blocks.get() + 1);
+  mark_dirty(ino);
+  return *a;
+}
+
+// One block at once (directories, inline conversion, GC moves); a cached
+// page of the block takes the new contents, clean.
+Status Writer::Impl::write_file_block(nid_t ino, std::uint64_t index, const std::uint8_t* data, std::uint8_t type,
+                                      const wr::WriteContext& ctx) {
+  auto a = place_file_block(ino, index, type, ctx);
+  if (!a) return make_error(a.error());
+  F2FS_TRY(io_batch().add(*a, data, wr::data_write_tag(ctx)));
+  F2FS_TRY(io_batch().drain());
+  cache_fill(ino, index, data);
   return {};
 }
 
 Status Writer::Impl::free_file_block(nid_t ino, std::uint64_t index) {
   nid_t dn = 0;
   std::uint32_t slot = 0;
+  cache_drop(ino, index, index + 1);
   auto old = map(ino, index, false, &dn, &slot);
   if (!old) return make_error(old.error());
   if (*old == kNullAddr) return {};
@@ -208,6 +237,7 @@ Status Writer::Impl::free_file_block(nid_t ino, std::uint64_t index) {
   mark_dirty(dn);
   auto ip = node(ino);
   if (!ip) return make_error(ip.error());
+  drop_largest_extent(**ip, index);
   (*ip)->i.i_blocks.set((*ip)->i.i_blocks.get() - 1);
   mark_dirty(ino);
   return {};
@@ -216,6 +246,7 @@ Status Writer::Impl::free_file_block(nid_t ino, std::uint64_t index) {
 // Frees the blocks from file block `from` on, and every node left covering
 // only blocks past it (truncate_inode_blocks() in fs/f2fs/node.c).
 Status Writer::Impl::truncate_blocks(nid_t ino, std::uint64_t from) {
+  cache_drop(ino, from);
   auto inp = node(ino);
   if (!inp) return make_error(inp.error());
   const std::uint32_t api = addrs_per_inode(**inp);
@@ -303,6 +334,7 @@ Status Writer::Impl::convert_inline_data(nid_t ino) {
 }
 
 Status Writer::Impl::free_inode(nid_t ino) {
+  cache_drop(ino, 0);
   auto inp = node(ino);
   if (!inp) return make_error(inp.error());
   // Device, FIFO and socket inodes keep a device number, not addresses, in
@@ -413,6 +445,7 @@ Result<std::size_t> Writer::read(nid_t ino, std::uint64_t offset, std::span<std:
     const auto* raw = reinterpret_cast<const std::uint8_t*>(*inp);
     const std::uint32_t max = impl_->max_inline(**inp);
     for (std::size_t k = 0; k < n; ++k) out[k] = offset + k < max ? raw[impl_->inline_offset(**inp) + offset + k] : 0;
+    if (impl_->iostat) impl_->iostat->account(IostatType::app_buffered_read_io, n);  // (stats)
     return n;
   }
   std::vector<std::uint8_t> b(kBlockSize);
@@ -424,6 +457,7 @@ Result<std::size_t> Writer::read(nid_t ino, std::uint64_t offset, std::span<std:
     std::memcpy(out.data() + done, b.data() + in_blk, c);
     done += c;
   }
+  if (impl_->iostat) impl_->iostat->account(IostatType::app_buffered_read_io, n);  // (stats)
   return n;
 }
 
@@ -431,11 +465,12 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
                                   WriteFlags flags) {
   F2FS_WRITER_LOCK(impl_);
   F2FS_TRY(impl_->usable(true));
-  F2FS_TRY(impl_->maybe_periodic_checkpoint());
-  (void)flags;  // direct and dsync: writer_cache.cpp
   auto st = stat(ino);
   if (!st) return make_error(st.error());
   if (!st->is_reg()) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is not a regular file", ino));
+  if (flags.direct && (offset % kBlockSize || data.size() % kBlockSize))
+    return make_error(Errc::unaligned, fmt("writer: a direct write of %llu bytes at %llu is not in whole 4 KiB blocks",
+                                           static_cast<std::uint64_t>(data.size()), offset));
   if (data.empty()) return std::size_t{0};
   // The largest file: every pointer of the node tree, in 4 KiB blocks.
   auto inp0 = impl_->node(ino);
@@ -454,16 +489,23 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
     if (!inp) return make_error(inp.error());
     type = impl_->data_type(**inp);
   }
-  for (std::size_t done = 0; done < data.size();) {
+  if (flags.direct) F2FS_TRY(impl_->direct_write(ino, offset / kBlockSize, data, type));
+  for (std::size_t done = flags.direct ? data.size() : 0; done < data.size();) {
     const std::uint64_t pos = offset + done;
     const std::size_t in_blk = pos % kBlockSize;
     const std::size_t c = std::min<std::size_t>(data.size() - done, kBlockSize - in_blk);
     const std::uint64_t idx = pos / kBlockSize;
+    if (c == kBlockSize) {  // a whole block: no staging copy
+      F2FS_TRY(impl_->cache_write(ino, idx, data.data() + done, type));
+      done += c;
+      continue;
+    }
     if (c < kBlockSize) {
       if (idx * kBlockSize < st->size) F2FS_TRY(impl_->read_file_block(ino, idx, b.data()));
       else std::fill(b.begin(), b.end(), 0);
     }
     std::memcpy(b.data() + in_blk, data.data() + done, c);
+    if (done) F2FS_TRY(impl_->balance_fs());  // GC between blocks, as per page in the kernel
     F2FS_TRY(impl_->cache_write(ino, idx, b.data(), type));
     done += c;
   }
@@ -472,6 +514,10 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
   if (offset + data.size() > (*inp)->i.i_size.get()) (*inp)->i.i_size.set(offset + data.size());
   impl_->touch(**inp);
   impl_->mark_dirty(ino);
+  if (flags.dsync) F2FS_TRY(fdatasync(ino));
+  // (stats) Application bytes, as f2fs_file_write_iter(); direct writes are
+  // counted by their device requests (APP_DIRECT_IO, wr::data_write_tag()).
+  if (impl_->iostat && !flags.direct) impl_->iostat->account(IostatType::app_buffered_io, data.size());
   return data.size();
 }
 
@@ -511,15 +557,18 @@ Status Writer::truncate(nid_t ino, std::uint64_t size) {
     F2FS_TRY(impl_->truncate_blocks(ino, keep));
     if (size % kBlockSize) {
       // Zero the tail of the last block, as truncate_partial_data_page().
+      // A cached page (dirty, maybe of a NEW_ADDR block) is zeroed in the
+      // cache; a block on the device through it.
       auto a = impl_->map(ino, size / kBlockSize, false);
       if (!a) return make_error(a.error());
-      if (*a != kNullAddr && *a != kNewAddr) {
-        std::vector<std::uint8_t> b(kBlockSize);
-        F2FS_TRY(impl_->read_file_block(ino, size / kBlockSize, b.data()));
+      std::vector<std::uint8_t> b(kBlockSize);
+      const bool cached = impl_->cache_read(ino, size / kBlockSize, b.data());
+      if (cached || (*a != kNullAddr && *a != kNewAddr)) {
+        if (!cached) F2FS_TRY(impl_->read_file_block(ino, size / kBlockSize, b.data()));
         std::fill(b.begin() + static_cast<std::ptrdiff_t>(size % kBlockSize), b.end(), 0);
         auto ip = impl_->node(ino);
         if (!ip) return make_error(ip.error());
-        F2FS_TRY(impl_->write_file_block(ino, size / kBlockSize, b.data(), impl_->data_type(**ip)));
+        F2FS_TRY(impl_->cache_write(ino, size / kBlockSize, b.data(), impl_->data_type(**ip)));
       }
     }
   }

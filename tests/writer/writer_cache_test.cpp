@@ -1,0 +1,525 @@
+// The writer's page cache, direct and O_DSYNC writes, periodic checkpoints,
+// discard, iostat tags and checkpoint cost (writer_cache.cpp,
+// docs/writer.md "Page cache"). No threads here (unit label: runs under
+// qemu-user); writer_thread_test.cpp has the multi-threaded test.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <random>
+#include <thread>
+
+#include <unistd.h>
+
+#include "f2fscore/fsck.hpp"
+#include "f2fscore/iostat.hpp"
+#include "f2fscore/writer.hpp"
+#include "meta/meta_test_util.hpp"
+
+namespace {
+
+using namespace metatest;
+
+/// Passes everything to `inner` and records each request (op, tag, range).
+class RecordingDevice final : public BlockDevice {
+ public:
+  struct Rec {
+    IoOp op;
+    std::uint16_t tag;
+    std::uint64_t offset, length;
+  };
+  explicit RecordingDevice(BlockDevice& inner) : in_(inner) {}
+  const DeviceInfo& info() const noexcept override { return in_.info(); }
+  void submit(IoRequest& req) noexcept override {
+    log.push_back({req.op, req.tag, req.offset, req.length});
+    in_.submit(req);
+  }
+  std::size_t poll(bool wait) noexcept override { return in_.poll(wait); }
+  std::size_t in_flight() const noexcept override { return in_.in_flight(); }
+  std::size_t count(IoOp op, std::uint16_t tag = 0xFFFF) const {
+    std::size_t n = 0;
+    for (const auto& r : log) n += r.op == op && (tag == 0xFFFF || r.tag == tag);
+    return n;
+  }
+  std::uint64_t bytes(IoOp op, std::uint16_t tag = 0xFFFF) const {
+    std::uint64_t n = 0;
+    for (const auto& r : log)
+      if (r.op == op && (tag == 0xFFFF || r.tag == tag)) n += r.length;
+    return n;
+  }
+  std::vector<Rec> log;
+
+ private:
+  BlockDevice& in_;
+};
+
+std::span<const std::uint8_t> bytes(const std::string& s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
+std::string read_all(Writer& w, nid_t ino, std::size_t n) {
+  std::string s(n, '\0');
+  auto r = w.read(ino, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(s.data()), s.size()));
+  if (!r) return "READ-ERROR " + r.error().to_string();
+  s.resize(*r);
+  return s;
+}
+
+std::string pattern(std::size_t n, std::uint32_t seed) {
+  std::string s(n, '\0');
+  std::mt19937 rng(seed);
+  for (auto& c : s) c = static_cast<char>(rng());
+  return s;
+}
+
+// The files our reader sees, our checker check-only, and (interop build)
+// fsck.f2fs -f on a copy.
+void check_files(BlockDevice& dev, const std::map<std::string, std::string>& files, const std::string& what) {
+  {
+    auto v = Volume::open(dev);
+    ASSERT_TRUE(v) << what << ": " << v.error().to_string();
+    for (const auto& [path, data] : files) {
+      auto in = (*v)->resolve(path);
+      ASSERT_TRUE(in) << what << ": " << path;
+      std::string got(in->size, '\0');
+      auto n = (*v)->read(*in, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(got.data()), got.size()));
+      ASSERT_TRUE(n) << what << ": " << path;
+      EXPECT_TRUE(got == data) << what << ": " << path << " differs (size " << got.size() << " vs " << data.size() << ")";
+    }
+  }
+  fsck::Options fo;
+  fo.mode = fsck::Mode::check_only;
+  fo.force = true;
+  auto rep = fsck::check(dev, fo);
+  ASSERT_TRUE(rep) << what << ": " << rep.error().to_string();
+  std::string found;
+  for (const auto& p : rep->problems) found += p.to_string() + "\n";
+  EXPECT_TRUE(rep->problems.empty()) << what << ": f2fscore fsck:\n" << found;
+#ifdef WRITER_WITH_FSCK
+  if (f2fstest::reference_tool("fsck.f2fs").empty()) {
+    if (f2fstest::required("FSCK")) ADD_FAILURE() << "fsck.f2fs missing and F2FSCORE_REQUIRE_FSCK=1";
+    return;
+  }
+  const fs::path img = fs::temp_directory_path() / ("writer_cache_fsck_" + std::to_string(::getpid()) + ".img");
+  ASSERT_TRUE(save(dev, img));
+  std::string log;
+  auto probs = f2fstest::fsck_problems(img, &log);
+  EXPECT_TRUE(probs.empty()) << what << ": fsck.f2fs -f:\n" << log;
+  fs::remove(img);
+#endif
+}
+
+constexpr std::uint16_t kCpData = io_tag(IostatType::fs_cp_data_io);
+constexpr std::uint16_t kDataWb = io_tag(IostatType::fs_data_io);
+constexpr std::uint16_t kDirect = io_tag(IostatType::app_direct_io);
+
+TEST(WriterCache, DirtyPagesStayUntilWritebackAndCoalesce) {
+  auto mem = our_mkfs(192ull << 20, kRichFeatures);
+  ASSERT_TRUE(mem);
+  RecordingDevice dev(*mem);
+  MountOptions mo;
+  mo.fixed_time = 1700000100;
+  mo.checkpoint_interval_s = 0;
+  auto w = Writer::mount(dev, mo);
+  ASSERT_TRUE(w) << w.error().to_string();
+  auto f = (*w)->create("/seq");
+  ASSERT_TRUE(f);
+  const std::string data = pattern(8u << 20, 1);  // 2048 blocks
+  dev.log.clear();
+  for (std::size_t off = 0; off < data.size(); off += 256 << 10)
+    ASSERT_TRUE((*w)->write(*f, off, bytes(data.substr(off, 256 << 10))));
+  // The 64 MiB cache holds all of it: nothing written yet, but the blocks
+  // are reserved (i_blocks counts them, as f2fs_reserve_block() does).
+  EXPECT_EQ(dev.count(IoOp::write), 0u);
+  auto st = (*w)->stat(*f);
+  ASSERT_TRUE(st);
+  // 864 addresses in this inode (rich features) + 1018 per direct node:
+  // blocks 0..2047 need both direct nodes of the inode.
+  EXPECT_EQ(st->blocks, 1u + 2048u + 2u);
+  EXPECT_EQ(read_all(**w, *f, data.size()), data);
+  ASSERT_TRUE((*w)->sync());
+  // 2048 blocks of the warm data log: at most 2 MiB per request, so at
+  // least 4 requests; a segment (512 blocks) boundary may split one. One
+  // 4 KiB request per block would be 2048.
+  const std::size_t reqs = dev.count(IoOp::write, kCpData);
+  EXPECT_GE(reqs, 4u);
+  EXPECT_LE(reqs, 12u);
+  // Plus the root's dentry block, cached since create() and written with
+  // the checkpoint (Linux's dirty dentry pages go out as FS_CP_DATA_IO too).
+  EXPECT_EQ(dev.bytes(IoOp::write, kCpData), data.size() + 4096u);
+  EXPECT_EQ(read_all(**w, *f, data.size()), data);
+  ASSERT_TRUE((*w)->unmount());
+  check_files(*mem, {{"/seq", data}}, "8 MiB through the cache");
+}
+
+TEST(WriterCache, SmallCacheWritesBackWhenFull) {
+  auto mem = our_mkfs(192ull << 20, kRichFeatures);
+  ASSERT_TRUE(mem);
+  RecordingDevice dev(*mem);
+  MountOptions mo;
+  mo.fixed_time = 1700000100;
+  mo.cache_bytes = 64 << 10;  // 16 pages
+  mo.checkpoint_interval_s = 0;
+  auto w = Writer::mount(dev, mo);
+  ASSERT_TRUE(w);
+  auto f = (*w)->create("/a");
+  auto g = (*w)->create("/b");
+  ASSERT_TRUE(f && g);
+  std::string a = pattern(3u << 20, 2), b;
+  dev.log.clear();
+  for (std::size_t off = 0; off < a.size(); off += 64 << 10) ASSERT_TRUE((*w)->write(*f, off, bytes(a.substr(off, 64 << 10))));
+  // Writeback as the cache fills: in runs, not block by block.
+  const std::size_t reqs = dev.count(IoOp::write, kDataWb);
+  EXPECT_GT(reqs, 0u);
+  EXPECT_LE(reqs, 768u / 4) << "writeback is not coalesced";
+  // Partial overwrites and a second file, read back through and around the cache.
+  std::mt19937 rng(3);
+  for (int k = 0; k < 300; ++k) {
+    const std::size_t off = rng() % a.size(), n = 1 + rng() % 9000;
+    const std::string p = pattern(n, 100 + static_cast<std::uint32_t>(k));
+    if (k % 3 == 0) {
+      ASSERT_TRUE((*w)->write(*g, b.size(), bytes(p)));
+      b += p;
+    } else {
+      ASSERT_TRUE((*w)->write(*f, off, bytes(p)));
+      if (off + n > a.size()) a.resize(off + n);
+      a.replace(off, n, p);
+    }
+    if (k % 50 == 0) {
+      ASSERT_EQ(read_all(**w, *f, a.size()), a);
+      ASSERT_EQ(read_all(**w, *g, b.size()), b);
+    }
+  }
+  EXPECT_EQ(read_all(**w, *f, a.size()), a);
+  EXPECT_EQ(read_all(**w, *g, b.size()), b);
+  ASSERT_TRUE((*w)->unmount());
+  check_files(*mem, {{"/a", a}, {"/b", b}}, "16-page cache");
+  // Remount: read from the device.
+  auto w2 = Writer::mount(*mem, mo);
+  ASSERT_TRUE(w2);
+  EXPECT_EQ(read_all(**w2, *f, a.size()), a);
+  ASSERT_TRUE((*w2)->unmount());
+}
+
+TEST(WriterCache, NoCacheWritesThrough) {
+  auto mem = our_mkfs(192ull << 20, kRichFeatures);
+  ASSERT_TRUE(mem);
+  RecordingDevice dev(*mem);
+  MountOptions mo;
+  mo.fixed_time = 1700000100;
+  mo.cache_bytes = 0;
+  auto w = Writer::mount(dev, mo);
+  ASSERT_TRUE(w);
+  auto f = (*w)->create("/a");
+  ASSERT_TRUE(f);
+  const std::string a = pattern(40960, 4);
+  dev.log.clear();
+  ASSERT_TRUE((*w)->write(*f, 0, bytes(a)));
+  EXPECT_EQ(dev.bytes(IoOp::write), a.size());  // at once, 10 blocks
+  ASSERT_TRUE((*w)->unmount());
+  check_files(*mem, {{"/a", a}}, "no cache");
+}
+
+TEST(WriterCache, TruncateAndUnlinkDropCachedPages) {
+  auto mem = our_mkfs(192ull << 20, kRichFeatures);
+  ASSERT_TRUE(mem);
+  MountOptions mo;
+  mo.fixed_time = 1700000100;
+  auto w = Writer::mount(*mem, mo);
+  ASSERT_TRUE(w);
+  auto f = (*w)->create("/t");
+  auto u = (*w)->create("/u");
+  ASSERT_TRUE(f && u);
+  std::string a = pattern(10 * 4096, 5);
+  ASSERT_TRUE((*w)->write(*f, 0, bytes(a)));
+  ASSERT_TRUE((*w)->write(*u, 0, bytes(a)));
+  // Dirty pages past the new size vanish, the tail of the last block is
+  // zeroed in the cache; growing again reads zeroes.
+  ASSERT_TRUE((*w)->truncate(*f, 5000));
+  auto st = (*w)->stat(*f);
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->blocks, 1u + 2u);  // inode + blocks 0 and 1 (reserved, not yet written)
+  ASSERT_TRUE((*w)->truncate(*f, 40960));
+  a.resize(5000);
+  a.resize(40960, '\0');
+  EXPECT_EQ(read_all(**w, *f, a.size()), a);
+  ASSERT_TRUE((*w)->unlink("/u"));
+  ASSERT_TRUE((*w)->unmount());
+  check_files(*mem, {{"/t", a}}, "truncate of cached pages");
+}
+
+TEST(WriterCache, DirectWrites) {
+  auto mem = our_mkfs(192ull << 20, kRichFeatures);
+  ASSERT_TRUE(mem);
+  RecordingDevice dev(*mem);
+  MountOptions mo;
+  mo.fixed_time = 1700000100;
+  mo.checkpoint_interval_s = 0;
+  auto w = Writer::mount(dev, mo);
+  ASSERT_TRUE(w);
+  auto f = (*w)->create("/d");
+  ASSERT_TRUE(f);
+  WriteFlags direct;
+  direct.direct = true;
+  const std::string blk = pattern(4096, 6);
+  EXPECT_EQ((*w)->write(*f, 100, bytes(blk), direct).error().code, Errc::unaligned);
+  EXPECT_EQ((*w)->write(*f, 0, bytes(blk.substr(0, 1000)), direct).error().code, Errc::unaligned);
+  // Buffered pages first, then a direct write over some of them: the direct
+  // data wins, the rest of the buffered pages stay.
+  std::string a = pattern(8 * 4096, 7);
+  ASSERT_TRUE((*w)->write(*f, 0, bytes(a)));
+  dev.log.clear();
+  const std::string d = pattern(4 * 4096, 8);
+  auto r = (*w)->write(*f, 2 * 4096, bytes(d), direct);
+  ASSERT_TRUE(r) << r.error().to_string();
+  // On the device before write() returned, tagged as the application's
+  // direct I/O, in one request (4 new consecutive blocks).
+  EXPECT_EQ(dev.bytes(IoOp::write, kDirect), d.size());
+  EXPECT_EQ(dev.count(IoOp::write, kDirect), 1u);
+  EXPECT_EQ(dev.count(IoOp::write), 1u);
+  a.replace(2 * 4096, d.size(), d);
+  EXPECT_EQ(read_all(**w, *f, a.size()), a);
+  // Past the end: extends the file.
+  ASSERT_TRUE((*w)->write(*f, 20 * 4096, bytes(blk), direct));
+  a.resize(20 * 4096, '\0');
+  a += blk;
+  EXPECT_EQ(read_all(**w, *f, a.size()), a);
+  ASSERT_TRUE((*w)->unmount());
+  check_files(*mem, {{"/d", a}}, "direct writes");
+}
+
+TEST(WriterCache, DsyncWritesAndFlushes) {
+  auto mem = our_mkfs(192ull << 20, kRichFeatures);
+  ASSERT_TRUE(mem);
+  RecordingDevice dev(*mem);
+  MountOptions mo;
+  mo.fixed_time = 1700000100;
+  mo.checkpoint_interval_s = 0;
+  auto w = Writer::mount(dev, mo);
+  ASSERT_TRUE(w);
+  auto f = (*w)->create("/s");
+  ASSERT_TRUE(f);
+  ASSERT_TRUE((*w)->sync());
+  dev.log.clear();
+  WriteFlags dsync;
+  dsync.dsync = true;
+  const std::string a = pattern(3 * 4096, 9);
+  ASSERT_TRUE((*w)->write(*f, 0, bytes(a), dsync));
+  // fdatasync: the three blocks are on the device and a flush followed them.
+  EXPECT_GE(dev.bytes(IoOp::write), a.size());
+  std::size_t last_data = 0, last_flush = 0;
+  for (std::size_t i = 0; i < dev.log.size(); ++i) {
+    if (dev.log[i].op == IoOp::flush) last_flush = i + 1;
+    if (dev.log[i].op == IoOp::write && (dev.log[i].tag == kDataWb || dev.log[i].tag == kCpData) && !last_data) last_data = i + 1;
+  }
+  EXPECT_GT(last_data, 0u);
+  EXPECT_GT(last_flush, last_data);
+  ASSERT_TRUE((*w)->unmount());
+  check_files(*mem, {{"/s", a}}, "dsync");
+}
+
+TEST(WriterCache, PeriodicCheckpoint) {
+  auto mem = our_mkfs(192ull << 20, kRichFeatures);
+  ASSERT_TRUE(mem);
+  MountOptions mo;
+  mo.fixed_time = 1700000100;  // inode times only: the interval uses a monotonic clock
+  mo.checkpoint_interval_s = 1;
+  auto w = Writer::mount(*mem, mo);
+  ASSERT_TRUE(w);
+  auto f = (*w)->create("/p");
+  ASSERT_TRUE(f);
+  ASSERT_TRUE((*w)->write(*f, 0, bytes(std::string(5000, 'p'))));
+  EXPECT_EQ((*w)->stats().checkpoints, 0u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  // Reads do not checkpoint; the next changing call does, first.
+  EXPECT_EQ(read_all(**w, *f, 5000), std::string(5000, 'p'));
+  EXPECT_EQ((*w)->stats().checkpoints, 0u);
+  ASSERT_TRUE((*w)->create("/q"));
+  EXPECT_EQ((*w)->stats().checkpoints, 1u);
+  ASSERT_TRUE((*w)->create("/r"));
+  EXPECT_EQ((*w)->stats().checkpoints, 1u);  // the interval starts again
+  // The checkpoint committed /p (the image opens at it without unmount).
+  {
+    auto v = Volume::open(*mem);
+    ASSERT_TRUE(v);
+    auto in = (*v)->resolve("/p");
+    ASSERT_TRUE(in);
+    EXPECT_EQ(in->size, 5000u);
+  }
+  ASSERT_TRUE((*w)->unmount());
+  check_files(*mem, {{"/p", std::string(5000, 'p')}, {"/q", ""}, {"/r", ""}}, "periodic checkpoint");
+
+  // Interval 0: never.
+  mo.checkpoint_interval_s = 0;
+  auto w2 = Writer::mount(*mem, mo);
+  ASSERT_TRUE(w2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  ASSERT_TRUE((*w2)->create("/s"));
+  EXPECT_EQ((*w2)->stats().checkpoints, 0u);
+  ASSERT_TRUE((*w2)->unmount());
+}
+
+TEST(WriterCache, DiscardsSegmentsFreedByACheckpoint) {
+  for (bool on : {true, false}) {
+    auto mem = our_mkfs(192ull << 20, kRichFeatures);
+    ASSERT_TRUE(mem);
+    RecordingDevice dev(*mem);
+    MountOptions mo;
+    mo.fixed_time = 1700000100;
+    mo.checkpoint_interval_s = 0;
+    mo.discard = on;
+    auto w = Writer::mount(dev, mo);
+    ASSERT_TRUE(w);
+    auto f = (*w)->create("/big");
+    ASSERT_TRUE(f);
+    ASSERT_TRUE((*w)->write(*f, 0, bytes(pattern(4u << 20, 10))));  // 1024 blocks: 2 whole segments at least
+    ASSERT_TRUE((*w)->sync());
+    auto v = Volume::open(*mem);
+    ASSERT_TRUE(v);
+    const std::uint64_t main = (*v)->main_blkaddr();
+    auto in = (*v)->resolve("/big");
+    ASSERT_TRUE(in);
+    // Which segments hold the file (all its blocks are in the warm data log).
+    std::map<std::uint64_t, int> segs;
+    for (std::uint64_t i = 0; i < 1024; ++i) {
+      auto a = (*v)->map_block(*in, i);
+      ASSERT_TRUE(a);
+      ++segs[(*a - main) / 512];
+    }
+    v->reset();
+    std::vector<std::uint64_t> whole;
+    for (const auto& [s, n] : segs)
+      if (n == 512) whole.push_back(s);
+    ASSERT_GE(whole.size(), 1u);
+    dev.log.clear();
+    ASSERT_TRUE((*w)->unlink("/big"));
+    ASSERT_TRUE((*w)->sync());
+    // The segments wholly the file's are discarded after the checkpoint's
+    // last flush, and only then.
+    std::size_t last_flush = 0;
+    for (std::size_t i = 0; i < dev.log.size(); ++i)
+      if (dev.log[i].op == IoOp::flush) last_flush = i;
+    for (std::uint64_t s : whole) {
+      const std::uint64_t off = (main + s * 512) * 4096;
+      bool found = false;
+      for (std::size_t i = 0; i < dev.log.size(); ++i) {
+        const auto& r = dev.log[i];
+        if (r.op == IoOp::discard && r.offset <= off && off + 512 * 4096 <= r.offset + r.length) {
+          found = true;
+          EXPECT_GT(i, last_flush);
+        }
+      }
+      EXPECT_EQ(found, on) << "segment " << s;
+    }
+    EXPECT_EQ((*w)->stats().discards > 0, on);
+    EXPECT_GT((*w)->stats().meta_blocks_written, 0u);
+    ASSERT_TRUE((*w)->unmount());
+    check_files(*mem, {}, on ? "discard on" : "discard off");
+  }
+}
+
+TEST(WriterCache, IoTags) {
+  auto mem = our_mkfs(192ull << 20, kRichFeatures);
+  ASSERT_TRUE(mem);
+  RecordingDevice dev(*mem);
+  MountOptions mo;
+  mo.fixed_time = 1700000100;
+  mo.checkpoint_interval_s = 0;
+  auto w = Writer::mount(dev, mo);
+  ASSERT_TRUE(w);
+  auto f = (*w)->create("/x");
+  ASSERT_TRUE(f);
+  ASSERT_TRUE((*w)->write(*f, 0, bytes(pattern(8192, 11))));
+  dev.log.clear();
+  ASSERT_TRUE((*w)->sync());
+  EXPECT_EQ(dev.bytes(IoOp::write, kCpData), 8192u + 4096u);  // and the root's cached dentry block
+  EXPECT_GE(dev.count(IoOp::write, io_tag(IostatType::fs_cp_node_io)), 2u);  // the file's inode, the root's
+  EXPECT_GE(dev.count(IoOp::write, io_tag(IostatType::fs_cp_meta_io)), 3u);  // at least the pack
+  for (const auto& r : dev.log)
+    if (r.op == IoOp::write) EXPECT_NE(r.tag, 0u) << "an untagged write at " << r.offset;
+  ASSERT_TRUE((*w)->unmount());
+}
+
+}  // namespace
+
+namespace {
+
+// Checkpoint cost: a small change puts its NAT and SIT entries in the
+// pack's journals (38 NAT, 6 SIT entries fit, __has_cursum_space() in
+// fs/f2fs/segment.h), so no NAT or SIT block is written; many changes go to
+// the NAT blocks, journal emptied. Either way the image reads back and is
+// clean.
+TEST(WriterCache, SmallCheckpointUsesJournals) {
+  auto mem = our_mkfs(192ull << 20, kRichFeatures);
+  ASSERT_TRUE(mem);
+  RecordingDevice dev(*mem);
+  MountOptions mo;
+  mo.fixed_time = 1700000100;
+  mo.checkpoint_interval_s = 0;
+  std::uint64_t nat_lo = 0, nat_hi = 0, sit_lo = 0, sit_hi = 0;
+  {
+    auto v = Volume::open(*mem);
+    ASSERT_TRUE(v);
+    const auto& sb = (*v)->superblock();
+    nat_lo = sb.nat_blkaddr.get() * 4096ull;
+    nat_hi = nat_lo + sb.segment_count_nat.get() * 512ull * 4096;
+    sit_lo = sb.sit_blkaddr.get() * 4096ull;
+    sit_hi = sit_lo + sb.segment_count_sit.get() * 512ull * 4096;
+  }
+  auto in_area = [&](std::uint64_t lo, std::uint64_t hi) {
+    std::size_t n = 0;
+    for (const auto& r : dev.log)
+      if (r.op == IoOp::write && r.offset < hi && r.offset + r.length > lo) ++n;
+    return n;
+  };
+  auto w = Writer::mount(dev, mo);
+  ASSERT_TRUE(w);
+  std::map<std::string, std::string> files;
+  ASSERT_TRUE((*w)->sync());  // the mkfs image's state once
+  for (int round = 0; round < 3; ++round) {
+    dev.log.clear();
+    const std::string p = "/small" + std::to_string(round);
+    auto f = (*w)->create(p);
+    ASSERT_TRUE(f);
+    files[p] = pattern(4096, 20 + static_cast<std::uint32_t>(round));
+    ASSERT_TRUE((*w)->write(*f, 0, bytes(files[p])));
+    const std::uint64_t before = (*w)->stats().meta_blocks_written;
+    ASSERT_TRUE((*w)->sync());
+    const std::uint64_t meta = (*w)->stats().meta_blocks_written - before;
+    EXPECT_EQ(in_area(nat_lo, nat_hi), 0u) << "round " << round;
+    EXPECT_EQ(in_area(sit_lo, sit_hi), 0u) << "round " << round;
+    // The pack (head, compact summaries, tail; nat_bits) and the SSA blocks
+    // of the node logs' segments, as the kernel writes them.
+    EXPECT_LE(meta, 16u) << "round " << round;
+    // Reads: the create's nodes and dentry block, the new pack reopened,
+    // the NAT/SIT blocks of the changed entries. The full comparison and
+    // the reload by a walk of the tree read 1,655 blocks here.
+    EXPECT_LE(dev.count(IoOp::read), 24u) << "round " << round;
+    std::printf("small checkpoint %d: %llu metadata blocks written, %zu reads, %zu write requests\n", round,
+                static_cast<unsigned long long>(meta), dev.count(IoOp::read), dev.count(IoOp::write));
+  }
+  // 60 new inodes: more than the NAT journal holds.
+  dev.log.clear();
+  for (int i = 0; i < 60; ++i) {
+    const std::string p = "/many" + std::to_string(i);
+    ASSERT_TRUE((*w)->create(p));
+    files[p] = "";
+  }
+  ASSERT_TRUE((*w)->sync());
+  EXPECT_GT(in_area(nat_lo, nat_hi), 0u);
+  ASSERT_TRUE((*w)->unmount());
+  check_files(*mem, files, "journals");
+  // A remount reads the journals back (then changes more).
+  auto w2 = Writer::mount(*mem, mo);
+  ASSERT_TRUE(w2) << w2.error().to_string();
+  auto f = (*w2)->lookup("/small2");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(read_all(**w2, *f, 4096), files["/small2"]);
+  ASSERT_TRUE((*w2)->unlink("/small1"));
+  files.erase("/small1");
+  ASSERT_TRUE((*w2)->sync());
+  ASSERT_TRUE((*w2)->unmount());
+  check_files(*mem, files, "journals after remount");
+}
+
+}  // namespace

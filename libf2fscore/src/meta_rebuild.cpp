@@ -120,6 +120,8 @@ class Rebuilder {
     }
     if (nat_nodes != node_blocks_)
       return bad(fmt("plan lists %llu node blocks but %llu NAT entries point at nodes", node_blocks_, nat_nodes));
+    if (!plan_.segment_mtimes.empty() && plan_.segment_mtimes.size() != main_segs_)
+      return bad(fmt("segment_mtimes has %llu entries for %llu main segments", plan_.segment_mtimes.size(), main_segs_));
     if (!plan_.segment_types.empty()) {
       if (plan_.segment_types.size() != main_segs_)
         return bad(fmt("segment_types has %llu entries for %llu main segments", plan_.segment_types.size(), main_segs_));
@@ -247,6 +249,7 @@ class Rebuilder {
   SitEntry sit_value(std::uint32_t s, const SitEntry& cur) const {
     SitEntry e{};
     e.mtime = cur.mtime;
+    if (s < plan_.segment_mtimes.size()) e.mtime.set(plan_.segment_mtimes[s]);
     e.vblocks.set(make_sit_vblocks(type_for(s, sit_type(cur)), static_cast<std::uint16_t>(vblocks_[s])));
     std::memcpy(e.valid_map, &valid_[static_cast<std::size_t>(s) * kMapBytes], kMapBytes);
     return e;
@@ -537,6 +540,7 @@ class Rebuilder {
       cp.next_free_nid.set(n < max_nid ? n : mv_.sb.root_ino.get() + 1);
     }
     cp.checkpoint_ver.set(mv_.cp.checkpoint_ver.get() + 1);
+    if (plan_.elapsed_time) cp.elapsed_time.set(*plan_.elapsed_time);
     cp.valid_block_count.set(plan_.blocks.size() + plan_.reserved_blocks);
     cp.valid_node_count.set(static_cast<std::uint32_t>(node_blocks_));
     cp.valid_inode_count.set(plan_.valid_inode_count);

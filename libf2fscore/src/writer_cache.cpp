@@ -544,6 +544,7 @@ void Writer::Impl::cache_drop(nid_t ino, std::uint64_t from, std::uint64_t to) {
 
 std::uint64_t Writer::Impl::dirty_pages(nid_t ino) const {
   if (!cache) return 0;
+  if (ino == 0) return cache->ndirty;  // every file's (has_not_enough_free_secs())
   auto f = cache->files.find(ino);
   return f == cache->files.end() ? 0 : f->second.dirty;
 }
@@ -619,8 +620,8 @@ Status Writer::Impl::reload_committed(const std::vector<std::uint8_t>& types) {
     const auto& l = logs[t];
     if (l.segno < main_segs) seg_type[l.segno] = static_cast<std::uint8_t>(t);
     // As load(): written on only when LFS and free from blkoff on.
-    bool usable = l.alloc_type == 0 && l.segno < main_segs && l.blkoff <= wr::kBlocksPerSeg;
-    for (std::uint32_t j = l.blkoff; usable && j < wr::kBlocksPerSeg; ++j)
+    bool usable = l.alloc_type <= 1 && l.segno < main_segs && l.blkoff < wr::kBlocksPerSeg;
+    for (std::uint32_t j = l.blkoff; usable && j < (l.alloc_type ? l.blkoff + 1u : wr::kBlocksPerSeg); ++j)
       if (owner[static_cast<std::size_t>(l.segno) * wr::kBlocksPerSeg + j].blkaddr) usable = false;
     log_usable[t] = usable;
   }
@@ -631,6 +632,7 @@ Status Writer::Impl::reload_committed(const std::vector<std::uint8_t>& types) {
   nid_cursor = sb.root_ino.get() + 1;
   std::fill(seg_changed.begin(), seg_changed.end(), 0);
   nat_at_cp = nat;
+  gc_load();  // the checkpoint-valid map, free sections and mtimes (writer_gc.cpp)
   return {};
 }
 

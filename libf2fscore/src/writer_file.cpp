@@ -167,6 +167,15 @@ Status Writer::Impl::read_file_block(nid_t ino, std::uint64_t index, std::uint8_
   return {};
 }
 
+// The inode's largest extent (i_ext) must not name a block that moved or
+// was freed: drop it when `index` falls inside it, as __drop_largest_extent()
+// in fs/f2fs/extent_cache.c does on every block address update (fsck.f2fs
+// asserts "wrong ext" otherwise).
+static void drop_largest_extent(Node& in, std::uint64_t index) {
+  const std::uint64_t fofs = in.i.i_ext.fofs.get(), len = in.i.i_ext.len.get();
+  if (len != 0 && index >= fofs && index < fofs + len) in.i.i_ext.len.set(0);
+}
+
 // Where place_data() puts the block: in place, or a new block of the log
 // with the old one invalid in the SIT. Pointers and counters are updated
 // here; the caller writes the data (write_file_block(), or the page
@@ -177,6 +186,7 @@ Result<block_t> Writer::Impl::place_file_block(nid_t ino, std::uint64_t index, s
   std::uint32_t slot = 0;
   auto old = map(ino, index, true, &dn, &slot);
   if (!old) return make_error(old.error());
+  if (*old == kNullAddr) F2FS_TRY(check_space(1));  // a new block (inc_valid_block_count())
   IpuReason why = IpuReason::opu_policy;
   auto a = place_data(ino, index, *old, type, ctx, &why);
   if (!a) return make_error(a.error());
@@ -191,12 +201,11 @@ Result<block_t> Writer::Impl::place_file_block(nid_t ino, std::uint64_t index, s
   if (dn == ino) (*dp)->i.i_addr[extra_words(**dp) + slot].set(*a);
   else (*dp)->dn.addr[slot].set(*a);
   mark_dirty(dn);
-  if (*old == kNullAddr) {
-    auto ip = node(ino);
-    if (!ip) return make_error(ip.error());
-    (*ip)->i.i_blocks.set((*ip)->i.i_blocks.get() + 1);
-    mark_dirty(ino);
-  }
+  auto ip = node(ino);
+  if (!ip) return make_error(ip.error());
+  drop_largest_extent(**ip, index);
+  if (*old == kNullAddr) (*ip)->i.i_blocks.set((*ip)->i.i_blocks.get() + 1);
+  mark_dirty(ino);
   return *a;
 }
 
@@ -228,6 +237,7 @@ Status Writer::Impl::free_file_block(nid_t ino, std::uint64_t index) {
   mark_dirty(dn);
   auto ip = node(ino);
   if (!ip) return make_error(ip.error());
+  drop_largest_extent(**ip, index);
   (*ip)->i.i_blocks.set((*ip)->i.i_blocks.get() - 1);
   mark_dirty(ino);
   return {};
@@ -327,7 +337,11 @@ Status Writer::Impl::free_inode(nid_t ino) {
   cache_drop(ino, 0);
   auto inp = node(ino);
   if (!inp) return make_error(inp.error());
-  if (!((*inp)->i.i_inline & (inline_flag::data | inline_flag::dentry))) F2FS_TRY(truncate_blocks(ino, 0));
+  // Device, FIFO and socket inodes keep a device number, not addresses, in
+  // i_addr (f2fs_update_inode()): nothing to free there.
+  const std::uint16_t type = (*inp)->i.i_mode.get() & 0xF000;
+  const bool has_blocks = type == 0x8000 || type == 0x4000 || type == 0xA000;
+  if (has_blocks && !((*inp)->i.i_inline & (inline_flag::data | inline_flag::dentry))) F2FS_TRY(truncate_blocks(ino, 0));
   auto ip = node(ino);
   if (!ip) return make_error(ip.error());
   const nid_t x = (*ip)->i.i_xattr_nid.get();
@@ -348,10 +362,14 @@ Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std:
   const Node tmpl = **root;
   Node* in = new_node(*n, *n, 0, dir);
   in->i.i_mode.set(mode);
-  in->i.i_inline = tmpl.i.i_inline & (inline_flag::xattr | inline_flag::extra_attr);
+  // An inline xattr area as f2fs_new_inode() gives every inode under the
+  // default inline_xattr mount option: 50 words (DEFAULT_INLINE_XATTR_ADDRS),
+  // recorded in i_inline_xattr_size with flexible_inline_xattr.
+  in->i.i_inline = static_cast<std::uint8_t>(inline_flag::xattr | (tmpl.i.i_inline & inline_flag::extra_attr));
   if (in->i.i_inline & inline_flag::extra_attr) {
     in->i.extra.i_extra_isize = tmpl.i.extra.i_extra_isize;
-    in->i.extra.i_inline_xattr_size = tmpl.i.extra.i_inline_xattr_size;
+    in->i.extra.i_inline_xattr_size.set(
+        (sb.feature.get() & feature::flexible_inline_xattr) ? static_cast<std::uint16_t>(kDefaultInlineXattrAddrs) : 0);
     if (sb.feature.get() & feature::inode_crtime) in->i.extra.i_crtime.set(now());
   }
   in->i.i_links.set(dir ? 2 : 1);
@@ -427,6 +445,7 @@ Result<std::size_t> Writer::read(nid_t ino, std::uint64_t offset, std::span<std:
     const auto* raw = reinterpret_cast<const std::uint8_t*>(*inp);
     const std::uint32_t max = impl_->max_inline(**inp);
     for (std::size_t k = 0; k < n; ++k) out[k] = offset + k < max ? raw[impl_->inline_offset(**inp) + offset + k] : 0;
+    if (impl_->iostat) impl_->iostat->account(IostatType::app_buffered_read_io, n);  // (stats)
     return n;
   }
   std::vector<std::uint8_t> b(kBlockSize);
@@ -438,6 +457,7 @@ Result<std::size_t> Writer::read(nid_t ino, std::uint64_t offset, std::span<std:
     std::memcpy(out.data() + done, b.data() + in_blk, c);
     done += c;
   }
+  if (impl_->iostat) impl_->iostat->account(IostatType::app_buffered_read_io, n);  // (stats)
   return n;
 }
 
@@ -485,6 +505,7 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
       else std::fill(b.begin(), b.end(), 0);
     }
     std::memcpy(b.data() + in_blk, data.data() + done, c);
+    if (done) F2FS_TRY(impl_->balance_fs());  // GC between blocks, as per page in the kernel
     F2FS_TRY(impl_->cache_write(ino, idx, b.data(), type));
     done += c;
   }
@@ -494,6 +515,9 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
   impl_->touch(**inp);
   impl_->mark_dirty(ino);
   if (flags.dsync) F2FS_TRY(fdatasync(ino));
+  // (stats) Application bytes, as f2fs_file_write_iter(); direct writes are
+  // counted by their device requests (APP_DIRECT_IO, wr::data_write_tag()).
+  if (impl_->iostat && !flags.direct) impl_->iostat->account(IostatType::app_buffered_io, data.size());
   return data.size();
 }
 
@@ -505,6 +529,15 @@ Status Writer::truncate(nid_t ino, std::uint64_t size) {
   if (!st->is_reg()) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is not a regular file", ino));
   auto inp = impl_->node(ino);
   if (!inp) return make_error(inp.error());
+  {
+    // The largest file (as write() checks): EFBIG from inode_newsize_ok().
+    const std::uint64_t api = impl_->addrs_per_inode(**inp);
+    const std::uint64_t max_blocks = api + 2ull * kDefAddrsPerBlock + 2ull * kNidsPerBlock * kDefAddrsPerBlock +
+                                     1ull * kNidsPerBlock * kNidsPerBlock * kDefAddrsPerBlock;
+    if (size > max_blocks * kBlockSize)
+      return make_error(Errc::invalid_argument, fmt("writer: a size of %llu bytes passes the largest file (%llu bytes)", size,
+                                                    max_blocks * kBlockSize));
+  }
   if ((*inp)->i.i_inline & inline_flag::data) {
     const std::uint32_t max = impl_->max_inline(**inp);
     if (size > max) {

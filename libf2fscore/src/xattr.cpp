@@ -6,6 +6,7 @@
 
 #include "f2fscore/disk/xattr.hpp"
 #include "volume_internal.hpp"
+#include "xattr_internal.hpp"
 
 namespace f2fscore {
 
@@ -55,6 +56,28 @@ std::optional<std::string> acl_to_xattr(const std::string& disk) {
 }
 }  // namespace
 
+namespace xattr_area {
+std::vector<EntryRef> walk(std::span<const std::uint8_t> buf, std::size_t* end, std::size_t* bad_offset) {
+  std::vector<EntryRef> out;
+  *bad_offset = SIZE_MAX;
+  std::size_t off = sizeof(XattrHeader);
+  *end = off;
+  while (off + 4 <= buf.size()) {
+    *end = off;
+    if (load_le32(buf.data(), off) == 0) return out;  // the last entry
+    EntryRef e{off, buf[off], buf[off + 1], load_le16(buf.data(), off + 2)};
+    if (off + e.size() > buf.size()) {
+      *bad_offset = off;
+      return out;
+    }
+    out.push_back(e);
+    off += e.size();
+  }
+  *end = off;
+  return out;
+}
+}  // namespace xattr_area
+
 Result<std::vector<XattrInfo>> Volume::xattrs(const InodeInfo& in) {
   std::vector<std::uint8_t> buf;
   const std::uint32_t inline_bytes = in.inline_xattr_addrs * 4;
@@ -83,30 +106,22 @@ Result<std::vector<XattrInfo>> Volume::xattrs(const InodeInfo& in) {
     buf.insert(buf.end(), p, p + kNodeFooterOffset);
   }
   std::vector<XattrInfo> out;
-  if (buf.size() < sizeof(XattrHeader)) return out;
-  // Like read_all_xattrs(), ignore the header's magic: Linux takes a wrong
-  // one for "never allocated" and reads the entries after it all the same.
-  std::size_t off = sizeof(XattrHeader);
-  while (off + 4 <= buf.size()) {
-    if (load_le32(buf.data(), off) == 0) break;  // last entry
-    const std::uint8_t index = buf[off];
-    const std::uint8_t name_len = buf[off + 1];
-    const std::uint16_t value_size = load_le16(buf.data(), off + 2);
-    const std::size_t size = xattr_entry_size(name_len, value_size);
-    if (off + size > buf.size()) {
-      const std::uint64_t blk = off < inline_bytes ? in.node_blkaddr : xblk;
-      return make_error(Errc::corrupt, inode_at + ": xattr entry at offset " + std::to_string(off) +
-                                           " of the xattr area runs past its end" + at_block(blk),
-                        blk * kBlockSize);
-    }
+  std::size_t end = 0, bad = SIZE_MAX;
+  const auto entries = xattr_area::walk(buf, &end, &bad);
+  if (bad != SIZE_MAX) {
+    const std::uint64_t blk = bad < inline_bytes ? in.node_blkaddr : xblk;
+    return make_error(Errc::corrupt, inode_at + ": xattr entry at offset " + std::to_string(bad) +
+                                         " of the xattr area runs past its end" + at_block(blk),
+                      blk * kBlockSize);
+  }
+  for (const auto& e : entries) {
     XattrInfo x;
-    x.index = index;
-    x.name.assign(reinterpret_cast<const char*>(buf.data() + off + 4), name_len);
-    x.value.assign(reinterpret_cast<const char*>(buf.data() + off + 4 + name_len), value_size);
-    if (index == xattr_index::posix_acl_access || index == xattr_index::posix_acl_default)
+    x.index = e.index;
+    x.name.assign(reinterpret_cast<const char*>(buf.data() + e.offset + 4), e.name_len);
+    x.value.assign(reinterpret_cast<const char*>(buf.data() + e.offset + 4 + e.name_len), e.value_size);
+    if (e.index == xattr_index::posix_acl_access || e.index == xattr_index::posix_acl_default)
       if (auto acl = acl_to_xattr(x.value)) x.value = std::move(*acl);
     out.push_back(std::move(x));
-    off += size;
   }
   return out;
 }

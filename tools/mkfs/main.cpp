@@ -34,6 +34,8 @@
 #include "f2fscore/disk/constants.hpp"
 #include "f2fscore/endian.hpp"
 #include "f2fscore/mkfs.hpp"
+#include "f2fscore/populate.hpp"
+#include "f2fscore/writer.hpp"
 
 namespace {
 
@@ -41,7 +43,8 @@ constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2;
 
 const char* kExitHelp =
     "Exit status: 0 success; 1 failure (device missing or read-only, too small, existing file\n"
-    "system without -f, mounted device, I/O error); 2 usage error (bad option or value).";
+    "system without -f, mounted device, I/O error; with --populate: a source directory that is\n"
+    "missing or not a directory, no space left, an entry not copied); 2 usage error (bad option or value).";
 
 std::string canonical(const std::string& p) {
   char buf[PATH_MAX];
@@ -159,6 +162,8 @@ int main(int argc, char** argv) {
   int discard = 1;
   std::int64_t timestamp = -1;
   bool large_nat = false, force = false, quiet = false, json = false, version = false;
+  std::string populate_dir;
+  bool populate_owner = false;
 
   app.add_option("device", device, "Block device or image file")->required();
   app.add_option("sectors", sectors, "Size of the file system in sectors (default: the whole device)");
@@ -181,6 +186,11 @@ int main(int argc, char** argv) {
   app.add_option("-w", sector_size, "Sector size in bytes for the sectors argument")->check(CLI::Range(512u, 4096u));
   app.add_flag("-i", large_nat, "Large NAT bitmap (20% of the NAT area)");
   app.add_option("-c", extra_devices, "Add a device to the volume (repeatable, up to 7)");
+  app.add_option("--populate", populate_dir,
+                 "After formatting, copy this host directory's tree into the root, as sload.f2fs -f or "
+                 "mke2fs -d do (holes, hard links, symlinks, special files, modes, times, xattrs; "
+                 "-T sets every time; owners are 0:0 unless --preserve-owner; -R keeps the root's owner)");
+  app.add_flag("--preserve-owner", populate_owner, "With --populate: keep the source's uid and gid");
   app.add_flag("-f", force, "Overwrite an existing file system or partition table");
   app.add_flag("-q", quiet, "Quiet: print only errors");
   app.add_flag("--json", json, "Print a machine-readable summary");
@@ -307,8 +317,44 @@ int main(int argc, char** argv) {
     const auto& e = plan.error();
     return e.code == f2fscore::Errc::invalid_argument ? usage(e.message) : fail(e.message);
   }
+  if (!populate_dir.empty()) {
+    // Checked before anything is written; populate() checks again.
+    struct stat pst {};
+    if (::stat(populate_dir.c_str(), &pst) != 0)
+      return fail("--populate " + populate_dir + ": no such directory");
+    if (!S_ISDIR(pst.st_mode)) return fail("--populate " + populate_dir + ": not a directory");
+  }
   auto rep = f2fscore::format_volume(targets, o);
   if (!rep) return fail("format failed: " + rep.error().to_string());
+  f2fscore::PopulateReport copied;
+  if (!populate_dir.empty()) {
+    f2fscore::MountOptions mo;
+    mo.fixed_time = o.timestamp.value_or(0);
+    mo.checkpoint_interval_s = 0;
+    mo.cache_bytes = 4u << 20;  // as f2fscore-sload: the copy streams through a small cache
+    auto w = f2fscore::Writer::mount(*devs[0], mo);
+    if (!w) return fail("--populate: cannot mount the new volume read-write: " + w.error().message);
+    f2fscore::PopulateOptions po;
+    if (timestamp >= 0) po.fixed_time = o.timestamp;  // else the source's times
+    po.preserve_owner = populate_owner;
+    auto pr = f2fscore::populate(**w, populate_dir, po);
+    f2fscore::Status owner_ok{};
+    if (pr && !root_owner.empty()) {
+      f2fscore::SetAttr a;
+      a.uid = o.root_uid;
+      a.gid = o.root_gid;
+      owner_ok = (*w)->setattr(f2fscore::disk::kRootIno, a);
+    }
+    auto um = (*w)->unmount();
+    if (!pr)
+      return fail("--populate " + populate_dir + ": " +
+                  (pr.error().code == f2fscore::Errc::no_space ? "no space left in the volume: " : "") +
+                  pr.error().message + (um ? "" : "; unmount failed too: " + um.error().to_string()));
+    if (!owner_ok) return fail("-R: " + owner_ok.error().to_string());
+    if (!um) return fail("--populate: unmount (checkpoint) failed: " + um.error().to_string());
+    copied = std::move(*pr);
+    for (const auto& p : copied.problems) std::fprintf(stderr, "f2fscore-mkfs: --populate: %s\n", p.to_string().c_str());
+  }
 
   const auto& sb = rep->plan.sb;
   const auto& cp = rep->plan.cp;
@@ -321,7 +367,8 @@ int main(int argc, char** argv) {
         "\"ssa_blkaddr\":%u,\"main_blkaddr\":%u,\"segment_count_sit\":%u,\"segment_count_nat\":%u,"
         "\"segment_count_ssa\":%u,\"cp_payload\":%u,\"overprovision_percent\":%.3f,\"reserved_segments\":%u,"
         "\"overprov_segments\":%u,\"user_block_count\":%llu,\"ckpt_flags\":%u,\"bytes_written\":%llu,"
-        "\"bytes_zeroed\":%llu,\"discarded\":%s}\n",
+        "\"bytes_zeroed\":%llu,\"discarded\":%s,\"populated\":{\"files\":%llu,\"directories\":%llu,"
+        "\"bytes_written\":%llu,\"problems\":%zu}}\n",
         json_escape(device).c_str(), uuid.c_str(), json_escape(label).c_str(),
         f2fscore::disk::feature_names(sb.feature.get()).c_str(), rep->plan.sector_size,
         static_cast<unsigned long long>(sb.block_count.get()), sb.segment_count.get(), sb.segment_count_main.get(),
@@ -331,7 +378,9 @@ int main(int argc, char** argv) {
         rep->plan.overprovision, rep->plan.reserved_segments, cp.overprov_segment_count.get(),
         static_cast<unsigned long long>(cp.user_block_count.get()), cp.ckpt_flags.get(),
         static_cast<unsigned long long>(rep->bytes_written), static_cast<unsigned long long>(rep->bytes_zeroed),
-        rep->discarded ? "true" : "false");
+        rep->discarded ? "true" : "false", static_cast<unsigned long long>(copied.files),
+        static_cast<unsigned long long>(copied.directories), static_cast<unsigned long long>(copied.bytes_written),
+        copied.problems.size());
   } else if (!quiet) {
     std::printf("f2fscore-mkfs %s\n", F2FSCORE_VERSION_STRING);
     std::printf("Device:            %s (%llu sectors of %u bytes)\n", device.c_str(),
@@ -352,7 +401,15 @@ int main(int argc, char** argv) {
     std::printf("Written:           %llu bytes, zeroed %llu bytes%s\n",
                 static_cast<unsigned long long>(rep->bytes_written), static_cast<unsigned long long>(rep->bytes_zeroed),
                 rep->discarded ? ", device discarded" : "");
+    if (!populate_dir.empty())
+      std::printf("Populated from %s: %llu directories, %llu files, %llu hard links, %llu symlinks, %llu special "
+                  "files, %llu xattrs, %llu bytes of data%s\n",
+                  populate_dir.c_str(), static_cast<unsigned long long>(copied.directories),
+                  static_cast<unsigned long long>(copied.files), static_cast<unsigned long long>(copied.hard_links),
+                  static_cast<unsigned long long>(copied.symlinks), static_cast<unsigned long long>(copied.specials),
+                  static_cast<unsigned long long>(copied.xattrs), static_cast<unsigned long long>(copied.bytes_written),
+                  copied.problems.empty() ? "" : " (some entries not copied, see above)");
     std::printf("Format successful.\n");
   }
-  return kExitOk;
+  return copied.problems.empty() ? kExitOk : kExitFailure;
 }

@@ -39,9 +39,10 @@
 //   - ckpt_flags: CP_FSCK_FLAG and CP_ERROR_FLAG cleared,
 //     CP_ORPHAN_PRESENT_FLAG and CP_COMPACT_SUM_FLAG as the pack holds,
 //     CP_NAT_BITS_FLAG kept when nat_bits fit after the pack (else cleared,
-//     as the kernel does), every other flag kept; elapsed_time and
-//     user_block_count kept; next_free_nid kept unless past the NAT or
-//     clamped by a lenient open (then the lowest free nid above the root).
+//     as the kernel does), every other flag kept; user_block_count kept;
+//     elapsed_time and SIT mtimes kept unless the plan gives them;
+//     next_free_nid kept unless past the NAT or clamped by a lenient open
+//     (then the lowest free nid above the root).
 //   - journal counts past their capacity (38 NAT, 6 SIT entries) are read
 //     as that capacity, as fsck.f2fs trims them.
 //   - roll-forward: nodes fsynced after the current checkpoint carry its
@@ -124,6 +125,14 @@ struct RebuildPlan {
   /// f2fs_set_main_bitmap()), else warm node / warm data. Either way an
   /// active log's segment is typed as its log (fsck_chk_curseg_info()).
   std::vector<std::uint8_t> segment_types;
+  /// SIT mtime per main-area segment (seconds of the kernel's get_mtime(),
+  /// which cost-benefit GC ages segments by: get_cb_cost() in fs/f2fs/gc.c).
+  /// Empty: keep each entry's current mtime.
+  std::vector<std::uint64_t> segment_mtimes;
+  /// The new pack's elapsed_time (seconds the volume has been mounted, the
+  /// base of SIT mtimes; do_checkpoint() writes get_mtime(sbi, true)).
+  /// Absent: keep the current pack's.
+  std::optional<std::uint64_t> elapsed_time;
   /// Move an active log whose next block is in use to a free segment
   /// (fsck.f2fs's "Move curseg").
   bool move_busy_cursegs = true;

@@ -1,0 +1,94 @@
+// Populating a mounted volume from a host directory tree, as sload.f2fs
+// does (fsck/sload.c in f2fs-tools) and mke2fs -d does for ext4.
+//
+// The only module of the library that touches the host file system. It
+// walks the source tree with POSIX calls (lstat, openat, read, lseek with
+// SEEK_DATA/SEEK_HOLE, readlink, llistxattr/lgetxattr) and writes through
+// the Writer's public API (writer.hpp). On hosts without POSIX (Windows),
+// populate() fails with Errc::unsupported.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "f2fscore/result.hpp"
+#include "f2fscore/writer.hpp"
+
+namespace f2fscore {
+
+struct PopulateOptions {
+  /// Directory of the volume the source's entries go into (sload.f2fs -t).
+  /// Missing components are created (mode 0755). The source directory's own
+  /// mode, owner, times and xattrs are given to it, as mke2fs -d does for
+  /// the root, unless `keep_target_attrs`.
+  std::string target = "/";
+  bool keep_target_attrs = false;
+  /// Every inode's atime, mtime and ctime, seconds since the epoch
+  /// (sload.f2fs -T); unset: the source's times (ctime included).
+  std::optional<std::uint64_t> fixed_time;
+  /// Keep the source's uid and gid (sload.f2fs -P); otherwise 0:0.
+  bool preserve_owner = false;
+  /// Copy extended attributes (user., trusted., security., POSIX ACLs).
+  bool xattrs = true;
+  /// Largest span of file data given to one Writer::write() call, bytes
+  /// (a multiple of 4 KiB; at least 4 KiB).
+  std::size_t chunk_bytes = 8u << 20;
+  /// Called for each entry after it is written (path in the volume); for
+  /// progress output. May be empty.
+  std::function<void(const std::string&)> on_entry;
+};
+
+/// A problem with one entry: the host path, the path in the volume, what
+/// went wrong.
+struct PopulateProblem {
+  std::string source;  ///< host path
+  std::string path;    ///< path in the volume
+  Error error;
+  std::string to_string() const;
+};
+
+/// What populate() did. Sizes in bytes.
+struct PopulateReport {
+  std::uint64_t directories = 0;  ///< created (the target itself not counted)
+  std::uint64_t files = 0;        ///< regular files created
+  std::uint64_t hard_links = 0;   ///< extra names of a file already copied
+  std::uint64_t symlinks = 0;
+  std::uint64_t specials = 0;     ///< device nodes, FIFOs, sockets
+  std::uint64_t xattrs = 0;       ///< attributes set
+  std::uint64_t bytes_written = 0;  ///< file data written (holes excluded)
+  std::uint64_t hole_bytes = 0;     ///< file bytes left as holes
+  std::uint64_t write_calls = 0;    ///< Writer::write() calls
+  /// Entries that could not be copied (or copied only in part); the walk
+  /// goes on past them. Empty: everything was copied.
+  std::vector<PopulateProblem> problems;
+};
+
+/// Copies the tree under host directory `source_dir` into `w` below
+/// `opts.target`. Does not sync or unmount `w`.
+///
+/// Holes: each regular file's data ranges come from lseek(SEEK_DATA /
+/// SEEK_HOLE), and only those are written; the size is then set with
+/// truncate(), so holes stay holes (i_blocks counts the data only). Where
+/// the host has no SEEK_DATA (or the file system says "all data"), every
+/// byte is read and written: zero blocks inside data are written as data,
+/// not turned into holes.
+/// Hard links: a second name of the same (st_dev, st_ino) becomes
+/// Writer::link() to the first. Symlinks keep their target bytes; device
+/// nodes keep their number (new_encode_dev()). Directories get their mode,
+/// owner and times after their entries (so entries added do not change them).
+/// Xattrs: "user.x" -> index 1, "trusted.x" -> 4, "security.x" -> 6,
+/// "system.posix_acl_access"/"_default" -> 2/3 converted to f2fs's compact
+/// ACL form (f2fs_acl_to_disk() in fs/f2fs/acl.c); other namespaces are
+/// reported as problems.
+///
+/// Errors (the whole call fails): invalid_argument/not_found when
+/// `source_dir` is not a readable directory or `opts.target` names a
+/// non-directory; unsupported on hosts without POSIX; no_space (the walk
+/// stops at the first entry the volume has no room for; the problem list
+/// names it in the message). Per-entry problems are in the report.
+Result<PopulateReport> populate(Writer& w, const std::string& source_dir, const PopulateOptions& opts = {});
+
+}  // namespace f2fscore

@@ -160,6 +160,7 @@ Status Writer::Impl::read_file_block(nid_t ino, std::uint64_t index, std::uint8_
   }
   if (*a < main_blk || *a >= main_blk + owner.size())
     return make_error(Errc::corrupt, fmt("writer: inode %llu block %llu points outside the main area", ino, index));
+  if (!io_batch().idle()) F2FS_TRY(io_batch().drain());  // the block may be in flight
   F2FS_TRY(read_at(dev, static_cast<std::uint64_t>(*a) * kBlockSize, std::span<std::uint8_t>(out, kBlockSize),
                    io_tag(IostatType::fs_data_read_io)));
   cache_fill(ino, index, out);
@@ -185,6 +186,7 @@ Result<block_t> Writer::Impl::place_file_block(nid_t ino, std::uint64_t index, s
   std::uint32_t slot = 0;
   auto old = map(ino, index, true, &dn, &slot);
   if (!old) return make_error(old.error());
+  if (*old == kNullAddr) F2FS_TRY(check_space(1));  // a new block (inc_valid_block_count())
   IpuReason why = IpuReason::opu_policy;
   auto a = place_data(ino, index, *old, type, ctx, &why);
   if (!a) return make_error(a.error());
@@ -360,10 +362,14 @@ Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std:
   const Node tmpl = **root;
   Node* in = new_node(*n, *n, 0, dir);
   in->i.i_mode.set(mode);
-  in->i.i_inline = tmpl.i.i_inline & (inline_flag::xattr | inline_flag::extra_attr);
+  // An inline xattr area as f2fs_new_inode() gives every inode under the
+  // default inline_xattr mount option: 50 words (DEFAULT_INLINE_XATTR_ADDRS),
+  // recorded in i_inline_xattr_size with flexible_inline_xattr.
+  in->i.i_inline = static_cast<std::uint8_t>(inline_flag::xattr | (tmpl.i.i_inline & inline_flag::extra_attr));
   if (in->i.i_inline & inline_flag::extra_attr) {
     in->i.extra.i_extra_isize = tmpl.i.extra.i_extra_isize;
-    in->i.extra.i_inline_xattr_size = tmpl.i.extra.i_inline_xattr_size;
+    in->i.extra.i_inline_xattr_size.set(
+        (sb.feature.get() & feature::flexible_inline_xattr) ? static_cast<std::uint16_t>(kDefaultInlineXattrAddrs) : 0);
     if (sb.feature.get() & feature::inode_crtime) in->i.extra.i_crtime.set(now());
   }
   in->i.i_links.set(dir ? 2 : 1);
@@ -439,6 +445,7 @@ Result<std::size_t> Writer::read(nid_t ino, std::uint64_t offset, std::span<std:
     const auto* raw = reinterpret_cast<const std::uint8_t*>(*inp);
     const std::uint32_t max = impl_->max_inline(**inp);
     for (std::size_t k = 0; k < n; ++k) out[k] = offset + k < max ? raw[impl_->inline_offset(**inp) + offset + k] : 0;
+    if (impl_->iostat) impl_->iostat->account(IostatType::app_buffered_read_io, n);  // (stats)
     return n;
   }
   std::vector<std::uint8_t> b(kBlockSize);
@@ -450,6 +457,7 @@ Result<std::size_t> Writer::read(nid_t ino, std::uint64_t offset, std::span<std:
     std::memcpy(out.data() + done, b.data() + in_blk, c);
     done += c;
   }
+  if (impl_->iostat) impl_->iostat->account(IostatType::app_buffered_read_io, n);  // (stats)
   return n;
 }
 
@@ -487,11 +495,17 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
     const std::size_t in_blk = pos % kBlockSize;
     const std::size_t c = std::min<std::size_t>(data.size() - done, kBlockSize - in_blk);
     const std::uint64_t idx = pos / kBlockSize;
+    if (c == kBlockSize) {  // a whole block: no staging copy
+      F2FS_TRY(impl_->cache_write(ino, idx, data.data() + done, type));
+      done += c;
+      continue;
+    }
     if (c < kBlockSize) {
       if (idx * kBlockSize < st->size) F2FS_TRY(impl_->read_file_block(ino, idx, b.data()));
       else std::fill(b.begin(), b.end(), 0);
     }
     std::memcpy(b.data() + in_blk, data.data() + done, c);
+    if (done) F2FS_TRY(impl_->balance_fs());  // GC between blocks, as per page in the kernel
     F2FS_TRY(impl_->cache_write(ino, idx, b.data(), type));
     done += c;
   }
@@ -501,6 +515,9 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
   impl_->touch(**inp);
   impl_->mark_dirty(ino);
   if (flags.dsync) F2FS_TRY(fdatasync(ino));
+  // (stats) Application bytes, as f2fs_file_write_iter(); direct writes are
+  // counted by their device requests (APP_DIRECT_IO, wr::data_write_tag()).
+  if (impl_->iostat && !flags.direct) impl_->iostat->account(IostatType::app_buffered_io, data.size());
   return data.size();
 }
 

@@ -19,6 +19,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <random>
+#include <set>
+#include <sstream>
 
 #include "writer/writer_test_util.hpp"
 
@@ -36,6 +38,7 @@ struct MInode {
   Timespec atime, mtime, ctime;
   nid_t ino = 0;
   int opens = 0;
+  std::uint32_t inline_xattr = 200;  ///< bytes of its inline xattr area (new inodes: 50 words)
 };
 
 struct Model {
@@ -118,16 +121,25 @@ struct Profile {
   int wide = 0;                        ///< entries of /wide made in the first session
   int deep = 0;                        ///< depth of /deep/...
   std::uint32_t features = kRichFeatures;
+  bool printable_xattrs = false;  ///< values of [a-z0-9] (the Linux guest prints them)
 };
 
 class Runner {
  public:
   Runner(std::uint32_t seed, const Profile& pr) : seed_(seed), pr_(pr), rng_(seed) {}
+  /// Continues on an existing volume (one Linux changed): the model is read from it.
+  Runner(std::uint32_t seed, const Profile& pr, std::unique_ptr<BlockDevice> dev, std::uint64_t first_time)
+      : seed_(seed), pr_(pr), rng_(seed), dev_(std::move(dev)), first_time_(first_time) {}
 
   void run() {
-    dev_ = our_mkfs(pr_.image_bytes, pr_.features);
-    ASSERT_TRUE(dev_);
-    {
+    if (dev_) {
+      adopt();
+      if (::testing::Test::HasFailure()) return;
+    } else {
+      dev_ = our_mkfs(pr_.image_bytes, pr_.features);
+      ASSERT_TRUE(dev_);
+    }
+    if (!adopted_) {
       auto v = Volume::open(*dev_);
       ASSERT_TRUE(v);
       auto root = (*v)->read_inode((*v)->superblock().root_ino.get());
@@ -135,6 +147,7 @@ class Runner {
       m_.inline_xattr_bytes = root->inline_xattr_addrs * 4;
       m_.root_extra_links = root->links - 2;
       MInode r;
+      r.inline_xattr = root->inline_xattr_addrs * 4;
       r.type = 'd';
       r.perm = root->mode & 07777;
       r.ino = root->ino;
@@ -142,7 +155,7 @@ class Runner {
       m_.paths[""] = 0;
     }
     for (phase_ = 0; phase_ < pr_.phases; ++phase_) {
-      now_ = 1700000000u + 1000u * static_cast<unsigned>(phase_);
+      now_ = first_time_ + 1000u * static_cast<unsigned>(phase_);
       if (phase_ > 0 && rng_() % 5 == 0) {
         read_only_session();
         if (::testing::Test::HasFailure()) return;
@@ -180,13 +193,13 @@ class Runner {
 
   // ---- the session ----
   void session() {
-    const bool crash = phase_ > 0 && r(4) == 0;  // ends with sync and no unmount
+    const bool crash = phase_ > 0 && phase_ + 1 < pr_.phases && r(4) == 0;  // ends with sync, no unmount
     MountOptions mo;
     mo.fixed_time = now_;
     auto w = Writer::mount(*dev_, mo);
     ASSERT_TRUE(w) << ctx() << ": mount: " << w.error().to_string();
     w_ = w->get();
-    if (phase_ == 0) setup();
+    if (phase_ == 0 && !adopted_) setup();
     for (op_ = 0; op_ < pr_.ops && !::testing::Test::HasFailure(); ++op_) step();
     if (::testing::Test::HasFailure()) return;
     if (crash) {
@@ -271,6 +284,73 @@ class Runner {
     w->reset();
     const auto after = f2fstest::SparseImage::capture(*dev_);
     EXPECT_TRUE(before.blocks == after.blocks) << ctx() << ": a read-only mount changed the image";
+  }
+
+  // The model of what a volume holds (inodes by number: hard links share one).
+  void adopt() {
+    adopted_ = true;
+    auto v = Volume::open(*dev_);
+    ASSERT_TRUE(v) << v.error().to_string();
+    std::map<nid_t, int> ids;
+    const nid_t root = (*v)->superblock().root_ino.get();
+    std::function<void(nid_t, const std::string&)> walk = [&](nid_t ino, const std::string& path) {
+      if (auto it = ids.find(ino); it != ids.end()) {
+        m_.paths[path] = it->second;
+        return;
+      }
+      auto in = (*v)->read_inode(ino);
+      ASSERT_TRUE(in) << path << ": " << in.error().to_string();
+      MInode n;
+      switch (in->mode & 0xF000) {
+        case 0x8000: n.type = 'f'; break;
+        case 0x4000: n.type = 'd'; break;
+        case 0xA000: n.type = 'l'; break;
+        case 0x2000: n.type = 'c'; break;
+        case 0x6000: n.type = 'b'; break;
+        case 0x1000: n.type = 'p'; break;
+        default: n.type = 's'; break;
+      }
+      n.perm = in->mode & 07777;
+      n.uid = in->uid;
+      n.gid = in->gid;
+      const Inode& r = in->raw.i;
+      n.atime = {r.i_atime.get(), r.i_atime_nsec.get()};
+      n.mtime = {r.i_mtime.get(), r.i_mtime_nsec.get()};
+      n.ctime = {r.i_ctime.get(), r.i_ctime_nsec.get()};
+      n.ino = ino;
+      n.inline_xattr = in->inline_xattr_addrs * 4;
+      if (n.type == 'f') {
+        n.data.assign(in->size, '\0');
+        ASSERT_TRUE((*v)->read(*in, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(n.data.data()), n.data.size())));
+      } else if (n.type == 'l') {
+        auto l = (*v)->read_link(*in);
+        ASSERT_TRUE(l);
+        n.data = *l;
+      } else if (n.type == 'c' || n.type == 'b') {
+        const std::uint32_t x = in->extra_isize / 4;
+        n.rdev = r.i_addr[x].get() ? r.i_addr[x].get() : r.i_addr[x + 1].get();
+      }
+      auto xs = (*v)->xattrs(*in);
+      ASSERT_TRUE(xs);
+      for (const auto& x : *xs) n.xattrs[{x.index, x.name}] = x.value;
+      const int id = ino == root ? 0 : m_.next++;
+      m_.inodes[id] = n;
+      m_.paths[path] = id;
+      ids[ino] = id;
+      if (n.type == 'd') {
+        auto es = (*v)->read_dir(*in);
+        ASSERT_TRUE(es);
+        for (const auto& e : *es) {
+          if (e.name == "." || e.name == "..") continue;
+          if (path.empty() && e.name == "lost+found") {
+            ++m_.root_extra_links;
+            continue;
+          }
+          walk(e.ino, path + "/" + e.name);
+        }
+      }
+    };
+    walk(root, "");
   }
 
   void setup() {
@@ -612,10 +692,22 @@ class Runner {
     ASSERT_TRUE(ino) << ctx() << " lookup " << p << ": " << ino.error().to_string();
     MInode& n = m_.at(p);
     static const std::uint8_t idx[] = {1, 4, 6};
-    const std::uint8_t index = idx[r(3)];
+    std::uint8_t index = idx[r(3)];
+    // For the Linux guest: user.* only on files and directories (Linux
+    // refuses user xattrs elsewhere, xattr_permission()), no security.*.
+    if (pr_.printable_xattrs && (index == 6 || (n.type != 'f' && n.type != 'd'))) index = 4;
     std::string name = std::string(1, static_cast<char>('a' + r(8)));
-    if (r(20) == 0) name = std::string(255, 'N');
+    if (r(20) == 0) name = std::string(240 + r(16), 'N');
     const auto key = std::make_pair(static_cast<int>(index), name);
+    // The full name ("user." / "trusted." / "security." + name) is at most
+    // 255 bytes (XATTR_NAME_MAX).
+    const std::size_t prefix = index == 1 ? 5 : index == 4 ? 8 : 9;
+    if (prefix + name.size() > 255) {
+      auto s = r(2) ? w_->setxattr(*ino, index, name, bytes("v")) : w_->removexattr(*ino, index, name);
+      ASSERT_FALSE(s) << ctx() << " xattr name over XATTR_NAME_MAX";
+      EXPECT_EQ(s.error().code, Errc::invalid_argument);
+      return;
+    }
     const bool found = n.xattrs.count(key) != 0;
     if (r(4) == 0) {  // remove
       auto rm = w_->removexattr(*ino, index, name);
@@ -632,7 +724,7 @@ class Runner {
     std::size_t vlen = r(60);
     if (r(4) == 0) vlen = 200 + r(1500);
     std::string value(vlen, '\0');
-    for (std::size_t i = 0; i < vlen; ++i) value[i] = static_cast<char>(r(256));
+    for (std::size_t i = 0; i < vlen; ++i) value[i] = pr_.printable_xattrs ? "abcdefghijklmnopqrstuvwxyz0123456789"[r(36)] : static_cast<char>(r(256));
     const XattrSet how = static_cast<XattrSet>(r(3));
     auto s = w_->setxattr(*ino, index, name, bytes(value), how);
     if (how == XattrSet::create && found) {
@@ -646,7 +738,7 @@ class Runner {
       return;
     }
     // Room: MIN_OFFSET (inline area + 4068 bytes) past the entries.
-    const std::size_t min_offset = m_.inline_xattr_bytes + 4068;
+    const std::size_t min_offset = n.inline_xattr + 4068;
     std::size_t used = m_.xattr_used(n);
     if (found) used -= xattr_entry_size(static_cast<std::uint32_t>(name.size()), static_cast<std::uint32_t>(n.xattrs[key].size()));
     const std::size_t need = xattr_entry_size(static_cast<std::uint32_t>(name.size()), static_cast<std::uint32_t>(vlen));
@@ -714,10 +806,108 @@ class Runner {
   std::unique_ptr<BlockDevice> dev_;
   Writer* w_ = nullptr;
   Model m_;
+  std::uint64_t first_time_ = 1700000000u;
+  bool adopted_ = false;
   int phase_ = 0, op_ = 0;
   std::uint64_t now_ = 0;
   std::uint64_t orphans_seen_ = 0;
 };
+
+// ---- writer_model_linux.sh: Linux reads a model run's image, changes it,
+// our writer reads Linux's changes and keeps writing ----
+
+Profile oracle_profile() {
+  Profile p;
+  p.phases = 3;
+  p.ops = 120;
+  p.deep = 12;
+  p.printable_xattrs = true;
+  return p;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::string manifest_diff(const std::string& want, const std::string& got) {
+  std::set<std::string> a, b;
+  std::istringstream wa(want), gb(got);
+  for (std::string l; std::getline(wa, l);) a.insert(l);
+  for (std::string l; std::getline(gb, l);) b.insert(l);
+  std::string out;
+  int n = 0;
+  for (const auto& l : a)
+    if (!b.count(l) && n++ < 20) out += "- " + l.substr(0, 300) + "\n";
+  for (const auto& l : b)
+    if (!a.count(l) && n++ < 40) out += "+ " + l.substr(0, 300) + "\n";
+  return out;
+}
+
+// A model run (3 sessions) plus fixed entries the guest script changes;
+// writes WRITER_IMAGE and WRITER_IMAGE.manifest.
+TEST(WriterModelOracle, DISABLED_WriteImage) {
+  const char* out = std::getenv("WRITER_IMAGE");
+  ASSERT_NE(out, nullptr) << "set WRITER_IMAGE";
+  Runner run(77, oracle_profile());
+  run.run();
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  BlockDevice& dev = run.device();
+  {
+    MountOptions mo;
+    mo.fixed_time = 1750000000;
+    auto w = Writer::mount(dev, mo);
+    ASSERT_TRUE(w);
+    Writer& wr = **w;
+    ASSERT_TRUE(wr.mkdir("/fixed"));
+    ASSERT_TRUE(wr.mkdir("/fixed/dir"));
+    ASSERT_TRUE(wr.mkdir("/linux-many"));
+    auto a = wr.create("/fixed/a");
+    ASSERT_TRUE(a);
+    std::string d;
+    for (int i = 0; i < 3000; ++i) d += "alpha-" + std::to_string(i) + "\n";
+    ASSERT_TRUE(wr.write(*a, 0, bytes(d)));
+    ASSERT_TRUE(wr.create("/fixed/rm-me"));
+    auto x = wr.create("/fixed/x");
+    ASSERT_TRUE(x);
+    ASSERT_TRUE(wr.setxattr(*x, 1, "k", bytes("v")));
+    ASSERT_TRUE(wr.symlink("a", "/fixed/link"));
+    ASSERT_TRUE(wr.unmount());
+  }
+  our_fsck_clean(dev, "oracle image");
+  fsck_f2fs_clean(dev, "oracle image");
+  ASSERT_TRUE(save(dev, out));
+  auto v = Volume::open(dev);
+  ASSERT_TRUE(v);
+  std::ofstream(std::string(out) + ".manifest", std::ios::binary) << manifest(**v);
+}
+
+// After Linux changed the image: our reader's manifest equals the one Linux
+// made (WRITER_LINUX_MANIFEST); then the model is read from the volume and
+// two more sessions of random operations run on it (each checked); writes
+// the image back and WRITER_IMAGE.final.manifest for Linux to compare.
+TEST(WriterModelOracle, DISABLED_AfterLinux) {
+  const char* img = std::getenv("WRITER_IMAGE");
+  const char* theirs = std::getenv("WRITER_LINUX_MANIFEST");
+  ASSERT_TRUE(img && theirs) << "set WRITER_IMAGE and WRITER_LINUX_MANIFEST";
+  auto dev = f2fstest::load_image(img);
+  ASSERT_TRUE(dev);
+  {
+    auto v = Volume::open(*dev);
+    ASSERT_TRUE(v) << v.error().to_string();
+    EXPECT_EQ(manifest_diff(read_text(theirs), manifest(**v)), "") << "our reader differs from Linux (- Linux, + ours)";
+  }
+  our_fsck_clean(*dev, "Linux's image");
+  Profile p = oracle_profile();
+  p.phases = 2;
+  Runner run(78, p, std::move(dev), 1800000000);
+  run.run();
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  ASSERT_TRUE(save(run.device(), img));
+  auto v = Volume::open(run.device());
+  ASSERT_TRUE(v);
+  std::ofstream(std::string(img) + ".final.manifest", std::ios::binary) << manifest(**v);
+}
 
 std::vector<std::uint32_t> seeds_from_env(std::vector<std::uint32_t> dflt) {
   if (const char* e = std::getenv("WRITER_MODEL_SEEDS")) {

@@ -101,6 +101,18 @@ int main(int argc, char** argv) {
   c_map->add_option("path", path_s, "Directory or file (default /)");
   auto* c_space = app.add_subcommand("space", "Space summary: valid blocks, free/dirty/full segments per log, "
                                               "utilization histogram");
+  auto* c_ipu = app.add_subcommand("ipu", "Inputs of the IPU decisions (utilization, free/dirty sections, need_SSR, "
+                                          "valid blocks per segment by log) and what each rule would decide now");
+  std::string ipu_policy_s;
+  std::uint32_t min_ipu_util = 70, min_fsync_blocks = 8, min_ssr_sections = f2fscore::IpuOptions::kKernelDefault;
+  bool fdatasync_ipu = false, ipu_segments = false;
+  c_ipu->add_option("--ipu-policy", ipu_policy_s, "ipu_policy: a number or bit names joined by | (default: the "
+                                                  "kernel's for the volume)");
+  c_ipu->add_option("--min-ipu-util", min_ipu_util, "min_ipu_util, percent (default 70)");
+  c_ipu->add_option("--min-fsync-blocks", min_fsync_blocks, "min_fsync_blocks (default 8)");
+  c_ipu->add_option("--min-ssr-sections", min_ssr_sections, "min_ssr_sections (default: the reserved sections)");
+  c_ipu->add_flag("--fdatasync-in-place", fdatasync_ipu, "The fdatasync-in-place option (the 2022 proposal)");
+  c_ipu->add_flag("--segments", ipu_segments, "List every segment holding valid blocks");
   auto* c_extract = app.add_subcommand("extract", "Extract a file or a tree to a host directory");
   c_extract->add_option("path", path_s, "Path in the image (/ for everything)")->required();
   c_extract->add_option("dest", dest_s, "Host destination: an existing directory receives the item under its name; "
@@ -108,7 +120,7 @@ int main(int argc, char** argv) {
   c_extract->add_flag("--no-owners", no_owners, "Do not chown (owners are only set when running as root)");
   c_extract->add_flag("--no-xattrs", no_xattrs, "Do not set extended attributes");
   c_extract->add_flag("--no-specials", no_specials, "Skip fifos, sockets and device nodes");
-  for (auto* c : {c_info, c_sb, c_cp, c_nat, c_sit, c_ssa, c_inode, c_block, c_ls, c_cat, c_map, c_space, c_extract})
+  for (auto* c : {c_info, c_sb, c_cp, c_nat, c_sit, c_ssa, c_inode, c_block, c_ls, c_cat, c_map, c_space, c_ipu, c_extract})
     c->footer(kFooter);
 
   try {
@@ -130,6 +142,18 @@ int main(int argc, char** argv) {
   const auto fmt = json ? insp::Format::json : insp::Format::text;
 
   // Arguments first, so that a usage error never depends on the image.
+  f2fscore::IpuOptions ipu_opts;
+  if (c_ipu->parsed()) {
+    if (!ipu_policy_s.empty()) {
+      auto p = f2fscore::parse_ipu_policy(ipu_policy_s);
+      if (!p) return usage(p.error().message);
+      ipu_opts.ipu_policy = *p;
+    }
+    ipu_opts.min_ipu_util = min_ipu_util;
+    ipu_opts.min_fsync_blocks = min_fsync_blocks;
+    ipu_opts.min_ssr_sections = min_ssr_sections;
+    ipu_opts.fdatasync_in_place = fdatasync_ipu;
+  }
   insp::Range range;
   if (c_nat->parsed() || c_sit->parsed() || c_ssa->parsed()) {
     auto r = insp::parse_range(range_s);
@@ -179,6 +203,7 @@ int main(int argc, char** argv) {
   if (c_sit->parsed()) return emit(insp::render_sit(v, range, fmt));
   if (c_ssa->parsed()) return emit(insp::render_ssa(v, range, fmt));
   if (c_space->parsed()) return emit(insp::render_space(v, fmt));
+  if (c_ipu->parsed()) return emit(insp::render_ipu(v, ipu_opts, ipu_segments, fmt));
   if (c_block->parsed()) return emit(insp::render_block(v, static_cast<f2fscore::block_t>(blkaddr), fmt));
   if (c_inode->parsed()) {
     auto in = insp::find_inode(v, ino_s);

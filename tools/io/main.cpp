@@ -15,12 +15,12 @@
 #include "f2fscore/io_job.hpp"
 #include "f2fscore/iostat.hpp"
 #include "f2fscore/uring_device.hpp"
+#include "io_tool.hpp"
 
-namespace {
-
-constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2;
+namespace f2fscore::io_tool {
 
 const char* kFooter =
+    "Filesystem workloads: f2fscore-io fs TARGET --workload ... (f2fscore-io fs --help).\n"
     "Sizes take k, m, g, t suffixes (powers of 1024): 4k, 128k, 1g.\n"
     "Without --runtime the job makes one pass over --size bytes; with it, it runs that long,\n"
     "wrapping around. iostat is off unless --iostat; the dump follows the run (the kernel's\n"
@@ -64,6 +64,16 @@ std::string json_string(const std::string& s) {
   return o + "\"";
 }
 
+}  // namespace f2fscore::io_tool
+
+namespace {
+using f2fscore::io_tool::kExitFailure;
+using f2fscore::io_tool::kExitOk;
+using f2fscore::io_tool::kExitUsage;
+using f2fscore::io_tool::json_string;
+using f2fscore::io_tool::parse_size;
+using f2fscore::io_tool::kFooter;
+
 struct PeriodSum {
   f2fscore::IostatSnapshot total;  // latency merged over the period records
   unsigned periods = 0;
@@ -86,6 +96,7 @@ void on_period(const f2fscore::IostatSnapshot& p, void* ctx) {
 
 int main(int argc, char** argv) {
   using namespace f2fscore;
+  if (argc >= 2 && std::string(argv[1]) == "fs") return io_tool::fs_main(argc - 1, argv + 1);
   CLI::App app{"Run reads or writes through the f2fscore I/O pipeline (f2fscore " F2FSCORE_VERSION_STRING ")",
                "f2fscore-io"};
   app.footer(kFooter);

@@ -23,6 +23,7 @@
 
 #include "f2fscore/result.hpp"
 #include "f2fscore/volume.hpp"
+#include "f2fscore/writer_policy.hpp"
 
 namespace f2fscore::inspect {
 
@@ -213,6 +214,12 @@ Result<Output> render_ls(Volume& vol, std::string_view path, const LsOptions& o,
 Result<Output> render_map(Volume& vol, std::string_view path, Format f);
 /// space_summary() rendered.
 Result<Output> render_space(Volume& vol, Format f);
+/// (stats) The inputs of the IPU decisions for the image at rest and what
+/// each rule, and the policy `ipu` as a whole, would decide now for typical
+/// writes (docs/stats.md): utilization, free/dirty/full sections, need_SSR,
+/// valid blocks per segment by log type (every segment with `segments`).
+/// kKernelDefault in `ipu` resolves as the kernel does for this volume.
+Result<Output> render_ipu(Volume& vol, const IpuOptions& ipu, bool segments, Format f);
 
 /// Receives file contents or rendered output piece by piece.
 using ByteSink = std::function<Status(std::span<const std::uint8_t>)>;

@@ -1,0 +1,211 @@
+// f2fscore-io fs: workloads through the filesystem engine (workload.hpp) on
+// an image file or a block device holding an F2FS volume. A thin front end:
+// parse options, open the device under an iostat layer, mount the writer,
+// run_workload(), print, plot, unmount.
+#include <CLI/CLI.hpp>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "f2fscore/iostat.hpp"
+#include "f2fscore/uring_device.hpp"
+#include "f2fscore/workload.hpp"
+#include "f2fscore/writer.hpp"
+#include "io_tool.hpp"
+
+namespace f2fscore::io_tool {
+
+namespace {
+
+const char* kFsFooter =
+    "Workloads (docs/stats.md):\n"
+    "  seqwrite    create FILE, write --size bytes in --bs calls (--sync after each), then sync\n"
+    "  randwrite   FILE of --size (setup), then --ops writes of --bs at random offsets\n"
+    "  seqread     FILE of --size (setup), read front to back; randread: --ops random reads\n"
+    "  overwrite   FILE of --size in 4 KiB writes + fsync (setup), then --ops writes of --bs at\n"
+    "              block (i*97) mod blocks, each followed by --sync (default fdatasync)\n"
+    "  sqlite      SQLite-like transactions (--journal wal|rollback, --pages-per-txn, --ops\n"
+    "              transactions, --sync fdatasync by default) on a database of --size (default 4m)\n"
+    "  smallfiles  --files files of --file-bytes in DIR/d, sync, delete them all, sync\n"
+    "  fill        files of --size until utilization reaches --fill percent (or no space)\n"
+    "The target must hold an F2FS volume (mkfs.f2fs or f2fscore-mkfs). Sizes take k, m, g suffixes.\n"
+    "IPU tunables as /sys/fs/f2fs/<dev>/: --ipu-policy 0x81 or force|honor_opu_write (default:\n"
+    "the kernel's for the volume size), --min-ipu-util, --min-fsync-blocks, --fdatasync-in-place.\n"
+    "--iostat switches iostat on (reset after setup); --iostat-period sets iostat_period_ms and the\n"
+    "period of the series. --plot FILE.svg draws the series with gnuplot (skipped, with a note, if\n"
+    "gnuplot is not installed).\n"
+    "Exit status: 0 success; 1 failure (cannot open or mount the target, an engine error during\n"
+    "the run); 2 usage error (bad option or value).";
+
+bool has_gnuplot() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
+
+}  // namespace
+
+int fs_main(int argc, char** argv) {
+  CLI::App app{"Run a workload through the f2fscore filesystem engine (f2fscore " F2FSCORE_VERSION_STRING ")",
+               "f2fscore-io fs"};
+  app.footer(kFsFooter);
+  std::string target, workload_s, dir = "/", size_s, bs_s, sync_s, journal_s = "wal", policy_s, plot, backend_s = "auto";
+  std::uint64_t ops = 0, seed = 1;
+  std::uint32_t files = 5000, file_bytes = 1024, fill = 80, pages = 2, min_util = 70, min_fsync = 8;
+  std::uint32_t period_ms = Iostat::kDefaultPeriodMs;
+  double runtime = 0;
+  bool direct = false, no_final_sync = false, iostat_on = false, json = false, fdatasync_ipu = false;
+  bool no_unmount = false;
+  // The target is opened through the host's page cache: the volume reader
+  // reads the superblock at byte 1024, which O_DIRECT refuses.
+  const bool buffered = true;
+  app.add_option("target", target, "Image file or block device with an F2FS volume")->required();
+  app.add_option("-w,--workload", workload_s, "seqwrite, randwrite, seqread, randread, overwrite, sqlite, smallfiles, fill")
+      ->required();
+  app.add_option("--dir", dir, "Directory of the workload's files (default /)");
+  app.add_option("--size", size_s, "File size (default 64m; overwrite 1m; sqlite 4m; fill 4m)");
+  app.add_option("--bs", bs_s, "Bytes per write/read call (default 1m; overwrite and random 4k)");
+  app.add_option("--ops", ops, "Calls (randwrite, randread, overwrite) or transactions (sqlite)");
+  app.add_option("--sync", sync_s, "none, fsync or fdatasync after each write (overwrite/sqlite default fdatasync)");
+  app.add_flag("--no-final-sync", no_final_sync, "Do not sync when the workload is done");
+  app.add_flag("--direct", direct, "Direct writes (WriteFlags::direct)");
+  app.add_option("--files", files, "smallfiles: number of files (default 5000)");
+  app.add_option("--file-bytes", file_bytes, "smallfiles: bytes per file (default 1024)");
+  app.add_option("--fill", fill, "fill: target utilization, percent (default 80)")->check(CLI::Range(0u, 100u));
+  app.add_option("--journal", journal_s, "sqlite: wal or rollback (default wal)");
+  app.add_option("--pages-per-txn", pages, "sqlite: pages per transaction (default 2)")->check(CLI::Range(1u, 100000u));
+  app.add_option("--runtime", runtime, "Stop the measured phase after this many seconds")->check(CLI::Range(0.0, 1e7));
+  app.add_option("--seed", seed, "Seed for random offsets and data");
+  app.add_option("--ipu-policy", policy_s, "ipu_policy: a number or bit names joined by | (default: the kernel's)");
+  app.add_option("--min-ipu-util", min_util, "min_ipu_util, percent (default 70)")->check(CLI::Range(0u, 100u));
+  app.add_option("--min-fsync-blocks", min_fsync, "min_fsync_blocks (default 8)");
+  app.add_flag("--fdatasync-in-place", fdatasync_ipu, "fdatasync (and small fsyncs) always write in place");
+  app.add_flag("--iostat", iostat_on, "Switch iostat on and print iostat_info");
+  app.add_option("--iostat-period,--iostat-period-ms", period_ms, "iostat_period_ms and the series' period (100..8640000, default 3000)");
+  app.add_flag("--json", json, "Print one JSON object");
+  app.add_option("--plot", plot, "Write an SVG of the per-period series (gnuplot)");
+  app.add_option("--backend", backend_s, "auto, io_uring or posix");
+  app.add_flag("--no-unmount", no_unmount, "Leave the volume as after the last sync (no unmount checkpoint)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+  auto usage = [](const std::string& m) {
+    std::fprintf(stderr, "f2fscore-io fs: %s\nRun with --help for more information.\n", m.c_str());
+    return kExitUsage;
+  };
+  auto fail = [](const std::string& m) {
+    std::fprintf(stderr, "f2fscore-io fs: %s\n", m.c_str());
+    return kExitFailure;
+  };
+
+  WorkloadSpec spec;
+  auto wk = parse_workload(workload_s);
+  if (!wk) return usage(wk.error().message);
+  spec.kind = *wk;
+  spec.dir = dir;
+  if (dir.empty() || dir[0] != '/') return usage("--dir must be an absolute path in the volume ('" + dir + "')");
+  const bool small_io = spec.kind == Workload::overwrite || spec.kind == Workload::randwrite ||
+                        spec.kind == Workload::randread;
+  std::uint64_t size = spec.kind == Workload::overwrite ? (1ull << 20)
+                       : (spec.kind == Workload::sqlite || spec.kind == Workload::fill) ? (4ull << 20)
+                                                                                          : (64ull << 20);
+  std::uint64_t bs = small_io ? 4096 : (1u << 20);
+  if (!size_s.empty() && (!parse_size(size_s, size) || size == 0)) return usage("bad size '" + size_s + "'");
+  if (!bs_s.empty() && (!parse_size(bs_s, bs) || bs == 0 || bs > (256u << 20))) return usage("bad block size '" + bs_s + "'");
+  spec.file_size = size;
+  spec.block_size = static_cast<std::uint32_t>(bs);
+  spec.ops = ops;
+  spec.sync = (spec.kind == Workload::overwrite || spec.kind == Workload::sqlite) ? SyncMode::fdatasync : SyncMode::none;
+  if (!sync_s.empty()) {
+    auto m = parse_sync_mode(sync_s);
+    if (!m) return usage(m.error().message);
+    spec.sync = *m;
+  }
+  spec.sync_at_end = !no_final_sync;
+  spec.direct = direct;
+  spec.files = files;
+  spec.file_bytes = file_bytes;
+  spec.fill_percent = fill;
+  if (journal_s == "wal") spec.journal = WorkloadSpec::Journal::wal;
+  else if (journal_s == "rollback" || journal_s == "delete") spec.journal = WorkloadSpec::Journal::rollback;
+  else return usage("unknown journal '" + journal_s + "' (wal, rollback)");
+  spec.pages_per_txn = pages;
+  spec.runtime_s = runtime;
+  spec.seed = seed;
+  if (period_ms < Iostat::kMinPeriodMs || period_ms > Iostat::kMaxPeriodMs)
+    return usage("--iostat-period " + std::to_string(period_ms) + " outside [100, 8640000]");
+  spec.period_ms = period_ms;
+  if (direct && (bs % 4096 || size % 4096)) return usage("--direct needs --bs and --size in multiples of 4k");
+
+  MountOptions mo;
+  if (!policy_s.empty()) {
+    auto p = parse_ipu_policy(policy_s);
+    if (!p) return usage(p.error().message);
+    mo.ipu.ipu_policy = *p;
+  }
+  mo.ipu.min_ipu_util = min_util;
+  mo.ipu.min_fsync_blocks = min_fsync;
+  mo.ipu.fdatasync_in_place = fdatasync_ipu;
+  mo.checkpoint_interval_s = 0;  // checkpoints only where the workload asks: repeatable runs
+
+  BackendOptions bo;
+  if (backend_s == "auto") bo.backend = Backend::automatic;
+  else if (backend_s == "io_uring" || backend_s == "uring") bo.backend = Backend::uring;
+  else if (backend_s == "posix") bo.backend = Backend::posix;
+  else return usage("unknown backend '" + backend_s + "' (auto, io_uring, posix)");
+  OpenOptions oo;
+  oo.direct = !buffered;
+  auto opened = open_device(target, oo, bo);
+  if (!opened) return fail(opened.error().to_string());
+  Iostat stats;
+  IostatDevice dev(std::move(opened->device), stats);
+  auto w = Writer::mount(dev, mo);
+  if (!w) return fail("cannot mount " + target + ": " + w.error().to_string());
+  if (iostat_on) {
+    (void)stats.set_period_ms(period_ms);
+    stats.set_enabled(true);
+  }
+  auto rep = run_workload(**w, spec, &stats);
+  if (!rep) {
+    if (rep.error().code == Errc::invalid_argument && rep.error().message.rfind("workload: ", 0) == 0 &&
+        rep.error().message.find(": ", 10) == std::string::npos)
+      return usage(rep.error().message);
+    return fail(rep.error().to_string());
+  }
+  const IpuOptions ipu_in_force = (*w)->ipu_options();
+  if (!no_unmount) {
+    if (auto st = (*w)->unmount(); !st) return fail("unmount: " + st.error().to_string());
+  }
+  if (json) {
+    std::string out = "{\"target\": " + json_string(target) + ", \"ipu_policy\": " +
+                      json_string(ipu_policy_string(ipu_in_force.ipu_policy)) +
+                      ", \"min_ipu_util\": " + std::to_string(ipu_in_force.min_ipu_util) +
+                      ", \"min_fsync_blocks\": " + std::to_string(ipu_in_force.min_fsync_blocks) +
+                      ", \"fdatasync_in_place\": " + (ipu_in_force.fdatasync_in_place ? "true" : "false") +
+                      ", \"report\": " + workload_report_json(*rep) + "}\n";
+    std::fputs(out.c_str(), stdout);
+  } else {
+    std::printf("f2fscore-io fs: %s (%s, %s); ipu_policy %s, min_ipu_util %u, min_fsync_blocks %u%s\n", target.c_str(),
+                std::string(backend_name(opened->backend)).c_str(), buffered ? "buffered" : "direct",
+                ipu_policy_string(ipu_in_force.ipu_policy).c_str(), ipu_in_force.min_ipu_util,
+                ipu_in_force.min_fsync_blocks, ipu_in_force.fdatasync_in_place ? ", fdatasync in place" : "");
+    std::fputs(format_workload_report(*rep).c_str(), stdout);
+  }
+  if (!plot.empty()) {
+    if (!has_gnuplot()) {
+      std::fprintf(stderr, "f2fscore-io fs: gnuplot is not installed (apt-get install gnuplot-nox): no plot written\n");
+    } else {
+      FILE* g = ::popen("gnuplot", "w");
+      if (g == nullptr) return fail("cannot run gnuplot");
+      const std::string script = workload_gnuplot_script(*rep, plot);
+      std::fwrite(script.data(), 1, script.size(), g);
+      if (::pclose(g) != 0) return fail("gnuplot failed writing " + plot);
+      if (!json) std::printf("plot: %s\n", plot.c_str());
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace f2fscore::io_tool

@@ -127,8 +127,23 @@ struct Fsync {
   /// The chain can take the next node where roll-forward will look for it.
   bool chain_ready() const {
     const auto& l = w.logs[wr::kWarmNode];
-    if (!w.log_usable[wr::kWarmNode] || l.segno >= w.main_segs || l.blkoff >= wr::kBlocksPerSeg) return false;
-    return log_pos() == (w.fsync_chain_next ? w.fsync_chain_next : cp_pos());
+    if (!w.log_usable[wr::kWarmNode] || l.alloc_type != 0 || l.segno >= w.main_segs || l.blkoff >= wr::kBlocksPerSeg)
+      return false;
+    return log_pos() == (w.fsync_chain_next ? w.fsync_chain_next : cp_pos()) && block_free(log_pos());
+  }
+  bool block_free(block_t b) const {
+    return b >= w.main_blk && b < w.main_blk + w.owner.size() && !w.owner[static_cast<std::size_t>(b - w.main_blk)].blkaddr;
+  }
+  /// Opens the warm node log's next segment now (an LFS segment from its
+  /// first block); false when the allocator gave anything else.
+  Result<bool> open_next_segment() {
+    auto& l = w.logs[wr::kWarmNode];
+    auto b = w.alloc_block(wr::kWarmNode);
+    if (!b) return make_error(b.error());
+    const block_t start = static_cast<block_t>(w.main_blk + static_cast<std::uint64_t>(l.segno) * wr::kBlocksPerSeg);
+    if (l.alloc_type != 0 || l.blkoff != 1 || *b != start) return false;
+    l.blkoff = 0;  // the block is taken by the next node write
+    return true;
   }
 
   // An inode whose fields beyond its times differ from its last written
@@ -182,9 +197,8 @@ struct Fsync {
     // that the checkpoint records a position fsync can continue from.
     auto& l = w.logs[wr::kWarmNode];
     if (!w.log_usable[wr::kWarmNode] || l.blkoff >= wr::kBlocksPerSeg) {
-      auto a = w.alloc_block(wr::kWarmNode);
+      auto a = open_next_segment();
       if (!a) return make_error(a.error());
-      l.blkoff = 0;
     }
     const std::uint64_t n0 = w.stats.node_blocks_written, m0 = w.stats.meta_blocks_written;
     auto r = w.checkpoint(false);
@@ -199,8 +213,10 @@ struct Fsync {
   }
 
   // f2fs_fsync_node_pages(): the file's dirty direct nodes (IS_DNODE and
-  // cold: files' nodes), in nid order, each with the fsync mark.
-  Status write_chain(nid_t ino, const std::vector<nid_t>& ns, bool datasync) {
+  // cold: files' nodes), in nid order, each with the fsync mark. False when
+  // the log stopped giving the blocks the chain needs (a checkpoint then
+  // makes the rest durable; the nodes written so far are valid copies).
+  Result<bool> write_chain(nid_t ino, const std::vector<nid_t>& ns, bool datasync) {
     const bool csum = w.sb.feature.get() & feature::inode_checksum;
     const bool dent = need_dentry_mark(ino);
     auto& l = w.logs[wr::kWarmNode];
@@ -209,14 +225,15 @@ struct Fsync {
       auto np = w.node(n);
       if (!np) return make_error(np.error());
       Node& nd = **np;
+      if (!chain_ready()) return false;
       const block_t a = log_pos();
       ++l.blkoff;
       if (l.blkoff >= wr::kBlocksPerSeg) {
         // The kernel moves a full curseg at once, so next_blkaddr names the
         // first block of the next segment: open it now.
-        auto b = w.alloc_block(wr::kWarmNode);
+        auto b = open_next_segment();
         if (!b) return make_error(b.error());
-        l.blkoff = 0;
+        if (!*b) return false;
       }
       const block_t next = log_pos();
       std::uint32_t flag = nd.footer.flag.get() & ~(node_flag::fsync | node_flag::dent);
@@ -247,7 +264,7 @@ struct Fsync {
       ++(datasync ? w.stats.ipu.fdatasync_node_blocks : w.stats.ipu.fsync_node_blocks);
     }
     if (wrote_inode) w.fsynced_inodes.insert(ino);
-    return {};
+    return true;
   }
 
   Status run(nid_t ino, bool datasync) {
@@ -286,7 +303,12 @@ struct Fsync {
     inp = w.node(ino);
     if (!inp) return make_error(inp.error());
     if (checkpoint_reason(ino, **inp, ns.size())) return checkpoint(datasync);
-    F2FS_TRY(write_chain(ino, ns, datasync));
+    auto done = write_chain(ino, ns, datasync);
+    if (!done) return make_error(done.error());
+    if (!*done) {
+      w.fsync_chain_next = ~block_t{0};  // no chain continues in this checkpoint
+      return checkpoint(datasync);
+    }
     // The data and the chain durable before fsync returns (f2fs_issue_flush()).
     return flush(w.dev);
   }

@@ -7,7 +7,13 @@
 #      (appends, overwrites, fdatasync, new files, a sparse file with a
 #      direct node, a truncate, a file in a new directory), syncs once, and
 #      stops without a checkpoint; the image holds a fsynced node chain.
-#   2. FsyncOracle.DISABLED_CutImages: the power-cut workload cut at some
+#   (at most 7 images: the oracle attaches 8 disks, /in among them)
+#   2. FsyncOracle.DISABLED_RandomImage: the last phase of a seeded random
+#      workload (fsyncs of files with direct and indirect nodes, truncates,
+#      unlinks) stopped without a checkpoint.
+#      FsyncOracle.DISABLED_LongChainImage: 700 fsyncs of one file, a chain
+#      that crosses from one segment of the warm node log to the next.
+#      FsyncOracle.DISABLED_CutImages: the power-cut workload cut at some
 #      writes n (raw images with a chain, before any recovery), with the tree
 #      each must read as.
 #   3. One Linux boot: it mounts each image (roll-forward recovery), compares
@@ -54,14 +60,18 @@ FSYNC_IMAGE="$work/ours.img" "$bin" --gtest_also_run_disabled_tests --gtest_filt
 mkdir -p "$work/cuts"
 FSYNC_CUTS="$work/cuts" "$bin" --gtest_also_run_disabled_tests --gtest_filter=FsyncOracle.DISABLED_CutImages \
   > "$work/cuts.log" 2>&1 || { cat "$work/cuts.log"; fail "could not make the cut images"; }
-imgs=("$work/ours.img")
-names=(ours)
+FSYNC_RANDOM_OUT="$work/random.img" "$bin" --gtest_also_run_disabled_tests --gtest_filter=FsyncOracle.DISABLED_RandomImage \
+  > "$work/random.log" 2>&1 || { cat "$work/random.log"; fail "could not make the random workload's image"; }
+FSYNC_LONG_OUT="$work/long.img" "$bin" --gtest_also_run_disabled_tests --gtest_filter=FsyncOracle.DISABLED_LongChainImage \
+  > "$work/long.log" 2>&1 || { cat "$work/long.log"; fail "could not make the long chain's image"; }
+imgs=("$work/ours.img" "$work/random.img" "$work/long.img")
+names=(ours random long)
 for c in "$work"/cuts/cut*.img; do
   [[ -f "$c" ]] || continue
   imgs+=("$c")
   names+=("$(basename "$c" .img)")
 done
-[[ ${#imgs[@]} -ge 3 ]] || fail "only $((${#imgs[@]} - 1)) cut images with a chain"
+[[ ${#imgs[@]} -ge 5 ]] || fail "only $((${#imgs[@]} - 3)) cut images with a chain"
 
 # The expected trees: every path (find order) and the sha256 of every file.
 mkdir -p "$work/in/c"
@@ -69,7 +79,7 @@ listing() { (cd "$1" && find . -mindepth 1 ! -path './lost+found' ! -path './los
 sums() { (cd "$1" && find . -type f ! -path './lost+found/*' | sort | while read -r f; do sha256sum "$f"; done); }
 for i in "${!imgs[@]}"; do
   tree="${imgs[$i]%.img}.tree"
-  [[ "${names[$i]}" == ours ]] && tree="$work/ours.img.tree"
+  [[ "${names[$i]}" == ours || "${names[$i]}" == random || "${names[$i]}" == long ]] && tree="${imgs[$i]}.tree"
   listing "$tree" > "$work/in/${names[$i]}.list"
   sums "$tree" > "$work/in/${names[$i]}.sha"
 done

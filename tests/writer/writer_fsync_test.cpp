@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <random>
 
 #include <unistd.h>
 
@@ -260,6 +261,72 @@ TEST(Fsync, ChainWhereRollForwardLooks) {
   check_clean(*dev, "after roll-forward");
 }
 
+// 700 fsyncs without a checkpoint: the chain fills the warm node log's
+// segment and continues in the next one, the last block of the first naming
+// the first of the next (the kernel moves a full curseg at once).
+Status long_chain(BlockDevice& dev, Model* m) {
+  auto w = Writer::mount(dev, {1700000400});
+  if (!w) return make_error(w.error());
+  auto f = (*w)->create("/base/log");
+  if (!f) return make_error(f.error());
+  std::string d;
+  for (int i = 0; i < 700; ++i) {
+    const std::string rec = "record " + std::to_string(i) + " " + pattern(40, static_cast<unsigned>(i)) + "\n";
+    auto r = (*w)->write(*f, d.size(), bytes(rec));
+    if (!r) return make_error(r.error());
+    d += rec;
+    F2FS_TRY(i % 3 ? (*w)->fdatasync(*f) : (*w)->fsync(*f));
+  }
+  if ((*w)->stats().ipu.fsync_checkpoints != 0) return make_error(Errc::invalid_argument, "an fsync took a checkpoint");
+  (*m)["/base/log"] = {false, d};
+  return {};
+}
+
+TEST(Fsync, ChainCrossesSegments) {
+  Model m;
+  auto dev = base_image(&m);
+  ASSERT_TRUE(dev);
+  std::uint64_t start = 0, main = 0;
+  {
+    auto v = Volume::open(*dev);
+    ASSERT_TRUE(v);
+    start = warm_node_start(**v);
+    main = (*v)->main_blkaddr();
+  }
+  auto r = long_chain(*dev, &m);
+  ASSERT_TRUE(r) << r.error().to_string();
+  // Walk the chain as find_fsync_dnodes() does.
+  std::uint64_t addr = start, n = 0, jumps = 0;
+  const std::uint64_t ver = read_node(*dev, start).footer.cp_ver.get();
+  while (n < 2000) {
+    const Node x = read_node(*dev, addr);
+    if (x.footer.cp_ver.get() != ver) break;
+    EXPECT_TRUE(x.footer.flag.get() & node_flag::fsync);
+    const std::uint64_t next = x.footer.next_blkaddr.get();
+    if (next != addr + 1) {
+      ++jumps;
+      EXPECT_EQ((addr + 1 - main) % 512, 0u) << "a jump only from a segment's last block";
+      EXPECT_EQ((next - main) % 512, 0u) << "to the first block of the next segment";
+    }
+    addr = next;
+    ++n;
+  }
+  EXPECT_EQ(n, 700u) << "the chain as roll-forward walks it";
+  EXPECT_GE(jumps, 1u);
+  {
+    auto c = clone(*dev);
+    auto v = Volume::open(*c);
+    ASSERT_TRUE(v);
+    EXPECT_EQ((*v)->open_report().pending_fsync_nodes, 700u);
+  }
+  auto w = Writer::mount(*dev);
+  ASSERT_TRUE(w) << w.error().to_string();
+  EXPECT_EQ((*w)->stats().recovered_nodes, 700u);
+  ASSERT_TRUE((*w)->unmount());
+  EXPECT_EQ(describe_diff(m, tree_of(*dev)), "");
+  check_clean(*dev, "after a chain across segments");
+}
+
 // need_do_checkpoint(): directories, files in directories made since the
 // checkpoint and files that lost a node take a checkpoint; the others write
 // a chain. fdatasync leaves an inode out when only its times changed.
@@ -267,7 +334,12 @@ TEST(Fsync, CheckpointWhereTheKernelWould) {
   Model m;
   auto dev = base_image(&m);
   ASSERT_TRUE(dev);
-  auto w = Writer::mount(*dev, {1700000200});
+  // No IPU rule (ipu_policy 0): every overwrite goes out of place and
+  // changes its direct node, as the counts below assume.
+  MountOptions mo;
+  mo.fixed_time = 1700000200;
+  mo.ipu.ipu_policy = 0;
+  auto w = Writer::mount(*dev, mo);
   ASSERT_TRUE(w) << w.error().to_string();
   Writer& wr = **w;
   const auto& st = wr.stats();
@@ -310,6 +382,22 @@ TEST(Fsync, CheckpointWhereTheKernelWould) {
   EXPECT_EQ(st.ipu.fdatasyncs, 1u);
   ASSERT_TRUE(wr.unmount());
   check_clean(*dev, "after the checkpoint cases");
+}
+
+// The model as host files and directories (for Linux to compare with).
+void write_tree(const Model& m, const fs::path& dir) {
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const auto& [p, e] : m) {
+    if (p.empty()) continue;
+    if (e.dir) {
+      fs::create_directories(dir / p.substr(1));
+      continue;
+    }
+    fs::create_directories((dir / p.substr(1)).parent_path());
+    std::ofstream f(dir / p.substr(1), std::ios::binary);
+    f.write(e.data.data(), static_cast<std::streamsize>(e.data.size()));
+  }
 }
 
 // ---- Power cuts ------------------------------------------------------------------
@@ -411,22 +499,6 @@ Status fsync_workload(BlockDevice& dev, const Model& base, const DurableFn& dura
   return {};
 }
 
-// The model as host files and directories (for Linux to compare with).
-void write_tree(const Model& m, const fs::path& dir) {
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  for (const auto& [p, e] : m) {
-    if (p.empty()) continue;
-    if (e.dir) {
-      fs::create_directories(dir / p.substr(1));
-      continue;
-    }
-    fs::create_directories((dir / p.substr(1)).parent_path());
-    std::ofstream f(dir / p.substr(1), std::ios::binary);
-    f.write(e.data.data(), static_cast<std::streamsize>(e.data.size()));
-  }
-}
-
 struct CutResult {
   std::uint64_t total = 0;
   int cuts = 0, with_chain = 0, recovered = 0;
@@ -485,7 +557,7 @@ void power_cut_run(int fsck_every, CutResult* out, const fs::path& export_dir = 
     }
     out->with_chain += pending > 0;
     // Cut images for Linux: some with a chain to roll forward.
-    const bool candidate = !export_dir.empty() && pending > 0 && exported < 4 && n % 5 == 0;
+    const bool candidate = !export_dir.empty() && pending > 0 && exported < 3 && n % 5 == 0;
     std::optional<f2fstest::SparseImage> raw;
     if (candidate) raw = f2fstest::SparseImage::capture(dev);
     auto w = Writer::mount(dev);
@@ -525,6 +597,194 @@ TEST(Fsync, PowerCutAtEveryWrite) {
   std::cout << "cuts " << r.cuts << ", with a chain " << r.with_chain << ", rolled forward " << r.recovered << "\n";
 }
 
+// Seeded random workloads: creates, writes (some past the inode's pointers
+// and into indirect nodes), truncates, unlinks, mkdir/rmdir, fsync,
+// fdatasync and sync on random files; each phase stops without a checkpoint
+// and the next mount must read the last checkpoint plus every file as its
+// last fsync left it (an unlinked fsynced file comes back, as in Linux).
+struct RandomCounts {
+  std::uint64_t chains = 0, checkpoints = 0, recovered = 0;
+};
+
+void random_fsync_run(std::uint32_t seed, int phases, int ops, RandomCounts* counts, const fs::path& export_img = {}) {
+  Model base;
+  auto dev = base_image(&base);
+  ASSERT_TRUE(dev);
+  std::mt19937 rng(seed);
+  Model durable = base;
+  for (int phase = 0; phase < phases; ++phase) {
+    SCOPED_TRACE("seed " + std::to_string(seed) + " phase " + std::to_string(phase));
+    MountOptions mo;
+    mo.fixed_time = 1700001000 + static_cast<std::uint64_t>(phase);
+    mo.checkpoint_interval_s = 0;
+    auto w = Writer::mount(*dev, mo);
+    ASSERT_TRUE(w) << w.error().to_string();
+    Writer& wr = **w;
+    Model cur = durable, cp = durable;
+    std::map<std::string, ModelEntry> fsynced;
+    std::uint64_t cps = wr.stats().checkpoints;
+    auto pick = [&](bool dir) -> std::string {
+      std::vector<std::string> c;
+      for (const auto& [p, e] : cur)
+        if (e.dir == dir && (dir || !p.empty())) c.push_back(p);
+      if (c.empty()) return "";
+      return c[rng() % c.size()];
+    };
+    auto after_sync = [&](const std::string& path) {
+      if (wr.stats().checkpoints != cps) {
+        cps = wr.stats().checkpoints;
+        cp = cur;
+        fsynced.clear();
+      } else if (!path.empty()) {
+        fsynced[path] = cur[path];
+      }
+    };
+    for (int i = 0; i < ops; ++i) {
+      // The last third: no sync, directory fsync or mkdir, so that chains
+      // pile up after the last checkpoint for the next mount to roll forward.
+      unsigned op = rng() % 20;
+      if (3 * i >= 2 * ops && (op == 7 || op >= 18)) op = 8 + rng() % 10;
+      if (op < 4) {  // create or write
+        std::string p = pick(false);
+        if (p.empty() || rng() % 3 == 0) p = pick(true) + "/r" + std::to_string(rng() % 1000);
+        if (cur.count(p) && cur[p].dir) continue;
+        auto ino = wr.lookup(p);
+        if (!ino) {
+          auto c = wr.create(p);
+          ASSERT_TRUE(c) << p << ": " << c.error().to_string();
+          ino = *c;
+          cur[p] = {false, ""};
+        }
+        const std::uint32_t r = rng() % 100;
+        const std::uint64_t off = r < 60 ? rng() % 20000 : r < 90 ? rng() % 400000 : (4ull << 20) + rng() % (3ull << 20);
+        const std::size_t len = 1 + rng() % (r < 95 ? 9000 : 300000);
+        const std::string d = pattern(len, rng());
+        ASSERT_TRUE(wr.write(*ino, off, bytes(d)));
+        auto& s2 = cur[p].data;
+        if (s2.size() < off + len) s2.resize(static_cast<std::size_t>(off + len), '\0');
+        std::copy(d.begin(), d.end(), s2.begin() + static_cast<std::ptrdiff_t>(off));
+      } else if (op < 6) {  // truncate
+        const std::string p = pick(false);
+        if (p.empty()) continue;
+        const std::uint64_t sz = cur[p].data.empty() ? 0 : rng() % (cur[p].data.size() + 5000);
+        ASSERT_TRUE(wr.truncate(*wr.lookup(p), sz));
+        cur[p].data.resize(static_cast<std::size_t>(sz), '\0');
+      } else if (op < 7) {  // unlink
+        const std::string p = pick(false);
+        if (p.empty()) continue;
+        ASSERT_TRUE(wr.unlink(p));
+        cur.erase(p);
+      } else if (op < 8) {  // mkdir / rmdir
+        const std::string d = pick(true);
+        bool empty = true;
+        for (const auto& [p, e] : cur)
+          if (p.size() > d.size() && p.compare(0, d.size() + 1, d + "/") == 0) empty = false;
+        if (!d.empty() && empty && rng() % 2) {
+          ASSERT_TRUE(wr.rmdir(d));
+          cur.erase(d);
+        } else if (d.size() < 40) {
+          const std::string n = d + "/d" + std::to_string(rng() % 100);
+          if (cur.count(n)) continue;
+          ASSERT_TRUE(wr.mkdir(n));
+          cur[n] = {true, ""};
+        }
+      } else if (op < 18) {  // fsync / fdatasync
+        const std::string p = pick(false);
+        if (p.empty()) continue;
+        auto ino = wr.lookup(p);
+        ASSERT_TRUE(ino);
+        ASSERT_TRUE(op % 2 ? wr.fdatasync(*ino) : wr.fsync(*ino));
+        after_sync(p);
+      } else if (op < 19 && rng() % 4 == 0) {
+        ASSERT_TRUE(wr.sync());
+        after_sync("");
+      } else {
+        const std::string d = pick(true);
+        ASSERT_TRUE(wr.fsync(d.empty() ? *wr.lookup("/") : *wr.lookup(d)));  // a directory: a checkpoint
+        after_sync("");
+      }
+    }
+    durable = cp;
+    for (const auto& [p, e] : fsynced) durable[p] = e;
+    const auto st = wr.stats();
+    w->reset();  // stop without a checkpoint
+    if (!export_img.empty() && phase + 1 == phases) {
+      // Linux must roll forward to read the durable tree.
+      EXPECT_NE(describe_diff(durable, tree_of(*dev)), "") << "the checkpoint alone already reads as durable";
+      ASSERT_TRUE(save(*dev, export_img));
+      write_tree(durable, export_img.string() + ".tree");
+    }
+    auto w2 = Writer::mount(*dev);
+    ASSERT_TRUE(w2) << w2.error().to_string();
+    counts->chains += st.ipu.fsyncs + st.ipu.fdatasyncs - st.ipu.fsync_checkpoints;
+    counts->checkpoints += st.ipu.fsync_checkpoints;
+    counts->recovered += (*w2)->stats().recovered_nodes;
+    w2->reset();
+    EXPECT_EQ(describe_diff(durable, tree_of(*dev)), "")
+        << st.ipu.fsyncs << " fsyncs, " << st.ipu.fdatasyncs << " fdatasyncs, " << st.ipu.fsync_checkpoints
+        << " took a checkpoint";
+    check_clean(*dev, "seed " + std::to_string(seed) + " phase " + std::to_string(phase));
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(Fsync, RandomWorkloadsRollForward) {
+  std::uint32_t from = 1, to = 4;
+  if (const char* e = std::getenv("FSYNC_SEEDS")) std::sscanf(e, "%u-%u", &from, &to);
+  RandomCounts c;
+  for (std::uint32_t seed = from; seed <= to && !::testing::Test::HasFailure(); ++seed) random_fsync_run(seed, 3, 150, &c);
+  std::cout << "fsyncs by chain " << c.chains << ", by checkpoint " << c.checkpoints << "; nodes rolled forward "
+            << c.recovered << "\n";
+  EXPECT_GT(c.chains, c.checkpoints / 4) << "the workloads must exercise chains, not only checkpoints";
+  EXPECT_GT(c.recovered, 10u);
+}
+
+// A power cut during roll-forward itself: the recovery writes nothing over
+// the chain before its checkpoint commits, so the next mount recovers the
+// same tree.
+TEST(Fsync, PowerCutDuringRollForward) {
+  Model base;
+  auto basedev = base_image(&base);
+  ASSERT_TRUE(basedev);
+  std::vector<Model> states;
+  ASSERT_TRUE(fsync_workload(*basedev, base, [&](const Model& m) { states.push_back(m); }));
+  const auto image = f2fstest::SparseImage::capture(*basedev);
+  {
+    auto v = Volume::open(*basedev);
+    ASSERT_TRUE(v);
+    ASSERT_GT((*v)->open_report().pending_fsync_nodes, 0u);
+  }
+  std::uint64_t total = 0;
+  {
+    FaultPlan fp;
+    fp.ops = io_op_bit(IoOp::write) | io_op_bit(IoOp::flush);
+    fp.drop_unflushed = true;
+    FaultDevice dev(image.to_device(), fp);
+    auto w = Writer::mount(dev);
+    ASSERT_TRUE(w) << w.error().to_string();
+    total = dev.counted();
+  }
+  ASSERT_GT(total, 3u);
+  for (std::uint64_t n = 0; n < total; ++n) {
+    SCOPED_TRACE("cut at request " + std::to_string(n) + " of " + std::to_string(total) + " of the recovery");
+    FaultPlan fp;
+    fp.ops = io_op_bit(IoOp::write) | io_op_bit(IoOp::flush);
+    fp.drop_unflushed = true;
+    fp.fail_after = n;
+    FaultDevice dev(image.to_device(), fp);
+    EXPECT_FALSE(Writer::mount(dev)) << "the recovery's checkpoint cannot complete";
+    dev.power_cut();
+    dev.set_plan({});
+    auto w = Writer::mount(dev);
+    ASSERT_TRUE(w) << w.error().to_string();
+    EXPECT_GT((*w)->stats().recovered_nodes, 0u);
+    w->reset();
+    EXPECT_EQ(describe_diff(states.back(), tree_of(dev)), "");
+    check_clean(dev, "after a cut during roll-forward", n % 4 == 0);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
 // ---- For fsync_linux.sh ------------------------------------------------------
 
 // Acceptance 3: our engine writes and fsyncs, stops without a checkpoint;
@@ -546,6 +806,29 @@ TEST(FsyncOracle, DISABLED_WriteImage) {
   }
   ASSERT_TRUE(save(*dev, out));
   write_tree(want, std::string(out) + ".tree");
+}
+
+// A random workload's last phase, stopped without a checkpoint, for Linux
+// to roll forward (FSYNC_RANDOM_OUT: image; .tree beside it).
+TEST(FsyncOracle, DISABLED_RandomImage) {
+  const char* out = std::getenv("FSYNC_RANDOM_OUT");
+  ASSERT_NE(out, nullptr) << "set FSYNC_RANDOM_OUT";
+  RandomCounts c;
+  random_fsync_run(3, 3, 150, &c, out);
+  EXPECT_GT(c.recovered, 0u);
+}
+
+// The 700-fsync chain across segments (FSYNC_LONG_OUT: image; .tree).
+TEST(FsyncOracle, DISABLED_LongChainImage) {
+  const char* out = std::getenv("FSYNC_LONG_OUT");
+  ASSERT_NE(out, nullptr) << "set FSYNC_LONG_OUT";
+  Model m;
+  auto dev = base_image(&m);
+  ASSERT_TRUE(dev);
+  auto r = long_chain(*dev, &m);
+  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_TRUE(save(*dev, out));
+  write_tree(m, std::string(out) + ".tree");
 }
 
 // Acceptance 4's Linux sample: raw cut images (not recovered by us) with

@@ -18,7 +18,6 @@
 #include "f2fscore/fsck.hpp"
 #include "f2fscore/writer.hpp"
 #include "meta/meta_test_util.hpp"
-#include "writer_internal.hpp"
 
 namespace {
 

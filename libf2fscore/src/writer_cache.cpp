@@ -367,10 +367,9 @@ static Status reserve_block(Writer::Impl& w, nid_t ino, std::uint64_t index) {
   return {};
 }
 
-// What the data logs can still take without touching the sections kept
-// for GC and for the nodes the next checkpoint writes (the rules of
-// alloc_block()): the blocks left in each data log's segment, and the
-// wholly free sections beyond the reserve.
+// What the data logs can still take without touching the sections the
+// nodes of the next checkpoint need: the blocks left in each data log's
+// segment, and the wholly free sections beyond those.
 static void count_room(const Writer::Impl& w, wr::PageCache& c) {
   const std::uint32_t sps = w.segs_per_sec, nsecs = w.main_segs / sps;
   for (int t = 0; t < 3; ++t)
@@ -384,8 +383,11 @@ static void count_room(const Writer::Impl& w, wr::PageCache& c) {
     }
     free_secs += all;
   }
-  const std::uint64_t rsvd = w.cp.rsvd_segment_count.get() / sps +
-                             (w.dirty.size() + wr::kBlocksPerSeg - 1) / wr::kBlocksPerSeg / sps + 4;
+  // The GC reserve is not the cache's to keep: balance_fs() (writer_gc.cpp)
+  // runs foreground GC before each block of a write, counting these dirty
+  // pages, so that free sections stay over the reserve; here only the
+  // sections the checkpoint's dirty nodes need are set aside.
+  const std::uint64_t rsvd = (w.dirty.size() + wr::kBlocksPerSeg - 1) / wr::kBlocksPerSeg / sps;
   c.free_secs = free_secs > rsvd ? free_secs - rsvd : 0;
   c.budget_valid = true;
 }
@@ -405,7 +407,7 @@ static bool dirty_fits(const wr::PageCache& c, std::uint8_t type, std::uint64_t 
 // worst). When the dirty pages would not fit, they are written back first;
 // no_space only when the page alone would not fit. Recounted every 256
 // pages and after each checkpoint, so the count follows nodes and
-// directories too (the reserve has 4 sections of margin).
+// directories too.
 static Status room_for_dirty(Writer::Impl& w, wr::PageCache& c, std::uint8_t type) {
   const std::uint64_t bps = static_cast<std::uint64_t>(w.segs_per_sec) * wr::kBlocksPerSeg;
   for (int pass = 0; pass < 2; ++pass) {

@@ -194,10 +194,13 @@ Status Writer::Impl::new_segment(std::uint8_t type) {
     take_free(l.segno + 1);
     return {};
   }
-  if (!warm_node_lfs && need_ssr()) {
+  // Not while rolling forward: the fsync chain's blocks are in no
+  // checkpoint yet and must survive until the recovery's checkpoint.
+  if (!warm_node_lfs && need_ssr() && !fsync_recovering) {
     const std::uint32_t s = ssr();
     if (s != kNoSeg) {
       seg_type[s] = type;
+      seg_changed[s] = 1;  // its SIT type changes (incremental checkpoint)
       l = {s, static_cast<std::uint16_t>(v.next_free(s, 0)), 1};
       log_usable[type] = true;
       ++stats.segments_allocated;
@@ -221,9 +224,10 @@ Status Writer::Impl::new_segment(std::uint8_t type) {
   }
   // No free section: the kernel never gets here (GC keeps the reserve);
   // rather than fail, reuse a dirty segment's free blocks if any.
-  const std::uint32_t s = ssr();
+  const std::uint32_t s = fsync_recovering ? kNoSeg : ssr();
   if (s != kNoSeg) {
     seg_type[s] = type;
+    seg_changed[s] = 1;
     l = {s, static_cast<std::uint16_t>(v.next_free(s, 0)), 1};
     log_usable[type] = true;
     ++stats.segments_allocated;
@@ -390,7 +394,10 @@ struct Gc {
           all = false;
           continue;
         }
-        F2FS_TRY(read_at(w.dev, static_cast<std::uint64_t>(o.blkaddr) * kBlockSize, std::span<std::uint8_t>(buf)));
+        // The page as the file has it: a dirty cached page is newer than the
+        // block (move_data_page() writes the page cache's page); writing it
+        // leaves the page clean.
+        F2FS_TRY(w.read_file_block(ino, index, buf.data()));
         wr::WriteContext ctx;
         ctx.origin = wr::WriteContext::Origin::gc;
         w.gc_move_mtime = w.seg_mtime[s] ? w.seg_mtime[s] : 1;
@@ -496,4 +503,3 @@ Result<std::uint32_t> Writer::gc(std::uint32_t sections) {
 }
 
 }  // namespace f2fscore
-

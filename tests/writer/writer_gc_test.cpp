@@ -102,6 +102,17 @@ void check_image(BlockDevice& dev, const Model& model, const std::string& what, 
 #endif
 }
 
+// Linux picks ipu_policy FORCE|HONOR_OPU_WRITE (0x81) on volumes of 16 GiB
+// or less: every overwrite would stay in place and never need a new block.
+// These tests want out-of-place overwrites (the default above 16 GiB,
+// F2FS_IPU_FSYNC), so that overwrites consume space as on large volumes.
+MountOptions opts(std::uint64_t fixed_time = 0) {
+  MountOptions mo;
+  mo.fixed_time = fixed_time;
+  mo.ipu.ipu_policy = ipu_bit::fsync;
+  return mo;
+}
+
 std::string pattern(std::uint32_t tag, std::size_t len) {
   std::string s(len, '\0');
   std::uint32_t x = tag * 2654435761u + 1;
@@ -152,6 +163,9 @@ void fill(Writer& w, Model& m, std::uint64_t target_blocks, std::size_t file_byt
     m[p] = d;
     (void)rng;
   }
+  // Out of the page cache and committed: later overwrites and truncations
+  // leave holes in written segments.
+  ASSERT_TRUE(w.sync());
 }
 
 // Random overwrites inside existing files (no new blocks): `blocks` 4 KiB
@@ -200,7 +214,7 @@ void fill_until_no_space(std::uint64_t volume_bytes, std::uint32_t segs_per_sec)
       << "user_block_count as mkfs computes it";
   Model m;
   {
-    auto w = Writer::mount(*dev, {1700000100});
+    auto w = Writer::mount(*dev, opts(1700000100));
     ASSERT_TRUE(w);
     Error last{};
     bool full = false;
@@ -241,7 +255,7 @@ void fill_until_no_space(std::uint64_t volume_bytes, std::uint32_t segs_per_sec)
   // A failed write leaves i_size as it was: the files read as the model.
   check_image(*dev, m, "full volume");
   if (::testing::Test::HasFailure()) return;
-  auto w = Writer::mount(*dev, {1700000200});
+  auto w = Writer::mount(*dev, opts(1700000200));
   ASSERT_TRUE(w) << w.error().to_string();
   int removed = 0;
   for (auto it = m.begin(); it != m.end() && removed < 6;) {
@@ -274,7 +288,9 @@ TEST(WriterGc, SsrLeavesTheLastCheckpointIntact) {
   ASSERT_TRUE(dev);
   const Geometry g = geometry(*dev);
   Model m;
-  auto w = Writer::mount(*dev, {1700000300});
+  MountOptions mo = opts(1700000300);
+  mo.cache_bytes = 0;  // every write allocates at once
+  auto w = Writer::mount(*dev, mo);
   ASSERT_TRUE(w);
   // 85% of 15872 user blocks fill about 27 of 56 main segments: about 23 free
   // sections (6 logs), over the 18 reserved (no GC) and under need_SSR()'s
@@ -325,9 +341,8 @@ void fill_and_churn(std::uint64_t volume_bytes, double churn_factor, std::uint32
   ASSERT_TRUE(dev);
   const Geometry g = geometry(*dev);
   Model m;
-  MountOptions mo;
   // Cost-benefit needs segments of different ages: the real clock.
-  mo.fixed_time = fg == GcPolicy::greedy ? 1700001000 : 0;
+  MountOptions mo = opts(fg == GcPolicy::greedy ? 1700001000 : 0);
   mo.gc.foreground_policy = fg;
   WriterStats st;
   {
@@ -432,7 +447,7 @@ TEST(WriterGc, ExplicitGcFreesSections) {
   auto dev = our_mkfs(128ull << 20, kFeatures);
   ASSERT_TRUE(dev);
   Model m;
-  auto w = Writer::mount(*dev, {1700000400});
+  auto w = Writer::mount(*dev, opts(1700000400));
   ASSERT_TRUE(w);
   fill(**w, m, 3000, 64u << 10, 3);
   // Truncate every third file to half: holes all over the data segments.
@@ -466,7 +481,7 @@ TEST(WriterGc, CostBenefitPrefersOlderSegments) {
   for (GcPolicy policy : {GcPolicy::greedy, GcPolicy::cost_benefit}) {
     auto dev = our_mkfs(64ull << 20, kFeatures);
     ASSERT_TRUE(dev);
-    MountOptions mo;  // the real clock: segments must age
+    MountOptions mo = opts();  // the real clock: segments must age
     mo.gc.foreground_policy = policy;
     auto w = Writer::mount(*dev, mo);
     ASSERT_TRUE(w);
@@ -531,7 +546,7 @@ TEST(WriterGc, BackgroundGcWhenIdle) {
   ASSERT_TRUE(dev);
   Model m;
   {
-    auto w = Writer::mount(*dev, {1700000500});
+    auto w = Writer::mount(*dev, opts(1700000500));
     ASSERT_TRUE(w);
     fill(**w, m, 3000, 64u << 10, 4);
     int k = 0;
@@ -544,8 +559,7 @@ TEST(WriterGc, BackgroundGcWhenIdle) {
       }
     ASSERT_TRUE((*w)->unmount());
   }
-  MountOptions mo;
-  mo.fixed_time = 1700000600;
+  MountOptions mo = opts(1700000600);
   mo.gc.background = true;
   mo.gc.idle_interval_s = 0;
   // The clock is fixed: every segment has the same age and cost-benefit
@@ -572,7 +586,7 @@ TEST(WriterGc, PowerCutDuringGc) {
   ASSERT_TRUE(base);
   Model m;
   {
-    auto w = Writer::mount(*base, {1700000700});
+    auto w = Writer::mount(*base, opts(1700000700));
     ASSERT_TRUE(w);
     fill(**w, m, 2000, 64u << 10, 7);
     int k = 0;
@@ -587,7 +601,7 @@ TEST(WriterGc, PowerCutDuringGc) {
   }
   const auto image = f2fstest::SparseImage::capture(*base);
   auto workload = [](BlockDevice& dev) -> Status {
-    auto w = Writer::mount(dev, {1700000800});
+    auto w = Writer::mount(dev, opts(1700000800));
     if (!w) return make_error(w.error());
     auto r = (*w)->gc(3);
     if (!r) return make_error(r.error());
@@ -633,7 +647,7 @@ TEST(WriterGc, PowerCutDuringGc) {
     // A cut inside a pack leaves that slot torn (the other one is valid):
     // the writer mounts, its unmount writes a whole pack, and then every
     // checker finds the volume clean.
-    auto w = Writer::mount(dev);
+    auto w = Writer::mount(dev, opts());
     ASSERT_TRUE(w) << w.error().to_string();
     ASSERT_TRUE((*w)->unmount());
     w->reset();

@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "f2fscore/disk/checkpoint.hpp"
@@ -83,6 +84,33 @@ struct TagDevice final : BlockDevice {
   std::size_t poll(bool wait) noexcept override { return inner.poll(wait); }
   std::size_t in_flight() const noexcept override { return inner.in_flight(); }
 };
+
+/// What the placement rules look at for one data block (writer_ipu.cpp):
+/// the inode's flags, the write's origin and the volume's state, as
+/// f2fs_should_update_outplace() / f2fs_should_update_inplace() /
+/// check_inplace_update_policy() in fs/f2fs/data.c see them.
+struct IpuInputs {
+  bool old_valid = false;  ///< the block has a data address (not NULL_ADDR/NEW_ADDR)
+  bool direct = false;     ///< direct I/O (f2fs_map_blocks() rewrites in place)
+  bool pinned = false;     ///< FI_PIN_FILE
+  bool dir = false;        ///< S_ISDIR
+  bool quota = false;      ///< IS_NOQUOTA (a quota file)
+  bool opu_write = false;  ///< FI_OPU_WRITE (defragment())
+  bool gc = false;         ///< a GC move (page_private_gcing)
+  bool cold = false;       ///< file_is_cold (FADVISE_COLD_BIT)
+  bool sync = false;       ///< REQ_SYNC (sync writeback, fsync); else an async write
+  bool fsync = false, fdatasync = false;  ///< inside fsync()/fdatasync()'s writeback
+  std::uint64_t dirty_pages = 0;          ///< the file's dirty pages when fsync began
+  bool need_ssr = false;                  ///< f2fs_need_SSR()
+  std::uint32_t utilization = 0;          ///< utilization(), percent
+};
+/// The rule that places a data block (IpuReason, docs/ipu.md gives the
+/// order). `o` is resolved (no kKernelDefault).
+IpuReason ipu_decide(const IpuOptions& o, const IpuInputs& in);
+/// f2fs_should_update_inplace(inode, NULL): whether the policy would write
+/// the file in place without looking at a particular write (no ASYNC, no
+/// FI_NEED_IPU); defragment() refuses such files.
+bool ipu_inplace_without_io(const IpuOptions& o, const IpuInputs& in);
 
 /// The page cache (writer_cache.cpp); opaque elsewhere.
 struct PageCache;
@@ -184,10 +212,30 @@ struct Writer::Impl {
 
   // ---- writer_ipu.cpp: placement policy ----
   IpuOptions ipu;  ///< resolved (no kKernelDefault left)
+  std::unordered_set<nid_t> opu_write;  ///< FI_OPU_WRITE: files defragment() is rewriting
 
   // ---- writer_gc.cpp: SSR and GC ----
+  /// Wholly free sections not taken by a log (free_sections() in
+  /// fs/f2fs/segment.h; segments freed since the checkpoint are not free).
+  std::uint32_t free_sections() const;
+  /// f2fs_need_SSR() in fs/f2fs/segment.c.
+  bool need_ssr() const;
 
   // ---- writer_fsync.cpp: fsync chains and roll-forward ----
+  /// checkpoint_ver the fields below belong to; a new checkpoint resets them.
+  std::uint64_t fsync_epoch = ~std::uint64_t{0};
+  /// Where the warm node log's fsync chain continues (0: no chain yet in
+  /// this checkpoint; it must start at the checkpoint's warm node curseg).
+  disk::block_t fsync_chain_next = 0;
+  /// Inodes written with the fsync mark since the checkpoint (the NAT
+  /// entry's HAS_FSYNCED_INODE), and nodes made since the checkpoint that
+  /// fsync wrote (not IS_CHECKPOINTED although they have an address).
+  std::unordered_set<nid_t> fsynced_inodes, fsync_new_nodes;
+  /// Inodes that lost a node (truncate, xattr removal), with the
+  /// checkpoint_ver then: a node chain cannot express a removed node, so
+  /// their fsync in that checkpoint takes a checkpoint.
+  std::unordered_map<nid_t, std::uint64_t> fsync_lost_nodes;
+  bool fsync_recovering = false;
 
   // ---- writer_ns.cpp: namespace, open files ----
   std::unordered_map<nid_t, std::uint32_t> open_count;
@@ -279,6 +327,11 @@ struct Writer::Impl {
   Result<disk::block_t> place_data(nid_t ino, std::uint64_t index, disk::block_t old, std::uint8_t type,
                                    const wr::WriteContext& ctx, IpuReason* why);
   void resolve_ipu_defaults();
+  /// utilization() in fs/f2fs/segment.h: valid blocks (data, nodes,
+  /// reserved) x 100 / user_block_count.
+  std::uint32_t utilization() const;
+  /// The placement inputs of inode `ino` for a write of `ctx`.
+  Result<wr::IpuInputs> ipu_inputs(nid_t ino, disk::block_t old, const wr::WriteContext& ctx);
 
   // writer_gc.cpp
   /// Foreground GC until `sections` more sections are free (or no victim).

@@ -1,13 +1,14 @@
-// The IPU rules as a pure function (writer_policy.hpp: need_ssr(),
-// decide_ipu()), in the kernel's order of precedence, from
+// The IPU rules as pure functions (writer_policy.hpp: decide_ipu(),
+// need_ssr() at rest, resolve_ipu_options(), ipu_policy parsing), for
 // f2fs_should_update_outplace(), f2fs_should_update_inplace() and
-// check_inplace_update_policy() in fs/f2fs/data.c (6.1) and need_SSR() in
-// fs/f2fs/segment.h; docs/ipu.md.
+// check_inplace_update_policy() in fs/f2fs/data.c (6.1) and f2fs_need_SSR()
+// in fs/f2fs/segment.c; docs/ipu.md.
 //
-// Provisional (written by the stats module so f2fscore-dump ipu can show
-// the decisions of an image at rest); the IPU module owns these rules and
-// place_data() should decide with decide_ipu() so there is one copy.
+// (stats) The public face of the IPU module's rules (wr::ipu_decide() in
+// writer_ipu.cpp) for programs and f2fscore-dump ipu, which look at an
+// image at rest.
 #include "f2fscore/writer_policy.hpp"
+#include "writer_internal.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -86,34 +87,24 @@ bool need_ssr(const SpaceState& s, const IpuOptions& o) noexcept {
 }
 
 IpuReason decide_ipu(const IpuOptions& o, const SpaceState& s, bool ssr_needed, const IpuWrite& w) noexcept {
-  if (!w.has_old_block) return IpuReason::opu_new_block;  // nothing to update in place
-  if (w.direct) return IpuReason::ipu_force;              // f2fs_map_blocks() keeps written blocks
-  if (w.gc) return IpuReason::opu_gc;
-  // f2fs_should_update_outplace()
-  if (w.dir) return IpuReason::opu_dir;
-  if (w.quota) return IpuReason::opu_quota;
-  if (w.other_opu) return IpuReason::opu_other;
-  // f2fs_should_update_inplace(): pinned files, and cold files not being
-  // moved, are written in place.
-  if (w.pinned) return IpuReason::ipu_pinned;
-  if (w.cold && !w.opu_write) return IpuReason::ipu_force;
-  // check_inplace_update_policy(): F2FS_IPU_HONOR_OPU_WRITE comes first.
-  if (w.opu_write && (o.ipu_policy & ipu_bit::honor_opu_write)) return IpuReason::opu_honor_opu_write;
-  // check_inplace_update_policy()
-  const std::uint32_t p = o.ipu_policy;
-  const std::uint32_t util = s.utilization();
-  if (p & ipu_bit::force) return IpuReason::ipu_force;
-  if ((p & ipu_bit::ssr) && ssr_needed) return IpuReason::ipu_ssr;
-  if ((p & ipu_bit::util) && util > o.min_ipu_util) return IpuReason::ipu_util;
-  if ((p & ipu_bit::ssr_util) && ssr_needed && util > o.min_ipu_util) return IpuReason::ipu_ssr_util;
-  if ((p & ipu_bit::async) && !w.sync_io) return IpuReason::ipu_async;
-  // FI_NEED_IPU: fdatasync, or fsync of at most min_fsync_blocks dirty pages
-  // (f2fs_do_sync_file() in fs/f2fs/file.c). The fdatasync_in_place option
-  // counts only the writes no rule of the policy put in place.
-  const bool need_ipu = w.fdatasync || (w.fsync && w.file_dirty_pages <= o.min_fsync_blocks);
-  if ((p & ipu_bit::fsync) && need_ipu) return IpuReason::ipu_fsync;
-  if (o.fdatasync_in_place && need_ipu) return IpuReason::ipu_fdatasync_option;
-  return IpuReason::opu_policy;
+  // One copy of the rules: the IPU module's (writer_ipu.cpp, wr::ipu_decide()).
+  if (w.has_old_block && w.other_opu && !w.pinned && !w.direct) return IpuReason::opu_other;
+  wr::IpuInputs in;
+  in.old_valid = w.has_old_block;
+  in.direct = w.direct;
+  in.pinned = w.pinned;
+  in.dir = w.dir;
+  in.quota = w.quota;
+  in.opu_write = w.opu_write;
+  in.gc = w.gc;
+  in.cold = w.cold;
+  in.sync = w.sync_io;
+  in.fsync = w.fsync;
+  in.fdatasync = w.fdatasync;
+  in.dirty_pages = w.file_dirty_pages;
+  in.need_ssr = ssr_needed;
+  in.utilization = s.utilization();
+  return wr::ipu_decide(o, in);
 }
 
 }  // namespace f2fscore

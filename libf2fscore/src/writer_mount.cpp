@@ -226,6 +226,7 @@ Node* Writer::Impl::new_node(nid_t nid, nid_t ino, std::uint32_t ofs, bool dir) 
 }
 
 void Writer::Impl::free_node(nid_t nid) {
+  if (nat[nid].ino && nat[nid].ino != nid) fsync_lost_nodes[nat[nid].ino] = cp.checkpoint_ver.get();  // writer_fsync.cpp
   if (nat[nid].addr == kNewAddr) --pending_new_nodes;
   invalidate(nat[nid].addr);
   nat[nid].addr = kNullAddr;
@@ -317,6 +318,7 @@ Status Writer::Impl::checkpoint(bool umount) {
   nodes.clear();
   if (umount) return {};  // the handle closes: nothing to reload
   // Start over from what was committed: the new checkpoint's view.
+  // (the pack's blocks are counted above: cp_blocks_written)
   return load();
 }
 

@@ -246,7 +246,7 @@ TEST(StatsDump, IpuInputsAndDecisions) {
   EXPECT_EQ(decision(r.out, "async_writeback"), "ipu_force");
   EXPECT_EQ(decision(r.out, "dir"), "opu_dir");
   EXPECT_EQ(decision(r.out, "new_block"), "opu_new_block");
-  EXPECT_EQ(decision(r.out, "opu_write"), "opu_honor_opu_write");
+  EXPECT_EQ(decision(r.out, "opu_write"), "opu_defrag");
   // No bit: out of place; FSYNC: only fdatasync and small fsyncs in place.
   r = run(dump_bin() + " " + img.string() + " --json ipu --ipu-policy 0");
   ASSERT_EQ(r.status, 0) << r.err;

@@ -130,14 +130,18 @@ struct WriterStats {
 /// On a read_only mount every changing call fails with Errc::read_only.
 class Writer {
  public:
-  /// Mounts `dev` read-write. `dev` must outlive the Writer. Refuses
-  /// (Errc::unsupported, naming the reason) volumes it cannot write safely
-  /// yet: compression, encryption, casefold, quota, zoned, multi-device,
-  /// read-only (ro feature) volumes, and volumes with fsynced node chains
-  /// after the checkpoint (Linux would roll them forward:
-  /// f2fs_recover_fsync_data() in fs/f2fs/recovery.c; a checkpoint from us
-  /// would lose them). Errors from opening the volume (corrupt, io) as
-  /// Volume::open and meta::plan_from_volume report them.
+  /// Mounts `dev` read-write. `dev` must outlive the Writer. Fsynced node
+  /// chains after the checkpoint are rolled forward and checkpointed first
+  /// (f2fs_recover_fsync_data() in fs/f2fs/recovery.c;
+  /// WriterStats::recovered_nodes), or refused as MountOptions::recovery
+  /// says. Refuses (Errc::unsupported, naming the reason) volumes it cannot
+  /// write safely yet: compression, encryption, casefold, quota, zoned,
+  /// multi-device, read-only (ro feature) volumes, chains on a read-only
+  /// mount, and chains holding what roll-forward does not handle. Errors
+  /// from opening the volume (corrupt, io) as Volume::open and
+  /// meta::plan_from_volume report them; corrupt for a bad chain (a loop,
+  /// addresses outside the main area). The destructor writes nothing: a
+  /// Writer dropped without unmount() leaves the volume as a power cut.
   static Result<std::unique_ptr<Writer>> mount(BlockDevice& dev, const MountOptions& opts = {});
   ~Writer();
   Writer(const Writer&) = delete;
@@ -238,11 +242,39 @@ class Writer {
   Status fdatasync(nid_t ino);
 
   // ---- Policy (writer_ipu.cpp, writer_gc.cpp) ----
-  /// Changes the IPU tunables at run time. Errors: invalid_argument
-  /// (unknown bits, min_ipu_util over 100), as the sysfs stores refuse.
+  /// Changes the IPU tunables at run time (docs/ipu.md). Errors:
+  /// invalid_argument for ipu_policy bits of 0x100 and above, as the sysfs
+  /// store has refused them since Linux 6.3 ("f2fs: fix to set ipu
+  /// policy"; 6.1 stores them and no rule reads them). The other tunables
+  /// take any value, as every kernel's store does (min_ipu_util over 100:
+  /// UTIL never applies). kKernelDefault resolves ipu_policy and
+  /// min_ssr_sections to the kernel's defaults for this volume.
   Status set_ipu_options(const IpuOptions& o);
-  /// The policy in force (ipu_policy resolved from kKernelDefault).
+  /// The policy in force (ipu_policy and min_ssr_sections resolved from
+  /// kKernelDefault).
   IpuOptions ipu_options() const;
+  /// The device address (4 KiB block) of block `index` of regular file or
+  /// directory `ino`, as FIBMAP: 0 for a hole, inline data or a block
+  /// reserved but never written (NEW_ADDR). A block still only in the page
+  /// cache reports where the device has it now. Errors: invalid_argument
+  /// (another file type).
+  Result<disk::block_t> bmap(nid_t ino, std::uint64_t index);
+  /// Pins (or unpins) regular file `ino`, as F2FS_IOC_SET_PIN_FILE
+  /// (f2fs_ioc_set_pin_file() in fs/f2fs/file.c): every later rewrite of a
+  /// written block goes in place whatever ipu_policy says, and the flag is
+  /// kept on disk (F2FS_PIN_FILE in i_inline). Inline data is moved to a
+  /// block first. Errors: invalid_argument (not a regular file, a quota
+  /// file), as the ioctl's EINVAL.
+  Status set_pinned(nid_t ino, bool pin);
+  /// Rewrites the written blocks of regular file `ino` in [offset, offset +
+  /// length) (bytes, multiples of 4 KiB) out of place when they are not
+  /// contiguous on the device, as F2FS_IOC_DEFRAGMENT
+  /// (f2fs_defragment_range() in fs/f2fs/file.c): the file carries
+  /// FI_OPU_WRITE meanwhile. Returns the bytes moved (0: already
+  /// contiguous). Errors: invalid_argument (unaligned or too large a range,
+  /// not a regular file, or the policy would write the file in place:
+  /// pinned, or FORCE without HONOR_OPU_WRITE, ...), no_space.
+  Result<std::uint64_t> defragment(nid_t ino, std::uint64_t offset, std::uint64_t length);
   /// Runs foreground GC until `sections` sections are free or no victim is
   /// left (F2FS_IOC_GARBAGE_COLLECT); returns the sections freed by the
   /// checkpoint it takes.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -27,51 +28,66 @@ inline constexpr std::uint32_t honor_opu_write = 0x80;
 inline constexpr std::uint32_t all = 0xFF;
 }  // namespace ipu_bit
 
-/// The IPU tunables (/sys/fs/f2fs/<dev>/{ipu_policy,min_ipu_util,...}).
+/// The IPU tunables (/sys/fs/f2fs/<dev>/{ipu_policy,min_ipu_util,...}),
+/// checked as __sbi_store() in fs/f2fs/sysfs.c checks them (docs/ipu.md).
 struct IpuOptions {
-  /// Sentinel: the kernel's default for the volume, F2FS_IPU_FSYNC (0x10),
-  /// or FORCE|HONOR_OPU_WRITE (0x81) on volumes of 16 GiB or less
-  /// (f2fs_build_segment_manager() in fs/f2fs/segment.c, 6.1).
+  /// Sentinel: the kernel's default. For ipu_policy: F2FS_IPU_FSYNC (0x10),
+  /// or FORCE|HONOR_OPU_WRITE (0x81) when the main area has at most
+  /// 16 x 512 segments (16 GiB; f2fs_build_segment_manager() in
+  /// fs/f2fs/segment.c, then f2fs_tuning_parameters() in fs/f2fs/super.c).
   static constexpr std::uint32_t kKernelDefault = 0xFFFFFFFFu;
+  /// Bits of ipu_bit; values of 0x100 and more are refused (F2FS_IPU_MAX).
   std::uint32_t ipu_policy = kKernelDefault;
-  std::uint32_t min_ipu_util = 70;       ///< percent of user blocks valid (0..100)
-  std::uint32_t min_fsync_blocks = 8;    ///< dirty 4 KiB pages of the file
-  std::uint32_t min_hot_blocks = 16;     ///< dirty 4 KiB pages of the file
-  /// Free sections under which SSR may run; kKernelDefault: as the kernel
-  /// computes it (DEF_MIN_SSR_SECTIONS scaled by the node and dentry
-  /// sections, need_SSR() in fs/f2fs/segment.h).
+  /// Percent of the user blocks valid above which UTIL and SSR_UTIL write
+  /// in place (utilization() > min_ipu_util; DEF_MIN_IPU_UTIL 70). The
+  /// kernel stores any value; over 100 no write qualifies.
+  std::uint32_t min_ipu_util = 70;
+  /// fsync() of a file with at most this many dirty 4 KiB pages sets
+  /// FI_NEED_IPU (f2fs_do_sync_file(); DEF_MIN_FSYNC_BLOCKS 8).
+  std::uint32_t min_fsync_blocks = 8;
+  /// Writeback of a file with at most this many dirty 4 KiB pages marks it
+  /// hot (FI_HOT_DATA, f2fs_write_cache_pages(); DEF_MIN_HOT_BLOCKS 16).
+  std::uint32_t min_hot_blocks = 16;
+  /// Sections added to the reserve in need_SSR() (f2fs_need_SSR() in
+  /// fs/f2fs/segment.c); kKernelDefault: reserved_sections(), i.e.
+  /// rsvd_segment_count / segs_per_sec, as f2fs_build_segment_manager().
   std::uint32_t min_ssr_sections = kKernelDefault;
-  /// The proposed change ("separate IPU policy for fdatasync from
-  /// F2FS_IPU_FSYNC"): fdatasync, and fsync of at most min_fsync_blocks
-  /// dirty pages, write in place whatever ipu_policy says. Off: the
-  /// kernel's behaviour.
+  /// The change proposed upstream and not merged ("f2fs: separate IPU
+  /// policy for fdatasync from F2FS_IPU_FSYNC", 2022-10-21): the writeback
+  /// of fdatasync() writes in place whatever ipu_policy says, and that of
+  /// fsync() with at most min_fsync_blocks dirty pages when ipu_policy has
+  /// FSYNC; the test comes right after HONOR_OPU_WRITE, before FORCE. Off:
+  /// the kernel's behaviour.
   bool fdatasync_in_place = false;
 };
 
 /// Why a data block was written where it was. The in-place reasons are the
-/// ipu_policy rules in the kernel's order of precedence
-/// (check_inplace_update_policy() and f2fs_should_update_inplace() in
-/// fs/f2fs/data.c); the out-of-place reasons say which outer rule or which
-/// failed policy decided.
+/// rules of f2fs_should_update_inplace() and check_inplace_update_policy()
+/// in fs/f2fs/data.c (Linux 6.1), the out-of-place reasons the outer rules
+/// of f2fs_should_update_outplace() and the policy that said no. Precedence
+/// (docs/ipu.md): new block, direct I/O, pinned, directory, quota,
+/// FI_OPU_WRITE, GC, cold, [fdatasync option], FORCE, SSR, UTIL, SSR_UTIL,
+/// ASYNC, FSYNC, else out of place.
 enum class IpuReason : std::uint8_t {
   // in place
-  ipu_pinned = 0,       ///< pinned file (F2FS_I(inode)->i_gc_failures / FI_PIN_FILE)
-  ipu_force,            ///< F2FS_IPU_FORCE
-  ipu_ssr,              ///< F2FS_IPU_SSR and need_SSR()
-  ipu_util,             ///< F2FS_IPU_UTIL and utilization >= min_ipu_util
-  ipu_ssr_util,         ///< F2FS_IPU_SSR_UTIL
-  ipu_fsync,            ///< F2FS_IPU_FSYNC in fsync/fdatasync with <= min_fsync_blocks dirty
-  ipu_async,            ///< F2FS_IPU_ASYNC: an async rewrite of a block not under writeback
-  ipu_fdatasync_option, ///< the fdatasync_in_place option
+  ipu_pinned = 0,        ///< pinned file (FI_PIN_FILE, set_pinned())
+  ipu_cold,              ///< cold file (FADVISE_COLD_BIT) not being defragmented
+  ipu_force,             ///< F2FS_IPU_FORCE
+  ipu_ssr,               ///< F2FS_IPU_SSR and need_SSR()
+  ipu_util,              ///< F2FS_IPU_UTIL and utilization > min_ipu_util
+  ipu_ssr_util,          ///< F2FS_IPU_SSR_UTIL: need_SSR() and utilization > min_ipu_util
+  ipu_async,             ///< F2FS_IPU_ASYNC: writeback without REQ_SYNC
+  ipu_fsync,             ///< F2FS_IPU_FSYNC: fdatasync, or fsync with <= min_fsync_blocks dirty
+  ipu_fdatasync_option,  ///< IpuOptions::fdatasync_in_place: fdatasync
+  ipu_direct,            ///< direct I/O over a written block (f2fs_map_blocks(), non-LFS)
   // out of place
-  opu_policy,           ///< no rule of ipu_policy asked for IPU (LFS)
-  opu_new_block,        ///< the block had no address yet (first write, hole, NEW_ADDR)
-  opu_dir,              ///< directories are never updated in place
-  opu_quota,            ///< quota files
-  opu_honor_opu_write,  ///< being moved by GC under F2FS_IPU_HONOR_OPU_WRITE
-  opu_cold,             ///< cold data (file_is_cold / FI cold), as the kernel treats it
-  opu_gc,               ///< a GC move (always out of place)
-  opu_other,            ///< any other outer rule (compressed, encrypted, atomic, ...)
+  opu_policy,            ///< no rule of ipu_policy asked for IPU
+  opu_new_block,         ///< the block had no address yet (first write, hole, NEW_ADDR)
+  opu_dir,               ///< directories (dentry blocks) are never updated in place
+  opu_quota,             ///< quota files (IS_NOQUOTA)
+  opu_defrag,            ///< FI_OPU_WRITE: rewritten by defragment()
+  opu_gc,                ///< a GC move (page_private_gcing)
+  opu_other,             ///< any other outer rule
   count_
 };
 inline constexpr std::size_t kIpuReasonCount = static_cast<std::size_t>(IpuReason::count_);
@@ -84,6 +100,7 @@ struct IpuStats {
   std::array<std::uint64_t, kIpuReasonCount> data_blocks{};  ///< 4 KiB data blocks written, by reason
   std::uint64_t in_place() const;
   std::uint64_t out_of_place() const;
+  std::uint64_t count(IpuReason r) const { return data_blocks[static_cast<std::size_t>(r)]; }
   std::uint64_t fsyncs = 0, fdatasyncs = 0;
   std::uint64_t fsync_node_blocks = 0, fsync_meta_blocks = 0;          ///< 4 KiB blocks written by fsync
   std::uint64_t fdatasync_node_blocks = 0, fdatasync_meta_blocks = 0;  ///< 4 KiB blocks written by fdatasync
@@ -171,9 +188,9 @@ bool need_ssr(const SpaceState& s, const IpuOptions& o) noexcept;
 
 /// The IPU rules as a pure function: which rule decides where the write
 /// goes (is_in_place() of the result: in place), given the resolved
-/// options, the volume and the write. The IPU module (writer_ipu.cpp)
-/// decides every data write with it; f2fscore-dump ipu shows what it
-/// decides for an image at rest.
+/// options, the volume and the write. The same rules (wr::ipu_decide() in
+/// writer_ipu.cpp) place every data write of the Writer; f2fscore-dump ipu
+/// shows what they decide for an image at rest.
 IpuReason decide_ipu(const IpuOptions& o, const SpaceState& s, bool ssr_needed, const IpuWrite& w) noexcept;
 
 }  // namespace f2fscore

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <map>
 #include <numeric>
+#include <set>
 #include <unordered_map>
 
 #include "f2fscore/checksum.hpp"
@@ -55,6 +57,8 @@ class Rebuilder {
     segs_per_sec_ = std::max<std::uint32_t>(1, sb.segs_per_sec.get());
     max_nid_ = vol_.max_nid();
     F2FS_TRY(check_plan());
+    incremental_ = plan_.changed_nids.has_value() && plan_.changed_segments.has_value();
+    new_umount_ = plan_.umount ? *plan_.umount : (mv_.cp.ckpt_flags.get() & cp_flag::umount) != 0;
     F2FS_TRY(place_cursegs());
     assign_types();
     F2FS_TRY(build_sit());
@@ -116,6 +120,8 @@ class Rebuilder {
     }
     if (nat_nodes != node_blocks_)
       return bad(fmt("plan lists %llu node blocks but %llu NAT entries point at nodes", node_blocks_, nat_nodes));
+    if (!plan_.segment_mtimes.empty() && plan_.segment_mtimes.size() != main_segs_)
+      return bad(fmt("segment_mtimes has %llu entries for %llu main segments", plan_.segment_mtimes.size(), main_segs_));
     if (!plan_.segment_types.empty()) {
       if (plan_.segment_types.size() != main_segs_)
         return bad(fmt("segment_types has %llu entries for %llu main segments", plan_.segment_types.size(), main_segs_));
@@ -240,94 +246,213 @@ class Rebuilder {
     return old < kNrCursegType ? old : static_cast<std::uint8_t>(CursegType::warm_data);
   }
 
-  Status build_sit() {
-    const std::uint32_t nblk = (main_segs_ + kSitEntryPerBlock - 1) / kSitEntryPerBlock;
-    new_sit_bitmap_.assign(mv_.sit_bitmap(), mv_.sit_bitmap() + mv_.cp.sit_ver_bitmap_bytesize.get());
-    std::unordered_map<std::uint32_t, const SitEntry*> journal;
-    for (std::uint32_t i = 0; i < mv_.sit_journal.n_entries.get() && i < kSitJournalEntries; ++i)
-      journal[mv_.sit_journal.sit_j.entries[i].segno.get()] = &mv_.sit_journal.sit_j.entries[i].se;
-    if (nblk > mv_.sit_blocks) return make_error(Errc::corrupt, "rebuild: the SIT is smaller than the main area");
-    for (std::uint32_t b = 0; b < nblk; ++b) {
-      const int copy = mv_.sit_copy(b);
-      Block old(kBlockSize);
-      F2FS_TRY(mv_.read(mv_.sit_addr(b, copy), old.data()));
-      Block nb = old;
-      auto* entries = reinterpret_cast<SitEntry*>(nb.data());
-      for (std::uint32_t i = 0; i < kSitEntryPerBlock; ++i) {
-        const std::uint32_t s = b * kSitEntryPerBlock + i;
-        if (s >= main_segs_) break;
-        SitEntry cur = entries[i];
-        if (auto it = journal.find(s); it != journal.end()) cur = *it->second;
-        SitEntry e{};
-        e.mtime = cur.mtime;
-        e.vblocks.set(make_sit_vblocks(type_for(s, sit_type(cur)), static_cast<std::uint16_t>(vblocks_[s])));
-        std::memcpy(e.valid_map, &valid_[static_cast<std::size_t>(s) * kMapBytes], kMapBytes);
-        entries[i] = e;
-      }
-      if (nb != old) {
-        const int other = 1 - copy;
-        if (other) set_bit_msb(new_sit_bitmap_.data(), b);
-        else clear_bit_msb(new_sit_bitmap_.data(), b);
-        writes_meta_.push_back({mv_.sit_addr(b, other), std::move(nb)});
-        ++stats_.sit_blocks_written;
-      }
+  SitEntry sit_value(std::uint32_t s, const SitEntry& cur) const {
+    SitEntry e{};
+    e.mtime = cur.mtime;
+    if (s < plan_.segment_mtimes.size()) e.mtime.set(plan_.segment_mtimes[s]);
+    e.vblocks.set(make_sit_vblocks(type_for(s, sit_type(cur)), static_cast<std::uint16_t>(vblocks_[s])));
+    std::memcpy(e.valid_map, &valid_[static_cast<std::size_t>(s) * kMapBytes], kMapBytes);
+    return e;
+  }
+
+  // SIT block `b` as the plan says (its journal entries folded in), to the
+  // other copy when it differs from the current one.
+  Status sit_block(std::uint32_t b, const std::unordered_map<std::uint32_t, const SitEntry*>& journal) {
+    const int copy = mv_.sit_copy(b);
+    Block old(kBlockSize);
+    F2FS_TRY(mv_.read(mv_.sit_addr(b, copy), old.data()));
+    Block nb = old;
+    auto* entries = reinterpret_cast<SitEntry*>(nb.data());
+    for (std::uint32_t i = 0; i < kSitEntryPerBlock; ++i) {
+      const std::uint32_t s = b * kSitEntryPerBlock + i;
+      if (s >= main_segs_) break;
+      SitEntry cur = entries[i];
+      if (auto it = journal.find(s); it != journal.end()) cur = *it->second;
+      entries[i] = sit_value(s, cur);
+    }
+    if (nb != old) {
+      const int other = 1 - copy;
+      if (other) set_bit_msb(new_sit_bitmap_.data(), b);
+      else clear_bit_msb(new_sit_bitmap_.data(), b);
+      writes_meta_.push_back({mv_.sit_addr(b, other), std::move(nb)});
+      ++stats_.sit_blocks_written;
     }
     return {};
   }
 
+  // The segments an incremental plan changes, with the active logs' old and
+  // new segments (their types and summaries move).
+  std::set<std::uint32_t> changed_segments() const {
+    std::set<std::uint32_t> ds;
+    for (std::uint32_t s : *plan_.changed_segments)
+      if (s < main_segs_) ds.insert(s);
+    for (int t = 0; t < 3; ++t) {
+      ds.insert(mv_.cp.cur_data_segno[t].get());
+      ds.insert(mv_.cp.cur_node_segno[t].get());
+    }
+    for (const auto& c : cur_) ds.insert(c.segno);
+    for (auto it = ds.begin(); it != ds.end();) it = *it >= main_segs_ ? ds.erase(it) : std::next(it);
+    return ds;
+  }
+
+  Status build_sit() {
+    const std::uint32_t nblk = (main_segs_ + kSitEntryPerBlock - 1) / kSitEntryPerBlock;
+    new_sit_bitmap_.assign(mv_.sit_bitmap(), mv_.sit_bitmap() + mv_.cp.sit_ver_bitmap_bytesize.get());
+    new_sit_journal_ = Journal{};
+    std::unordered_map<std::uint32_t, const SitEntry*> journal;
+    for (std::uint32_t i = 0; i < mv_.sit_journal.n_entries.get() && i < kSitJournalEntries; ++i)
+      journal[mv_.sit_journal.sit_j.entries[i].segno.get()] = &mv_.sit_journal.sit_j.entries[i].se;
+    if (nblk > mv_.sit_blocks) return make_error(Errc::corrupt, "rebuild: the SIT is smaller than the main area");
+    if (!incremental_) {
+      for (std::uint32_t b = 0; b < nblk; ++b) F2FS_TRY(sit_block(b, journal));
+      return {};
+    }
+    std::set<std::uint32_t> ds = changed_segments();
+    for (const auto& [seg, e] : journal)
+      if (seg < main_segs_) ds.insert(seg);
+    if (ds.size() > kSitJournalEntries) {
+      // Too many for the journal: the blocks holding them (and the
+      // journal's old entries), journal empty (remove_sits_in_journal()).
+      std::set<std::uint32_t> blocks;
+      for (std::uint32_t seg : ds) blocks.insert(seg / kSitEntryPerBlock);
+      for (std::uint32_t b : blocks) F2FS_TRY(sit_block(b, journal));
+      return {};
+    }
+    std::map<std::uint32_t, Block> read;  // SIT blocks read for the old entries
+    std::uint16_t n = 0;
+    for (std::uint32_t seg : ds) {
+      SitEntry cur{};
+      if (auto it = journal.find(seg); it != journal.end()) {
+        cur = *it->second;
+      } else {
+        const std::uint32_t b = seg / kSitEntryPerBlock;
+        auto r = read.find(b);
+        if (r == read.end()) {
+          Block blk(kBlockSize);
+          F2FS_TRY(mv_.read(mv_.sit_addr(b, mv_.sit_copy(b)), blk.data()));
+          r = read.emplace(b, std::move(blk)).first;
+        }
+        std::memcpy(&cur, r->second.data() + static_cast<std::size_t>(seg % kSitEntryPerBlock) * sizeof(SitEntry), sizeof cur);
+      }
+      new_sit_journal_.sit_j.entries[n].segno.set(seg);
+      new_sit_journal_.sit_j.entries[n].se = sit_value(seg, cur);
+      ++n;
+    }
+    new_sit_journal_.n_entries.set(n);
+    stats_.sit_journal_entries = n;
+    return {};
+  }
+
   // ---- NAT ------------------------------------------------------------------
+  // What NAT entry `nid` must say, given what it says now (`cur`).
+  NatEntry nat_value(nid_t nid, const NatEntry& cur) const {
+    const nid_t node_ino = mv_.sb.node_ino.get(), meta_ino = mv_.sb.meta_ino.get();
+    NatEntry e = cur;
+    if (nid != 0 && (nid == node_ino || nid == meta_ino)) {
+      // As mkfs.f2fs writes them, whatever the plan says; fsck.f2fs
+      // expects block_addr 1 (build_nat_area_bitmap() in fsck/mount.c).
+      if (auto it = nat_index_.find(nid); it != nat_index_.end()) e.version = plan_.nat[it->second].version;
+      e.ino.set(nid);
+      e.block_addr.set(1);
+    } else if (auto it = nat_index_.find(nid); it != nat_index_.end()) {
+      const NatUse& u = plan_.nat[it->second];
+      e.version = u.version;
+      e.ino.set(u.ino);
+      e.block_addr.set(u.blkaddr);
+    } else if (cur.block_addr.get() != kNullAddr || nid == 0) {
+      e.ino.set(0);
+      e.block_addr.set(kNullAddr);
+      if (nid == 0) e.version = 0;
+    }
+    return e;
+  }
+
+  Status nat_block(std::uint32_t b, const std::unordered_map<nid_t, const NatEntry*>& journal) {
+    const int copy = mv_.nat_copy(b);
+    Block old(kBlockSize);
+    F2FS_TRY(mv_.read(mv_.nat_addr(b, copy), old.data()));
+    Block nb = old;
+    auto* entries = reinterpret_cast<NatEntry*>(nb.data());
+    for (std::uint32_t i = 0; i < kNatEntryPerBlock; ++i) {
+      const nid_t nid = b * kNatEntryPerBlock + i;
+      NatEntry cur = entries[i];
+      if (auto it = journal.find(nid); it != journal.end()) cur = *it->second;
+      entries[i] = nat_value(nid, cur);
+    }
+    if (nb != old) {
+      const int other = 1 - copy;
+      if (other) set_bit_msb(new_nat_bitmap_.data(), b);
+      else clear_bit_msb(new_nat_bitmap_.data(), b);
+      writes_meta_.push_back({mv_.nat_addr(b, other), std::move(nb)});
+      ++stats_.nat_blocks_written;
+    }
+    return {};
+  }
+
   Status build_nat() {
     const nid_t node_ino = mv_.sb.node_ino.get(), meta_ino = mv_.sb.meta_ino.get();
     new_nat_bitmap_.assign(mv_.nat_bitmap(), mv_.nat_bitmap() + mv_.cp.nat_ver_bitmap_bytesize.get());
+    new_nat_journal_ = Journal{};
     std::unordered_map<nid_t, const NatEntry*> journal;
     for (std::uint32_t i = 0; i < mv_.nat_journal.n_entries.get() && i < kNatJournalEntries; ++i)
       journal[mv_.nat_journal.nat_j.entries[i].nid.get()] = &mv_.nat_journal.nat_j.entries[i].ne;
+    // nat_bits count every entry with an address, nid 0 as used
+    // (update_nat_bits() in fs/f2fs/node.c): from the plan, which names
+    // every nid in use (node_ino and meta_ino always are).
     const std::uint32_t bytes = mv_.nat_blocks / 8;
     full_bits_.assign(bytes, 0);
     empty_bits_.assign(bytes, 0);
+    std::vector<std::uint32_t> used(mv_.nat_blocks, 0);
+    auto count = [&](nid_t n) {
+      if (n / kNatEntryPerBlock < used.size()) ++used[n / kNatEntryPerBlock];
+    };
+    count(0);
+    count(node_ino);
+    if (meta_ino != node_ino) count(meta_ino);
+    for (const NatUse& u : plan_.nat)
+      if (u.nid != node_ino && u.nid != meta_ino) count(u.nid);
     for (std::uint32_t b = 0; b < mv_.nat_blocks; ++b) {
-      const int copy = mv_.nat_copy(b);
-      Block old(kBlockSize);
-      F2FS_TRY(mv_.read(mv_.nat_addr(b, copy), old.data()));
-      Block nb = old;
-      auto* entries = reinterpret_cast<NatEntry*>(nb.data());
-      std::uint32_t used = 0;
-      for (std::uint32_t i = 0; i < kNatEntryPerBlock; ++i) {
-        const nid_t nid = b * kNatEntryPerBlock + i;
-        NatEntry cur = entries[i];
-        if (auto it = journal.find(nid); it != journal.end()) cur = *it->second;
-        NatEntry e = cur;
-        if (nid != 0 && (nid == node_ino || nid == meta_ino)) {
-          // As mkfs.f2fs writes them, whatever the plan says; fsck.f2fs
-          // expects block_addr 1 (build_nat_area_bitmap() in fsck/mount.c).
-          if (auto it = nat_index_.find(nid); it != nat_index_.end()) e.version = plan_.nat[it->second].version;
-          e.ino.set(nid);
-          e.block_addr.set(1);
-        } else if (auto it = nat_index_.find(nid); it != nat_index_.end()) {
-          const NatUse& u = plan_.nat[it->second];
-          e.version = u.version;
-          e.ino.set(u.ino);
-          e.block_addr.set(u.blkaddr);
-        } else if (cur.block_addr.get() != kNullAddr || nid == 0) {
-          e.ino.set(0);
-          e.block_addr.set(kNullAddr);
-          if (nid == 0) e.version = 0;
-        }
-        entries[i] = e;
-        // nat_bits count every entry with an address, nid 0 as used
-        // (update_nat_bits() in fs/f2fs/node.c).
-        if (nid == 0 || e.block_addr.get() != kNullAddr) ++used;
-      }
-      if (used == 0) set_bit_le(empty_bits_.data(), b);
-      else if (used == kNatEntryPerBlock) set_bit_le(full_bits_.data(), b);
-      if (nb != old) {
-        const int other = 1 - copy;
-        if (other) set_bit_msb(new_nat_bitmap_.data(), b);
-        else clear_bit_msb(new_nat_bitmap_.data(), b);
-        writes_meta_.push_back({mv_.nat_addr(b, other), std::move(nb)});
-        ++stats_.nat_blocks_written;
-      }
+      if (used[b] == 0) set_bit_le(empty_bits_.data(), b);
+      else if (used[b] == kNatEntryPerBlock) set_bit_le(full_bits_.data(), b);
     }
+    if (!incremental_) {
+      for (std::uint32_t b = 0; b < mv_.nat_blocks; ++b) F2FS_TRY(nat_block(b, journal));
+      return {};
+    }
+    const nid_t max_nid = static_cast<nid_t>(mv_.nat_blocks) * kNatEntryPerBlock;
+    std::set<nid_t> d;
+    for (nid_t n : *plan_.changed_nids)
+      if (n > 0 && n < max_nid) d.insert(n);
+    for (const auto& [n, e] : journal)
+      if (n < max_nid) d.insert(n);
+    if (d.size() > kNatJournalEntries || new_umount_) {
+      std::set<std::uint32_t> blocks;
+      for (nid_t n : d) blocks.insert(n / kNatEntryPerBlock);
+      for (std::uint32_t b : blocks) F2FS_TRY(nat_block(b, journal));
+      return {};
+    }
+    std::map<std::uint32_t, Block> read;  // NAT blocks read for entries the journal lacks
+    std::uint16_t k = 0;
+    for (nid_t n : d) {
+      NatEntry cur{};
+      if (auto it = journal.find(n); it != journal.end()) {
+        cur = *it->second;
+      } else {
+        const std::uint32_t b = n / kNatEntryPerBlock;
+        auto r = read.find(b);
+        if (r == read.end()) {
+          Block blk(kBlockSize);
+          F2FS_TRY(mv_.read(mv_.nat_addr(b, mv_.nat_copy(b)), blk.data()));
+          r = read.emplace(b, std::move(blk)).first;
+        }
+        std::memcpy(&cur, r->second.data() + static_cast<std::size_t>(n % kNatEntryPerBlock) * sizeof(NatEntry), sizeof cur);
+      }
+      new_nat_journal_.nat_j.entries[k].nid.set(n);
+      new_nat_journal_.nat_j.entries[k].ne = nat_value(n, cur);
+      ++k;
+    }
+    new_nat_journal_.n_entries.set(k);
+    stats_.nat_journal_entries = k;
     return {};
   }
 
@@ -356,7 +481,12 @@ class Rebuilder {
       fill_summary(cur_[t].segno, cur_sum_[t]);
     }
     Block old(kBlockSize);
+    // Incremental: only the changed segments' blocks, written without
+    // comparing (new blocks landed there).
+    std::set<std::uint32_t> only;
+    if (incremental_) only = changed_segments();
     for (std::uint32_t s = 0; s < main_segs_; ++s) {
+      if (incremental_ && !only.count(s)) continue;
       int t = -1;
       const bool cur = is_curseg(s, &t);
       if (cur && t < 3) continue;  // data logs' summaries go into the pack
@@ -368,8 +498,8 @@ class Rebuilder {
         sum->footer.entry_type = has_node_[s] ? kSumTypeNode : kSumTypeData;
         fill_summary(s, *sum);
       }
-      F2FS_TRY(mv_.read(ssa + s, old.data()));
-      if (nb != old) {
+      if (!incremental_) F2FS_TRY(mv_.read(ssa + s, old.data()));
+      if (incremental_ || nb != old) {
         writes_meta_.push_back({ssa + s, std::move(nb)});
         ++stats_.ssa_blocks_written;
       }
@@ -410,6 +540,7 @@ class Rebuilder {
       cp.next_free_nid.set(n < max_nid ? n : mv_.sb.root_ino.get() + 1);
     }
     cp.checkpoint_ver.set(mv_.cp.checkpoint_ver.get() + 1);
+    if (plan_.elapsed_time) cp.elapsed_time.set(*plan_.elapsed_time);
     cp.valid_block_count.set(plan_.blocks.size() + plan_.reserved_blocks);
     cp.valid_node_count.set(static_cast<std::uint32_t>(node_blocks_));
     cp.valid_inode_count.set(plan_.valid_inode_count);
@@ -460,10 +591,12 @@ class Rebuilder {
       o->entry_count.set(n);
       writes_pack_.push_back({blk++, std::move(b)});
     }
-    // Data summaries with empty NAT and SIT journals (every entry is in the
-    // NAT and SIT blocks written above).
+    // Data summaries with the NAT and SIT journals (empty unless an
+    // incremental plan put entries there).
     if (compact) {
       Block b(kBlockSize, 0);
+      std::memcpy(b.data(), &new_nat_journal_, kSumJournalSize);
+      std::memcpy(b.data() + kSumJournalSize, &new_sit_journal_, kSumJournalSize);
       std::size_t off = 2 * kSumJournalSize;
       std::uint32_t used = 0;
       for (int t = 0; t < 3; ++t) {
@@ -490,7 +623,12 @@ class Rebuilder {
     } else {
       for (int t = 0; t < 3; ++t) {
         Block b(kBlockSize, 0);
-        std::memcpy(b.data(), &cur_sum_[t], kBlockSize);
+        SummaryBlock sum = cur_sum_[t];
+        // NAT journal with the hot data log's summary, SIT journal with the
+        // cold one's (CURSEG_HOT_DATA / CURSEG_COLD_DATA).
+        if (t == 0) sum.journal = new_nat_journal_;
+        if (t == 2) sum.journal = new_sit_journal_;
+        std::memcpy(b.data(), &sum, kBlockSize);
         writes_pack_.push_back({blk++, std::move(b)});
       }
     }
@@ -576,6 +714,8 @@ class Rebuilder {
   SummaryBlock cur_sum_[kNrCursegType];
   std::vector<std::uint8_t> new_sit_bitmap_, new_nat_bitmap_, full_bits_, empty_bits_;
   std::vector<std::pair<std::uint64_t, Block>> writes_meta_, writes_pack_;
+  bool incremental_ = false, new_umount_ = false;
+  Journal new_nat_journal_{}, new_sit_journal_{};
   std::pair<std::uint64_t, Block> tail_;
 };
 

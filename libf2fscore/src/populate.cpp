@@ -111,9 +111,19 @@ class Populator {
 
   // Returns an error only for what ends the whole walk (no_space).
   Status directory(const std::string& src, const std::string& dst) {
-    DIR* d = ::opendir(src.c_str());
+    // O_NOATIME: listing the directory does not change the atime we copy.
+    int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+#if defined(O_NOATIME)
+    flags |= O_NOATIME;
+#endif
+    int fd = ::open(src.c_str(), flags);
+#if defined(O_NOATIME)
+    if (fd < 0 && errno == EPERM) fd = ::open(src.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+#endif
+    DIR* d = fd < 0 ? nullptr : ::fdopendir(fd);
     if (d == nullptr) {
       problem(src, dst, host_error("cannot open directory", errno));
+      if (fd >= 0) ::close(fd);
       return {};
     }
     std::vector<std::string> names;
@@ -382,16 +392,21 @@ class Populator {
     bool shrank = false;
     const std::uint64_t written_before = rep_.bytes_written;
     std::uint64_t off = 0;
+    // A file with as many blocks allocated as its size needs has no hole:
+    // no need to ask (two system calls fewer per small file).
+    const bool dense = static_cast<std::uint64_t>(st.st_blocks) * 512 >= size;
     while (off < size && !shrank) {
       std::uint64_t data = off, hole = size;
 #if defined(SEEK_DATA) && defined(SEEK_HOLE)
-      const off_t d = ::lseek(fd, static_cast<off_t>(off), SEEK_DATA);
-      if (d < 0 && errno == ENXIO) break;  // the rest is a hole
-      if (d >= 0) {
-        data = static_cast<std::uint64_t>(d);
-        const off_t h = ::lseek(fd, d, SEEK_HOLE);
-        hole = h < 0 ? size : std::min<std::uint64_t>(static_cast<std::uint64_t>(h), size);
-      }  // EINVAL etc.: no SEEK_DATA here; copy everything
+      if (!dense) {
+        const off_t d = ::lseek(fd, static_cast<off_t>(off), SEEK_DATA);
+        if (d < 0 && errno == ENXIO) break;  // the rest is a hole
+        if (d >= 0) {
+          data = static_cast<std::uint64_t>(d);
+          const off_t h = ::lseek(fd, d, SEEK_HOLE);
+          hole = h < 0 ? size : std::min<std::uint64_t>(static_cast<std::uint64_t>(h), size);
+        }  // EINVAL etc.: no SEEK_DATA here; copy everything
+      }
 #endif
       if (data >= size) break;
       st_out = copy_range(src, dst, fd, ino, data, hole, &shrank);

@@ -20,6 +20,7 @@
 #include <map>
 
 #include "f2fscore/disk/checkpoint.hpp"
+#include "f2fscore/endian.hpp"
 #include "f2fscore/iostat.hpp"
 #include "meta_internal.hpp"
 #include "writer_internal.hpp"
@@ -102,6 +103,7 @@ struct BatchWriter::State {
     open = nullptr;
     ++submitted;
     dev.submit(s.req);
+    dev.poll(false);  // to the device now (a backend may hold submissions until a poll)
   }
   Slot* free_slot() {
     for (;;) {
@@ -128,6 +130,14 @@ BatchWriter::~BatchWriter() = default;
 
 Status BatchWriter::add(block_t addr, const std::uint8_t* block, std::uint16_t tag) {
   State& s = *s_;
+  // A block rewritten while its previous write is in flight (in-place
+  // updates): that write finishes first, so the two cannot be reordered.
+  if (s.open && addr >= s.run_start && addr < s.run_start + s.run_len) s.submit_open();
+  for (auto& sl : s.slots)
+    if (sl.busy && addr >= sl.req.offset / kBlockSize && addr < (sl.req.offset + sl.req.length) / kBlockSize) {
+      while (!sl.done) s.dev.poll(true);
+      s.reap(sl);
+    }
   if (s.open && (addr != s.run_start + s.run_len || tag != s.run_tag || s.run_len >= s.max_blocks)) s.submit_open();
   if (!s.open) {
     Slot* sl = s.free_slot();
@@ -153,6 +163,23 @@ Status BatchWriter::drain() {
 }
 
 std::uint64_t BatchWriter::requests() const noexcept { return s_->submitted; }
+
+Status BatchWriter::kick() {
+  State& s = *s_;
+  s.submit_open();
+  for (auto& sl : s.slots)
+    if (sl.busy && sl.done) s.reap(sl);
+  Status r = std::move(s.failure);
+  s.failure = Status{};
+  return r;
+}
+
+bool BatchWriter::idle() const noexcept {
+  if (s_->open) return false;
+  for (const auto& sl : s_->slots)
+    if (sl.busy) return false;
+  return true;
+}
 
 // ---- The page cache ---------------------------------------------------------------
 
@@ -260,8 +287,8 @@ struct PageCache {
       erase(ino, f->second, f->second.pages.find(idx));
       if (f->second.pages.empty()) files.erase(f);
     }
-    // Keep a few spare buffers only.
-    while (spare.size() > 64) {
+    // Spare buffers for the pages to come, within the bound.
+    while (!spare.empty() && pages + spare.size() > limit) {
       std::free(spare.back());
       spare.pop_back();
     }
@@ -458,7 +485,9 @@ Status Writer::Impl::writeback(nid_t ino, const wr::WriteContext& ctx0) {
     }
     if (!failure) break;
   }
-  Status d = c.io.drain();
+  // Writeback of a full cache leaves its last requests in flight (the
+  // caller goes on filling the cache meanwhile); any other waits for them.
+  Status d = ctx0.origin == wr::WriteContext::Origin::writeback ? c.io.kick() : c.io.drain();
   if (!failure) return failure;
   return d;
 }
@@ -478,6 +507,7 @@ void Writer::Impl::cache_drop(nid_t ino, std::uint64_t from, std::uint64_t to) {
 
 std::uint64_t Writer::Impl::dirty_pages(nid_t ino) const {
   if (!cache) return 0;
+  if (ino == 0) return cache->ndirty;  // every file's (has_not_enough_free_secs())
   auto f = cache->files.find(ino);
   return f == cache->files.end() ? 0 : f->second.dirty;
 }
@@ -506,6 +536,45 @@ Status Writer::Impl::direct_write(nid_t ino, std::uint64_t index, std::span<cons
   Status d = io.drain();
   if (!failure) return failure;
   return d;
+}
+
+// ---- After a checkpoint -----------------------------------------------------------
+
+Status Writer::Impl::reload_committed(const std::vector<std::uint8_t>& types) {
+  auto v = Volume::open(dev);
+  if (!v) return make_error(v.error());
+  vol = std::move(*v);
+  sb = vol->superblock();
+  cp = vol->checkpoint();
+  cp_ver_stamp = cp.checkpoint_ver.get();
+  if (cp.ckpt_flags.get() & cp_flag::crc_recovery) {
+    const auto blocks = vol->checkpoint_blocks();
+    const std::uint32_t off = cp.checksum_offset.get();
+    if (off + 4 <= kBlockSize) cp_ver_stamp |= static_cast<std::uint64_t>(load_le32(blocks.data(), off)) << 32;
+  }
+  if (types.size() == main_segs) seg_type = types;
+  for (int t = 0; t < 3; ++t) {
+    logs[t] = {cp.cur_data_segno[t].get(), cp.cur_data_blkoff[t].get(), cp.alloc_type[t]};
+    logs[t + 3] = {cp.cur_node_segno[t].get(), cp.cur_node_blkoff[t].get(), cp.alloc_type[t + 3]};
+  }
+  for (int t = 0; t < 6; ++t) {
+    const auto& l = logs[t];
+    if (l.segno < main_segs) seg_type[l.segno] = static_cast<std::uint8_t>(t);
+    // As load(): written on only when LFS and free from blkoff on.
+    bool usable = l.alloc_type <= 1 && l.segno < main_segs && l.blkoff < wr::kBlocksPerSeg;
+    for (std::uint32_t j = l.blkoff; usable && j < (l.alloc_type ? l.blkoff + 1u : wr::kBlocksPerSeg); ++j)
+      if (owner[static_cast<std::size_t>(l.segno) * wr::kBlocksPerSeg + j].blkaddr) usable = false;
+    log_usable[t] = usable;
+  }
+  for (std::uint32_t s = 0; s < main_segs; ++s) seg_alloc[s] = seg_valid[s] == 0;
+  for (const auto& l : logs)
+    if (l.segno < main_segs) seg_alloc[l.segno] = 0;
+  std::fill(nid_blocked.begin(), nid_blocked.end(), 0);
+  nid_cursor = sb.root_ino.get() + 1;
+  std::fill(seg_changed.begin(), seg_changed.end(), 0);
+  nat_at_cp = nat;
+  gc_load();  // the checkpoint-valid map, free sections and mtimes (writer_gc.cpp)
+  return {};
 }
 
 // ---- Periodic checkpoints and discard -------------------------------------------

@@ -129,7 +129,7 @@ Result<nid_t> Writer::Impl::find_entry(nid_t dir, std::string_view name) {
     for (std::uint64_t blk = bidx; blk < bidx + bucket_blocks(level) && blk < nblocks; ++blk) {
       auto a = map(dir, blk, false);
       if (!a) return make_error(a.error());
-      if (*a == kNullAddr || *a == kNewAddr) continue;
+      if (*a == kNullAddr) continue;  // NEW_ADDR: a dentry page not yet written back
       F2FS_TRY(read_file_block(dir, blk, b.data()));
       DView v = DView::block(b.data());
       const std::uint32_t pos = v.find(name, hash);
@@ -156,7 +156,7 @@ Result<std::vector<std::pair<std::string, nid_t>>> Writer::Impl::entries(nid_t d
   for (std::uint64_t blk = 0; blk < nblocks; ++blk) {
     auto a = map(dir, blk, false);
     if (!a) return make_error(a.error());
-    if (*a == kNullAddr || *a == kNewAddr) continue;
+    if (*a == kNullAddr) continue;
     F2FS_TRY(read_file_block(dir, blk, b.data()));
     DView::block(b.data()).each(add);
   }
@@ -201,7 +201,7 @@ Status Writer::Impl::add_entry(nid_t dir, std::string_view name, nid_t ino, File
     if (dn.i.i_size.get() < kBlockSize) dn.i.i_size.set(kBlockSize);
     if (dn.i.i_current_depth.get() == 0) dn.i.i_current_depth.set(1);
     mark_dirty(dir);
-    F2FS_TRY(write_file_block(dir, 0, b.data(), wr::kHotData));
+    F2FS_TRY(cache_write(dir, 0, b.data(), wr::kHotData));
   }
   std::vector<std::uint8_t> b(kBlockSize);
   for (std::uint32_t level = 0; level < 64; ++level) {
@@ -218,7 +218,7 @@ Status Writer::Impl::add_entry(nid_t dir, std::string_view name, nid_t ino, File
       const std::uint32_t pos = v.room(need);
       if (pos >= v.nr) continue;
       v.put(pos, name, hash, ino, type);
-      F2FS_TRY(write_file_block(dir, blk, b.data(), wr::kHotData));
+      F2FS_TRY(cache_write(dir, blk, b.data(), wr::kHotData));
       auto dp3 = node(dir);
       if (!dp3) return make_error(dp3.error());
       Node& d3 = **dp3;
@@ -259,14 +259,14 @@ Status Writer::Impl::remove_entry(nid_t dir, std::string_view name) {
     for (std::uint64_t blk = bidx; blk < bidx + bucket_blocks(level) && blk < nblocks; ++blk) {
       auto a = map(dir, blk, false);
       if (!a) return make_error(a.error());
-      if (*a == kNullAddr || *a == kNewAddr) continue;
+      if (*a == kNullAddr) continue;
       F2FS_TRY(read_file_block(dir, blk, b.data()));
       DView v = DView::block(b.data());
       const std::uint32_t pos = v.find(name, hash);
       if (pos >= v.nr) continue;
       clear(v, pos);
       if (v.empty()) F2FS_TRY(free_file_block(dir, blk));
-      else F2FS_TRY(write_file_block(dir, blk, b.data(), wr::kHotData));
+      else F2FS_TRY(cache_write(dir, blk, b.data(), wr::kHotData));
       auto dp2 = node(dir);
       if (!dp2) return make_error(dp2.error());
       touch(**dp2);
@@ -393,6 +393,7 @@ Status Writer::unlink(std::string_view path) {
   if (links <= 1) return impl_->drop_inode(*ino);  // freed, or an orphan while open (writer_ns.cpp)
   (*in2)->i.i_links.set(links - 1);
   (*in2)->i.i_ctime.set(impl_->now());
+  (*in2)->i.i_ctime_nsec.set(0);
   impl_->mark_dirty(*ino);
   return {};
 }

@@ -160,10 +160,20 @@ Status Writer::Impl::read_file_block(nid_t ino, std::uint64_t index, std::uint8_
   }
   if (*a < main_blk || *a >= main_blk + owner.size())
     return make_error(Errc::corrupt, fmt("writer: inode %llu block %llu points outside the main area", ino, index));
+  if (!io_batch().idle()) F2FS_TRY(io_batch().drain());  // the block may be in flight
   F2FS_TRY(read_at(dev, static_cast<std::uint64_t>(*a) * kBlockSize, std::span<std::uint8_t>(out, kBlockSize),
                    io_tag(IostatType::fs_data_read_io)));
   cache_fill(ino, index, out);
   return {};
+}
+
+// The inode's largest extent (i_ext) must not name a block that moved or
+// was freed: drop it when `index` falls inside it, as __drop_largest_extent()
+// in fs/f2fs/extent_cache.c does on every block address update (fsck.f2fs
+// asserts "wrong ext" otherwise).
+static void drop_largest_extent(Node& in, std::uint64_t index) {
+  const std::uint64_t fofs = in.i.i_ext.fofs.get(), len = in.i.i_ext.len.get();
+  if (len != 0 && index >= fofs && index < fofs + len) in.i.i_ext.len.set(0);
 }
 
 // Where place_data() puts the block: in place, or a new block of the log
@@ -176,6 +186,7 @@ Result<block_t> Writer::Impl::place_file_block(nid_t ino, std::uint64_t index, s
   std::uint32_t slot = 0;
   auto old = map(ino, index, true, &dn, &slot);
   if (!old) return make_error(old.error());
+  if (*old == kNullAddr) F2FS_TRY(check_space(1));  // a new block (inc_valid_block_count())
   IpuReason why = IpuReason::opu_policy;
   auto a = place_data(ino, index, *old, type, ctx, &why);
   if (!a) return make_error(a.error());
@@ -190,12 +201,11 @@ Result<block_t> Writer::Impl::place_file_block(nid_t ino, std::uint64_t index, s
   if (dn == ino) (*dp)->i.i_addr[extra_words(**dp) + slot].set(*a);
   else (*dp)->dn.addr[slot].set(*a);
   mark_dirty(dn);
-  if (*old == kNullAddr) {
-    auto ip = node(ino);
-    if (!ip) return make_error(ip.error());
-    (*ip)->i.i_blocks.set((*ip)->i.i_blocks.get() + 1);
-    mark_dirty(ino);
-  }
+  auto ip = node(ino);
+  if (!ip) return make_error(ip.error());
+  drop_largest_extent(**ip, index);
+  if (*old == kNullAddr) (*ip)->i.i_blocks.set((*ip)->i.i_blocks.get() + 1);
+  mark_dirty(ino);
   return *a;
 }
 
@@ -227,6 +237,7 @@ Status Writer::Impl::free_file_block(nid_t ino, std::uint64_t index) {
   mark_dirty(dn);
   auto ip = node(ino);
   if (!ip) return make_error(ip.error());
+  drop_largest_extent(**ip, index);
   (*ip)->i.i_blocks.set((*ip)->i.i_blocks.get() - 1);
   mark_dirty(ino);
   return {};
@@ -351,10 +362,14 @@ Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std:
   const Node tmpl = **root;
   Node* in = new_node(*n, *n, 0, dir);
   in->i.i_mode.set(mode);
-  in->i.i_inline = tmpl.i.i_inline & (inline_flag::xattr | inline_flag::extra_attr);
+  // An inline xattr area as f2fs_new_inode() gives every inode under the
+  // default inline_xattr mount option: 50 words (DEFAULT_INLINE_XATTR_ADDRS),
+  // recorded in i_inline_xattr_size with flexible_inline_xattr.
+  in->i.i_inline = static_cast<std::uint8_t>(inline_flag::xattr | (tmpl.i.i_inline & inline_flag::extra_attr));
   if (in->i.i_inline & inline_flag::extra_attr) {
     in->i.extra.i_extra_isize = tmpl.i.extra.i_extra_isize;
-    in->i.extra.i_inline_xattr_size = tmpl.i.extra.i_inline_xattr_size;
+    in->i.extra.i_inline_xattr_size.set(
+        (sb.feature.get() & feature::flexible_inline_xattr) ? static_cast<std::uint16_t>(kDefaultInlineXattrAddrs) : 0);
     if (sb.feature.get() & feature::inode_crtime) in->i.extra.i_crtime.set(now());
   }
   in->i.i_links.set(dir ? 2 : 1);
@@ -480,11 +495,17 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
     const std::size_t in_blk = pos % kBlockSize;
     const std::size_t c = std::min<std::size_t>(data.size() - done, kBlockSize - in_blk);
     const std::uint64_t idx = pos / kBlockSize;
+    if (c == kBlockSize) {  // a whole block: no staging copy
+      F2FS_TRY(impl_->cache_write(ino, idx, data.data() + done, type));
+      done += c;
+      continue;
+    }
     if (c < kBlockSize) {
       if (idx * kBlockSize < st->size) F2FS_TRY(impl_->read_file_block(ino, idx, b.data()));
       else std::fill(b.begin(), b.end(), 0);
     }
     std::memcpy(b.data() + in_blk, data.data() + done, c);
+    if (done) F2FS_TRY(impl_->balance_fs());  // GC between blocks, as per page in the kernel
     F2FS_TRY(impl_->cache_write(ino, idx, b.data(), type));
     done += c;
   }

@@ -85,33 +85,6 @@ struct TagDevice final : BlockDevice {
   std::size_t in_flight() const noexcept override { return inner.in_flight(); }
 };
 
-/// What the placement rules look at for one data block (writer_ipu.cpp):
-/// the inode's flags, the write's origin and the volume's state, as
-/// f2fs_should_update_outplace() / f2fs_should_update_inplace() /
-/// check_inplace_update_policy() in fs/f2fs/data.c see them.
-struct IpuInputs {
-  bool old_valid = false;  ///< the block has a data address (not NULL_ADDR/NEW_ADDR)
-  bool direct = false;     ///< direct I/O (f2fs_map_blocks() rewrites in place)
-  bool pinned = false;     ///< FI_PIN_FILE
-  bool dir = false;        ///< S_ISDIR
-  bool quota = false;      ///< IS_NOQUOTA (a quota file)
-  bool opu_write = false;  ///< FI_OPU_WRITE (defragment())
-  bool gc = false;         ///< a GC move (page_private_gcing)
-  bool cold = false;       ///< file_is_cold (FADVISE_COLD_BIT)
-  bool sync = false;       ///< REQ_SYNC (sync writeback, fsync); else an async write
-  bool fsync = false, fdatasync = false;  ///< inside fsync()/fdatasync()'s writeback
-  std::uint64_t dirty_pages = 0;          ///< the file's dirty pages when fsync began
-  bool need_ssr = false;                  ///< f2fs_need_SSR()
-  std::uint32_t utilization = 0;          ///< utilization(), percent
-};
-/// The rule that places a data block (IpuReason, docs/ipu.md gives the
-/// order). `o` is resolved (no kKernelDefault).
-IpuReason ipu_decide(const IpuOptions& o, const IpuInputs& in);
-/// f2fs_should_update_inplace(inode, NULL): whether the policy would write
-/// the file in place without looking at a particular write (no ASYNC, no
-/// FI_NEED_IPU); defragment() refuses such files.
-bool ipu_inplace_without_io(const IpuOptions& o, const IpuInputs& in);
-
 /// The page cache (writer_cache.cpp); opaque elsewhere.
 struct PageCache;
 struct PageCacheDeleter {
@@ -132,6 +105,10 @@ class BatchWriter {
   BatchWriter& operator=(const BatchWriter&) = delete;
   Status add(disk::block_t addr, const std::uint8_t* block, std::uint16_t tag);
   Status drain();
+  /// Submits the pending run without waiting; returns the failures of the
+  /// requests finished so far (the rest are reported by a later drain()).
+  Status kick();
+  bool idle() const noexcept;  ///< nothing pending or in flight
   std::uint64_t requests() const noexcept;  ///< write requests submitted so far
 
  private:
@@ -195,8 +172,22 @@ struct Writer::Impl {
   std::unique_ptr<wr::PageCache, wr::PageCacheDeleter> cache;
   std::uint64_t last_checkpoint_time = 0;  ///< wr::mono_ms() of the last checkpoint (or mount)
   std::uint32_t call_depth = 0;            ///< public calls in progress (F2FS_WRITER_LOCK)
+  /// What the last checkpoint committed, for incremental checkpoints
+  /// (RebuildPlan::changed_nids/changed_segments): the NAT as loaded, and
+  /// the segments whose blocks or type changed since (claim(),
+  /// invalidate(), alloc_block() mark them).
+  std::vector<wr::NatMem> nat_at_cp;
+  std::vector<std::uint8_t> seg_changed;
+  /// After a checkpoint: reopens the volume (superblock, the new pack) and
+  /// resets what a checkpoint resets (logs as the pack says, free segments,
+  /// nids freed since, the change sets) from memory, as load() would find
+  /// it without walking the tree; `types`: the segment types written.
+  Status reload_committed(const std::vector<std::uint8_t>& types);
   /// The handle's coalescing writer (data writeback, direct writes, node
-  /// blocks at checkpoints); created with the cache.
+  /// blocks at checkpoints); created with the cache. Writeback of a full
+  /// cache leaves its last requests in flight: code that reads data blocks
+  /// from the device other than through read_file_block() (which does it)
+  /// must io_batch().drain() first.
   wr::BatchWriter& io_batch();
   /// Writes whole blocks [index, index + data.size() / 4 KiB) of `ino`
   /// straight to the device (WriteFlags::direct), dropping cached pages of
@@ -214,12 +205,49 @@ struct Writer::Impl {
   IpuOptions ipu;  ///< resolved (no kKernelDefault left)
   std::unordered_set<nid_t> opu_write;  ///< FI_OPU_WRITE: files defragment() is rewriting
 
-  // ---- writer_gc.cpp: SSR and GC ----
+  // ---- writer_gc.cpp: SSR and GC (docs/gc.md) ----
+  /// Per main-area block: valid at the last checkpoint or allocated since
+  /// (the kernel's ckpt_valid_map): SSR never hands such a block out, the
+  /// last checkpoint may still reference it.
+  std::vector<std::uint8_t> ckpt_valid;
+  std::vector<std::uint16_t> seg_ckpt_valid;  ///< per segment: blocks set in ckpt_valid (ckpt_valid_blocks)
+  std::vector<std::uint64_t> seg_mtime;       ///< SIT mtime per segment, in get_mtime() seconds
+  std::uint64_t mtime_base = 0, clock_base = 0;  ///< checkpoint elapsed_time and now() at mount
+  std::uint64_t min_mtime = 0, max_mtime = 0;    ///< sit_i->min_mtime / max_mtime (cost-benefit)
+  std::uint32_t free_secs = 0;                   ///< wholly free sections (free_sections())
+  std::uint32_t cur_victim_sec = 0xFFFFFFFFu;    ///< section GC is moving (never an SSR target)
+  std::uint64_t gc_move_mtime = 0;               ///< while GC moves a block: its old segment's mtime
+  bool in_gc = false;
+  std::uint64_t last_call_time = 0;              ///< now() at the last public call (idle detection)
+  /// stats.checkpoints when foreground GC last found nothing to move: it is
+  /// not retried until the next checkpoint changes the picture.
+  std::uint64_t gc_futile_at = ~std::uint64_t{0};
+
+  /// Rebuilds the state above from the owner table and the SIT (load()).
+  void gc_load();
+  /// need_SSR() of fs/f2fs/segment.c (6.1): free sections at or under the
+  /// dirty node and dentry sections + min_ssr_sections + reserved sections.
+  bool need_ssr() const;
   /// Wholly free sections not taken by a log (free_sections() in
   /// fs/f2fs/segment.h; segments freed since the checkpoint are not free).
-  std::uint32_t free_sections() const;
-  /// f2fs_need_SSR() in fs/f2fs/segment.c.
-  bool need_ssr() const;
+  std::uint32_t free_sections() const { return free_secs; }
+  std::uint32_t reserved_sections() const;
+  /// has_not_enough_free_secs() of fs/f2fs/segment.h (6.1), plus the
+  /// sections the page cache's dirty data pages need (docs/gc.md).
+  bool has_not_enough_free_secs(std::uint32_t freed, std::uint32_t needed) const;
+  /// Errc::no_space when `blocks` more blocks would pass user_block_count
+  /// (valid + NEW_ADDR + unwritten new nodes; inc_valid_block_count()).
+  Status check_space(std::uint64_t blocks) const;
+  /// At a safe point (no operation in flight): background GC when idle,
+  /// foreground GC when free sections run low (f2fs_balance_fs()).
+  Status balance_fs();
+  /// The address alloc_block(type) gives next (NEXT_FREE_BLKADDR), opening
+  /// a segment for the log if it has none.
+  Result<disk::block_t> next_block(std::uint8_t type);
+  /// alloc_block()'s body: LFS or SSR (allocate_segment_by_default()).
+  Result<disk::block_t> allocate_block(std::uint8_t type);
+  Status new_segment(std::uint8_t type);
+  std::uint64_t get_mtime() const;
 
   // ---- writer_fsync.cpp: fsync chains and roll-forward ----
   /// checkpoint_ver the fields below belong to; a new checkpoint resets them.
@@ -255,7 +283,8 @@ struct Writer::Impl {
 
   /// Errc::invalid_argument after unmount, Errc::read_only on a read-only
   /// mount when `modify`; else ok. With `modify`, at the start of an
-  /// outermost call, takes a periodic checkpoint when one is due.
+  /// outermost call, takes a periodic checkpoint when one is due, then runs
+  /// balance_fs() (GC when free sections run low, as f2fs_balance_fs()).
   Status usable(bool modify);
 
   // writer_mount.cpp
@@ -316,6 +345,7 @@ struct Writer::Impl {
   Status writeback(nid_t ino, const wr::WriteContext& ctx);
   /// Drops cached pages of `ino` in [from, to) (truncate, punch, unlink).
   void cache_drop(nid_t ino, std::uint64_t from, std::uint64_t to = ~std::uint64_t{0});
+  /// Dirty pages of `ino` in the cache; 0: of every file.
   std::uint64_t dirty_pages(nid_t ino) const;
   /// Takes a checkpoint when opts.checkpoint_interval_s has passed.
   Status maybe_periodic_checkpoint();
@@ -330,8 +360,12 @@ struct Writer::Impl {
   /// utilization() in fs/f2fs/segment.h: valid blocks (data, nodes,
   /// reserved) x 100 / user_block_count.
   std::uint32_t utilization() const;
-  /// The placement inputs of inode `ino` for a write of `ctx`.
-  Result<wr::IpuInputs> ipu_inputs(nid_t ino, disk::block_t old, const wr::WriteContext& ctx);
+  /// The placement inputs of inode `ino` for a write of `ctx` (ssr and util
+  /// filled only when the policy reads them).
+  Result<IpuWrite> ipu_write(nid_t ino, disk::block_t old, const wr::WriteContext& ctx);
+  /// The space the rules read: user and valid blocks (reserved and new
+  /// nodes counted, as valid_user_blocks()), sections.
+  SpaceState ipu_space() const;
 
   // writer_gc.cpp
   /// Foreground GC until `sections` more sections are free (or no victim).

@@ -42,65 +42,69 @@ std::uint64_t IpuStats::out_of_place() const {
   return n;
 }
 
-namespace wr {
-
 namespace {
 // FI_NEED_IPU as f2fs_do_sync_file() (fs/f2fs/file.c) sets it for a
 // non-directory: fdatasync, or at most min_fsync_blocks dirty pages. With
 // the proposed change the small-fsync case also needs the FSYNC bit.
-bool need_ipu_flag(const IpuOptions& o, const IpuInputs& in, bool patched) {
-  if (in.dir) return false;
-  if (in.fdatasync) return true;
-  if (!in.fsync || in.dirty_pages > o.min_fsync_blocks) return false;
+bool need_ipu_flag(const IpuOptions& o, const IpuWrite& w, bool patched) {
+  if (w.dir) return false;
+  if (w.fdatasync) return true;
+  if (!w.fsync || w.file_dirty_pages > o.min_fsync_blocks) return false;
   return !patched || (o.ipu_policy & ipu_bit::fsync);
 }
 
-// check_inplace_update_policy(): kInvalid when no rule applies.
+// check_inplace_update_policy(): kNoRule when no rule applies. with_io: a
+// particular request (fio) is being placed.
 constexpr auto kNoRule = IpuReason::count_;
-IpuReason policy_rule(const IpuOptions& o, const IpuInputs& in, bool with_io) {
+IpuReason policy_rule(const IpuOptions& o, const SpaceState& s, bool ssr, const IpuWrite& w, bool with_io) {
   const std::uint32_t p = o.ipu_policy;
-  if ((p & ipu_bit::honor_opu_write) && in.opu_write) return kNoRule;
-  if (with_io && o.fdatasync_in_place && need_ipu_flag(o, in, true))
-    return in.fdatasync ? IpuReason::ipu_fdatasync_option : IpuReason::ipu_fsync;
+  if ((p & ipu_bit::honor_opu_write) && w.opu_write) return kNoRule;
+  if (with_io && o.fdatasync_in_place && need_ipu_flag(o, w, true))
+    return w.fdatasync ? IpuReason::ipu_fdatasync_option : IpuReason::ipu_fsync;
   if (p & ipu_bit::force) return IpuReason::ipu_force;
-  if ((p & ipu_bit::ssr) && in.need_ssr) return IpuReason::ipu_ssr;
-  if ((p & ipu_bit::util) && in.utilization > o.min_ipu_util) return IpuReason::ipu_util;
-  if ((p & ipu_bit::ssr_util) && in.need_ssr && in.utilization > o.min_ipu_util) return IpuReason::ipu_ssr_util;
+  if ((p & ipu_bit::ssr) && ssr) return IpuReason::ipu_ssr;
+  if ((p & ipu_bit::util) && s.utilization() > o.min_ipu_util) return IpuReason::ipu_util;
+  if ((p & ipu_bit::ssr_util) && ssr && s.utilization() > o.min_ipu_util) return IpuReason::ipu_ssr_util;
   // IPU for async rewrites: a write without REQ_SYNC (encrypted inodes
   // excluded; the writer mounts no encrypted volume).
-  if (with_io && (p & ipu_bit::async) && !in.sync) return IpuReason::ipu_async;
-  if (with_io && !o.fdatasync_in_place && (p & ipu_bit::fsync) && need_ipu_flag(o, in, false))
+  if (with_io && (p & ipu_bit::async) && !w.sync_io) return IpuReason::ipu_async;
+  if (with_io && !o.fdatasync_in_place && (p & ipu_bit::fsync) && need_ipu_flag(o, w, false))
     return IpuReason::ipu_fsync;
   return kNoRule;
 }
 }  // namespace
 
-IpuReason ipu_decide(const IpuOptions& o, const IpuInputs& in) {
+bool need_ssr(const SpaceState& s, const IpuOptions& o) noexcept {
+  const std::uint64_t min_ssr =
+      o.min_ssr_sections == IpuOptions::kKernelDefault ? s.reserved_sections : o.min_ssr_sections;
+  return s.free_sections <= min_ssr + s.reserved_sections;
+}
+
+IpuReason decide_ipu(const IpuOptions& o, const SpaceState& s, bool ssr_needed, const IpuWrite& w) noexcept {
   // f2fs_do_write_data_page(): only a written block can be rewritten.
-  if (!in.old_valid) return IpuReason::opu_new_block;
+  if (!w.has_old_block) return IpuReason::opu_new_block;
   // Direct I/O maps the existing block (f2fs_map_blocks(), not LFS mode).
-  if (in.direct) return IpuReason::ipu_direct;
+  if (w.direct) return IpuReason::ipu_direct;
   // f2fs_should_update_outplace(): a pinned file is never forced out...
-  if (!in.pinned) {
-    if (in.dir) return IpuReason::opu_dir;
-    if (in.quota) return IpuReason::opu_quota;
-    if (in.opu_write) return IpuReason::opu_defrag;
-    if (in.gc) return IpuReason::opu_gc;
+  if (!w.pinned) {
+    if (w.dir) return IpuReason::opu_dir;
+    if (w.quota) return IpuReason::opu_quota;
+    if (w.other_opu) return IpuReason::opu_other;
+    if (w.opu_write) return IpuReason::opu_defrag;
+    if (w.gc) return IpuReason::opu_gc;
   }
   // ...and f2fs_should_update_inplace() keeps it in place.
-  if (in.pinned) return IpuReason::ipu_pinned;
-  if (in.cold && !in.opu_write) return IpuReason::ipu_cold;
-  const IpuReason r = policy_rule(o, in, true);
+  if (w.pinned) return IpuReason::ipu_pinned;
+  if (w.cold && !w.opu_write) return IpuReason::ipu_cold;
+  const IpuReason r = policy_rule(o, s, ssr_needed, w, true);
   return r == kNoRule ? IpuReason::opu_policy : r;
 }
 
-bool ipu_inplace_without_io(const IpuOptions& o, const IpuInputs& in) {
-  if (in.pinned) return true;
-  if (in.cold && !in.opu_write) return true;
-  return policy_rule(o, in, false) != kNoRule;
+bool ipu_inplace_without_io(const IpuOptions& o, const SpaceState& s, bool ssr_needed, const IpuWrite& w) noexcept {
+  if (w.pinned) return true;
+  if (w.cold && !w.opu_write) return true;
+  return policy_rule(o, s, ssr_needed, w, false) != kNoRule;
 }
-
-}  // namespace wr
 
 // Small volumes: at most 16 x 512 main segments (SMALL_VOLUME_SEGMENTS,
 // 16 GiB) get FORCE|HONOR_OPU_WRITE (f2fs_tuning_parameters()), others
@@ -114,44 +118,56 @@ void Writer::Impl::resolve_ipu_defaults() {
     ipu.min_ssr_sections = cp.rsvd_segment_count.get() / std::max<std::uint32_t>(1, segs_per_sec);
 }
 
-std::uint32_t Writer::Impl::utilization() const {
-  const std::uint64_t user = cp.user_block_count.get();
-  if (user == 0) return 0;
-  return static_cast<std::uint32_t>((valid_blocks + reserved_blocks + pending_new_nodes) * 100 / user);
+SpaceState Writer::Impl::ipu_space() const {
+  const std::uint32_t sps = std::max<std::uint32_t>(1, segs_per_sec);
+  SpaceState sp;
+  sp.user_blocks = cp.user_block_count.get();
+  sp.valid_blocks = valid_blocks + reserved_blocks + pending_new_nodes;
+  sp.segs_per_sec = sps;
+  sp.main_sections = main_segs / sps;
+  sp.reserved_sections = cp.rsvd_segment_count.get() / sps;
+  sp.overprov_sections = cp.overprov_segment_count.get() / sps;
+  return sp;
 }
 
-Result<wr::IpuInputs> Writer::Impl::ipu_inputs(nid_t ino, block_t old, const wr::WriteContext& ctx) {
-  wr::IpuInputs in;
-  in.old_valid = old != kNullAddr && old != kNewAddr;
-  if (in.old_valid && (old < main_blk || old >= main_blk + owner.size()))
+std::uint32_t Writer::Impl::utilization() const { return ipu_space().utilization(); }
+
+Result<IpuWrite> Writer::Impl::ipu_write(nid_t ino, block_t old, const wr::WriteContext& ctx) {
+  IpuWrite w;
+  w.has_old_block = old != kNullAddr && old != kNewAddr;
+  if (w.has_old_block && (old < main_blk || old >= main_blk + owner.size()))
     return make_error(Errc::corrupt, fmt("writer: inode %llu has a data block at %llu, outside the main area", ino, old));
   auto inp = node(ino);
   if (!inp) return make_error(inp.error());
   const Node& n = **inp;
   using O = wr::WriteContext::Origin;
-  in.direct = ctx.origin == O::direct;
-  in.gc = ctx.origin == O::gc;
-  in.pinned = n.i.i_inline & inline_flag::pin_file;
-  in.dir = (n.i.i_mode.get() & 0xF000) == 0x4000;
+  w.direct = ctx.origin == O::direct;
+  w.gc = ctx.origin == O::gc;
+  w.pinned = n.i.i_inline & inline_flag::pin_file;
+  w.dir = (n.i.i_mode.get() & 0xF000) == 0x4000;
   for (std::size_t q = 0; q < kMaxQuotas; ++q)
-    if (sb.qf_ino[q].get() == ino && ino != 0) in.quota = true;
-  in.opu_write = opu_write.count(ino) != 0;
-  in.cold = n.i.i_advise & advise::cold;
-  in.fsync = ctx.fsync;
-  in.fdatasync = ctx.fdatasync;
-  in.sync = ctx.origin != O::writeback || ctx.fsync || ctx.fdatasync;
-  in.dirty_pages = ctx.file_dirty_pages;
-  const std::uint32_t p = ipu.ipu_policy;
-  if (in.old_valid && (p & (ipu_bit::ssr | ipu_bit::ssr_util))) in.need_ssr = need_ssr();
-  if (in.old_valid && (p & (ipu_bit::util | ipu_bit::ssr_util))) in.utilization = utilization();
-  return in;
+    if (sb.qf_ino[q].get() == ino && ino != 0) w.quota = true;
+  w.opu_write = opu_write.count(ino) != 0;
+  w.cold = n.i.i_advise & advise::cold;
+  w.fsync = ctx.fsync;
+  w.fdatasync = ctx.fdatasync;
+  w.sync_io = ctx.origin != O::writeback || ctx.fsync || ctx.fdatasync;
+  w.file_dirty_pages = ctx.file_dirty_pages;
+  return w;
 }
 
 Result<block_t> Writer::Impl::place_data(nid_t ino, std::uint64_t, block_t old, std::uint8_t type,
                                          const wr::WriteContext& ctx, IpuReason* why) {
-  auto in = ipu_inputs(ino, old, ctx);
-  if (!in) return make_error(in.error());
-  *why = wr::ipu_decide(ipu, *in);
+  auto w = ipu_write(ino, old, ctx);
+  if (!w) return make_error(w.error());
+  SpaceState sp;
+  bool ssr = false;
+  if (w->has_old_block) {
+    const std::uint32_t p = ipu.ipu_policy;
+    if (p & (ipu_bit::util | ipu_bit::ssr_util)) sp = ipu_space();
+    if (p & (ipu_bit::ssr | ipu_bit::ssr_util)) ssr = need_ssr();
+  }
+  *why = decide_ipu(ipu, sp, ssr, *w);
   if (is_in_place(*why)) return old;
   // FI_HOT_DATA: the writeback of a file with at most min_hot_blocks dirty
   // pages goes to the hot data log (f2fs_write_cache_pages(), then
@@ -215,7 +231,7 @@ Status Writer::set_pinned(nid_t ino, bool pin) {
   }
   // f2fs_should_update_outplace(inode, NULL) refuses: quota files, files
   // being defragmented (directories are not regular files).
-  auto in = impl_->ipu_inputs(ino, kNullAddr, {});
+  auto in = impl_->ipu_write(ino, kNullAddr, {});
   if (!in) return make_error(in.error());
   if (in->quota) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is a quota file", ino));
   if (in->opu_write) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is being defragmented", ino));
@@ -253,11 +269,9 @@ Result<std::uint64_t> Writer::defragment(nid_t ino, std::uint64_t offset, std::u
     nid_t ino;
     ~Clear() { w->opu_write.erase(ino); }
   } clear{impl_.get(), ino};
-  auto in = impl_->ipu_inputs(ino, kNullAddr, {});
+  auto in = impl_->ipu_write(ino, kNullAddr, {});
   if (!in) return make_error(in.error());
-  in->need_ssr = impl_->need_ssr();
-  in->utilization = impl_->utilization();
-  if (wr::ipu_inplace_without_io(impl_->ipu, *in))
+  if (ipu_inplace_without_io(impl_->ipu, impl_->ipu_space(), impl_->need_ssr(), *in))
     return make_error(Errc::invalid_argument,
                       fmt("writer: defragment: the IPU policy (0x%llx) writes inode %llu in place", impl_->ipu.ipu_policy, ino));
   {

@@ -1,14 +1,13 @@
-// The IPU rules as pure functions (writer_policy.hpp: decide_ipu(),
-// need_ssr() at rest, resolve_ipu_options(), ipu_policy parsing), for
+// The IPU rules as a pure function (writer_policy.hpp: need_ssr(),
+// decide_ipu()), in the kernel's order of precedence, from
 // f2fs_should_update_outplace(), f2fs_should_update_inplace() and
-// check_inplace_update_policy() in fs/f2fs/data.c (6.1) and f2fs_need_SSR()
-// in fs/f2fs/segment.c; docs/ipu.md.
+// check_inplace_update_policy() in fs/f2fs/data.c (6.1) and need_SSR() in
+// fs/f2fs/segment.h; docs/ipu.md.
 //
-// (stats) The public face of the IPU module's rules (wr::ipu_decide() in
-// writer_ipu.cpp) for programs and f2fscore-dump ipu, which look at an
-// image at rest.
+// Provisional (written by the stats module so f2fscore-dump ipu can show
+// the decisions of an image at rest); the IPU module owns these rules and
+// place_data() should decide with decide_ipu() so there is one copy.
 #include "f2fscore/writer_policy.hpp"
-#include "writer_internal.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -79,32 +78,6 @@ IpuOptions resolve_ipu_options(IpuOptions o, std::uint32_t main_segments, std::u
   return o;
 }
 
-bool need_ssr(const SpaceState& s, const IpuOptions& o) noexcept {
-  // No dirty node, dentry or imeta pages at rest: those terms are 0.
-  const std::uint64_t min_ssr = o.min_ssr_sections == IpuOptions::kKernelDefault ? s.reserved_sections
-                                                                                 : o.min_ssr_sections;
-  return s.free_sections <= min_ssr + s.reserved_sections;
-}
-
-IpuReason decide_ipu(const IpuOptions& o, const SpaceState& s, bool ssr_needed, const IpuWrite& w) noexcept {
-  // One copy of the rules: the IPU module's (writer_ipu.cpp, wr::ipu_decide()).
-  if (w.has_old_block && w.other_opu && !w.pinned && !w.direct) return IpuReason::opu_other;
-  wr::IpuInputs in;
-  in.old_valid = w.has_old_block;
-  in.direct = w.direct;
-  in.pinned = w.pinned;
-  in.dir = w.dir;
-  in.quota = w.quota;
-  in.opu_write = w.opu_write;
-  in.gc = w.gc;
-  in.cold = w.cold;
-  in.sync = w.sync_io;
-  in.fsync = w.fsync;
-  in.fdatasync = w.fdatasync;
-  in.dirty_pages = w.file_dirty_pages;
-  in.need_ssr = ssr_needed;
-  in.utilization = s.utilization();
-  return wr::ipu_decide(o, in);
-}
+// need_ssr() and decide_ipu(): writer_ipu.cpp (one copy of the rules).
 
 }  // namespace f2fscore

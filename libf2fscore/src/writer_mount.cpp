@@ -66,30 +66,35 @@ Status Writer::Impl::load() {
   for (const auto& u : plan->nat) nat[u.nid] = {u.ino, u.blkaddr, u.version};
   owner.assign(static_cast<std::size_t>(main_segs) * wr::kBlocksPerSeg, {});
   seg_valid.assign(main_segs, 0);
+  seg_changed.assign(main_segs, 0);
   valid_blocks = 0;  // claim() counts them again: a reload after a checkpoint must not double them
   for (const auto& b : plan->blocks) claim(b.blkaddr, b);
+  std::fill(seg_changed.begin(), seg_changed.end(), 0);
+  nat_at_cp = nat;
   reserved_blocks = plan->reserved_blocks;
   valid_inodes = plan->valid_inode_count;
   orphans = plan->orphans;
   nid_blocked.assign(max_nid, 0);
   nid_cursor = sb.root_ino.get() + 1;
   seg_type.assign(main_segs, wr::kWarmData);
+  seg_mtime.assign(main_segs, 0);
   for (std::uint32_t s = 0; s < main_segs; ++s) {
     auto si = vol->segment(s);
     if (!si) return make_error(si.error());
     seg_type[s] = si->type < 6 ? si->type : wr::kWarmData;
+    seg_mtime[s] = si->mtime;
   }
   for (int t = 0; t < 3; ++t) {
     logs[t] = {cp.cur_data_segno[t].get(), cp.cur_data_blkoff[t].get(), cp.alloc_type[t]};
     logs[t + 3] = {cp.cur_node_segno[t].get(), cp.cur_node_blkoff[t].get(), cp.alloc_type[t + 3]};
   }
-  // A log is written on only when it is LFS and every block from its next
-  // one is free (as sanity_check_curseg() in fs/f2fs/segment.c demands);
-  // else its first write opens a new segment.
+  // A log is written on only when its next block is free and, for an LFS
+  // log, every block after it (as sanity_check_curseg() in
+  // fs/f2fs/segment.c demands); else its first write opens a new segment.
   for (int t = 0; t < 6; ++t) {
     const auto& l = logs[t];
-    bool usable = l.alloc_type == 0 && l.segno < main_segs && l.blkoff <= wr::kBlocksPerSeg;
-    for (std::uint32_t j = l.blkoff; usable && j < wr::kBlocksPerSeg; ++j)
+    bool usable = l.alloc_type <= 1 && l.segno < main_segs && l.blkoff < wr::kBlocksPerSeg;
+    for (std::uint32_t j = l.blkoff; usable && j < (l.alloc_type ? l.blkoff + 1u : wr::kBlocksPerSeg); ++j)
       if (owner[static_cast<std::size_t>(l.segno) * wr::kBlocksPerSeg + j].blkaddr) usable = false;
     log_usable[t] = usable;
   }
@@ -97,6 +102,7 @@ Status Writer::Impl::load() {
   for (std::uint32_t s = 0; s < main_segs; ++s) seg_alloc[s] = seg_valid[s] == 0;
   for (const auto& l : logs)
     if (l.segno < main_segs) seg_alloc[l.segno] = 0;
+  gc_load();
   if (pending_fsync) F2FS_TRY(recover_fsync());
   return {};
 }
@@ -104,7 +110,10 @@ Status Writer::Impl::load() {
 Status Writer::Impl::usable(bool modify) {
   if (unmounted) return make_error(Errc::invalid_argument, "writer: the volume is unmounted");
   if (modify && opts.read_only) return make_error(Errc::read_only, "writer: the volume is mounted read-only");
-  if (modify) return maybe_periodic_checkpoint();
+  if (modify) {
+    F2FS_TRY(maybe_periodic_checkpoint());
+    return balance_fs();
+  }
   return {};
 }
 
@@ -113,6 +122,7 @@ void Writer::Impl::claim(block_t addr, const meta::BlockUse& u) {
   owner[i] = u;
   owner[i].blkaddr = addr;
   ++seg_valid[i / wr::kBlocksPerSeg];
+  seg_changed[i / wr::kBlocksPerSeg] = 1;
   ++valid_blocks;
 }
 
@@ -122,64 +132,16 @@ void Writer::Impl::invalidate(block_t addr) {
   if (!owner[i].blkaddr) return;
   owner[i] = {};
   --seg_valid[i / wr::kBlocksPerSeg];
+  seg_changed[i / wr::kBlocksPerSeg] = 1;
   --valid_blocks;
 }
 
-// LFS allocation: the next block of the log; a full log takes the next free
-// segment of its section, else the first wholly free section after it
-// (get_new_segment() in fs/f2fs/segment.c, ALLOC_RIGHT). Segments freed
-// since the last checkpoint are not reused before the next one (the kernel's
-// prefree segments), so the last checkpoint's blocks stay intact.
-Result<block_t> Writer::Impl::alloc_block(std::uint8_t type) {
-  const bool data = type < 3;
-  // Data leaves room for the nodes the next checkpoint must write: the new
-  // ones count as used blocks, and every dirty node needs a block in fresh
-  // space (a segment per node log at worst, plus the blocks themselves).
-  if (valid_blocks + reserved_blocks + (data ? pending_new_nodes : 0) + 1 > cp.user_block_count.get())
-    return make_error(Errc::no_space, "writer: every user block is in use");
-  auto& l = logs[type];
-  if (!log_usable[type] || l.blkoff >= wr::kBlocksPerSeg) {
-    const std::uint32_t nsecs = main_segs / segs_per_sec;
-    auto log_in = [&](std::uint32_t s) {
-      for (const auto& o : logs)
-        if (o.segno == s) return true;
-      return false;
-    };
-    std::uint32_t free_secs = 0;
-    for (std::uint32_t sec = 0; sec < nsecs; ++sec) {
-      bool all = true;
-      for (std::uint32_t s = sec * segs_per_sec; s < (sec + 1) * segs_per_sec && all; ++s) all = seg_alloc[s] && !log_in(s);
-      free_secs += all;
-    }
-    std::uint32_t next = UINT32_MAX;
-    if (log_usable[type] && segs_per_sec > 1 && (l.segno + 1) % segs_per_sec != 0 && seg_alloc[l.segno + 1] &&
-        !log_in(l.segno + 1))
-      next = l.segno + 1;
-    else {
-      std::uint64_t rsvd = cp.rsvd_segment_count.get() / segs_per_sec;
-      if (data) rsvd += (dirty.size() + wr::kBlocksPerSeg - 1) / wr::kBlocksPerSeg / segs_per_sec + 4;
-      if (free_secs <= rsvd)
-        return make_error(Errc::no_space, fmt("writer: %llu free sections left, %llu are reserved for GC (not implemented yet)",
-                                              free_secs, rsvd));
-      const std::uint32_t start = l.segno < main_segs ? l.segno / segs_per_sec : 0;
-      for (std::uint32_t k = 1; k <= nsecs && next == UINT32_MAX; ++k) {
-        const std::uint32_t sec = (start + k) % nsecs;
-        bool all = true;
-        for (std::uint32_t s = sec * segs_per_sec; s < (sec + 1) * segs_per_sec && all; ++s) all = seg_alloc[s] && !log_in(s);
-        if (all) next = sec * segs_per_sec;
-      }
-      if (next == UINT32_MAX) return make_error(Errc::no_space, "writer: no free section");
-    }
-    seg_alloc[next] = 0;
-    seg_type[next] = type;
-    l = {next, 0, 0};
-    log_usable[type] = true;
-    ++stats.segments_allocated;
-  }
-  return main_blk + static_cast<block_t>(l.segno) * wr::kBlocksPerSeg + l.blkoff++;
-}
+// Block allocation (LFS and SSR, as f2fs_allocate_data_block()): writer_gc.cpp.
+Result<block_t> Writer::Impl::alloc_block(std::uint8_t type) { return allocate_block(type); }
 
 Result<nid_t> Writer::Impl::alloc_nid() {
+  // A new nid is a new node block: counted as inc_valid_node_count() does.
+  F2FS_TRY(check_space(1));
   const nid_t node_ino = sb.node_ino.get(), meta_ino = sb.meta_ino.get();
   for (nid_t k = 0; k < max_nid; ++k) {
     nid_t n = nid_cursor + k;
@@ -271,7 +233,11 @@ Status Writer::Impl::checkpoint(bool umount) {
     nat[n].addr = *a;
     claim(*a, {*a, n, 0, 0, true});
     nd.footer.cp_ver.set(cp_ver_stamp);
-    nd.footer.next_blkaddr.set(*a + 1);
+    {
+      // NEXT_FREE_BLKADDR after the allocation (fill_node_footer_blkaddr()).
+      auto nx = next_block(type);
+      nd.footer.next_blkaddr.set(nx ? *nx : *a + 1);
+    }
     if (is_inode && csum && (nd.i.i_inline & inline_flag::extra_attr) &&
         nd.i.extra.i_extra_isize.get() >= offsetof(InodeExtra, i_inode_checksum) + 4)
       nd.i.extra.i_inode_checksum.set(inode_checksum(csum_seed, reinterpret_cast<const std::uint8_t*>(&nd)));
@@ -305,8 +271,19 @@ Status Writer::Impl::checkpoint(bool umount) {
   }
   std::array<meta::LogPosition, 6> cs = logs;
   plan.cursegs = cs;
+  plan.segment_mtimes = seg_mtime;
+  plan.elapsed_time = get_mtime();
   plan.umount = umount;
   plan.move_busy_cursegs = true;
+  // Incremental: only what changed since the last checkpoint (NAT/SIT
+  // journals when it fits, as the kernel's checkpoint).
+  plan.changed_nids.emplace();
+  for (nid_t n = 1; n < max_nid && n < nat_at_cp.size(); ++n)
+    if (nat[n].addr != nat_at_cp[n].addr || nat[n].ino != nat_at_cp[n].ino || nat[n].version != nat_at_cp[n].version)
+      plan.changed_nids->push_back(n);
+  plan.changed_segments.emplace();
+  for (std::uint32_t s = 0; s < main_segs; ++s)
+    if (seg_changed[s]) plan.changed_segments->push_back(s);
   auto r = meta::rebuild(dev, *vol, plan);
   if (!r) return make_error(r.error());
   ++stats.checkpoints;
@@ -317,9 +294,9 @@ Status Writer::Impl::checkpoint(bool umount) {
   pending_new_nodes = 0;
   nodes.clear();
   if (umount) return {};  // the handle closes: nothing to reload
-  // Start over from what was committed: the new checkpoint's view.
-  // (the pack's blocks are counted above: cp_blocks_written)
-  return load();
+  // The new checkpoint's view: the pack from the device, the rest is what
+  // the plan was made of (no walk of the tree again).
+  return reload_committed(plan.segment_types);
 }
 
 // ---- Public entry points -----------------------------------------------------
@@ -335,6 +312,7 @@ Result<std::unique_ptr<Writer>> Writer::mount(BlockDevice& dev, const MountOptio
   if (!opts.read_only && !impl->orphans.empty()) F2FS_TRY(impl->recover_orphans());
   impl->resolve_ipu_defaults();
   impl->last_checkpoint_time = wr::mono_ms();
+  impl->last_call_time = impl->now();
   return std::unique_ptr<Writer>(new Writer(std::move(impl)));
 }
 

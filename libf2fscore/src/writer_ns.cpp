@@ -210,7 +210,8 @@ Status Writer::Impl::release_all() {
 //   moved directory raises the new parent's link count;
 // - a non-directory gets FADVISE_LOST_PINO (file_lost_pino()); a directory
 //   gets i_pino = the new parent, its ".." entry names it (when the parent
-//   changed) and the old parent loses a link;
+//   changed) and the old parent loses a link; i_name is the new name
+//   (also over a target, where the kernel leaves the old one);
 // - the old entry goes (f2fs_delete_entry()); ctime of the source is now.
 Status Writer::rename(std::string_view from, std::string_view to) {
   F2FS_WRITER_LOCK(impl_);
@@ -284,6 +285,10 @@ Status Writer::rename(std::string_view from, std::string_view to) {
     auto s3 = w.node(*src);
     if (!s3) return make_error(s3.error());
     Node& s = **s3;
+    // Over a target the kernel keeps the old i_name (f2fs_set_link() does
+    // not touch the inode); we write the new name, which fsck.f2fs and our
+    // checker compare with a directory's entry.
+    if (tgt) set_name(s, nleaf, np);
     if (sdir) s.i.i_pino.set(np);
     else s.i.i_advise |= advise::lost_pino;
     s.i.i_ctime.set(w.now());

@@ -124,6 +124,13 @@ Status check_xattr_name(std::uint8_t index, std::string_view name) {
                       fmt("writer: an xattr name of %llu bytes is longer than 255 (F2FS_NAME_LEN, ERANGE)", name.size()));
   if (name.empty() && index == xattr_index::user)
     return make_error(Errc::invalid_argument, "writer: an empty user xattr name (EINVAL)");
+  // Linux names xattrs with their prefix and takes at most XATTR_NAME_MAX
+  // (255) bytes in all (getxattr(2)/setxattr(2): ERANGE): a longer full name
+  // could be stored but never read or removed there.
+  const std::size_t prefix = index == xattr_index::user ? 5 : index == xattr_index::trusted ? 8 : index == xattr_index::security ? 9 : 0;
+  if (prefix + name.size() > 255)
+    return make_error(Errc::invalid_argument, fmt("writer: the xattr name with its prefix is %llu bytes, over 255 (XATTR_NAME_MAX, ERANGE)",
+                                                  prefix + name.size()));
   return {};
 }
 

@@ -35,167 +35,202 @@ IpuOptions opts(std::uint32_t policy) {
   return o;
 }
 
-wr::IpuInputs rewrite() {  // a file block that has an address, written back synchronously
-  wr::IpuInputs in;
+// The inputs of one write, flattened (IpuWrite, need_SSR(), utilization()).
+struct Inputs {
+  bool old_valid = false, direct = false, pinned = false, dir = false, quota = false, opu_write = false, gc = false,
+       cold = false, sync = false, fsync = false, fdatasync = false;
+  std::uint64_t dirty_pages = 0;
+  bool need_ssr = false;
+  std::uint32_t utilization = 0;  ///< percent
+};
+IpuWrite to_write(const Inputs& in) {
+  IpuWrite w;
+  w.has_old_block = in.old_valid;
+  w.direct = in.direct;
+  w.pinned = in.pinned;
+  w.dir = in.dir;
+  w.quota = in.quota;
+  w.opu_write = in.opu_write;
+  w.gc = in.gc;
+  w.cold = in.cold;
+  w.sync_io = in.sync;
+  w.fsync = in.fsync;
+  w.fdatasync = in.fdatasync;
+  w.file_dirty_pages = in.dirty_pages;
+  return w;
+}
+SpaceState space(const Inputs& in) {
+  SpaceState s;
+  s.user_blocks = 1000;
+  s.valid_blocks = in.utilization * 10ull;
+  return s;
+}
+IpuReason decide(const IpuOptions& o, const Inputs& in) { return decide_ipu(o, space(in), in.need_ssr, to_write(in)); }
+bool inplace_without_io(const IpuOptions& o, const Inputs& in) {
+  return ipu_inplace_without_io(o, space(in), in.need_ssr, to_write(in));
+}
+
+Inputs rewrite() {  // a file block that has an address, written back synchronously
+  Inputs in;
   in.old_valid = true;
   in.sync = true;
   return in;
 }
 
 TEST(IpuDecide, NewBlocksAreNeverInPlace) {
-  wr::IpuInputs in = rewrite();
+  Inputs in = rewrite();
   in.old_valid = false;
-  for (std::uint32_t p : {0x00u, 0x01u, 0x81u, 0xFFu}) EXPECT_EQ(wr::ipu_decide(opts(p), in), IpuReason::opu_new_block);
+  for (std::uint32_t p : {0x00u, 0x01u, 0x81u, 0xFFu}) EXPECT_EQ(decide(opts(p), in), IpuReason::opu_new_block);
   in.pinned = true;
   in.direct = true;
-  EXPECT_EQ(wr::ipu_decide(opts(0x01), in), IpuReason::opu_new_block);
+  EXPECT_EQ(decide(opts(0x01), in), IpuReason::opu_new_block);
 }
 
 TEST(IpuDecide, EachPolicyBitAlone) {
-  wr::IpuInputs in = rewrite();
-  EXPECT_EQ(wr::ipu_decide(opts(0x00), in), IpuReason::opu_policy);
-  EXPECT_EQ(wr::ipu_decide(opts(ipu_bit::force), in), IpuReason::ipu_force);
+  Inputs in = rewrite();
+  EXPECT_EQ(decide(opts(0x00), in), IpuReason::opu_policy);
+  EXPECT_EQ(decide(opts(ipu_bit::force), in), IpuReason::ipu_force);
   // SSR: only when need_SSR().
-  EXPECT_EQ(wr::ipu_decide(opts(ipu_bit::ssr), in), IpuReason::opu_policy);
+  EXPECT_EQ(decide(opts(ipu_bit::ssr), in), IpuReason::opu_policy);
   in.need_ssr = true;
-  EXPECT_EQ(wr::ipu_decide(opts(ipu_bit::ssr), in), IpuReason::ipu_ssr);
+  EXPECT_EQ(decide(opts(ipu_bit::ssr), in), IpuReason::ipu_ssr);
   in.need_ssr = false;
   // UTIL: utilization strictly above min_ipu_util.
   IpuOptions u = opts(ipu_bit::util);
   u.min_ipu_util = 70;
   in.utilization = 70;
-  EXPECT_EQ(wr::ipu_decide(u, in), IpuReason::opu_policy);
+  EXPECT_EQ(decide(u, in), IpuReason::opu_policy);
   in.utilization = 71;
-  EXPECT_EQ(wr::ipu_decide(u, in), IpuReason::ipu_util);
+  EXPECT_EQ(decide(u, in), IpuReason::ipu_util);
   u.min_ipu_util = 100;
   in.utilization = 100;
-  EXPECT_EQ(wr::ipu_decide(u, in), IpuReason::opu_policy);
+  EXPECT_EQ(decide(u, in), IpuReason::opu_policy);
   // SSR_UTIL: both.
   IpuOptions su = opts(ipu_bit::ssr_util);
   su.min_ipu_util = 50;
   in.utilization = 60;
-  EXPECT_EQ(wr::ipu_decide(su, in), IpuReason::opu_policy);
+  EXPECT_EQ(decide(su, in), IpuReason::opu_policy);
   in.need_ssr = true;
-  EXPECT_EQ(wr::ipu_decide(su, in), IpuReason::ipu_ssr_util);
+  EXPECT_EQ(decide(su, in), IpuReason::ipu_ssr_util);
   in.utilization = 50;
-  EXPECT_EQ(wr::ipu_decide(su, in), IpuReason::opu_policy);
+  EXPECT_EQ(decide(su, in), IpuReason::opu_policy);
   in = rewrite();
   // ASYNC: a write without REQ_SYNC.
-  EXPECT_EQ(wr::ipu_decide(opts(ipu_bit::async), in), IpuReason::opu_policy);
+  EXPECT_EQ(decide(opts(ipu_bit::async), in), IpuReason::opu_policy);
   in.sync = false;
-  EXPECT_EQ(wr::ipu_decide(opts(ipu_bit::async), in), IpuReason::ipu_async);
+  EXPECT_EQ(decide(opts(ipu_bit::async), in), IpuReason::ipu_async);
   // NOCACHE triggers nothing; HONOR_OPU_WRITE alone neither.
-  EXPECT_EQ(wr::ipu_decide(opts(ipu_bit::nocache), in), IpuReason::opu_policy);
-  EXPECT_EQ(wr::ipu_decide(opts(ipu_bit::honor_opu_write), in), IpuReason::opu_policy);
+  EXPECT_EQ(decide(opts(ipu_bit::nocache), in), IpuReason::opu_policy);
+  EXPECT_EQ(decide(opts(ipu_bit::honor_opu_write), in), IpuReason::opu_policy);
 }
 
 TEST(IpuDecide, FsyncBitFollowsFiNeedIpu) {
   IpuOptions o = opts(ipu_bit::fsync);
   o.min_fsync_blocks = 8;
-  wr::IpuInputs in = rewrite();
-  EXPECT_EQ(wr::ipu_decide(o, in), IpuReason::opu_policy);  // sync() writeback: no FI_NEED_IPU
+  Inputs in = rewrite();
+  EXPECT_EQ(decide(o, in), IpuReason::opu_policy);  // sync() writeback: no FI_NEED_IPU
   in.fsync = true;
   in.dirty_pages = 8;
-  EXPECT_EQ(wr::ipu_decide(o, in), IpuReason::ipu_fsync);
+  EXPECT_EQ(decide(o, in), IpuReason::ipu_fsync);
   in.dirty_pages = 9;
-  EXPECT_EQ(wr::ipu_decide(o, in), IpuReason::opu_policy);
+  EXPECT_EQ(decide(o, in), IpuReason::opu_policy);
   in.fdatasync = true;  // fdatasync: FI_NEED_IPU whatever the dirty pages
   in.dirty_pages = 1000;
-  EXPECT_EQ(wr::ipu_decide(o, in), IpuReason::ipu_fsync);
+  EXPECT_EQ(decide(o, in), IpuReason::ipu_fsync);
   // Without the FSYNC bit, the stock kernel writes fdatasync out of place.
-  EXPECT_EQ(wr::ipu_decide(opts(ipu_bit::ssr_util), in), IpuReason::opu_policy);
-  EXPECT_EQ(wr::ipu_decide(opts(0), in), IpuReason::opu_policy);
+  EXPECT_EQ(decide(opts(ipu_bit::ssr_util), in), IpuReason::opu_policy);
+  EXPECT_EQ(decide(opts(0), in), IpuReason::opu_policy);
 }
 
 TEST(IpuDecide, FdatasyncOptionAsTheProposedPatch) {
   IpuOptions o = opts(ipu_bit::ssr_util);
   o.fdatasync_in_place = true;
-  wr::IpuInputs in = rewrite();
+  Inputs in = rewrite();
   in.fsync = true;
   in.fdatasync = true;
   in.dirty_pages = 1000;
-  EXPECT_EQ(wr::ipu_decide(o, in), IpuReason::ipu_fdatasync_option);
+  EXPECT_EQ(decide(o, in), IpuReason::ipu_fdatasync_option);
   IpuOptions none = opts(0);
   none.fdatasync_in_place = true;
-  EXPECT_EQ(wr::ipu_decide(none, in), IpuReason::ipu_fdatasync_option);
+  EXPECT_EQ(decide(none, in), IpuReason::ipu_fdatasync_option);
   // A small fsync still needs the FSYNC bit (the patch keeps that test).
   in.fdatasync = false;
   in.dirty_pages = 1;
-  EXPECT_EQ(wr::ipu_decide(none, in), IpuReason::opu_policy);
+  EXPECT_EQ(decide(none, in), IpuReason::opu_policy);
   IpuOptions fs = opts(ipu_bit::fsync);
   fs.fdatasync_in_place = true;
-  EXPECT_EQ(wr::ipu_decide(fs, in), IpuReason::ipu_fsync);
+  EXPECT_EQ(decide(fs, in), IpuReason::ipu_fsync);
   // It comes before FORCE (the patch tests FI_NEED_IPU first)...
   IpuOptions ff = opts(ipu_bit::force | ipu_bit::fsync);
   ff.fdatasync_in_place = true;
-  EXPECT_EQ(wr::ipu_decide(ff, in), IpuReason::ipu_fsync);
+  EXPECT_EQ(decide(ff, in), IpuReason::ipu_fsync);
   ff.fdatasync_in_place = false;
-  EXPECT_EQ(wr::ipu_decide(ff, in), IpuReason::ipu_force);
+  EXPECT_EQ(decide(ff, in), IpuReason::ipu_force);
   // ...and after the outer rules: directories stay out of place.
   in.fdatasync = true;
   in.dir = true;
-  EXPECT_EQ(wr::ipu_decide(none, in), IpuReason::opu_dir);
+  EXPECT_EQ(decide(none, in), IpuReason::opu_dir);
 }
 
 TEST(IpuDecide, PrecedenceOfThePolicyBits) {
-  wr::IpuInputs in = rewrite();
+  Inputs in = rewrite();
   in.need_ssr = true;
   in.utilization = 99;
   in.sync = false;
   in.fsync = true;
   in.dirty_pages = 1;
-  EXPECT_EQ(wr::ipu_decide(opts(0x3F), in), IpuReason::ipu_force);
-  EXPECT_EQ(wr::ipu_decide(opts(0x3E), in), IpuReason::ipu_ssr);
-  EXPECT_EQ(wr::ipu_decide(opts(0x3C), in), IpuReason::ipu_util);
-  EXPECT_EQ(wr::ipu_decide(opts(0x38), in), IpuReason::ipu_ssr_util);
-  EXPECT_EQ(wr::ipu_decide(opts(0x30), in), IpuReason::ipu_async);
-  EXPECT_EQ(wr::ipu_decide(opts(0x10), in), IpuReason::ipu_fsync);
+  EXPECT_EQ(decide(opts(0x3F), in), IpuReason::ipu_force);
+  EXPECT_EQ(decide(opts(0x3E), in), IpuReason::ipu_ssr);
+  EXPECT_EQ(decide(opts(0x3C), in), IpuReason::ipu_util);
+  EXPECT_EQ(decide(opts(0x38), in), IpuReason::ipu_ssr_util);
+  EXPECT_EQ(decide(opts(0x30), in), IpuReason::ipu_async);
+  EXPECT_EQ(decide(opts(0x10), in), IpuReason::ipu_fsync);
 }
 
 TEST(IpuDecide, OuterRules) {
-  wr::IpuInputs in = rewrite();
+  Inputs in = rewrite();
   in.dir = true;
-  EXPECT_EQ(wr::ipu_decide(opts(0xFF), in), IpuReason::opu_dir);
+  EXPECT_EQ(decide(opts(0xFF), in), IpuReason::opu_dir);
   in.dir = false;
   in.quota = true;
-  EXPECT_EQ(wr::ipu_decide(opts(0xFF), in), IpuReason::opu_quota);
+  EXPECT_EQ(decide(opts(0xFF), in), IpuReason::opu_quota);
   in.quota = false;
   in.gc = true;  // GC moves are out of place whatever the policy
-  EXPECT_EQ(wr::ipu_decide(opts(0x01), in), IpuReason::opu_gc);
+  EXPECT_EQ(decide(opts(0x01), in), IpuReason::opu_gc);
   in.gc = false;
   in.opu_write = true;  // FI_OPU_WRITE forces out of place, HONOR bit or not
-  EXPECT_EQ(wr::ipu_decide(opts(0x01), in), IpuReason::opu_defrag);
-  EXPECT_EQ(wr::ipu_decide(opts(0x81), in), IpuReason::opu_defrag);
+  EXPECT_EQ(decide(opts(0x01), in), IpuReason::opu_defrag);
+  EXPECT_EQ(decide(opts(0x81), in), IpuReason::opu_defrag);
   in.opu_write = false;
   // Pinned files: in place, before every out-of-place rule but new blocks.
   in.pinned = true;
-  EXPECT_EQ(wr::ipu_decide(opts(0), in), IpuReason::ipu_pinned);
+  EXPECT_EQ(decide(opts(0), in), IpuReason::ipu_pinned);
   in.quota = true;
   in.opu_write = true;
-  EXPECT_EQ(wr::ipu_decide(opts(0), in), IpuReason::ipu_pinned);
+  EXPECT_EQ(decide(opts(0), in), IpuReason::ipu_pinned);
   in = rewrite();
   // Cold files: in place unless being defragmented.
   in.cold = true;
-  EXPECT_EQ(wr::ipu_decide(opts(0), in), IpuReason::ipu_cold);
+  EXPECT_EQ(decide(opts(0), in), IpuReason::ipu_cold);
   in.opu_write = true;
-  EXPECT_EQ(wr::ipu_decide(opts(0), in), IpuReason::opu_defrag);
+  EXPECT_EQ(decide(opts(0), in), IpuReason::opu_defrag);
   // Direct I/O over a written block: in place whatever the policy.
   in = rewrite();
   in.direct = true;
-  EXPECT_EQ(wr::ipu_decide(opts(0), in), IpuReason::ipu_direct);
+  EXPECT_EQ(decide(opts(0), in), IpuReason::ipu_direct);
 }
 
 TEST(IpuDecide, DefragmentRefusalFollowsHonorOpuWrite) {
-  wr::IpuInputs in;
+  Inputs in;
   in.opu_write = true;  // f2fs_defragment_range() sets FI_OPU_WRITE, then asks
-  EXPECT_TRUE(wr::ipu_inplace_without_io(opts(0x01), in));
-  EXPECT_FALSE(wr::ipu_inplace_without_io(opts(0x81), in));
-  EXPECT_FALSE(wr::ipu_inplace_without_io(opts(0x10), in));
-  EXPECT_FALSE(wr::ipu_inplace_without_io(opts(0x20), in));  // no fio: ASYNC cannot apply
+  EXPECT_TRUE(inplace_without_io(opts(0x01), in));
+  EXPECT_FALSE(inplace_without_io(opts(0x81), in));
+  EXPECT_FALSE(inplace_without_io(opts(0x10), in));
+  EXPECT_FALSE(inplace_without_io(opts(0x20), in));  // no fio: ASYNC cannot apply
   in.cold = true;
-  EXPECT_FALSE(wr::ipu_inplace_without_io(opts(0x10), in));
+  EXPECT_FALSE(inplace_without_io(opts(0x10), in));
   in.pinned = true;
-  EXPECT_TRUE(wr::ipu_inplace_without_io(opts(0x81), in));
+  EXPECT_TRUE(inplace_without_io(opts(0x81), in));
 }
 
 // ---- Scenarios through the Writer -----------------------------------------

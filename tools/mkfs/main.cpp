@@ -331,6 +331,7 @@ int main(int argc, char** argv) {
     f2fscore::MountOptions mo;
     mo.fixed_time = o.timestamp.value_or(0);
     mo.checkpoint_interval_s = 0;
+    mo.cache_bytes = 4u << 20;  // as f2fscore-sload: the copy streams through a small cache
     auto w = f2fscore::Writer::mount(*devs[0], mo);
     if (!w) return fail("--populate: cannot mount the new volume read-write: " + w.error().message);
     f2fscore::PopulateOptions po;

@@ -19,7 +19,8 @@
 // Choices (all consistent with fs/f2fs and fsck.f2fs):
 //   - the NAT and SIT journals of the new pack are empty: every entry is in
 //     the NAT/SIT blocks (the kernel reads the journals first, then the
-//     blocks; an empty journal is always valid);
+//     blocks; an empty journal is always valid); an incremental plan
+//     (changed_nids/changed_segments) uses them as the kernel does;
 //   - a NAT or SIT block is written (to the other copy, version bit flipped)
 //     only when its new contents differ from the current copy's on disk;
 //     an SSA block only when it differs;
@@ -38,9 +39,10 @@
 //   - ckpt_flags: CP_FSCK_FLAG and CP_ERROR_FLAG cleared,
 //     CP_ORPHAN_PRESENT_FLAG and CP_COMPACT_SUM_FLAG as the pack holds,
 //     CP_NAT_BITS_FLAG kept when nat_bits fit after the pack (else cleared,
-//     as the kernel does), every other flag kept; elapsed_time and
-//     user_block_count kept; next_free_nid kept unless past the NAT or
-//     clamped by a lenient open (then the lowest free nid above the root).
+//     as the kernel does), every other flag kept; user_block_count kept;
+//     elapsed_time and SIT mtimes kept unless the plan gives them;
+//     next_free_nid kept unless past the NAT or clamped by a lenient open
+//     (then the lowest free nid above the root).
 //   - journal counts past their capacity (38 NAT, 6 SIT entries) are read
 //     as that capacity, as fsck.f2fs trims them.
 //   - roll-forward: nodes fsynced after the current checkpoint carry its
@@ -123,6 +125,14 @@ struct RebuildPlan {
   /// f2fs_set_main_bitmap()), else warm node / warm data. Either way an
   /// active log's segment is typed as its log (fsck_chk_curseg_info()).
   std::vector<std::uint8_t> segment_types;
+  /// SIT mtime per main-area segment (seconds of the kernel's get_mtime(),
+  /// which cost-benefit GC ages segments by: get_cb_cost() in fs/f2fs/gc.c).
+  /// Empty: keep each entry's current mtime.
+  std::vector<std::uint64_t> segment_mtimes;
+  /// The new pack's elapsed_time (seconds the volume has been mounted, the
+  /// base of SIT mtimes; do_checkpoint() writes get_mtime(sbi, true)).
+  /// Absent: keep the current pack's.
+  std::optional<std::uint64_t> elapsed_time;
   /// Move an active log whose next block is in use to a free segment
   /// (fsck.f2fs's "Move curseg").
   bool move_busy_cursegs = true;
@@ -138,6 +148,22 @@ struct RebuildPlan {
   /// an unmount (f2fs_write_checkpoint() with CP_UMOUNT in
   /// fs/f2fs/checkpoint.c); without it node summaries are not in the pack.
   std::optional<bool> umount;
+  /// Incremental checkpoint (the writer's; both set or neither): the nids
+  /// whose NAT entry and the segments whose SIT entry or blocks may have
+  /// changed since the current checkpoint. Every other NAT and SIT entry is
+  /// taken as the current checkpoint has it (blocks and journals), and its
+  /// NAT/SIT block is neither read nor written; SSA blocks are written for
+  /// these segments and the active logs' only. The changed entries, with
+  /// those the current journals hold, go to the new pack's journals when
+  /// they fit (38 NAT, 6 SIT entries), as f2fs_flush_nat_entries() and
+  /// f2fs_flush_sit_entries() in fs/f2fs/ do with __has_cursum_space();
+  /// else the NAT/SIT blocks holding them are written and the journals are
+  /// empty. NAT entries never go to the journal of an unmount checkpoint
+  /// (the kernel does not when nat_bits are on: enabled_nat_bits()).
+  /// Without them: every NAT, SIT and SSA block is compared and the
+  /// journals are written empty (fsck's repair).
+  std::optional<std::vector<nid_t>> changed_nids;
+  std::optional<std::vector<std::uint32_t>> changed_segments;
 };
 
 struct RebuildStats {
@@ -145,6 +171,7 @@ struct RebuildStats {
   /// Blocks of the checkpoint pack (its two copies of the head block, the
   /// payload, orphan and summary blocks) and nat_bits blocks written.
   std::uint32_t cp_blocks_written = 0;
+  std::uint32_t nat_journal_entries = 0, sit_journal_entries = 0;  ///< in the new pack
   std::uint32_t cursegs_moved = 0;
   std::uint64_t checkpoint_ver = 0;  ///< of the new pack
 };

@@ -214,8 +214,10 @@ class Writer {
   // ---- Extended attributes (writer_xattr.cpp) ----
   /// Sets an attribute in the inline xattr area or the xattr node, as
   /// f2fs_setxattr(). Errors: exists (create), not_found (replace),
-  /// invalid_argument (name over 255 bytes, bad index), no_space (the
-  /// inode's xattr space, about 4 KiB, is full: ENOSPC as Linux).
+  /// invalid_argument (name over 255 bytes or, with its "user."/"trusted."/
+  /// "security." prefix, over XATTR_NAME_MAX; bad index), no_space (the
+  /// inode's xattr space, the inline area + 4,068 bytes, is full: E2BIG in
+  /// Linux 6.1).
   Status setxattr(nid_t ino, std::uint8_t index, std::string_view name, std::span<const std::uint8_t> value,
                   XattrSet how = XattrSet::any);
   Result<std::vector<std::uint8_t>> getxattr(nid_t ino, std::uint8_t index, std::string_view name);

@@ -114,7 +114,13 @@ struct GcOptions {
   GcPolicy background_policy = GcPolicy::cost_benefit;  ///< the kernel's BG default
   GcPolicy foreground_policy = GcPolicy::greedy;        ///< FG GC is always greedy in the kernel
   /// Background GC when idle (the gc_merge/gc thread); off unless asked.
+  /// One victim section per idle interval, moved at the start of the first
+  /// public call after it; freed by the next checkpoint (docs/gc.md).
   bool background = false;
+  /// Seconds without a public call after which background GC runs (the GC
+  /// thread's DEF_GC_THREAD_MIN_SLEEP_TIME, 30 s); 0: at every outermost
+  /// changing call (tests).
+  std::uint32_t idle_interval_s = 30;
 };
 
 struct GcStats {
@@ -126,7 +132,7 @@ struct GcStats {
   std::uint64_t lfs_blocks = 0;              ///< blocks allocated by LFS (in free segments)
 };
 
-// ---- The inputs of the decisions (issue 8: Writer::space(), f2fscore-dump ipu) ----
+// ---- The inputs of the decisions (writer_ipu.cpp; Writer::space(), f2fscore-dump ipu) ----
 
 /// The volume's space as the IPU, SSR and GC rules see it. Blocks are 4 KiB.
 struct SpaceState {
@@ -156,15 +162,33 @@ struct IpuWrite {
   bool quota = false;         ///< a quota file (IS_NOQUOTA)
   bool cold = false;          ///< file_is_cold()
   bool pinned = false;        ///< f2fs_is_pinned_file()
-  bool opu_write = false;     ///< FI_OPU_WRITE: the file is being moved by GC or defrag
-  bool gc = false;            ///< this write is a GC move
-  bool fsync = false;         ///< inside fsync() (FI_NEED_IPU when few pages are dirty)
-  bool fdatasync = false;     ///< inside fdatasync()
-  std::uint64_t file_dirty_pages = 0;  ///< the file's dirty pages when its writeback began
+  bool opu_write = false;     ///< FI_OPU_WRITE: the file is being defragmented (defragment())
+  bool gc = false;            ///< this write is a GC move (page_private_gcing)
+  bool fsync = false;         ///< inside fsync()'s writeback
+  bool fdatasync = false;     ///< inside fdatasync()'s writeback
+  std::uint64_t file_dirty_pages = 0;  ///< the file's dirty pages when its fsync began
   bool sync_io = false;       ///< REQ_SYNC (false: async writeback, the F2FS_IPU_ASYNC case)
-  bool direct = false;        ///< a direct write (f2fs_map_blocks() rewrites written blocks in place)
   bool other_opu = false;     ///< any other outer rule forcing OPU (compressed, encrypted, atomic)
+  bool direct = false;        ///< direct I/O (f2fs_map_blocks() maps the written block)
 };
+
+/// need_SSR() (f2fs_need_SSR() in fs/f2fs/segment.c) for a volume with no
+/// dirty node or dentry pages: free sections at most min_ssr_sections +
+/// reserved sections. The mounted writer also counts its dirty node pages
+/// (Writer::Impl::need_ssr()).
+bool need_ssr(const SpaceState& s, const IpuOptions& o) noexcept;
+
+/// The IPU rules as a pure function (writer_ipu.cpp, docs/ipu.md): which
+/// rule places the write (is_in_place() of the result: in place), given the
+/// resolved options (no kKernelDefault), the volume, need_SSR() and the
+/// write. The writer decides every data write with it.
+IpuReason decide_ipu(const IpuOptions& o, const SpaceState& s, bool ssr_needed, const IpuWrite& w) noexcept;
+
+/// f2fs_should_update_inplace(inode, NULL): whether the policy writes the
+/// file in place without looking at a particular request (no ASYNC, no
+/// FI_NEED_IPU). F2FS_IOC_DEFRAGMENT refuses such files (with FI_OPU_WRITE
+/// set: HONOR_OPU_WRITE lets FORCE files be defragmented).
+bool ipu_inplace_without_io(const IpuOptions& o, const SpaceState& s, bool ssr_needed, const IpuWrite& w) noexcept;
 
 /// Parses an ipu_policy: a number (0x81, 129) or bit names joined by '|' or
 /// ',' (force, ssr, util, ssr_util, fsync, async, nocache, honor_opu_write),
@@ -180,17 +204,5 @@ std::string ipu_policy_string(std::uint32_t policy);
 /// f2fs_tuning_parameters()); kKernelDefault min_ssr_sections is the
 /// reserved sections.
 IpuOptions resolve_ipu_options(IpuOptions o, std::uint32_t main_segments, std::uint32_t reserved_sections) noexcept;
-
-/// need_SSR() (fs/f2fs/segment.h) for a volume with no dirty node or
-/// dentry pages: free sections at most min_ssr_sections + reserved sections
-/// (`o` resolved: no kKernelDefault). Owned by the IPU/GC modules.
-bool need_ssr(const SpaceState& s, const IpuOptions& o) noexcept;
-
-/// The IPU rules as a pure function: which rule decides where the write
-/// goes (is_in_place() of the result: in place), given the resolved
-/// options, the volume and the write. The same rules (wr::ipu_decide() in
-/// writer_ipu.cpp) place every data write of the Writer; f2fscore-dump ipu
-/// shows what they decide for an image at rest.
-IpuReason decide_ipu(const IpuOptions& o, const SpaceState& s, bool ssr_needed, const IpuWrite& w) noexcept;
 
 }  // namespace f2fscore

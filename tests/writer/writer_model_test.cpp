@@ -1,0 +1,979 @@
+// The model-based random test of the writer (issue 6, acceptance 1): a
+// seeded generator drives every operation — create, write (files up to
+// 64 MiB in the big seeds), truncate, fallocate/punch/zero_range, unlink of
+// closed and open files, rename (replacing too), mkdir, rmdir, link,
+// symlink, mknod, setattr, setxattr/removexattr, fsync/fdatasync, sync —
+// against an in-memory model of inodes (types, modes, owners, times, link
+// counts, contents, symlink targets, device numbers, xattrs), with unmounts,
+// read-only mounts and sessions that end without an unmount (after a sync,
+// with open-unlinked files on the orphan list) along the way. After each
+// session our reader's tree equals the model and our checker is clean; in
+// the interop build fsck.f2fs -f is clean too.
+//
+// Unit seeds (label unit) are small and fast; WRITER_MODEL_SEEDS="a-b" and
+// the interop build run more, with wide directories, deep paths and big
+// files. WriterModelOracle.DISABLED_* drive writer_model_linux.sh.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "writer/writer_test_util.hpp"
+
+namespace {
+
+using namespace writertest;
+
+struct MInode {
+  char type = 'f';  // f d l c b p s
+  std::uint16_t perm = 0644;
+  std::uint32_t uid = 0, gid = 0;
+  std::string data;  // contents, or the symlink target
+  std::uint32_t rdev = 0;
+  std::map<std::pair<int, std::string>, std::string> xattrs;
+  Timespec atime, mtime, ctime;
+  nid_t ino = 0;
+  int opens = 0;
+  std::uint32_t inline_xattr = 200;  ///< bytes of its inline xattr area (new inodes: 50 words)
+};
+
+struct Model {
+  std::map<std::string, int> paths;  // "" is the root
+  std::map<int, MInode> inodes;
+  int next = 1;
+  std::uint32_t inline_xattr_bytes = 200;
+  std::uint32_t root_extra_links = 0;  ///< lost+found, left out of the trees
+
+  bool has(const std::string& p) const { return paths.count(p) != 0; }
+  MInode& at(const std::string& p) { return inodes.at(paths.at(p)); }
+  int names(int id) const {
+    int n = 0;
+    for (const auto& [p, i] : paths) n += i == id;
+    return n;
+  }
+  bool is_dir(const std::string& p) const { return has(p) && inodes.at(paths.at(p)).type == 'd'; }
+  bool empty_dir(const std::string& p) const {
+    auto it = paths.upper_bound(p + "/");
+    return it == paths.end() || it->first.compare(0, p.size() + 1, p + "/") != 0;
+  }
+  void forget_if_unused(int id) {
+    if (!names(id) && inodes.at(id).opens == 0) inodes.erase(id);
+  }
+  /// Bytes the xattrs take in the area (header, entries).
+  std::size_t xattr_used(const MInode& n) const {
+    std::size_t u = 24;
+    for (const auto& [k, v] : n.xattrs) u += xattr_entry_size(static_cast<std::uint32_t>(k.second.size()), static_cast<std::uint32_t>(v.size()));
+    return u;
+  }
+
+  Tree tree(bool times = true) const {
+    Tree t;
+    std::map<int, std::string> group;
+    for (const auto& [p, id] : paths)
+      if (!group.count(id)) group[id] = p;
+    for (const auto& [p, id] : paths) {
+      const MInode& n = inodes.at(id);
+      std::uint32_t links = 0;
+      if (n.type == 'd') {
+        links = 2 + (p.empty() ? root_extra_links : 0);
+        for (auto it = paths.upper_bound(p + "/"); it != paths.end() && it->first.compare(0, p.size() + 1, p + "/") == 0; ++it)
+          if (it->first.find('/', p.size() + 1) == std::string::npos && inodes.at(it->second).type == 'd') ++links;
+      } else {
+        links = static_cast<std::uint32_t>(names(id));
+      }
+      char head[96];
+      std::snprintf(head, sizeof head, "%c %04o %u:%u links %u", n.type, n.perm, n.uid, n.gid, links);
+      std::string d = head;
+      if (n.type != 'd') {
+        if (times) {
+          char tb[160];
+          std::snprintf(tb, sizeof tb, " a%llu.%u m%llu.%u c%llu.%u", static_cast<unsigned long long>(n.atime.sec), n.atime.nsec,
+                        static_cast<unsigned long long>(n.mtime.sec), n.mtime.nsec, static_cast<unsigned long long>(n.ctime.sec),
+                        n.ctime.nsec);
+          d += tb;
+        }
+      }
+      if (n.type == 'f') d += " size " + std::to_string(n.data.size()) + " " + digest(n.data);
+      else if (n.type == 'l') d += " -> " + n.data;
+      else if (n.type == 'c' || n.type == 'b') d += " rdev " + std::to_string(n.rdev);
+      d += xattr_line(n.xattrs);
+      if (n.type != 'd') d += " group " + group[id];
+      t[p] = d;
+    }
+    return t;
+  }
+};
+
+std::uint32_t new_encode_dev(std::uint32_t major, std::uint32_t minor) {
+  return (minor & 0xff) | (major << 8) | ((minor & ~0xffu) << 12);
+}
+
+struct Profile {
+  std::uint64_t image_bytes = 192ull << 20;
+  int phases = 4;
+  int ops = 150;
+  std::size_t max_write = 256u << 10;  ///< usual largest write
+  std::size_t big_write = 0;           ///< occasional writes up to this (0: none)
+  int wide = 0;                        ///< entries of /wide made in the first session
+  int deep = 0;                        ///< depth of /deep/...
+  std::uint32_t features = kRichFeatures;
+  bool printable_xattrs = false;  ///< values of [a-z0-9] (the Linux guest prints them)
+};
+
+class Runner {
+ public:
+  Runner(std::uint32_t seed, const Profile& pr) : seed_(seed), pr_(pr), rng_(seed) {}
+  /// Continues on an existing volume (one Linux changed): the model is read from it.
+  Runner(std::uint32_t seed, const Profile& pr, std::unique_ptr<BlockDevice> dev, std::uint64_t first_time)
+      : seed_(seed), pr_(pr), rng_(seed), dev_(std::move(dev)), first_time_(first_time) {}
+
+  void run() {
+    if (dev_) {
+      adopt();
+      if (::testing::Test::HasFailure()) return;
+    } else {
+      dev_ = our_mkfs(pr_.image_bytes, pr_.features);
+      ASSERT_TRUE(dev_);
+    }
+    if (!adopted_) {
+      auto v = Volume::open(*dev_);
+      ASSERT_TRUE(v);
+      auto root = (*v)->read_inode((*v)->superblock().root_ino.get());
+      ASSERT_TRUE(root);
+      m_.inline_xattr_bytes = root->inline_xattr_addrs * 4;
+      m_.root_extra_links = root->links - 2;
+      MInode r;
+      r.inline_xattr = root->inline_xattr_addrs * 4;
+      r.type = 'd';
+      r.perm = root->mode & 07777;
+      r.ino = root->ino;
+      m_.inodes[0] = r;
+      m_.paths[""] = 0;
+    }
+    for (phase_ = 0; phase_ < pr_.phases; ++phase_) {
+      now_ = first_time_ + 1000u * static_cast<unsigned>(phase_);
+      if (phase_ > 0 && rng_() % 5 == 0) {
+        read_only_session();
+        if (::testing::Test::HasFailure()) return;
+      }
+      session();
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+
+  BlockDevice& device() { return *dev_; }
+  Model& model() { return m_; }
+
+ private:
+  std::string ctx() const {
+    return "seed " + std::to_string(seed_) + " phase " + std::to_string(phase_) + " op " + std::to_string(op_);
+  }
+  std::uint32_t r(std::uint32_t n) { return n ? static_cast<std::uint32_t>(rng_() % n) : 0; }
+  Timespec now() const { return {now_, 0}; }
+
+  std::vector<std::string> pick(char want) {  // 'd' dirs, 'n' non-dirs, 'f' files, '*' all but root
+    std::vector<std::string> out;
+    for (const auto& [p, id] : m_.paths) {
+      const char t = m_.inodes.at(id).type;
+      if (want == 'd' ? t == 'd' : want == 'n' ? t != 'd' : want == 'f' ? t == 'f' : !p.empty()) out.push_back(p);
+    }
+    return out;
+  }
+  std::string any(const std::vector<std::string>& v) { return v[r(static_cast<std::uint32_t>(v.size()))]; }
+  std::string new_leaf() {
+    if (r(40) == 0) return std::string(200 + r(56), static_cast<char>('A' + r(26)));  // long names, up to 255 bytes
+    return std::string(1, "fdlxyz"[r(6)]) + std::to_string(r(3000));
+  }
+
+  void touch(MInode& n) { n.mtime = n.ctime = now(); }
+
+  // ---- the session ----
+  void session() {
+    const bool crash = phase_ > 0 && phase_ + 1 < pr_.phases && r(4) == 0;  // ends with sync, no unmount
+    MountOptions mo;
+    mo.fixed_time = now_;
+    auto w = Writer::mount(*dev_, mo);
+    ASSERT_TRUE(w) << ctx() << ": mount: " << w.error().to_string();
+    w_ = w->get();
+    if (phase_ == 0 && !adopted_) setup();
+    for (op_ = 0; op_ < pr_.ops && !::testing::Test::HasFailure(); ++op_) step();
+    if (::testing::Test::HasFailure()) return;
+    if (crash) {
+      auto s = w_->sync();
+      ASSERT_TRUE(s) << ctx() << ": sync: " << s.error().to_string();
+      w->reset();  // no unmount: the next mount frees the orphans
+    } else {
+      auto u = w_->unmount();
+      ASSERT_TRUE(u) << ctx() << ": unmount: " << u.error().to_string();
+      w->reset();
+    }
+    w_ = nullptr;
+    // Files open at the end are closed (unmount) or lost with the session.
+    std::vector<int> gone;
+    for (auto& [id, n] : m_.inodes) {
+      n.opens = 0;
+      if (!m_.names(id) && id != 0) gone.push_back(id);
+    }
+    for (int id : gone) m_.inodes.erase(id);
+    if (crash) {
+      // The orphans of the checkpoint are freed by the next mount: mount and
+      // unmount once before comparing (a mount with nothing to do).
+      auto v = Volume::open(*dev_);
+      ASSERT_TRUE(v);
+      auto orph = (*v)->orphans();
+      ASSERT_TRUE(orph);
+      orphans_seen_ += orph->size();
+      v->reset();
+      check_volume(*dev_, m_.tree(), ctx() + " after a session without unmount", false);
+      MountOptions mo2;
+      mo2.fixed_time = now_ + 1;
+      auto w2 = Writer::mount(*dev_, mo2);
+      ASSERT_TRUE(w2) << ctx() << ": mount after the cut: " << w2.error().to_string();
+      ASSERT_TRUE((*w2)->unmount());
+      auto v2 = Volume::open(*dev_);
+      ASSERT_TRUE(v2);
+      auto orph2 = (*v2)->orphans();
+      ASSERT_TRUE(orph2);
+      EXPECT_TRUE(orph2->empty()) << ctx() << ": orphans left after the mount that should free them";
+    }
+    check_volume(*dev_, m_.tree(), ctx() + " after unmount");
+  }
+
+  // Read-only: the tree reads back through the writer, every change is
+  // refused with Errc::read_only, the image stays byte-identical.
+  void read_only_session() {
+    const auto before = f2fstest::SparseImage::capture(*dev_);
+    MountOptions mo;
+    mo.read_only = true;
+    mo.fixed_time = now_;
+    auto w = Writer::mount(*dev_, mo);
+    ASSERT_TRUE(w) << ctx() << ": read-only mount: " << w.error().to_string();
+    Writer& wr = **w;
+    auto files = pick('f');
+    for (int k = 0; k < 5 && !files.empty(); ++k) {
+      const std::string p = any(files);
+      auto ino = wr.lookup(p);
+      ASSERT_TRUE(ino);
+      std::string got(m_.at(p).data.size(), '\0');
+      auto n = wr.read(*ino, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(got.data()), got.size()));
+      ASSERT_TRUE(n);
+      EXPECT_TRUE(got == m_.at(p).data) << ctx() << " read-only read " << p;
+      EXPECT_EQ(wr.write(*ino, 0, bytes("x")).error().code, Errc::read_only);
+      EXPECT_EQ(wr.truncate(*ino, 0).error().code, Errc::read_only);
+      EXPECT_EQ(wr.fallocate(*ino, 0, 0, 4096).error().code, Errc::read_only);
+      EXPECT_EQ(wr.setattr(*ino, {.mode = 0600}).error().code, Errc::read_only);
+      EXPECT_EQ(wr.setxattr(*ino, 1, "ro", bytes("v")).error().code, Errc::read_only);
+      EXPECT_EQ(wr.removexattr(*ino, 1, "ro").error().code, Errc::read_only);
+      EXPECT_EQ(wr.unlink(p).error().code, Errc::read_only);
+      EXPECT_EQ(wr.link(p, p + "-ro").error().code, Errc::read_only);
+      EXPECT_EQ(wr.rename(p, p + "-ro").error().code, Errc::read_only);
+      EXPECT_EQ(wr.fsync(*ino).error().code, Errc::read_only);
+      ASSERT_TRUE(wr.open(*ino));
+      ASSERT_TRUE(wr.release(*ino));
+    }
+    EXPECT_EQ(wr.create("/ro-new").error().code, Errc::read_only);
+    EXPECT_EQ(wr.mkdir("/ro-dir").error().code, Errc::read_only);
+    EXPECT_EQ(wr.symlink("t", "/ro-link").error().code, Errc::read_only);
+    EXPECT_EQ(wr.mknod("/ro-fifo", 0x1000 | 0644).error().code, Errc::read_only);
+    EXPECT_EQ(wr.sync().error().code, Errc::read_only);
+    ASSERT_TRUE(wr.unmount());
+    w->reset();
+    const auto after = f2fstest::SparseImage::capture(*dev_);
+    EXPECT_TRUE(before.blocks == after.blocks) << ctx() << ": a read-only mount changed the image";
+  }
+
+  // The model of what a volume holds (inodes by number: hard links share one).
+  void adopt() {
+    adopted_ = true;
+    auto v = Volume::open(*dev_);
+    ASSERT_TRUE(v) << v.error().to_string();
+    std::map<nid_t, int> ids;
+    const nid_t root = (*v)->superblock().root_ino.get();
+    std::function<void(nid_t, const std::string&)> walk = [&](nid_t ino, const std::string& path) {
+      if (auto it = ids.find(ino); it != ids.end()) {
+        m_.paths[path] = it->second;
+        return;
+      }
+      auto in = (*v)->read_inode(ino);
+      ASSERT_TRUE(in) << path << ": " << in.error().to_string();
+      MInode n;
+      switch (in->mode & 0xF000) {
+        case 0x8000: n.type = 'f'; break;
+        case 0x4000: n.type = 'd'; break;
+        case 0xA000: n.type = 'l'; break;
+        case 0x2000: n.type = 'c'; break;
+        case 0x6000: n.type = 'b'; break;
+        case 0x1000: n.type = 'p'; break;
+        default: n.type = 's'; break;
+      }
+      n.perm = in->mode & 07777;
+      n.uid = in->uid;
+      n.gid = in->gid;
+      const Inode& r = in->raw.i;
+      n.atime = {r.i_atime.get(), r.i_atime_nsec.get()};
+      n.mtime = {r.i_mtime.get(), r.i_mtime_nsec.get()};
+      n.ctime = {r.i_ctime.get(), r.i_ctime_nsec.get()};
+      n.ino = ino;
+      n.inline_xattr = in->inline_xattr_addrs * 4;
+      if (n.type == 'f') {
+        n.data.assign(in->size, '\0');
+        ASSERT_TRUE((*v)->read(*in, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(n.data.data()), n.data.size())));
+      } else if (n.type == 'l') {
+        auto l = (*v)->read_link(*in);
+        ASSERT_TRUE(l);
+        n.data = *l;
+      } else if (n.type == 'c' || n.type == 'b') {
+        const std::uint32_t x = in->extra_isize / 4;
+        n.rdev = r.i_addr[x].get() ? r.i_addr[x].get() : r.i_addr[x + 1].get();
+      }
+      auto xs = (*v)->xattrs(*in);
+      ASSERT_TRUE(xs);
+      for (const auto& x : *xs) n.xattrs[{x.index, x.name}] = x.value;
+      const int id = ino == root ? 0 : m_.next++;
+      m_.inodes[id] = n;
+      m_.paths[path] = id;
+      ids[ino] = id;
+      if (n.type == 'd') {
+        auto es = (*v)->read_dir(*in);
+        ASSERT_TRUE(es);
+        for (const auto& e : *es) {
+          if (e.name == "." || e.name == "..") continue;
+          if (path.empty() && e.name == "lost+found") {
+            ++m_.root_extra_links;
+            continue;
+          }
+          walk(e.ino, path + "/" + e.name);
+        }
+      }
+    };
+    walk(root, "");
+  }
+
+  void setup() {
+    if (pr_.wide) {
+      ASSERT_TRUE(w_->mkdir("/wide"));
+      add("/wide", 'd');
+      for (int i = 0; i < pr_.wide; ++i) {
+        const std::string p = "/wide/entry-" + std::to_string(i) + (i % 7 == 0 ? std::string(40, 'w') : "");
+        auto f = w_->create(p);
+        ASSERT_TRUE(f) << p << ": " << f.error().to_string();
+        add(p, 'f').ino = *f;
+      }
+    }
+    std::string p;
+    for (int d = 0; d < pr_.deep; ++d) {
+      p += "/deep" + std::to_string(d);
+      ASSERT_TRUE(w_->mkdir(p)) << p;
+      add(p, 'd');
+    }
+    if (pr_.deep) {
+      auto f = w_->create(p + "/bottom");
+      ASSERT_TRUE(f);
+      add(p + "/bottom", 'f').ino = *f;
+    }
+  }
+
+  MInode& add(const std::string& p, char type, std::uint16_t perm = 0) {
+    const int id = m_.next++;
+    MInode n;
+    n.type = type;
+    n.perm = perm ? perm : type == 'd' ? 0755 : type == 'l' ? 0777 : 0644;
+    n.atime = n.mtime = n.ctime = now();
+    m_.inodes[id] = n;
+    m_.paths[p] = id;
+    return m_.inodes[id];
+  }
+
+  Result<nid_t> ino_of(const std::string& p) { return w_->lookup(p.empty() ? "/" : p); }
+
+  // One random operation, checked against the model.
+  void step() {
+    const int kind = static_cast<int>(r(1000));
+    auto dirs = pick('d');
+    auto files = pick('f');
+    auto nondirs = pick('n');
+    if (kind < 110 || files.empty()) op_create(dirs);
+    else if (kind < 160) op_mkdir(dirs);
+    else if (kind < 330) op_write(files);
+    else if (kind < 380) op_truncate(files);
+    else if (kind < 440) op_fallocate(files);
+    else if (kind < 510) op_unlink(nondirs.empty() ? files : nondirs);
+    else if (kind < 590) op_rename(dirs);
+    else if (kind < 620) op_rmdir(dirs);
+    else if (kind < 660) op_link(dirs);
+    else if (kind < 700) op_symlink(dirs);
+    else if (kind < 725) op_mknod(dirs);
+    else if (kind < 775) op_setattr();
+    else if (kind < 850) op_xattr();
+    else if (kind < 870) op_fsync(files);
+    else if (kind < 900) op_open(files);
+    else if (kind < 930) op_release();
+    else if (kind < 990) op_verify(files);
+    else {
+      auto s = w_->sync();
+      ASSERT_TRUE(s) << ctx() << " sync: " << s.error().to_string();
+    }
+  }
+
+  void op_create(const std::vector<std::string>& dirs) {
+    const std::string p = any(dirs) + "/" + new_leaf();
+    auto f = w_->create(p, 0640);
+    if (m_.has(p)) {
+      ASSERT_FALSE(f) << ctx() << " create over " << p;
+      EXPECT_EQ(f.error().code, Errc::exists);
+      return;
+    }
+    ASSERT_TRUE(f) << ctx() << " create " << p << ": " << f.error().to_string();
+    add(p, 'f', 0640).ino = *f;
+  }
+
+  void op_mkdir(const std::vector<std::string>& dirs) {
+    const std::string p = any(dirs) + "/" + new_leaf();
+    auto d = w_->mkdir(p, 0750);
+    if (m_.has(p)) {
+      ASSERT_FALSE(d);
+      EXPECT_EQ(d.error().code, Errc::exists);
+      return;
+    }
+    ASSERT_TRUE(d) << ctx() << " mkdir " << p << ": " << d.error().to_string();
+    add(p, 'd', 0750).ino = *d;
+  }
+
+  // A file by path, or an open one (maybe unlinked) by inode.
+  std::pair<MInode*, nid_t> target_file(const std::vector<std::string>& files) {
+    std::vector<int> open;
+    for (auto& [id, n] : m_.inodes)
+      if (n.opens > 0 && n.type == 'f') open.push_back(id);
+    if (!open.empty() && r(4) == 0) {
+      MInode& n = m_.inodes.at(open[r(static_cast<std::uint32_t>(open.size()))]);
+      return {&n, n.ino};
+    }
+    const std::string p = any(files);
+    auto ino = ino_of(p);
+    EXPECT_TRUE(ino) << ctx() << " lookup " << p;
+    if (!ino) return {nullptr, 0};
+    return {&m_.at(p), *ino};
+  }
+
+  void op_write(const std::vector<std::string>& files) {
+    auto [n, ino] = target_file(files);
+    if (!n) return;
+    std::string& d = n->data;
+    const std::uint64_t off = r(4) == 0 ? d.size() : r(static_cast<std::uint32_t>(d.size() + 20000));
+    std::size_t len = 1 + r(20000);
+    if (r(10) == 0) len = 1 + r(static_cast<std::uint32_t>(pr_.max_write));
+    if (pr_.big_write && r(60) == 0) len = pr_.big_write / 2 + r(static_cast<std::uint32_t>(pr_.big_write / 2));
+    if (off + len > pr_.big_write + pr_.max_write + (1u << 20)) len = 1 + r(4096);
+    std::string buf(len, '\0');
+    const std::uint32_t s = static_cast<std::uint32_t>(rng_());
+    for (std::size_t i = 0; i < len; ++i) buf[i] = static_cast<char>((s >> (i % 24)) + i * 131);
+    auto w = w_->write(ino, off, bytes(buf));
+    ASSERT_TRUE(w) << ctx() << " write " << len << " at " << off << ": " << w.error().to_string();
+    if (d.size() < off + len) d.resize(off + len, '\0');
+    d.replace(off, len, buf);
+    touch(*n);
+  }
+
+  void op_truncate(const std::vector<std::string>& files) {
+    auto [n, ino] = target_file(files);
+    if (!n) return;
+    const std::uint64_t size = r(3) == 0 ? 0 : r(static_cast<std::uint32_t>(n->data.size() + 30000));
+    auto t = w_->truncate(ino, size);
+    ASSERT_TRUE(t) << ctx() << " truncate " << size << ": " << t.error().to_string();
+    n->data.resize(size, '\0');
+    touch(*n);
+  }
+
+  void op_fallocate(const std::vector<std::string>& files) {
+    auto [n, ino] = target_file(files);
+    if (!n) return;
+    static const std::uint32_t modes[] = {0, falloc::keep_size, falloc::punch_hole | falloc::keep_size, falloc::zero_range,
+                                          falloc::zero_range | falloc::keep_size};
+    const std::uint32_t mode = modes[r(5)];
+    std::string& d = n->data;
+    const std::uint64_t off = r(static_cast<std::uint32_t>(d.size() + 20000));
+    const std::uint64_t len = 1 + (r(8) == 0 ? r(4u << 20) : r(70000));
+    auto f = w_->fallocate(ino, mode, off, len);
+    ASSERT_TRUE(f) << ctx() << " fallocate mode " << mode << " " << off << "+" << len << ": " << f.error().to_string();
+    const bool keep = mode & falloc::keep_size;
+    if (mode & falloc::punch_hole) {
+      if (off >= d.size()) return;  // nothing, not even the times
+      std::fill(d.begin() + static_cast<std::ptrdiff_t>(off), d.begin() + static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(d.size(), off + len)), '\0');
+    } else if (mode & falloc::zero_range) {
+      if (off < d.size())
+        std::fill(d.begin() + static_cast<std::ptrdiff_t>(off), d.begin() + static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(d.size(), off + len)), '\0');
+      if (!keep && off + len > d.size()) d.resize(off + len, '\0');
+    } else if (!keep && off + len > d.size()) {
+      d.resize(off + len, '\0');
+    }
+    touch(*n);
+  }
+
+  void op_unlink(const std::vector<std::string>& nondirs) {
+    if (nondirs.empty()) return;
+    const std::string p = any(nondirs);
+    const int id = m_.paths.at(p);
+    if (r(3) == 0 && m_.inodes.at(id).type == 'f') {  // open it first: unlinked while open
+      auto ino = ino_of(p);
+      ASSERT_TRUE(ino);
+      ASSERT_TRUE(w_->open(*ino));
+      ++m_.inodes.at(id).opens;
+    }
+    auto u = w_->unlink(p);
+    ASSERT_TRUE(u) << ctx() << " unlink " << p << ": " << u.error().to_string();
+    m_.paths.erase(p);
+    if (m_.names(id)) m_.inodes.at(id).ctime = now();
+    m_.forget_if_unused(id);
+  }
+
+  void op_rmdir(const std::vector<std::string>& dirs) {
+    const std::string p = any(dirs);
+    if (p.empty()) return;
+    auto rr = w_->rmdir(p);
+    if (!m_.empty_dir(p)) {
+      ASSERT_FALSE(rr) << ctx() << " rmdir of non-empty " << p;
+      EXPECT_EQ(rr.error().code, Errc::invalid_argument);
+      return;
+    }
+    ASSERT_TRUE(rr) << ctx() << " rmdir " << p << ": " << rr.error().to_string();
+    const int id = m_.paths.at(p);
+    m_.paths.erase(p);
+    m_.inodes.erase(id);
+  }
+
+  void op_rename(const std::vector<std::string>& dirs) {
+    auto all = pick('*');
+    if (all.empty()) return;
+    const std::string from = any(all);
+    std::string to;
+    if (r(3) == 0) to = any(all);  // over an existing name
+    else to = any(dirs) + "/" + new_leaf();
+    if (to.empty()) return;
+    const int sid = m_.paths.at(from);
+    const bool sdir = m_.inodes.at(sid).type == 'd';
+    auto res = w_->rename(from, to);
+    // The expected outcome.
+    Errc want = Errc::ok;
+    const bool texists = m_.has(to);
+    if (sdir && (to == from || to.compare(0, from.size() + 1, from + "/") == 0) && to != from) want = Errc::invalid_argument;
+    else if (texists && m_.paths.at(to) == sid) want = Errc::ok;
+    else if (texists && m_.is_dir(to) && !sdir) want = Errc::invalid_argument;
+    else if (texists && !m_.is_dir(to) && sdir) want = Errc::invalid_argument;
+    else if (texists && m_.is_dir(to) && !m_.empty_dir(to)) want = Errc::exists;
+    if (want != Errc::ok) {
+      ASSERT_FALSE(res) << ctx() << " rename " << from << " -> " << to << " should fail";
+      EXPECT_EQ(res.error().code, want) << ctx() << " rename " << from << " -> " << to << ": " << res.error().to_string();
+      return;
+    }
+    ASSERT_TRUE(res) << ctx() << " rename " << from << " -> " << to << ": " << res.error().to_string();
+    if (texists && m_.paths.at(to) == sid) return;
+    if (texists) {
+      const int tid = m_.paths.at(to);
+      m_.paths.erase(to);
+      if (m_.names(tid)) m_.inodes.at(tid).ctime = now();
+      m_.forget_if_unused(tid);
+    }
+    std::vector<std::pair<std::string, int>> moved;
+    for (auto it = m_.paths.begin(); it != m_.paths.end();) {
+      if (it->first == from || it->first.compare(0, from.size() + 1, from + "/") == 0) {
+        moved.emplace_back(to + it->first.substr(from.size()), it->second);
+        it = m_.paths.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (auto& [p, id] : moved) m_.paths[p] = id;
+    m_.inodes.at(sid).ctime = now();
+  }
+
+  void op_link(const std::vector<std::string>& dirs) {
+    auto all = pick('*');
+    if (all.empty()) return;
+    const std::string src = any(all);
+    const std::string p = any(dirs) + "/" + new_leaf();
+    auto l = w_->link(src, p);
+    const int id = m_.paths.at(src);
+    if (m_.inodes.at(id).type == 'd') {
+      ASSERT_FALSE(l) << ctx() << " link to a directory";
+      EXPECT_EQ(l.error().code, Errc::invalid_argument);
+      return;
+    }
+    if (m_.has(p)) {
+      ASSERT_FALSE(l);
+      EXPECT_EQ(l.error().code, Errc::exists);
+      return;
+    }
+    ASSERT_TRUE(l) << ctx() << " link " << src << " " << p << ": " << l.error().to_string();
+    m_.paths[p] = id;
+    m_.inodes.at(id).ctime = now();
+  }
+
+  void op_symlink(const std::vector<std::string>& dirs) {
+    const std::string p = any(dirs) + "/" + new_leaf();
+    std::size_t len = 1 + r(120);
+    if (r(5) == 0) len = 3000 + r(1096);  // 3000..4095: inline up to 3452 bytes here, else a block
+    std::string target(len, 'x');
+    for (std::size_t i = 0; i < len; ++i) target[i] = static_cast<char>('a' + (i * 7 + len) % 26);
+    if (len > 3) target[len / 2] = '/';
+    auto s = w_->symlink(target, p);
+    if (m_.has(p)) {
+      ASSERT_FALSE(s);
+      EXPECT_EQ(s.error().code, Errc::exists);
+      return;
+    }
+    ASSERT_TRUE(s) << ctx() << " symlink " << p << ": " << s.error().to_string();
+    auto back = w_->readlink(*s);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(*back, target);
+    MInode& n = add(p, 'l');
+    n.data = target;
+    n.ino = *s;
+  }
+
+  void op_mknod(const std::vector<std::string>& dirs) {
+    const std::string p = any(dirs) + "/" + new_leaf();
+    static const std::pair<char, std::uint16_t> types[] = {{'c', 0x2000}, {'b', 0x6000}, {'p', 0x1000}, {'s', 0xC000}};
+    const auto [tc, tbits] = types[r(4)];
+    std::uint32_t major = r(256), minor = r(256);
+    if (r(2)) {  // the new encoding: major up to 4095, minor up to 2^20 - 1
+      major = r(4096);
+      minor = r(1u << 20);
+    }
+    const std::uint32_t rdev = new_encode_dev(major, minor);
+    auto k = w_->mknod(p, static_cast<std::uint16_t>(tbits | 0620), rdev);
+    if (m_.has(p)) {
+      ASSERT_FALSE(k);
+      return;
+    }
+    ASSERT_TRUE(k) << ctx() << " mknod " << p << ": " << k.error().to_string();
+    auto st = w_->stat(*k);
+    ASSERT_TRUE(st);
+    MInode& n = add(p, tc, 0620);
+    n.ino = *k;
+    if (tc == 'c' || tc == 'b') {
+      n.rdev = rdev;
+      EXPECT_EQ(st->rdev, rdev) << ctx() << " mknod rdev";
+    }
+  }
+
+  void op_setattr() {
+    auto all = pick('*');
+    if (all.empty()) return;
+    const std::string p = any(all);
+    auto ino = ino_of(p);
+    ASSERT_TRUE(ino) << ctx() << " lookup " << p << ": " << ino.error().to_string();
+    MInode& n = m_.at(p);
+    SetAttr a;
+    if (r(2)) a.mode = static_cast<std::uint16_t>(r(010000));
+    if (r(3) == 0) a.uid = r(70000);
+    if (r(3) == 0) a.gid = r(70000);
+    if (r(2)) a.atime = Timespec{1600000000u + r(100000000), r(1000000000)};
+    if (r(2)) a.mtime = Timespec{1600000000u + r(100000000), r(1000000000)};
+    if (r(4) == 0) a.ctime = Timespec{1600000000u + r(100000000), r(1000000000)};
+    auto s = w_->setattr(*ino, a);
+    ASSERT_TRUE(s) << ctx() << " setattr " << p << ": " << s.error().to_string();
+    if (a.mode) n.perm = *a.mode;
+    if (a.uid) n.uid = *a.uid;
+    if (a.gid) n.gid = *a.gid;
+    if (a.atime) n.atime = *a.atime;
+    if (a.mtime) n.mtime = *a.mtime;
+    n.ctime = a.ctime ? *a.ctime : now();
+  }
+
+  void op_xattr() {
+    auto all = pick('*');
+    all.push_back("");
+    const std::string p = any(all);
+    auto ino = ino_of(p);
+    ASSERT_TRUE(ino) << ctx() << " lookup " << p << ": " << ino.error().to_string();
+    MInode& n = m_.at(p);
+    static const std::uint8_t idx[] = {1, 4, 6};
+    std::uint8_t index = idx[r(3)];
+    // For the Linux guest: user.* only on files and directories (Linux
+    // refuses user xattrs elsewhere, xattr_permission()), no security.*.
+    if (pr_.printable_xattrs && (index == 6 || (n.type != 'f' && n.type != 'd'))) index = 4;
+    std::string name = std::string(1, static_cast<char>('a' + r(8)));
+    if (r(20) == 0) name = std::string(240 + r(16), 'N');
+    const auto key = std::make_pair(static_cast<int>(index), name);
+    // The full name ("user." / "trusted." / "security." + name) is at most
+    // 255 bytes (XATTR_NAME_MAX).
+    const std::size_t prefix = index == 1 ? 5 : index == 4 ? 8 : 9;
+    if (prefix + name.size() > 255) {
+      auto s = r(2) ? w_->setxattr(*ino, index, name, bytes("v")) : w_->removexattr(*ino, index, name);
+      ASSERT_FALSE(s) << ctx() << " xattr name over XATTR_NAME_MAX";
+      EXPECT_EQ(s.error().code, Errc::invalid_argument);
+      return;
+    }
+    const bool found = n.xattrs.count(key) != 0;
+    if (r(4) == 0) {  // remove
+      auto rm = w_->removexattr(*ino, index, name);
+      if (!found) {
+        ASSERT_FALSE(rm);
+        EXPECT_EQ(rm.error().code, Errc::not_found);
+        return;
+      }
+      ASSERT_TRUE(rm) << ctx() << " removexattr: " << rm.error().to_string();
+      n.xattrs.erase(key);
+      n.ctime = now();
+      return;
+    }
+    std::size_t vlen = r(60);
+    if (r(4) == 0) vlen = 200 + r(1500);
+    std::string value(vlen, '\0');
+    for (std::size_t i = 0; i < vlen; ++i) value[i] = pr_.printable_xattrs ? "abcdefghijklmnopqrstuvwxyz0123456789"[r(36)] : static_cast<char>(r(256));
+    const XattrSet how = static_cast<XattrSet>(r(3));
+    auto s = w_->setxattr(*ino, index, name, bytes(value), how);
+    if (how == XattrSet::create && found) {
+      ASSERT_FALSE(s);
+      EXPECT_EQ(s.error().code, Errc::exists);
+      return;
+    }
+    if (how == XattrSet::replace && !found) {
+      ASSERT_FALSE(s);
+      EXPECT_EQ(s.error().code, Errc::not_found);
+      return;
+    }
+    // Room: MIN_OFFSET (inline area + 4068 bytes) past the entries.
+    const std::size_t min_offset = n.inline_xattr + 4068;
+    std::size_t used = m_.xattr_used(n);
+    if (found) used -= xattr_entry_size(static_cast<std::uint32_t>(name.size()), static_cast<std::uint32_t>(n.xattrs[key].size()));
+    const std::size_t need = xattr_entry_size(static_cast<std::uint32_t>(name.size()), static_cast<std::uint32_t>(vlen));
+    if (used + need > min_offset) {
+      ASSERT_FALSE(s) << ctx() << " setxattr past the area";
+      EXPECT_EQ(s.error().code, Errc::no_space);
+      return;
+    }
+    ASSERT_TRUE(s) << ctx() << " setxattr " << p << ": " << s.error().to_string();
+    n.xattrs[key] = value;
+    n.ctime = now();
+    auto g = w_->getxattr(*ino, index, name);
+    ASSERT_TRUE(g);
+    EXPECT_TRUE(std::string(g->begin(), g->end()) == value);
+  }
+
+  void op_fsync(const std::vector<std::string>& files) {
+    auto [n, ino] = target_file(files);
+    if (!n) return;
+    auto s = r(2) ? w_->fsync(ino) : w_->fdatasync(ino);
+    ASSERT_TRUE(s) << ctx() << " fsync: " << s.error().to_string();
+  }
+
+  void op_open(const std::vector<std::string>& files) {
+    const std::string p = any(files);
+    auto ino = ino_of(p);
+    ASSERT_TRUE(ino) << ctx() << " lookup " << p << ": " << ino.error().to_string();
+    ASSERT_TRUE(w_->open(*ino));
+    ++m_.at(p).opens;
+  }
+
+  void op_release() {
+    std::vector<int> open;
+    for (auto& [id, n] : m_.inodes)
+      if (n.opens > 0) open.push_back(id);
+    if (open.empty()) return;
+    const int id = open[r(static_cast<std::uint32_t>(open.size()))];
+    MInode& n = m_.inodes.at(id);
+    auto s = w_->release(n.ino);
+    ASSERT_TRUE(s) << ctx() << " release: " << s.error().to_string();
+    --n.opens;
+    if (n.opens == 0 && !m_.names(id)) {
+      // The last close of an unlinked inode frees it.
+      const nid_t ino = n.ino;
+      m_.inodes.erase(id);
+      EXPECT_EQ(w_->stat(ino).error().code, Errc::not_found) << ctx() << " released orphan still there";
+    }
+  }
+
+  void op_verify(const std::vector<std::string>& files) {
+    auto [n, ino] = target_file(files);
+    if (!n) return;
+    std::string back(n->data.size(), '\0');
+    auto got = w_->read(ino, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(back.data()), back.size()));
+    ASSERT_TRUE(got) << ctx() << " read: " << got.error().to_string();
+    ASSERT_TRUE(back == n->data) << ctx() << " read back differs";
+    auto st = w_->stat(ino);
+    ASSERT_TRUE(st);
+    EXPECT_EQ(st->size, n->data.size());
+  }
+
+  std::uint32_t seed_;
+  Profile pr_;
+  std::mt19937_64 rng_;
+  std::unique_ptr<BlockDevice> dev_;
+  Writer* w_ = nullptr;
+  Model m_;
+  std::uint64_t first_time_ = 1700000000u;
+  bool adopted_ = false;
+  int phase_ = 0, op_ = 0;
+  std::uint64_t now_ = 0;
+  std::uint64_t orphans_seen_ = 0;
+};
+
+// ---- writer_model_linux.sh: Linux reads a model run's image, changes it,
+// our writer reads Linux's changes and keeps writing ----
+
+Profile oracle_profile() {
+  Profile p;
+  p.phases = 3;
+  p.ops = 120;
+  p.deep = 12;
+  p.printable_xattrs = true;
+  return p;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+std::string manifest_diff(const std::string& want, const std::string& got) {
+  std::set<std::string> a, b;
+  std::istringstream wa(want), gb(got);
+  for (std::string l; std::getline(wa, l);) a.insert(l);
+  for (std::string l; std::getline(gb, l);) b.insert(l);
+  std::string out;
+  int n = 0;
+  for (const auto& l : a)
+    if (!b.count(l) && n++ < 20) out += "- " + l.substr(0, 300) + "\n";
+  for (const auto& l : b)
+    if (!a.count(l) && n++ < 40) out += "+ " + l.substr(0, 300) + "\n";
+  return out;
+}
+
+// A model run (3 sessions) plus fixed entries the guest script changes;
+// writes WRITER_IMAGE and WRITER_IMAGE.manifest.
+TEST(WriterModelOracle, DISABLED_WriteImage) {
+  const char* out = std::getenv("WRITER_IMAGE");
+  ASSERT_NE(out, nullptr) << "set WRITER_IMAGE";
+  Runner run(77, oracle_profile());
+  run.run();
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  BlockDevice& dev = run.device();
+  {
+    MountOptions mo;
+    mo.fixed_time = 1750000000;
+    auto w = Writer::mount(dev, mo);
+    ASSERT_TRUE(w);
+    Writer& wr = **w;
+    ASSERT_TRUE(wr.mkdir("/fixed"));
+    ASSERT_TRUE(wr.mkdir("/fixed/dir"));
+    ASSERT_TRUE(wr.mkdir("/linux-many"));
+    auto a = wr.create("/fixed/a");
+    ASSERT_TRUE(a);
+    std::string d;
+    for (int i = 0; i < 3000; ++i) d += "alpha-" + std::to_string(i) + "\n";
+    ASSERT_TRUE(wr.write(*a, 0, bytes(d)));
+    ASSERT_TRUE(wr.create("/fixed/rm-me"));
+    auto x = wr.create("/fixed/x");
+    ASSERT_TRUE(x);
+    ASSERT_TRUE(wr.setxattr(*x, 1, "k", bytes("v")));
+    ASSERT_TRUE(wr.symlink("a", "/fixed/link"));
+    ASSERT_TRUE(wr.unmount());
+  }
+  our_fsck_clean(dev, "oracle image");
+  fsck_f2fs_clean(dev, "oracle image");
+  ASSERT_TRUE(save(dev, out));
+  auto v = Volume::open(dev);
+  ASSERT_TRUE(v);
+  std::ofstream(std::string(out) + ".manifest", std::ios::binary) << manifest(**v);
+}
+
+// After Linux changed the image: our reader's manifest equals the one Linux
+// made (WRITER_LINUX_MANIFEST); then the model is read from the volume and
+// two more sessions of random operations run on it (each checked); writes
+// the image back and WRITER_IMAGE.final.manifest for Linux to compare.
+TEST(WriterModelOracle, DISABLED_AfterLinux) {
+  const char* img = std::getenv("WRITER_IMAGE");
+  const char* theirs = std::getenv("WRITER_LINUX_MANIFEST");
+  ASSERT_TRUE(img && theirs) << "set WRITER_IMAGE and WRITER_LINUX_MANIFEST";
+  auto dev = f2fstest::load_image(img);
+  ASSERT_TRUE(dev);
+  {
+    auto v = Volume::open(*dev);
+    ASSERT_TRUE(v) << v.error().to_string();
+    EXPECT_EQ(manifest_diff(read_text(theirs), manifest(**v)), "") << "our reader differs from Linux (- Linux, + ours)";
+  }
+  our_fsck_clean(*dev, "Linux's image");
+  Profile p = oracle_profile();
+  p.phases = 2;
+  Runner run(78, p, std::move(dev), 1800000000);
+  run.run();
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  ASSERT_TRUE(save(run.device(), img));
+  auto v = Volume::open(run.device());
+  ASSERT_TRUE(v);
+  std::ofstream(std::string(img) + ".final.manifest", std::ios::binary) << manifest(**v);
+}
+
+std::vector<std::uint32_t> seeds_from_env(std::vector<std::uint32_t> dflt) {
+  if (const char* e = std::getenv("WRITER_MODEL_SEEDS")) {
+    std::uint32_t first = 1, last = 1;
+    if (std::sscanf(e, "%u-%u", &first, &last) < 2) last = first;
+    dflt.clear();
+    for (std::uint32_t s = first; s <= last; ++s) dflt.push_back(s);
+  }
+  return dflt;
+}
+
+// Unit seeds: small and fast (no threads, no host tools).
+TEST(WriterModelNs, Seeds) {
+  for (std::uint32_t seed : seeds_from_env({1, 2, 3})) {
+    Profile p;
+    p.phases = 4;
+    p.ops = 150;
+    Runner(seed, p).run();
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(WriterModelNs, NoFeatures) {
+  Profile p;
+  p.features = 0;
+  p.phases = 3;
+  p.ops = 150;
+  Runner(11, p).run();
+}
+
+// A directory of 2,000 entries and a path 40 directories deep.
+TEST(WriterModelNs, WideAndDeep) {
+  Profile p;
+  p.phases = 3;
+  p.ops = 120;
+  p.wide = 2000;
+  p.deep = 40;
+  Runner(21, p).run();
+}
+
+#ifdef WRITER_WITH_FSCK
+// Interop seeds: more sessions and operations, files up to 64 MiB.
+TEST(WriterModelNs, BigFiles) {
+  for (std::uint32_t seed : seeds_from_env({31, 32})) {
+    Profile p;
+    p.image_bytes = 1ull << 30;
+    p.phases = 5;
+    p.ops = 200;
+    p.max_write = 2u << 20;
+    p.big_write = 64u << 20;
+    p.wide = seed % 2 ? 3000 : 0;
+    p.deep = 30;
+    Runner(seed, p).run();
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(WriterModelNs, MoreSeeds) {
+  for (std::uint32_t seed : seeds_from_env({4, 5, 6, 7, 8, 9, 10})) {
+    Profile p;
+    p.phases = 6;
+    p.ops = 250;
+    Runner(seed, p).run();
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+#endif
+
+}  // namespace

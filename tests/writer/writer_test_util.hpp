@@ -1,0 +1,309 @@
+// Shared by the writer's namespace and model tests (writer_ns_test.cpp,
+// writer_model_test.cpp): the checks every image the writer leaves must
+// pass — our checker (check-only) and, in the interop build
+// (WRITER_WITH_FSCK), fsck.f2fs -f on a copy — and a full description of a
+// volume's tree as our reader sees it (types, modes, owners, times, sizes,
+// contents, link counts and hard-link groups, symlink targets, device
+// numbers, xattrs).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+
+#include <unistd.h>
+
+#include "f2fscore/fsck.hpp"
+#include "f2fscore/writer.hpp"
+#include "meta/meta_test_util.hpp"
+
+namespace writertest {
+
+using namespace metatest;
+
+inline std::span<const std::uint8_t> bytes(const std::string& s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
+/// FNV-1a of a byte string, as hex.
+inline std::string digest(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  char b[24];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h));
+  return b;
+}
+
+/// fsck.f2fs -f on a copy is clean (interop build only; a missing fsck.f2fs
+/// fails under F2FSCORE_REQUIRE_FSCK=1).
+inline void fsck_f2fs_clean(BlockDevice& dev, const std::string& what) {
+#ifdef WRITER_WITH_FSCK
+  if (f2fstest::reference_tool("fsck.f2fs").empty()) {
+    if (f2fstest::required("FSCK")) ADD_FAILURE() << "fsck.f2fs missing and F2FSCORE_REQUIRE_FSCK=1";
+    return;
+  }
+  const fs::path img = fs::temp_directory_path() / ("writer_ns_fsck_" + std::to_string(::getpid()) + ".img");
+  ASSERT_TRUE(save(dev, img));
+  std::string log;
+  auto probs = f2fstest::fsck_problems(img, &log);
+  EXPECT_TRUE(probs.empty()) << what << ": fsck.f2fs -f:\n" << log;
+  fs::remove(img);
+#else
+  (void)dev;
+  (void)what;
+#endif
+}
+
+/// Our checker, check-only, finds nothing.
+inline void our_fsck_clean(BlockDevice& dev, const std::string& what) {
+  fsck::Options fo;
+  fo.mode = fsck::Mode::check_only;
+  fo.force = true;
+  auto rep = fsck::check(dev, fo);
+  ASSERT_TRUE(rep) << what << ": " << rep.error().to_string();
+  std::string found;
+  for (const auto& p : rep->problems) found += p.to_string() + "\n";
+  EXPECT_TRUE(rep->problems.empty()) << what << ": f2fscore fsck:\n" << found;
+}
+
+/// What a tree reads as: path -> one line describing the inode. `times`:
+/// include atime/mtime/ctime of non-directories.
+using Tree = std::map<std::string, std::string>;
+
+inline std::string xattr_line(const std::map<std::pair<int, std::string>, std::string>& xs) {
+  std::string s;
+  for (const auto& [k, v] : xs) s += " x" + std::to_string(k.first) + "." + k.second + "=" + digest(v);
+  return s;
+}
+
+/// The tree our reader sees ("lost+found" at the root left out).
+inline Tree read_tree(Volume& v, bool times = true) {
+  Tree t;
+  std::map<nid_t, std::string> group;  // hard-link groups: the smallest path of each inode
+  std::map<std::string, nid_t> nondir;
+  std::function<void(nid_t, const std::string&, int)> walk = [&](nid_t ino, const std::string& path, int depth) {
+    auto in = v.read_inode(ino);
+    if (!in) {
+      t[path] = "INODE-ERROR " + in.error().to_string();
+      return;
+    }
+    const Inode& r = in->raw.i;
+    std::string d;
+    const std::uint16_t type = in->mode & 0xF000;
+    char tc = '?';
+    switch (type) {
+      case 0x8000: tc = 'f'; break;
+      case 0x4000: tc = 'd'; break;
+      case 0xA000: tc = 'l'; break;
+      case 0x2000: tc = 'c'; break;
+      case 0x6000: tc = 'b'; break;
+      case 0x1000: tc = 'p'; break;
+      case 0xC000: tc = 's'; break;
+    }
+    char head[96];
+    std::snprintf(head, sizeof head, "%c %04o %u:%u links %u", tc, in->mode & 07777, in->uid, in->gid, in->links);
+    d = head;
+    if (tc != 'd') {
+      nondir[path] = ino;
+      if (!group.count(ino) || path < group[ino]) group[ino] = path;
+      if (times) {
+        char tb[160];
+        std::snprintf(tb, sizeof tb, " a%llu.%u m%llu.%u c%llu.%u", static_cast<unsigned long long>(r.i_atime.get()),
+                      r.i_atime_nsec.get(), static_cast<unsigned long long>(r.i_mtime.get()), r.i_mtime_nsec.get(),
+                      static_cast<unsigned long long>(r.i_ctime.get()), r.i_ctime_nsec.get());
+        d += tb;
+      }
+    }
+    if (tc == 'f') {
+      std::string s(in->size, '\0');
+      auto n = v.read(*in, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(s.data()), s.size()));
+      if (!n || *n != s.size()) d += " READ-ERROR";
+      d += " size " + std::to_string(in->size) + " " + digest(s);
+    } else if (tc == 'l') {
+      auto l = v.read_link(*in);
+      d += " -> " + (l ? *l : "LINK-ERROR " + l.error().to_string());
+    } else if (tc == 'c' || tc == 'b') {
+      const std::uint32_t x = in->extra_isize / 4;
+      const std::uint32_t old = r.i_addr[x].get(), nw = r.i_addr[x + 1].get();
+      d += " rdev " + std::to_string(old ? old : nw);
+    }
+    auto xs = v.xattrs(*in);
+    if (!xs) d += " XATTR-ERROR " + xs.error().to_string();
+    else {
+      std::map<std::pair<int, std::string>, std::string> m;
+      for (const auto& x : *xs) m[{x.index, x.name}] = x.value;
+      d += xattr_line(m);
+    }
+    t[path] = d;
+    if (tc == 'd' && depth < 200) {
+      auto es = v.read_dir(*in);
+      if (!es) {
+        t[path + "/"] = "DIR-ERROR " + es.error().to_string();
+        return;
+      }
+      for (const auto& e : *es)
+        if (e.name != "." && e.name != ".." && !(path.empty() && e.name == "lost+found")) walk(e.ino, path + "/" + e.name, depth + 1);
+    }
+  };
+  walk(v.superblock().root_ino.get(), "", 0);
+  for (const auto& [p, ino] : nondir) t[p] += " group " + group[ino];
+  return t;
+}
+
+inline std::string tree_diff(const Tree& want, const Tree& got) {
+  std::string out;
+  int n = 0;
+  for (const auto& [p, e] : want) {
+    auto it = got.find(p);
+    if (it == got.end()) out += "missing " + p + " (" + e + ")\n";
+    else if (it->second != e) out += "differs " + p + "\n   want " + e + "\n   got  " + it->second + "\n";
+    else continue;
+    if (++n > 20) return out + "...\n";
+  }
+  for (const auto& [p, e] : got)
+    if (!want.count(p)) {
+      out += "extra " + p + " (" + e + ")\n";
+      if (++n > 20) return out + "...\n";
+    }
+  return out;
+}
+
+/// Every check of an image the writer left: our reader sees `want`, our
+/// checker and fsck.f2fs -f are clean.
+inline void check_volume(BlockDevice& dev, const Tree& want, const std::string& what, bool unmounted = true,
+                         bool times = true) {
+  {
+    auto v = Volume::open(dev);
+    ASSERT_TRUE(v) << what << ": " << v.error().to_string();
+    if (unmounted) EXPECT_TRUE((*v)->open_report().clean_unmount) << what;
+    EXPECT_EQ(tree_diff(want, read_tree(**v, times)), "") << what;
+  }
+  our_fsck_clean(dev, what);
+  fsck_f2fs_clean(dev, what);
+}
+
+}  // namespace writertest
+
+namespace writertest {
+
+/// SHA-256 of a byte string, as lowercase hex (FIPS 180-4), so that
+/// manifests compare with sha256sum in the Linux guest.
+inline std::string sha256_hex(const std::string& msg) {
+  static const std::uint32_t k[64] = {
+      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
+      0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
+      0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
+      0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+      0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
+      0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+      0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+  std::uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  auto rotr = [](std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); };
+  std::string m = msg;
+  const std::uint64_t bits = static_cast<std::uint64_t>(msg.size()) * 8;
+  m += static_cast<char>(0x80);
+  while (m.size() % 64 != 56) m += '\0';
+  for (int i = 7; i >= 0; --i) m += static_cast<char>((bits >> (i * 8)) & 0xff);
+  for (std::size_t off = 0; off < m.size(); off += 64) {
+    std::uint32_t w[64];
+    for (int i = 0; i < 16; ++i)
+      w[i] = (std::uint32_t(std::uint8_t(m[off + 4 * i])) << 24) | (std::uint32_t(std::uint8_t(m[off + 4 * i + 1])) << 16) |
+             (std::uint32_t(std::uint8_t(m[off + 4 * i + 2])) << 8) | std::uint32_t(std::uint8_t(m[off + 4 * i + 3]));
+    for (int i = 16; i < 64; ++i) {
+      const std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+      const std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    std::uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+    for (int i = 0; i < 64; ++i) {
+      const std::uint32_t S1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
+      const std::uint32_t ch = (e & f) ^ (~e & g);
+      const std::uint32_t t1 = hh + S1 + ch + k[i] + w[i];
+      const std::uint32_t S0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
+      const std::uint32_t maj = (a & b) ^ (a & c) ^ (b & c);
+      const std::uint32_t t2 = S0 + maj;
+      hh = g;
+      g = f;
+      f = e;
+      e = d + t1;
+      d = c;
+      c = b;
+      b = a;
+      a = t1 + t2;
+    }
+    h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+  }
+  char out[65];
+  for (int i = 0; i < 8; ++i) std::snprintf(out + 8 * i, 9, "%08x", h[i]);
+  return out;
+}
+
+/// One line per path (lost+found left out, "/" itself too), sorted by path,
+/// in the form writer_model_linux.sh makes with busybox in the Linux guest:
+///   path|st_mode hex|uid|gid|size|links|mtime s|content|xattrs
+/// content: sha256 of a file, "->target" of a symlink, "major,minor" (hex)
+/// of a device, "-" else; xattrs: "full.name=value" sorted, comma-joined.
+inline std::string manifest(Volume& v) {
+  std::map<std::string, std::string> lines;
+  std::function<void(nid_t, const std::string&)> walk = [&](nid_t ino, const std::string& path) {
+    auto in = v.read_inode(ino);
+    if (!in) {
+      lines[path] = path + "|INODE-ERROR";
+      return;
+    }
+    const std::uint16_t type = in->mode & 0xF000;
+    std::string content = "-";
+    if (type == 0x8000) {
+      std::string s(in->size, '\0');
+      auto n = v.read(*in, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(s.data()), s.size()));
+      content = n ? sha256_hex(s) : "READ-ERROR";
+    } else if (type == 0xA000) {
+      auto l = v.read_link(*in);
+      content = "->" + (l ? *l : std::string("LINK-ERROR"));
+    } else if (type == 0x2000 || type == 0x6000) {
+      const std::uint32_t x = in->extra_isize / 4;
+      const std::uint32_t old = in->raw.i.i_addr[x].get();
+      const std::uint32_t dev = old ? old : in->raw.i.i_addr[x + 1].get();
+      char b[32];
+      std::snprintf(b, sizeof b, "%x,%x", (dev & 0xfff00u) >> 8, (dev & 0xffu) | ((dev >> 12) & 0xfff00u));
+      content = b;
+    }
+    std::vector<std::string> xs;
+    if (auto x = v.xattrs(*in)) {
+      for (const auto& e : *x) xs.push_back(e.full_name() + "=" + e.value);
+    } else {
+      xs.push_back("XATTR-ERROR");
+    }
+    std::sort(xs.begin(), xs.end());
+    std::string xl;
+    for (const auto& s : xs) xl += (xl.empty() ? "" : ",") + s;
+    if (!path.empty()) {
+      char head[160];
+      std::snprintf(head, sizeof head, "|%x|%u|%u|%llu|%u|%llu|", in->mode, in->uid, in->gid,
+                    static_cast<unsigned long long>(in->size), in->links,
+                    static_cast<unsigned long long>(in->raw.i.i_mtime.get()));
+      lines[path] = path + head + content + "|" + xl;
+    }
+    if (in->is_dir()) {
+      auto es = v.read_dir(*in);
+      if (!es) return;
+      for (const auto& e : *es)
+        if (e.name != "." && e.name != ".." && !(path.empty() && e.name == "lost+found")) walk(e.ino, path + "/" + e.name);
+    }
+  };
+  walk(v.superblock().root_ino.get(), "");
+  // Sorted as whole lines, as busybox sort does (byte order).
+  std::vector<std::string> sorted;
+  for (const auto& [p, l] : lines) sorted.push_back(l);
+  std::sort(sorted.begin(), sorted.end());
+  std::string out;
+  for (const auto& l : sorted) out += l + "\n";
+  return out;
+}
+
+}  // namespace writertest

@@ -390,7 +390,8 @@ struct Gc {
           all = false;
           continue;
         }
-        F2FS_TRY(read_at(w.dev, static_cast<std::uint64_t>(o.blkaddr) * kBlockSize, std::span<std::uint8_t>(buf)));
+        F2FS_TRY(read_at(w.dev, static_cast<std::uint64_t>(o.blkaddr) * kBlockSize, std::span<std::uint8_t>(buf),
+                         io_tag(IostatType::fs_gdata_read_io)));  // (stats) FS_GDATA_READ_IO, as move_data_block()
         wr::WriteContext ctx;
         ctx.origin = wr::WriteContext::Origin::gc;
         w.gc_move_mtime = w.seg_mtime[s] ? w.seg_mtime[s] : 1;

@@ -220,6 +220,7 @@ struct Fsync {
   Result<bool> write_chain(nid_t ino, const std::vector<nid_t>& ns, bool datasync) {
     const bool csum = w.sb.feature.get() & feature::inode_checksum;
     const bool dent = need_dentry_mark(ino);
+    auto& l = w.logs[wr::kWarmNode];
     bool wrote_inode = false;
     for (nid_t n : ns) {
       auto np = w.node(n);

@@ -235,6 +235,7 @@ struct Writer::Impl {
   /// Wholly free sections not taken by a log (free_sections() in
   /// fs/f2fs/segment.h; segments freed since the checkpoint are not free).
   std::uint32_t free_sections() const { return free_secs; }
+  std::uint32_t reserved_sections() const;
   /// has_not_enough_free_secs() of fs/f2fs/segment.h (6.1), plus the
   /// sections the page cache's dirty data pages need (docs/gc.md).
   bool has_not_enough_free_secs(std::uint32_t freed, std::uint32_t needed) const;

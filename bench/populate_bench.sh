@@ -128,20 +128,24 @@ run_one() {  # tree tool run
       out=$workdir/sload-$tree.img; rm -f "$out"; truncate -s "$size" "$out"
       "$ref_mkfs" -q -f ${features:+-O "$features"} "$out" >/dev/null
       sync -f "$out"
-      t0=$(now); "${timed[@]}" "$ref" -f "$src" "$out" >/dev/null 2>&1 || rc=$?; t1=$(now); sync "$out"; t2=$(now) ;;
+      t0=$(now); "${timed[@]}" "$ref" -f "$src" "$out" >"$workdir/sload.log" 2>&1 || rc=$?; t1=$(now); sync "$out"; t2=$(now) ;;
     tar)
       out=$workdir/tar-$tree.tar; rm -f "$out"
       sync -f "$workdir"
       t0=$(now); "${timed[@]}" tar -cf "$out" -C "$src" . || rc=$?; t1=$(now); sync "$out"; t2=$(now) ;;
   esac
   local cmd total cpu
-  cpu=$(awk '{ printf "%.3f", $1 + $2 }' "$workdir/cpu")
+  cpu=$(tail -n 1 "$workdir/cpu" | awk '{ printf "%.3f", $1 + $2 }')  # after "Command exited with ..."
   samples["$tree $tool cpu"]+="$cpu "
   cmd=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
   total=$(awk -v a="$t0" -v b="$t2" 'BEGIN { printf "%.3f", b - a }')
   samples["$tree $tool cmd"]+="$cmd "
   samples["$tree $tool total"]+="$total "
   samples["$tree $tool rc"]+="$rc "
+  if [[ $tool == sload ]]; then  # what sload.f2fs's own fsck pass repaired in the image it wrote
+    tr '\r' '\n' <"$workdir/sload.log" | grep -E '\[FIX\]|Fixing|\[ASSERT\]' >"$workdir/sload-fixes-$tree.txt" || true
+    samples["$tree sload fixes"]+="$(wc -l <"$workdir/sload-fixes-$tree.txt") "
+  fi
   note "$tree run $3 $tool: ${cmd}s command, ${total}s with fsync, ${cpu}s CPU (exit $rc)"
 }
 
@@ -172,7 +176,10 @@ for tree in $trees; do
   # sload.f2fs's image as sload left it (it runs its own fsck pass): does
   # fsck.f2fs -f find anything?
   verdict["$tree ours"]=$(fsck_verdict "$workdir/ours-$tree.img")
-  verdict["$tree sload"]=$(fsck_verdict "$workdir/sload-$tree.img")
+  verdict["$tree sload"]="$(fsck_verdict "$workdir/sload-$tree.img") after its own fsck pass, which repaired $(tr ' ' '\n' <<<"${samples["$tree sload fixes"]}" | awk 'NF' | paste -sd/) things (exit $(tr ' ' '\n' <<<"${samples["$tree sload rc"]}" | awk 'NF' | paste -sd/))"
+  if [[ -s "$workdir/sload-fixes-$tree.txt" ]]; then
+    note "sload.f2fs's own fsck pass on $tree (last run): $(head -n 3 "$workdir/sload-fixes-$tree.txt" | tr '\n' ';')"
+  fi
 done
 
 printf '\n%-6s %-6s %8s %9s %8s %8s %8s %8s %8s   %s\n' tree tool "cmd s" "+fsync s" "/tar" "/sload" "CPU s" "CPU/tar" "CPU/sl" "fsck.f2fs -f"

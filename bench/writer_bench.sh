@@ -15,7 +15,9 @@
 #         --size (default 1 GiB) in --bs writes (default 1 MiB), buffered
 #         (through the page cache) and, on a fresh image, with
 #         WriteFlags::direct; the device is the image opened O_DIRECT
-#         (io_uring). Timed from the first write to the end of unmount (the
+#         (pread/pwrite backend; --uring for io_uring: on this VM a 4 KiB
+#         io_uring write at queue depth 1 takes 4x a pwrite, fio shows the
+#         same). Timed from the first write to the end of unmount (the
 #         checkpoint's last flush). fio writes the same amount to the same
 #         image file, O_DIRECT, --end_fsync=1: psync (queue depth 1) and
 #         io_uring at queue depth 8 (the writer keeps up to 8 in flight).
@@ -24,8 +26,10 @@
 #         offsets, buffered, then as many direct; fio --rw=randwrite
 #         --bs=4k over the same size of the image file, O_DIRECT, psync,
 #         --number_ios=COUNT, --end_fsync=1.
-# Reported: per test the median MiB/s (IOPS for rand) and the median of the
-# per-run ratios engine/fio.
+# Reported: per test the median MiB/s (IOPS for rand), the median CPU
+# seconds the process used in the timed window (fio: usr_cpu + sys_cpu of
+# its job), and the median of the per-run ratios engine/fio.
+# WRITER_BENCH_URING=1 runs the engine on io_uring instead of pread/pwrite.
 #
 # Environment: F2FSCORE_WRITER_BENCH (default ../build/bench/f2fscore-writer-bench
 # relative to this script; build with -DF2FSCORE_BUILD_BENCH=ON), MKFS_F2FS, FIO.
@@ -75,28 +79,36 @@ fio_json() { python3 -c "import json,sys; j=json.load(sys.stdin)['jobs'][0]['wri
 
 declare -A res
 add() { res[$1]="${res[$1]:-} $2"; }
+uring=""
+[[ ${WRITER_BENCH_URING:-0} == 1 ]] && uring=--uring
+# engine ARGS... -> "mib_s iops cpu_seconds"
+run_engine() { "$engine" "$img" "$@" $uring | awk '{for (i = 1; i <= NF; i++) {split($i, kv, "="); v[kv[1]] = kv[2]} print v["mib_s"], v["iops"], v["cpu_seconds"]}'; }
+# fio ARGS... -> "mib_s iops cpu_seconds"
+run_fio() {
+  "$fio" --filename="$img" --direct=1 --end_fsync=1 --output-format=json "$@" |
+    python3 -c "import json,sys; j=json.load(sys.stdin)['jobs'][0]; w=j['write']; rt=j['job_runtime']/1000.0; print(w['bw']/1024, w['iops'], (j['usr_cpu']+j['sys_cpu'])/100.0*rt)"
+}
+put() { local k=$1; set -- $2; add "$k" "$1"; add "${k}_iops" "$2"; add "${k}_cpu" "$3"; }
 
 for ((r = 0; r < runs; r++)); do
   echo "writer_bench: run $((r + 1))/$runs" >&2
   seq_engine() {
-    fresh; add seq_buffered "$("$engine" "$img" seq "$size" "$bs" | field mib_s)"
-    fresh; add seq_direct "$("$engine" "$img" seq "$size" "$bs" --direct | field mib_s)"
+    fresh; put seq_buffered "$(run_engine seq "$size" "$bs")"
+    fresh; put seq_direct "$(run_engine seq "$size" "$bs" --direct)"
   }
   seq_fio() {
-    add fio_seq_psync "$("$fio" --name=seq --filename="$img" --rw=write --bs="$bs" --size="$size" --direct=1 \
-      --ioengine=psync --end_fsync=1 --output-format=json | fio_json bw | awk '{print $1 / 1024}')"
-    add fio_seq_uring8 "$("$fio" --name=seq --filename="$img" --rw=write --bs="$bs" --size="$size" --direct=1 \
-      --ioengine=io_uring --iodepth=8 --end_fsync=1 --output-format=json | fio_json bw | awk '{print $1 / 1024}')"
+    put fio_seq_psync "$(run_fio --name=seq --rw=write --bs="$bs" --size="$size" --ioengine=psync)"
+    put fio_seq_uring8 "$(run_fio --name=seq --rw=write --bs="$bs" --size="$size" --ioengine=io_uring --iodepth=8)"
   }
   rand_engine() {
     fresh
     "$engine" "$img" prep "$size" >/dev/null
-    add rand_buffered "$("$engine" "$img" rand "$size" "$rand_count" --seed $((r + 1)) | field iops)"
-    add rand_direct "$("$engine" "$img" rand "$size" "$rand_count" --direct --seed $((r + 7)) | field iops)"
+    put rand_buffered "$(run_engine rand "$size" "$rand_count" --seed $((r + 1)))"
+    put rand_direct "$(run_engine rand "$size" "$rand_count" --direct --seed $((r + 7)))"
   }
   rand_fio() {
-    add fio_rand_psync "$("$fio" --name=rand --filename="$img" --rw=randwrite --bs=4k --size="$size" --direct=1 \
-      --ioengine=psync --number_ios="$rand_count" --randrepeat=0 --end_fsync=1 --output-format=json | fio_json iops)"
+    put fio_rand_psync "$(run_fio --name=rand --rw=randwrite --bs=4k --size="$size" --ioengine=psync \
+      --number_ios="$rand_count" --randrepeat=0)"
   }
   if ((r % 2 == 0)); then seq_engine; seq_fio; rand_engine; rand_fio
   else seq_fio; seq_engine; rand_fio; rand_engine; fi
@@ -107,17 +119,18 @@ ratio() {  # median of per-run ratios $1/$2
   paste <(echo "${res[$1]}" | tr ' ' '\n' | grep -v '^$') <(echo "${res[$2]}" | tr ' ' '\n' | grep -v '^$') |
     awk '{print $1 / $2}' | median
 }
-printf '%-34s %12s   %s\n' test median samples
+printf '%-34s %12s %12s   %s\n' test median "cpu s (med)" samples
 for k in seq_buffered seq_direct fio_seq_psync fio_seq_uring8; do
-  printf '%-34s %12.1f   %s\n' "$k (MiB/s)" "$(echo "${res[$k]}" | median)" "${res[$k]}"
+  printf '%-34s %12.1f %12.3f   %s\n' "$k (MiB/s)" "$(echo "${res[$k]}" | median)" "$(echo "${res[${k}_cpu]}" | median)" "${res[$k]}"
 done
 for k in rand_buffered rand_direct fio_rand_psync; do
-  printf '%-34s %12.0f   %s\n' "$k (IOPS)" "$(echo "${res[$k]}" | median)" "${res[$k]}"
+  printf '%-34s %12.0f %12.3f   %s\n' "$k (IOPS)" "$(echo "${res[${k}_iops]}" | median)" "$(echo "${res[${k}_cpu]}" | median)" "${res[${k}_iops]}"
 done
 echo
 printf '%-48s %6.3f\n' "seq buffered / fio psync" "$(ratio seq_buffered fio_seq_psync)"
 printf '%-48s %6.3f\n' "seq direct / fio psync" "$(ratio seq_direct fio_seq_psync)"
 printf '%-48s %6.3f\n' "seq buffered / fio io_uring qd8" "$(ratio seq_buffered fio_seq_uring8)"
 printf '%-48s %6.3f\n' "seq direct / fio io_uring qd8" "$(ratio seq_direct fio_seq_uring8)"
-printf '%-48s %6.3f\n' "rand buffered / fio randwrite psync (IOPS)" "$(ratio rand_buffered fio_rand_psync)"
-printf '%-48s %6.3f\n' "rand direct / fio randwrite psync (IOPS)" "$(ratio rand_direct fio_rand_psync)"
+printf '%-48s %6.3f\n' "rand buffered / fio randwrite psync (IOPS)" "$(ratio rand_buffered_iops fio_rand_psync_iops)"
+printf '%-48s %6.3f\n' "rand direct / fio randwrite psync (IOPS)" "$(ratio rand_direct_iops fio_rand_psync_iops)"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"

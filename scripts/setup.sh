@@ -9,7 +9,7 @@ pkgs=(g++ cmake ninja-build pkg-config
       nlohmann-json3-dev libicu-dev f2fs-tools zstd e2fsprogs util-linux)
 if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(qemu-system-x86 busybox-static cpio qemu-user g++-s390x-linux-gnu g++-i686-linux-gnu
-         fio valgrind strace time clang-14 libclang-rt-14-dev)
+         fio valgrind strace time clang-14 libclang-rt-14-dev gnuplot-nox)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -5,12 +5,14 @@
 //   f2fscore-writer-bench IMG rand SIZE COUNT [options] COUNT 4 KiB overwrites of /bench.dat
 //                                                       at random block offsets (seeded)
 // Options: --direct (WriteFlags::direct), --cache BYTES (MountOptions::cache_bytes),
-//          --posix (pread/pwrite backend; default io_uring), --buffered-dev (no O_DIRECT
+//          --uring (io_uring backend; default pread/pwrite), --buffered-dev (no O_DIRECT
 //          on the image), --seed N.
 // The time runs from just before the first write to the end of unmount()
 // (every block durable: the checkpoint's last flush); mount is outside it.
-// Prints one line: key=value pairs (seconds, MiB/s, IOPS, writer counters).
+// Prints one line: key=value pairs (seconds, CPU seconds of the process in
+// that window, MiB/s, IOPS, writer counters).
 #include <chrono>
+#include <sys/resource.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -72,6 +74,12 @@ int fail(const std::string& what) {
   std::fprintf(stderr, "f2fscore-writer-bench: %s\n", what.c_str());
   return 1;
 }
+double cpu_s() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -82,12 +90,13 @@ int main(int argc, char** argv) {
   const std::string img = argv[1], mode = argv[2];
   const std::uint64_t size = std::strtoull(argv[3], nullptr, 0);
   std::uint64_t arg4 = argc > 4 && argv[4][0] != '-' ? std::strtoull(argv[4], nullptr, 0) : 0;
-  bool direct = false, posix = false, direct_dev = true;
+  bool direct = false, posix = true, direct_dev = true;
   std::uint64_t cache = 64ull << 20, seed = 1;
   for (int i = 4; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--direct") direct = true;
     else if (a == "--posix") posix = true;
+    else if (a == "--uring") posix = false;
     else if (a == "--buffered-dev") direct_dev = false;
     else if (a == "--cache" && i + 1 < argc) cache = std::strtoull(argv[++i], nullptr, 0);
     else if (a == "--seed" && i + 1 < argc) seed = std::strtoull(argv[++i], nullptr, 0);
@@ -111,12 +120,13 @@ int main(int argc, char** argv) {
   auto* buf = static_cast<std::uint8_t*>(raw);
   std::mt19937_64 rng(seed);
   std::uint64_t ops = 0, bytes = 0;
-  double t0 = 0;
+  double t0 = 0, c0 = 0;
   if (mode == "seq" || mode == "prep") {
     auto ino = (*w)->create("/bench.dat");
     if (!ino) return fail(ino.error().to_string());
     const std::size_t chunk = mode == "prep" ? (1u << 20) : bs;
     t0 = now_s();
+    c0 = cpu_s();
     for (std::uint64_t off = 0; off < size; off += chunk) {
       for (std::size_t k = 0; k < chunk; k += 4096) std::memcpy(buf + k, &off, sizeof off), buf[k + 8] = static_cast<std::uint8_t>(k);
       auto r = (*w)->write(*ino, off, std::span<const std::uint8_t>(buf, chunk), mode == "prep" ? WriteFlags{} : wf);
@@ -129,6 +139,7 @@ int main(int argc, char** argv) {
     if (!ino) return fail("run prep first: " + ino.error().to_string());
     const std::uint64_t blocks = size / 4096;
     t0 = now_s();
+    c0 = cpu_s();
     for (std::uint64_t i = 0; i < arg4; ++i) {
       const std::uint64_t off = (rng() % blocks) * 4096;
       std::memcpy(buf, &i, sizeof i);
@@ -143,12 +154,12 @@ int main(int argc, char** argv) {
   const double t_written = now_s();
   auto u = (*w)->unmount();
   if (!u) return fail("unmount: " + u.error().to_string());
-  const double t1 = now_s();
+  const double t1 = now_s(), c1 = cpu_s();
   drain(dev);
   const auto& st = (*w)->stats();
-  std::printf("mode=%s backend=%s direct=%d seconds=%.4f write_seconds=%.4f mib_s=%.1f iops=%.0f ops=%llu "
+  std::printf("mode=%s backend=%s direct=%d seconds=%.4f write_seconds=%.4f cpu_seconds=%.4f mib_s=%.1f iops=%.0f ops=%llu "
               "data_blocks=%llu node_blocks=%llu meta_blocks=%llu checkpoints=%llu\n",
-              mode.c_str(), std::string(backend_name(od->backend)).c_str(), direct ? 1 : 0, t1 - t0, t_written - t0,
+              mode.c_str(), std::string(backend_name(od->backend)).c_str(), direct ? 1 : 0, t1 - t0, t_written - t0, c1 - c0,
               static_cast<double>(bytes) / (1 << 20) / (t1 - t0), static_cast<double>(ops) / (t1 - t0),
               static_cast<unsigned long long>(ops), static_cast<unsigned long long>(st.data_blocks_written),
               static_cast<unsigned long long>(st.node_blocks_written),

@@ -155,6 +155,43 @@ Status BatchWriter::add(block_t addr, const std::uint8_t* block, std::uint16_t t
   return {};
 }
 
+Status BatchWriter::add_run(block_t addr, const std::uint8_t* data, std::uint32_t n, std::uint16_t tag) {
+  State& s = *s_;
+  const std::size_t align = std::max<std::uint32_t>(1, s.dev.info().buffer_alignment);
+  if (reinterpret_cast<std::uintptr_t>(data) % align != 0) {
+    for (std::uint32_t k = 0; k < n; ++k) F2FS_TRY(add(addr + k, data + static_cast<std::size_t>(k) * kBlockSize, tag));
+    return {};
+  }
+  s.submit_open();
+  for (std::uint32_t done = 0; done < n;) {
+    const std::uint32_t len = std::min(n - done, s.max_blocks);
+    // Rewrites of blocks still in flight wait (see add()).
+    for (auto& sl : s.slots) {
+      const std::uint64_t lo = sl.req.offset / kBlockSize, hi = (sl.req.offset + sl.req.length) / kBlockSize;
+      if (sl.busy && addr + done < hi && addr + done + len > lo) {
+        while (!sl.done) s.dev.poll(true);
+        s.reap(sl);
+      }
+    }
+    Slot* sl = s.free_slot();
+    sl->req = IoRequest{};
+    sl->req.op = IoOp::write;
+    sl->req.tag = tag;
+    sl->req.offset = static_cast<std::uint64_t>(addr + done) * kBlockSize;
+    sl->req.length = static_cast<std::uint64_t>(len) * kBlockSize;
+    sl->req.buf = const_cast<std::uint8_t*>(data + static_cast<std::size_t>(done) * kBlockSize);
+    sl->req.on_complete = slot_done;
+    sl->req.user = sl;
+    sl->busy = true;
+    sl->done = false;
+    ++s.submitted;
+    s.dev.submit(sl->req);
+    s.dev.poll(false);
+    done += len;
+  }
+  return {};
+}
+
 Status BatchWriter::drain() {
   s_->drain_all();
   Status r = std::move(s_->failure);
@@ -526,14 +563,36 @@ Status Writer::Impl::direct_write(nid_t ino, std::uint64_t index, std::span<cons
   const std::uint16_t tag = wr::data_write_tag(ctx);
   auto& io = io_batch();
   Status failure;
+  // Runs of consecutive addresses go out straight from the caller's buffer
+  // when it is aligned for the device (waited for below, before return).
+  std::uint64_t run_first = 0;
+  block_t run_addr = 0;
+  std::uint32_t run_len = 0;
+  auto flush_run = [&]() -> Status {
+    if (run_len == 0) return {};
+    auto r = io.add_run(run_addr, data.data() + static_cast<std::size_t>(run_first) * kBlockSize, run_len, tag);
+    run_len = 0;
+    return r;
+  };
   for (std::uint64_t k = 0; k < n; ++k) {
     auto a = place_file_block(ino, index + k, type, ctx);
     if (!a) {
       failure = make_error(a.error());
       break;
     }
-    failure = io.add(*a, data.data() + static_cast<std::size_t>(k) * kBlockSize, tag);
+    if (run_len && *a == run_addr + run_len) {
+      ++run_len;
+      continue;
+    }
+    failure = flush_run();
     if (!failure) break;
+    run_first = k;
+    run_addr = *a;
+    run_len = 1;
+  }
+  {
+    Status fr = flush_run();  // what was placed is written, also after a failure
+    if (failure) failure = std::move(fr);
   }
   Status d = io.drain();
   if (!failure) return failure;

@@ -152,7 +152,8 @@ struct Fsync {
     if (!valid_addr(w.nat[ino].addr)) return true;
     Node old{};
     F2FS_TRY(read_at(w.dev, static_cast<std::uint64_t>(w.nat[ino].addr) * kBlockSize,
-                     std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(&old), kBlockSize)));
+                     std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(&old), kBlockSize),
+                     io_tag(IostatType::fs_node_read_io)));
     Node now = cur;
     for (Node* n : {&old, &now}) {
       n->i.i_atime.set(0);
@@ -246,7 +247,8 @@ struct Fsync {
           nd.i.extra.i_extra_isize.get() >= offsetof(InodeExtra, i_inode_checksum) + 4)
         nd.i.extra.i_inode_checksum.set(inode_checksum(w.csum_seed, reinterpret_cast<const std::uint8_t*>(&nd)));
       F2FS_TRY(write_at(w.dev, static_cast<std::uint64_t>(a) * kBlockSize,
-                        std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(&nd), kBlockSize)));
+                        std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(&nd), kBlockSize),
+                        io_tag(IostatType::fs_node_io)));
       // The marks belong to this copy only (f2fs_sync_node_pages() clears
       // them before a checkpoint writes the node again).
       nd.footer.flag.set(flag & ~(node_flag::fsync | node_flag::dent));
@@ -354,7 +356,8 @@ struct Recovery {
         return corrupt(fmt("the fsync node chain loops back to block %llu (sanity_check_node_chain())", addr));
       auto n = std::make_unique<Node>();
       F2FS_TRY(read_at(w.dev, static_cast<std::uint64_t>(addr) * kBlockSize,
-                       std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(n.get()), kBlockSize)));
+                       std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(n.get()), kBlockSize),
+                       io_tag(IostatType::fs_node_read_io)));
       if (!recoverable(*n)) break;
       const block_t next = n->footer.next_blkaddr.get();
       chain.push_back({addr, std::move(n)});

@@ -104,6 +104,10 @@ class BatchWriter {
   BatchWriter(const BatchWriter&) = delete;
   BatchWriter& operator=(const BatchWriter&) = delete;
   Status add(disk::block_t addr, const std::uint8_t* block, std::uint16_t tag);
+  /// `n` blocks at `addr` straight from `data` (no copy) when `data` meets
+  /// the device's buffer alignment, else as add() block by block. The
+  /// caller keeps `data` unchanged until drain().
+  Status add_run(disk::block_t addr, const std::uint8_t* data, std::uint32_t n, std::uint16_t tag);
   Status drain();
   /// Submits the pending run without waiting; returns the failures of the
   /// requests finished so far (the rest are reported by a later drain()).

@@ -80,9 +80,9 @@ GUEST
   "$work/smallfiles.linux.img" > "$work/linux.out" 2>&1 || {
   cat "$work/linux.out"; echo "stats_oracle.sh: FAIL: the Linux run failed"; exit 1; }
 
-# One iostat_info (either layout) to "section|name bytes" lines.
+# One iostat_info (either layout) to "section|name|bytes" lines.
 parse() { awk '/^\[WRITE\]/{s="W"} /^\[READ\]/{s="R"} /^\[OTHER\]/{s="O"}
-  /:/ && s != "" { split($0, a, ":"); n=a[1]; gsub(/^[ \t]+|[ \t]+$/, "", n); split(a[2], v, " "); if (v[1] ~ /^[0-9]+$/) print s "|" n " " v[1] }'; }
+  /:/ && s != "" { split($0, a, ":"); n=a[1]; gsub(/^[ \t]+|[ \t]+$/, "", n); split(a[2], v, " "); if (v[1] ~ /^[0-9]+$/) print s "|" n "|" v[1] }'; }
 
 for w in "${workloads[@]}"; do
   awk -v w="$w" '$0 ~ "^=== "w" " {on=1; next} /^=== end/ {on=0} on' "$work/linux.out" | parse > "$work/$w.linux.tsv"
@@ -98,16 +98,20 @@ for w in "${workloads[@]}"; do
 done
 
 status=0
-get() { awk -v k="$2" '{i=index($0," "); if (substr($0,1,i-1)==k) {print substr($0,i+1); f=1}} END{if(!f) print 0}' "$1"; }
+# get FILE "W|fs node": the bytes (0 when absent, e.g. "fs flush" in 6.1).
+get() { awk -F'|' -v k="$2" '$1 "|" $2 == k {print $3; f=1} END{if(!f) print 0}' "$1"; }
 sum() { local f=$1 t=0; shift; for k in "$@"; do t=$((t + $(get "$f" "$k"))); done; echo $t; }
 table="| workload | counter | Linux 6.1 (bytes) | f2fscore (bytes) | ratio |\n|---|---|---:|---:|---:|\n"
 for w in "${workloads[@]}"; do
   L="$work/$w.linux.tsv" O="$work/$w.ours.tsv"
   echo "---- $w: iostat_info side by side (bytes) ----"
   printf '%-28s %16s %16s\n' counter "Linux 6.1" f2fscore
-  while read -r key _; do
-    printf '%-28s %16s %16s\n' "${key/|/ }" "$(get "$L" "$key")" "$(get "$O" "$key")"
+  while IFS='|' read -r sec name _; do
+    printf '%-28s %16s %16s\n' "$sec $name" "$(get "$L" "$sec|$name")" "$(get "$O" "$sec|$name")"
   done < "$L"
+  # Every accounted write must be there: the parse found the counters.
+  [[ $(get "$L" "W|app buffered data") -gt 0 && $(get "$O" "W|app buffered data") -gt 0 ]] || {
+    echo "FAIL: $w: no application bytes parsed (Linux $(get "$L" "W|app buffered data"), ours $(get "$O" "W|app buffered data"))"; status=1; }
   grep "=== $w ipu_policy" "$work/linux.out" || true
   sed -n '1,8p' "$work/$w.ours.out"
   # Application-level counters: equal.

@@ -291,12 +291,18 @@ TEST(IpuRules, DecideFollowsTheKernelOrder) {
   EXPECT_EQ(d(0x81, false), IpuReason::opu_dir);
   w.dir = false;
   w.opu_write = true;
-  EXPECT_EQ(d(0x81, false), IpuReason::opu_honor_opu_write);
-  EXPECT_EQ(d(0x01, false), IpuReason::ipu_force);  // without HONOR_OPU_WRITE, FORCE wins
+  EXPECT_EQ(d(0x81, false), IpuReason::opu_defrag);  // FI_OPU_WRITE: f2fs_should_update_outplace()
+  EXPECT_EQ(d(0x01, false), IpuReason::opu_defrag);
   w.opu_write = false;
   w.pinned = true;
   EXPECT_EQ(d(0x00, false), IpuReason::ipu_pinned);
   w.pinned = false;
+  w.cold = true;
+  EXPECT_EQ(d(0x00, false), IpuReason::ipu_cold);
+  w.cold = false;
+  w.direct = true;
+  EXPECT_EQ(d(0x00, false), IpuReason::ipu_direct);
+  w.direct = false;
   w.has_old_block = false;
   EXPECT_EQ(d(0x81, false), IpuReason::opu_new_block);
 }

@@ -39,6 +39,7 @@ struct MInode {
   nid_t ino = 0;
   int opens = 0;
   std::uint32_t inline_xattr = 200;  ///< bytes of its inline xattr area (new inodes: 50 words)
+  std::uint64_t reserved_past_eof = 0;  ///< keep_size fallocate bytes past i_size (an upper bound)
 };
 
 struct Model {
@@ -190,6 +191,14 @@ class Runner {
   }
 
   void touch(MInode& n) { n.mtime = n.ctime = now(); }
+
+  // The model does not model free space: growth stops at a third of the
+  // volume (data plus keep_size reservations), far from no_space.
+  bool over_budget(std::uint64_t more) const {
+    std::uint64_t used = 0;
+    for (const auto& [id, n] : m_.inodes) used += n.data.size() + n.reserved_past_eof;
+    return used + more > pr_.image_bytes / 3;
+  }
 
   // ---- the session ----
   void session() {
@@ -463,11 +472,16 @@ class Runner {
     auto [n, ino] = target_file(files);
     if (!n) return;
     std::string& d = n->data;
-    const std::uint64_t off = r(4) == 0 ? d.size() : r(static_cast<std::uint32_t>(d.size() + 20000));
+    std::uint64_t off = r(4) == 0 ? d.size() : r(static_cast<std::uint32_t>(d.size() + 20000));
     std::size_t len = 1 + r(20000);
     if (r(10) == 0) len = 1 + r(static_cast<std::uint32_t>(pr_.max_write));
     if (pr_.big_write && r(60) == 0) len = pr_.big_write / 2 + r(static_cast<std::uint32_t>(pr_.big_write / 2));
     if (off + len > pr_.big_write + pr_.max_write + (1u << 20)) len = 1 + r(4096);
+    if (over_budget(off + len)) {  // rewrite inside the file instead
+      if (d.empty()) return;
+      len = 1 + r(static_cast<std::uint32_t>(std::min<std::size_t>(d.size(), 4096)));
+      off = r(static_cast<std::uint32_t>(d.size() - len + 1));
+    }
     std::string buf(len, '\0');
     const std::uint32_t s = static_cast<std::uint32_t>(rng_());
     for (std::size_t i = 0; i < len; ++i) buf[i] = static_cast<char>((s >> (i % 24)) + i * 131);
@@ -481,9 +495,11 @@ class Runner {
   void op_truncate(const std::vector<std::string>& files) {
     auto [n, ino] = target_file(files);
     if (!n) return;
-    const std::uint64_t size = r(3) == 0 ? 0 : r(static_cast<std::uint32_t>(n->data.size() + 30000));
+    std::uint64_t size = r(3) == 0 ? 0 : r(static_cast<std::uint32_t>(n->data.size() + 30000));
+    if (size > n->data.size() && over_budget(size)) size = 0;
     auto t = w_->truncate(ino, size);
     ASSERT_TRUE(t) << ctx() << " truncate " << size << ": " << t.error().to_string();
+    if (size < n->data.size()) n->reserved_past_eof = 0;  // blocks past the new end are freed
     n->data.resize(size, '\0');
     touch(*n);
   }
@@ -497,9 +513,11 @@ class Runner {
     std::string& d = n->data;
     const std::uint64_t off = r(static_cast<std::uint32_t>(d.size() + 20000));
     const std::uint64_t len = 1 + (r(8) == 0 ? r(4u << 20) : r(70000));
+    if (!(mode & falloc::punch_hole) && over_budget(off + len)) return;
     auto f = w_->fallocate(ino, mode, off, len);
     ASSERT_TRUE(f) << ctx() << " fallocate mode " << mode << " " << off << "+" << len << ": " << f.error().to_string();
     const bool keep = mode & falloc::keep_size;
+    if (keep && !(mode & falloc::punch_hole) && off + len > d.size()) n->reserved_past_eof += off + len - std::min<std::uint64_t>(off, d.size()) + kBlockSize;
     if (mode & falloc::punch_hole) {
       if (off >= d.size()) return;  // nothing, not even the times
       std::fill(d.begin() + static_cast<std::ptrdiff_t>(off), d.begin() + static_cast<std::ptrdiff_t>(std::min<std::uint64_t>(d.size(), off + len)), '\0');

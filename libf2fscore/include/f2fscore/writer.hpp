@@ -3,11 +3,12 @@
 // First layer (docs/writer.md): regular files and directories; every data
 // and node write goes to a new block of one of the six active logs
 // (out-of-place update, LFS allocation of wholly free segments, as
-// fs/f2fs/segment.c does without SSR); data blocks reach the device when
-// written, node blocks, NAT, SIT, SSA and the checkpoint pack at sync() and
-// unmount(), through the metadata rebuild's checkpoint writer
+// fs/f2fs/segment.c does without SSR); file data goes through a bounded
+// page cache (or straight to the device with WriteFlags::direct), node
+// blocks, NAT, SIT, SSA and the checkpoint pack at sync(), unmount() and
+// periodic checkpoints, through the metadata rebuild's checkpoint writer
 // (meta_rebuild.hpp). A power cut leaves the volume as the last checkpoint
-// says. Not thread-safe yet: serialise calls per Writer.
+// says. One Writer may be used from several threads (see the class).
 #pragma once
 
 #include <cstdint>

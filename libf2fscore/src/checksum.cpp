@@ -1,6 +1,10 @@
 #include "f2fscore/checksum.hpp"
 
-#include <array>
+#if F2FSCORE_HAVE_ZLIB
+#include <zlib.h>
+#else
+#include <boost/crc.hpp>
+#endif
 
 #include "f2fscore/disk/node.hpp"
 #include "f2fscore/endian.hpp"
@@ -8,37 +12,34 @@
 namespace f2fscore {
 
 namespace {
-// crc32_le (lib/crc32.c, polynomial 0xEDB88320, no inversion at either end,
-// as f2fs_crc32() calls it), eight bytes per step ("slicing by 8": table k
-// gives a byte's effect k bytes further on). Bytes are read one by one, so
-// the result does not depend on the host's byte order.
-using CrcTables = std::array<std::array<std::uint32_t, 256>, 8>;
-constexpr CrcTables make_crc_tables() {
-  CrcTables t{};
-  for (std::uint32_t i = 0; i < 256; ++i) {
-    std::uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
-    t[0][i] = c;
-  }
-  for (std::size_t s = 1; s < 8; ++s)
-    for (std::uint32_t i = 0; i < 256; ++i) t[s][i] = (t[s - 1][i] >> 8) ^ t[0][t[s - 1][i] & 0xFFu];
-  return t;
+#if !F2FSCORE_HAVE_ZLIB
+constexpr std::uint32_t reverse_bits(std::uint32_t x) {
+  std::uint32_t r = 0;
+  for (int i = 0; i < 32; ++i)
+    if ((x >> i) & 1u) r |= 1u << (31 - i);
+  return r;
 }
-constexpr CrcTables kCrcTables = make_crc_tables();
+#endif
 }  // namespace
 
+// f2fs_crc32() is crc32_le (lib/crc32.c: polynomial 0xEDB88320, reflected)
+// with no inversion at either end. zlib's crc32_z() inverts on entry and
+// exit, so crc32_le(seed, p) = ~crc32_z(~seed, p). Without zlib (cross
+// builds), Boost.CRC computes the same, a byte at a time.
 std::uint32_t f2fs_crc32(std::uint32_t seed, const void* data, std::size_t len) noexcept {
-  const auto& t = kCrcTables;
-  const auto* p = static_cast<const std::uint8_t*>(data);
-  std::uint32_t crc = seed;
-  for (; len >= 8; p += 8, len -= 8) {
-    const std::uint32_t a = crc ^ (static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 |
-                                   static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24);
-    crc = t[7][a & 0xFFu] ^ t[6][(a >> 8) & 0xFFu] ^ t[5][(a >> 16) & 0xFFu] ^ t[4][a >> 24] ^ t[3][p[4]] ^
-          t[2][p[5]] ^ t[1][p[6]] ^ t[0][p[7]];
-  }
-  for (; len > 0; ++p, --len) crc = (crc >> 8) ^ t[0][(crc ^ *p) & 0xFFu];
-  return crc;
+#if F2FSCORE_HAVE_ZLIB
+  const auto* p = static_cast<const Bytef*>(data);
+  uLong crc = static_cast<uLong>(~seed & 0xFFFFFFFFu);
+  crc = crc32_z(crc, p, static_cast<z_size_t>(len));
+  return static_cast<std::uint32_t>(~crc & 0xFFFFFFFFu);
+#else
+  // Boost's reflected crc_optimal keeps its register unreflected: hand it
+  // the seed bit-reversed so the register starts where f2fs_crc32 starts.
+  boost::crc_optimal<32, 0x04C11DB7, 0, 0, true, true> crc;
+  crc.reset(reverse_bits(seed));
+  crc.process_bytes(data, len);
+  return crc.checksum();
+#endif
 }
 
 std::uint32_t inode_checksum_seed(const std::uint8_t (&uuid)[16]) noexcept {

@@ -228,6 +228,15 @@ struct Fsync {
       Node& nd = **np;
       if (!chain_ready()) return false;
       const block_t a = log_pos();
+      {
+        // Taken as allocate_block() takes blocks (writer_gc.cpp): SSR must
+        // never hand a chain block out again before the next checkpoint.
+        const std::size_t i = static_cast<std::size_t>(a - w.main_blk);
+        if (!w.ckpt_valid[i]) {
+          w.ckpt_valid[i] = 1;
+          ++w.seg_ckpt_valid[i / wr::kBlocksPerSeg];
+        }
+      }
       ++l.blkoff;
       if (l.blkoff >= wr::kBlocksPerSeg) {
         // The kernel moves a full curseg at once, so next_blkaddr names the

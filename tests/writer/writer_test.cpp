@@ -105,9 +105,12 @@ void check_image(BlockDevice& dev, const Model& model, const std::string& what, 
   fo.force = true;
   auto rep = fsck::check(dev, fo);
   ASSERT_TRUE(rep) << what << ": " << rep.error().to_string();
+  // A pack torn by a power cut (its closing block never written) is the one
+  // warning a cut may leave: the other pack is in use, as Linux picks it.
   std::string found;
-  for (const auto& p : rep->problems) found += p.to_string() + "\n";
-  EXPECT_TRUE(rep->problems.empty()) << what << ": f2fscore fsck:\n" << found;
+  for (const auto& p : rep->problems)
+    if (p.code != fsck::Code::CP_PACK_BAD) found += p.to_string() + "\n";
+  EXPECT_EQ(found, "") << what << ": f2fscore fsck";
   fsck_check(dev, what);
 }
 

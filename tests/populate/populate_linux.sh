@@ -21,19 +21,14 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo_root=$(cd "$here/../.." && pwd)
 [[ $# -eq 2 && -x "$1" && -x "$2" ]] || { echo "usage: populate_linux.sh SLOAD MKFS" >&2; exit 2; }
 sload="$1"; mkfs="$2"
-oracle="${ORACLE:-$repo_root/../shared/oracle/linux-f2fs}"
-skip() {
-  if [[ "${F2FSCORE_REQUIRE_ORACLE:-0}" == 1 ]]; then echo "populate_linux.sh: FAIL: $*" >&2; exit 1; fi
-  echo "populate_linux.sh: SKIP: $*" >&2; exit 77
-}
-[[ -x "$oracle" ]] || skip "Linux oracle not found at $oracle"
+source "$repo_root/tests/support/oracle_common.sh"
+oracle_setup populate_linux.sh
 for t in mkfs.f2fs sload.f2fs fsck.f2fs; do
-  command -v "$t" >/dev/null || [[ -x /usr/sbin/$t ]] || skip "$t not installed"
+  command -v "$t" >/dev/null || [[ -x /usr/sbin/$t ]] || oracle_skip "$t not installed"
 done
 PATH=$PATH:/usr/sbin
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/populate_linux.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+oracle_workdir
 tree="$work/tree"
 mkdir -p "$tree/dir/sub" "$tree/empty"
 printf 'hello from the host\n' > "$tree/small.txt"

@@ -24,22 +24,17 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo_root=$(cd "$here/../.." && pwd)
 [[ $# -eq 1 && -x "$1" ]] || { echo "usage: stats_oracle.sh F2FSCORE_IO" >&2; exit 2; }
 tool="$1"
-oracle="${ORACLE:-$repo_root/../shared/oracle/linux-f2fs}"
 mkfs="${MKFS_F2FS:-/usr/sbin/mkfs.f2fs}"
 cc="${CC:-cc}"
-skip() {
-  if [[ "${F2FSCORE_REQUIRE_ORACLE:-0}" == 1 ]]; then echo "stats_oracle.sh: FAIL: $* and F2FSCORE_REQUIRE_ORACLE=1" >&2; exit 1; fi
-  echo "stats_oracle.sh: SKIP: $*" >&2; exit 77
-}
-[[ -x "$oracle" ]] || skip "Linux oracle not found at $oracle"
-[[ -x "$mkfs" ]] || skip "$mkfs not found"
-command -v "$cc" >/dev/null || skip "no C compiler ($cc) for the guest program"
+source "$repo_root/tests/support/oracle_common.sh"
+oracle_setup stats_oracle.sh
+[[ -x "$mkfs" ]] || oracle_skip "$mkfs not found"
+command -v "$cc" >/dev/null || oracle_skip "no C compiler ($cc) for the guest program"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/stats_oracle.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+oracle_workdir
 mkdir -p "$work/in"
 "$cc" -static -O2 -o "$work/in/oracle_workload" "$here/oracle_workload.c" ||
-  skip "cannot build a static guest program with $cc (libc.a missing?)"
+  oracle_skip "cannot build a static guest program with $cc (libc.a missing?)"
 
 workloads=(seqwrite overwrite smallfiles)
 for w in "${workloads[@]}"; do

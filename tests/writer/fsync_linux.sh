@@ -39,19 +39,14 @@ repo_root=$(cd "$here/../.." && pwd)
 [[ $# -eq 1 && -x "$1" ]] || { echo "usage: fsync_linux.sh TEST_BINARY" >&2; exit 2; }
 bin="$1"
 export F2FSCORE_REQUIRE_FSCK="${F2FSCORE_REQUIRE_FSCK:-${F2FSCORE_REQUIRE_ORACLE:-0}}"
-oracle="${ORACLE:-$repo_root/../shared/oracle/linux-f2fs}"
 fsck="${FSCK_F2FS:-/usr/sbin/fsck.f2fs}"
 mkfs="${MKFS_F2FS:-/usr/sbin/mkfs.f2fs}"
-skip() {
-  if [[ "${F2FSCORE_REQUIRE_ORACLE:-0}" == 1 ]]; then echo "fsync_linux.sh: FAIL: $*" >&2; exit 1; fi
-  echo "fsync_linux.sh: SKIP: $*" >&2; exit 77
-}
-[[ -x "$oracle" ]] || skip "Linux oracle not found at $oracle"
-[[ -x "$fsck" ]] || skip "$fsck not found"
-[[ -x "$mkfs" ]] || skip "$mkfs not found"
+source "$repo_root/tests/support/oracle_common.sh"
+oracle_setup fsync_linux.sh
+[[ -x "$fsck" ]] || oracle_skip "$fsck not found"
+[[ -x "$mkfs" ]] || oracle_skip "$mkfs not found"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/fsync_linux.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+oracle_workdir
 fail() { echo "fsync_linux.sh: FAIL: $*"; exit 1; }
 
 # 1-2. Our images.

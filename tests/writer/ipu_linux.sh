@@ -26,17 +26,12 @@ repo_root=$(cd "$here/../.." && pwd)
 [[ $# -ge 1 && -x "$1" ]] || { echo "usage: ipu_linux.sh TEST_BINARY [basic|fsync]" >&2; exit 2; }
 bin="$1"
 set_name="${2:-basic}"
-oracle="${ORACLE:-$repo_root/../shared/oracle/linux-f2fs}"
 mkfs="${MKFS_F2FS:-/usr/sbin/mkfs.f2fs}"
-skip() {
-  if [[ "${F2FSCORE_REQUIRE_ORACLE:-0}" == 1 ]]; then echo "ipu_linux.sh: FAIL: $*" >&2; exit 1; fi
-  echo "ipu_linux.sh: SKIP: $*" >&2; exit 77
-}
-[[ -x "$oracle" ]] || skip "Linux oracle not found at $oracle"
-[[ -x "$mkfs" ]] || skip "$mkfs not found"
+source "$repo_root/tests/support/oracle_common.sh"
+oracle_setup ipu_linux.sh
+[[ -x "$mkfs" ]] || oracle_skip "$mkfs not found"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/ipu_linux.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+oracle_workdir
 
 # name policy min_ipu_util min_ssr_sections step index nblocks expect
 case "$set_name" in
@@ -131,5 +126,5 @@ while read -r name policy util ssr step index n expect; do
   printf '%-15s %-6s %-8s %-8s %-6s %-6s\n' "$name" "$policy" "$expect" "$lin($b->$a)" "$ours" "$res"
 done < "$work/plan"
 if [[ $fail -ne 0 ]]; then echo "ipu_linux.sh: FAIL: the choices differ"; cat "$work/run.out"; exit 1; fi
-if [[ $skipped -ne 0 ]]; then skip "our writer lacks the page cache or fsync path for the $set_name set (Linux's choices above)"; fi
+if [[ $skipped -ne 0 ]]; then oracle_skip "our writer lacks the page cache or fsync path for the $set_name set (Linux's choices above)"; fi
 echo "ipu_linux.sh: PASS ($set_name): Linux and our writer agree on every step"

@@ -15,6 +15,7 @@
 #include "f2fscore/iostat.hpp"
 #include "f2fscore/writer.hpp"
 #include "meta/meta_test_util.hpp"
+#include "writer/writer_test_util.hpp"
 
 namespace {
 
@@ -87,26 +88,7 @@ void check_files(BlockDevice& dev, const std::map<std::string, std::string>& fil
       EXPECT_TRUE(got == data) << what << ": " << path << " differs (size " << got.size() << " vs " << data.size() << ")";
     }
   }
-  fsck::Options fo;
-  fo.mode = fsck::Mode::check_only;
-  fo.force = true;
-  auto rep = fsck::check(dev, fo);
-  ASSERT_TRUE(rep) << what << ": " << rep.error().to_string();
-  std::string found;
-  for (const auto& p : rep->problems) found += p.to_string() + "\n";
-  EXPECT_TRUE(rep->problems.empty()) << what << ": f2fscore fsck:\n" << found;
-#ifdef WRITER_WITH_FSCK
-  if (f2fstest::reference_tool("fsck.f2fs").empty()) {
-    if (f2fstest::required("FSCK")) ADD_FAILURE() << "fsck.f2fs missing and F2FSCORE_REQUIRE_FSCK=1";
-    return;
-  }
-  const fs::path img = fs::temp_directory_path() / ("writer_cache_fsck_" + std::to_string(::getpid()) + ".img");
-  ASSERT_TRUE(save(dev, img));
-  std::string log;
-  auto probs = f2fstest::fsck_problems(img, &log);
-  EXPECT_TRUE(probs.empty()) << what << ": fsck.f2fs -f:\n" << log;
-  fs::remove(img);
-#endif
+  writertest::check_clean(dev, what);
 }
 
 constexpr std::uint16_t kCpData = io_tag(IostatType::fs_cp_data_io);

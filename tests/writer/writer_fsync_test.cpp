@@ -20,6 +20,7 @@
 #include "f2fscore/fsck.hpp"
 #include "f2fscore/writer.hpp"
 #include "meta/meta_test_util.hpp"
+#include "writer/writer_test_util.hpp"
 
 namespace {
 
@@ -27,60 +28,14 @@ using namespace metatest;
 
 constexpr std::uint32_t kFeatures = kRichFeatures;
 
-struct ModelEntry {
-  bool dir = false;
-  std::string data;
-  friend bool operator==(const ModelEntry&, const ModelEntry&) = default;
-};
-using Model = std::map<std::string, ModelEntry>;  // path -> entry, "" is the root
+using writertest::contents::content_of;
+using writertest::contents::describe_diff;
+using writertest::contents::Model;
+using writertest::contents::ModelEntry;
+using writertest::contents::read_tree;
 
 std::span<const std::uint8_t> bytes(const std::string& s) {
   return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
-
-std::string content_of(Volume& v, const InodeInfo& in) {
-  std::string s(in.size, '\0');
-  auto n = v.read(in, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(s.data()), s.size()));
-  if (!n || *n != s.size()) return "READ-ERROR";
-  return s;
-}
-
-Model read_tree(Volume& v) {
-  Model m;
-  std::function<void(nid_t, const std::string&)> walk = [&](nid_t ino, const std::string& path) {
-    auto in = v.read_inode(ino);
-    if (!in) {
-      m[path] = {false, "INODE-ERROR " + in.error().to_string()};
-      return;
-    }
-    if (in->is_dir()) {
-      m[path] = {true, ""};
-      auto es = v.read_dir(*in);
-      if (!es) {
-        m[path + "/"] = {false, "DIR-ERROR"};
-        return;
-      }
-      for (const auto& e : *es)
-        if (e.name != "." && e.name != ".." && !(path.empty() && e.name == "lost+found")) walk(e.ino, path + "/" + e.name);
-    } else {
-      m[path] = {false, content_of(v, *in)};
-    }
-  };
-  walk(v.superblock().root_ino.get(), "");
-  return m;
-}
-
-std::string describe_diff(const Model& want, const Model& got) {
-  std::string out;
-  for (const auto& [p, e] : want) {
-    auto it = got.find(p);
-    if (it == got.end()) out += "missing " + p + "\n";
-    else if (it->second.dir != e.dir || it->second.data != e.data)
-      out += "differs " + p + " (size " + std::to_string(e.data.size()) + " vs " + std::to_string(it->second.data.size()) + ")\n";
-  }
-  for (const auto& [p, e] : got)
-    if (!want.count(p)) out += "extra " + p + "\n";
-  return out;
 }
 
 Model tree_of(BlockDevice& dev) {
@@ -89,36 +44,10 @@ Model tree_of(BlockDevice& dev) {
   return read_tree(**v);
 }
 
-// fsck.f2fs -f on a copy must be clean (interop build only).
-void fsck_f2fs_check(BlockDevice& dev, const std::string& what) {
-#ifdef WRITER_WITH_FSCK
-  if (f2fstest::reference_tool("fsck.f2fs").empty()) {
-    if (f2fstest::required("FSCK")) ADD_FAILURE() << "fsck.f2fs missing and F2FSCORE_REQUIRE_FSCK=1";
-    return;
-  }
-  const fs::path img = fs::temp_directory_path() / ("writer_fsync_fsck_" + std::to_string(::getpid()) + ".img");
-  ASSERT_TRUE(save(dev, img));
-  std::string log;
-  auto probs = f2fstest::fsck_problems(img, &log);
-  EXPECT_TRUE(probs.empty()) << what << ": fsck.f2fs -f:\n" << log;
-  fs::remove(img);
-#else
-  (void)dev;
-  (void)what;
-#endif
-}
-
 // Our checker (check-only) finds nothing; fsck.f2fs -f too in the interop build.
 void check_clean(BlockDevice& dev, const std::string& what, bool with_fsck_f2fs = true) {
-  fsck::Options fo;
-  fo.mode = fsck::Mode::check_only;
-  fo.force = true;
-  auto rep = fsck::check(dev, fo);
-  ASSERT_TRUE(rep) << what << ": " << rep.error().to_string();
-  std::string found;
-  for (const auto& p : rep->problems) found += p.to_string() + "\n";
-  EXPECT_TRUE(rep->problems.empty()) << what << ": f2fscore fsck:\n" << found;
-  if (with_fsck_f2fs) fsck_f2fs_check(dev, what);
+  writertest::our_fsck_clean(dev, what);
+  if (with_fsck_f2fs) writertest::fsck_f2fs_clean(dev, what);
 }
 
 std::string pattern(std::size_t n, unsigned seed) {

@@ -19,6 +19,7 @@
 #include "f2fscore/fsck.hpp"
 #include "f2fscore/writer.hpp"
 #include "meta/meta_test_util.hpp"
+#include "writer/writer_test_util.hpp"
 #include "support/sparse_image.hpp"
 
 namespace {
@@ -80,26 +81,7 @@ void check_image(BlockDevice& dev, const Model& model, const std::string& what, 
   if (unmounted) EXPECT_TRUE((*v)->open_report().clean_unmount) << what;
   EXPECT_EQ(diff(model, read_files(**v)), "") << what;
   v->reset();
-  fsck::Options fo;
-  fo.mode = fsck::Mode::check_only;
-  fo.force = true;
-  auto rep = fsck::check(dev, fo);
-  ASSERT_TRUE(rep) << what << ": " << rep.error().to_string();
-  std::string found;
-  for (const auto& p : rep->problems) found += p.to_string() + "\n";
-  EXPECT_TRUE(rep->problems.empty()) << what << ": f2fscore fsck:\n" << found;
-#ifdef WRITER_WITH_FSCK
-  if (f2fstest::reference_tool("fsck.f2fs").empty()) {
-    if (f2fstest::required("FSCK")) ADD_FAILURE() << "fsck.f2fs missing and F2FSCORE_REQUIRE_FSCK=1";
-    return;
-  }
-  const fs::path img = fs::temp_directory_path() / ("writer_gc_fsck_" + std::to_string(::getpid()) + ".img");
-  ASSERT_TRUE(save(dev, img));
-  std::string log;
-  auto probs = f2fstest::fsck_problems(img, &log);
-  EXPECT_TRUE(probs.empty()) << what << ": fsck.f2fs -f:\n" << log;
-  fs::remove(img);
-#endif
+  writertest::check_clean(dev, what);
 }
 
 // Linux picks ipu_policy FORCE|HONOR_OPU_WRITE (0x81) on volumes of 16 GiB

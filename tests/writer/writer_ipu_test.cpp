@@ -18,6 +18,7 @@
 #include "f2fscore/fsck.hpp"
 #include "f2fscore/writer.hpp"
 #include "meta/meta_test_util.hpp"
+#include "writer/writer_test_util.hpp"
 
 namespace {
 
@@ -246,23 +247,7 @@ void check_clean(BlockDevice& dev, const std::string& what) {
   auto v = Volume::open(dev);
   ASSERT_TRUE(v) << what << ": " << v.error().to_string();
   v->reset();
-  fsck::Options fo;
-  fo.mode = fsck::Mode::check_only;
-  fo.force = true;
-  auto rep = fsck::check(dev, fo);
-  ASSERT_TRUE(rep) << what << ": " << rep.error().to_string();
-  std::string found;
-  for (const auto& p : rep->problems) found += p.to_string() + "\n";
-  EXPECT_TRUE(rep->problems.empty()) << what << ": f2fscore fsck:\n" << found;
-#ifdef WRITER_WITH_FSCK
-  if (f2fstest::reference_tool("fsck.f2fs").empty()) return;
-  const fs::path img = fs::temp_directory_path() / ("writer_ipu_" + std::to_string(::getpid()) + ".img");
-  ASSERT_TRUE(save(dev, img));
-  std::string log;
-  auto probs = f2fstest::fsck_problems(img, &log);
-  EXPECT_TRUE(probs.empty()) << what << ": fsck.f2fs -f:\n" << log;
-  fs::remove(img);
-#endif
+  writertest::check_clean(dev, what);
 }
 
 struct Scenario {

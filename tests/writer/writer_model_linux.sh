@@ -28,22 +28,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo_root=$(cd "$here/../.." && pwd)
 [[ $# -eq 1 && -x "$1" ]] || { echo "usage: writer_model_linux.sh TEST_BINARY" >&2; exit 2; }
 bin="$1"
-export F2FSCORE_REQUIRE_FSCK="${F2FSCORE_REQUIRE_FSCK:-${F2FSCORE_REQUIRE_ORACLE:-0}}"
-oracle="${ORACLE:-$repo_root/../shared/oracle/linux-f2fs}"
-fsck="${FSCK_F2FS:-/usr/sbin/fsck.f2fs}"
-if [[ ! -x "$oracle" ]]; then
-  if [[ "${F2FSCORE_REQUIRE_ORACLE:-0}" == 1 ]]; then
-    echo "writer_model_linux.sh: FAIL: Linux oracle not found at $oracle and F2FSCORE_REQUIRE_ORACLE=1" >&2; exit 1
-  fi
-  echo "writer_model_linux.sh: SKIP: Linux oracle not found at $oracle" >&2; exit 77
-fi
-if [[ ! -x "$fsck" ]]; then
-  if [[ "$F2FSCORE_REQUIRE_FSCK" == 1 ]]; then echo "writer_model_linux.sh: FAIL: $fsck not found" >&2; exit 1; fi
-  echo "writer_model_linux.sh: SKIP: $fsck not found" >&2; exit 77
-fi
+source "$repo_root/tests/support/oracle_common.sh"
+oracle_setup writer_model_linux.sh --fsck
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/writer_model_linux.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+oracle_workdir
 img="$work/m.img"
 run_test() {  # NAME LOG
   "$bin" --gtest_also_run_disabled_tests --gtest_filter="WriterModelOracle.DISABLED_$1" > "$work/$2" 2>&1 || {

@@ -13,6 +13,7 @@
 #include "f2fscore/fsck.hpp"
 #include "f2fscore/writer.hpp"
 #include "meta/meta_test_util.hpp"
+#include "writer/writer_test_util.hpp"
 
 namespace {
 
@@ -20,76 +21,11 @@ using namespace metatest;
 
 constexpr std::uint32_t kFeatures = kRichFeatures;
 
-struct ModelEntry {
-  bool dir = false;
-  std::string data;
-};
-using Model = std::map<std::string, ModelEntry>;  // path -> entry, "" is the root
-
-std::string content_of(Volume& v, const InodeInfo& in) {
-  std::string s(in.size, '\0');
-  auto n = v.read(in, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(s.data()), s.size()));
-  if (!n || *n != s.size()) return "READ-ERROR";
-  return s;
-}
-
-/// The tree our reader sees, in the model's form.
-Model read_tree(Volume& v) {
-  Model m;
-  std::function<void(nid_t, const std::string&)> walk = [&](nid_t ino, const std::string& path) {
-    auto in = v.read_inode(ino);
-    if (!in) {
-      m[path] = {false, "INODE-ERROR " + in.error().to_string()};
-      return;
-    }
-    if (in->is_dir()) {
-      m[path] = {true, ""};
-      auto es = v.read_dir(*in);
-      if (!es) {
-        m[path + "/"] = {false, "DIR-ERROR"};
-        return;
-      }
-      for (const auto& e : *es)
-        if (e.name != "." && e.name != ".." && !(path.empty() && e.name == "lost+found")) walk(e.ino, path + "/" + e.name);
-    } else {
-      m[path] = {false, content_of(v, *in)};
-    }
-  };
-  walk(v.superblock().root_ino.get(), "");
-  return m;
-}
-
-std::string describe_diff(const Model& want, const Model& got) {
-  std::string out;
-  for (const auto& [p, e] : want) {
-    auto it = got.find(p);
-    if (it == got.end()) out += "missing " + p + "\n";
-    else if (it->second.dir != e.dir || it->second.data != e.data)
-      out += "differs " + p + " (size " + std::to_string(e.data.size()) + " vs " + std::to_string(it->second.data.size()) + ")\n";
-  }
-  for (const auto& [p, e] : got)
-    if (!want.count(p)) out += "extra " + p + "\n";
-  return out;
-}
-
-// fsck.f2fs -f on a copy must be clean (interop build only).
-void fsck_check(BlockDevice& dev, const std::string& what) {
-#ifdef WRITER_WITH_FSCK
-  if (f2fstest::reference_tool("fsck.f2fs").empty()) {
-    if (f2fstest::required("FSCK")) ADD_FAILURE() << "fsck.f2fs missing and F2FSCORE_REQUIRE_FSCK=1";
-    return;
-  }
-  const fs::path img = fs::temp_directory_path() / ("writer_fsck_" + std::to_string(::getpid()) + ".img");
-  ASSERT_TRUE(save(dev, img));
-  std::string log;
-  auto probs = f2fstest::fsck_problems(img, &log);
-  EXPECT_TRUE(probs.empty()) << what << ": fsck.f2fs -f:\n" << log;
-  fs::remove(img);
-#else
-  (void)dev;
-  (void)what;
-#endif
-}
+using writertest::contents::content_of;
+using writertest::contents::describe_diff;
+using writertest::contents::Model;
+using writertest::contents::ModelEntry;
+using writertest::contents::read_tree;
 
 void check_image(BlockDevice& dev, const Model& model, const std::string& what, bool unmounted = true) {
   auto v = Volume::open(dev);
@@ -99,19 +35,8 @@ void check_image(BlockDevice& dev, const Model& model, const std::string& what, 
   EXPECT_EQ(describe_diff(model, got), "") << what;
   v->reset();
   // Our checker, check-only: no problem at all (issue 5 keeps every image
-  // the writer leaves clean).
-  fsck::Options fo;
-  fo.mode = fsck::Mode::check_only;
-  fo.force = true;
-  auto rep = fsck::check(dev, fo);
-  ASSERT_TRUE(rep) << what << ": " << rep.error().to_string();
-  // A pack torn by a power cut (its closing block never written) is the one
-  // warning a cut may leave: the other pack is in use, as Linux picks it.
-  std::string found;
-  for (const auto& p : rep->problems)
-    if (p.code != fsck::Code::CP_PACK_BAD) found += p.to_string() + "\n";
-  EXPECT_EQ(found, "") << what << ": f2fscore fsck";
-  fsck_check(dev, what);
+  // the writer leaves clean) but a pack torn by a power cut; fsck.f2fs -f.
+  writertest::check_clean(dev, what, /*allow_torn_pack=*/true);
 }
 
 std::span<const std::uint8_t> bytes(const std::string& s) {

@@ -95,13 +95,19 @@ constexpr std::uint16_t kCpData = io_tag(IostatType::fs_cp_data_io);
 constexpr std::uint16_t kDataWb = io_tag(IostatType::fs_data_io);
 constexpr std::uint16_t kDirect = io_tag(IostatType::app_direct_io);
 
+// A fixed clock and no periodic checkpoint: the tests count every request.
+MountOptions test_options() {
+  MountOptions mo;
+  mo.fixed_time = 1700000100;
+  mo.checkpoint_interval_s = 0;
+  return mo;
+}
+
 TEST(WriterCache, DirtyPagesStayUntilWritebackAndCoalesce) {
   auto mem = our_mkfs(192ull << 20, kRichFeatures);
   ASSERT_TRUE(mem);
   RecordingDevice dev(*mem);
-  MountOptions mo;
-  mo.fixed_time = 1700000100;
-  mo.checkpoint_interval_s = 0;
+  MountOptions mo = test_options();
   auto w = Writer::mount(dev, mo);
   ASSERT_TRUE(w) << w.error().to_string();
   auto f = (*w)->create("/seq");
@@ -138,10 +144,8 @@ TEST(WriterCache, SmallCacheWritesBackWhenFull) {
   auto mem = our_mkfs(192ull << 20, kRichFeatures);
   ASSERT_TRUE(mem);
   RecordingDevice dev(*mem);
-  MountOptions mo;
-  mo.fixed_time = 1700000100;
+  MountOptions mo = test_options();
   mo.cache_bytes = 64 << 10;  // 16 pages
-  mo.checkpoint_interval_s = 0;
   auto w = Writer::mount(dev, mo);
   ASSERT_TRUE(w);
   auto f = (*w)->create("/a");
@@ -234,9 +238,7 @@ TEST(WriterCache, DirectWrites) {
   auto mem = our_mkfs(192ull << 20, kRichFeatures);
   ASSERT_TRUE(mem);
   RecordingDevice dev(*mem);
-  MountOptions mo;
-  mo.fixed_time = 1700000100;
-  mo.checkpoint_interval_s = 0;
+  MountOptions mo = test_options();
   auto w = Writer::mount(dev, mo);
   ASSERT_TRUE(w);
   auto f = (*w)->create("/d");
@@ -274,9 +276,7 @@ TEST(WriterCache, DsyncWritesAndFlushes) {
   auto mem = our_mkfs(192ull << 20, kRichFeatures);
   ASSERT_TRUE(mem);
   RecordingDevice dev(*mem);
-  MountOptions mo;
-  mo.fixed_time = 1700000100;
-  mo.checkpoint_interval_s = 0;
+  MountOptions mo = test_options();
   auto w = Writer::mount(dev, mo);
   ASSERT_TRUE(w);
   auto f = (*w)->create("/s");
@@ -346,9 +346,7 @@ TEST(WriterCache, DiscardsSegmentsFreedByACheckpoint) {
     auto mem = our_mkfs(192ull << 20, kRichFeatures);
     ASSERT_TRUE(mem);
     RecordingDevice dev(*mem);
-    MountOptions mo;
-    mo.fixed_time = 1700000100;
-    mo.checkpoint_interval_s = 0;
+    MountOptions mo = test_options();
     mo.discard = on;
     auto w = Writer::mount(dev, mo);
     ASSERT_TRUE(w);
@@ -404,9 +402,7 @@ TEST(WriterCache, IoTags) {
   auto mem = our_mkfs(192ull << 20, kRichFeatures);
   ASSERT_TRUE(mem);
   RecordingDevice dev(*mem);
-  MountOptions mo;
-  mo.fixed_time = 1700000100;
-  mo.checkpoint_interval_s = 0;
+  MountOptions mo = test_options();
   auto w = Writer::mount(dev, mo);
   ASSERT_TRUE(w);
   auto f = (*w)->create("/x");
@@ -435,9 +431,7 @@ TEST(WriterCache, SmallCheckpointUsesJournals) {
   auto mem = our_mkfs(192ull << 20, kRichFeatures);
   ASSERT_TRUE(mem);
   RecordingDevice dev(*mem);
-  MountOptions mo;
-  mo.fixed_time = 1700000100;
-  mo.checkpoint_interval_s = 0;
+  MountOptions mo = test_options();
   std::uint64_t nat_lo = 0, nat_hi = 0, sit_lo = 0, sit_hi = 0;
   {
     auto v = Volume::open(*mem);

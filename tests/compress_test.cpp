@@ -16,9 +16,9 @@
 
 #include "f2fscore/checksum.hpp"
 #include "f2fscore/volume.hpp"
-#include "lzo_rle.hpp"
+#include "reader/lzo_rle.hpp"
 #include "support/test_support.hpp"
-#include "volume_internal.hpp"
+#include "reader/volume_internal.hpp"
 
 #ifndef F2FSCORE_WITH_LZ4
 #define F2FSCORE_WITH_LZ4 0

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "f2fscore/fault_device.hpp"
-#include "f2fscore/io_job.hpp"
+#include "f2fscore/drivers/io_job.hpp"
 #include "f2fscore/iostat.hpp"
 
 using namespace f2fscore;

@@ -21,7 +21,7 @@
 #include "support/rich_image.hpp"
 #include "support/sparse_image.hpp"
 #include "support/test_support.hpp"
-#include "volume_internal.hpp"  // FileMapper: walk sparse files a node at a time
+#include "reader/volume_internal.hpp"  // FileMapper: walk sparse files a node at a time
 
 namespace metatest {
 

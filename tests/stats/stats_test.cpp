@@ -9,7 +9,7 @@
 
 #include "f2fscore/fsck.hpp"
 #include "f2fscore/iostat.hpp"
-#include "f2fscore/workload.hpp"
+#include "f2fscore/drivers/workload.hpp"
 #include "f2fscore/writer.hpp"
 #include "meta/meta_test_util.hpp"
 

@@ -1,5 +1,5 @@
 // The writer's page cache, direct and O_DSYNC writes, periodic checkpoints,
-// discard, iostat tags and checkpoint cost (writer_cache.cpp,
+// discard, iostat tags and checkpoint cost (writer/cache.cpp,
 // docs/writer.md "Page cache"). No threads here (unit label: runs under
 // qemu-user); writer_thread_test.cpp has the multi-threaded test.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// fsync, fdatasync and roll-forward (libf2fscore/src/writer_fsync.cpp):
+// fsync, fdatasync and roll-forward (libf2fscore/src/writer/fsync.cpp):
 // node chains as Linux's find_fsync_dnodes() walks them, the cases where
 // need_do_checkpoint() takes a checkpoint instead, recovery at mount, and
 // power cuts at every write of a workload with fsyncs. The interop build

@@ -1,4 +1,4 @@
-// The IPU policy (writer_ipu.cpp, docs/ipu.md): every ipu_policy bit and
+// The IPU policy (writer/ipu.cpp, docs/ipu.md): every ipu_policy bit and
 // outer rule, first as the pure decision (the kernel's order of
 // f2fs_should_update_outplace(), f2fs_should_update_inplace() and
 // check_inplace_update_policy() in fs/f2fs/data.c, Linux 6.1), then as
@@ -677,7 +677,7 @@ TEST(WriterIpu, AsyncWritebackRewritesInPlace) {
 TEST(WriterIpu, SyncWritebackIsNotAsync) {
   Scenario s;
   s.setup(opts(ipu_bit::async));
-  if (!has_page_cache(s)) GTEST_SKIP() << "needs the page cache (writer_cache.cpp): writes are write-through";
+  if (!has_page_cache(s)) GTEST_SKIP() << "needs the page cache (writer/cache.cpp): writes are write-through";
   ASSERT_TRUE(s.w->sync());
   const block_t a = s.at(0);
   s.overwrite(0, 50);
@@ -692,8 +692,8 @@ TEST(WriterIpu, SyncWritebackIsNotAsync) {
 TEST(WriterIpu, FsyncBitScenarios) {
   Scenario s;
   s.setup(opts(ipu_bit::fsync), 32);
-  if (!has_page_cache(s)) GTEST_SKIP() << "needs the page cache (writer_cache.cpp): writes are write-through";
-  if (!has_fsync_path(s)) GTEST_SKIP() << "needs the fsync writeback (writer_fsync.cpp): fsync takes a checkpoint";
+  if (!has_page_cache(s)) GTEST_SKIP() << "needs the page cache (writer/cache.cpp): writes are write-through";
+  if (!has_fsync_path(s)) GTEST_SKIP() << "needs the fsync writeback (writer/fsync.cpp): fsync takes a checkpoint";
   // fsync of one dirty page: in place.
   block_t a = s.at(2);
   s.overwrite(2, 60);
@@ -727,8 +727,8 @@ TEST(WriterIpu, FdatasyncOptionUnderSsrUtil) {
     IpuOptions o = opts(ipu_bit::ssr_util);
     o.fdatasync_in_place = option;
     s.setup(o, 16);
-    if (!has_page_cache(s)) GTEST_SKIP() << "needs the page cache (writer_cache.cpp)";
-    if (!has_fsync_path(s)) GTEST_SKIP() << "needs the fsync writeback (writer_fsync.cpp)";
+    if (!has_page_cache(s)) GTEST_SKIP() << "needs the page cache (writer/cache.cpp)";
+    if (!has_fsync_path(s)) GTEST_SKIP() << "needs the fsync writeback (writer/fsync.cpp)";
     const block_t a = s.at(5);
     s.overwrite(5, 70);
     ASSERT_TRUE(s.w->fdatasync(s.ino));
@@ -744,7 +744,7 @@ TEST(WriterIpu, DirectWritesOverWrittenBlocksAreInPlace) {
   const block_t a = s.at(6);
   ASSERT_TRUE(s.w->write(s.ino, 6 * 4096, pattern(4096, 80), WriteFlags{true, false}));
   if (s.count(IpuReason::ipu_direct) == 0 && s.count(IpuReason::opu_policy) == 1)
-    GTEST_SKIP() << "needs direct writes (writer_cache.cpp): WriteFlags::direct is buffered so far";
+    GTEST_SKIP() << "needs direct writes (writer/cache.cpp): WriteFlags::direct is buffered so far";
   EXPECT_EQ(s.at(6), a);
   EXPECT_EQ(s.count(IpuReason::ipu_direct), 1u);
   s.finish(6, 80);

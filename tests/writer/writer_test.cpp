@@ -229,7 +229,7 @@ TEST(WriterModel, LargeNatBitmap) {
 // WRITER_SEEDS="first-last" runs other seeds (default 1, 2, 3, 47).
 TEST(WriterModel, RandomSeeds) {
   // Seed 47 checkpoints data logs whose compact summary page is filled
-  // exactly by the last entry (a reader bug it found: volume.cpp).
+  // exactly by the last entry (a reader bug it found: reader/volume.cpp).
   std::vector<std::uint32_t> seeds{1, 2, 3, 47};
   if (const char* e = std::getenv("WRITER_SEEDS")) {
     std::uint32_t first = 1, last = 3;

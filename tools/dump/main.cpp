@@ -11,6 +11,7 @@
 
 #include "f2fscore/device.hpp"
 #include "f2fscore/disk/superblock.hpp"
+#include "f2fscore/extract.hpp"
 #include "f2fscore/inspect.hpp"
 #include "f2fscore/volume.hpp"
 

@@ -10,7 +10,7 @@
 
 #include "f2fscore/iostat.hpp"
 #include "f2fscore/uring_device.hpp"
-#include "f2fscore/workload.hpp"
+#include "f2fscore/drivers/workload.hpp"
 #include "f2fscore/writer.hpp"
 #include "io_tool.hpp"
 

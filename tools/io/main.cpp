@@ -12,7 +12,7 @@
 #include <ctime>
 #include <string>
 
-#include "f2fscore/io_job.hpp"
+#include "f2fscore/drivers/io_job.hpp"
 #include "f2fscore/iostat.hpp"
 #include "f2fscore/uring_device.hpp"
 #include "io_tool.hpp"

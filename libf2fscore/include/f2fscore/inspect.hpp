@@ -1,5 +1,5 @@
 // Inspecting a volume: what the dump tool shows, rendered by the library as
-// text or JSON, and extraction of files and trees to a host directory.
+// text or JSON (extraction to a host directory: f2fscore/extract.hpp).
 //
 // Every view works on an open (read-only) Volume. Views return the bytes to
 // print, so the tool and the tests print and compare the same output; the
@@ -228,44 +228,5 @@ using ByteSink = std::function<Status(std::span<const std::uint8_t>)>;
 /// Errors: Errc::unsupported for a non-regular or an encrypted file, and
 /// read errors.
 Status cat(Volume& vol, std::string_view spec, Format f, const ByteSink& sink);
-
-// ---------------------------------------------------------------- extraction
-
-struct ExtractOptions {
-  bool owners = true;   ///< chown to the image's uid/gid (only when running as root)
-  bool xattrs = true;   ///< setxattr (user., trusted., security., POSIX ACLs)
-  bool specials = true; ///< fifos and sockets, and devices (devices only as root)
-};
-
-struct ExtractReport {
-  std::string source;       ///< the path in the image
-  std::string destination;  ///< host path of the extracted top item
-  std::uint64_t files = 0, directories = 0, symlinks = 0, hard_links = 0, specials = 0;
-  std::uint64_t bytes = 0;             ///< file contents written
-  std::uint64_t xattrs = 0;            ///< set on the host
-  std::uint64_t xattrs_unsupported = 0;  ///< refused by the host (ENOTSUP, EPERM)
-  std::vector<std::string> encrypted;  ///< paths skipped because encrypted
-  std::vector<std::string> skipped;    ///< "path: why" (devices as non-root, sockets, ...)
-  std::vector<std::string> warnings;   ///< host refusals that lose nothing essential
-  std::vector<std::string> problems;   ///< entries not extracted because the image is bad
-};
-
-/// Extracts the file or tree at `path` in the image. If `dest` is an
-/// existing directory the item goes inside it under its own name (the root
-/// "/" puts its contents there); otherwise it is created as `dest`.
-/// Keeps modes, owners (root only), atime and mtime, symlinks as symlinks,
-/// hard links as hard links, xattrs where the host allows, fifos and (as
-/// root) device nodes, and holes as holes (only mapped, non-zero blocks are
-/// written, then the size is set). Encrypted inodes are listed, not
-/// extracted; fs-verity files give their contents. Never follows a symlink:
-/// everything is created relative to directory descriptors opened with
-/// O_NOFOLLOW, and names containing '/' or equal to "." or ".." (possible
-/// only in corrupt images) are refused. Existing non-directories in the way
-/// are replaced.
-/// Errors: the source cannot be found or read, the destination cannot be
-/// created. Per-entry failures land in ExtractReport::problems.
-Result<ExtractReport> extract(Volume& vol, std::string_view path, const std::string& dest,
-                              const ExtractOptions& o = {});
-Output render_extract_report(const ExtractReport& r, Format f);
 
 }  // namespace f2fscore::inspect

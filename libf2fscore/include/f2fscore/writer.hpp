@@ -188,7 +188,7 @@ class Writer {
   /// growing leaves a hole.
   Status truncate(nid_t ino, std::uint64_t size);
 
-  // ---- Namespace (writer_ns.cpp) ----
+  // ---- Namespace (writer/ns.cpp) ----
   /// Renames `from` to `to`, replacing an existing `to` (a file by a file,
   /// an empty directory by a directory), as f2fs_rename(). Errors:
   /// not_found, invalid_argument (a directory into itself or below itself,
@@ -212,7 +212,7 @@ class Writer {
   Status open(nid_t ino);
   Status release(nid_t ino);
 
-  // ---- Extended attributes (writer_xattr.cpp) ----
+  // ---- Extended attributes (writer/xattr.cpp) ----
   /// Sets an attribute in the inline xattr area or the xattr node, as
   /// f2fs_setxattr(). Errors: exists (create), not_found (replace),
   /// invalid_argument (name over 255 bytes or, with its "user."/"trusted."/
@@ -225,14 +225,14 @@ class Writer {
   Result<std::vector<XattrItem>> listxattr(nid_t ino);
   Status removexattr(nid_t ino, std::uint8_t index, std::string_view name);
 
-  // ---- Space of regular files (writer_ns.cpp) ----
+  // ---- Space of regular files (writer/ns.cpp) ----
   /// fallocate(2) on a regular file: mode 0 or keep_size reserves blocks
   /// (NEW_ADDR, read as zeroes) and with mode 0 extends i_size;
   /// punch_hole|keep_size frees whole blocks in the range and zeroes the
   /// partial ends; zero_range zeroes the range. Offsets and lengths in bytes.
   Status fallocate(nid_t ino, std::uint32_t mode, std::uint64_t offset, std::uint64_t length);
 
-  // ---- Durability (writer_fsync.cpp) ----
+  // ---- Durability (writer/fsync.cpp) ----
   /// Writes the file's dirty data, then its dirty node blocks to the warm
   /// node log with the fsync mark on the last dnode (and the dentry mark
   /// while its dentry is not checkpointed), so that Linux's roll-forward
@@ -244,7 +244,7 @@ class Writer {
   /// mapping changed (f2fs_do_sync_file() with datasync).
   Status fdatasync(nid_t ino);
 
-  // ---- Policy (writer_ipu.cpp, writer_gc.cpp) ----
+  // ---- Policy (writer/ipu.cpp, writer/gc.cpp) ----
   /// Changes the IPU tunables at run time (docs/ipu.md). Errors:
   /// invalid_argument for ipu_policy bits of 0x100 and above, as the sysfs
   /// store has refused them since Linux 6.3 ("f2fs: fix to set ipu

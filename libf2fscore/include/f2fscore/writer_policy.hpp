@@ -132,7 +132,7 @@ struct GcStats {
   std::uint64_t lfs_blocks = 0;              ///< blocks allocated by LFS (in free segments)
 };
 
-// ---- The inputs of the decisions (writer_ipu.cpp; Writer::space(), f2fscore-dump ipu) ----
+// ---- The inputs of the decisions (writer/ipu.cpp; Writer::space(), f2fscore-dump ipu) ----
 
 /// The volume's space as the IPU, SSR and GC rules see it. Blocks are 4 KiB.
 struct SpaceState {
@@ -178,7 +178,7 @@ struct IpuWrite {
 /// (Writer::Impl::need_ssr()).
 bool need_ssr(const SpaceState& s, const IpuOptions& o) noexcept;
 
-/// The IPU rules as a pure function (writer_ipu.cpp, docs/ipu.md): which
+/// The IPU rules as a pure function (writer/ipu.cpp, docs/ipu.md): which
 /// rule places the write (is_in_place() of the result: in place), given the
 /// resolved options (no kKernelDefault), the volume, need_SSR() and the
 /// write. The writer decides every data write with it.

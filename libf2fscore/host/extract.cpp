@@ -1,0 +1,526 @@
+// Extraction of a file or a tree to a host directory.
+//
+// Safety: every entry is created relative to a directory descriptor opened
+// with O_NOFOLLOW | O_DIRECTORY, files with O_CREAT | O_EXCL | O_NOFOLLOW,
+// so a symlink written earlier (or planted in the destination) is never
+// followed; names that could escape the directory ('/', ".", "..") or that
+// the host cannot hold (empty, NUL) are refused. Directory modes and times
+// are applied at the end, deepest first, so a read-only directory can
+// still be filled and hard links can reach into it.
+#ifndef _FILE_OFFSET_BITS
+#define _FILE_OFFSET_BITS 64
+#endif
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#define F2FSCORE_HAVE_XATTR 1
+#endif
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstring>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "f2fscore/disk/xattr.hpp"
+#include "f2fscore/endian.hpp"
+#include "f2fscore/extract.hpp"
+#include "inspect/inspect_internal.hpp"
+
+namespace f2fscore::inspect {
+
+using namespace disk;
+using namespace detail;
+
+namespace {
+
+constexpr int kMaxDepth = 512;  // one open directory per level
+constexpr std::size_t kChunkBlocks = 256;
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+bool all_zero(const std::uint8_t* p, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (p[i] != 0) return false;
+  return true;
+}
+
+/// Why a name from the image cannot be created on the host, or empty.
+std::string refuse_reason(const std::string& n) {
+  if (n.empty()) return "empty name";
+  if (n == "." || n == "..") return "name \"" + n + "\"";
+  if (n.find('/') != std::string::npos) return "name contains '/'";
+  if (n.find('\0') != std::string::npos) return "name contains a NUL byte";
+  return {};
+}
+
+/// Volume::xattrs() returns POSIX ACLs in the VFS xattr form (version 2),
+/// as getxattr(2) does; one still in f2fs's on-disk form (version 1) is
+/// one the kernel could not decode either.
+bool is_vfs_acl(const std::string& v) { return v.size() >= 4 && load_le32(v.data(), 0) == 2; }
+
+class Extractor {
+ public:
+  Extractor(Volume& v, const ExtractOptions& o, ExtractReport& r) : v_(v), o_(o), r_(r) {
+    is_root_ = ::geteuid() == 0;
+  }
+
+  void set_root(int fd, std::string host) {
+    rootfd_ = fd;
+    root_host_ = std::move(host);
+  }
+
+  // Extracts `in` as `name` inside `parentfd`; `rel` is its path relative
+  // to the root descriptor, `img` its path in the image.
+  void item(int parentfd, const std::string& name, const std::string& rel, const std::string& img, const InodeInfo& in,
+            int depth) {
+    if (in.is_encrypted()) {
+      r_.encrypted.push_back(img);
+      return;
+    }
+    const std::uint32_t type = in.mode & 0xF000;
+    if (type != 0x4000 && in.links > 1) {
+      if (auto it = links_.find(in.ino); it != links_.end()) {
+        if (make_room(parentfd, name, img, false) &&
+            ::linkat(rootfd_, it->second.c_str(), parentfd, name.c_str(), 0) == 0) {
+          ++r_.hard_links;
+          return;
+        }
+        r_.warnings.push_back(img + ": cannot hard-link to " + it->second + " (" + errno_text(errno) + "); copied instead");
+      }
+    }
+    switch (type) {
+      case 0x4000: directory(parentfd, name, rel, img, in, depth); break;
+      case 0x8000: regular(parentfd, name, rel, img, in); break;
+      case 0xA000: symlink(parentfd, name, rel, img, in); break;
+      default: special(parentfd, name, rel, img, in); break;
+    }
+  }
+
+  // Fills an existing directory with the entries of `dir` (the root "/" into
+  // an existing destination).
+  void contents(int fd, const std::string& rel, const std::string& img, const InodeInfo& dir, int depth) {
+    if (!dirs_seen_.insert(dir.ino).second) {
+      r_.problems.push_back(img + ": directory loop; not descended");
+      return;
+    }
+    auto entries = list_dir(v_, dir);
+    if (!entries) {
+      r_.problems.push_back(img + ": " + describe(entries.error()));
+      return;
+    }
+    for (const auto& e : *entries) {
+      const std::string cimg = child_path(img, e.dirent.name);
+      if (const auto why = refuse_reason(e.dirent.name); !why.empty()) {
+        r_.problems.push_back(printable(cimg) + ": refused: " + why);
+        continue;
+      }
+      if (!e.inode) {
+        r_.problems.push_back(cimg + ": " + e.error);
+        continue;
+      }
+      item(fd, e.dirent.name, rel.empty() ? e.dirent.name : rel + "/" + e.dirent.name, cimg, *e.inode, depth + 1);
+    }
+  }
+
+  // Applies directory modes, owners, xattrs and times, deepest first.
+  void finish() {
+    for (auto it = pending_dirs_.rbegin(); it != pending_dirs_.rend(); ++it) {
+      const int fd = it->rel.empty() ? ::openat(rootfd_, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                                     : ::openat(rootfd_, it->rel.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0) {
+        r_.warnings.push_back(it->img + ": cannot reopen to set its mode and times (" + errno_text(errno) + ")");
+        continue;
+      }
+      attributes(fd, it->img, it->in, host_path(it->rel));
+      ::close(fd);
+    }
+    pending_dirs_.clear();
+  }
+
+ private:
+  struct PendingDir {
+    std::string rel, img;
+    InodeInfo in;
+  };
+
+  std::string host_path(const std::string& rel) const { return rel.empty() ? root_host_ : root_host_ + "/" + rel; }
+
+  // Removes what is in the way of a new entry `name` (not a directory that
+  // we want as a directory). Returns false (with a problem) if impossible.
+  bool make_room(int parentfd, const std::string& name, const std::string& img, bool want_dir) {
+    struct stat st {};
+    if (::fstatat(parentfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return true;
+    if (S_ISDIR(st.st_mode)) {
+      if (want_dir) return true;
+      r_.problems.push_back(img + ": a directory is in the way on the host");
+      return false;
+    }
+    if (::unlinkat(parentfd, name.c_str(), 0) != 0) {
+      r_.problems.push_back(img + ": cannot replace the existing entry (" + errno_text(errno) + ")");
+      return false;
+    }
+    return true;
+  }
+
+  void directory(int parentfd, const std::string& name, const std::string& rel, const std::string& img,
+                 const InodeInfo& in, int depth) {
+    if (depth > kMaxDepth) {
+      r_.problems.push_back(img + ": deeper than " + std::to_string(kMaxDepth) + " levels; not extracted");
+      return;
+    }
+    if (!make_room(parentfd, name, img, true)) return;
+    if (::mkdirat(parentfd, name.c_str(), 0700) != 0 && errno != EEXIST) {
+      r_.problems.push_back(img + ": mkdir: " + errno_text(errno));
+      return;
+    }
+    const int fd = ::openat(parentfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+      r_.problems.push_back(img + ": open directory: " + errno_text(errno));
+      return;
+    }
+    ++r_.directories;
+    pending_dirs_.push_back({rel, img, in});
+    contents(fd, rel, img, in, depth);
+    ::close(fd);
+  }
+
+  void regular(int parentfd, const std::string& name, const std::string& rel, const std::string& img,
+               const InodeInfo& in) {
+    if (!make_room(parentfd, name, img, false)) return;
+    const int fd = ::openat(parentfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      r_.problems.push_back(img + ": create: " + errno_text(errno));
+      return;
+    }
+    auto st = write_contents(fd, in);
+    if (st && ::ftruncate(fd, static_cast<off_t>(in.size)) != 0)
+      st = make_error(Errc::io, "ftruncate: " + errno_text(errno));
+    if (!st) {
+      r_.problems.push_back(img + ": " + describe(st.error()));
+      ::close(fd);
+      return;
+    }
+    ++r_.files;
+    r_.bytes += in.size;
+    attributes(fd, img, in, host_path(rel));
+    ::close(fd);
+    if (in.links > 1) links_.emplace(in.ino, rel);
+  }
+
+  // Writes the mapped, non-zero blocks of a file at their offsets.
+  Status write_contents(int fd, const InodeInfo& in) {
+    const std::uint64_t nblocks = (in.size + kBlockSize - 1) / kBlockSize;
+    std::vector<std::uint8_t> buf(kChunkBlocks * kBlockSize);
+    auto put = [&](const std::uint8_t* p, std::size_t n, std::uint64_t off) -> Status {
+      // Only the non-zero blocks: zero blocks stay holes.
+      std::size_t k = 0;
+      while (k < n) {
+        const std::size_t len = std::min<std::size_t>(kBlockSize, n - k);
+        if (all_zero(p + k, len)) {
+          k += len;
+          continue;
+        }
+        std::size_t end = k + len;
+        while (end < n && !all_zero(p + end, std::min<std::size_t>(kBlockSize, n - end)))
+          end += std::min<std::size_t>(kBlockSize, n - end);
+        std::size_t done = 0;
+        while (done < end - k) {
+          const ssize_t w = ::pwrite(fd, p + k + done, end - k - done, static_cast<off_t>(off + k + done));
+          if (w < 0) {
+            if (errno == EINTR) continue;
+            return make_error(Errc::io, "write: " + errno_text(errno), Error::kNoOffset, errno);
+          }
+          done += static_cast<std::size_t>(w);
+        }
+        k = end;
+      }
+      return {};
+    };
+    if (in.has_inline_data() || in.is_compressed()) {
+      for (std::uint64_t off = 0; off < in.size; off += buf.size()) {
+        auto n = v_.read(in, off, buf);
+        if (!n) return make_error(n.error());
+        F2FS_TRY(put(buf.data(), *n, off));
+        if (*n < buf.size()) break;
+      }
+      return {};
+    }
+    auto bm = block_map(v_, in);
+    if (!bm) return make_error(bm.error());
+    for (const auto& r : bm->runs) {
+      if (r.file_block >= nblocks) break;
+      if (r.blkaddr == kNullAddr || r.blkaddr == kNewAddr || r.blkaddr == kCompressAddr) continue;
+      const std::uint64_t len = std::min<std::uint64_t>(r.len, nblocks - r.file_block);
+      const std::uint64_t last = static_cast<std::uint64_t>(r.blkaddr) + len - 1;
+      if (!v_.is_valid_main_addr(r.blkaddr) || last > 0xFFFFFFFFu || !v_.is_valid_main_addr(static_cast<block_t>(last)))
+        return make_error(Errc::corrupt, "inode " + std::to_string(in.ino) + ": file block " +
+                                             std::to_string(r.file_block) + " maps to block " +
+                                             std::to_string(r.blkaddr) + ", outside the main area");
+      for (std::uint64_t k = 0; k < len; k += kChunkBlocks) {
+        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBlocks, len - k)) * kBlockSize;
+        F2FS_TRY(read_at(v_.device(), (static_cast<std::uint64_t>(r.blkaddr) + k) * kBlockSize,
+                         std::span<std::uint8_t>(buf.data(), n)));
+        F2FS_TRY(put(buf.data(), n, (r.file_block + k) * kBlockSize));
+      }
+    }
+    return {};
+  }
+
+  void symlink(int parentfd, const std::string& name, const std::string& rel, const std::string& img,
+               const InodeInfo& in) {
+    auto target = v_.read_link(in);
+    if (!target) {
+      r_.problems.push_back(img + ": " + describe(target.error()));
+      return;
+    }
+    if (target->empty() || target->find('\0') != std::string::npos) {
+      r_.problems.push_back(img + ": symlink target is empty or holds a NUL byte");
+      return;
+    }
+    if (!make_room(parentfd, name, img, false)) return;
+    if (::symlinkat(target->c_str(), parentfd, name.c_str()) != 0) {
+      r_.problems.push_back(img + ": symlink: " + errno_text(errno));
+      return;
+    }
+    ++r_.symlinks;
+    attributes_at(parentfd, name, img, in, host_path(rel), true);
+    if (in.links > 1) links_.emplace(in.ino, rel);
+  }
+
+  void special(int parentfd, const std::string& name, const std::string& rel, const std::string& img,
+               const InodeInfo& in) {
+    const std::uint32_t type = in.mode & 0xF000;
+    if (!o_.specials) {
+      r_.skipped.push_back(img + ": " + file_type_name(in.mode) + " (special files not requested)");
+      return;
+    }
+    const bool device = type == 0x2000 || type == 0x6000;
+    if (device && !is_root_) {
+      r_.skipped.push_back(img + ": " + file_type_name(in.mode) + " (device nodes need root)");
+      return;
+    }
+    if (!make_room(parentfd, name, img, false)) return;
+    dev_t dev = 0;
+    if (device) {
+      const auto d = device_number(in);
+      dev = makedev(d.major, d.minor);
+    }
+    const mode_t m = static_cast<mode_t>(type | 0600);
+    const int rc = type == 0x1000 ? ::mkfifoat(parentfd, name.c_str(), 0600) : ::mknodat(parentfd, name.c_str(), m, dev);
+    if (rc != 0) {
+      if (errno == EPERM || errno == EACCES || errno == ENOTSUP) {
+        r_.skipped.push_back(img + ": " + file_type_name(in.mode) + " (" + errno_text(errno) + ")");
+      } else {
+        r_.problems.push_back(img + ": mknod: " + errno_text(errno));
+      }
+      return;
+    }
+    ++r_.specials;
+    attributes_at(parentfd, name, img, in, host_path(rel), false);
+    if (in.links > 1) links_.emplace(in.ino, rel);
+  }
+
+  // Host name and value of an image xattr, or empty for internal ones
+  // (advise, encryption context, verity descriptor location) and unknown.
+  static std::pair<std::string, std::string> host_xattr(const XattrInfo& x) {
+    switch (x.index) {
+      case xattr_index::user: return {"user." + x.name, x.value};
+      case xattr_index::trusted: return {"trusted." + x.name, x.value};
+      case xattr_index::security: return {"security." + x.name, x.value};
+      case xattr_index::posix_acl_access: return {"system.posix_acl_access", x.value};
+      case xattr_index::posix_acl_default: return {"system.posix_acl_default", x.value};
+      default: return {};
+    }
+  }
+
+  void set_xattrs(int fd, const std::string& img, const InodeInfo& in, const std::string& host, bool nofollow_path) {
+    if (!o_.xattrs) return;
+    auto xs = v_.xattrs(in);
+    if (!xs) {
+      r_.problems.push_back(img + ": " + describe(xs.error()));
+      return;
+    }
+    for (const auto& x : *xs) {
+      auto [name, value] = host_xattr(x);
+      if (name.empty()) continue;
+      if (!is_vfs_acl(value) && (x.index == xattr_index::posix_acl_access || x.index == xattr_index::posix_acl_default)) {
+        r_.problems.push_back(img + ": malformed ACL in " + name);
+        continue;
+      }
+#if defined(F2FSCORE_HAVE_XATTR)
+      const int rc = nofollow_path ? ::lsetxattr(host.c_str(), name.c_str(), value.data(), value.size(), 0)
+                                   : ::fsetxattr(fd, name.c_str(), value.data(), value.size(), 0);
+      if (rc == 0) {
+        ++r_.xattrs;
+        continue;
+      }
+      const int e = errno;
+      ++r_.xattrs_unsupported;
+      if (warned_xattr_errnos_.insert(e).second)
+        r_.warnings.push_back(img + ": setxattr " + printable(name) + ": " + errno_text(e) +
+                              " (further xattrs refused for this reason are only counted)");
+#else
+      (void)fd;
+      (void)host;
+      (void)nofollow_path;
+      ++r_.xattrs_unsupported;
+      if (warned_xattr_errnos_.insert(ENOTSUP).second)
+        r_.warnings.push_back(img + ": xattrs are not supported on this host (only counted from now on)");
+#endif
+    }
+  }
+
+  // Owner, xattrs, mode and times through an open descriptor.
+  void attributes(int fd, const std::string& img, const InodeInfo& in, const std::string& host) {
+    if (is_root_ && o_.owners && ::fchown(fd, in.uid, in.gid) != 0)
+      r_.warnings.push_back(img + ": chown: " + errno_text(errno));
+    set_xattrs(fd, img, in, host, false);
+    if (::fchmod(fd, static_cast<mode_t>(in.mode & 07777)) != 0)
+      r_.warnings.push_back(img + ": chmod: " + errno_text(errno));
+    const struct timespec ts[2] = {
+        {static_cast<time_t>(in.raw.i.i_atime.get()), static_cast<long>(in.raw.i.i_atime_nsec.get() % 1000000000u)},
+        {static_cast<time_t>(in.raw.i.i_mtime.get()), static_cast<long>(in.raw.i.i_mtime_nsec.get() % 1000000000u)}};
+    if (::futimens(fd, ts) != 0) r_.warnings.push_back(img + ": set times: " + errno_text(errno));
+  }
+
+  // The same for entries without a descriptor (symlinks, specials).
+  void attributes_at(int parentfd, const std::string& name, const std::string& img, const InodeInfo& in,
+                     const std::string& host, bool is_link) {
+    if (is_root_ && o_.owners && ::fchownat(parentfd, name.c_str(), in.uid, in.gid, AT_SYMLINK_NOFOLLOW) != 0)
+      r_.warnings.push_back(img + ": chown: " + errno_text(errno));
+    set_xattrs(-1, img, in, host, true);
+    if (!is_link && ::fchmodat(parentfd, name.c_str(), static_cast<mode_t>(in.mode & 07777), 0) != 0)
+      r_.warnings.push_back(img + ": chmod: " + errno_text(errno));
+    const struct timespec ts[2] = {
+        {static_cast<time_t>(in.raw.i.i_atime.get()), static_cast<long>(in.raw.i.i_atime_nsec.get() % 1000000000u)},
+        {static_cast<time_t>(in.raw.i.i_mtime.get()), static_cast<long>(in.raw.i.i_mtime_nsec.get() % 1000000000u)}};
+    if (::utimensat(parentfd, name.c_str(), ts, AT_SYMLINK_NOFOLLOW) != 0)
+      r_.warnings.push_back(img + ": set times: " + errno_text(errno));
+  }
+
+  Volume& v_;
+  const ExtractOptions& o_;
+  ExtractReport& r_;
+  bool is_root_ = false;
+  int rootfd_ = -1;
+  std::string root_host_;
+  std::unordered_map<nid_t, std::string> links_;  // ino -> path relative to the root descriptor
+  std::unordered_set<nid_t> dirs_seen_;
+  std::vector<PendingDir> pending_dirs_;
+  std::unordered_set<int> warned_xattr_errnos_;
+};
+
+std::pair<std::string, std::string> split_host(const std::string& p) {
+  std::string s = p;
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  const auto slash = s.rfind('/');
+  if (slash == std::string::npos) return {".", s};
+  if (slash == 0) return {"/", s.substr(1)};
+  return {s.substr(0, slash), s.substr(slash + 1)};
+}
+
+}  // namespace
+
+Result<ExtractReport> extract(Volume& vol, std::string_view path, const std::string& dest, const ExtractOptions& o) {
+  auto src = find_inode(vol, path.empty() ? std::string_view("/") : path);
+  if (!src) return make_error(src.error());
+  if (dest.empty()) return make_error(Errc::invalid_argument, "empty destination");
+  ExtractReport rep;
+  // The source's path and name in the image.
+  std::string img;
+  if (path.empty() || path == "/") img = "/";
+  else if (path[0] == '/') img = std::string(path);
+  else if (auto p = path_of(vol, src->ino); p && *p) img = **p;
+  else img = "/" + std::string(path);
+  while (img.size() > 1 && img.back() == '/') img.pop_back();
+  const bool is_root = src->ino == vol.superblock().root_ino.get();
+  std::string base = img == "/" ? std::string() : img.substr(img.rfind('/') + 1);
+  if (base.empty() && !is_root) base = "inode-" + std::to_string(src->ino);
+  rep.source = img;
+
+  Extractor x(vol, o, rep);
+  struct stat st {};
+  const bool exists = ::stat(dest.c_str(), &st) == 0;
+  std::string parent_host, name;
+  if (exists && S_ISDIR(st.st_mode)) {
+    if (is_root) {
+      // "/" into an existing directory: its contents go there.
+      const int fd = ::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (fd < 0) return make_error(Errc::io, "cannot open " + dest + ": " + errno_text(errno), Error::kNoOffset, errno);
+      rep.destination = dest;
+      x.set_root(fd, dest);
+      x.contents(fd, "", img, *src, 0);
+      x.finish();
+      ::close(fd);
+      return rep;
+    }
+    parent_host = dest;
+    name = base;
+  } else if (exists && src->is_dir()) {
+    return make_error(Errc::exists, dest + " exists and is not a directory");
+  } else {
+    std::tie(parent_host, name) = split_host(dest);
+    if (name.empty() || name == "." || name == "..")
+      return make_error(Errc::invalid_argument, "destination \"" + dest + "\" has no usable last component");
+  }
+  if (const auto why = refuse_reason(name); !why.empty())
+    return make_error(Errc::corrupt, "refusing to extract " + printable(img) + ": " + why);
+  const int pfd = ::open(parent_host.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (pfd < 0)
+    return make_error(Errc::not_found, "cannot open directory " + parent_host + ": " + errno_text(errno),
+                      Error::kNoOffset, errno);
+  rep.destination = parent_host == "/" ? "/" + name : parent_host + "/" + name;
+  // Paths for hard links are relative to the parent; the top item's own
+  // path is its name.
+  x.set_root(pfd, parent_host);
+  x.item(pfd, name, name, img, *src, 0);
+  x.finish();
+  ::close(pfd);
+  return rep;
+}
+
+Output render_extract_report(const ExtractReport& r, Format f) {
+  Output o;
+  o.problems = r.problems;
+  if (f == Format::json) {
+    Json j{{"source", json_string(r.source)},
+           {"destination", json_string(r.destination)},
+           {"files", r.files},
+           {"directories", r.directories},
+           {"symlinks", r.symlinks},
+           {"hard_links", r.hard_links},
+           {"specials", r.specials},
+           {"bytes", r.bytes},
+           {"xattrs", r.xattrs},
+           {"xattrs_unsupported", r.xattrs_unsupported},
+           {"encrypted", Json::array()},
+           {"skipped", Json::array()},
+           {"warnings", Json::array()},
+           {"problems", Json::array()}};
+    for (const auto& s : r.encrypted) j["encrypted"].push_back(json_string(s));
+    for (const auto& s : r.skipped) j["skipped"].push_back(json_string(s));
+    for (const auto& s : r.warnings) j["warnings"].push_back(json_string(s));
+    for (const auto& s : r.problems) j["problems"].push_back(json_string(s));
+    o.text = json_text(j);
+    return o;
+  }
+  std::string& t = o.text;
+  appendf(t, "Extracted %s to %s: %" PRIu64 " files (%" PRIu64 " bytes), %" PRIu64 " directories, %" PRIu64
+             " symlinks, %" PRIu64 " hard links, %" PRIu64 " special files, %" PRIu64 " xattrs\n",
+          printable(r.source).c_str(), printable(r.destination).c_str(), r.files, r.bytes, r.directories, r.symlinks,
+          r.hard_links, r.specials, r.xattrs);
+  if (r.xattrs_unsupported) appendf(t, "xattrs refused by the host: %" PRIu64 "\n", r.xattrs_unsupported);
+  for (const auto& s : r.encrypted) appendf(t, "encrypted, not extracted: %s\n", printable(s).c_str());
+  for (const auto& s : r.skipped) appendf(t, "skipped: %s\n", printable(s).c_str());
+  for (const auto& s : r.warnings) appendf(t, "warning: %s\n", printable(s).c_str());
+  return o;
+}
+
+}  // namespace f2fscore::inspect

@@ -1,0 +1,55 @@
+// Extraction of files and trees from a volume to a host directory (the
+// host-side part of inspection: it creates files, directories, links and
+// xattrs on the host through POSIX calls, so it lives in f2fscore_host,
+// beside the engine, not in it).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "f2fscore/inspect.hpp"
+#include "f2fscore/result.hpp"
+#include "f2fscore/volume.hpp"
+
+namespace f2fscore::inspect {
+
+struct ExtractOptions {
+  bool owners = true;   ///< chown to the image's uid/gid (only when running as root)
+  bool xattrs = true;   ///< setxattr (user., trusted., security., POSIX ACLs)
+  bool specials = true; ///< fifos and sockets, and devices (devices only as root)
+};
+
+struct ExtractReport {
+  std::string source;       ///< the path in the image
+  std::string destination;  ///< host path of the extracted top item
+  std::uint64_t files = 0, directories = 0, symlinks = 0, hard_links = 0, specials = 0;
+  std::uint64_t bytes = 0;             ///< file contents written
+  std::uint64_t xattrs = 0;            ///< set on the host
+  std::uint64_t xattrs_unsupported = 0;  ///< refused by the host (ENOTSUP, EPERM)
+  std::vector<std::string> encrypted;  ///< paths skipped because encrypted
+  std::vector<std::string> skipped;    ///< "path: why" (devices as non-root, sockets, ...)
+  std::vector<std::string> warnings;   ///< host refusals that lose nothing essential
+  std::vector<std::string> problems;   ///< entries not extracted because the image is bad
+};
+
+/// Extracts the file or tree at `path` in the image. If `dest` is an
+/// existing directory the item goes inside it under its own name (the root
+/// "/" puts its contents there); otherwise it is created as `dest`.
+/// Keeps modes, owners (root only), atime and mtime, symlinks as symlinks,
+/// hard links as hard links, xattrs where the host allows, fifos and (as
+/// root) device nodes, and holes as holes (only mapped, non-zero blocks are
+/// written, then the size is set). Encrypted inodes are listed, not
+/// extracted; fs-verity files give their contents. Never follows a symlink:
+/// everything is created relative to directory descriptors opened with
+/// O_NOFOLLOW, and names containing '/' or equal to "." or ".." (possible
+/// only in corrupt images) are refused. Existing non-directories in the way
+/// are replaced.
+/// Errors: the source cannot be found or read, the destination cannot be
+/// created. Per-entry failures land in ExtractReport::problems.
+Result<ExtractReport> extract(Volume& vol, std::string_view path, const std::string& dest,
+                              const ExtractOptions& o = {});
+Output render_extract_report(const ExtractReport& r, Format f);
+
+}  // namespace f2fscore::inspect

@@ -1,0 +1,340 @@
+// The checker's driver and its global comparisons: the SIT against the
+// blocks reached, the counts against the checkpoint, the SSA against the
+// owners, the active logs, nat_bits, unreachable NAT entries and the
+// fsynced node chain; the preen fast check. Rules as fsck_verify(),
+// check_curseg_offsets(), check_nat_bits() and fsck_chk_meta() in
+// fsck/fsck.c and fsck/mount.c (f2fs-tools), and find_fsync_dnodes() in
+// fs/f2fs/recovery.c.
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <cstring>
+#include <unordered_set>
+
+#include "f2fscore/checksum.hpp"
+#include "f2fscore/disk/checkpoint.hpp"
+#include "f2fscore/disk/superblock.hpp"
+#include "fsck/fsck_internal.hpp"
+#include "util/text.hpp"
+
+namespace f2fscore::fsck {
+
+using namespace disk;
+
+namespace {
+using detail::fmt;
+constexpr std::uint32_t kBps = kDefaultBlocksPerSeg;
+
+bool is_cur_seg(const Checkpoint& cp, std::uint32_t segno) {
+  for (int i = 0; i < 3; ++i)
+    if (cp.cur_data_segno[i].get() == segno || cp.cur_node_segno[i].get() == segno) return true;
+  return false;
+}
+}  // namespace
+
+void Checker::check_global() {
+  // Per segment: vblocks against the map, the map against the blocks in use.
+  std::uint32_t free_segs = 0;
+  std::uint32_t bitmap_reports = 0;
+  constexpr std::uint32_t kMaxBitmapReports = 64;
+  std::uint64_t bitmap_diffs = 0;
+  std::vector<std::uint8_t> seg_has_node(main_segs_, 0), seg_has_data(main_segs_, 0);
+  for (const auto& u : uses_) (u.node ? seg_has_node : seg_has_data)[segno_of(u.blkaddr)] = 1;
+  for (std::uint32_t s = 0; s < main_segs_; ++s) {
+    const SitEntry& e = sit_[s];
+    std::uint32_t pop = 0;
+    for (std::uint32_t k = 0; k < kSitVblockMapSize; ++k) pop += static_cast<std::uint32_t>(std::popcount(e.valid_map[k]));
+    const std::uint32_t vb = sit_vblocks(e);
+    if (vb != pop) {
+      Problem p = prob(Code::SIT_VBLOCKS_MISMATCH);
+      p.segno = s;
+      p.detail = fmt("SIT valid blocks %llu, valid map has %llu", vb, pop);
+      add(p);
+    }
+    if (vb == 0 && !is_cur_seg(cp_, s)) ++free_segs;
+    const block_t start = main_blk_ + s * kBps;
+    for (std::uint32_t b = 0; b < kBps; ++b) {
+      const bool sbit = test_bit_msb(e.valid_map, b);
+      const bool u = used(start + b);
+      if (sbit == u) continue;
+      ++bitmap_diffs;
+      if (bitmap_reports++ < kMaxBitmapReports) {
+        Problem p = prob(Code::SIT_BITMAP_MISMATCH);
+        p.blkaddr = start + b;
+        p.segno = s;
+        p.detail = sbit ? fmt("block 0x%llx is valid in the SIT but nothing uses it", start + b)
+                        : fmt("block 0x%llx is in use but not valid in the SIT", start + b);
+        add(p);
+      }
+    }
+    const std::uint8_t type = sit_type(e);
+    if ((seg_has_node[s] && type < 3) || (seg_has_data[s] && type >= 3 && type < 6) || type >= 6) {
+      if (seg_has_node[s] || seg_has_data[s]) {
+        Problem p = prob(Code::SIT_TYPE_MISMATCH);
+        p.segno = s;
+        p.detail = fmt("SIT type %llu, but the segment holds ", type) +
+                   (seg_has_node[s] && seg_has_data[s] ? "node and data" : seg_has_node[s] ? "node" : "data") + " blocks";
+        add(p);
+      }
+    }
+  }
+  if (bitmap_reports > kMaxBitmapReports) {
+    Problem p = prob(Code::SIT_BITMAP_MISMATCH);
+    p.detail = fmt("%llu blocks differ between the SIT and the blocks in use (%llu more not listed)", bitmap_diffs,
+                   bitmap_diffs - kMaxBitmapReports);
+    add(p);
+  }
+  // Counts against the checkpoint (fsck_verify()).
+  auto count = [&](Code c, const char* what, std::uint64_t cpv, std::uint64_t counted) {
+    if (cpv == counted) return;
+    Problem p = prob(c);
+    p.detail = std::string("checkpoint ") + what + fmt(" %llu, counted %llu", cpv, counted);
+    add(p);
+  };
+  count(Code::CP_VALID_BLOCK_COUNT, "valid_block_count", cp_.valid_block_count.get(), valid_blocks_);
+  count(Code::CP_VALID_NODE_COUNT, "valid_node_count", cp_.valid_node_count.get(), node_count_);
+  count(Code::CP_VALID_INODE_COUNT, "valid_inode_count", cp_.valid_inode_count.get(), inode_count_);
+  count(Code::CP_FREE_SEGMENT_COUNT, "free_segment_count", cp_.free_segment_count.get(), free_segs);
+
+  // SSA against the owners.
+  std::uint32_t ssa_reports = 0;
+  for (const auto& u : uses_) {
+    const std::uint32_t s = segno_of(u.blkaddr);
+    if (!ssa_trusted_[s]) continue;
+    const SummaryBlock& sum = ssa_[s];
+    const Summary& e = sum.entries[(u.blkaddr - main_blk_) & (kBps - 1)];
+    Problem p = prob(u.node ? Code::SSA_NODE_MISMATCH : Code::SSA_DATA_MISMATCH);
+    p.blkaddr = u.blkaddr;
+    p.segno = s;
+    p.nid = u.nid;
+    if (u.node) {
+      if (sum.footer.entry_type != kSumTypeNode)
+        p.detail = fmt("segment %llu's summary says data, block 0x%llx is node %llu", s, u.blkaddr, u.nid);
+      else if (e.nid.get() != u.nid)
+        p.detail = fmt("summary of node block 0x%llx names nid %llu, not %llu", u.blkaddr, e.nid.get(), u.nid);
+    } else {
+      if (sum.footer.entry_type != kSumTypeData)
+        p.detail = fmt("segment %llu's summary says node, block 0x%llx is data of nid %llu", s, u.blkaddr, u.nid);
+      else if (e.nid.get() != u.nid || e.ofs_in_node.get() != u.ofs_in_node)
+        p.detail = fmt("summary of data block 0x%llx names nid %llu slot %llu, owner is nid %llu", u.blkaddr, e.nid.get(),
+                       e.ofs_in_node.get(), u.nid) +
+                   fmt(" slot %llu", u.ofs_in_node);
+    }
+    if (!p.detail.empty() && ssa_reports++ < 256) add(p);
+  }
+
+  // Active logs (check_curseg_offsets()): the next block must be free and,
+  // for LFS logs, every block after it.
+  for (int t = 0; t < 6; ++t) {
+    const std::uint32_t segno = t < 3 ? cp_.cur_data_segno[t].get() : cp_.cur_node_segno[t - 3].get();
+    const std::uint32_t off = t < 3 ? cp_.cur_data_blkoff[t].get() : cp_.cur_node_blkoff[t - 3].get();
+    if (segno >= main_segs_) continue;
+    const SitEntry& e = sit_[segno];
+    const bool lfs = cp_.alloc_type[t] == 0;
+    for (std::uint32_t b = off; b < kBps; ++b) {
+      if (test_bit_msb(e.valid_map, b)) {
+        Problem p = prob(Code::CURSEG_NEXT_BLOCK_NOT_FREE);
+        p.segno = segno;
+        p.blkaddr = main_blk_ + segno * kBps + b;
+        p.detail = fmt("active log %llu: block %llu of segment %llu (next offset %llu) is in use", t, b, segno, off);
+        add(p);
+        break;
+      }
+      if (!lfs) break;
+    }
+    const std::uint8_t type = sit_type(e);
+    if ((t < 3) != (type < 3)) {
+      Problem p = prob(Code::CURSEG_TYPE_MISMATCH);
+      p.segno = segno;
+      p.detail = fmt("active log %llu is in segment %llu whose SIT type is %llu", t, segno, type);
+      add(p);
+    }
+  }
+
+  // Unreachable NAT entries (fsck_verify(): "NID[0x%x] is unreachable").
+  for (nid_t n = sb_.root_ino.get(); n < max_nid_; ++n) {
+    if (nid_reached_[n]) continue;
+    const NatRec& ne = nat_[n];
+    if (ne.blkaddr == kNullAddr || !valid_main(ne.blkaddr)) continue;
+    Problem p = prob(Code::NAT_ENTRY_UNREACHABLE);
+    p.nid = n;
+    p.ino = ne.ino;
+    p.blkaddr = ne.blkaddr;
+    p.detail = fmt("NAT entry of nid %llu (ino %llu, block 0x%llx) is reached by nothing", n, ne.ino, ne.blkaddr);
+    add(p);
+  }
+  check_nat_bits();
+}
+
+void Checker::check_nat_bits() {
+  if (!(cp_.ckpt_flags.get() & cp_flag::nat_bits) || !vol_->nat_bits_valid()) return;
+  const auto nb = nat_bits_size(sb_.segment_count_nat.get());
+  const std::uint64_t cp_start = sb_.cp_blkaddr.get() + static_cast<std::uint64_t>(vol_->open_report().checkpoint_pack) * kBps;
+  std::vector<std::uint8_t> bits(static_cast<std::size_t>(nb.blocks) * kBlockSize);
+  if (!read_at(dev_, (cp_start + kBps - nb.blocks) * kBlockSize, bits)) return;
+  const std::uint32_t nat_blocks = sb_.segment_count_nat.get() / 2 * kBps;
+  const std::uint8_t* full = bits.data() + 8;
+  const std::uint8_t* empty = full + nb.bitmap_bytes;
+  std::uint32_t bad = 0;
+  std::uint32_t first_bad = 0;
+  for (std::uint32_t b = 0; b < nat_blocks; ++b) {
+    std::uint32_t valid = 0;
+    for (std::uint32_t i = 0; i < kNatEntryPerBlock; ++i) {
+      const nid_t nid = b * kNatEntryPerBlock + i;
+      if (nid >= max_nid_) break;
+      if (nid == 0 || nat_[nid].blkaddr != kNullAddr) ++valid;
+    }
+    const bool want_full = valid == kNatEntryPerBlock, want_empty = valid == 0;
+    if (test_bit_le(full, b) != want_full || test_bit_le(empty, b) != want_empty) {
+      if (bad++ == 0) first_bad = b;
+    }
+  }
+  if (bad) {
+    Problem p = prob(Code::NAT_BITS_MISMATCH);
+    p.detail = fmt("nat_bits wrong for %llu NAT blocks (first: NAT block %llu)", bad, first_bad);
+    add(p);
+  }
+}
+
+// Roll-forward recovery's chain: from the warm node log's next block while
+// the nodes carry this checkpoint's version (is_recoverable_dnode()).
+void Checker::check_fsync_chain() {
+  const std::uint32_t flags = cp_.ckpt_flags.get();
+  std::uint64_t want = cp_.checkpoint_ver.get();
+  const auto cpb = vol_->checkpoint_blocks();
+  const std::uint32_t crc_ofs = std::min<std::uint32_t>(cp_.checksum_offset.get(), kCpChecksumOffset);
+  const std::uint64_t crc = load_le32(cpb.data(), crc_ofs);
+  if (flags & cp_flag::crc_recovery) want |= crc << 32;
+  if (cp_.cur_node_segno[1].get() >= main_segs_) return;
+  block_t addr = main_blk_ + cp_.cur_node_segno[1].get() * kBps + cp_.cur_node_blkoff[1].get();
+  std::vector<std::uint8_t> b(kBlockSize);
+  std::unordered_set<block_t> seen;
+  const std::uint64_t limit = static_cast<std::uint64_t>(main_segs_) * kBps;
+  for (std::uint64_t steps = 0; steps < limit && valid_main(addr); ++steps) {
+    if (!read_at(dev_, static_cast<std::uint64_t>(addr) * kBlockSize, b)) return;
+    const auto* n = reinterpret_cast<const Node*>(b.data());
+    const std::uint64_t ver = n->footer.cp_ver.get();
+    const bool match = (flags & cp_flag::nocrc_recovery) ? (ver << 32) == (want << 32) : ver == want;
+    if (!match) return;
+    if (!seen.insert(addr).second) {
+      Problem p = prob(Code::FSYNC_CHAIN_LOOP);
+      p.blkaddr = addr;
+      p.segno = segno_of(addr);
+      p.detail = fmt("the fsynced node chain comes back to block 0x%llx after %llu nodes", addr, seen.size());
+      add(p);
+      return;
+    }
+    const nid_t nid = n->footer.nid.get(), ino = n->footer.ino.get();
+    std::string why;
+    if (nid < sb_.root_ino.get() || nid >= max_nid_) why = fmt("names nid %llu, out of range", nid);
+    else if (ino < sb_.root_ino.get() || ino >= max_nid_) why = fmt("names ino %llu, out of range", ino);
+    else if (sit_valid(addr)) why = fmt("lies in block 0x%llx, which the SIT says is in use", addr);
+    if (!why.empty()) {
+      Problem p = prob(Code::FSYNC_CHAIN_BAD);
+      p.blkaddr = addr;
+      p.nid = nid;
+      p.detail = "fsynced node " + why;
+      add(p);
+      return;
+    }
+    addr = n->footer.next_blkaddr.get();
+  }
+}
+
+// Preen's fast check on a cleanly unmounted volume: every node the NAT
+// points at (read in bulk) has the right footer, inodes have valid
+// checksums and modes; counts in the NAT and SIT agree with the checkpoint.
+bool Checker::fast_check() {
+  std::uint64_t nat_nodes = 0, nat_inodes = 0;
+  for (nid_t n = sb_.root_ino.get(); n < max_nid_; ++n) {
+    const NatRec& ne = nat_[n];
+    if (ne.blkaddr == kNullAddr || !valid_main(ne.blkaddr)) continue;
+    ++nat_nodes;
+    const NodeRec& r = nodes_[n];
+    auto bad = [&](Code c, std::string d) {
+      Problem p = prob(c);
+      p.nid = n;
+      p.ino = ne.ino;
+      p.blkaddr = ne.blkaddr;
+      p.detail = std::move(d);
+      add(p);
+    };
+    if (!r.read_ok) bad(Code::NODE_UNREADABLE, fmt("node block 0x%llx cannot be read", ne.blkaddr));
+    else if (r.footer_nid != n) bad(Code::NODE_FOOTER_NID, fmt("node block 0x%llx has footer nid %llu, not %llu", ne.blkaddr, r.footer_nid, n));
+    else if (r.footer_ino != ne.ino) bad(Code::NODE_FOOTER_INO, fmt("node block 0x%llx has footer ino %llu, NAT says %llu", ne.blkaddr, r.footer_ino, ne.ino));
+    else if (ne.ino == n && r.inode < 0) bad(Code::NODE_NOT_INODE, fmt("nid %llu is its own ino but its block is not an inode", n));
+    if (r.inode >= 0) {
+      ++nat_inodes;
+      for (const auto& is : inodes_[static_cast<std::size_t>(r.inode)].issues) bad(is.code, is.detail);
+    }
+  }
+  std::uint32_t free_segs = 0;
+  for (std::uint32_t s = 0; s < main_segs_; ++s) {
+    std::uint32_t pop = 0;
+    for (std::uint32_t k = 0; k < kSitVblockMapSize; ++k) pop += static_cast<std::uint32_t>(std::popcount(sit_[s].valid_map[k]));
+    if (pop != sit_vblocks(sit_[s])) {
+      Problem p = prob(Code::SIT_VBLOCKS_MISMATCH);
+      p.segno = s;
+      p.detail = fmt("SIT valid blocks %llu, valid map has %llu", sit_vblocks(sit_[s]), pop);
+      add(p);
+    }
+    if (sit_vblocks(sit_[s]) == 0 && !is_cur_seg(cp_, s)) ++free_segs;
+  }
+  if (cp_.valid_node_count.get() != nat_nodes) {
+    Problem p = prob(Code::CP_VALID_NODE_COUNT);
+    p.detail = fmt("checkpoint valid_node_count %llu, NAT has %llu", cp_.valid_node_count.get(), nat_nodes);
+    add(p);
+  }
+  if (cp_.valid_inode_count.get() != nat_inodes) {
+    Problem p = prob(Code::CP_VALID_INODE_COUNT);
+    p.detail = fmt("checkpoint valid_inode_count %llu, NAT has %llu inodes", cp_.valid_inode_count.get(), nat_inodes);
+    add(p);
+  }
+  if (cp_.free_segment_count.get() != free_segs) {
+    Problem p = prob(Code::CP_FREE_SEGMENT_COUNT);
+    p.detail = fmt("checkpoint free_segment_count %llu, SIT has %llu", cp_.free_segment_count.get(), free_segs);
+    add(p);
+  }
+  report_.stats.nodes = nat_nodes;
+  report_.stats.inodes = nat_inodes;
+  return report_.problems.empty();
+}
+
+Result<Report> Checker::run() {
+  F2FS_TRY(open_volume());
+  check_superblocks();
+  F2FS_TRY(load_nat());
+  F2FS_TRY(load_ssa());
+  F2FS_TRY(scan_nodes());
+  const std::uint32_t flags = cp_.ckpt_flags.get();
+  const bool clean = (flags & cp_flag::umount) && !(flags & (cp_flag::fsck | cp_flag::error | cp_flag::quota_need_fsck));
+  if (opts_.mode == Mode::preen && clean && !opts_.force && report_.problems.empty()) {
+    if (fast_check()) {
+      report_.full_check = false;
+      return std::move(report_);
+    }
+    report_.problems.clear();
+    check_superblocks();
+    // The NAT scan's problems again (scan_nodes reported them once).
+    nodes_.clear();
+    addrs_.clear();
+    inodes_.clear();
+    xattr_blocks_.clear();
+    F2FS_TRY(load_nat());
+    F2FS_TRY(scan_nodes());
+  }
+  report_.full_check = true;
+  walk_namespace();
+  check_global();
+  check_fsync_chain();
+  walked_ = true;
+  if (opts_.mode != Mode::check_only) repair();
+  return std::move(report_);
+}
+
+Result<Report> check(BlockDevice& dev, const Options& opts) {
+  Checker c(dev, opts);
+  return c.run();
+}
+
+}  // namespace f2fscore::fsck

@@ -1,0 +1,601 @@
+// The checker's first passes: open the volume, load the NAT, SIT and SSA
+// in bulk (large coalesced reads), and scan every node block the NAT
+// points at, in block order, keeping a compact record of each. Rules as
+// fsck_chk_meta() and sanity_check_nid() in fsck/fsck.c (f2fs-tools) and
+// sanity_check_inode() in fs/f2fs/inode.c.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "f2fscore/checksum.hpp"
+#include "f2fscore/disk/checkpoint.hpp"
+#include "f2fscore/disk/superblock.hpp"
+#include "f2fscore/disk/xattr.hpp"
+#include "fsck/fsck_internal.hpp"
+#include "util/text.hpp"
+
+namespace f2fscore::fsck {
+
+using namespace disk;
+
+namespace {
+using detail::fmt;
+
+struct AlignedBuf {
+  std::uint8_t* p = nullptr;
+  explicit AlignedBuf(std::size_t n) { p = static_cast<std::uint8_t*>(std::aligned_alloc(4096, n)); }
+  ~AlignedBuf() { std::free(p); }
+  AlignedBuf(const AlignedBuf&) = delete;
+  AlignedBuf& operator=(const AlignedBuf&) = delete;
+};
+
+struct Slot {
+  IoRequest req;
+  std::unique_ptr<AlignedBuf> buf;
+  bool busy = false, done = false;
+  std::size_t first = 0, last = 0;  // indexes into addrs: [first, last)
+  block_t start = 0;
+};
+
+void on_done(IoRequest& r) noexcept { static_cast<Slot*>(r.user)->done = true; }
+}  // namespace
+
+Status read_blocks_batched(BlockDevice& dev, const std::vector<block_t>& addrs, std::uint32_t batch_blocks,
+                           std::uint32_t queue_depth, std::uint32_t gap,
+                           const std::function<void(block_t, const std::uint8_t*)>& on_block,
+                           std::uint64_t* bytes_read) {
+  if (addrs.empty()) return {};
+  batch_blocks = std::max<std::uint32_t>(1, std::min<std::uint32_t>(batch_blocks, 4096));
+  queue_depth = std::max<std::uint32_t>(1, std::min<std::uint32_t>(queue_depth, 64));
+  const std::uint64_t dev_blocks = dev.info().size_bytes / kBlockSize;
+  std::vector<Slot> slots(queue_depth);
+  for (auto& s : slots) s.buf = std::make_unique<AlignedBuf>(static_cast<std::size_t>(batch_blocks) * kBlockSize);
+  std::size_t next = 0;  // next address to schedule
+  std::size_t head = 0;  // the oldest slot (processed in order)
+  std::size_t tail = 0;  // next slot to fill
+  std::size_t busy = 0;
+  Status failure;
+  auto schedule = [&](Slot& s) {
+    s.first = next;
+    s.start = addrs[next];
+    std::size_t j = next + 1;
+    while (j < addrs.size() && addrs[j] - s.start < batch_blocks && addrs[j] - addrs[j - 1] <= gap &&
+           addrs[j] < dev_blocks)
+      ++j;
+    s.last = j;
+    next = j;
+    const std::uint64_t n = static_cast<std::uint64_t>(addrs[j - 1]) - s.start + 1;
+    s.req = IoRequest{};
+    s.req.op = IoOp::read;
+    s.req.offset = static_cast<std::uint64_t>(s.start) * kBlockSize;
+    s.req.length = n * kBlockSize;
+    s.req.buf = s.buf->p;
+    s.req.on_complete = on_done;
+    s.req.user = &s;
+    s.busy = true;
+    s.done = false;
+    dev.submit(s.req);
+  };
+  while (next < addrs.size() && busy < queue_depth) {
+    schedule(slots[tail]);
+    tail = (tail + 1) % queue_depth;
+    ++busy;
+  }
+  while (busy > 0) {
+    Slot& s = slots[head];
+    while (!s.done) dev.poll(true);
+    s.busy = false;
+    --busy;
+    if (!s.req.ok()) {
+      if (failure) failure = make_error(s.req.error());
+    } else if (failure) {
+      if (bytes_read) *bytes_read += s.req.length;
+      for (std::size_t k = s.first; k < s.last; ++k)
+        on_block(addrs[k], s.buf->p + static_cast<std::size_t>(addrs[k] - s.start) * kBlockSize);
+    }
+    head = (head + 1) % queue_depth;
+    if (failure && next < addrs.size()) {
+      schedule(slots[tail]);
+      tail = (tail + 1) % queue_depth;
+      ++busy;
+    }
+  }
+  drain(dev);
+  return failure;
+}
+
+std::size_t Checker::add(Problem p) {
+  report_.problems.push_back(std::move(p));
+  return report_.problems.size() - 1;
+}
+
+bool Checker::sit_valid(block_t a) const {
+  if (!valid_main(a)) return false;
+  const auto& e = sit_[segno_of(a)];
+  return test_bit_msb(e.valid_map, (a - main_blk_) & (kDefaultBlocksPerSeg - 1));
+}
+
+Status Checker::open_volume() {
+  VolumeOpenOptions vo;
+  vo.verify_inode_checksums = false;
+  vo.lenient_checkpoint = true;  // journal counts and next_free_nid are reported, not fatal
+  auto v = Volume::open(dev_, vo);
+  if (!v) return make_error(v.error());
+  vol_ = std::move(*v);
+  sb_ = vol_->superblock();
+  cp_ = vol_->checkpoint();
+  features_ = sb_.feature.get();
+  if (features_ & feature::inode_checksum) chksum_seed_ = inode_checksum_seed(sb_.uuid);
+  main_blk_ = static_cast<block_t>(vol_->main_blkaddr());
+  main_segs_ = vol_->main_segments();
+  main_end_ = main_blk_ + main_segs_ * kDefaultBlocksPerSeg;
+  max_nid_ = vol_->max_nid();
+  used_.assign((static_cast<std::size_t>(main_segs_) * kDefaultBlocksPerSeg + 63) / 64, 0);
+  return {};
+}
+
+void Checker::check_superblocks() {
+  const auto& rep = vol_->open_report();
+  for (const auto& w : rep.warnings) {
+    if (w.rfind("superblock #0", 0) == 0) {
+      Problem p = prob(Code::SB_PRIMARY_BAD);
+      p.blkaddr = 0;
+      p.detail = w;
+      add(p);
+    } else if (w.rfind("superblock #1", 0) == 0) {
+      Problem p = prob(Code::SB_BACKUP_BAD);
+      p.blkaddr = 1;
+      p.detail = w;
+      add(p);
+    } else if (w.rfind("checkpoint: NAT journal", 0) == 0) {
+      Problem p = prob(Code::NAT_JOURNAL_BAD);
+      p.detail = w;
+      add(p);
+    } else if (w.rfind("checkpoint: SIT journal", 0) == 0) {
+      Problem p = prob(Code::SIT_JOURNAL_BAD);
+      p.detail = w;
+      add(p);
+    } else if (w.rfind("checkpoint: next_free_nid", 0) == 0) {
+      Problem p = prob(Code::CP_NEXT_FREE_NID);
+      p.nid = static_cast<nid_t>(std::min<std::uint64_t>(rep.raw_next_free_nid, 0xffffffffu));
+      p.detail = w;
+      add(p);
+    } else if (w.rfind("checkpoint pack", 0) == 0) {
+      Problem p = prob(Code::CP_PACK_BAD);
+      p.blkaddr = sb_.cp_blkaddr.get() + (w.rfind("checkpoint pack 1", 0) == 0 ? kDefaultBlocksPerSeg : 0);
+      p.detail = w;
+      add(p);
+    }
+  }
+  bool sb1_reported = false;
+  for (const auto& pr : report_.problems) sb1_reported |= pr.code == Code::SB_BACKUP_BAD || pr.code == Code::SB_PRIMARY_BAD;
+  if (!sb1_reported) {
+    std::vector<std::uint8_t> b0(kBlockSize), b1(kBlockSize);
+    if (read_at(dev_, 0, b0) && read_at(dev_, kBlockSize, b1) &&
+        std::memcmp(b0.data() + kSuperOffset, b1.data() + kSuperOffset, sizeof(SuperBlock)) != 0) {
+      Problem p = prob(Code::SB_BACKUP_BAD);
+      p.blkaddr = 1;
+      p.detail = "superblock #1 differs from superblock #0";
+      add(p);
+    }
+  }
+  const std::uint32_t flags = cp_.ckpt_flags.get();
+  if (flags & (cp_flag::fsck | cp_flag::error | cp_flag::quota_need_fsck)) {
+    Problem p = prob(Code::CP_FLAGS);
+    std::string names;
+    if (flags & cp_flag::fsck) names += " fsck";
+    if (flags & cp_flag::error) names += " error";
+    if (flags & cp_flag::quota_need_fsck) names += " quota_need_fsck";
+    p.detail = fmt("checkpoint flags 0x%llx (", flags) + names.substr(1) + ")";
+    add(p);
+  }
+}
+
+namespace {
+// Which copy of the NAT/SIT version bitmaps (__bitmap_ptr() in fs/f2fs/f2fs.h).
+const std::uint8_t* version_bitmap(const SuperBlock& sb, const Checkpoint& cp, std::span<const std::uint8_t> cpb, bool nat) {
+  const std::uint8_t* base = cpb.data() + kCpBitmapOffset;
+  if (cp.ckpt_flags.get() & cp_flag::large_nat_bitmap)
+    return nat ? base + 4 : base + 4 + cp.nat_ver_bitmap_bytesize.get();
+  if (sb.cp_payload.get() > 0) return nat ? base : cpb.data() + kBlockSize;
+  return nat ? base + cp.sit_ver_bitmap_bytesize.get() : base;
+}
+}  // namespace
+
+Status Checker::load_nat() {
+  const std::uint32_t nat_blocks = sb_.segment_count_nat.get() / 2 * kDefaultBlocksPerSeg;
+  const std::uint8_t* bm = version_bitmap(sb_, cp_, vol_->checkpoint_blocks(), true);
+  nat_.assign(max_nid_, NatRec{});
+  nat_from_journal_.assign(max_nid_, 0);
+  std::vector<block_t> addrs;
+  addrs.reserve(nat_blocks);
+  const block_t base = sb_.nat_blkaddr.get();
+  for (std::uint32_t b = 0; b < nat_blocks; ++b) {
+    block_t a = base + ((b >> kLogBlocksPerSeg) << (kLogBlocksPerSeg + 1)) + (b & (kDefaultBlocksPerSeg - 1));
+    if (test_bit_msb(bm, b)) a += kDefaultBlocksPerSeg;
+    addrs.push_back(a);
+  }
+  F2FS_TRY(read_blocks_batched(
+      dev_, addrs, opts_.batch_blocks, opts_.queue_depth, 1,
+      [&](block_t a, const std::uint8_t* data) {
+        const block_t rel = a - base;
+        const std::uint32_t b = ((rel >> (kLogBlocksPerSeg + 1)) << kLogBlocksPerSeg) | (rel & (kDefaultBlocksPerSeg - 1));
+        const auto* nb = reinterpret_cast<const NatBlock*>(data);
+        for (std::uint32_t i = 0; i < kNatEntryPerBlock; ++i) {
+          const nid_t nid = b * kNatEntryPerBlock + i;
+          if (nid >= max_nid_) break;
+          nat_[nid] = {nb->entries[i].block_addr.get(), nb->entries[i].ino.get(), nb->entries[i].version};
+        }
+      },
+      &report_.stats.bytes_read));
+  // The NAT and SIT journals, from the checkpoint pack in use.
+  const std::uint64_t cp_start = sb_.cp_blkaddr.get() + static_cast<std::uint64_t>(vol_->open_report().checkpoint_pack) * kDefaultBlocksPerSeg;
+  const std::uint64_t sum_blk = cp_start + cp_.cp_pack_start_sum.get();
+  std::vector<std::uint8_t> b(kBlockSize);
+  Journal nj{}, sj{};
+  if (cp_.ckpt_flags.get() & cp_flag::compact_sum) {
+    F2FS_TRY(read_at(dev_, sum_blk * kBlockSize, b));
+    std::memcpy(&nj, b.data(), kSumJournalSize);
+    std::memcpy(&sj, b.data() + kSumJournalSize, kSumJournalSize);
+  } else {
+    F2FS_TRY(read_at(dev_, sum_blk * kBlockSize, b));
+    std::memcpy(&nj, b.data() + offsetof(SummaryBlock, journal), kSumJournalSize);
+    F2FS_TRY(read_at(dev_, (sum_blk + 2) * kBlockSize, b));
+    std::memcpy(&sj, b.data() + offsetof(SummaryBlock, journal), kSumJournalSize);
+  }
+  for (std::uint32_t i = 0; i < nj.n_entries.get() && i < kNatJournalEntries; ++i) {
+    const nid_t nid = nj.nat_j.entries[i].nid.get();
+    if (nid >= max_nid_) {
+      Problem p = prob(Code::NAT_JOURNAL_BAD);
+      p.nid = nid;
+      p.detail = fmt("NAT journal entry %llu names nid %llu, past the NAT (%llu nids)", i, nid, max_nid_);
+      add(p);
+      continue;
+    }
+    const auto& ne = nj.nat_j.entries[i].ne;
+    nat_[nid] = {ne.block_addr.get(), ne.ino.get(), ne.version};
+    nat_from_journal_[nid] = 1;
+  }
+  // SIT.
+  const std::uint32_t sit_blocks_used = (main_segs_ + kSitEntryPerBlock - 1) / kSitEntryPerBlock;
+  const std::uint32_t sit_half = sb_.segment_count_sit.get() / 2 * kDefaultBlocksPerSeg;
+  const std::uint8_t* sbm = version_bitmap(sb_, cp_, vol_->checkpoint_blocks(), false);
+  sit_.assign(main_segs_, SitEntry{});
+  std::vector<block_t> saddrs;
+  const block_t sbase = sb_.sit_blkaddr.get();
+  for (std::uint32_t i = 0; i < sit_blocks_used; ++i) saddrs.push_back(sbase + i + (test_bit_msb(sbm, i) ? sit_half : 0));
+  std::sort(saddrs.begin(), saddrs.end());
+  F2FS_TRY(read_blocks_batched(
+      dev_, saddrs, opts_.batch_blocks, opts_.queue_depth, 1,
+      [&](block_t a, const std::uint8_t* data) {
+        std::uint32_t blk = a - sbase;
+        if (blk >= sit_half) blk -= sit_half;
+        for (std::uint32_t i = 0; i < kSitEntryPerBlock; ++i) {
+          const std::uint32_t segno = blk * kSitEntryPerBlock + i;
+          if (segno >= main_segs_) break;
+          std::memcpy(&sit_[segno], data + i * sizeof(SitEntry), sizeof(SitEntry));
+        }
+      },
+      &report_.stats.bytes_read));
+  for (std::uint32_t i = 0; i < sj.n_entries.get() && i < kSitJournalEntries; ++i) {
+    const std::uint32_t segno = sj.sit_j.entries[i].segno.get();
+    if (segno >= main_segs_) {
+      Problem p = prob(Code::SIT_JOURNAL_BAD);
+      p.detail = fmt("SIT journal entry %llu names segment %llu, past the main area (%llu segments)", i, segno, main_segs_);
+      add(p);
+      continue;
+    }
+    sit_[segno] = sj.sit_j.entries[i].se;
+  }
+  return {};
+}
+
+Status Checker::load_sit() { return {}; }
+
+Status Checker::load_ssa() {
+  ssa_.assign(main_segs_, SummaryBlock{});
+  ssa_trusted_.assign(main_segs_, 1);
+  std::vector<block_t> addrs(main_segs_);
+  const block_t base = sb_.ssa_blkaddr.get();
+  for (std::uint32_t i = 0; i < main_segs_; ++i) addrs[i] = base + i;
+  F2FS_TRY(read_blocks_batched(
+      dev_, addrs, opts_.batch_blocks, opts_.queue_depth, 1,
+      [&](block_t a, const std::uint8_t* data) { std::memcpy(&ssa_[a - base], data, sizeof(SummaryBlock)); },
+      &report_.stats.bytes_read));
+  const bool umount = cp_.ckpt_flags.get() & cp_flag::umount;
+  for (int t = 0; t < 6; ++t) {
+    const std::uint32_t segno = t < 3 ? cp_.cur_data_segno[t].get() : cp_.cur_node_segno[t - 3].get();
+    if (segno >= main_segs_) continue;
+    auto s = vol_->summary(segno);
+    if (s) ssa_[segno] = *s;
+    // Without an unmount the node logs' summaries are rebuilt from the
+    // node footers at mount (restore_node_summary()): not authoritative.
+    if (t >= 3 && !umount) ssa_trusted_[segno] = 0;
+  }
+  return {};
+}
+
+Status Checker::scan_nodes() {
+  nodes_.assign(max_nid_, NodeRec{});
+  std::vector<std::pair<block_t, nid_t>> list;
+  const nid_t first = sb_.root_ino.get() < 3 ? 3 : sb_.root_ino.get();
+  for (nid_t nid = 1; nid < max_nid_; ++nid) {
+    const NatRec& n = nat_[nid];
+    if (n.blkaddr == kNullAddr) continue;
+    if (nid < first) continue;  // node and meta inodes: no node blocks
+    if (!valid_main(n.blkaddr)) {
+      Problem p = prob(Code::NAT_BLKADDR_INVALID);
+      p.nid = nid;
+      p.ino = n.ino;
+      p.blkaddr = n.blkaddr;
+      p.detail = fmt("NAT entry of nid %llu has block address 0x%llx, outside the main area [0x%llx, 0x%llx)", nid,
+                     n.blkaddr, main_blk_, main_end_);
+      add(p);
+      continue;
+    }
+    if (!sit_valid(n.blkaddr)) {
+      Problem p = prob(Code::NAT_BLKADDR_NOT_IN_SIT);
+      p.nid = nid;
+      p.ino = n.ino;
+      p.blkaddr = n.blkaddr;
+      p.segno = segno_of(n.blkaddr);
+      p.detail = fmt("node block 0x%llx of nid %llu is not valid in the SIT", n.blkaddr, nid);
+      add(p);
+    }
+    list.emplace_back(n.blkaddr, nid);
+  }
+  std::sort(list.begin(), list.end());
+  std::vector<block_t> addrs;
+  addrs.reserve(list.size());
+  for (auto& [a, n] : list)
+    if (addrs.empty() || addrs.back() != a) addrs.push_back(a);
+  std::size_t li = 0;
+  auto st = read_blocks_batched(
+      dev_, addrs, opts_.batch_blocks, opts_.queue_depth, 8,
+      [&](block_t a, const std::uint8_t* data) {
+        while (li < list.size() && list[li].first < a) ++li;
+        for (; li < list.size() && list[li].first == a; ++li) scan_node(list[li].second, a, data);
+      },
+      &report_.stats.bytes_read);
+  if (!st) {
+    // Fall back to one block at a time, so one bad sector costs one node.
+    std::vector<std::uint8_t> b(kBlockSize);
+    for (auto& [a, nid] : list) {
+      if (nodes_[nid].read_ok) continue;
+      if (read_at(dev_, static_cast<std::uint64_t>(a) * kBlockSize, b)) scan_node(nid, a, b.data());
+    }
+  }
+  return {};
+}
+
+void Checker::scan_node(nid_t nid, block_t addr, const std::uint8_t* blk) {
+  NodeRec& r = nodes_[nid];
+  Node n;
+  std::memcpy(&n, blk, sizeof n);
+  r.read_ok = true;
+  r.footer_nid = n.footer.nid.get();
+  r.footer_ino = n.footer.ino.get();
+  r.footer_ofs = n.footer.flag.get() >> node_flag::offset_shift;
+  if (r.footer_nid != nid) return;
+  if (r.footer_ofs == 0 && r.footer_ino == nid) {
+    scan_inode(nid, addr, n, r);
+    return;
+  }
+  if (r.footer_ofs == (0xFFFFFFFFu >> node_flag::offset_shift)) {  // XATTR_NODE_OFFSET
+    xattr_blocks_[nid].assign(blk, blk + kNodeFooterOffset);
+    return;
+  }
+  r.addr_begin = static_cast<std::uint32_t>(addrs_.size());
+  for (std::uint32_t i = 0; i < kDefAddrsPerBlock; ++i) {
+    const std::uint32_t v = n.dn.addr[i].get();
+    if (v != 0) addrs_.push_back({static_cast<std::uint16_t>(i), v});
+  }
+  r.addr_count = static_cast<std::uint32_t>(addrs_.size()) - r.addr_begin;
+}
+
+namespace {
+std::uint8_t ftype_of_mode(std::uint16_t mode) {
+  switch (mode & 0xF000) {
+    case 0x8000: return 1;
+    case 0x4000: return 2;
+    case 0x2000: return 3;
+    case 0x6000: return 4;
+    case 0x1000: return 5;
+    case 0xC000: return 6;
+    case 0xA000: return 7;
+    default: return 0;
+  }
+}
+}  // namespace
+
+// Parses dentries laid out as bitmap / DirEntry[] / names[][8] (a dentry
+// block, or an inline area), as __chk_dentries() reads them.
+void parse_dentries(const std::uint8_t* bitmap, const DirEntry* de, const std::uint8_t* names, std::uint32_t slots,
+                    std::uint32_t bidx, block_t blkaddr, std::vector<Dent>& out, std::vector<LocalIssue>& issues) {
+  for (std::uint32_t i = 0; i < slots;) {
+    if (!test_bit_le(bitmap, i)) {
+      ++i;
+      continue;
+    }
+    DirEntry e;
+    std::memcpy(&e, &de[i], sizeof e);
+    const std::uint32_t len = e.name_len.get();
+    const std::string where = bidx == Dent::kInline ? fmt("inline slot %llu", i) : fmt("block %llu slot %llu", bidx, i);
+    if (len == 0) {
+      if (e.ino.get() == 0 && e.hash_code.get() == 0)
+        issues.push_back({Code::DENTRY_BITMAP, where + ": bitmap bit set for an empty slot", i});
+      else
+        issues.push_back({Code::DENTRY_NAMELEN, where + fmt(": dentry for ino %llu has name_len 0", e.ino.get()), i});
+      ++i;
+      continue;
+    }
+    const std::uint32_t need = (len + kSlotLen - 1) / kSlotLen;
+    if (len > kNameLen || i + need > slots) {
+      issues.push_back({Code::DENTRY_NAMELEN, where + fmt(": name_len %llu runs past the %llu slots", len, slots), i});
+      ++i;
+      continue;
+    }
+    Dent d;
+    d.name.assign(reinterpret_cast<const char*>(names + static_cast<std::size_t>(i) * kSlotLen), len);
+    d.ino = e.ino.get();
+    d.type = e.file_type;
+    d.hash = e.hash_code.get();
+    d.bidx = bidx;
+    d.slot = i;
+    d.blkaddr = blkaddr;
+    out.push_back(std::move(d));
+    i += need;
+  }
+}
+
+void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
+  InodeRec in;
+  const Inode& i = n.i;
+  in.ino = nid;
+  in.blkaddr = addr;
+  in.mode = i.i_mode.get();
+  in.advise = i.i_advise;
+  in.inline_flags = i.i_inline;
+  in.dir_level = i.i_dir_level;
+  in.links = i.i_links.get();
+  in.flags = i.i_flags.get();
+  in.pino = i.i_pino.get();
+  in.namelen = i.i_namelen.get();
+  in.xattr_nid = i.i_xattr_nid.get();
+  in.depth = i.i_current_depth.get();
+  in.uid = i.i_uid.get();
+  in.gid = i.i_gid.get();
+  in.size = i.i_size.get();
+  in.blocks = i.i_blocks.get();
+  in.ext = i.i_ext;
+  for (int k = 0; k < 5; ++k) in.i_nid[k] = i.i_nid[k].get();
+  auto issue = [&](Code c, std::string d) { in.issues.push_back({c, std::move(d)}); };
+
+  const std::uint32_t type = in.mode & 0xF000;
+  if (ftype_of_mode(in.mode) == 0) issue(Code::INODE_MODE, fmt("i_mode 0%llo has no valid file type", in.mode));
+  if (in.inline_flags & inline_flag::extra_attr) {
+    in.extra_isize = i.extra.i_extra_isize.get();
+    if (!(features_ & feature::extra_attr)) {
+      // Walked as the repair leaves it: without extra attributes.
+      issue(Code::INODE_EXTRA_ISIZE, "has the extra_attr flag but the volume lacks the extra_attr feature");
+      in.extra_isize = 0;
+    } else if (in.extra_isize % 4 != 0 || in.extra_isize < 4 || in.extra_isize > sizeof(InodeExtra)) {
+      // Walked with the size the repair writes (the feature set's).
+      issue(Code::INODE_EXTRA_ISIZE, fmt("i_extra_isize %llu is not a multiple of 4 in [4, 36]", in.extra_isize));
+      in.extra_isize = extra_isize_for_features(features_);
+    }
+    if (in.extra_isize >= offsetof(InodeExtra, i_inode_checksum)) in.projid = i.extra.i_projid.get();
+  }
+  if (in.inline_flags & inline_flag::xattr) {
+    if (features_ & feature::flexible_inline_xattr) {
+      in.inline_xattr_addrs = in.extra_isize >= 4 ? i.extra.i_inline_xattr_size.get() : 0;
+      const std::uint32_t max = kDefAddrsPerInode - sizeof(InodeExtra) / 4 - kDefInlineReservedSize - 4;
+      if (in.inline_xattr_addrs == 0 || in.inline_xattr_addrs > max) {
+        issue(Code::INODE_INLINE_XATTR_SIZE,
+              fmt("i_inline_xattr_size %llu is 0 or above %llu", in.inline_xattr_addrs, max));
+        in.inline_xattr_addrs = kDefaultInlineXattrAddrs;  // what the repair writes
+      }
+    } else {
+      in.inline_xattr_addrs = kDefaultInlineXattrAddrs;
+    }
+  }
+  // Inode checksum (f2fs_inode_chksum_verify(): only when the field fits).
+  if ((features_ & feature::inode_checksum) && (in.inline_flags & inline_flag::extra_attr) &&
+      in.extra_isize >= offsetof(InodeExtra, i_inode_checksum) + 4) {
+    const std::uint32_t want = inode_checksum(chksum_seed_, reinterpret_cast<const std::uint8_t*>(&n));
+    if (want != i.extra.i_inode_checksum.get())
+      issue(Code::INODE_CHECKSUM, fmt("inode checksum 0x%llx, computed 0x%llx", i.extra.i_inode_checksum.get(), want));
+  }
+  in.addrs_per_inode = kDefAddrsPerInode - in.extra_isize / 4 - in.inline_xattr_addrs;
+  in.addrs_per_block = kDefAddrsPerBlock;
+  // Flags.
+  if ((in.flags & iflag::casefold) && (!(features_ & feature::casefold) || type != 0x4000))
+    issue(Code::INODE_FLAGS, type != 0x4000 ? "casefold flag on a non-directory"
+                                            : "casefold flag but the volume lacks the casefold feature");
+  if (in.flags & iflag::compr) {
+    if (!(features_ & feature::compression) || (type != 0x8000 && type != 0x4000)) {
+      issue(Code::INODE_FLAGS, "compression flag where the volume or the file type does not allow it");
+    } else if (type == 0x8000) {
+      if (in.extra_isize < sizeof(InodeExtra)) {
+        issue(Code::INODE_FLAGS, "compressed but the extra attributes lack the compression fields");
+        in.sane = false;
+      } else {
+        const std::uint32_t log = i.extra.i_log_cluster_size;
+        in.compr_alg = i.extra.i_compress_algorithm;
+        in.compr_blocks = i.extra.i_compr_blocks.get();
+        if (log < 2 || log > 8 || in.compr_alg > 3) {
+          issue(Code::INODE_FLAGS, fmt("i_log_cluster_size %llu / i_compress_algorithm %llu invalid", log, in.compr_alg));
+          in.sane = false;
+        } else {
+          in.cluster_blocks = 1u << log;
+          in.addrs_per_inode &= ~(in.cluster_blocks - 1);
+          in.addrs_per_block &= ~(in.cluster_blocks - 1);
+        }
+      }
+    }
+  }
+  if ((in.inline_flags & inline_flag::data) && type != 0x8000 && type != 0xA000) {
+    issue(Code::INODE_FLAGS, fmt("inline data flag on i_mode 0%llo", in.mode));
+    in.sane = false;
+  }
+  if ((in.inline_flags & inline_flag::dentry) && type != 0x4000) {
+    // Walked as if the flag were clear; the repair clears it.
+    issue(Code::INLINE_DENTRY_BAD, fmt("inline dentry flag on i_mode 0%llo", in.mode));
+    in.inline_flags = static_cast<std::uint8_t>(in.inline_flags & ~inline_flag::dentry);
+  }
+  constexpr std::uint64_t kMaxBytes = (static_cast<std::uint64_t>(kDefAddrsPerInode) + 2ull * kDefAddrsPerBlock +
+                                        2ull * kDefAddrsPerBlock * kNidsPerBlock +
+                                        1ull * kDefAddrsPerBlock * kNidsPerBlock * kNidsPerBlock) * kBlockSize;
+  if (in.size > kMaxBytes)
+    issue(Code::INODE_SIZE, fmt("i_size %llu exceeds the largest file", in.size));
+  if (in.xattr_nid != 0 && (in.xattr_nid < sb_.root_ino.get() || in.xattr_nid >= max_nid_))
+    issue(Code::XATTR_NID_BAD, fmt("i_xattr_nid %llu is out of range", in.xattr_nid));
+
+  const auto* raw = reinterpret_cast<const std::uint8_t*>(&n);
+  const std::uint32_t used_slots = in.extra_isize / 4 + in.inline_xattr_addrs + kDefInlineReservedSize;
+  const std::uint32_t max_inline = used_slots >= kDefAddrsPerInode ? 0 : 4 * (kDefAddrsPerInode - used_slots);
+  const std::uint32_t inline_off = static_cast<std::uint32_t>(offsetof(Inode, i_addr)) + 4 * (in.extra_isize / 4 + 1);
+  if (in.inline_xattr_addrs && in.sane) {
+    const std::uint32_t off = static_cast<std::uint32_t>(offsetof(Inode, i_addr)) + 4 * (kDefAddrsPerInode - in.inline_xattr_addrs);
+    const std::uint8_t* p = raw + off;
+    bool any = false;
+    for (std::uint32_t k = 0; k < in.inline_xattr_addrs * 4; ++k) any |= p[k] != 0;
+    if (any) in.inline_xattr.assign(p, p + in.inline_xattr_addrs * 4);
+  }
+  if (in.sane && (in.inline_flags & (inline_flag::data | inline_flag::dentry))) {
+    if (i.i_addr[in.extra_isize / 4].get() != 0)
+      issue(Code::INLINE_DATA_RESERVED, fmt("reserved i_addr[%llu] is 0x%llx, not 0", in.extra_isize / 4,
+                                            i.i_addr[in.extra_isize / 4].get()));
+    if ((in.inline_flags & inline_flag::data) && in.size > max_inline)
+      issue(Code::INLINE_DATA_SIZE, fmt("inline i_size %llu exceeds the inline area of %llu bytes", in.size, max_inline));
+    if ((in.inline_flags & inline_flag::data) && type == 0xA000) {
+      const std::uint8_t* p = raw + inline_off;
+      std::uint32_t l = 0;
+      while (l < max_inline && p[l]) ++l;
+      in.symlink_len = l;
+    }
+    if (in.inline_flags & inline_flag::dentry) {
+      if (max_inline == 0) {
+        issue(Code::INLINE_DENTRY_BAD, "inline dentries with no room for them");
+      } else {
+        const auto lay = inline_dentry_layout(max_inline);
+        const std::uint8_t* base = raw + inline_off;
+        parse_dentries(base, reinterpret_cast<const DirEntry*>(base + lay.dentry_offset()), base + lay.filename_offset(),
+                       lay.nr_slots, Dent::kInline, addr, in.inline_dents, in.inline_dent_issues);
+      }
+    }
+  } else if (in.sane) {
+    rec.addr_begin = static_cast<std::uint32_t>(addrs_.size());
+    const std::uint32_t base = in.extra_isize / 4;
+    for (std::uint32_t k = 0; k < in.addrs_per_inode; ++k) {
+      const std::uint32_t v = i.i_addr[base + k].get();
+      if (v != 0) addrs_.push_back({static_cast<std::uint16_t>(k), v});
+    }
+    rec.addr_count = static_cast<std::uint32_t>(addrs_.size()) - rec.addr_begin;
+  }
+  rec.inode = static_cast<std::int32_t>(inodes_.size());
+  inodes_.push_back(std::move(in));
+}
+
+}  // namespace f2fscore::fsck

@@ -1,0 +1,498 @@
+// The checker's repairs (docs/fsck.md). Order, for crash safety:
+//  1. In-place node and dentry block edits registered by the walk (inode
+//     fields with the checksum recomputed, pointers zeroed, dentries
+//     cleared or corrected). They only remove references or correct
+//     fields, so the old checkpoint stays usable: blocks they release are
+//     merely leaked until step 3 commits.
+//  2. Reconnecting unreachable inodes to /lost+found (a dentry in a free
+//     slot of lost+found's inline area or of one of its level-0 blocks).
+//  3. The metadata rebuild (meta::rebuild()): SIT, SSA, NAT, orphans,
+//     nat_bits and a new checkpoint pack written as the kernel's checkpoint
+//     does (the other copies, then the pack), restoring the superblocks
+//     when one is bad.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "f2fscore/checksum.hpp"
+#include "f2fscore/disk/checkpoint.hpp"
+#include "f2fscore/disk/superblock.hpp"
+#include "fsck/fsck_internal.hpp"
+
+namespace f2fscore::fsck {
+
+using namespace disk;
+
+namespace {
+constexpr std::size_t kNoProblem = static_cast<std::size_t>(-1);
+
+bool is_global(Code c) {
+  switch (c) {
+    case Code::SB_PRIMARY_BAD: case Code::SB_BACKUP_BAD: case Code::CP_PACK_BAD:
+    case Code::CP_VALID_BLOCK_COUNT: case Code::CP_VALID_NODE_COUNT: case Code::CP_VALID_INODE_COUNT:
+    case Code::CP_FREE_SEGMENT_COUNT: case Code::CP_NEXT_FREE_NID:
+    case Code::NAT_BLKADDR_INVALID: case Code::NAT_BLKADDR_NOT_IN_SIT: case Code::NAT_ENTRY_UNREACHABLE:
+    case Code::NAT_BITS_MISMATCH: case Code::NAT_JOURNAL_BAD:
+    case Code::SIT_BITMAP_MISMATCH: case Code::SIT_VBLOCKS_MISMATCH: case Code::SIT_TYPE_MISMATCH:
+    case Code::SIT_JOURNAL_BAD: case Code::SSA_NODE_MISMATCH: case Code::SSA_DATA_MISMATCH:
+    case Code::CURSEG_NEXT_BLOCK_NOT_FREE: case Code::CURSEG_TYPE_MISMATCH:
+    case Code::FSYNC_CHAIN_LOOP: case Code::FSYNC_CHAIN_BAD:
+      return true;
+    default:
+      return false;
+  }
+}
+}  // namespace
+
+bool Checker::allowed(Code c) const {
+  const FixClass f = definition(c).fix;
+  if (f == FixClass::none) return false;
+  if (opts_.mode == Mode::repair_all) return true;
+  if (opts_.mode == Mode::preen) return f == FixClass::safe;
+  return false;
+}
+
+void Checker::fix(std::size_t idx, block_t blk, std::function<void(std::uint8_t*)> fn) {
+  if (opts_.mode == Mode::check_only) return;
+  if (idx != kNoProblem && !allowed(report_.problems[idx].code)) return;
+  if (idx == kNoProblem && opts_.mode != Mode::repair_all) return;
+  if (!valid_main(blk)) return;
+  edits_[blk].push_back({std::move(fn), idx});
+}
+
+void Checker::fix_global(std::size_t idx) {
+  if (idx != kNoProblem && allowed(report_.problems[idx].code)) global_fixes_.push_back(idx);
+}
+
+void Checker::fix_zero_word(std::size_t idx, block_t blk, std::uint32_t off) {
+  if (off + 4 > kNodeFooterOffset) return;
+  fix(idx, blk, [off](std::uint8_t* b) { store_le32(b, off, 0); });
+}
+
+void Checker::fix_inode_field(std::size_t idx, const InodeRec& in, std::function<void(Node&)> fn) {
+  fix(idx, in.blkaddr, [fn = std::move(fn)](std::uint8_t* b) {
+    Node n;
+    std::memcpy(&n, b, sizeof n);
+    fn(n);
+    std::memcpy(b, &n, sizeof n);
+  });
+}
+
+void Checker::local_issue_fix(std::size_t idx, const InodeRec& in, Code c) {
+  const std::uint32_t feats = features_;
+  switch (c) {
+    case Code::INODE_CHECKSUM:
+      fix(idx, in.blkaddr, [](std::uint8_t*) {});  // recomputed when written
+      break;
+    case Code::INODE_EXTRA_ISIZE:
+      fix_inode_field(idx, in, [feats](Node& n) {
+        if (!(feats & feature::extra_attr)) n.i.i_inline = n.i.i_inline & ~inline_flag::extra_attr;
+        else n.i.extra.i_extra_isize = extra_isize_for_features(feats);
+      });
+      break;
+    case Code::INODE_INLINE_XATTR_SIZE:
+      fix_inode_field(idx, in, [](Node& n) { n.i.extra.i_inline_xattr_size = static_cast<std::uint16_t>(kDefaultInlineXattrAddrs); });
+      break;
+    case Code::INLINE_DATA_RESERVED:
+      fix_inode_field(idx, in, [k = in.extra_isize / 4](Node& n) { n.i.i_addr[k] = 0u; });
+      break;
+    case Code::INLINE_DATA_SIZE: {
+      const std::uint32_t used = in.extra_isize / 4 + in.inline_xattr_addrs + kDefInlineReservedSize;
+      const std::uint64_t max = used >= kDefAddrsPerInode ? 0 : 4ull * (kDefAddrsPerInode - used);
+      fix_inode_field(idx, in, [max](Node& n) { n.i.i_size = max; });
+      break;
+    }
+    case Code::INODE_FLAGS: {
+      const std::uint32_t type = in.mode & 0xF000u;
+      std::uint32_t clear = 0;
+      if ((in.flags & iflag::casefold) && (!(feats & feature::casefold) || type != 0x4000)) clear |= iflag::casefold;
+      if ((in.flags & iflag::compr) && (!(feats & feature::compression) || (type != 0x8000 && type != 0x4000)))
+        clear |= iflag::compr;
+      if (clear) fix_inode_field(idx, in, [clear](Node& n) { n.i.i_flags = n.i.i_flags.get() & ~clear; });
+      break;
+    }
+    case Code::INLINE_DENTRY_BAD:
+      if (!in.is_dir())
+        fix_inode_field(idx, in, [](Node& n) { n.i.i_inline = static_cast<std::uint8_t>(n.i.i_inline & ~inline_flag::dentry); });
+      break;
+    case Code::XATTR_NID_BAD:
+      fix_inode_field(idx, in, [](Node& n) { n.i.i_xattr_nid = 0u; });
+      break;
+    default:
+      break;
+  }
+}
+
+DentryArea Checker::dentry_area(const InodeRec& dir, block_t blk, bool inline_area) const {
+  DentryArea a;
+  a.blkaddr = blk;
+  if (!inline_area) {
+    a.bitmap_off = offsetof(DentryBlock, dentry_bitmap);
+    a.dentry_off = offsetof(DentryBlock, dentry);
+    a.names_off = offsetof(DentryBlock, filename);
+    a.nslots = kNrDentryInBlock;
+    return a;
+  }
+  const std::uint32_t used = dir.extra_isize / 4 + dir.inline_xattr_addrs + kDefInlineReservedSize;
+  const std::uint32_t max_inline = used >= kDefAddrsPerInode ? 0 : 4 * (kDefAddrsPerInode - used);
+  const std::uint32_t base = static_cast<std::uint32_t>(offsetof(Inode, i_addr)) + 4 * (dir.extra_isize / 4 + 1);
+  const auto lay = inline_dentry_layout(max_inline);
+  a.bitmap_off = base;
+  a.dentry_off = base + lay.dentry_offset();
+  a.names_off = base + lay.filename_offset();
+  a.nslots = lay.nr_slots;
+  return a;
+}
+
+void Checker::fix_clear_dentry(std::size_t idx, const DentryArea& a, std::uint32_t slot, std::uint32_t name_len) {
+  if (slot == 0xFFFFFFFFu) return;
+  const std::uint32_t n = std::max<std::uint32_t>(1, (name_len + kSlotLen - 1) / kSlotLen);
+  fix(idx, a.blkaddr, [a, slot, n](std::uint8_t* b) {
+    for (std::uint32_t k = slot; k < slot + n && k < a.nslots; ++k) {
+      b[a.bitmap_off + k / 8] &= static_cast<std::uint8_t>(~(1u << (k % 8)));
+      std::memset(b + a.dentry_off + k * sizeof(DirEntry), 0, sizeof(DirEntry));
+      std::memset(b + a.names_off + k * kSlotLen, 0, kSlotLen);
+    }
+  });
+}
+
+// Adds a dentry `name` -> `ino` to directory `dir` in a free run of slots
+// of its inline area or of a level-0 block (any hash belongs in level 0's
+// single bucket), as an edit. False when there is no room in place.
+bool Checker::add_dentry(const InodeRec& dir, const std::string& name, nid_t ino, std::uint8_t ft) {
+  const std::uint32_t need = static_cast<std::uint32_t>((name.size() + kSlotLen - 1) / kSlotLen);
+  std::vector<std::pair<block_t, DentryArea>> cands;
+  if (dir.inline_flags & inline_flag::dentry) cands.emplace_back(dir.blkaddr, dentry_area(dir, dir.blkaddr, true));
+  else
+    for (auto& [idx, a] : state_[dir.ino].dir_blocks)
+      if (idx < 2) cands.emplace_back(a, dentry_area(dir, a, false));
+  std::vector<std::uint8_t> b(kBlockSize);
+  for (auto& [blk, area] : cands) {
+    if (!read_at(dev_, static_cast<std::uint64_t>(blk) * kBlockSize, b)) continue;
+    // Edits already pending for this block count as applied.
+    if (auto it = edits_.find(blk); it != edits_.end())
+      for (auto& e : it->second) e.fn(b.data());
+    for (std::uint32_t s = 0; s + need <= area.nslots; ++s) {
+      bool free = true;
+      for (std::uint32_t k = s; k < s + need && free; ++k) free = !test_bit_le(b.data() + area.bitmap_off, k);
+      if (!free) continue;
+      const std::uint32_t hash = dentry_hash(name);
+      fix(kNoProblem, blk, [area = area, s, need, name, hash, ino, ft](std::uint8_t* p) {  // clang-14: no capture of a structured binding
+        for (std::uint32_t k = s; k < s + need; ++k) p[area.bitmap_off + k / 8] |= static_cast<std::uint8_t>(1u << (k % 8));
+        std::uint8_t* de = p + area.dentry_off + s * sizeof(DirEntry);
+        store_le32(de, offsetof(DirEntry, hash_code), hash);
+        store_le32(de, offsetof(DirEntry, ino), ino);
+        de[offsetof(DirEntry, name_len)] = static_cast<std::uint8_t>(name.size());
+        de[offsetof(DirEntry, name_len) + 1] = 0;
+        de[offsetof(DirEntry, file_type)] = ft;
+        std::memset(p + area.names_off + s * kSlotLen, 0, need * kSlotLen);
+        std::memcpy(p + area.names_off + s * kSlotLen, name.data(), name.size());
+      });
+      return true;
+    }
+  }
+  return false;
+}
+
+// Creates /lost+found (fsck.f2fs does so when it must reconnect files): a
+// new inode with inline dentries ("." and ".."), modelled on the root's
+// attributes, in the next free block of the warm (else hot, cold) node log,
+// a free nid, and its dentry in the root. Not on volumes with quota files
+// (the new inode would have to be charged) or a casefolded/encrypted root.
+bool Checker::create_lost_found() {
+  const nid_t root = sb_.root_ino.get();
+  if ((features_ & feature::quota_ino) || !nid_reached_[root] || nodes_[root].inode < 0) return false;
+  const InodeRec rootrec = inodes_[static_cast<std::size_t>(nodes_[root].inode)];
+  if (!rootrec.is_dir() || (rootrec.flags & iflag::casefold) || (rootrec.advise & advise::encrypt)) return false;
+  nid_t nid = 0;
+  for (nid_t n = root + 1; n < max_nid_ && nid == 0; ++n)
+    if (nat_[n].blkaddr == kNullAddr && !nid_reached_[n]) nid = n;
+  if (nid == 0) return false;
+  block_t blk = 0;
+  for (int t : {1, 0, 2}) {
+    const std::uint32_t seg = cp_.cur_node_segno[t].get(), off = cp_.cur_node_blkoff[t].get();
+    if (seg >= main_segs_ || off >= kDefaultBlocksPerSeg) continue;
+    const block_t a = main_blk_ + seg * kDefaultBlocksPerSeg + off;
+    if (!used(a) && !sit_valid(a) && edits_.find(a) == edits_.end()) {
+      blk = a;
+      break;
+    }
+  }
+  if (blk == 0) return false;
+  std::vector<std::uint8_t> rb(kBlockSize);
+  if (!read_at(dev_, static_cast<std::uint64_t>(rootrec.blkaddr) * kBlockSize, rb)) return false;
+  const auto* r = reinterpret_cast<const Node*>(rb.data());
+  Node n;
+  std::memset(&n, 0, sizeof n);
+  n.i.i_mode = static_cast<std::uint16_t>(040700);
+  // With an inline xattr area, as Linux creates every inode (the
+  // inline_xattr mount option is the default; fsck.f2fs assumes the default
+  // area for inline dentries either way).
+  n.i.i_inline = static_cast<std::uint8_t>(inline_flag::dentry | inline_flag::xattr |
+                                           (rootrec.inline_flags & inline_flag::extra_attr));
+  n.i.i_links = 2u;
+  n.i.i_blocks = static_cast<std::uint64_t>(1);
+  n.i.i_atime = r->i.i_atime.get();
+  n.i.i_ctime = r->i.i_ctime.get();
+  n.i.i_mtime = r->i.i_mtime.get();
+  n.i.i_current_depth = 1u;
+  n.i.i_pino = root;
+  n.i.i_namelen = 10u;
+  std::memcpy(n.i.i_name, "lost+found", 10);
+  InodeRec rec;
+  rec.ino = nid;
+  rec.blkaddr = blk;
+  rec.mode = 040700;
+  rec.inline_flags = n.i.i_inline;
+  rec.links = 2;
+  rec.pino = root;
+  rec.namelen = 10;
+  rec.blocks = 1;
+  if (rootrec.inline_flags & inline_flag::extra_attr) {
+    rec.extra_isize = rootrec.extra_isize;
+    n.i.extra.i_extra_isize = static_cast<std::uint16_t>(rec.extra_isize);
+
+    if (rec.extra_isize >= offsetof(InodeExtra, i_crtime_nsec) + 4) {
+      n.i.extra.i_crtime = r->i.extra.i_crtime.get();
+      n.i.extra.i_crtime_nsec = r->i.extra.i_crtime_nsec.get();
+    }
+  }
+  rec.inline_xattr_addrs = kDefaultInlineXattrAddrs;
+  if (features_ & feature::flexible_inline_xattr) {
+    if (rec.extra_isize < 4) return false;
+    n.i.extra.i_inline_xattr_size = static_cast<std::uint16_t>(kDefaultInlineXattrAddrs);
+  }
+  const std::uint32_t used_slots = rec.extra_isize / 4 + rec.inline_xattr_addrs + kDefInlineReservedSize;
+  if (used_slots >= kDefAddrsPerInode) return false;
+  const std::uint32_t max_inline = 4 * (kDefAddrsPerInode - used_slots);
+  n.i.i_size = static_cast<std::uint64_t>(max_inline);
+  rec.size = max_inline;
+  // "." and ".." in the inline area (f2fs_make_empty_inline_dir()).
+  const DentryArea area = dentry_area(rec, blk, true);
+  auto* raw = reinterpret_cast<std::uint8_t*>(&n);
+  const std::pair<const char*, nid_t> dots[2] = {{".", nid}, {"..", root}};
+  for (std::uint32_t k = 0; k < 2; ++k) {
+    raw[area.bitmap_off] |= static_cast<std::uint8_t>(1u << k);
+    std::uint8_t* de = raw + area.dentry_off + k * sizeof(DirEntry);
+    store_le32(de, offsetof(DirEntry, ino), dots[k].second);
+    de[offsetof(DirEntry, name_len)] = static_cast<std::uint8_t>(k + 1);
+    de[offsetof(DirEntry, file_type)] = 2;
+    std::memcpy(raw + area.names_off + k * kSlotLen, dots[k].first, k + 1);
+  }
+  n.footer.nid = nid;
+  n.footer.ino = nid;
+  n.footer.cp_ver = cp_.checkpoint_ver.get();
+  if (!add_dentry(rootrec, "lost+found", nid, 2)) return false;
+  fix(kNoProblem, rootrec.blkaddr, [](std::uint8_t* p) {
+    Node rn;
+    std::memcpy(&rn, p, sizeof rn);
+    rn.i.i_links = rn.i.i_links.get() + 1;
+    std::memcpy(p, &rn, sizeof rn);
+  });
+  // The new block's contents come first among its edits.
+  edits_[blk].insert(edits_[blk].begin(), Edit{[n](std::uint8_t* p) { std::memcpy(p, &n, sizeof n); }, kNoProblem});
+  // The walk's truth gains the inode.
+  nat_[nid] = {blk, nid, 0};
+  NodeRec& nr = nodes_[nid];
+  nr.read_ok = true;
+  nr.footer_nid = nr.footer_ino = nid;
+  nr.footer_ofs = 0;
+  nr.inode = static_cast<std::int32_t>(inodes_.size());
+  inodes_.push_back(rec);
+  nid_reached_[nid] = 1;
+  reached_inodes_.push_back(nid);
+  InodeState& st = state_[nid];
+  st.path = "/lost+found";
+  st.parent = root;
+  st.links_found = 1;
+  st.blocks_counted = 1;
+  set_used(blk);
+  uses_.push_back({blk, nid, 0, 0, true});
+  ++node_count_;
+  ++inode_count_;
+  ++valid_blocks_;
+  return true;
+}
+
+// Links unreachable inode `ino` into /lost+found as "#<ino>" (the name
+// fsck.f2fs's fsck_reconnect_file() uses), in a free run of slots of the
+// inline area or of a level-0 block (any hash belongs in level 0's single
+// bucket). False when lost+found is missing or has no room in place.
+bool Checker::reconnect(nid_t ino) {
+  auto lf_dent = std::find_if(reached_inodes_.begin(), reached_inodes_.end(), [&](nid_t n) {
+    auto it = state_.find(n);
+    return it != state_.end() && it->second.path == "/lost+found";
+  });
+  const InodeRec& child = inodes_[static_cast<std::size_t>(nodes_[ino].inode)];
+  std::string name = "#" + std::to_string(ino);
+  nid_t lf = 0;
+  if (lf_dent != reached_inodes_.end()) {
+    lf = *lf_dent;
+  } else if (child.is_dir() && child.pino == sb_.root_ino.get() && nid_reached_[sb_.root_ino.get()]) {
+    // lost+found itself lost its dentry: back into the root under its own name.
+    std::vector<std::uint8_t> ib(kBlockSize);
+    if (!read_at(dev_, static_cast<std::uint64_t>(child.blkaddr) * kBlockSize, ib)) return false;
+    const auto* n = reinterpret_cast<const Node*>(ib.data());
+    if (n->i.i_namelen.get() != 10 || std::memcmp(n->i.i_name, "lost+found", 10) != 0) return false;
+    lf = sb_.root_ino.get();
+    name = "lost+found";
+  } else {
+    return false;
+  }
+  const InodeRec& dir = inodes_[static_cast<std::size_t>(nodes_[lf].inode)];
+  if (!dir.is_dir() || (dir.flags & iflag::casefold) || (dir.advise & advise::encrypt)) return false;
+  const std::uint8_t ft = child.is_dir() ? 2 : child.is_reg() ? 1 : child.is_symlink() ? 7 : 0;
+  if (!add_dentry(dir, name, ino, ft)) return false;
+  {
+    {
+      // The inode: parent, name, one link (directories: ".." too, and
+      // lost+found gains a subdirectory).
+      fix(kNoProblem, child.blkaddr, [lf, name, isdir = child.is_dir(), links = child.links](std::uint8_t* p) {
+        Node n;
+        std::memcpy(&n, p, sizeof n);
+        n.i.i_pino = lf;
+        n.i.i_namelen = static_cast<std::uint32_t>(name.size());
+        std::memset(n.i.i_name, 0, sizeof n.i.i_name);
+        std::memcpy(n.i.i_name, name.data(), name.size());
+        if (!isdir && links == 0) n.i.i_links = 1u;
+        std::memcpy(p, &n, sizeof n);
+      });
+      if (child.is_dir()) {
+        fix(kNoProblem, dir.blkaddr, [](std::uint8_t* p) {
+          Node n;
+          std::memcpy(&n, p, sizeof n);
+          n.i.i_links = n.i.i_links.get() + 1;
+          std::memcpy(p, &n, sizeof n);
+        });
+        // ".." of the reconnected directory.
+        auto& cst = state_[ino];
+        if (child.inline_flags & inline_flag::dentry) {
+          for (const auto& d : child.inline_dents)
+            if (d.name == "..") {
+              const auto ca = dentry_area(child, child.blkaddr, true);
+              fix(kNoProblem, child.blkaddr, [o = ca.dentry_off + d.slot * static_cast<std::uint32_t>(sizeof(DirEntry)), lf](std::uint8_t* p) {
+                store_le32(p, o + offsetof(DirEntry, ino), lf);
+              });
+            }
+        } else if (!cst.dir_blocks.empty() && cst.dir_blocks[0].first == 0) {
+          const block_t b0 = cst.dir_blocks[0].second;
+          std::vector<std::uint8_t> cb(kBlockSize);
+          if (read_at(dev_, static_cast<std::uint64_t>(b0) * kBlockSize, cb)) {
+            const auto* db = reinterpret_cast<const DentryBlock*>(cb.data());
+            for (std::uint32_t k = 0; k < kNrDentryInBlock; ++k)
+              if (test_bit_le(db->dentry_bitmap, k) && db->dentry[k].name_len.get() == 2 &&
+                  std::memcmp(db->filename[k], "..", 2) == 0) {
+                const std::uint32_t o = static_cast<std::uint32_t>(offsetof(DentryBlock, dentry) + k * sizeof(DirEntry));
+                fix(kNoProblem, b0, [o, lf](std::uint8_t* p) { store_le32(p, o + offsetof(DirEntry, ino), lf); });
+              }
+          }
+        }
+      }
+      return true;
+    }
+  }
+}
+
+
+void Checker::repair() {
+  if (opts_.mode == Mode::check_only) return;
+  auto& probs = report_.problems;
+  // In preen, a repair-class problem left unfixed means the walk's truth
+  // (which assumes its pointers dropped) must not be written as metadata.
+  bool unsafe_left = false;
+  for (const auto& p : probs)
+    if (!allowed(p.code) && definition(p.code).fix == FixClass::repair) unsafe_left = true;
+
+  // 2 (planned first, so its edits join step 1's): lost+found.
+  std::vector<std::size_t> reconnected;
+  bool want_lf = false;
+  for (std::size_t idx : lost_found_fixes_) want_lf |= allowed(probs[idx].code);
+  if (want_lf && std::none_of(reached_inodes_.begin(), reached_inodes_.end(), [&](nid_t n) {
+        auto it = state_.find(n);
+        return it != state_.end() && it->second.path == "/lost+found";
+      })) {
+    // Not when the only unreachable inode may be lost+found itself.
+    bool others = false;
+    for (std::size_t idx : lost_found_fixes_) {
+      const InodeRec& c = inodes_[static_cast<std::size_t>(nodes_[*probs[idx].ino].inode)];
+      others |= !(c.is_dir() && c.pino == sb_.root_ino.get() && c.namelen == 10);
+    }
+    if (others) create_lost_found();
+  }
+  for (std::size_t idx : lost_found_fixes_) {
+    if (!allowed(probs[idx].code)) continue;
+    const nid_t ino = *probs[idx].ino;
+    if (reconnect(ino)) reconnected.push_back(idx);
+    else probs[idx].detail += "; not reconnected: /lost+found is missing or has no free slot in place";
+  }
+
+  // 1: block edits, in block order.
+  std::vector<std::uint8_t> b(kBlockSize);
+  bool io_failed = false;
+  for (auto& [blk, edits] : edits_) {
+    if (!read_at(dev_, static_cast<std::uint64_t>(blk) * kBlockSize, b)) {
+      io_failed = true;
+      continue;
+    }
+    for (auto& e : edits) e.fn(b.data());
+    // An inode block gets its checksum recomputed.
+    auto* n = reinterpret_cast<Node*>(b.data());
+    const nid_t nid = n->footer.nid.get();
+    // Only blocks known to be inodes (a dentry block's last bytes can look
+    // like an inode footer).
+    const bool known_inode = nid != 0 && nid < max_nid_ && nat_[nid].blkaddr == blk && nodes_[nid].inode >= 0;
+    if (known_inode && (features_ & feature::inode_checksum) && n->footer.ino.get() == nid &&
+        (n->footer.flag.get() >> node_flag::offset_shift) == 0 && (n->i.i_inline & inline_flag::extra_attr) &&
+        n->i.extra.i_extra_isize.get() >= offsetof(InodeExtra, i_inode_checksum) + 4)
+      n->i.extra.i_inode_checksum = inode_checksum(chksum_seed_, b.data());
+    if (!write_at(dev_, static_cast<std::uint64_t>(blk) * kBlockSize, b)) {
+      io_failed = true;
+      continue;
+    }
+    report_.wrote = true;
+    for (auto& e : edits)
+      if (e.problem != kNoProblem) probs[e.problem].fixed = true;
+  }
+  if (report_.wrote) (void)flush(dev_);
+  for (std::size_t idx : reconnected) probs[idx].fixed = !io_failed;
+
+  // 3: the metadata rebuild, when anything global is wrong or a fix
+  // changed what is in use.
+  bool need = !global_fixes_.empty() || report_.wrote;
+  for (const auto& p : probs) need |= (is_global(p.code) || p.code == Code::CP_FLAGS) && allowed(p.code);
+  if (!need || unsafe_left || io_failed) return;
+  meta::RebuildPlan plan;
+  plan.blocks = uses_;
+  for (nid_t n = 1; n < max_nid_; ++n) {
+    const NatRec& ne = nat_[n];
+    if (n < sb_.root_ino.get()) {
+      if (ne.blkaddr != kNullAddr) plan.nat.push_back({n, ne.ino, ne.blkaddr, ne.version});
+      continue;
+    }
+    if (!nid_reached_[n]) continue;
+    // Every reached node is owned by the inode whose tree reached it; the
+    // NAT's ino is corrected from the footer (checked equal to the owner).
+    plan.nat.push_back({n, nodes_[n].footer_ino, ne.blkaddr, ne.version});
+  }
+  plan.orphans = orphans_;
+  plan.valid_inode_count = static_cast<std::uint32_t>(inode_count_);
+  // valid_block_count also holds reserved blocks (NEW_ADDR, compressed
+  // cluster headers), as Linux writes it and fsck.f2fs counts it.
+  plan.reserved_blocks = valid_blocks_ > uses_.size() ? valid_blocks_ - uses_.size() : 0;
+  for (const auto& p : probs)
+    if ((p.code == Code::SB_PRIMARY_BAD || p.code == Code::SB_BACKUP_BAD) && allowed(p.code)) plan.restore_superblocks = true;
+  auto st = meta::rebuild(dev_, *vol_, plan);
+  if (!st) {
+    Problem p = prob(Code::CP_PACK_BAD);
+    p.detail = "metadata rebuild failed, the old checkpoint stays in use: " + st.error().message;
+    add(p);
+    return;
+  }
+  report_.wrote = true;
+  for (std::size_t idx : global_fixes_) probs[idx].fixed = true;
+  for (auto& p : probs)
+    if (is_global(p.code) && allowed(p.code)) p.fixed = true;
+    else if (p.code == Code::CP_FLAGS && !(cp_.ckpt_flags.get() & cp_flag::quota_need_fsck)) p.fixed = true;
+}
+
+}  // namespace f2fscore::fsck

@@ -1,0 +1,324 @@
+// open_device(): probe a path, open the descriptor (O_DIRECT if asked),
+// and pick the io_uring backend or fall back to the POSIX one.
+//
+// 64-bit file offsets on 32-bit hosts too; must precede every include.
+#ifndef _FILE_OFFSET_BITS
+#define _FILE_OFFSET_BITS 64
+#endif
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "f2fscore/uring_device.hpp"
+#include "io/uring/uring_backend.hpp"
+
+#if defined(__linux__)
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#endif
+
+namespace f2fscore {
+
+std::string_view backend_name(Backend b) noexcept {
+  switch (b) {
+    case Backend::automatic: return "auto";
+    case Backend::uring: return "io_uring";
+    case Backend::posix: return "posix";
+  }
+  return "?";
+}
+
+bool uring_compiled() noexcept {
+#if defined(F2FSCORE_HAVE_URING)
+  return true;
+#else
+  return false;
+#endif
+}
+
+namespace detail {
+namespace {
+
+Errc errc_of(int err, bool direct) noexcept {
+  switch (err) {
+    case EROFS: case EBADF: return Errc::read_only;
+    case ENOSPC: return Errc::no_space;
+    case EINVAL: return direct ? Errc::unaligned : Errc::io;
+    default: return Errc::io;
+  }
+}
+
+// write-zeroes without a zeroing call: zeroes written from a buffer aligned
+// for direct I/O (the descriptor may be O_DIRECT; an unaligned buffer would
+// fail with EINVAL), 1 MiB at a time. The length is a multiple of the
+// logical block size (check_request), so every chunk is too.
+void write_zero_buffers(int fd, const DeviceInfo& info, IoRequest& req) noexcept {
+  constexpr std::size_t kBuf = 1 << 20;
+  const std::size_t align = info.buffer_alignment > 64 ? info.buffer_alignment : 64;
+  void* raw = std::aligned_alloc(align, kBuf);
+  if (raw == nullptr) {
+    req.status = Errc::no_space;
+    return;
+  }
+  std::memset(raw, 0, kBuf);
+  std::uint64_t done = 0;
+  while (done < req.length) {
+    const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(kBuf, req.length - done));
+    const ssize_t n = ::pwrite(fd, raw, len, static_cast<off_t>(req.offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      req.sys_errno = n < 0 ? errno : 0;
+      req.status = n < 0 ? errc_of(errno, info.direct) : Errc::short_io;
+      break;
+    }
+    done += static_cast<std::uint64_t>(n);
+  }
+  req.transferred = done;
+  std::free(raw);
+}
+
+}  // namespace
+
+void sync_op(int fd, const DeviceInfo& info, IoRequest& req, bool refuse_zeroing) noexcept {
+  switch (req.op) {
+    case IoOp::flush: {
+#if defined(__linux__)
+      const int rc = ::fdatasync(fd);
+#else
+      const int rc = ::fsync(fd);
+#endif
+      if (rc != 0 && !(info.read_only && (errno == EBADF || errno == EINVAL))) {
+        req.sys_errno = errno;
+        req.status = errc_of(errno, false);
+      }
+      return;
+    }
+    case IoOp::discard:
+#if defined(__linux__)
+      if (refuse_zeroing) {
+        req.status = Errc::unsupported, req.sys_errno = EOPNOTSUPP;  // injected
+        return;
+      }
+      if (info.kind == DeviceKind::block_device) {
+        std::uint64_t range[2] = {req.offset, req.length};
+        if (::ioctl(fd, BLKDISCARD, &range) != 0) req.status = Errc::unsupported, req.sys_errno = errno;
+        return;
+      }
+      if (::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(req.offset),
+                      static_cast<off_t>(req.length)) != 0) {
+        req.status = Errc::unsupported;
+        req.sys_errno = errno;
+      }
+#else
+      (void)refuse_zeroing;
+      req.status = Errc::unsupported;
+#endif
+      return;
+    case IoOp::write_zeroes:
+#if defined(__linux__)
+      if (refuse_zeroing) {
+        // injected: every call below fails with EOPNOTSUPP
+      } else if (info.kind == DeviceKind::block_device) {
+        std::uint64_t range[2] = {req.offset, req.length};
+        if (::ioctl(fd, BLKZEROOUT, &range) == 0) return;
+      } else {
+        // A punched hole reads as zeroes and gives the space back (an
+        // image stays sparse); ZERO_RANGE keeps it allocated. Either
+        // guarantees zeroes.
+        const auto off = static_cast<off_t>(req.offset);
+        const auto len = static_cast<off_t>(req.length);
+        if (::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len) == 0) return;
+        if (::fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, off, len) == 0) return;
+      }
+#endif
+      write_zero_buffers(fd, info, req);
+      return;
+    case IoOp::read:
+    case IoOp::write:
+      return;
+  }
+}
+
+}  // namespace detail
+
+namespace {
+
+Errc errc_from_open(int err) {
+  switch (err) {
+    case ENOENT: case ENOTDIR: return Errc::not_found;
+    case EROFS: case EACCES: case EPERM: return Errc::read_only;
+    case EBUSY: return Errc::busy;
+    case EINVAL: return Errc::unsupported;
+    default: return Errc::io;
+  }
+}
+
+struct Opened {
+  int fd = -1;
+  DeviceInfo info;
+};
+
+// Opens the descriptor and fills DeviceInfo, for every backend.
+Result<Opened> open_fd(const std::string& path, const OpenOptions& opts, const BackendOptions& bo,
+                       std::string& note) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    const int e = errno;
+    return make_error(errc_from_open(e), "cannot stat " + path, Error::kNoOffset, e);
+  }
+  Opened o;
+  o.info.name = path;
+  o.info.read_only = opts.read_only;
+  int flags = opts.read_only ? O_RDONLY : O_RDWR;
+#if defined(O_CLOEXEC)
+  flags |= O_CLOEXEC;
+#endif
+  if (S_ISREG(st.st_mode)) {
+    o.info.kind = DeviceKind::regular_file;
+  } else if (S_ISBLK(st.st_mode)) {
+    o.info.kind = DeviceKind::block_device;
+    if (opts.exclusive) flags |= O_EXCL;
+  } else {
+    return make_error(Errc::unsupported, path + " is neither a regular file nor a block device");
+  }
+  bool direct = opts.direct;
+#if !defined(O_DIRECT)
+  if (direct) {
+    if (!bo.buffered_if_direct_refused)
+      return make_error(Errc::unsupported, "direct I/O is not available on this platform: " + path);
+    note = "direct I/O is not available on this platform: buffered I/O";
+    direct = false;
+  }
+#endif
+  for (;;) {
+    int f = flags;
+#if defined(O_DIRECT)
+    if (direct) f |= O_DIRECT;
+#endif
+    int fd;
+    int e = 0;
+    if (direct && bo.faults.refuse_direct) {
+      fd = -1;  // injected: the file system refuses O_DIRECT at open, as some do with EINVAL
+      e = EINVAL;
+    } else {
+      fd = ::open(path.c_str(), f);
+      e = fd < 0 ? errno : 0;
+    }
+    if (fd >= 0) {
+      o.fd = fd;
+      break;
+    }
+    if (e == EINVAL && direct) {
+      if (!bo.buffered_if_direct_refused)
+        return make_error(Errc::unsupported,
+                          "the file system of " + path + " refuses O_DIRECT (open: EINVAL); "
+                          "open it without direct I/O, or allow the buffered fallback",
+                          Error::kNoOffset, e);
+      note = "the file system refuses O_DIRECT: buffered I/O";
+      direct = false;
+      continue;
+    }
+    std::string what = e == EBUSY ? " (in use: mounted or opened exclusively)"
+                       : (!opts.read_only && (e == EROFS || e == EACCES || e == EPERM))
+                           ? " for writing: it is read-only"
+                           : "";
+    return make_error(errc_from_open(e), "cannot open " + path + what, Error::kNoOffset, e);
+  }
+  o.info.direct = direct;
+  if (o.info.kind == DeviceKind::regular_file) {
+    o.info.size_bytes = static_cast<std::uint64_t>(st.st_size);
+    o.info.logical_block_size = 512;
+    o.info.cheap_write_zeroes = !bo.faults.refuse_zeroing;
+  } else {
+#if defined(__linux__)
+    std::uint64_t bytes = 0;
+    int lbs = 512;
+    if (::ioctl(o.fd, BLKGETSIZE64, &bytes) != 0) {
+      const int e = errno;
+      ::close(o.fd);
+      return make_error(Errc::io, "cannot get the size of " + path, Error::kNoOffset, e);
+    }
+    if (::ioctl(o.fd, BLKSSZGET, &lbs) != 0) lbs = 512;
+    // Linux lets a read-only block device (losetup -r, blockdev --setro, a
+    // write-protected card) open O_RDWR and fails the writes later with
+    // EPERM: refuse at open instead, with the reason.
+    int ro = 0;
+    if (!opts.read_only && ::ioctl(o.fd, BLKROGET, &ro) == 0 && ro != 0) {
+      ::close(o.fd);
+      return make_error(Errc::read_only, "cannot open " + path + " for writing: it is a read-only block device",
+                        Error::kNoOffset, EROFS);
+    }
+    o.info.size_bytes = bytes;
+    o.info.logical_block_size = static_cast<std::uint32_t>(lbs);
+    o.info.cheap_write_zeroes = !bo.faults.refuse_zeroing;
+#else
+    const off_t end = ::lseek(o.fd, 0, SEEK_END);
+    o.info.size_bytes = end > 0 ? static_cast<std::uint64_t>(end) : 0;
+#endif
+  }
+  if (direct) {
+    o.info.buffer_alignment = o.info.logical_block_size < 4096 ? 4096 : o.info.logical_block_size;
+    o.info.logical_block_size = o.info.buffer_alignment;
+  }
+  return o;
+}
+
+}  // namespace
+
+Result<OpenedDevice> open_device(const std::string& path, const OpenOptions& opts,
+                                 const BackendOptions& bo) {
+  if (bo.queue_depth < 1 || bo.queue_depth > 4096)
+    return make_error(Errc::invalid_argument,
+                      "queue depth " + std::to_string(bo.queue_depth) + " outside [1, 4096]");
+  OpenedDevice out;
+  std::string note;
+  // Probe and open here for every backend, so that the checks (O_DIRECT
+  // refused, read-only block device) and their messages are the same.
+  auto opened = open_fd(path, opts, bo, note);
+  if (!opened) return make_error(opened.error());
+  if (bo.backend != Backend::posix) {
+#if defined(F2FSCORE_HAVE_URING)
+    Result<std::unique_ptr<BlockDevice>> dev =
+        bo.faults.refuse_uring
+            ? Result<std::unique_ptr<BlockDevice>>(make_error(
+                  Errc::unsupported, "io_uring refused (injected): io_uring_setup: EPERM", Error::kNoOffset, EPERM))
+            : detail::make_uring_device(opened->fd, opened->info, bo);
+#else
+    Result<std::unique_ptr<BlockDevice>> dev =
+        make_error(Errc::unsupported, "this build has no io_uring backend (F2FSCORE_WITH_URING=OFF)");
+#endif
+    if (dev) {
+      out.device = std::move(*dev);
+      out.backend = Backend::uring;
+      out.note = note;
+      return out;
+    }
+    if (bo.backend == Backend::uring) {
+      ::close(opened->fd);
+      Error e = dev.error();
+      e.message = "cannot use io_uring for " + path + ": " + e.message;
+      return make_error(std::move(e));
+    }
+    if (!note.empty()) note += "; ";
+    note += dev.error().message + ": using the POSIX backend";
+  }
+  out.device = detail::make_posix_device(opened->fd, std::move(opened->info), bo.faults.refuse_zeroing);
+  out.backend = Backend::posix;
+  out.note = note;
+  return out;
+}
+
+Result<std::unique_ptr<BlockDevice>> open_posix_device(const std::string& path, const OpenOptions& opts) {
+  BackendOptions bo;
+  bo.backend = Backend::posix;
+  auto r = open_device(path, opts, bo);
+  if (!r) return make_error(r.error());
+  return std::move(r->device);
+}
+
+}  // namespace f2fscore

@@ -1,0 +1,28 @@
+// Private to the library: the backends' constructors on an opened
+// descriptor, used by open_device() (io/device_open.cpp), and the synchronous
+// ops they share. Only io/uring/uring_device.cpp includes Asio.
+#pragma once
+
+#include <memory>
+
+#include "f2fscore/device.hpp"
+#include "f2fscore/result.hpp"
+#include "f2fscore/uring_device.hpp"
+
+namespace f2fscore::detail {
+
+/// Takes ownership of `fd` on success only. Errc::unsupported (with the
+/// errno) when io_uring is refused.
+Result<std::unique_ptr<BlockDevice>> make_uring_device(int fd, DeviceInfo info, const BackendOptions& opts);
+
+/// The POSIX backend on an opened descriptor (io/posix_device.cpp); takes
+/// ownership of `fd`.
+std::unique_ptr<BlockDevice> make_posix_device(int fd, DeviceInfo info, bool refuse_zeroing);
+
+/// Flush, discard and write-zeroes on a descriptor, for both backends
+/// (io/device_open.cpp). `refuse_zeroing` simulates a file system or device
+/// that has none of the zeroing and hole-punching calls
+/// (OpenFaults::refuse_zeroing).
+void sync_op(int fd, const DeviceInfo& info, IoRequest& req, bool refuse_zeroing) noexcept;
+
+}  // namespace f2fscore::detail

@@ -1,0 +1,729 @@
+// rebuild(): SIT, SSA, NAT, nat_bits and a new checkpoint pack from a plan.
+// See docs/checkpoint.md for the order of the writes and what a power cut
+// leaves at each step.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <map>
+#include <numeric>
+#include <set>
+#include <unordered_map>
+
+#include "f2fscore/checksum.hpp"
+#include "f2fscore/iostat.hpp"
+#include "f2fscore/meta_rebuild.hpp"
+#include "meta/meta_internal.hpp"
+
+namespace f2fscore::meta {
+
+using namespace disk;
+
+namespace {
+
+using Block = std::vector<std::uint8_t>;
+constexpr std::uint32_t kMapBytes = kSitVblockMapSize;
+constexpr std::uint8_t kLfs = 0, kSsr = 1;  // alloc_type values
+
+bool is_node_type(std::uint8_t t) { return t >= static_cast<std::uint8_t>(CursegType::hot_node) && t < kNrCursegType; }
+
+struct Curseg {
+  std::uint32_t segno = 0;
+  std::uint32_t blkoff = 0;
+  std::uint8_t alloc = kLfs;
+};
+
+// Blocks per summary flush as f2fs_npages_for_summary_flush() in
+// fs/f2fs/checkpoint.c: the two journals and the data logs' entries packed
+// 7 bytes each; 1 or 2 blocks make a compact summary, else 3 normal ones.
+std::uint32_t compact_summary_blocks(const Curseg (&c)[kNrCursegType]) {
+  std::uint32_t n = 0;
+  for (int t = 0; t < 3; ++t) n += c[t].alloc == kSsr ? kBlocksPerSeg : c[t].blkoff;
+  const std::uint32_t first = (kBlockSize - 2 * kSumJournalSize - kSumFooterSize) / kSumEntrySize;
+  if (n <= first) return 1;
+  if (n - first <= (kBlockSize - kSumFooterSize) / kSumEntrySize) return 2;
+  return 3;
+}
+
+class Rebuilder {
+ public:
+  Rebuilder(BlockDevice& dev, Volume& vol, const RebuildPlan& plan) : dev_(dev), vol_(vol), plan_(plan), mv_(vol, dev) {}
+
+  Result<RebuildStats> run() {
+    F2FS_TRY(mv_.load());
+    const SuperBlock& sb = mv_.sb;
+    if (sb.feature.get() & feature::ro)
+      return make_error(Errc::unsupported, "metadata rebuild of a read-only (ro feature) volume");
+    main_segs_ = vol_.main_segments();
+    segs_per_sec_ = std::max<std::uint32_t>(1, sb.segs_per_sec.get());
+    max_nid_ = vol_.max_nid();
+    F2FS_TRY(check_plan());
+    incremental_ = plan_.changed_nids.has_value() && plan_.changed_segments.has_value();
+    new_umount_ = plan_.umount ? *plan_.umount : (mv_.cp.ckpt_flags.get() & cp_flag::umount) != 0;
+    F2FS_TRY(place_cursegs());
+    assign_types();
+    F2FS_TRY(build_sit());
+    F2FS_TRY(build_nat());
+    F2FS_TRY(build_ssa());
+    F2FS_TRY(build_pack());
+    F2FS_TRY(write_all());
+    return stats_;
+  }
+
+ private:
+  // ---- The plan, checked and indexed --------------------------------------
+  Status check_plan() {
+    const std::size_t nblocks = static_cast<std::size_t>(main_segs_) * kBlocksPerSeg;
+    valid_.assign(static_cast<std::size_t>(main_segs_) * kMapBytes, 0);
+    vblocks_.assign(main_segs_, 0);
+    has_node_.assign(main_segs_, 0);
+    has_data_.assign(main_segs_, 0);
+    order_.resize(plan_.blocks.size());
+    std::iota(order_.begin(), order_.end(), std::size_t{0});
+    const std::uint64_t main = vol_.main_blkaddr();
+    for (std::size_t i = 0; i < plan_.blocks.size(); ++i) {
+      const BlockUse& u = plan_.blocks[i];
+      if (!vol_.is_valid_main_addr(u.blkaddr))
+        return bad(fmt("plan block %llu: address %llu is outside the main area", i, u.blkaddr));
+      if (u.nid == 0 || u.nid >= max_nid_) return bad(fmt("plan block %llu: nid %llu outside [1, %llu)", u.blkaddr, u.nid, max_nid_));
+      if (!u.node && u.ofs_in_node >= kDefAddrsPerBlock)
+        return bad(fmt("plan block %llu: ofs_in_node %llu beyond an address array", u.blkaddr, u.ofs_in_node));
+      const std::uint64_t rel = u.blkaddr - main;
+      if (rel >= nblocks) return bad("plan block outside the main area");
+      const std::uint32_t seg = static_cast<std::uint32_t>(rel / kBlocksPerSeg);
+      std::uint8_t* map = &valid_[static_cast<std::size_t>(seg) * kMapBytes];
+      const std::uint32_t off = static_cast<std::uint32_t>(rel % kBlocksPerSeg);
+      if (test_bit_msb(map, off)) return bad(fmt("plan names block %llu twice", u.blkaddr));
+      set_bit_msb(map, off);
+      ++vblocks_[seg];
+      (u.node ? has_node_ : has_data_)[seg] = 1;
+      if (has_node_[seg] && has_data_[seg])
+        return bad(fmt("plan puts node and data blocks in segment %llu (block %llu)", seg, u.blkaddr));
+      if (u.node) ++node_blocks_;
+    }
+    std::sort(order_.begin(), order_.end(),
+              [&](std::size_t a, std::size_t b) { return plan_.blocks[a].blkaddr < plan_.blocks[b].blkaddr; });
+    // NAT: one entry per nid; every node block has its entry and every entry
+    // (node_ino and meta_ino aside) points at the node block of its nid.
+    const nid_t node_ino = mv_.sb.node_ino.get(), meta_ino = mv_.sb.meta_ino.get();
+    std::size_t nat_nodes = 0;
+    for (std::size_t i = 0; i < plan_.nat.size(); ++i) {
+      const NatUse& n = plan_.nat[i];
+      if (n.nid == 0 || n.nid >= max_nid_) return bad(fmt("plan NAT entry %llu: nid %llu outside [1, %llu)", i, n.nid, max_nid_));
+      if (!nat_index_.emplace(n.nid, i).second) return bad(fmt("plan names nid %llu twice in its NAT", n.nid));
+      if (n.nid == node_ino || n.nid == meta_ino) continue;
+      const BlockUse* b = find_block(n.blkaddr);
+      if (!b || !b->node || b->nid != n.nid)
+        return bad(fmt("plan NAT entry of nid %llu points at block %llu, which the plan does not list as node %llu", n.nid,
+                       n.blkaddr, n.nid));
+      if (n.ino == 0 || n.ino >= max_nid_) return bad(fmt("plan NAT entry of nid %llu: ino %llu outside the NAT", n.nid, n.ino));
+      ++nat_nodes;
+    }
+    if (nat_nodes != node_blocks_)
+      return bad(fmt("plan lists %llu node blocks but %llu NAT entries point at nodes", node_blocks_, nat_nodes));
+    if (!plan_.segment_mtimes.empty() && plan_.segment_mtimes.size() != main_segs_)
+      return bad(fmt("segment_mtimes has %llu entries for %llu main segments", plan_.segment_mtimes.size(), main_segs_));
+    if (!plan_.segment_types.empty()) {
+      if (plan_.segment_types.size() != main_segs_)
+        return bad(fmt("segment_types has %llu entries for %llu main segments", plan_.segment_types.size(), main_segs_));
+      for (std::uint32_t s = 0; s < main_segs_; ++s) {
+        const std::uint8_t t = plan_.segment_types[s];
+        if (t >= kNrCursegType) return bad(fmt("segment_types[%llu] = %llu is not a log type", s, t));
+        if ((has_node_[s] && !is_node_type(t)) || (has_data_[s] && is_node_type(t)))
+          return bad(fmt("segment_types[%llu] = %llu does not fit its blocks (", s, t) + (has_node_[s] ? "node)" : "data)"));
+      }
+    }
+    const std::uint32_t payload = mv_.sb.cp_payload.get();
+    const std::uint64_t max_orphans =
+        static_cast<std::uint64_t>(kBlocksPerSeg - kCheckpointPacks - kNrCursegType - payload) * kOrphansPerBlock;
+    if (plan_.orphans.size() > max_orphans)
+      return bad(fmt("plan has %llu orphans, a pack holds at most %llu", plan_.orphans.size(), max_orphans));
+    if (plan_.blocks.size() + plan_.reserved_blocks > mv_.cp.user_block_count.get())
+      return bad(fmt("plan uses %llu blocks (%llu reserved), more than user_block_count %llu", plan_.blocks.size(),
+                     plan_.reserved_blocks, mv_.cp.user_block_count.get()));
+    for (nid_t o : plan_.orphans)
+      if (o == 0 || o >= max_nid_) return bad(fmt("orphan inode %llu outside [1, %llu)", o, max_nid_));
+    return {};
+  }
+
+  tl::unexpected<Error> bad(const std::string& m) const {
+    return make_error(Errc::invalid_argument, "rebuild: " + m);
+  }
+
+  const BlockUse* find_block(block_t addr) const {
+    auto it = std::lower_bound(order_.begin(), order_.end(), addr,
+                               [&](std::size_t i, block_t a) { return plan_.blocks[i].blkaddr < a; });
+    if (it == order_.end() || plan_.blocks[*it].blkaddr != addr) return nullptr;
+    return &plan_.blocks[*it];
+  }
+
+  bool seg_bit(std::uint32_t seg, std::uint32_t off) const { return test_bit_msb(&valid_[static_cast<std::size_t>(seg) * kMapBytes], off); }
+
+  // ---- Active logs ----------------------------------------------------------
+  // A log must be able to write its next block: that block free and, for an
+  // LFS log, every block after it (check_curseg_offset() in fsck/fsck.c,
+  // sanity_check_curseg() in fs/f2fs/segment.c), and the segment must hold
+  // only blocks of the log's kind.
+  bool busy(int t, const Curseg& c) const {
+    if (c.segno >= main_segs_ || c.blkoff >= kBlocksPerSeg) return true;
+    const bool node_log = t >= 3;
+    if (node_log ? has_data_[c.segno] : has_node_[c.segno]) return true;
+    if (seg_bit(c.segno, c.blkoff)) return true;
+    if (c.alloc == kSsr) return false;
+    for (std::uint32_t j = c.blkoff + 1; j < kBlocksPerSeg; ++j)
+      if (seg_bit(c.segno, j)) return true;
+    return false;
+  }
+
+  Status place_cursegs() {
+    const Checkpoint& cp = mv_.cp;
+    for (int t = 0; t < 3; ++t) {
+      cur_[t] = {cp.cur_data_segno[t].get(), cp.cur_data_blkoff[t].get(), cp.alloc_type[t]};
+      cur_[t + 3] = {cp.cur_node_segno[t].get(), cp.cur_node_blkoff[t].get(), cp.alloc_type[t + 3]};
+    }
+    if (plan_.cursegs)
+      for (int t = 0; t < 6; ++t) {
+        const LogPosition& l = (*plan_.cursegs)[t];
+        if (l.alloc_type > kSsr) return bad(fmt("cursegs[%llu]: alloc_type %llu is neither LFS nor SSR", t, l.alloc_type));
+        cur_[t] = {l.segno, l.blkoff, l.alloc_type};
+      }
+    for (int t = 0; t < 6; ++t)
+      for (int o = 0; o < t; ++o)
+        if (cur_[o].segno == cur_[t].segno && cur_[t].segno < main_segs_ && plan_.cursegs)
+          return bad(fmt("cursegs: logs %llu and %llu share segment %llu", o, t, cur_[t].segno));
+    for (int t = 0; t < 6; ++t) {
+      if (!busy(t, cur_[t])) continue;
+      if (!plan_.move_busy_cursegs)
+        return bad(fmt("active log %llu (segment %llu, next block %llu) is in use and move_busy_cursegs is off", t, cur_[t].segno,
+                       cur_[t].blkoff));
+      // The first wholly free section after the log's segment, holding no
+      // other log (as fsck.f2fs's update_curseg_info() looks for a free one).
+      const std::uint32_t secs = main_segs_ / segs_per_sec_;
+      const std::uint32_t start = cur_[t].segno < main_segs_ ? cur_[t].segno / segs_per_sec_ : 0;
+      bool found = false;
+      for (std::uint32_t k = 1; k <= secs && !found; ++k) {
+        const std::uint32_t sec = (start + k) % secs;
+        bool free = true;
+        for (std::uint32_t s = sec * segs_per_sec_; s < (sec + 1) * segs_per_sec_ && free; ++s) {
+          if (vblocks_[s]) free = false;
+          for (int o = 0; o < 6 && free; ++o)
+            if (o != t && cur_[o].segno / segs_per_sec_ == sec) free = false;
+        }
+        if (!free) continue;
+        cur_[t] = {sec * segs_per_sec_, 0, kLfs};
+        ++stats_.cursegs_moved;
+        found = true;
+      }
+      if (!found) return make_error(Errc::no_space, fmt("rebuild: active log %llu must move and no section is free", t));
+    }
+    return {};
+  }
+
+  bool is_curseg(std::uint32_t seg, int* which = nullptr) const {
+    for (int t = 0; t < 6; ++t)
+      if (cur_[t].segno == seg) {
+        if (which) *which = t;
+        return true;
+      }
+    return false;
+  }
+
+  // ---- SIT ------------------------------------------------------------------
+  void assign_types() {
+    types_.assign(main_segs_, 0xFF);  // 0xFF: keep the old type (free segments)
+    for (std::uint32_t s = 0; s < main_segs_; ++s) {
+      int t = 0;
+      if (is_curseg(s, &t)) types_[s] = static_cast<std::uint8_t>(t);
+      else if (!plan_.segment_types.empty()) types_[s] = plan_.segment_types[s];
+    }
+  }
+
+  std::uint8_t type_for(std::uint32_t s, std::uint8_t old) const {
+    if (types_[s] != 0xFF) return types_[s];
+    // Keep the SIT's type when it fits the blocks (fsck.f2fs only checks
+    // node versus data: f2fs_set_main_bitmap() in fsck/fsck.c).
+    if (has_node_[s]) return is_node_type(old) ? old : static_cast<std::uint8_t>(CursegType::warm_node);
+    if (has_data_[s]) return old < kNrCursegType && !is_node_type(old) ? old : static_cast<std::uint8_t>(CursegType::warm_data);
+    return old < kNrCursegType ? old : static_cast<std::uint8_t>(CursegType::warm_data);
+  }
+
+  SitEntry sit_value(std::uint32_t s, const SitEntry& cur) const {
+    SitEntry e{};
+    e.mtime = cur.mtime;
+    if (s < plan_.segment_mtimes.size()) e.mtime.set(plan_.segment_mtimes[s]);
+    e.vblocks.set(make_sit_vblocks(type_for(s, sit_type(cur)), static_cast<std::uint16_t>(vblocks_[s])));
+    std::memcpy(e.valid_map, &valid_[static_cast<std::size_t>(s) * kMapBytes], kMapBytes);
+    return e;
+  }
+
+  // SIT block `b` as the plan says (its journal entries folded in), to the
+  // other copy when it differs from the current one.
+  Status sit_block(std::uint32_t b, const std::unordered_map<std::uint32_t, const SitEntry*>& journal) {
+    const int copy = mv_.sit_copy(b);
+    Block old(kBlockSize);
+    F2FS_TRY(mv_.read(mv_.sit_addr(b, copy), old.data()));
+    Block nb = old;
+    auto* entries = reinterpret_cast<SitEntry*>(nb.data());
+    for (std::uint32_t i = 0; i < kSitEntryPerBlock; ++i) {
+      const std::uint32_t s = b * kSitEntryPerBlock + i;
+      if (s >= main_segs_) break;
+      SitEntry cur = entries[i];
+      if (auto it = journal.find(s); it != journal.end()) cur = *it->second;
+      entries[i] = sit_value(s, cur);
+    }
+    if (nb != old) {
+      const int other = 1 - copy;
+      if (other) set_bit_msb(new_sit_bitmap_.data(), b);
+      else clear_bit_msb(new_sit_bitmap_.data(), b);
+      writes_meta_.push_back({mv_.sit_addr(b, other), std::move(nb)});
+      ++stats_.sit_blocks_written;
+    }
+    return {};
+  }
+
+  // The segments an incremental plan changes, with the active logs' old and
+  // new segments (their types and summaries move).
+  std::set<std::uint32_t> changed_segments() const {
+    std::set<std::uint32_t> ds;
+    for (std::uint32_t s : *plan_.changed_segments)
+      if (s < main_segs_) ds.insert(s);
+    for (int t = 0; t < 3; ++t) {
+      ds.insert(mv_.cp.cur_data_segno[t].get());
+      ds.insert(mv_.cp.cur_node_segno[t].get());
+    }
+    for (const auto& c : cur_) ds.insert(c.segno);
+    for (auto it = ds.begin(); it != ds.end();) it = *it >= main_segs_ ? ds.erase(it) : std::next(it);
+    return ds;
+  }
+
+  Status build_sit() {
+    const std::uint32_t nblk = (main_segs_ + kSitEntryPerBlock - 1) / kSitEntryPerBlock;
+    new_sit_bitmap_.assign(mv_.sit_bitmap(), mv_.sit_bitmap() + mv_.cp.sit_ver_bitmap_bytesize.get());
+    new_sit_journal_ = Journal{};
+    std::unordered_map<std::uint32_t, const SitEntry*> journal;
+    for (std::uint32_t i = 0; i < mv_.sit_journal.n_entries.get() && i < kSitJournalEntries; ++i)
+      journal[mv_.sit_journal.sit_j.entries[i].segno.get()] = &mv_.sit_journal.sit_j.entries[i].se;
+    if (nblk > mv_.sit_blocks) return make_error(Errc::corrupt, "rebuild: the SIT is smaller than the main area");
+    if (!incremental_) {
+      for (std::uint32_t b = 0; b < nblk; ++b) F2FS_TRY(sit_block(b, journal));
+      return {};
+    }
+    std::set<std::uint32_t> ds = changed_segments();
+    for (const auto& [seg, e] : journal)
+      if (seg < main_segs_) ds.insert(seg);
+    if (ds.size() > kSitJournalEntries) {
+      // Too many for the journal: the blocks holding them (and the
+      // journal's old entries), journal empty (remove_sits_in_journal()).
+      std::set<std::uint32_t> blocks;
+      for (std::uint32_t seg : ds) blocks.insert(seg / kSitEntryPerBlock);
+      for (std::uint32_t b : blocks) F2FS_TRY(sit_block(b, journal));
+      return {};
+    }
+    std::map<std::uint32_t, Block> read;  // SIT blocks read for the old entries
+    std::uint16_t n = 0;
+    for (std::uint32_t seg : ds) {
+      SitEntry cur{};
+      if (auto it = journal.find(seg); it != journal.end()) {
+        cur = *it->second;
+      } else {
+        const std::uint32_t b = seg / kSitEntryPerBlock;
+        auto r = read.find(b);
+        if (r == read.end()) {
+          Block blk(kBlockSize);
+          F2FS_TRY(mv_.read(mv_.sit_addr(b, mv_.sit_copy(b)), blk.data()));
+          r = read.emplace(b, std::move(blk)).first;
+        }
+        std::memcpy(&cur, r->second.data() + static_cast<std::size_t>(seg % kSitEntryPerBlock) * sizeof(SitEntry), sizeof cur);
+      }
+      new_sit_journal_.sit_j.entries[n].segno.set(seg);
+      new_sit_journal_.sit_j.entries[n].se = sit_value(seg, cur);
+      ++n;
+    }
+    new_sit_journal_.n_entries.set(n);
+    stats_.sit_journal_entries = n;
+    return {};
+  }
+
+  // ---- NAT ------------------------------------------------------------------
+  // What NAT entry `nid` must say, given what it says now (`cur`).
+  NatEntry nat_value(nid_t nid, const NatEntry& cur) const {
+    const nid_t node_ino = mv_.sb.node_ino.get(), meta_ino = mv_.sb.meta_ino.get();
+    NatEntry e = cur;
+    if (nid != 0 && (nid == node_ino || nid == meta_ino)) {
+      // As mkfs.f2fs writes them, whatever the plan says; fsck.f2fs
+      // expects block_addr 1 (build_nat_area_bitmap() in fsck/mount.c).
+      if (auto it = nat_index_.find(nid); it != nat_index_.end()) e.version = plan_.nat[it->second].version;
+      e.ino.set(nid);
+      e.block_addr.set(1);
+    } else if (auto it = nat_index_.find(nid); it != nat_index_.end()) {
+      const NatUse& u = plan_.nat[it->second];
+      e.version = u.version;
+      e.ino.set(u.ino);
+      e.block_addr.set(u.blkaddr);
+    } else if (cur.block_addr.get() != kNullAddr || nid == 0) {
+      e.ino.set(0);
+      e.block_addr.set(kNullAddr);
+      if (nid == 0) e.version = 0;
+    }
+    return e;
+  }
+
+  Status nat_block(std::uint32_t b, const std::unordered_map<nid_t, const NatEntry*>& journal) {
+    const int copy = mv_.nat_copy(b);
+    Block old(kBlockSize);
+    F2FS_TRY(mv_.read(mv_.nat_addr(b, copy), old.data()));
+    Block nb = old;
+    auto* entries = reinterpret_cast<NatEntry*>(nb.data());
+    for (std::uint32_t i = 0; i < kNatEntryPerBlock; ++i) {
+      const nid_t nid = b * kNatEntryPerBlock + i;
+      NatEntry cur = entries[i];
+      if (auto it = journal.find(nid); it != journal.end()) cur = *it->second;
+      entries[i] = nat_value(nid, cur);
+    }
+    if (nb != old) {
+      const int other = 1 - copy;
+      if (other) set_bit_msb(new_nat_bitmap_.data(), b);
+      else clear_bit_msb(new_nat_bitmap_.data(), b);
+      writes_meta_.push_back({mv_.nat_addr(b, other), std::move(nb)});
+      ++stats_.nat_blocks_written;
+    }
+    return {};
+  }
+
+  Status build_nat() {
+    const nid_t node_ino = mv_.sb.node_ino.get(), meta_ino = mv_.sb.meta_ino.get();
+    new_nat_bitmap_.assign(mv_.nat_bitmap(), mv_.nat_bitmap() + mv_.cp.nat_ver_bitmap_bytesize.get());
+    new_nat_journal_ = Journal{};
+    std::unordered_map<nid_t, const NatEntry*> journal;
+    for (std::uint32_t i = 0; i < mv_.nat_journal.n_entries.get() && i < kNatJournalEntries; ++i)
+      journal[mv_.nat_journal.nat_j.entries[i].nid.get()] = &mv_.nat_journal.nat_j.entries[i].ne;
+    // nat_bits count every entry with an address, nid 0 as used
+    // (update_nat_bits() in fs/f2fs/node.c): from the plan, which names
+    // every nid in use (node_ino and meta_ino always are).
+    const std::uint32_t bytes = mv_.nat_blocks / 8;
+    full_bits_.assign(bytes, 0);
+    empty_bits_.assign(bytes, 0);
+    std::vector<std::uint32_t> used(mv_.nat_blocks, 0);
+    auto count = [&](nid_t n) {
+      if (n / kNatEntryPerBlock < used.size()) ++used[n / kNatEntryPerBlock];
+    };
+    count(0);
+    count(node_ino);
+    if (meta_ino != node_ino) count(meta_ino);
+    for (const NatUse& u : plan_.nat)
+      if (u.nid != node_ino && u.nid != meta_ino) count(u.nid);
+    for (std::uint32_t b = 0; b < mv_.nat_blocks; ++b) {
+      if (used[b] == 0) set_bit_le(empty_bits_.data(), b);
+      else if (used[b] == kNatEntryPerBlock) set_bit_le(full_bits_.data(), b);
+    }
+    if (!incremental_) {
+      for (std::uint32_t b = 0; b < mv_.nat_blocks; ++b) F2FS_TRY(nat_block(b, journal));
+      return {};
+    }
+    const nid_t max_nid = static_cast<nid_t>(mv_.nat_blocks) * kNatEntryPerBlock;
+    std::set<nid_t> d;
+    for (nid_t n : *plan_.changed_nids)
+      if (n > 0 && n < max_nid) d.insert(n);
+    for (const auto& [n, e] : journal)
+      if (n < max_nid) d.insert(n);
+    if (d.size() > kNatJournalEntries || new_umount_) {
+      std::set<std::uint32_t> blocks;
+      for (nid_t n : d) blocks.insert(n / kNatEntryPerBlock);
+      for (std::uint32_t b : blocks) F2FS_TRY(nat_block(b, journal));
+      return {};
+    }
+    std::map<std::uint32_t, Block> read;  // NAT blocks read for entries the journal lacks
+    std::uint16_t k = 0;
+    for (nid_t n : d) {
+      NatEntry cur{};
+      if (auto it = journal.find(n); it != journal.end()) {
+        cur = *it->second;
+      } else {
+        const std::uint32_t b = n / kNatEntryPerBlock;
+        auto r = read.find(b);
+        if (r == read.end()) {
+          Block blk(kBlockSize);
+          F2FS_TRY(mv_.read(mv_.nat_addr(b, mv_.nat_copy(b)), blk.data()));
+          r = read.emplace(b, std::move(blk)).first;
+        }
+        std::memcpy(&cur, r->second.data() + static_cast<std::size_t>(n % kNatEntryPerBlock) * sizeof(NatEntry), sizeof cur);
+      }
+      new_nat_journal_.nat_j.entries[k].nid.set(n);
+      new_nat_journal_.nat_j.entries[k].ne = nat_value(n, cur);
+      ++k;
+    }
+    new_nat_journal_.n_entries.set(k);
+    stats_.nat_journal_entries = k;
+    return {};
+  }
+
+  // ---- SSA ------------------------------------------------------------------
+  // Summary entries: data blocks name their dnode, its NAT version and the
+  // slot; node blocks name their nid with version and offset 0, as the
+  // kernel's f2fs_do_write_node_page() does.
+  void fill_summary(std::uint32_t seg, SummaryBlock& s) const {
+    const std::uint64_t start = vol_.segment_start(seg);
+    auto it = std::lower_bound(order_.begin(), order_.end(), start,
+                               [&](std::size_t i, std::uint64_t a) { return plan_.blocks[i].blkaddr < a; });
+    for (; it != order_.end() && plan_.blocks[*it].blkaddr < start + kBlocksPerSeg; ++it) {
+      const BlockUse& u = plan_.blocks[*it];
+      Summary& e = s.entries[u.blkaddr - start];
+      e.nid.set(u.nid);
+      e.version = u.node ? 0 : u.version;
+      e.ofs_in_node.set(u.node ? 0 : u.ofs_in_node);
+    }
+  }
+
+  Status build_ssa() {
+    const std::uint64_t ssa = mv_.sb.ssa_blkaddr.get();
+    for (int t = 0; t < 6; ++t) {
+      cur_sum_[t] = SummaryBlock{};
+      cur_sum_[t].footer.entry_type = t >= 3 ? kSumTypeNode : kSumTypeData;
+      fill_summary(cur_[t].segno, cur_sum_[t]);
+    }
+    Block old(kBlockSize);
+    // Incremental: only the changed segments' blocks, written without
+    // comparing (new blocks landed there).
+    std::set<std::uint32_t> only;
+    if (incremental_) only = changed_segments();
+    for (std::uint32_t s = 0; s < main_segs_; ++s) {
+      if (incremental_ && !only.count(s)) continue;
+      int t = -1;
+      const bool cur = is_curseg(s, &t);
+      if (cur && t < 3) continue;  // data logs' summaries go into the pack
+      if (!cur && vblocks_[s] == 0) continue;
+      Block nb(kBlockSize, 0);
+      auto* sum = reinterpret_cast<SummaryBlock*>(nb.data());
+      if (cur) *sum = cur_sum_[t];
+      else {
+        sum->footer.entry_type = has_node_[s] ? kSumTypeNode : kSumTypeData;
+        fill_summary(s, *sum);
+      }
+      if (!incremental_) F2FS_TRY(mv_.read(ssa + s, old.data()));
+      if (incremental_ || nb != old) {
+        writes_meta_.push_back({ssa + s, std::move(nb)});
+        ++stats_.ssa_blocks_written;
+      }
+    }
+    return {};
+  }
+
+  // ---- The checkpoint pack --------------------------------------------------
+  Status build_pack() {
+    const SuperBlock& sb = mv_.sb;
+    const std::uint32_t payload = sb.cp_payload.get();
+    Checkpoint cp = mv_.cp;
+    std::uint32_t flags = cp.ckpt_flags.get();
+    flags &= ~(cp_flag::fsck | cp_flag::error | cp_flag::compact_sum | cp_flag::orphan_present);
+    if (plan_.umount) flags = *plan_.umount ? (flags | cp_flag::umount) : (flags & ~cp_flag::umount);
+    const std::uint32_t orphan_blocks =
+        static_cast<std::uint32_t>((plan_.orphans.size() + kOrphansPerBlock - 1) / kOrphansPerBlock);
+    if (orphan_blocks) flags |= cp_flag::orphan_present;
+    const std::uint32_t data_sum = compact_summary_blocks(cur_);
+    const bool compact = data_sum < 3;
+    if (compact) flags |= cp_flag::compact_sum;
+    const bool umount = flags & cp_flag::umount;
+    const std::uint32_t total = 1 + payload + orphan_blocks + data_sum + (umount ? 3 : 0) + 1;
+    if (total > kBlocksPerSeg) return bad(fmt("the new checkpoint pack needs %llu blocks, more than a segment", total));
+    const NatBitsSize nbs = nat_bits_size(sb.segment_count_nat.get());
+    // nat_bits fit after the pack or are dropped, as the kernel does
+    // (enabled_nat_bits() / do_checkpoint() in fs/f2fs/checkpoint.c).
+    if ((flags & cp_flag::nat_bits) && total + nbs.blocks > kBlocksPerSeg) flags &= ~cp_flag::nat_bits;
+
+    // next_free_nid is kept unless it is past the NAT or the volume was
+    // opened leniently and clamped it: then the lowest nid above the root
+    // that the new NAT leaves free, as mkfs.f2fs starts it (root_ino + 1
+    // + the quota and lost+found inodes).
+    const nid_t max_nid = static_cast<nid_t>(mv_.nat_blocks) * kNatEntryPerBlock;
+    if (cp.next_free_nid.get() >= max_nid || mv_.vol.open_report().next_free_nid_clamped) {
+      nid_t n = mv_.sb.root_ino.get() + 1;
+      while (n < max_nid && nat_index_.count(n)) ++n;
+      cp.next_free_nid.set(n < max_nid ? n : mv_.sb.root_ino.get() + 1);
+    }
+    cp.checkpoint_ver.set(mv_.cp.checkpoint_ver.get() + 1);
+    if (plan_.elapsed_time) cp.elapsed_time.set(*plan_.elapsed_time);
+    cp.valid_block_count.set(plan_.blocks.size() + plan_.reserved_blocks);
+    cp.valid_node_count.set(static_cast<std::uint32_t>(node_blocks_));
+    cp.valid_inode_count.set(plan_.valid_inode_count);
+    // Free segments: no valid block and not an active log, counted per
+    // segment (build_sit_area_bitmap() in fsck/mount.c; free_segments in
+    // fs/f2fs/segment.c counts segments too).
+    std::uint32_t free_segs = 0;
+    for (std::uint32_t s = 0; s < main_segs_; ++s)
+      if (vblocks_[s] == 0 && !is_curseg(s)) ++free_segs;
+    cp.free_segment_count.set(free_segs);
+    for (int t = 0; t < 3; ++t) {
+      cp.cur_data_segno[t].set(cur_[t].segno);
+      cp.cur_data_blkoff[t].set(static_cast<std::uint16_t>(cur_[t].blkoff));
+      cp.cur_node_segno[t].set(cur_[t + 3].segno);
+      cp.cur_node_blkoff[t].set(static_cast<std::uint16_t>(cur_[t + 3].blkoff));
+    }
+    for (int t = 0; t < 6; ++t) cp.alloc_type[t] = cur_[t].alloc;
+    cp.ckpt_flags.set(flags);
+    cp.cp_pack_total_block_count.set(total);
+    cp.cp_pack_start_sum.set(1 + payload + orphan_blocks);
+    stats_.checkpoint_ver = cp.checkpoint_ver.get();
+
+    // CP block + payload, with the new version bitmaps.
+    Block head = mv_.cp_blocks;
+    head.resize(static_cast<std::size_t>(1 + payload) * kBlockSize, 0);
+    std::memcpy(head.data(), &cp, sizeof cp);
+    const BitmapOffsets bm = bitmap_offsets(flags, payload, cp.sit_ver_bitmap_bytesize.get(), cp.nat_ver_bitmap_bytesize.get());
+    std::memcpy(head.data() + bm.sit, new_sit_bitmap_.data(), new_sit_bitmap_.size());
+    std::memcpy(head.data() + bm.nat, new_nat_bitmap_.data(), new_nat_bitmap_.size());
+    seal_checkpoint(head.data());
+
+    const int new_pack = 1 - mv_.pack;
+    const std::uint64_t start = sb.cp_blkaddr.get() + static_cast<std::uint64_t>(new_pack) * kBlocksPerSeg;
+    std::uint64_t blk = start;
+    writes_pack_.push_back({blk++, Block(head.begin(), head.begin() + kBlockSize)});
+    for (std::uint32_t i = 0; i < payload; ++i)
+      writes_pack_.push_back({blk++, Block(head.begin() + static_cast<std::ptrdiff_t>(i + 1) * kBlockSize,
+                                           head.begin() + static_cast<std::ptrdiff_t>(i + 2) * kBlockSize)});
+    // Orphan blocks as write_orphan_inodes(): blk_addr counts from 1.
+    for (std::uint32_t ob = 0; ob < orphan_blocks; ++ob) {
+      Block b(kBlockSize, 0);
+      auto* o = reinterpret_cast<OrphanBlock*>(b.data());
+      std::uint32_t n = 0;
+      for (std::size_t k = static_cast<std::size_t>(ob) * kOrphansPerBlock; k < plan_.orphans.size() && n < kOrphansPerBlock; ++k)
+        o->ino[n++].set(plan_.orphans[k]);
+      o->blk_addr.set(static_cast<std::uint16_t>(ob + 1));
+      o->blk_count.set(static_cast<std::uint16_t>(orphan_blocks));
+      o->entry_count.set(n);
+      writes_pack_.push_back({blk++, std::move(b)});
+    }
+    // Data summaries with the NAT and SIT journals (empty unless an
+    // incremental plan put entries there).
+    if (compact) {
+      Block b(kBlockSize, 0);
+      std::memcpy(b.data(), &new_nat_journal_, kSumJournalSize);
+      std::memcpy(b.data() + kSumJournalSize, &new_sit_journal_, kSumJournalSize);
+      std::size_t off = 2 * kSumJournalSize;
+      std::uint32_t used = 0;
+      for (int t = 0; t < 3; ++t) {
+        const std::uint32_t n = cur_[t].alloc == kSsr ? kBlocksPerSeg : cur_[t].blkoff;
+        for (std::uint32_t j = 0; j < n; ++j) {
+          std::memcpy(b.data() + off, &cur_sum_[t].entries[j], kSumEntrySize);
+          off += kSumEntrySize;
+          if (off + kSumEntrySize > kBlockSize - kSumFooterSize) {
+            writes_pack_.push_back({blk++, std::move(b)});
+            ++used;
+            b.assign(kBlockSize, 0);
+            off = 0;
+          }
+        }
+      }
+      if (used < data_sum) {
+        writes_pack_.push_back({blk++, std::move(b)});
+        ++used;
+      }
+      while (used < data_sum) {  // a page ended exactly at a boundary
+        writes_pack_.push_back({blk++, Block(kBlockSize, 0)});
+        ++used;
+      }
+    } else {
+      for (int t = 0; t < 3; ++t) {
+        Block b(kBlockSize, 0);
+        SummaryBlock sum = cur_sum_[t];
+        // NAT journal with the hot data log's summary, SIT journal with the
+        // cold one's (CURSEG_HOT_DATA / CURSEG_COLD_DATA).
+        if (t == 0) sum.journal = new_nat_journal_;
+        if (t == 2) sum.journal = new_sit_journal_;
+        std::memcpy(b.data(), &sum, kBlockSize);
+        writes_pack_.push_back({blk++, std::move(b)});
+      }
+    }
+    if (umount)
+      for (int t = 3; t < 6; ++t) {
+        Block b(kBlockSize, 0);
+        std::memcpy(b.data(), &cur_sum_[t], kBlockSize);
+        writes_pack_.push_back({blk++, std::move(b)});
+      }
+    if (blk != start + total - 1) return make_error(Errc::corrupt, "rebuild: internal pack layout mismatch");
+    tail_ = {blk, Block(head.begin(), head.begin() + kBlockSize)};
+
+    if (flags & cp_flag::nat_bits) {
+      Block bits(static_cast<std::size_t>(nbs.blocks) * kBlockSize, 0);
+      store_le64(bits.data(), 0, nat_bits_header(head.data()));
+      std::memcpy(bits.data() + 8, full_bits_.data(), std::min<std::size_t>(full_bits_.size(), nbs.bitmap_bytes));
+      std::memcpy(bits.data() + 8 + nbs.bitmap_bytes, empty_bits_.data(), std::min<std::size_t>(empty_bits_.size(), nbs.bitmap_bytes));
+      const std::uint64_t nb_start = start + kBlocksPerSeg - nbs.blocks;
+      for (std::uint32_t i = 0; i < nbs.blocks; ++i)
+        writes_pack_.push_back({nb_start + i, Block(bits.begin() + static_cast<std::ptrdiff_t>(i) * kBlockSize,
+                                                    bits.begin() + static_cast<std::ptrdiff_t>(i + 1) * kBlockSize)});
+    }
+    return {};
+  }
+
+  // ---- Writing ----------------------------------------------------------------
+  Status put(const std::pair<std::uint64_t, Block>& w) {
+    return write_at(dev_, w.first * kBlockSize, std::span<const std::uint8_t>(w.second.data(), w.second.size()),
+                    io_tag(IostatType::fs_cp_meta_io));
+  }
+
+  Status write_all() {
+    // 1. NAT and SIT blocks to the copies the current checkpoint does not
+    //    use, SSA blocks in place; 2. flush; 3. the new pack but its closing
+    //    block, nat_bits; 4. flush; 5. the closing block; 6. flush
+    //    (f2fs_write_checkpoint() / do_checkpoint() / commit_checkpoint()).
+    for (const auto& w : writes_meta_) F2FS_TRY(put(w));
+    F2FS_TRY(flush(dev_));
+    for (const auto& w : writes_pack_) F2FS_TRY(put(w));
+    F2FS_TRY(flush(dev_));
+    F2FS_TRY(put(tail_));
+    stats_.cp_blocks_written = static_cast<std::uint32_t>(writes_pack_.size() + 1);
+    F2FS_TRY(flush(dev_));
+    if (plan_.restore_superblocks) F2FS_TRY(restore_superblocks());
+    return {};
+  }
+
+  // The superblock in use, to both slots (its CRC refreshed when the volume
+  // has sb_checksum), only where a slot differs.
+  Status restore_superblocks() {
+    const int copy = vol_.open_report().superblock_copy;
+    Block src(kBlockSize);
+    F2FS_TRY(mv_.read(static_cast<std::uint64_t>(copy), src.data()));
+    SuperBlock sb = vol_.superblock();
+    if (sb.feature.get() & feature::sb_checksum) sb.crc.set(superblock_checksum(sb));
+    std::memcpy(src.data() + kSuperOffset, &sb, sizeof sb);
+    bool wrote = false;
+    for (std::uint64_t slot = 0; slot < 2; ++slot) {
+      Block cur(kBlockSize);
+      F2FS_TRY(mv_.read(slot, cur.data()));
+      if (cur == src) continue;
+      F2FS_TRY(put({slot, src}));
+      wrote = true;
+    }
+    if (wrote) F2FS_TRY(flush(dev_));
+    return {};
+  }
+
+  BlockDevice& dev_;
+  Volume& vol_;
+  const RebuildPlan& plan_;
+  MetaView mv_;
+  RebuildStats stats_;
+  std::uint32_t main_segs_ = 0, segs_per_sec_ = 1;
+  nid_t max_nid_ = 0;
+  std::vector<std::uint8_t> valid_;  // MSB-first valid maps, 64 bytes per segment
+  std::vector<std::uint16_t> vblocks_;
+  std::vector<std::uint8_t> has_node_, has_data_, types_;
+  std::vector<std::size_t> order_;  // plan.blocks indexes by address
+  std::unordered_map<nid_t, std::size_t> nat_index_;
+  std::size_t node_blocks_ = 0;
+  Curseg cur_[kNrCursegType];
+  SummaryBlock cur_sum_[kNrCursegType];
+  std::vector<std::uint8_t> new_sit_bitmap_, new_nat_bitmap_, full_bits_, empty_bits_;
+  std::vector<std::pair<std::uint64_t, Block>> writes_meta_, writes_pack_;
+  bool incremental_ = false, new_umount_ = false;
+  Journal new_nat_journal_{}, new_sit_journal_{};
+  std::pair<std::uint64_t, Block> tail_;
+};
+
+}  // namespace
+
+Result<RebuildStats> rebuild(BlockDevice& dev, Volume& vol, const RebuildPlan& plan) {
+  auto r = std::make_unique<Rebuilder>(dev, vol, plan);
+  return r->run();
+}
+
+}  // namespace f2fscore::meta

@@ -1,0 +1,480 @@
+// Opening a volume: superblock and checkpoint selection, journals,
+// summaries and the NAT/SIT lookups. Rules as f2fs_fill_super(),
+// get_valid_checkpoint() and sanity_check_ckpt() in fs/f2fs/super.c and
+// fs/f2fs/checkpoint.c.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <unordered_set>
+
+#include "f2fscore/checksum.hpp"
+#include "reader/volume_internal.hpp"
+#include "util/text.hpp"
+
+namespace f2fscore {
+
+using namespace disk;
+
+namespace {
+using detail::fmt;
+constexpr std::uint32_t kBlocksPerSeg = kDefaultBlocksPerSeg;
+}  // namespace
+
+std::string at_block(std::uint64_t blkaddr) { return fmt(" (block %llu)", blkaddr); }
+
+Status Volume::Impl::read(std::uint64_t blkaddr, void* out, std::uint32_t nblocks) {
+  return read_at(*dev, blkaddr * kBlockSize,
+                 std::span<std::uint8_t>(static_cast<std::uint8_t*>(out), static_cast<std::size_t>(nblocks) * kBlockSize));
+}
+
+const std::uint8_t* Volume::Impl::nat_version_bitmap() const {
+  const std::uint8_t* base = cp_blocks.data() + kCpBitmapOffset;
+  if (cp.ckpt_flags.get() & cp_flag::large_nat_bitmap) return base + 4;
+  if (sb.cp_payload.get() > 0) return base;
+  return base + cp.sit_ver_bitmap_bytesize.get();
+}
+
+const std::uint8_t* Volume::Impl::sit_version_bitmap() const {
+  const std::uint8_t* base = cp_blocks.data() + kCpBitmapOffset;
+  if (cp.ckpt_flags.get() & cp_flag::large_nat_bitmap) return base + 4 + cp.nat_ver_bitmap_bytesize.get();
+  if (sb.cp_payload.get() > 0) return cp_blocks.data() + kBlockSize;
+  return base;
+}
+
+Volume::Volume() : impl_(std::make_unique<Impl>()) {}
+Volume::~Volume() = default;
+
+const SuperBlock& Volume::superblock() const { return impl_->sb; }
+const Checkpoint& Volume::checkpoint() const { return impl_->cp; }
+std::span<const std::uint8_t> Volume::checkpoint_blocks() const { return impl_->cp_blocks; }
+const OpenReport& Volume::open_report() const { return impl_->report; }
+BlockDevice& Volume::device() { return *impl_->dev; }
+std::uint64_t Volume::main_blkaddr() const { return impl_->sb.main_blkaddr.get(); }
+std::uint32_t Volume::main_segments() const { return impl_->sb.segment_count_main.get(); }
+std::uint64_t Volume::segment_start(std::uint32_t segno) const {
+  return main_blkaddr() + static_cast<std::uint64_t>(segno) * kBlocksPerSeg;
+}
+bool Volume::is_valid_main_addr(block_t a) const {
+  return a >= main_blkaddr() && a < main_blkaddr() + static_cast<std::uint64_t>(main_segments()) * kBlocksPerSeg;
+}
+std::uint32_t Volume::segno_of(block_t a) const {
+  return static_cast<std::uint32_t>((a - main_blkaddr()) / kBlocksPerSeg);
+}
+nid_t Volume::max_nid() const { return impl_->nat_blocks() * kNatEntryPerBlock; }
+bool Volume::nat_bits_valid() const { return impl_->nat_bits_ok; }
+
+namespace {
+
+// One CP pack, validated as validate_checkpoint(): head and tail blocks with
+// good CRCs and equal versions.
+struct PackCandidate {
+  bool ok = false;
+  std::string why;
+  std::uint64_t version = 0;
+  std::vector<std::uint8_t> head;
+};
+
+PackCandidate read_pack(Volume::Impl& v, std::uint64_t start, int idx) {
+  PackCandidate c;
+  c.head.assign(kBlockSize, 0);
+  const std::string name = fmt("checkpoint pack %llu", static_cast<unsigned long long>(idx));
+  if (!v.read(start, c.head.data())) {
+    c.why = name + ": cannot read" + at_block(start);
+    return c;
+  }
+  const std::uint32_t ofs = load_le32(c.head.data(), offsetof(Checkpoint, checksum_offset));
+  if (ofs < kCpMinChecksumOffset || ofs > kCpChecksumOffset) {
+    c.why = name + fmt(": checksum_offset %llu outside [192,4092]", ofs) + at_block(start);
+    return c;
+  }
+  if (load_le32(c.head.data(), ofs) != checkpoint_checksum(c.head.data())) {
+    c.why = name + ": CRC mismatch" + at_block(start);
+    return c;
+  }
+  const std::uint32_t total = load_le32(c.head.data(), offsetof(Checkpoint, cp_pack_total_block_count));
+  if (total <= kCheckpointPacks || total > kBlocksPerSeg) {  // as f2fs_get_valid_checkpoint()
+    c.why = name + fmt(": cp_pack_total_block_count %llu out of range", total) + at_block(start);
+    return c;
+  }
+  std::vector<std::uint8_t> tail(kBlockSize);
+  if (!v.read(start + total - 1, tail.data())) {
+    c.why = name + ": cannot read the closing block" + at_block(start + total - 1);
+    return c;
+  }
+  const std::uint32_t tofs = load_le32(tail.data(), offsetof(Checkpoint, checksum_offset));
+  if (tofs < kCpMinChecksumOffset || tofs > kCpChecksumOffset || load_le32(tail.data(), tofs) != checkpoint_checksum(tail.data())) {
+    c.why = name + ": closing block CRC mismatch" + at_block(start + total - 1);
+    return c;
+  }
+  c.version = load_le64(c.head.data(), 0);
+  if (load_le64(tail.data(), 0) != c.version) {
+    c.why = name + ": versions of the opening and closing blocks differ" + at_block(start);
+    return c;
+  }
+  c.ok = true;
+  return c;
+}
+
+// sanity_check_ckpt(): the counts must fit the superblock's geometry.
+Status sanity_check_checkpoint(const SuperBlock& sb, const Checkpoint& cp, std::uint64_t where, bool check_next_free_nid) {
+  auto bad = [&](const std::string& m) { return make_error(Errc::corrupt, "checkpoint: " + m + at_block(where), where * kBlockSize); };
+  const std::uint32_t main_segs = sb.segment_count_main.get();
+  const std::uint64_t fsmeta = static_cast<std::uint64_t>(sb.segment_count_ckpt.get()) + sb.segment_count_sit.get() +
+                               sb.segment_count_nat.get() + cp.rsvd_segment_count.get() + sb.segment_count_ssa.get();
+  if (fsmeta >= sb.segment_count.get()) return bad(fmt("reserved segments %llu leave no room", cp.rsvd_segment_count.get()));
+  const std::uint64_t user = cp.user_block_count.get();
+  if (user == 0 || user >= static_cast<std::uint64_t>(main_segs) * kBlocksPerSeg)
+    return bad(fmt("user_block_count %llu outside (0, %llu)", user, static_cast<unsigned long long>(main_segs) * kBlocksPerSeg));
+  if (cp.valid_block_count.get() > user)
+    return bad(fmt("valid_block_count %llu exceeds user_block_count %llu", cp.valid_block_count.get(), user));
+  if (cp.free_segment_count.get() > main_segs)
+    return bad(fmt("free_segment_count %llu exceeds the main segments %llu", cp.free_segment_count.get(), main_segs));
+  for (int i = 0; i < 3; ++i) {
+    if (cp.cur_node_segno[i].get() >= main_segs || cp.cur_node_blkoff[i].get() >= kBlocksPerSeg)
+      return bad(fmt("cur_node_segno[%llu] %llu / blkoff %llu out of range", static_cast<unsigned long long>(i),
+                     cp.cur_node_segno[i].get(), cp.cur_node_blkoff[i].get()));
+    if (cp.cur_data_segno[i].get() >= main_segs || cp.cur_data_blkoff[i].get() > kBlocksPerSeg)
+      return bad(fmt("cur_data_segno[%llu] %llu / blkoff %llu out of range", static_cast<unsigned long long>(i),
+                     cp.cur_data_segno[i].get(), cp.cur_data_blkoff[i].get()));
+  }
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      if (cp.cur_node_segno[i].get() == cp.cur_data_segno[j].get())
+        return bad(fmt("node log %llu and data log %llu share segment %llu", static_cast<unsigned long long>(i),
+                       static_cast<unsigned long long>(j), cp.cur_node_segno[i].get()));
+  const std::uint32_t sit_bytes = ((sb.segment_count_sit.get() / 2) << kLogBlocksPerSeg) / 8;
+  const std::uint32_t nat_bytes = ((sb.segment_count_nat.get() / 2) << kLogBlocksPerSeg) / 8;
+  if (cp.sit_ver_bitmap_bytesize.get() != sit_bytes || cp.nat_ver_bitmap_bytesize.get() != nat_bytes)
+    return bad(fmt("version bitmap sizes %llu/%llu, expected %llu", cp.sit_ver_bitmap_bytesize.get(),
+                   cp.nat_ver_bitmap_bytesize.get(), sit_bytes) + fmt("/%llu", nat_bytes));
+  const std::uint32_t payload = sb.cp_payload.get();
+  const std::uint32_t start_sum = cp.cp_pack_start_sum.get();
+  if (start_sum < 1 + payload || start_sum >= cp.cp_pack_total_block_count.get())
+    return bad(fmt("cp_pack_start_sum %llu outside [%llu, %llu)", start_sum, 1 + payload, cp.cp_pack_total_block_count.get()));
+  if (!(cp.ckpt_flags.get() & cp_flag::large_nat_bitmap) && payload == 0 &&
+      static_cast<std::uint64_t>(sit_bytes) + nat_bytes > kMaxBitmapSizeInCkpt)
+    return bad("version bitmaps do not fit the checkpoint block");
+  // With cp_payload the NAT bitmap stays in the CP block and the SIT bitmap
+  // fills the payload blocks (__bitmap_ptr() in fs/f2fs/f2fs.h).
+  if (!(cp.ckpt_flags.get() & cp_flag::large_nat_bitmap) && payload > 0 &&
+      (nat_bytes > kMaxBitmapSizeInCkpt || static_cast<std::uint64_t>(sit_bytes) > static_cast<std::uint64_t>(payload) * kBlockSize))
+    return bad(fmt("version bitmaps of %llu/%llu bytes do not fit the CP block and %llu payload blocks", sit_bytes, nat_bytes,
+                   payload));
+  if ((cp.ckpt_flags.get() & cp_flag::large_nat_bitmap) && cp.checksum_offset.get() != kCpMinChecksumOffset)
+    return bad(fmt("large_nat_bitmap with checksum_offset %llu, not 192", cp.checksum_offset.get()));
+  if (check_next_free_nid && cp.next_free_nid.get() >= (sb.segment_count_nat.get() / 2) * kBlocksPerSeg * kNatEntryPerBlock)
+    return bad(fmt("next_free_nid %llu is past the NAT", cp.next_free_nid.get()));
+  return {};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenOptions& opts) {
+  std::unique_ptr<Volume> vol(new Volume());
+  Impl& v = *vol->impl_;
+  v.dev = &dev;
+  v.opts = opts;
+  const std::uint64_t dev_blocks = dev.info().size_bytes / kBlockSize;
+  if (dev_blocks < 2)
+    return make_error(Errc::corrupt,
+                      fmt("device has %llu bytes: too small to hold an F2FS superblock (ends at byte %llu)",
+                          dev.info().size_bytes, 2ull * kBlockSize),
+                      dev.info().size_bytes);
+
+  // Superblocks: the first valid copy, as the kernel's read_raw_super_block().
+  std::string first_error;
+  Errc first_code = Errc::corrupt;
+  bool found = false;
+  for (int copy = 0; copy < 2; ++copy) {
+    std::vector<std::uint8_t> b(kBlockSize);
+    if (!v.read(static_cast<std::uint64_t>(copy), b.data())) {
+      v.report.warnings.push_back(fmt("superblock #%llu: cannot read block %llu", static_cast<unsigned long long>(copy),
+                                      static_cast<unsigned long long>(copy)));
+      continue;
+    }
+    SuperBlock sb;
+    std::memcpy(&sb, b.data() + kSuperOffset, sizeof sb);
+    auto st = validate_superblock(sb, dev_blocks, copy);
+    if (!st) {
+      if (first_error.empty()) {
+        first_error = st.error().message;
+        first_code = st.error().code;
+      }
+      v.report.warnings.push_back(st.error().message);
+      continue;
+    }
+    if (!found) {
+      v.sb = sb;
+      v.report.superblock_copy = copy;
+      found = true;
+    }
+  }
+  if (!found) {
+    std::string all;
+    for (const auto& w : v.report.warnings) all += (all.empty() ? "" : "; ") + w;
+    return make_error(first_code == Errc::unsupported ? Errc::unsupported : Errc::corrupt,
+                      "no valid superblock: " + all, kSuperOffset);
+  }
+  const SuperBlock& sb = v.sb;
+  if (sb.devs[0].path[0] != 0 && sb.devs[1].path[0] != 0)
+    return make_error(Errc::unsupported, "multi-device volumes cannot be opened from one device yet");
+  if (static_cast<std::uint64_t>(sb.segment0_blkaddr.get()) +
+          (static_cast<std::uint64_t>(sb.segment_count.get()) << kLogBlocksPerSeg) > dev_blocks)
+    return make_error(Errc::corrupt,
+                      fmt("superblock #%llu: the volume needs %llu blocks but the device has %llu: truncated image?",
+                          static_cast<unsigned long long>(v.report.superblock_copy),
+                          static_cast<std::uint64_t>(sb.segment0_blkaddr.get()) +
+                              (static_cast<std::uint64_t>(sb.segment_count.get()) << kLogBlocksPerSeg),
+                          dev_blocks) +
+                          fmt(" (the device ends at byte %llu)", dev.info().size_bytes),
+                      dev.info().size_bytes);
+  if (sb.feature.get() & feature::inode_checksum) v.chksum_seed = inode_checksum_seed(sb.uuid);
+
+  // Checkpoint: the newer of the two valid packs.
+  PackCandidate packs[2];
+  for (int i = 0; i < 2; ++i) packs[i] = read_pack(v, sb.cp_blkaddr.get() + static_cast<std::uint64_t>(i) * kBlocksPerSeg, i);
+  int pick = -1;
+  if (packs[0].ok && packs[1].ok) pick = packs[1].version > packs[0].version ? 1 : 0;
+  else if (packs[0].ok) pick = 0;
+  else if (packs[1].ok) pick = 1;
+  for (int i = 0; i < 2; ++i)
+    if (!packs[i].ok) v.report.warnings.push_back(packs[i].why);
+  if (pick < 0)
+    return make_error(Errc::corrupt, "no valid checkpoint: " + packs[0].why + "; " + packs[1].why,
+                      static_cast<std::uint64_t>(sb.cp_blkaddr.get()) * kBlockSize);
+  v.cp_start = sb.cp_blkaddr.get() + static_cast<std::uint64_t>(pick) * kBlocksPerSeg;
+  std::memcpy(&v.cp, packs[pick].head.data(), sizeof(Checkpoint));
+  v.report.checkpoint_pack = pick;
+  v.report.checkpoint_ver = packs[pick].version;
+  v.report.clean_unmount = v.cp.ckpt_flags.get() & cp_flag::umount;
+  F2FS_TRY(sanity_check_checkpoint(sb, v.cp, v.cp_start, !opts.lenient_checkpoint));
+  if (opts.lenient_checkpoint &&
+      v.cp.next_free_nid.get() >= (sb.segment_count_nat.get() / 2) * kBlocksPerSeg * kNatEntryPerBlock) {
+    v.report.next_free_nid_clamped = true;
+    v.report.raw_next_free_nid = v.cp.next_free_nid.get();
+    v.cp.next_free_nid.set(sb.root_ino.get() + 1);
+    v.report.warnings.push_back(fmt("checkpoint: next_free_nid %llu is past the NAT (clamped to %llu)",
+                                    v.report.raw_next_free_nid, v.cp.next_free_nid.get()) +
+                                at_block(v.cp_start));
+  }
+  v.cp_blocks.assign(static_cast<std::size_t>(1 + sb.cp_payload.get()) * kBlockSize, 0);
+  std::memcpy(v.cp_blocks.data(), packs[pick].head.data(), kBlockSize);
+  std::memcpy(v.cp_blocks.data(), &v.cp, sizeof(Checkpoint));
+  if (sb.cp_payload.get() > 0) F2FS_TRY(v.read(v.cp_start + 1, v.cp_blocks.data() + kBlockSize, sb.cp_payload.get()));
+  if ((v.cp.ckpt_flags.get() & cp_flag::large_nat_bitmap) &&
+      4 + static_cast<std::uint64_t>(v.cp.nat_ver_bitmap_bytesize.get()) + v.cp.sit_ver_bitmap_bytesize.get() >
+          kCpChecksumOffset - kCpBitmapOffset + static_cast<std::uint64_t>(sb.cp_payload.get()) * kBlockSize)
+    return make_error(Errc::corrupt, "checkpoint: version bitmaps overflow the checkpoint" + at_block(v.cp_start));
+
+  // Summaries of the active logs and the two journals.
+  const std::uint32_t flags = v.cp.ckpt_flags.get();
+  std::uint64_t sum_blk = v.cp_start + v.cp.cp_pack_start_sum.get();
+  const std::uint64_t pack_end = v.cp_start + v.cp.cp_pack_total_block_count.get() - 1;
+  std::vector<std::uint8_t> b(kBlockSize);
+  if (flags & cp_flag::compact_sum) {
+    v.nat_journal_blk = v.sit_journal_blk = sum_blk;
+    F2FS_TRY(v.read(sum_blk, b.data()));
+    std::memcpy(&v.nat_journal, b.data(), kSumJournalSize);
+    std::memcpy(&v.sit_journal, b.data() + kSumJournalSize, kSumJournalSize);
+    std::size_t off = 2 * kSumJournalSize;
+    for (int t = 0; t < 3; ++t) {
+      std::uint32_t n = v.cp.cur_data_blkoff[t].get();
+      if (v.cp.alloc_type[t] == 1) n = kBlocksPerSeg;  // SSR: a whole segment of entries
+      SummaryBlock& s = v.curseg_sum[t];
+      s.footer.entry_type = kSumTypeData;
+      for (std::uint32_t j = 0; j < n && j < kEntriesInSum; ++j) {
+        // The next page only when an entry is left for it: a page filled by
+        // the last entry ends the area (write_compacted_summaries() in
+        // fs/f2fs/segment.c grabs pages lazily; f2fs_npages_for_summary_flush()
+        // counts 1 page for 439 entries).
+        if (off + sizeof(Summary) > kBlockSize - kSumFooterSize) {
+          if (++sum_blk >= pack_end)
+            return make_error(Errc::corrupt, "checkpoint: compact summaries run past the pack" + at_block(sum_blk));
+          F2FS_TRY(v.read(sum_blk, b.data()));
+          off = 0;
+        }
+        std::memcpy(&s.entries[j], b.data() + off, sizeof(Summary));
+        off += sizeof(Summary);
+      }
+      v.curseg_sum_loaded[t] = true;
+    }
+    ++sum_blk;
+  } else {
+    v.nat_journal_blk = sum_blk;
+    v.sit_journal_blk = sum_blk + 2;
+    for (int t = 0; t < 3; ++t) {
+      if (sum_blk >= pack_end) return make_error(Errc::corrupt, "checkpoint: summaries run past the pack" + at_block(sum_blk));
+      F2FS_TRY(v.read(sum_blk++, &v.curseg_sum[t]));
+      v.curseg_sum_loaded[t] = true;
+    }
+    v.nat_journal = v.curseg_sum[0].journal;
+    v.sit_journal = v.curseg_sum[2].journal;
+  }
+  if (opts.lenient_checkpoint && v.nat_journal.n_entries.get() > kNatJournalEntries) {
+    v.report.nat_journal_claimed = v.nat_journal.n_entries.get();
+    v.nat_journal.n_entries.set(static_cast<std::uint16_t>(kNatJournalEntries));
+    if (!(flags & cp_flag::compact_sum)) v.curseg_sum[0].journal.n_entries = v.nat_journal.n_entries;
+    v.report.warnings.push_back(fmt("checkpoint: NAT journal holds %llu entries, at most 38 (clamped)",
+                                    v.report.nat_journal_claimed) +
+                                at_block(v.nat_journal_blk));
+  }
+  if (opts.lenient_checkpoint && v.sit_journal.n_entries.get() > kSitJournalEntries) {
+    v.report.sit_journal_claimed = v.sit_journal.n_entries.get();
+    v.sit_journal.n_entries.set(static_cast<std::uint16_t>(kSitJournalEntries));
+    if (!(flags & cp_flag::compact_sum)) v.curseg_sum[2].journal.n_entries = v.sit_journal.n_entries;
+    v.report.warnings.push_back(fmt("checkpoint: SIT journal holds %llu entries, at most 6 (clamped)",
+                                    v.report.sit_journal_claimed) +
+                                at_block(v.sit_journal_blk));
+  }
+  if (v.nat_journal.n_entries.get() > kNatJournalEntries)
+    return make_error(Errc::corrupt,
+                      fmt("checkpoint: NAT journal holds %llu entries, at most 38", v.nat_journal.n_entries.get()) +
+                          at_block(v.nat_journal_blk),
+                      v.nat_journal_blk * kBlockSize);
+  if (v.sit_journal.n_entries.get() > kSitJournalEntries)
+    return make_error(Errc::corrupt,
+                      fmt("checkpoint: SIT journal holds %llu entries, at most 6", v.sit_journal.n_entries.get()) +
+                          at_block(v.sit_journal_blk),
+                      v.sit_journal_blk * kBlockSize);
+  // Node summaries are in the pack only after an unmount; otherwise in the SSA.
+  for (int t = 3; t < 6; ++t) {
+    const std::uint32_t segno = v.cp.cur_node_segno[t - 3].get();
+    if ((flags & cp_flag::umount) && sum_blk < pack_end) {
+      F2FS_TRY(v.read(sum_blk++, &v.curseg_sum[t]));
+    } else {
+      F2FS_TRY(v.read(sb.ssa_blkaddr.get() + segno, &v.curseg_sum[t]));
+    }
+    v.curseg_sum_loaded[t] = true;
+  }
+
+  // nat_bits: valid when its header equals this checkpoint's version and CRC.
+  if (flags & cp_flag::nat_bits) {
+    const auto nb = nat_bits_size(sb.segment_count_nat.get());
+    if (nb.blocks < kBlocksPerSeg) {
+      v.nat_bits.assign(static_cast<std::size_t>(nb.blocks) * kBlockSize, 0);
+      if (v.read(v.cp_start + kBlocksPerSeg - nb.blocks, v.nat_bits.data(), nb.blocks))
+        v.nat_bits_ok = load_le64(v.nat_bits.data(), 0) == nat_bits_header(v.cp_blocks.data());
+    }
+  }
+  vol->count_pending_fsync_nodes();
+  return vol;
+}
+
+// Roll-forward recovery would start at the next free block of the warm node
+// log and follow next_blkaddr while the nodes carry this checkpoint's
+// version (is_recoverable_dnode() in fs/f2fs/recovery.c); count the ones
+// with the fsync mark. A chain that comes back to a block it passed stops
+// there with a warning (find_fsync_dnodes() stops at a "looped node chain").
+void Volume::count_pending_fsync_nodes() {
+  Impl& v = *impl_;
+  const std::uint32_t flags = v.cp.ckpt_flags.get();
+  std::uint64_t want = v.cp.checkpoint_ver.get();
+  const std::uint32_t crc_ofs = std::min<std::uint32_t>(v.cp.checksum_offset.get(), kCpChecksumOffset);
+  const std::uint64_t crc = load_le32(v.cp_blocks.data(), crc_ofs);
+  if (flags & cp_flag::crc_recovery) want |= crc << 32;
+  std::uint64_t addr = segment_start(v.cp.cur_node_segno[1].get()) + v.cp.cur_node_blkoff[1].get();
+  std::vector<std::uint8_t> b(kBlockSize);
+  const std::uint64_t limit = static_cast<std::uint64_t>(main_segments()) * kBlocksPerSeg;
+  std::unordered_set<std::uint64_t> seen;
+  for (std::uint64_t steps = 0; steps < limit && is_valid_main_addr(static_cast<block_t>(addr)); ++steps) {
+    if (!seen.insert(addr).second) {
+      v.report.warnings.push_back("fsync node chain loops back to block " + std::to_string(addr));
+      break;
+    }
+    if (!v.read(addr, b.data())) break;
+    const auto* n = reinterpret_cast<const Node*>(b.data());
+    const std::uint64_t ver = n->footer.cp_ver.get();
+    const bool match = (flags & cp_flag::nocrc_recovery) ? (ver << 32) == (want << 32) : ver == want;
+    if (!match) break;
+    if (n->footer.flag.get() & node_flag::fsync) ++v.report.pending_fsync_nodes;
+    addr = n->footer.next_blkaddr.get();
+  }
+}
+
+Result<NatEntry> Volume::nat_entry(nid_t nid) { return impl_->nat_lookup(nid, nullptr); }
+
+Result<NatEntry> Volume::Impl::nat_lookup(nid_t nid, std::uint64_t* from_blk) {
+  const nid_t max = nat_blocks() * kNatEntryPerBlock;
+  if (nid >= max) return make_error(Errc::out_of_range, fmt("nid %llu is past the NAT (%llu entries)", nid, max));
+  for (std::uint32_t i = 0; i < nat_journal.n_entries.get(); ++i)
+    if (nat_journal.nat_j.entries[i].nid.get() == nid) {
+      if (from_blk) *from_blk = nat_journal_blk;
+      return nat_journal.nat_j.entries[i].ne;
+    }
+  const std::uint32_t block_off = nid / kNatEntryPerBlock;
+  std::uint64_t addr = sb.nat_blkaddr.get() + (static_cast<std::uint64_t>(block_off >> kLogBlocksPerSeg) << (kLogBlocksPerSeg + 1)) +
+                       (block_off & (kBlocksPerSeg - 1));
+  if (test_bit_msb(nat_version_bitmap(), block_off)) addr += kBlocksPerSeg;
+  if (from_blk) *from_blk = addr;
+  NatBlock nb;
+  std::vector<std::uint8_t> b(kBlockSize);
+  F2FS_TRY(read(addr, b.data()));
+  std::memcpy(&nb, b.data(), sizeof nb);
+  return nb.entries[nid % kNatEntryPerBlock];
+}
+
+Result<SegmentInfo> Volume::segment(std::uint32_t segno) {
+  Impl& v = *impl_;
+  if (segno >= main_segments()) return make_error(Errc::out_of_range, fmt("segment %llu is past the main area (%llu)", segno, main_segments()));
+  SitEntry e{};
+  bool from_journal = false;
+  std::uint64_t addr = v.sit_journal_blk;
+  for (std::uint32_t i = 0; i < v.sit_journal.n_entries.get(); ++i)
+    if (v.sit_journal.sit_j.entries[i].segno.get() == segno) {
+      e = v.sit_journal.sit_j.entries[i].se;
+      from_journal = true;
+    }
+  if (!from_journal) {
+    const std::uint32_t blk = segno / kSitEntryPerBlock;
+    addr = v.sb.sit_blkaddr.get() + blk;
+    if (test_bit_msb(v.sit_version_bitmap(), blk)) addr += v.sit_blocks();
+    std::vector<std::uint8_t> b(kBlockSize);
+    F2FS_TRY(v.read(addr, b.data()));
+    std::memcpy(&e, b.data() + (segno % kSitEntryPerBlock) * sizeof(SitEntry), sizeof e);
+  }
+  SegmentInfo s;
+  s.valid_blocks = sit_vblocks(e);
+  s.type = sit_type(e);
+  std::memcpy(s.valid_map, e.valid_map, sizeof s.valid_map);
+  s.mtime = e.mtime.get();
+  if (s.valid_blocks > kBlocksPerSeg)
+    return make_error(Errc::corrupt, fmt("SIT: segment %llu claims %llu valid blocks", segno, s.valid_blocks) + at_block(addr),
+                      addr * kBlockSize);
+  return s;
+}
+
+Result<SummaryBlock> Volume::summary(std::uint32_t segno) {
+  Impl& v = *impl_;
+  if (segno >= main_segments()) return make_error(Errc::out_of_range, fmt("segment %llu is past the main area", segno));
+  for (int t = 0; t < 6; ++t) {
+    const std::uint32_t cur = t < 3 ? v.cp.cur_data_segno[t].get() : v.cp.cur_node_segno[t - 3].get();
+    if (cur == segno && v.curseg_sum_loaded[t]) return v.curseg_sum[t];
+  }
+  SummaryBlock s;
+  F2FS_TRY(v.read(v.sb.ssa_blkaddr.get() + segno, &s));
+  return s;
+}
+
+Result<std::vector<nid_t>> Volume::orphans() {
+  Impl& v = *impl_;
+  std::vector<nid_t> out;
+  if (!(v.cp.ckpt_flags.get() & cp_flag::orphan_present)) return out;
+  const std::uint64_t first = v.cp_start + 1 + v.sb.cp_payload.get();
+  const std::uint64_t end = v.cp_start + v.cp.cp_pack_start_sum.get();
+  for (std::uint64_t blk = first; blk < end; ++blk) {
+    OrphanBlock ob;
+    F2FS_TRY(v.read(blk, &ob));
+    const std::uint32_t n = ob.entry_count.get();
+    if (n > kOrphansPerBlock)
+      return make_error(Errc::corrupt, fmt("orphan block: entry_count %llu > 1020", n) + at_block(blk), blk * kBlockSize);
+    for (std::uint32_t i = 0; i < n; ++i) out.push_back(ob.ino[i].get());
+  }
+  return out;
+}
+
+Status Volume::read_block(block_t blkaddr, std::span<std::uint8_t> out) {
+  if (out.size() < kBlockSize) return make_error(Errc::invalid_argument, "read_block needs a 4096-byte buffer");
+  return impl_->read(blkaddr, out.data());
+}
+
+}  // namespace f2fscore

@@ -1,0 +1,425 @@
+// The writer's directories: dentry blocks in hash levels and inline
+// dentries (fs/f2fs/dir.c, fs/f2fs/inline.c), and the path operations.
+#include <algorithm>
+#include <cstring>
+#include <functional>
+
+#include "f2fscore/checksum.hpp"
+#include "meta/meta_internal.hpp"
+#include "writer/writer_internal.hpp"
+
+namespace f2fscore {
+
+using namespace disk;
+using meta::fmt;
+
+namespace {
+
+// A dentry area: a 4 KiB dentry block or an inode's inline area
+// (make_dentry_ptr_block() / make_dentry_ptr_inline()).
+struct DView {
+  std::uint8_t* bitmap = nullptr;
+  DirEntry* d = nullptr;
+  std::uint8_t (*names)[kSlotLen] = nullptr;
+  std::uint32_t nr = 0;
+
+  static DView block(std::uint8_t* b) {
+    auto* db = reinterpret_cast<DentryBlock*>(b);
+    return {db->dentry_bitmap, db->dentry, db->filename, kNrDentryInBlock};
+  }
+  static DView inline_area(std::uint8_t* base, std::uint32_t bytes) {
+    const InlineDentryLayout l = inline_dentry_layout(bytes);
+    return {base, reinterpret_cast<DirEntry*>(base + l.dentry_offset()),
+            reinterpret_cast<std::uint8_t(*)[kSlotLen]>(base + l.filename_offset()), l.nr_slots};
+  }
+  bool bit(std::uint32_t i) const { return bitmap[i / 8] & (1u << (i % 8)); }
+  void set(std::uint32_t i, bool v) {
+    if (v) bitmap[i / 8] |= static_cast<std::uint8_t>(1u << (i % 8));
+    else bitmap[i / 8] &= static_cast<std::uint8_t>(~(1u << (i % 8)));
+  }
+  static std::uint32_t slots(std::size_t len) { return static_cast<std::uint32_t>((len + kSlotLen - 1) / kSlotLen); }
+  /// Slot of `name`, or nr.
+  std::uint32_t find(std::string_view name, std::uint32_t hash) const {
+    for (std::uint32_t i = 0; i < nr;) {
+      if (!bit(i)) {
+        ++i;
+        continue;
+      }
+      const std::uint32_t len = d[i].name_len.get();
+      if (d[i].hash_code.get() == hash && len == name.size() && i + slots(len) <= nr &&
+          std::memcmp(names[i], name.data(), len) == 0)
+        return i;
+      i += std::max<std::uint32_t>(1, slots(len));
+    }
+    return nr;
+  }
+  /// First run of `n` free slots (f2fs_room_for_filename()), or nr.
+  std::uint32_t room(std::uint32_t n) const {
+    for (std::uint32_t i = 0; i + n <= nr; ++i) {
+      std::uint32_t k = 0;
+      while (k < n && !bit(i + k)) ++k;
+      if (k == n) return i;
+      i += k;
+    }
+    return nr;
+  }
+  void put(std::uint32_t pos, std::string_view name, std::uint32_t hash, nid_t ino, FileType t) {
+    d[pos].hash_code.set(hash);
+    d[pos].ino.set(ino);
+    d[pos].name_len.set(static_cast<std::uint16_t>(name.size()));
+    d[pos].file_type = static_cast<std::uint8_t>(t);
+    std::memcpy(names[pos], name.data(), name.size());
+    for (std::uint32_t k = 0; k < slots(name.size()); ++k) set(pos + k, true);
+  }
+  void each(const std::function<void(std::string_view, nid_t)>& f) const {
+    for (std::uint32_t i = 0; i < nr;) {
+      if (!bit(i)) {
+        ++i;
+        continue;
+      }
+      const std::uint32_t len = std::min<std::uint32_t>(d[i].name_len.get(), (nr - i) * kSlotLen);
+      f(std::string_view(reinterpret_cast<const char*>(names[i]), len), d[i].ino.get());
+      i += std::max<std::uint32_t>(1, slots(len));
+    }
+  }
+  bool empty() const {
+    for (std::uint32_t i = 0; i < (nr + 7) / 8; ++i)
+      if (bitmap[i]) return false;
+    return true;
+  }
+};
+
+std::uint64_t dir_block_index(std::uint32_t level, std::uint32_t dir_level, std::uint32_t idx) {
+  std::uint64_t b = 0;
+  for (std::uint32_t i = 0; i < level; ++i) b += static_cast<std::uint64_t>(dir_buckets(i, dir_level)) * bucket_blocks(i);
+  return b + static_cast<std::uint64_t>(idx) * bucket_blocks(level);
+}
+
+bool is_dir_node(const Node& n) { return (n.i.i_mode.get() & 0xF000) == 0x4000; }
+
+Status check_name(std::string_view name) {
+  if (name.empty() || name == "." || name == "..")
+    return make_error(Errc::invalid_argument, "writer: the name \"" + std::string(name) + "\" cannot be created or removed");
+  if (name.size() > kNameLen)
+    return make_error(Errc::invalid_argument, fmt("writer: a name of %llu bytes is longer than 255 (F2FS_NAME_LEN)", name.size()));
+  if (name.find('/') != std::string_view::npos || name.find('\0') != std::string_view::npos)
+    return make_error(Errc::invalid_argument, "writer: a name holds '/' or NUL");
+  return {};
+}
+
+}  // namespace
+
+Result<nid_t> Writer::Impl::find_entry(nid_t dir, std::string_view name) {
+  auto dp = node(dir);
+  if (!dp) return make_error(dp.error());
+  if (!is_dir_node(**dp)) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is not a directory", dir));
+  const std::uint32_t hash = dentry_hash(name);
+  if ((*dp)->i.i_inline & inline_flag::dentry) {
+    DView v = DView::inline_area(reinterpret_cast<std::uint8_t*>(*dp) + inline_offset(**dp), max_inline(**dp));
+    const std::uint32_t pos = v.find(name, hash);
+    if (pos < v.nr) return v.d[pos].ino.get();
+    return make_error(Errc::not_found, "writer: no entry \"" + std::string(name) + "\"");
+  }
+  const std::uint32_t depth = (*dp)->i.i_current_depth.get(), dl = (*dp)->i.i_dir_level;
+  const std::uint64_t nblocks = ((*dp)->i.i_size.get() + kBlockSize - 1) / kBlockSize;
+  std::vector<std::uint8_t> b(kBlockSize);
+  for (std::uint32_t level = 0; level < depth && level < 64; ++level) {
+    const std::uint32_t nb = dir_buckets(level, dl);
+    const std::uint64_t bidx = dir_block_index(level, dl, hash % nb);
+    for (std::uint64_t blk = bidx; blk < bidx + bucket_blocks(level) && blk < nblocks; ++blk) {
+      auto a = map(dir, blk, false);
+      if (!a) return make_error(a.error());
+      if (*a == kNullAddr) continue;  // NEW_ADDR: a dentry page not yet written back
+      F2FS_TRY(read_file_block(dir, blk, b.data()));
+      DView v = DView::block(b.data());
+      const std::uint32_t pos = v.find(name, hash);
+      if (pos < v.nr) return v.d[pos].ino.get();
+    }
+  }
+  return make_error(Errc::not_found, "writer: no entry \"" + std::string(name) + "\"");
+}
+
+Result<std::vector<std::pair<std::string, nid_t>>> Writer::Impl::entries(nid_t dir) {
+  auto dp = node(dir);
+  if (!dp) return make_error(dp.error());
+  if (!is_dir_node(**dp)) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is not a directory", dir));
+  std::vector<std::pair<std::string, nid_t>> out;
+  auto add = [&](std::string_view n, nid_t i) {
+    if (n != "." && n != "..") out.emplace_back(std::string(n), i);
+  };
+  if ((*dp)->i.i_inline & inline_flag::dentry) {
+    DView::inline_area(reinterpret_cast<std::uint8_t*>(*dp) + inline_offset(**dp), max_inline(**dp)).each(add);
+    return out;
+  }
+  const std::uint64_t nblocks = ((*dp)->i.i_size.get() + kBlockSize - 1) / kBlockSize;
+  std::vector<std::uint8_t> b(kBlockSize);
+  for (std::uint64_t blk = 0; blk < nblocks; ++blk) {
+    auto a = map(dir, blk, false);
+    if (!a) return make_error(a.error());
+    if (*a == kNullAddr) continue;
+    F2FS_TRY(read_file_block(dir, blk, b.data()));
+    DView::block(b.data()).each(add);
+  }
+  return out;
+}
+
+Result<bool> Writer::Impl::dir_empty(nid_t dir) {
+  auto e = entries(dir);
+  if (!e) return make_error(e.error());
+  return e->empty();
+}
+
+// f2fs_add_regular_entry() in fs/f2fs/dir.c: level by level, the bucket of
+// the name's hash, its blocks in turn; a level past i_current_depth raises
+// it. An inline directory takes the entry inline while it fits, else its
+// entries move to block 0 first (f2fs_move_inline_dirents()).
+Status Writer::Impl::add_entry(nid_t dir, std::string_view name, nid_t ino, FileType type) {
+  const std::uint32_t hash = dentry_hash(name);
+  const std::uint32_t need = DView::slots(name.size());
+  auto dp = node(dir);
+  if (!dp) return make_error(dp.error());
+  Node& dn = **dp;
+  if (dn.i.i_inline & inline_flag::dentry) {
+    auto* base = reinterpret_cast<std::uint8_t*>(&dn) + inline_offset(dn);
+    const std::uint32_t bytes = max_inline(dn);
+    DView v = DView::inline_area(base, bytes);
+    const std::uint32_t pos = v.room(need);
+    if (pos < v.nr) {
+      v.put(pos, name, hash, ino, type);
+      touch(dn);
+      mark_dirty(dir);
+      return {};
+    }
+    std::vector<std::uint8_t> b(kBlockSize, 0);
+    DView bv = DView::block(b.data());
+    std::memcpy(bv.bitmap, v.bitmap, (v.nr + 7) / 8);
+    for (std::uint32_t k = v.nr; k < ((v.nr + 7) / 8) * 8; ++k) bv.set(k, false);
+    std::memcpy(bv.d, v.d, sizeof(DirEntry) * v.nr);
+    std::memcpy(bv.names, v.names, kSlotLen * v.nr);
+    std::memset(base, 0, bytes);
+    dn.i.i_inline &= static_cast<std::uint8_t>(~inline_flag::dentry);
+    if (dn.i.i_size.get() < kBlockSize) dn.i.i_size.set(kBlockSize);
+    if (dn.i.i_current_depth.get() == 0) dn.i.i_current_depth.set(1);
+    mark_dirty(dir);
+    F2FS_TRY(cache_write(dir, 0, b.data(), wr::kHotData));
+  }
+  std::vector<std::uint8_t> b(kBlockSize);
+  for (std::uint32_t level = 0; level < 64; ++level) {
+    auto dp2 = node(dir);
+    if (!dp2) return make_error(dp2.error());
+    std::uint32_t depth = (*dp2)->i.i_current_depth.get();
+    const std::uint32_t dl = (*dp2)->i.i_dir_level;
+    if (level == depth) ++depth;
+    const std::uint32_t nb = dir_buckets(level, dl);
+    const std::uint64_t bidx = dir_block_index(level, dl, hash % nb);
+    for (std::uint64_t blk = bidx; blk < bidx + bucket_blocks(level); ++blk) {
+      F2FS_TRY(read_file_block(dir, blk, b.data()));
+      DView v = DView::block(b.data());
+      const std::uint32_t pos = v.room(need);
+      if (pos >= v.nr) continue;
+      v.put(pos, name, hash, ino, type);
+      F2FS_TRY(cache_write(dir, blk, b.data(), wr::kHotData));
+      auto dp3 = node(dir);
+      if (!dp3) return make_error(dp3.error());
+      Node& d3 = **dp3;
+      if ((blk + 1) * kBlockSize > d3.i.i_size.get()) d3.i.i_size.set((blk + 1) * kBlockSize);
+      d3.i.i_current_depth.set(depth);
+      touch(d3);
+      mark_dirty(dir);
+      return {};
+    }
+  }
+  return make_error(Errc::no_space, "writer: the directory reached the deepest hash level");
+}
+
+// f2fs_delete_entry(): clear the slots; a dentry block left empty is freed.
+Status Writer::Impl::remove_entry(nid_t dir, std::string_view name) {
+  const std::uint32_t hash = dentry_hash(name);
+  auto dp = node(dir);
+  if (!dp) return make_error(dp.error());
+  Node& dn = **dp;
+  auto clear = [&](DView& v, std::uint32_t pos) {
+    for (std::uint32_t k = 0; k < DView::slots(v.d[pos].name_len.get()); ++k) v.set(pos + k, false);
+  };
+  if (dn.i.i_inline & inline_flag::dentry) {
+    DView v = DView::inline_area(reinterpret_cast<std::uint8_t*>(&dn) + inline_offset(dn), max_inline(dn));
+    const std::uint32_t pos = v.find(name, hash);
+    if (pos >= v.nr) return make_error(Errc::not_found, "writer: no entry \"" + std::string(name) + "\"");
+    clear(v, pos);
+    touch(dn);
+    mark_dirty(dir);
+    return {};
+  }
+  const std::uint32_t depth = dn.i.i_current_depth.get(), dl = dn.i.i_dir_level;
+  const std::uint64_t nblocks = (dn.i.i_size.get() + kBlockSize - 1) / kBlockSize;
+  std::vector<std::uint8_t> b(kBlockSize);
+  for (std::uint32_t level = 0; level < depth && level < 64; ++level) {
+    const std::uint32_t nb = dir_buckets(level, dl);
+    const std::uint64_t bidx = dir_block_index(level, dl, hash % nb);
+    for (std::uint64_t blk = bidx; blk < bidx + bucket_blocks(level) && blk < nblocks; ++blk) {
+      auto a = map(dir, blk, false);
+      if (!a) return make_error(a.error());
+      if (*a == kNullAddr) continue;
+      F2FS_TRY(read_file_block(dir, blk, b.data()));
+      DView v = DView::block(b.data());
+      const std::uint32_t pos = v.find(name, hash);
+      if (pos >= v.nr) continue;
+      clear(v, pos);
+      if (v.empty()) F2FS_TRY(free_file_block(dir, blk));
+      else F2FS_TRY(cache_write(dir, blk, b.data(), wr::kHotData));
+      auto dp2 = node(dir);
+      if (!dp2) return make_error(dp2.error());
+      touch(**dp2);
+      mark_dirty(dir);
+      return {};
+    }
+  }
+  return make_error(Errc::not_found, "writer: no entry \"" + std::string(name) + "\"");
+}
+
+Result<nid_t> Writer::Impl::resolve(std::string_view path, nid_t* parent, std::string* leaf) {
+  if (path.empty() || path[0] != '/') return make_error(Errc::invalid_argument, "writer: paths are absolute: \"" + std::string(path) + "\"");
+  nid_t cur = sb.root_ino.get(), par = cur;
+  std::string last;
+  std::size_t i = 1;
+  bool missing = false;
+  while (i <= path.size()) {
+    std::size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    const std::string_view comp = path.substr(i, j - i);
+    i = j + 1;
+    if (comp.empty()) continue;
+    if (missing) return make_error(Errc::not_found, "writer: a directory on the way to \"" + std::string(path) + "\" does not exist");
+    auto n = node(cur);
+    if (!n) return make_error(n.error());
+    if (!is_dir_node(**n))
+      return make_error(Errc::invalid_argument, "writer: \"" + std::string(path) + "\" goes through a non-directory");
+    par = cur;
+    last = std::string(comp);
+    auto e = find_entry(cur, comp);
+    if (!e) {
+      if (e.error().code != Errc::not_found) return make_error(e.error());
+      missing = true;
+      cur = 0;
+      continue;
+    }
+    cur = *e;
+  }
+  if (parent) *parent = par;
+  if (leaf) *leaf = last;
+  if (missing) return make_error(Errc::not_found, "writer: \"" + std::string(path) + "\" does not exist");
+  return cur;
+}
+
+// ---- Public path operations ---------------------------------------------------
+
+static Result<nid_t> create_common(Writer::Impl& w, std::string_view path, std::uint16_t mode) {
+  F2FS_WRITER_LOCK(&w);
+  F2FS_TRY(w.usable(true));
+  nid_t parent = 0;
+  std::string leaf;
+  auto r = w.resolve(path, &parent, &leaf);
+  if (r) return make_error(Errc::exists, "writer: \"" + std::string(path) + "\" exists");
+  if (r.error().code != Errc::not_found || parent == 0 || leaf.empty()) return make_error(r.error());
+  // resolve() leaves `parent` at the last directory walked: it must be the
+  // leaf's parent (a missing middle component is not_found above).
+  F2FS_TRY(check_name(leaf));
+  auto pn = w.node(parent);
+  if (!pn) return make_error(pn.error());
+  if (!is_dir_node(**pn)) return make_error(Errc::invalid_argument, "writer: the parent of \"" + std::string(path) + "\" is not a directory");
+  const bool dir = (mode & 0xF000) == 0x4000;
+  auto ino = w.make_inode(parent, leaf, mode);
+  if (!ino) return make_error(ino.error());
+  if (dir) {
+    std::vector<std::uint8_t> b(kBlockSize, 0);
+    DView v = DView::block(b.data());
+    v.put(0, ".", 0, *ino, FileType::dir);
+    v.put(1, "..", 0, parent, FileType::dir);
+    auto in = w.node(*ino);
+    if (!in) return make_error(in.error());
+    (*in)->i.i_current_depth.set(1);
+    (*in)->i.i_size.set(kBlockSize);
+    F2FS_TRY(w.write_file_block(*ino, 0, b.data(), wr::kHotData));
+  }
+  F2FS_TRY(w.add_entry(parent, leaf, *ino, dir ? FileType::dir : FileType::reg_file));
+  if (dir) {
+    auto p2 = w.node(parent);
+    if (!p2) return make_error(p2.error());
+    (*p2)->i.i_links.set((*p2)->i.i_links.get() + 1);
+    w.mark_dirty(parent);
+  }
+  return *ino;
+}
+
+Result<nid_t> Writer::create(std::string_view path, std::uint16_t perm) {
+  return create_common(*impl_, path, static_cast<std::uint16_t>(0x8000 | (perm & 07777)));
+}
+
+Result<nid_t> Writer::mkdir(std::string_view path, std::uint16_t perm) {
+  return create_common(*impl_, path, static_cast<std::uint16_t>(0x4000 | (perm & 07777)));
+}
+
+Result<nid_t> Writer::lookup(std::string_view path) {
+  F2FS_WRITER_LOCK(impl_);
+  F2FS_TRY(impl_->usable(false));
+  return impl_->resolve(path);
+}
+
+Result<std::vector<std::string>> Writer::list(nid_t dir) {
+  F2FS_WRITER_LOCK(impl_);
+  F2FS_TRY(impl_->usable(false));
+  auto e = impl_->entries(dir);
+  if (!e) return make_error(e.error());
+  std::vector<std::string> out;
+  for (auto& [n, i] : *e) out.push_back(n);
+  return out;
+}
+
+Status Writer::unlink(std::string_view path) {
+  F2FS_WRITER_LOCK(impl_);
+  F2FS_TRY(impl_->usable(true));
+  nid_t parent = 0;
+  std::string leaf;
+  auto ino = impl_->resolve(path, &parent, &leaf);
+  if (!ino) return make_error(ino.error());
+  F2FS_TRY(check_name(leaf));
+  auto in = impl_->node(*ino);
+  if (!in) return make_error(in.error());
+  if (is_dir_node(**in)) return make_error(Errc::invalid_argument, "writer: \"" + std::string(path) + "\" is a directory (use rmdir)");
+  F2FS_TRY(impl_->remove_entry(parent, leaf));
+  auto in2 = impl_->node(*ino);
+  if (!in2) return make_error(in2.error());
+  const std::uint32_t links = (*in2)->i.i_links.get();
+  if (links <= 1) return impl_->drop_inode(*ino);  // freed, or an orphan while open (writer/ns.cpp)
+  (*in2)->i.i_links.set(links - 1);
+  (*in2)->i.i_ctime.set(impl_->now());
+  (*in2)->i.i_ctime_nsec.set(0);
+  impl_->mark_dirty(*ino);
+  return {};
+}
+
+Status Writer::rmdir(std::string_view path) {
+  F2FS_WRITER_LOCK(impl_);
+  F2FS_TRY(impl_->usable(true));
+  nid_t parent = 0;
+  std::string leaf;
+  auto ino = impl_->resolve(path, &parent, &leaf);
+  if (!ino) return make_error(ino.error());
+  if (*ino == impl_->sb.root_ino.get()) return make_error(Errc::invalid_argument, "writer: the root cannot be removed");
+  F2FS_TRY(check_name(leaf));
+  auto in = impl_->node(*ino);
+  if (!in) return make_error(in.error());
+  if (!is_dir_node(**in)) return make_error(Errc::invalid_argument, "writer: \"" + std::string(path) + "\" is not a directory");
+  auto empty = impl_->dir_empty(*ino);
+  if (!empty) return make_error(empty.error());
+  if (!*empty) return make_error(Errc::invalid_argument, "writer: directory \"" + std::string(path) + "\" is not empty");
+  F2FS_TRY(impl_->remove_entry(parent, leaf));
+  F2FS_TRY(impl_->free_inode(*ino));
+  auto p = impl_->node(parent);
+  if (!p) return make_error(p.error());
+  (*p)->i.i_links.set((*p)->i.i_links.get() - 1);
+  impl_->mark_dirty(parent);
+  return {};
+}
+
+}  // namespace f2fscore

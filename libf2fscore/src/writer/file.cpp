@@ -1,0 +1,591 @@
+// The writer's files: node trees (get_node_path() in fs/f2fs/node.c), block
+// writes out of place, reads, truncation, inline data conversion, inodes.
+#include <algorithm>
+#include <cstring>
+#include <functional>
+
+#include "f2fscore/iostat.hpp"
+#include "meta/meta_internal.hpp"
+#include "writer/writer_internal.hpp"
+
+namespace f2fscore {
+
+using namespace disk;
+using meta::fmt;
+
+namespace wr {
+NodePath node_path(std::uint64_t block, std::uint32_t api) {
+  constexpr std::uint64_t N = kNidsPerBlock, D = kDefAddrsPerBlock;
+  NodePath p;
+  if (block < api) {
+    p.offset[0] = static_cast<std::uint32_t>(block);
+    return p;
+  }
+  block -= api;
+  if (block < D) {
+    p.level = 1;
+    p.offset[0] = 0;
+    p.noffset[1] = 1;
+    p.offset[1] = static_cast<std::uint32_t>(block);
+    return p;
+  }
+  block -= D;
+  if (block < D) {
+    p.level = 1;
+    p.offset[0] = 1;
+    p.noffset[1] = 2;
+    p.offset[1] = static_cast<std::uint32_t>(block);
+    return p;
+  }
+  block -= D;
+  if (block < N * D) {
+    p.level = 2;
+    p.offset[0] = 2;
+    p.noffset[1] = 3;
+    p.offset[1] = static_cast<std::uint32_t>(block / D);
+    p.noffset[2] = 4 + p.offset[1];
+    p.offset[2] = static_cast<std::uint32_t>(block % D);
+    return p;
+  }
+  block -= N * D;
+  if (block < N * D) {
+    p.level = 2;
+    p.offset[0] = 3;
+    p.noffset[1] = static_cast<std::uint32_t>(4 + N);
+    p.offset[1] = static_cast<std::uint32_t>(block / D);
+    p.noffset[2] = static_cast<std::uint32_t>(5 + N + p.offset[1]);
+    p.offset[2] = static_cast<std::uint32_t>(block % D);
+    return p;
+  }
+  block -= N * D;
+  p.level = 3;
+  p.offset[0] = 4;
+  p.noffset[1] = static_cast<std::uint32_t>(5 + 2 * N);
+  p.offset[1] = static_cast<std::uint32_t>(block / (N * D));
+  p.noffset[2] = static_cast<std::uint32_t>(6 + 2 * N + p.offset[1] * (N + 1));
+  p.offset[2] = static_cast<std::uint32_t>((block / D) % N);
+  p.noffset[3] = static_cast<std::uint32_t>(7 + 2 * N + p.offset[1] * (N + 1) + p.offset[2]);
+  p.offset[3] = static_cast<std::uint32_t>(block % D);
+  return p;
+}
+}  // namespace wr
+
+// i_addr layout (fs/f2fs/f2fs.h: get_extra_isize(), get_inline_xattr_addrs(),
+// ADDRS_PER_INODE()).
+std::uint32_t Writer::Impl::extra_words(const Node& in) const {
+  return (in.i.i_inline & inline_flag::extra_attr) ? in.i.extra.i_extra_isize.get() / 4 : 0;
+}
+static std::uint32_t inline_xattr_words(const SuperBlock& sb, const Node& in) {
+  if (!(in.i.i_inline & inline_flag::xattr)) return 0;
+  if ((sb.feature.get() & feature::flexible_inline_xattr) && (in.i.i_inline & inline_flag::extra_attr))
+    return in.i.extra.i_inline_xattr_size.get();
+  return kDefaultInlineXattrAddrs;
+}
+std::uint32_t Writer::Impl::addrs_per_inode(const Node& in) const {
+  const std::uint32_t used = extra_words(in) + inline_xattr_words(sb, in);
+  return used >= kDefAddrsPerInode ? 0 : kDefAddrsPerInode - used;
+}
+std::uint32_t Writer::Impl::inline_offset(const Node& in) const {
+  return static_cast<std::uint32_t>(offsetof(Inode, i_addr)) + 4 * (extra_words(in) + kDefInlineReservedSize);
+}
+std::uint32_t Writer::Impl::max_inline(const Node& in) const {
+  const std::uint32_t used = extra_words(in) + inline_xattr_words(sb, in) + kDefInlineReservedSize;
+  return used >= kDefAddrsPerInode ? 0 : 4 * (kDefAddrsPerInode - used);
+}
+
+// Dentry blocks hot, files warm, cold files cold (__get_segment_type_6()).
+std::uint8_t Writer::Impl::data_type(const Node& in) const {
+  if ((in.i.i_mode.get() & 0xF000) == 0x4000) return wr::kHotData;
+  if (in.i.i_advise & advise::cold) return wr::kColdData;
+  return wr::kWarmData;
+}
+
+void Writer::Impl::touch(Node& in) {
+  const std::uint64_t t = now();
+  in.i.i_mtime.set(t);
+  in.i.i_ctime.set(t);
+  in.i.i_mtime_nsec.set(0);
+  in.i.i_ctime_nsec.set(0);
+}
+
+Result<block_t> Writer::Impl::map(nid_t ino, std::uint64_t index, bool create, nid_t* dnode, std::uint32_t* slot) {
+  auto inp = node(ino);
+  if (!inp) return make_error(inp.error());
+  const bool dir = ((*inp)->i.i_mode.get() & 0xF000) == 0x4000;
+  const std::uint32_t api = addrs_per_inode(**inp);
+  const wr::NodePath p = wr::node_path(index, api);
+  if (p.level == 0) {
+    if (dnode) *dnode = ino;
+    if (slot) *slot = p.offset[0];
+    return (*inp)->i.i_addr[extra_words(**inp) + p.offset[0]].get();
+  }
+  nid_t parent = ino;
+  nid_t cur = 0;
+  for (int l = 1; l <= p.level; ++l) {
+    auto pn = node(parent);
+    if (!pn) return make_error(pn.error());
+    Le32& ref = l == 1 ? (*pn)->i.i_nid[p.offset[0]] : (*pn)->in.nid[p.offset[l - 1]];
+    cur = ref.get();
+    if (cur == 0) {
+      if (!create) return kNullAddr;
+      auto n = alloc_nid();
+      if (!n) return make_error(n.error());
+      cur = *n;
+      ref.set(cur);  // before new_node: the map may rehash
+      mark_dirty(parent);
+      new_node(cur, ino, p.noffset[l], dir);
+      auto ip = node(ino);
+      if (!ip) return make_error(ip.error());
+      (*ip)->i.i_blocks.set((*ip)->i.i_blocks.get() + 1);
+      mark_dirty(ino);
+    } else if (cur >= max_nid || nat[cur].ino != ino) {
+      return make_error(Errc::corrupt, fmt("writer: inode %llu points at nid %llu, which is not its node", ino, cur));
+    }
+    parent = cur;
+  }
+  auto dn = node(cur);
+  if (!dn) return make_error(dn.error());
+  if (dnode) *dnode = cur;
+  if (slot) *slot = p.offset[p.level];
+  return (*dn)->dn.addr[p.offset[p.level]].get();
+}
+
+Status Writer::Impl::read_file_block(nid_t ino, std::uint64_t index, std::uint8_t* out) {
+  if (cache_read(ino, index, out)) return {};
+  auto a = map(ino, index, false);
+  if (!a) return make_error(a.error());
+  if (*a == kNullAddr || *a == kNewAddr) {
+    std::memset(out, 0, kBlockSize);
+    return {};
+  }
+  if (*a < main_blk || *a >= main_blk + owner.size())
+    return make_error(Errc::corrupt, fmt("writer: inode %llu block %llu points outside the main area", ino, index));
+  if (!io_batch().idle()) F2FS_TRY(io_batch().drain());  // the block may be in flight
+  F2FS_TRY(read_at(dev, static_cast<std::uint64_t>(*a) * kBlockSize, std::span<std::uint8_t>(out, kBlockSize),
+                   io_tag(IostatType::fs_data_read_io)));
+  cache_fill(ino, index, out);
+  return {};
+}
+
+// The inode's largest extent (i_ext) must not name a block that moved or
+// was freed: drop it when `index` falls inside it, as __drop_largest_extent()
+// in fs/f2fs/extent_cache.c does on every block address update (fsck.f2fs
+// asserts "wrong ext" otherwise).
+static void drop_largest_extent(Node& in, std::uint64_t index) {
+  const std::uint64_t fofs = in.i.i_ext.fofs.get(), len = in.i.i_ext.len.get();
+  if (len != 0 && index >= fofs && index < fofs + len) in.i.i_ext.len.set(0);
+}
+
+// Where place_data() puts the block: in place, or a new block of the log
+// with the old one invalid in the SIT. Pointers and counters are updated
+// here; the caller writes the data (write_file_block(), or the page
+// cache's coalesced writeback).
+Result<block_t> Writer::Impl::place_file_block(nid_t ino, std::uint64_t index, std::uint8_t type,
+                                               const wr::WriteContext& ctx) {
+  nid_t dn = 0;
+  std::uint32_t slot = 0;
+  auto old = map(ino, index, true, &dn, &slot);
+  if (!old) return make_error(old.error());
+  if (*old == kNullAddr) F2FS_TRY(check_space(1));  // a new block (inc_valid_block_count())
+  IpuReason why = IpuReason::opu_policy;
+  auto a = place_data(ino, index, *old, type, ctx, &why);
+  if (!a) return make_error(a.error());
+  ++stats.data_blocks_written;
+  ++stats.ipu.data_blocks[static_cast<std::size_t>(why)];
+  if (is_in_place(why) && *a == *old) return *a;  // in place: pointers, SIT and SSA unchanged
+  if (*old == kNewAddr) --reserved_blocks;
+  else invalidate(*old);
+  claim(*a, {*a, dn, static_cast<std::uint16_t>(slot), nat[dn].version, false});
+  auto dp = node(dn);
+  if (!dp) return make_error(dp.error());
+  if (dn == ino) (*dp)->i.i_addr[extra_words(**dp) + slot].set(*a);
+  else (*dp)->dn.addr[slot].set(*a);
+  mark_dirty(dn);
+  auto ip = node(ino);
+  if (!ip) return make_error(ip.error());
+  drop_largest_extent(**ip, index);
+  if (*old == kNullAddr) (*ip)->i.i_blocks.set((*ip)->i.i_blocks.get() + 1);
+  mark_dirty(ino);
+  return *a;
+}
+
+// One block at once (directories, inline conversion, GC moves); a cached
+// page of the block takes the new contents, clean.
+Status Writer::Impl::write_file_block(nid_t ino, std::uint64_t index, const std::uint8_t* data, std::uint8_t type,
+                                      const wr::WriteContext& ctx) {
+  auto a = place_file_block(ino, index, type, ctx);
+  if (!a) return make_error(a.error());
+  F2FS_TRY(io_batch().add(*a, data, wr::data_write_tag(ctx)));
+  F2FS_TRY(io_batch().drain());
+  cache_fill(ino, index, data);
+  return {};
+}
+
+Status Writer::Impl::free_file_block(nid_t ino, std::uint64_t index) {
+  nid_t dn = 0;
+  std::uint32_t slot = 0;
+  cache_drop(ino, index, index + 1);
+  auto old = map(ino, index, false, &dn, &slot);
+  if (!old) return make_error(old.error());
+  if (*old == kNullAddr) return {};
+  if (*old == kNewAddr) --reserved_blocks;
+  else invalidate(*old);
+  auto dp = node(dn);
+  if (!dp) return make_error(dp.error());
+  if (dn == ino) (*dp)->i.i_addr[extra_words(**dp) + slot].set(kNullAddr);
+  else (*dp)->dn.addr[slot].set(kNullAddr);
+  mark_dirty(dn);
+  auto ip = node(ino);
+  if (!ip) return make_error(ip.error());
+  drop_largest_extent(**ip, index);
+  (*ip)->i.i_blocks.set((*ip)->i.i_blocks.get() - 1);
+  mark_dirty(ino);
+  return {};
+}
+
+// Frees the blocks from file block `from` on, and every node left covering
+// only blocks past it (truncate_inode_blocks() in fs/f2fs/node.c).
+Status Writer::Impl::truncate_blocks(nid_t ino, std::uint64_t from) {
+  cache_drop(ino, from);
+  auto inp = node(ino);
+  if (!inp) return make_error(inp.error());
+  const std::uint32_t api = addrs_per_inode(**inp);
+  for (std::uint64_t i = from; i < api; ++i) F2FS_TRY(free_file_block(ino, i));
+  constexpr std::uint64_t N = kNidsPerBlock, D = kDefAddrsPerBlock;
+  const std::uint64_t starts[5] = {api, api + D, api + 2 * D, api + 2 * D + N * D, api + 2 * D + 2 * N * D};
+  const int depth[5] = {0, 0, 1, 1, 2};
+  // Returns whether `nid` was freed.
+  auto drop_nid = [&](nid_t n) {
+    free_node(n);
+    auto ip = node(ino);
+    if (ip) {
+      (*ip)->i.i_blocks.set((*ip)->i.i_blocks.get() - 1);
+      mark_dirty(ino);
+    }
+  };
+  std::function<Result<bool>(nid_t, int, std::uint64_t)> walk = [&](nid_t n, int d, std::uint64_t start) -> Result<bool> {
+    std::uint64_t span = D;
+    for (int k = 0; k < d; ++k) span *= N;
+    if (start + span <= from) return false;
+    auto np = node(n);
+    if (!np) return make_error(np.error());
+    if (d == 0) {
+      for (std::uint32_t j = 0; j < D; ++j) {
+        if (start + j < from) continue;
+        F2FS_TRY(free_file_block(ino, start + j));
+      }
+    } else {
+      const std::uint64_t child = span / N;
+      for (std::uint32_t j = 0; j < N; ++j) {
+        auto cp2 = node(n);
+        if (!cp2) return make_error(cp2.error());
+        const nid_t c = (*cp2)->in.nid[j].get();
+        if (!c) continue;
+        auto r = walk(c, d - 1, start + j * child);
+        if (!r) return make_error(r.error());
+        if (*r) {
+          auto pp = node(n);
+          if (!pp) return make_error(pp.error());
+          (*pp)->in.nid[j].set(0);
+          mark_dirty(n);
+        }
+      }
+    }
+    if (from <= start) {
+      drop_nid(n);
+      return true;
+    }
+    return false;
+  };
+  for (int k = 0; k < 5; ++k) {
+    auto ip = node(ino);
+    if (!ip) return make_error(ip.error());
+    const nid_t n = (*ip)->i.i_nid[k].get();
+    if (!n) continue;
+    auto r = walk(n, depth[k], starts[k]);
+    if (!r) return make_error(r.error());
+    if (*r) {
+      auto ip2 = node(ino);
+      if (!ip2) return make_error(ip2.error());
+      (*ip2)->i.i_nid[k].set(0);
+      mark_dirty(ino);
+    }
+  }
+  return {};
+}
+
+// Inline data outgrown: its bytes become block 0 (f2fs_convert_inline_page()).
+Status Writer::Impl::convert_inline_data(nid_t ino) {
+  auto inp = node(ino);
+  if (!inp) return make_error(inp.error());
+  Node& in = **inp;
+  if (!(in.i.i_inline & inline_flag::data)) return {};
+  std::vector<std::uint8_t> b(kBlockSize, 0);
+  const std::uint32_t off = inline_offset(in), max = max_inline(in);
+  const std::uint64_t size = std::min<std::uint64_t>(in.i.i_size.get(), max);
+  auto* raw = reinterpret_cast<std::uint8_t*>(&in);
+  std::memcpy(b.data(), raw + off, static_cast<std::size_t>(size));
+  std::memset(raw + off, 0, max);
+  const bool had = in.i.i_inline & inline_flag::data_exist;
+  in.i.i_inline &= static_cast<std::uint8_t>(~(inline_flag::data | inline_flag::data_exist));
+  mark_dirty(ino);
+  if (had && size > 0) F2FS_TRY(write_file_block(ino, 0, b.data(), data_type(in)));
+  return {};
+}
+
+Status Writer::Impl::free_inode(nid_t ino) {
+  cache_drop(ino, 0);
+  auto inp = node(ino);
+  if (!inp) return make_error(inp.error());
+  // Device, FIFO and socket inodes keep a device number, not addresses, in
+  // i_addr (f2fs_update_inode()): nothing to free there.
+  const std::uint16_t type = (*inp)->i.i_mode.get() & 0xF000;
+  const bool has_blocks = type == 0x8000 || type == 0x4000 || type == 0xA000;
+  if (has_blocks && !((*inp)->i.i_inline & (inline_flag::data | inline_flag::dentry))) F2FS_TRY(truncate_blocks(ino, 0));
+  auto ip = node(ino);
+  if (!ip) return make_error(ip.error());
+  const nid_t x = (*ip)->i.i_xattr_nid.get();
+  if (x && x < max_nid && nat[x].ino == ino) free_node(x);
+  free_node(ino);
+  --valid_inodes;
+  return {};
+}
+
+Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std::uint16_t mode) {
+  auto n = alloc_nid();
+  if (!n) return make_error(n.error());
+  const bool dir = (mode & 0xF000) == 0x4000;
+  // Extra attributes and the inline xattr area as the root inode has them
+  // (the image's features, as mkfs chose them).
+  auto root = node(sb.root_ino.get());
+  if (!root) return make_error(root.error());
+  const Node tmpl = **root;
+  Node* in = new_node(*n, *n, 0, dir);
+  in->i.i_mode.set(mode);
+  // An inline xattr area as f2fs_new_inode() gives every inode under the
+  // default inline_xattr mount option: 50 words (DEFAULT_INLINE_XATTR_ADDRS),
+  // recorded in i_inline_xattr_size with flexible_inline_xattr.
+  in->i.i_inline = static_cast<std::uint8_t>(inline_flag::xattr | (tmpl.i.i_inline & inline_flag::extra_attr));
+  if (in->i.i_inline & inline_flag::extra_attr) {
+    in->i.extra.i_extra_isize = tmpl.i.extra.i_extra_isize;
+    in->i.extra.i_inline_xattr_size.set(
+        (sb.feature.get() & feature::flexible_inline_xattr) ? static_cast<std::uint16_t>(kDefaultInlineXattrAddrs) : 0);
+    if (sb.feature.get() & feature::inode_crtime) in->i.extra.i_crtime.set(now());
+  }
+  in->i.i_links.set(dir ? 2 : 1);
+  in->i.i_blocks.set(1);
+  const std::uint64_t t = now();
+  in->i.i_atime.set(t);
+  in->i.i_ctime.set(t);
+  in->i.i_mtime.set(t);
+  in->i.i_generation.set(static_cast<std::uint32_t>(*n * 2654435761u));
+  in->i.i_pino.set(parent);
+  in->i.i_namelen.set(static_cast<std::uint32_t>(name.size()));
+  std::memcpy(in->i.i_name, name.data(), name.size());
+  if (!dir) {
+    // Cold by the superblock's cold extension list (set_file_temperature()
+    // in fs/f2fs/namei.c: the first extension_count - hot_ext_count entries).
+    const std::uint32_t total = std::min<std::uint32_t>(sb.extension_count.get(), kMaxExtension);
+    const std::uint32_t cold = total - std::min<std::uint32_t>(sb.hot_ext_count, total);
+    for (std::uint32_t e = 0; e < total; ++e) {
+      const char* ext = reinterpret_cast<const char*>(sb.extension_list[e]);
+      const std::size_t el = strnlen(ext, kExtensionLen);
+      if (el == 0 || name.size() <= el + 1) continue;
+      if (name[name.size() - el - 1] != '.' || name.substr(name.size() - el) != std::string_view(ext, el)) continue;
+      if (e < cold) in->i.i_advise |= advise::cold;
+      else in->i.i_advise |= advise::hot;
+      break;
+    }
+  }
+  ++valid_inodes;
+  return *n;
+}
+
+// ---- Public file operations ----------------------------------------------------
+
+Result<WriterStat> Writer::stat(nid_t ino) {
+  F2FS_WRITER_LOCK(impl_);
+  F2FS_TRY(impl_->usable(false));
+  if (ino == 0 || ino >= impl_->max_nid || impl_->nat[ino].ino != ino || impl_->nat[ino].addr == kNullAddr)
+    return make_error(Errc::not_found, fmt("writer: no inode %llu", ino));
+  auto in = impl_->node(ino);
+  if (!in) return make_error(in.error());
+  const Inode& i = (*in)->i;
+  WriterStat st;
+  st.ino = ino;
+  st.mode = i.i_mode.get();
+  st.size = i.i_size.get();
+  st.blocks = i.i_blocks.get();
+  st.links = i.i_links.get();
+  st.uid = i.i_uid.get();
+  st.gid = i.i_gid.get();
+  st.atime = {i.i_atime.get(), i.i_atime_nsec.get()};
+  st.mtime = {i.i_mtime.get(), i.i_mtime_nsec.get()};
+  st.ctime = {i.i_ctime.get(), i.i_ctime_nsec.get()};
+  const std::uint16_t type = i.i_mode.get() & 0xF000;
+  if (type == 0x2000 || type == 0x6000) {
+    // Device numbers live in the first data address slot (old or new
+    // encoding, f2fs_iget() in fs/f2fs/inode.c: i_addr[extra] or [extra+1]).
+    const std::uint32_t x = impl_->extra_words(**in);
+    st.rdev = i.i_addr[x].get() ? i.i_addr[x].get() : i.i_addr[x + 1].get();
+  }
+  return st;
+}
+
+Result<std::size_t> Writer::read(nid_t ino, std::uint64_t offset, std::span<std::uint8_t> out) {
+  F2FS_WRITER_LOCK(impl_);
+  auto st = stat(ino);
+  if (!st) return make_error(st.error());
+  if (!st->is_reg()) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is not a regular file", ino));
+  if (offset >= st->size) return std::size_t{0};
+  const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(out.size(), st->size - offset));
+  auto inp = impl_->node(ino);
+  if (!inp) return make_error(inp.error());
+  if ((*inp)->i.i_inline & inline_flag::data) {
+    const auto* raw = reinterpret_cast<const std::uint8_t*>(*inp);
+    const std::uint32_t max = impl_->max_inline(**inp);
+    for (std::size_t k = 0; k < n; ++k) out[k] = offset + k < max ? raw[impl_->inline_offset(**inp) + offset + k] : 0;
+    if (impl_->iostat) impl_->iostat->account(IostatType::app_buffered_read_io, n);  // (stats)
+    return n;
+  }
+  std::vector<std::uint8_t> b(kBlockSize);
+  for (std::size_t done = 0; done < n;) {
+    const std::uint64_t pos = offset + done;
+    F2FS_TRY(impl_->read_file_block(ino, pos / kBlockSize, b.data()));
+    const std::size_t in_blk = pos % kBlockSize;
+    const std::size_t c = std::min<std::size_t>(n - done, kBlockSize - in_blk);
+    std::memcpy(out.data() + done, b.data() + in_blk, c);
+    done += c;
+  }
+  if (impl_->iostat) impl_->iostat->account(IostatType::app_buffered_read_io, n);  // (stats)
+  return n;
+}
+
+Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<const std::uint8_t> data,
+                                  WriteFlags flags) {
+  F2FS_WRITER_LOCK(impl_);
+  F2FS_TRY(impl_->usable(true));
+  auto st = stat(ino);
+  if (!st) return make_error(st.error());
+  if (!st->is_reg()) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is not a regular file", ino));
+  if (flags.direct && (offset % kBlockSize || data.size() % kBlockSize))
+    return make_error(Errc::unaligned, fmt("writer: a direct write of %llu bytes at %llu is not in whole 4 KiB blocks",
+                                           static_cast<std::uint64_t>(data.size()), offset));
+  if (data.empty()) return std::size_t{0};
+  // The largest file: every pointer of the node tree, in 4 KiB blocks.
+  auto inp0 = impl_->node(ino);
+  if (!inp0) return make_error(inp0.error());
+  const std::uint64_t api = impl_->addrs_per_inode(**inp0);
+  const std::uint64_t max_blocks = api + 2ull * kDefAddrsPerBlock + 2ull * kNidsPerBlock * kDefAddrsPerBlock +
+                                   1ull * kNidsPerBlock * kNidsPerBlock * kDefAddrsPerBlock;
+  if (offset + data.size() > max_blocks * kBlockSize || offset + data.size() < offset)
+    return make_error(Errc::invalid_argument, fmt("writer: a write to %llu bytes passes the largest file (%llu bytes)",
+                                                  offset + data.size(), max_blocks * kBlockSize));
+  F2FS_TRY(impl_->convert_inline_data(ino));
+  std::vector<std::uint8_t> b(kBlockSize);
+  std::uint8_t type = 0;
+  {
+    auto inp = impl_->node(ino);
+    if (!inp) return make_error(inp.error());
+    type = impl_->data_type(**inp);
+  }
+  if (flags.direct) {
+    // A segment at a time, GC between (balance_fs(), writer/gc.cpp).
+    constexpr std::size_t kChunk = std::size_t{wr::kBlocksPerSeg} * kBlockSize;
+    for (std::size_t done = 0; done < data.size(); done += kChunk) {
+      if (done) F2FS_TRY(impl_->balance_fs());
+      F2FS_TRY(impl_->direct_write(ino, (offset + done) / kBlockSize, data.subspan(done, std::min(kChunk, data.size() - done)),
+                                   type));
+    }
+  }
+  for (std::size_t done = flags.direct ? data.size() : 0; done < data.size();) {
+    if (done) F2FS_TRY(impl_->balance_fs());  // GC between blocks, as per page in the kernel
+    const std::uint64_t pos = offset + done;
+    const std::size_t in_blk = pos % kBlockSize;
+    const std::size_t c = std::min<std::size_t>(data.size() - done, kBlockSize - in_blk);
+    const std::uint64_t idx = pos / kBlockSize;
+    if (c == kBlockSize) {  // a whole block: no staging copy
+      F2FS_TRY(impl_->cache_write(ino, idx, data.data() + done, type));
+      done += c;
+      continue;
+    }
+    if (c < kBlockSize) {
+      if (idx * kBlockSize < st->size) F2FS_TRY(impl_->read_file_block(ino, idx, b.data()));
+      else std::fill(b.begin(), b.end(), 0);
+    }
+    std::memcpy(b.data() + in_blk, data.data() + done, c);
+    F2FS_TRY(impl_->cache_write(ino, idx, b.data(), type));
+    done += c;
+  }
+  auto inp = impl_->node(ino);
+  if (!inp) return make_error(inp.error());
+  if (offset + data.size() > (*inp)->i.i_size.get()) (*inp)->i.i_size.set(offset + data.size());
+  impl_->touch(**inp);
+  impl_->mark_dirty(ino);
+  if (flags.dsync) F2FS_TRY(fdatasync(ino));
+  // (stats) Application bytes, as f2fs_file_write_iter(); direct writes are
+  // counted by their device requests (APP_DIRECT_IO, wr::data_write_tag()).
+  if (impl_->iostat && !flags.direct) impl_->iostat->account(IostatType::app_buffered_io, data.size());
+  return data.size();
+}
+
+Status Writer::truncate(nid_t ino, std::uint64_t size) {
+  F2FS_WRITER_LOCK(impl_);
+  F2FS_TRY(impl_->usable(true));
+  auto st = stat(ino);
+  if (!st) return make_error(st.error());
+  if (!st->is_reg()) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is not a regular file", ino));
+  auto inp = impl_->node(ino);
+  if (!inp) return make_error(inp.error());
+  {
+    // The largest file (as write() checks): EFBIG from inode_newsize_ok().
+    const std::uint64_t api = impl_->addrs_per_inode(**inp);
+    const std::uint64_t max_blocks = api + 2ull * kDefAddrsPerBlock + 2ull * kNidsPerBlock * kDefAddrsPerBlock +
+                                     1ull * kNidsPerBlock * kNidsPerBlock * kDefAddrsPerBlock;
+    if (size > max_blocks * kBlockSize)
+      return make_error(Errc::invalid_argument, fmt("writer: a size of %llu bytes passes the largest file (%llu bytes)", size,
+                                                    max_blocks * kBlockSize));
+  }
+  if ((*inp)->i.i_inline & inline_flag::data) {
+    const std::uint32_t max = impl_->max_inline(**inp);
+    if (size > max) {
+      F2FS_TRY(impl_->convert_inline_data(ino));
+    } else {
+      auto* raw = reinterpret_cast<std::uint8_t*>(*inp);
+      if (size < st->size) std::memset(raw + impl_->inline_offset(**inp) + size, 0,
+                                         static_cast<std::size_t>(std::min<std::uint64_t>(st->size, max) - size));
+      (*inp)->i.i_size.set(size);
+      impl_->touch(**inp);
+      impl_->mark_dirty(ino);
+      return {};
+    }
+  }
+  if (size < st->size) {
+    const std::uint64_t keep = (size + kBlockSize - 1) / kBlockSize;
+    F2FS_TRY(impl_->truncate_blocks(ino, keep));
+    if (size % kBlockSize) {
+      // Zero the tail of the last block, as truncate_partial_data_page().
+      // A cached page (dirty, maybe of a NEW_ADDR block) is zeroed in the
+      // cache; a block on the device through it.
+      auto a = impl_->map(ino, size / kBlockSize, false);
+      if (!a) return make_error(a.error());
+      std::vector<std::uint8_t> b(kBlockSize);
+      const bool cached = impl_->cache_read(ino, size / kBlockSize, b.data());
+      if (cached || (*a != kNullAddr && *a != kNewAddr)) {
+        if (!cached) F2FS_TRY(impl_->read_file_block(ino, size / kBlockSize, b.data()));
+        std::fill(b.begin() + static_cast<std::ptrdiff_t>(size % kBlockSize), b.end(), 0);
+        auto ip = impl_->node(ino);
+        if (!ip) return make_error(ip.error());
+        F2FS_TRY(impl_->cache_write(ino, size / kBlockSize, b.data(), impl_->data_type(**ip)));
+      }
+    }
+  }
+  auto ip = impl_->node(ino);
+  if (!ip) return make_error(ip.error());
+  (*ip)->i.i_size.set(size);
+  impl_->touch(**ip);
+  impl_->mark_dirty(ino);
+  return {};
+}
+
+}  // namespace f2fscore

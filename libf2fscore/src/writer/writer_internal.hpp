@@ -1,0 +1,389 @@
+// Private state of the writer (writer_*.cpp): the NAT and SIT in memory, the
+// block owners (what the SSA will say), the active logs, the node cache.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "f2fscore/disk/checkpoint.hpp"
+#include "f2fscore/disk/dentry.hpp"
+#include "f2fscore/disk/node.hpp"
+#include "f2fscore/disk/superblock.hpp"
+#include "f2fscore/iostat.hpp"
+#include "f2fscore/meta_rebuild.hpp"
+#include "f2fscore/volume.hpp"
+#include "f2fscore/writer.hpp"
+
+namespace f2fscore {
+
+namespace wr {
+inline constexpr std::uint32_t kBlocksPerSeg = disk::kDefaultBlocksPerSeg;
+inline constexpr std::uint8_t kHotData = 0, kWarmData = 1, kColdData = 2, kHotNode = 3, kWarmNode = 4, kColdNode = 5;
+
+struct NatMem {
+  nid_t ino = 0;
+  disk::block_t addr = 0;  ///< kNewAddr: a node not yet written
+  std::uint8_t version = 0;
+};
+
+struct NodePage {
+  disk::Node n{};
+};
+
+/// Where a file block's pointer lives (get_node_path() in fs/f2fs/node.c):
+/// level 0 the inode, 1 a direct node under i_nid[offset[0]], 2 through an
+/// indirect node, 3 through the double indirect node. noffset: the nodes'
+/// offsets in the inode's node tree (the footer's offset field).
+struct NodePath {
+  int level = 0;
+  std::uint32_t offset[4] = {};
+  std::uint32_t noffset[4] = {};
+};
+NodePath node_path(std::uint64_t index, std::uint32_t addrs_per_inode);
+
+/// Why a data block is being written: the inputs of the placement rules
+/// (writer/ipu.cpp, as f2fs_should_update_inplace() sees a write).
+struct WriteContext {
+  enum class Origin : std::uint8_t {
+    writeback,       ///< async writeback of the page cache (cache full, periodic)
+    sync_writeback,  ///< writeback for fsync/fdatasync/sync/checkpoint (REQ_SYNC)
+    direct,          ///< WriteFlags::direct
+    gc,              ///< a GC move
+  } origin = Origin::writeback;
+  bool fsync = false;      ///< inside fsync() (FI_NEED_IPU / is_fsync_dnode)
+  bool fdatasync = false;  ///< inside fdatasync()
+  std::uint64_t file_dirty_pages = 0;  ///< the file's dirty pages when its writeback began
+};
+
+/// (stats) The writer's device: classifies every request for iostat
+/// (IoRequest::tag, iostat.hpp) and forwards it. Requests the writer tags
+/// itself keep their tag (data, node, checkpoint node); untagged reads are
+/// metadata reads (FS_META_READ_IO), untagged writes metadata writes
+/// (FS_META_IO);
+/// flush and discard stay untagged (iostat counts them as fs flush and fs
+/// discard). Without it the volume reader's untagged reads would count as
+/// application direct reads.
+struct TagDevice final : BlockDevice {
+  explicit TagDevice(BlockDevice& d) noexcept : inner(d) {}
+  BlockDevice& inner;
+  std::uint16_t write_tag = io_tag(IostatType::fs_meta_io);
+  const DeviceInfo& info() const noexcept override { return inner.info(); }
+  void submit(IoRequest& r) noexcept override {
+    if (r.tag == 0) {
+      if (r.op == IoOp::read) r.tag = io_tag(IostatType::fs_meta_read_io);
+      else if (r.op == IoOp::write) r.tag = write_tag;
+    }
+    inner.submit(r);
+  }
+  std::size_t poll(bool wait) noexcept override { return inner.poll(wait); }
+  std::size_t in_flight() const noexcept override { return inner.in_flight(); }
+};
+
+/// The page cache (writer/cache.cpp); opaque elsewhere.
+struct PageCache;
+struct PageCacheDeleter {
+  void operator()(PageCache* p) const noexcept;
+};
+
+/// Coalesces 4 KiB block writes into large asynchronous requests
+/// (writer/cache.cpp): blocks added at consecutive addresses with the same
+/// tag join one request (up to 2 MiB); up to 8 requests are in flight. The
+/// data is copied at add(), so the caller's buffer may change afterwards.
+/// drain() submits what is pending and waits for every request; it returns
+/// the first failure since the last drain().
+class BatchWriter {
+ public:
+  explicit BatchWriter(BlockDevice& dev, std::uint32_t max_blocks = 512, std::uint32_t depth = 8);
+  ~BatchWriter();
+  BatchWriter(const BatchWriter&) = delete;
+  BatchWriter& operator=(const BatchWriter&) = delete;
+  Status add(disk::block_t addr, const std::uint8_t* block, std::uint16_t tag);
+  /// `n` blocks at `addr` straight from `data` (no copy) when `data` meets
+  /// the device's buffer alignment, else as add() block by block. The
+  /// caller keeps `data` unchanged until drain().
+  Status add_run(disk::block_t addr, const std::uint8_t* data, std::uint32_t n, std::uint16_t tag);
+  Status drain();
+  /// Submits the pending run without waiting; returns the failures of the
+  /// requests finished so far (the rest are reported by a later drain()).
+  Status kick();
+  bool idle() const noexcept;  ///< nothing pending or in flight
+  std::uint64_t requests() const noexcept;  ///< write requests submitted so far
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+/// Nesting of public calls on this thread's handle (F2FS_WRITER_LOCK), so
+/// that a periodic checkpoint runs only at the start of an outermost call.
+struct DepthGuard {
+  std::uint32_t& d;
+  explicit DepthGuard(std::uint32_t& x) : d(x) { ++d; }
+  ~DepthGuard() { --d; }
+  DepthGuard(const DepthGuard&) = delete;
+  DepthGuard& operator=(const DepthGuard&) = delete;
+};
+
+/// Milliseconds of a monotonic clock (periodic checkpoints).
+std::uint64_t mono_ms();
+/// The IoRequest tag of a data write for `ctx` (iostat.hpp io_tag()).
+std::uint16_t data_write_tag(const WriteContext& ctx);
+}  // namespace wr
+
+struct Writer::Impl {
+  wr::TagDevice tagged;  ///< (stats) `dev` is this: classifies the writer's I/O for iostat
+  BlockDevice& dev;
+  /// (stats) The Iostat of `dev` when the caller's device is an
+  /// IostatDevice: application-level bytes (APP_BUFFERED_IO,
+  /// APP_BUFFERED_READ_IO) are accounted there, as f2fs_file_write_iter()
+  /// and f2fs_file_read_iter() do.
+  Iostat* iostat = nullptr;
+  MountOptions opts;
+  std::unique_ptr<Volume> vol;
+  disk::SuperBlock sb{};
+  disk::Checkpoint cp{};
+  std::uint64_t cp_ver_stamp = 0;  ///< cp_ver written in node footers
+  std::uint64_t main_blk = 0;
+  std::uint32_t main_segs = 0, segs_per_sec = 1;
+  nid_t max_nid = 0;
+  std::uint32_t csum_seed = 0;
+  std::vector<wr::NatMem> nat;
+  std::vector<meta::BlockUse> owner;  ///< per main-area block; blkaddr 0: free
+  std::vector<std::uint16_t> seg_valid;
+  std::vector<std::uint8_t> seg_type, seg_alloc;  ///< seg_alloc: free at the last checkpoint, not yet taken
+  std::array<meta::LogPosition, 6> logs{};
+  std::array<bool, 6> log_usable{};
+  std::unordered_map<nid_t, std::unique_ptr<wr::NodePage>> nodes;
+  std::unordered_map<nid_t, bool> dirty;
+  std::vector<std::uint8_t> nid_blocked;  ///< freed since the last checkpoint
+  nid_t nid_cursor = 0;
+  std::uint64_t valid_blocks = 0, reserved_blocks = 0;
+  std::uint64_t pending_new_nodes = 0;  ///< nodes made since the checkpoint, not yet on disk
+  std::uint32_t valid_inodes = 0;
+  std::vector<nid_t> orphans;
+  bool unmounted = false;
+  WriterStats stats;
+  /// Every public call holds it (recursive: public calls call each other).
+  std::recursive_mutex mu;
+
+  // ---- writer/cache.cpp: page cache, periodic checkpoints, discard ----
+  std::unique_ptr<wr::PageCache, wr::PageCacheDeleter> cache;
+  std::uint64_t last_checkpoint_time = 0;  ///< wr::mono_ms() of the last checkpoint (or mount)
+  std::uint32_t call_depth = 0;            ///< public calls in progress (F2FS_WRITER_LOCK)
+  /// What the last checkpoint committed, for incremental checkpoints
+  /// (RebuildPlan::changed_nids/changed_segments): the NAT as loaded, and
+  /// the segments whose blocks or type changed since (claim(),
+  /// invalidate(), alloc_block() mark them).
+  std::vector<wr::NatMem> nat_at_cp;
+  std::vector<std::uint8_t> seg_changed;
+  /// After a checkpoint: reopens the volume (superblock, the new pack) and
+  /// resets what a checkpoint resets (logs as the pack says, free segments,
+  /// nids freed since, the change sets) from memory, as load() would find
+  /// it without walking the tree; `types`: the segment types written.
+  Status reload_committed(const std::vector<std::uint8_t>& types);
+  /// The handle's coalescing writer (data writeback, direct writes, node
+  /// blocks at checkpoints); created with the cache. Writeback of a full
+  /// cache leaves its last requests in flight: code that reads data blocks
+  /// from the device other than through read_file_block() (which does it)
+  /// must io_batch().drain() first.
+  wr::BatchWriter& io_batch();
+  /// Writes whole blocks [index, index + data.size() / 4 KiB) of `ino`
+  /// straight to the device (WriteFlags::direct), dropping cached pages of
+  /// the range first; the blocks are on the device when it returns.
+  Status direct_write(nid_t ino, std::uint64_t index, std::span<const std::uint8_t> data, std::uint8_t type);
+  /// The block just read from or written to the device as a clean page.
+  void cache_fill(nid_t ino, std::uint64_t index, const std::uint8_t* block);
+  /// Segments with no valid block that were not free at the last
+  /// checkpoint and are no active log (the kernel's prefree segments).
+  std::vector<std::uint32_t> prefree_segments() const;
+  /// Discards `segs` (after the checkpoint that freed them), opts.discard.
+  void discard_segments(const std::vector<std::uint32_t>& segs);
+
+  // ---- writer/ipu.cpp: placement policy ----
+  IpuOptions ipu;  ///< resolved (no kKernelDefault left)
+  std::unordered_set<nid_t> opu_write;  ///< FI_OPU_WRITE: files defragment() is rewriting
+
+  // ---- writer/gc.cpp: SSR and GC (docs/gc.md) ----
+  /// Per main-area block: valid at the last checkpoint or allocated since
+  /// (the kernel's ckpt_valid_map): SSR never hands such a block out, the
+  /// last checkpoint may still reference it.
+  std::vector<std::uint8_t> ckpt_valid;
+  std::vector<std::uint16_t> seg_ckpt_valid;  ///< per segment: blocks set in ckpt_valid (ckpt_valid_blocks)
+  std::vector<std::uint64_t> seg_mtime;       ///< SIT mtime per segment, in get_mtime() seconds
+  std::uint64_t mtime_base = 0, clock_base = 0;  ///< checkpoint elapsed_time and now() at mount
+  std::uint64_t min_mtime = 0, max_mtime = 0;    ///< sit_i->min_mtime / max_mtime (cost-benefit)
+  std::uint32_t free_secs = 0;                   ///< wholly free sections (free_sections())
+  std::uint32_t cur_victim_sec = 0xFFFFFFFFu;    ///< section GC is moving (never an SSR target)
+  std::uint64_t gc_move_mtime = 0;               ///< while GC moves a block: its old segment's mtime
+  bool in_gc = false;
+  std::uint64_t last_call_time = 0;              ///< now() at the last public call (idle detection)
+  /// (stats.checkpoints << 32 | free_secs) when foreground GC last found
+  /// nothing to move: not retried until one of them changes.
+  std::uint64_t gc_futile_at = ~std::uint64_t{0};
+
+  /// Rebuilds the state above from the owner table and the SIT (load()).
+  void gc_load();
+  /// need_SSR() of fs/f2fs/segment.c (6.1): free sections at or under the
+  /// dirty node and dentry sections + min_ssr_sections + reserved sections.
+  bool need_ssr() const;
+  /// Wholly free sections not taken by a log (free_sections() in
+  /// fs/f2fs/segment.h; segments freed since the checkpoint are not free).
+  std::uint32_t free_sections() const { return free_secs; }
+  std::uint32_t reserved_sections() const;
+  /// has_not_enough_free_secs() of fs/f2fs/segment.h (6.1), plus the
+  /// sections the page cache's dirty data pages need (docs/gc.md).
+  bool has_not_enough_free_secs(std::uint32_t freed, std::uint32_t needed) const;
+  /// Errc::no_space when `blocks` more blocks would pass user_block_count
+  /// (valid + NEW_ADDR + unwritten new nodes; inc_valid_block_count()).
+  Status check_space(std::uint64_t blocks) const;
+  /// At a safe point (no operation in flight): background GC when idle,
+  /// foreground GC when free sections run low (f2fs_balance_fs()).
+  Status balance_fs();
+  /// The address alloc_block(type) gives next (NEXT_FREE_BLKADDR), opening
+  /// a segment for the log if it has none.
+  Result<disk::block_t> next_block(std::uint8_t type);
+  /// alloc_block()'s body: LFS or SSR (allocate_segment_by_default()).
+  Result<disk::block_t> allocate_block(std::uint8_t type);
+  Status new_segment(std::uint8_t type);
+  std::uint64_t get_mtime() const;
+
+  // ---- writer/fsync.cpp: fsync chains and roll-forward ----
+  /// checkpoint_ver the fields below belong to; a new checkpoint resets them.
+  std::uint64_t fsync_epoch = ~std::uint64_t{0};
+  /// Where the warm node log's fsync chain continues (0: no chain yet in
+  /// this checkpoint; it must start at the checkpoint's warm node curseg).
+  disk::block_t fsync_chain_next = 0;
+  /// Inodes written with the fsync mark since the checkpoint (the NAT
+  /// entry's HAS_FSYNCED_INODE), and nodes made since the checkpoint that
+  /// fsync wrote (not IS_CHECKPOINTED although they have an address).
+  std::unordered_set<nid_t> fsynced_inodes, fsync_new_nodes;
+  /// Inodes that lost a node (truncate, xattr removal), with the
+  /// checkpoint_ver then: a node chain cannot express a removed node, so
+  /// their fsync in that checkpoint takes a checkpoint.
+  std::unordered_map<nid_t, std::uint64_t> fsync_lost_nodes;
+  bool fsync_recovering = false;
+
+  // ---- writer/ns.cpp: namespace, open files ----
+  std::unordered_map<nid_t, std::uint32_t> open_count;
+  /// The last name of `ino` went (unlink, rename over it): i_links 0; freed
+  /// now, or kept on the orphan list while open (f2fs_drop_nlink() then
+  /// f2fs_evict_inode() at the last iput).
+  Status drop_inode(nid_t ino);
+  /// At mount: frees the inodes of the checkpoint's orphan list, as
+  /// f2fs_recover_orphan_inodes() in fs/f2fs/checkpoint.c.
+  Status recover_orphans();
+  /// At unmount: every file is closed; open-unlinked inodes are freed.
+  Status release_all();
+
+  Impl(BlockDevice& d, const MountOptions& o)
+      : tagged(d), dev(tagged), iostat(dynamic_cast<IostatDevice*>(&d) ? &dynamic_cast<IostatDevice*>(&d)->stats() : nullptr),
+        opts(o) {}
+
+  /// Errc::invalid_argument after unmount, Errc::read_only on a read-only
+  /// mount when `modify`; else ok. With `modify`, at the start of an
+  /// outermost call, takes a periodic checkpoint when one is due, then runs
+  /// balance_fs() (GC when free sections run low, as f2fs_balance_fs()).
+  Status usable(bool modify);
+
+  // writer/mount.cpp
+  Status load();
+  Status checkpoint(bool umount);
+  Result<disk::block_t> alloc_block(std::uint8_t type);
+  void invalidate(disk::block_t addr);
+  void claim(disk::block_t addr, const meta::BlockUse& u);
+  Result<nid_t> alloc_nid();
+  Result<disk::Node*> node(nid_t nid);
+  disk::Node* new_node(nid_t nid, nid_t ino, std::uint32_t ofs, bool dir);
+  void mark_dirty(nid_t nid) { dirty[nid] = true; }
+  void free_node(nid_t nid);
+  std::uint64_t now() const;
+  bool ok() const { return !unmounted; }
+
+  // writer/file.cpp
+  std::uint32_t addrs_per_inode(const disk::Node& in) const;
+  std::uint32_t extra_words(const disk::Node& in) const;
+  std::uint32_t inline_offset(const disk::Node& in) const;
+  std::uint32_t max_inline(const disk::Node& in) const;
+  /// Address of file block `index` (0 for a hole); with `create`, the
+  /// nodes on the way are made and *dnode/*slot say where the pointer is.
+  Result<disk::block_t> map(nid_t ino, std::uint64_t index, bool create, nid_t* dnode = nullptr, std::uint32_t* slot = nullptr);
+  Status read_file_block(nid_t ino, std::uint64_t index, std::uint8_t* out);
+  /// Writes one 4 KiB block of a file to where place_data() says (the
+  /// device at once; the page cache calls this at writeback).
+  Status write_file_block(nid_t ino, std::uint64_t index, const std::uint8_t* data, std::uint8_t type,
+                          const wr::WriteContext& ctx = {});
+  /// The placement step of a block write: where place_data() puts block
+  /// `index` of `ino`; pointers, SIT, SSA and counters are updated as if
+  /// written. The caller writes the 4 KiB there.
+  Result<disk::block_t> place_file_block(nid_t ino, std::uint64_t index, std::uint8_t type,
+                                         const wr::WriteContext& ctx);
+  Status free_file_block(nid_t ino, std::uint64_t index);
+  Status truncate_blocks(nid_t ino, std::uint64_t from);
+  Status convert_inline_data(nid_t ino);
+  Status free_inode(nid_t ino);
+  std::uint8_t data_type(const disk::Node& in) const;
+  void touch(disk::Node& in);
+
+  // writer/dir.cpp
+  Result<nid_t> resolve(std::string_view path, nid_t* parent = nullptr, std::string* leaf = nullptr);
+  Result<nid_t> find_entry(nid_t dir, std::string_view name);
+  Status add_entry(nid_t dir, std::string_view name, nid_t ino, disk::FileType type);
+  Status remove_entry(nid_t dir, std::string_view name);
+  Result<bool> dir_empty(nid_t dir);
+  Result<std::vector<std::pair<std::string, nid_t>>> entries(nid_t dir);
+  Result<nid_t> make_inode(nid_t parent, std::string_view name, std::uint16_t mode);
+
+  // writer/cache.cpp
+  /// Stages a whole 4 KiB block of file `ino` as dirty (writes back when
+  /// the cache is over opts.cache_bytes).
+  Status cache_write(nid_t ino, std::uint64_t index, const std::uint8_t* block, std::uint8_t type);
+  /// Copies a cached block to `out`; false when not cached.
+  bool cache_read(nid_t ino, std::uint64_t index, std::uint8_t* out);
+  /// Writes back the dirty pages of `ino` (0: of every file).
+  Status writeback(nid_t ino, const wr::WriteContext& ctx);
+  /// Drops cached pages of `ino` in [from, to) (truncate, punch, unlink).
+  void cache_drop(nid_t ino, std::uint64_t from, std::uint64_t to = ~std::uint64_t{0});
+  /// Dirty pages of `ino` in the cache; 0: of every file.
+  std::uint64_t dirty_pages(nid_t ino) const;
+  /// Takes a checkpoint when opts.checkpoint_interval_s has passed.
+  Status maybe_periodic_checkpoint();
+
+  // writer/ipu.cpp
+  /// Where block `index` of `ino`, now at `old` (kNullAddr/kNewAddr: not
+  /// yet written), goes: `old` itself (in place) or a new block of log
+  /// `type`; *why says which rule decided.
+  Result<disk::block_t> place_data(nid_t ino, std::uint64_t index, disk::block_t old, std::uint8_t type,
+                                   const wr::WriteContext& ctx, IpuReason* why);
+  void resolve_ipu_defaults();
+  /// utilization() in fs/f2fs/segment.h: valid blocks (data, nodes,
+  /// reserved) x 100 / user_block_count.
+  std::uint32_t utilization() const;
+  /// The placement inputs of inode `ino` for a write of `ctx` (ssr and util
+  /// filled only when the policy reads them).
+  Result<IpuWrite> ipu_write(nid_t ino, disk::block_t old, const wr::WriteContext& ctx);
+  /// The space the rules read: user and valid blocks (reserved and new
+  /// nodes counted, as valid_user_blocks()), sections.
+  SpaceState ipu_space() const;
+
+  // writer/gc.cpp
+  /// Foreground GC until `sections` more sections are free (or no victim).
+  Result<std::uint32_t> gc_foreground(std::uint32_t sections);
+
+  // writer/fsync.cpp
+  Status fsync_file(nid_t ino, bool datasync);
+  /// At mount: rolls fsynced node chains forward (opts.recovery).
+  Status recover_fsync();
+};
+
+/// Takes the handle's lock for the rest of the scope.
+#define F2FS_WRITER_LOCK(impl)                                             \
+  std::lock_guard<std::recursive_mutex> f2fs_writer_lock_((impl)->mu); \
+  ::f2fscore::wr::DepthGuard f2fs_writer_depth_((impl)->call_depth)
+
+}  // namespace f2fscore

@@ -356,7 +356,7 @@ class CasefoldImage : public ::testing::Test {
 
   std::unique_ptr<Volume> open() {
     auto v = Volume::open(*dev_);
-    EXPECT_TRUE(v) << v.error().to_string();
+    EXPECT_OK(v);
     return v ? std::move(*v) : nullptr;
   }
 
@@ -395,7 +395,7 @@ class CasefoldImage : public ::testing::Test {
     for (const auto& q : want) {
       if (!dirs.count(q.dir)) {
         auto d = v->resolve("/" + q.dir);
-        ASSERT_TRUE(d) << d.error().to_string();
+        ASSERT_OK(d);
         dirs.emplace(q.dir, *d);
       }
       EXPECT_EQ(our_result(*v, dirs.at(q.dir), q.name), q.result) << "/" << q.dir << "/ " << hex(q.name);
@@ -417,10 +417,10 @@ TEST_F(CasefoldImage, StoredHashesAreOurs) {
   int names = 0;
   for (const char* path : {"/d", "/s", "/big"}) {
     auto d = v->resolve(path);
-    ASSERT_TRUE(d) << d.error().to_string();
+    ASSERT_OK(d);
     EXPECT_TRUE(d->is_casefolded()) << path;
     auto es = v->read_dir(*d);
-    ASSERT_TRUE(es) << es.error().to_string();
+    ASSERT_OK(es);
     for (const auto& e : *es) {
       if (e.name == "." || e.name == "..") continue;
       EXPECT_EQ(dentry_hash_casefold(e.name, 0), e.hash) << path << "/ " << hex(e.name);
@@ -492,7 +492,7 @@ TEST_F(CasefoldImage, StaleHashesAreFoundByTheLinearFallback) {
   auto s2 = v2->resolve("/s");
   ASSERT_TRUE(s2);
   auto found = v2->lookup(*s2, "alpha");
-  ASSERT_TRUE(found) << found.error().to_string();
+  ASSERT_OK(found);
   EXPECT_EQ(found->ino, alpha->ino);
   EXPECT_EQ(found->hash, 0x12345678u);
 }

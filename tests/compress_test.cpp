@@ -663,7 +663,7 @@ class LinuxCompressed : public ::testing::Test {
     if (!dev_) GTEST_SKIP() << "zstd is not available to unpack the fixture";
     ASSERT_GE(files_->size(), 50u);
     auto v = Volume::open(*dev_);
-    ASSERT_TRUE(v) << v.error().to_string();
+    ASSERT_OK(v);
     vol_ = std::move(*v);
   }
 
@@ -705,7 +705,7 @@ TEST_F(LinuxCompressed, EveryFileReadsBackAsLinuxWroteIt) {
   for (const auto& f : *files_) {
     SCOPED_TRACE(f.path + ": " + f.steps);
     auto in = vol_->resolve("/" + f.path);
-    ASSERT_TRUE(in) << in.error().to_string();
+    ASSERT_OK(in);
     ASSERT_TRUE(in->is_compressed());
     const auto& x = in->raw.i.extra;
     EXPECT_EQ(x.i_compress_algorithm, f.mount.algorithm);
@@ -767,7 +767,7 @@ TEST_F(LinuxCompressed, EveryFileReadsBackAsLinuxWroteIt) {
       EXPECT_NE(n.error().message.find("is not built into"), std::string::npos) << n.error().message;
       continue;
     }
-    ASSERT_TRUE(n) << n.error().to_string();
+    ASSERT_OK(n);
     ASSERT_EQ(*n, f.content.size());
     got.resize(*n);
     ASSERT_TRUE(got == f.content) << "first difference at byte "
@@ -776,7 +776,7 @@ TEST_F(LinuxCompressed, EveryFileReadsBackAsLinuxWroteIt) {
     for (std::size_t off = 1234; off < f.content.size(); off += step) {
       Bytes piece(5003);
       auto m = vol_->read(*in, off, piece);
-      ASSERT_TRUE(m) << m.error().to_string();
+      ASSERT_OK(m);
       ASSERT_EQ(*m, std::min<std::size_t>(piece.size(), f.content.size() - off));
       ASSERT_TRUE(std::equal(piece.begin(), piece.begin() + static_cast<std::ptrdiff_t>(*m),
                              f.content.begin() + static_cast<std::ptrdiff_t>(off)))
@@ -794,7 +794,7 @@ TEST_F(LinuxCompressed, LzoRleClustersUseZeroRuns) {
   // are long matches reaching far before the output: the decoder must be
   // taking them as runs.
   auto in = vol_->resolve("/lzo-rle/zeros");
-  ASSERT_TRUE(in) << in.error().to_string();
+  ASSERT_OK(in);
   Bytes blocks = compressed_cluster(*in, 0);
   ASSERT_FALSE(blocks.empty());
   Bytes cdata(blocks.begin() + 24, blocks.begin() + 24 + blocks[0] + (blocks[1] << 8));
@@ -823,7 +823,7 @@ TEST_F(LinuxCompressed, DamagedClustersAreNamedErrors) {
   for (const auto& k : cases) {
     SCOPED_TRACE(k.file);
     auto in = vol_->resolve(k.file);
-    ASSERT_TRUE(in) << in.error().to_string();
+    ASSERT_OK(in);
     auto head = vol_->map_block(*in, 0);
     ASSERT_TRUE(head);
     ASSERT_EQ(*head, kCompressAddr);

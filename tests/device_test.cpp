@@ -99,7 +99,7 @@ TEST(PosixDevice, RegularFile) {
   const auto path = tmp / "dev.img";
   f2fstest::make_sparse_file(path, 1 << 20);
   auto dev = open_posix_device(path.string(), {});
-  ASSERT_TRUE(dev) << dev.error().to_string();
+  ASSERT_OK(dev);
   EXPECT_EQ((*dev)->info().kind, DeviceKind::regular_file);
   EXPECT_EQ((*dev)->info().size_bytes, 1u << 20);
   exercise(**dev);

@@ -2,6 +2,8 @@
 // ones mkfs.f2fs 1.15 writes (measured, ../shared/F2FS-FACTS.md 2.3-2.4).
 #include <gtest/gtest.h>
 
+#include "support/assert_ok.hpp"
+
 #include <cstring>
 
 #include "f2fscore/checksum.hpp"
@@ -23,7 +25,7 @@ Result<MkfsPlan> plan(std::uint64_t bytes, MkfsOptions o = {}) {
 
 TEST(MkfsPlan, OneGibMatchesMkfsF2fs) {
   auto p = plan(GiB);
-  ASSERT_TRUE(p) << p.error().to_string();
+  ASSERT_OK(p);
   const auto& sb = p->sb;
   EXPECT_EQ(sb.segment0_blkaddr.get(), 512u);
   EXPECT_EQ(sb.sit_blkaddr.get(), 1536u);
@@ -56,7 +58,7 @@ TEST(MkfsPlan, SixtyFourGibMatchesMkfsF2fs) {
   MkfsOptions o;
   o.features = feature::extra_attr | feature::quota_ino | feature::project_quota | feature::lost_found;
   auto p = plan(64 * GiB, o);
-  ASSERT_TRUE(p) << p.error().to_string();
+  ASSERT_OK(p);
   EXPECT_EQ(p->sb.segment_count_sit.get(), 4u);
   EXPECT_EQ(p->sb.segment_count_nat.get(), 116u);
   EXPECT_EQ(p->sb.segment_count_ssa.get(), 64u);
@@ -120,7 +122,7 @@ TEST(MkfsFormat, ReproducibleWithFixedUuidAndTime) {
     MkfsTarget t{dev.get(), "mem"};
     o.random_seed = reinterpret_cast<std::uintptr_t>(dev.get());  // differs per run: must not matter
     auto r = format_volume(std::span<const MkfsTarget>(&t, 1), o);
-    ASSERT_TRUE(r) << r.error().to_string();
+    ASSERT_OK(r);
     img.resize(100 * MiB);
     ASSERT_TRUE(read_at(*dev, 0, img));
   }
@@ -151,7 +153,7 @@ TEST(MkfsFormat, TwoDeviceVolume) {
   MkfsOptions o;
   o.timestamp = 1;
   auto r = format_volume(t, o);
-  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_OK(r);
   const auto& sb = r->plan.sb;
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(sb.devs[1].path)), "/dev/second");
   EXPECT_EQ(sb.devs[0].total_segments.get(), 511u);

@@ -34,7 +34,7 @@ std::string octal(std::uint32_t v) {
 void walk(Volume& v, const InodeInfo& dir, const std::string& prefix, std::vector<std::string>& out, int depth = 0) {
   ASSERT_LT(depth, 64);
   auto entries = v.read_dir(dir);
-  ASSERT_TRUE(entries) << entries.error().to_string();
+  ASSERT_OK(entries);
   for (const auto& e : *entries) {
     if (e.name == "." || e.name == "..") continue;
     const std::string path = prefix.empty() ? e.name : prefix + "/" + e.name;
@@ -83,9 +83,9 @@ TEST(Reader, SharedImagesReadAsLinuxReadsThem) {
     ASSERT_TRUE(img);
     auto dev = f2fstest::load_image(*img);
     auto vol = Volume::open(*dev);
-    ASSERT_TRUE(vol) << vol.error().to_string();
+    ASSERT_OK(vol);
     auto root = (*vol)->read_inode((*vol)->superblock().root_ino.get());
-    ASSERT_TRUE(root) << root.error().to_string();
+    ASSERT_OK(root);
     std::vector<std::string> got;
     walk(**vol, *root, "", got);
     std::sort(got.begin(), got.end());
@@ -112,7 +112,7 @@ TEST(Reader, OpensOurMkfsVolume) {
   auto dev = fresh_volume(256ull << 20, feature::extra_attr | feature::inode_checksum | feature::lost_found |
                                              feature::quota_ino | feature::sb_checksum);
   auto vol = Volume::open(*dev);
-  ASSERT_TRUE(vol) << vol.error().to_string();
+  ASSERT_OK(vol);
   EXPECT_TRUE((*vol)->open_report().clean_unmount);
   EXPECT_EQ((*vol)->open_report().pending_fsync_nodes, 0u);
   EXPECT_TRUE((*vol)->nat_bits_valid());
@@ -121,7 +121,7 @@ TEST(Reader, OpensOurMkfsVolume) {
   EXPECT_TRUE(root->is_dir());
   EXPECT_EQ(root->links, 3u);
   auto lpf = (*vol)->resolve("/lost+found");
-  ASSERT_TRUE(lpf) << lpf.error().to_string();
+  ASSERT_OK(lpf);
   EXPECT_EQ(lpf->ino, 6u);  // after quota inodes 4 and 5
   EXPECT_EQ(lpf->mode & 0777, 0700);
   auto missing = (*vol)->resolve("/nope");
@@ -139,7 +139,7 @@ TEST(Reader, FallsBackToTheSecondSuperblock) {
   std::vector<std::uint8_t> junk(4096, 0x5A);
   ASSERT_TRUE(write_at(*dev, 0, junk));
   auto vol = Volume::open(*dev);
-  ASSERT_TRUE(vol) << vol.error().to_string();
+  ASSERT_OK(vol);
   EXPECT_EQ((*vol)->open_report().superblock_copy, 1);
   ASSERT_FALSE((*vol)->open_report().warnings.empty());
   EXPECT_NE((*vol)->open_report().warnings[0].find("superblock #0"), std::string::npos);
@@ -175,7 +175,7 @@ TEST(Reader, BadCheckpointPackFallsBackToTheOther) {
   std::vector<std::uint8_t> junk(4096, 0x33);
   ASSERT_TRUE(write_at(*dev, 512ull * 4096, junk));
   auto vol = Volume::open(*dev);
-  ASSERT_TRUE(vol) << vol.error().to_string();
+  ASSERT_OK(vol);
   EXPECT_EQ((*vol)->open_report().checkpoint_pack, 1);
   // And both damaged: a clear error naming the checkpoint.
   ASSERT_TRUE(write_at(*dev, 1024ull * 4096, junk));
@@ -222,7 +222,7 @@ TEST(Reader, LenientOpenTrimsJournalCounts) {
   VolumeOpenOptions o;
   o.lenient_checkpoint = true;
   auto vol = Volume::open(*dev, o);
-  ASSERT_TRUE(vol) << vol.error().to_string();
+  ASSERT_OK(vol);
   EXPECT_EQ((*vol)->open_report().nat_journal_claimed, 200u);
   EXPECT_EQ((*vol)->open_report().sit_journal_claimed, 0u);
   EXPECT_FALSE((*vol)->open_report().next_free_nid_clamped);
@@ -232,7 +232,7 @@ TEST(Reader, LenientOpenTrimsJournalCounts) {
   }));
   // The volume still reads: the root and its NAT entry.
   auto root = (*vol)->resolve("/");
-  ASSERT_TRUE(root) << root.error().to_string();
+  ASSERT_OK(root);
   EXPECT_TRUE(root->is_dir());
 }
 
@@ -253,7 +253,7 @@ TEST(Reader, LenientOpenClampsNextFreeNid) {
   VolumeOpenOptions o;
   o.lenient_checkpoint = true;
   auto vol = Volume::open(*dev, o);
-  ASSERT_TRUE(vol) << vol.error().to_string();
+  ASSERT_OK(vol);
   EXPECT_TRUE((*vol)->open_report().next_free_nid_clamped);
   EXPECT_EQ((*vol)->open_report().raw_next_free_nid, 0xfffffff0u);
   EXPECT_EQ((*vol)->checkpoint().next_free_nid.get(), 4u);  // root_ino 3 + 1

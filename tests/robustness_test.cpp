@@ -391,15 +391,15 @@ TEST(Robustness, GoodImagesWalkCleanly) {
     const auto& ri = *t.rich;
     auto dev = t.img.to_device();
     auto vol = Volume::open(*dev);
-    ASSERT_TRUE(vol) << vol.error().to_string();
+    ASSERT_OK(vol);
     Volume& v = **vol;
     auto big = v.resolve("/big");
-    ASSERT_TRUE(big) << big.error().to_string();
+    ASSERT_OK(big);
     EXPECT_EQ(big->size, ri.big_size);
     std::vector<std::uint8_t> b(kBlockSize);
     for (std::uint64_t idx : {std::uint64_t{2}, std::uint64_t{big->addrs_per_inode + 1}, ri.big_size / kBlockSize - 3}) {
       auto n = v.read(*big, idx * kBlockSize, b);
-      ASSERT_TRUE(n) << n.error().to_string();
+      ASSERT_OK(n);
       EXPECT_TRUE(std::all_of(b.begin(), b.end(), [](std::uint8_t c) { return c == 0; })) << "hole at " << idx;
     }
     for (const auto& [idx, tag] : ri.big_data) {
@@ -421,7 +421,7 @@ TEST(Robustness, GoodImagesWalkCleanly) {
     auto xa = v.resolve("/xa");
     ASSERT_TRUE(xa);
     auto xs = v.xattrs(*xa);
-    ASSERT_TRUE(xs) << xs.error().to_string();
+    ASSERT_OK(xs);
     std::vector<std::string> names;
     for (const auto& x : *xs) names.push_back(x.full_name());
     EXPECT_EQ(names, (std::vector<std::string>{"user.inl", "user.a", "user.node", "trusted.t", "security.selinux",
@@ -430,14 +430,14 @@ TEST(Robustness, GoodImagesWalkCleanly) {
     auto dir = v.resolve("/dir");
     ASSERT_TRUE(dir);
     auto entries = v.read_dir(*dir);
-    ASSERT_TRUE(entries) << entries.error().to_string();
+    ASSERT_OK(entries);
     EXPECT_EQ(entries->size(), ri.dir_names.size() + 2);
     for (const auto& n : ri.dir_names) {
       auto e = v.lookup(*dir, n);
       EXPECT_TRUE(e) << n.substr(0, 20) << ": " << e.error().to_string();
     }
     auto y = v.resolve("/dir/inl/y");
-    ASSERT_TRUE(y) << y.error().to_string();
+    ASSERT_OK(y);
     EXPECT_EQ(y->ino, ri.fifo);
     auto chr = v.resolve("/chr");
     ASSERT_TRUE(chr);
@@ -445,11 +445,11 @@ TEST(Robustness, GoodImagesWalkCleanly) {
     for (nid_t ino : {ri.lz4, ri.zstd, ri.lzo, ri.lzo_rle}) {
       if (ino == 0) continue;
       auto in = v.read_inode(ino);
-      ASSERT_TRUE(in) << in.error().to_string();
+      ASSERT_OK(in);
       std::vector<std::uint8_t> data(8 * kBlockSize);
       auto n = v.read(*in, 0, data);
       if (!n && n.error().code == Errc::unsupported) continue;  // codec not built in
-      ASSERT_TRUE(n) << n.error().to_string();
+      ASSERT_OK(n);
       EXPECT_TRUE(std::all_of(data.begin(), data.begin() + 4 * kBlockSize, [](std::uint8_t c) { return c == 'A'; }))
           << "inode " << ino;
       EXPECT_EQ(data[4 * kBlockSize + 1], f2fstest::rich_pattern(104, 1));

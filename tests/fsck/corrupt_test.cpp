@@ -6,6 +6,8 @@
 // (support/rich_image.hpp) in memory.
 #include <gtest/gtest.h>
 
+#include "support/assert_ok.hpp"
+
 #include "f2fscore/checksum.hpp"
 #include "f2fscore/disk/checkpoint.hpp"
 #include "f2fscore/volume.hpp"
@@ -31,7 +33,7 @@ class CorruptTest : public ::testing::Test {
     r_ = rich;
     dev_ = rich->img.to_device();
     auto c = Corruptor::open(*dev_);
-    ASSERT_TRUE(c) << c.error().to_string();
+    ASSERT_OK(c);
     c_ = std::move(*c);
   }
   void apply(const std::string& e) {
@@ -40,7 +42,7 @@ class CorruptTest : public ::testing::Test {
   }
   std::unique_ptr<Volume> open_verified() {
     auto v = Volume::open(*dev_);  // inode checksums verified
-    EXPECT_TRUE(v) << v.error().to_string();
+    EXPECT_OK(v);
     return v ? std::move(*v) : nullptr;
   }
   const f2fstest::RichImage* r_ = nullptr;
@@ -65,7 +67,7 @@ TEST_F(CorruptTest, InodeEditsResealTheChecksumRawOnesBreakIt) {
     auto v = open_verified();
     ASSERT_TRUE(v);
     auto big = v->read_inode(r_->big);
-    ASSERT_TRUE(big) << big.error().to_string();
+    ASSERT_OK(big);
     EXPECT_EQ(big->links, 5u);
     EXPECT_EQ(v->read_inode(r_->small)->size, 103u);
   }
@@ -152,7 +154,7 @@ TEST_F(CorruptTest, DentriesInBlocksAndInline) {
   EXPECT_EQ(f05->ino, r_->big);
   EXPECT_FALSE(v->lookup(*dir, "f06"));
   auto inl = v->resolve("/dir/inl");
-  ASSERT_TRUE(inl) << inl.error().to_string();  // the inline edit kept its inode checksum
+  ASSERT_OK(inl);  // the inline edit kept its inode checksum
   auto ents = v->read_dir(*inl);
   ASSERT_TRUE(ents);
   bool z = false, x_bad = false;
@@ -171,7 +173,7 @@ TEST_F(CorruptTest, OrphanListAndFsyncChain) {
   auto v = open_verified();
   ASSERT_TRUE(v);
   auto o = v->orphans();
-  ASSERT_TRUE(o) << o.error().to_string();
+  ASSERT_OK(o);
   EXPECT_EQ(*o, (std::vector<disk::nid_t>{r_->big, r_->dir}));
   EXPECT_EQ(v->open_report().pending_fsync_nodes, 1u);
   bool loop = false;
@@ -186,9 +188,9 @@ TEST_F(CorruptTest, XattrEntryStraddlingInlineAndNode) {
   auto v = open_verified();
   ASSERT_TRUE(v);
   auto in = v->read_inode(r_->xa);
-  ASSERT_TRUE(in) << in.error().to_string();
+  ASSERT_OK(in);
   auto x = v->xattrs(*in);
-  ASSERT_TRUE(x) << x.error().to_string();
+  ASSERT_OK(x);
   ASSERT_GE(x->size(), 2u);
   EXPECT_EQ((*x)[1].value.size(), 141u);
   EXPECT_EQ((*x)[2].name, "node");

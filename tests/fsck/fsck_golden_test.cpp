@@ -704,9 +704,9 @@ TEST_P(GoldenCase, TwoPass) {
   {
     f2fscore::OpenOptions oo;
     auto dev = f2fscore::open_posix_device(img.string(), oo);
-    ASSERT_TRUE(dev) << dev.error().to_string();
+    ASSERT_OK(dev);
     auto L = Corruptor::open(**dev);
-    ASSERT_TRUE(L) << L.error().to_string();
+    ASSERT_OK(L);
     spec = c.prepare(**L);
     for (const auto& e : spec.edits) {
       auto r = (*L)->apply(e);
@@ -777,7 +777,7 @@ TEST_P(GoldenCase, TwoPass) {
     f2fscore::OpenOptions oo;
     oo.read_only = true;
     auto dev = f2fscore::open_posix_device(img.string(), oo);
-    ASSERT_TRUE(dev) << dev.error().to_string();
+    ASSERT_OK(dev);
     f2fscore::fsck::Options o;
     o.mode = f2fscore::fsck::Mode::check_only;
     o.force = true;
@@ -821,7 +821,7 @@ TEST_P(GoldenCase, TwoPass) {
   {
     f2fscore::OpenOptions oo;
     auto dev = f2fscore::open_posix_device(img.string(), oo);
-    ASSERT_TRUE(dev) << dev.error().to_string();
+    ASSERT_OK(dev);
     f2fscore::fsck::Options o;
     o.mode = f2fscore::fsck::Mode::repair_all;
     o.force = true;

@@ -31,7 +31,7 @@ std::unique_ptr<BlockDevice> open_file(const std::string& path, Backend b, bool 
   oo.direct = direct;
   bo.backend = b;
   auto r = open_device(path, oo, bo);
-  EXPECT_TRUE(r) << r.error().to_string();
+  EXPECT_OK(r);
   if (!r) return nullptr;
   EXPECT_EQ(r->backend, b);
   return std::move(r->device);
@@ -73,7 +73,7 @@ TEST_P(BothBackends, WriteZeroesFallbackUnderODirect) {
   ASSERT_TRUE(flush(*dev));
   const std::uint64_t before = blocks_of(path);
   auto z = write_zeroes(*dev, 4096, len);
-  ASSERT_TRUE(z) << z.error().to_string();
+  ASSERT_OK(z);
   ASSERT_TRUE(read_at(*dev, 0, {back.data(), back.size}));
   EXPECT_EQ(std::memcmp(back.data(), src.data(), 4096), 0) << "the block before is kept";
   EXPECT_TRUE(std::all_of(back.data() + 4096, back.data() + 4096 + len, [](auto b) { return b == 0; }));

@@ -1,6 +1,8 @@
 // run_io_job(): the fio-like job behind f2fscore-io, and its histogram.
 #include <gtest/gtest.h>
 
+#include "support/assert_ok.hpp"
+
 #include "f2fscore/fault_device.hpp"
 #include "f2fscore/drivers/io_job.hpp"
 #include "f2fscore/iostat.hpp"
@@ -41,7 +43,7 @@ TEST(IoJob, OnePassCoversTheRegionExactly) {
     stats.set_enabled(false);
     stats.set_enabled(true);
     auto r = run_io_job(dev, job);
-    ASSERT_TRUE(r) << r.error().to_string();
+    ASSERT_OK(r);
     EXPECT_EQ(r->ios, 128u) << io_pattern_name(p);
     EXPECT_EQ(r->bytes, 1u << 20);
     EXPECT_EQ(r->latency.count(), 128u);

@@ -37,7 +37,7 @@ std::unique_ptr<BlockDevice> open_or_fail(const std::string& path, Backend b, bo
   oo.read_only = ro;
   bo.backend = b;
   auto r = open_device(path, oo, bo);
-  EXPECT_TRUE(r) << r.error().to_string();
+  EXPECT_OK(r);
   if (!r) return nullptr;
   if (b != Backend::automatic) EXPECT_EQ(r->backend, b);
   return std::move(r->device);
@@ -270,7 +270,7 @@ TEST(Pipeline, FileSystemRefusingODirect) {
     bo.buffered_if_direct_refused = true;
     if (b == Backend::uring && !uring_compiled()) continue;
     r = open_device(path, oo, bo);
-    ASSERT_TRUE(r) << r.error().to_string();
+    ASSERT_OK(r);
     EXPECT_FALSE(r->device->info().direct);
     EXPECT_NE(r->note.find("O_DIRECT"), std::string::npos);
     exercise(*r->device, 8);
@@ -286,7 +286,7 @@ TEST(Pipeline, KernelRefusingIoUringInjected) {
   BackendOptions bo;
   bo.faults.refuse_uring = true;
   auto r = open_device(path, oo, bo);  // automatic: falls back
-  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_OK(r);
   EXPECT_EQ(r->backend, Backend::posix);
   EXPECT_NE(r->note.find("io_uring"), std::string::npos);
   EXPECT_NE(r->note.find("POSIX"), std::string::npos);
@@ -541,7 +541,7 @@ TEST(PipelineLoop, ReadOnlyBlockDeviceOpenedForWriting) {
     EXPECT_NE(r.error().to_string().find("read-only"), std::string::npos) << r.error().to_string();
     oo.read_only = true;
     r = open_device(loop.dev, oo, bo);
-    ASSERT_TRUE(r) << r.error().to_string();
+    ASSERT_OK(r);
     AlignedBuf buf(4096);
     EXPECT_TRUE(read_at(*r->device, 0, {buf.data(), 4096}));
   }

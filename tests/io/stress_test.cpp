@@ -95,7 +95,7 @@ TEST(IostatStress, ToggleThousandsOfTimesUnderLoad) {
   OpenOptions oo;
   oo.direct = true;
   auto opened = open_device(file.string(), oo, {});
-  ASSERT_TRUE(opened) << opened.error().to_string();
+  ASSERT_OK(opened);
   add(std::move(opened->device), 3);
 
   std::vector<std::thread> threads;

@@ -41,7 +41,7 @@ void identity_with_counts(BlockDevice& dev) {
   std::vector<std::uint8_t> bits_before;
   {
     auto v = Volume::open(dev);
-    ASSERT_TRUE(v) << v.error().to_string();
+    ASSERT_OK(v);
     before = (*v)->checkpoint();
     if ((*v)->nat_bits_valid()) bits_before = nat_bits_of(dev, **v);
   }
@@ -63,7 +63,7 @@ void identity_with_counts(BlockDevice& dev) {
   auto plan = meta::plan_from_volume(**v);
   ASSERT_TRUE(plan);
   auto again = meta::rebuild(dev, **v, *plan);
-  ASSERT_TRUE(again) << again.error().to_string();
+  ASSERT_OK(again);
   EXPECT_EQ(again->nat_blocks_written, 0u);
   EXPECT_EQ(again->sit_blocks_written, 0u);
   EXPECT_EQ(again->ssa_blocks_written, 0u);
@@ -226,7 +226,7 @@ TEST(MetaRebuild, BusyCursegMoves) {
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, Errc::invalid_argument);
   auto r = meta::rebuild(*dev, **v, *plan);
-  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_OK(r);
   EXPECT_EQ(r->cursegs_moved, 1u);
   auto v2 = Volume::open(*dev);
   ASSERT_TRUE(v2);
@@ -478,7 +478,7 @@ void crash_at_every_write(BlockDevice& base) {
     dev.power_cut();
     dev.set_plan({});
     auto v = Volume::open(dev);
-    ASSERT_TRUE(v) << v.error().to_string();
+    ASSERT_OK(v);
     const auto got = (*v)->open_report().checkpoint_ver;
     EXPECT_TRUE(got == ver || got == ver + 1) << got;
     (got == ver ? saw_old : saw_new)++;
@@ -601,14 +601,14 @@ TEST(MetaRebuild, LenientVolumeJournalCountAndNextFreeNid) {
     VolumeOpenOptions o;
     o.lenient_checkpoint = true;
     auto v = Volume::open(*dev, o);
-    ASSERT_TRUE(v) << v.error().to_string();
+    ASSERT_OK(v);
     auto plan = meta::plan_from_volume(**v);
-    ASSERT_TRUE(plan) << plan.error().to_string();
+    ASSERT_OK(plan);
     auto r = meta::rebuild(*dev, **v, *plan);
-    ASSERT_TRUE(r) << r.error().to_string();
+    ASSERT_OK(r);
   }
   auto v = Volume::open(*dev);
-  ASSERT_TRUE(v) << v.error().to_string();
+  ASSERT_OK(v);
   EXPECT_EQ((*v)->checkpoint().next_free_nid.get(), 7u);
   EXPECT_TRUE((*v)->open_report().warnings.empty());
   for (nid_t n : {3u, 4u, 5u, 6u}) EXPECT_TRUE((*v)->read_inode(n)) << "ino " << n;

@@ -225,20 +225,20 @@ inline void rebuild_and_check(BlockDevice& dev, IdentityResult* res = nullptr,
   RebuildStats st;
   {
     auto vol = Volume::open(dev);
-    ASSERT_TRUE(vol) << vol.error().to_string();
+    ASSERT_OK(vol);
     tree = before ? *before : tree_digest(**vol);
     old_ver = (*vol)->open_report().checkpoint_ver;
     old_pack = (*vol)->open_report().checkpoint_pack;
     auto plan = meta::plan_from_volume(**vol);
-    ASSERT_TRUE(plan) << plan.error().to_string();
+    ASSERT_OK(plan);
     if (edit) edit(*plan);
     auto r = meta::rebuild(dev, **vol, *plan);
-    ASSERT_TRUE(r) << r.error().to_string();
+    ASSERT_OK(r);
     st = *r;
     EXPECT_EQ(r->checkpoint_ver, old_ver + 1);
   }
   auto vol = Volume::open(dev);
-  ASSERT_TRUE(vol) << vol.error().to_string();
+  ASSERT_OK(vol);
   EXPECT_EQ((*vol)->open_report().checkpoint_pack, 1 - old_pack);
   EXPECT_EQ((*vol)->open_report().checkpoint_ver, old_ver + 1);
   for (const auto& w : (*vol)->open_report().warnings) EXPECT_EQ(w.find("checkpoint"), std::string::npos) << w;

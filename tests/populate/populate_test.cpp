@@ -230,7 +230,7 @@ void expect_same_tree(Volume& v, const fs::path& root, const std::string& target
     struct stat st {};
     ASSERT_EQ(::lstat(hp.c_str(), &st), 0);
     auto in = v.resolve(ip);
-    ASSERT_TRUE(in) << in.error().to_string();
+    ASSERT_OK(in);
     if (!is_root || co.root_attrs) {
       EXPECT_EQ(in->mode, static_cast<std::uint16_t>(st.st_mode)) << std::oct << in->mode << " vs " << st.st_mode;
       EXPECT_EQ(in->uid, co.owners ? st.st_uid : 0u);
@@ -251,7 +251,7 @@ void expect_same_tree(Volume& v, const fs::path& root, const std::string& target
       }
       // Xattrs: the same names and values.
       auto xs = v.xattrs(*in);
-      ASSERT_TRUE(xs) << xs.error().to_string();
+      ASSERT_OK(xs);
       std::map<std::string, std::string> got;
       for (const auto& x : *xs) got[x.full_name()] = x.value;
       EXPECT_EQ(got, host_xattrs(hp));
@@ -349,12 +349,12 @@ TEST_P(PopulateTree, ImageEqualsHostTreeAndIsClean) {
     auto dev = open_posix_device(img.string(), {});
     ASSERT_TRUE(dev);
     auto w = Writer::mount(**dev, {1700000500});
-    ASSERT_TRUE(w) << w.error().to_string();
+    ASSERT_OK(w);
     PopulateOptions po;
     po.preserve_owner = true;
     po.chunk_bytes = 1 * MiB;  // big.bin takes ten write() calls
     auto rep = populate(**w, src.string(), po);
-    ASSERT_TRUE(rep) << rep.error().to_string();
+    ASSERT_OK(rep);
     std::string probs;
     for (const auto& p : rep->problems) probs += p.to_string() + "\n";
     EXPECT_TRUE(rep->problems.empty()) << probs;
@@ -370,7 +370,7 @@ TEST_P(PopulateTree, ImageEqualsHostTreeAndIsClean) {
     auto dev = open_posix_device(img.string(), {true});
     ASSERT_TRUE(dev);
     auto v = Volume::open(**dev);
-    ASSERT_TRUE(v) << v.error().to_string();
+    ASSERT_OK(v);
     EXPECT_TRUE((*v)->open_report().clean_unmount);
     expect_same_tree(**v, src, "/", {&at0});
     // i_blocks of the sparse file: the inode, 26 data blocks (1 + 25) and
@@ -402,12 +402,12 @@ TEST(Populate, IntoTargetWithFixedTimeAndRootOwner) {
     auto dev = open_posix_device(img.string(), {});
     ASSERT_TRUE(dev);
     auto w = Writer::mount(**dev, {1700000500});
-    ASSERT_TRUE(w) << w.error().to_string();
+    ASSERT_OK(w);
     PopulateOptions po;
     po.target = "/sub/dir";  // created
     po.fixed_time = 1234567890;
     auto rep = populate(**w, src.string(), po);
-    ASSERT_TRUE(rep) << rep.error().to_string();
+    ASSERT_OK(rep);
     EXPECT_TRUE(rep->problems.empty()) << (rep->problems.empty() ? "" : rep->problems[0].to_string());
     // A target that is a file is refused.
     ASSERT_TRUE((*w)->create("/plain"));
@@ -585,9 +585,9 @@ TEST(SloadF2fsImage, WriterModifiesItAndFsckIsClean) {
     auto dev = open_posix_device(img.string(), {});
     ASSERT_TRUE(dev);
     auto w = Writer::mount(**dev, {1700000900});
-    ASSERT_TRUE(w) << w.error().to_string();
+    ASSERT_OK(w);
     auto big = (*w)->lookup("/dir/big.bin");
-    ASSERT_TRUE(big) << big.error().to_string();
+    ASSERT_OK(big);
     const std::string patch(10000, 'P');
     ASSERT_TRUE((*w)->write(*big, 4096 * 100 + 5, std::span<const std::uint8_t>(
                                                      reinterpret_cast<const std::uint8_t*>(patch.data()), patch.size())));
@@ -602,7 +602,7 @@ TEST(SloadF2fsImage, WriterModifiesItAndFsckIsClean) {
                                                                    data.size())));
     // And a populate on top of sload's tree.
     auto rep = populate(**w, (src / "dir").string(), {.target = "/copy"});
-    ASSERT_TRUE(rep) << rep.error().to_string();
+    ASSERT_OK(rep);
     ASSERT_TRUE((*w)->unmount());
   }
   {

@@ -69,7 +69,7 @@ TEST(Workload, SeqwriteCountsApplicationBytesExactly) {
   s.block_size = 1u << 20;
   s.period_ms = 100;
   auto r = run_workload(*m->w, s, &m->iostat);
-  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_OK(r);
   EXPECT_EQ(r->app_bytes_written, (8ull << 20) + 1000);
   EXPECT_EQ(r->latency[static_cast<std::size_t>(WorkloadOp::write)].count(), 9u);
   EXPECT_EQ(r->latency[static_cast<std::size_t>(WorkloadOp::create)].count(), 1u);
@@ -111,7 +111,7 @@ TEST(Workload, SmallfilesCreatesAndDeletesEveryFile) {
   s.files = 300;
   s.file_bytes = 100;
   auto r = run_workload(*m->w, s, &m->iostat);
-  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_OK(r);
   EXPECT_EQ(r->app_bytes_written, 30000u);
   EXPECT_EQ(r->iostat.bytes_of(IostatType::app_buffered_io), 30000u);
   EXPECT_EQ(r->latency[static_cast<std::size_t>(WorkloadOp::create)].count(), 300u);
@@ -137,7 +137,7 @@ TEST(Workload, ReadsCountApplicationReadBytes) {
   s.block_size = 4096;
   s.ops = 100;
   auto r = run_workload(*m->w, s, &m->iostat);
-  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_OK(r);
   EXPECT_EQ(r->app_bytes_read, 100u * 4096);
   EXPECT_EQ(r->iostat.bytes_of(IostatType::app_buffered_read_io), 100u * 4096);
   EXPECT_EQ(r->app_bytes_written, 0u);  // the file was written in the setup phase
@@ -154,7 +154,7 @@ TEST(Workload, DirectWritesAreApplicationDirectIo) {
   s.block_size = 64u << 10;
   s.direct = true;
   auto r = run_workload(*m->w, s, &m->iostat);
-  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_OK(r);
   EXPECT_EQ(r->iostat.bytes_of(IostatType::app_direct_io), 4ull << 20);
   EXPECT_EQ(r->iostat.bytes_of(IostatType::app_buffered_io), 0u);
   expect_clean(*m, "direct");
@@ -173,7 +173,7 @@ TEST(Workload, SqliteWalAndRollback) {
     s.wal_checkpoint_pages = 50;
     s.sync = SyncMode::fdatasync;
     auto r = run_workload(*m->w, s, &m->iostat);
-    ASSERT_TRUE(r) << r.error().to_string();
+    ASSERT_OK(r);
     const auto syncs = r->latency[static_cast<std::size_t>(WorkloadOp::fdatasync)].count();
     if (j == WorkloadSpec::Journal::wal) {
       // 180 frames of 4120 bytes; 3 WAL checkpoints (every 50 frames: at
@@ -200,7 +200,7 @@ TEST(Workload, FillReachesTheTarget) {
   s.file_size = 1ull << 20;
   s.fill_percent = 30;
   auto r = run_workload(*m->w, s, &m->iostat);
-  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_OK(r);
   EXPECT_GE(r->space_after.utilization(), 30u);
   EXPECT_LE(r->space_after.utilization(), 32u);  // stops at the first file past the target
   expect_clean(*m, "fill");

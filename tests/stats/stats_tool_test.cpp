@@ -61,12 +61,12 @@ void expect_clean(const fs::path& img) {
   OpenOptions oo;
   oo.read_only = true;
   auto d = open_posix_device(img.string(), oo);
-  ASSERT_TRUE(d) << d.error().to_string();
+  ASSERT_OK(d);
   fsck::Options fo;
   fo.mode = fsck::Mode::check_only;
   fo.force = true;
   auto rep = fsck::check(**d, fo);
-  ASSERT_TRUE(rep) << rep.error().to_string();
+  ASSERT_OK(rep);
   std::string found;
   for (const auto& p : rep->problems) found += p.to_string() + "\n";
   EXPECT_TRUE(rep->problems.empty()) << img << ": f2fscore fsck:\n" << found;

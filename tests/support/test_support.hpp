@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "f2fscore/device.hpp"
+#include "support/assert_ok.hpp"
 
 namespace f2fstest {
 

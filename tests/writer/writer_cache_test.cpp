@@ -109,7 +109,7 @@ TEST(WriterCache, DirtyPagesStayUntilWritebackAndCoalesce) {
   RecordingDevice dev(*mem);
   MountOptions mo = test_options();
   auto w = Writer::mount(dev, mo);
-  ASSERT_TRUE(w) << w.error().to_string();
+  ASSERT_OK(w);
   auto f = (*w)->create("/seq");
   ASSERT_TRUE(f);
   const std::string data = pattern(8u << 20, 1);  // 2048 blocks
@@ -255,7 +255,7 @@ TEST(WriterCache, DirectWrites) {
   dev.log.clear();
   const std::string d = pattern(4 * 4096, 8);
   auto r = (*w)->write(*f, 2 * 4096, bytes(d), direct);
-  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_OK(r);
   // On the device before write() returned, tagged as the application's
   // direct I/O, in one request (4 new consecutive blocks).
   EXPECT_EQ(dev.bytes(IoOp::write, kDirect), d.size());
@@ -487,7 +487,7 @@ TEST(WriterCache, SmallCheckpointUsesJournals) {
   check_files(*mem, files, "journals");
   // A remount reads the journals back (then changes more).
   auto w2 = Writer::mount(*mem, mo);
-  ASSERT_TRUE(w2) << w2.error().to_string();
+  ASSERT_OK(w2);
   auto f = (*w2)->lookup("/small2");
   ASSERT_TRUE(f);
   EXPECT_EQ(read_all(**w2, *f, 4096), files["/small2"]);

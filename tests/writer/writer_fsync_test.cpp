@@ -116,7 +116,7 @@ TEST(Fsync, ChainWhereRollForwardLooks) {
     cpver = (*v)->open_report().checkpoint_ver;
   }
   auto w = Writer::mount(*dev, {1700000200});
-  ASSERT_TRUE(w) << w.error().to_string();
+  ASSERT_OK(w);
   auto f0 = (*w)->lookup("/base/f0");
   ASSERT_TRUE(f0);
   const std::string more = pattern(5000, 77);
@@ -177,7 +177,7 @@ TEST(Fsync, ChainWhereRollForwardLooks) {
 
   // Roll-forward at mount brings the fsynced state back.
   auto w2 = Writer::mount(*dev, {1700000300});
-  ASSERT_TRUE(w2) << w2.error().to_string();
+  ASSERT_OK(w2);
   EXPECT_EQ((*w2)->stats().recovered_nodes, 3u);
   EXPECT_EQ((*w2)->stats().checkpoints, 1u) << "recovery ends with a checkpoint";
   ASSERT_TRUE((*w2)->unmount());
@@ -223,7 +223,7 @@ TEST(Fsync, ChainCrossesSegments) {
     main = (*v)->main_blkaddr();
   }
   auto r = long_chain(*dev, &m);
-  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_OK(r);
   // Walk the chain as find_fsync_dnodes() does.
   std::uint64_t addr = start, n = 0, jumps = 0;
   const std::uint64_t ver = read_node(*dev, start).footer.cp_ver.get();
@@ -249,7 +249,7 @@ TEST(Fsync, ChainCrossesSegments) {
     EXPECT_EQ((*v)->open_report().pending_fsync_nodes, 700u);
   }
   auto w = Writer::mount(*dev);
-  ASSERT_TRUE(w) << w.error().to_string();
+  ASSERT_OK(w);
   EXPECT_EQ((*w)->stats().recovered_nodes, 700u);
   ASSERT_TRUE((*w)->unmount());
   EXPECT_EQ(describe_diff(m, tree_of(*dev)), "");
@@ -269,7 +269,7 @@ TEST(Fsync, CheckpointWhereTheKernelWould) {
   mo.fixed_time = 1700000200;
   mo.ipu.ipu_policy = 0;
   auto w = Writer::mount(*dev, mo);
-  ASSERT_TRUE(w) << w.error().to_string();
+  ASSERT_OK(w);
   Writer& wr = **w;
   const auto& st = wr.stats();
   // A directory (CP_NON_REGULAR).
@@ -451,13 +451,13 @@ void power_cut_run(int fsck_every, CutResult* out, const fs::path& export_dir = 
     fp.drop_unflushed = true;
     FaultDevice dev(image.to_device(), fp);
     auto r = fsync_workload(dev, base, [&](const Model& m) { states.push_back(m); });
-    ASSERT_TRUE(r) << r.error().to_string();
+    ASSERT_OK(r);
     total = dev.counted();
     dev.power_cut();
     // The end state without a cut: the last durable state after recovery.
     dev.set_plan({});
     auto w = Writer::mount(dev);
-    ASSERT_TRUE(w) << w.error().to_string();
+    ASSERT_OK(w);
     EXPECT_GT((*w)->stats().recovered_nodes, 0u);
     w->reset();
     EXPECT_EQ(describe_diff(states.back(), tree_of(dev)), "") << "no cut";
@@ -481,7 +481,7 @@ void power_cut_run(int fsck_every, CutResult* out, const fs::path& export_dir = 
     std::uint64_t pending = 0;
     {
       auto v = Volume::open(dev);
-      ASSERT_TRUE(v) << v.error().to_string();
+      ASSERT_OK(v);
       pending = (*v)->open_report().pending_fsync_nodes;
     }
     out->with_chain += pending > 0;
@@ -490,7 +490,7 @@ void power_cut_run(int fsck_every, CutResult* out, const fs::path& export_dir = 
     std::optional<f2fstest::SparseImage> raw;
     if (candidate) raw = f2fstest::SparseImage::capture(dev);
     auto w = Writer::mount(dev);
-    ASSERT_TRUE(w) << w.error().to_string();
+    ASSERT_OK(w);
     out->recovered += (*w)->stats().recovered_nodes > 0;
     EXPECT_EQ((*w)->stats().recovered_nodes > 0, pending > 0);
     w->reset();
@@ -547,7 +547,7 @@ void random_fsync_run(std::uint32_t seed, int phases, int ops, RandomCounts* cou
     mo.fixed_time = 1700001000 + static_cast<std::uint64_t>(phase);
     mo.checkpoint_interval_s = 0;
     auto w = Writer::mount(*dev, mo);
-    ASSERT_TRUE(w) << w.error().to_string();
+    ASSERT_OK(w);
     Writer& wr = **w;
     Model cur = durable, cp = durable;
     std::map<std::string, ModelEntry> fsynced;
@@ -644,7 +644,7 @@ void random_fsync_run(std::uint32_t seed, int phases, int ops, RandomCounts* cou
       write_tree(durable, export_img.string() + ".tree");
     }
     auto w2 = Writer::mount(*dev);
-    ASSERT_TRUE(w2) << w2.error().to_string();
+    ASSERT_OK(w2);
     counts->chains += st.ipu.fsyncs + st.ipu.fdatasyncs - st.ipu.fsync_checkpoints;
     counts->checkpoints += st.ipu.fsync_checkpoints;
     counts->recovered += (*w2)->stats().recovered_nodes;
@@ -690,7 +690,7 @@ TEST(Fsync, PowerCutDuringRollForward) {
     fp.drop_unflushed = true;
     FaultDevice dev(image.to_device(), fp);
     auto w = Writer::mount(dev);
-    ASSERT_TRUE(w) << w.error().to_string();
+    ASSERT_OK(w);
     total = dev.counted();
   }
   ASSERT_GT(total, 3u);
@@ -705,7 +705,7 @@ TEST(Fsync, PowerCutDuringRollForward) {
     dev.power_cut();
     dev.set_plan({});
     auto w = Writer::mount(dev);
-    ASSERT_TRUE(w) << w.error().to_string();
+    ASSERT_OK(w);
     EXPECT_GT((*w)->stats().recovered_nodes, 0u);
     w->reset();
     EXPECT_EQ(describe_diff(states.back(), tree_of(dev)), "");
@@ -755,7 +755,7 @@ TEST(FsyncOracle, DISABLED_LongChainImage) {
   auto dev = base_image(&m);
   ASSERT_TRUE(dev);
   auto r = long_chain(*dev, &m);
-  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_OK(r);
   ASSERT_TRUE(save(*dev, out));
   write_tree(m, std::string(out) + ".tree");
 }
@@ -783,13 +783,13 @@ TEST(FsyncOracle, DISABLED_RecoverLinuxImage) {
   std::uint64_t pending = 0;
   {
     auto v = Volume::open(*dev);
-    ASSERT_TRUE(v) << v.error().to_string();
+    ASSERT_OK(v);
     pending = (*v)->open_report().pending_fsync_nodes;
     EXPECT_FALSE((*v)->open_report().clean_unmount);
   }
   EXPECT_GT(pending, 0u) << "Linux left no fsynced node chain";
   auto w = Writer::mount(*dev);
-  ASSERT_TRUE(w) << w.error().to_string();
+  ASSERT_OK(w);
   EXPECT_GT((*w)->stats().recovered_nodes, 0u);
   std::cout << "Linux's chain: " << pending << " fsync-marked nodes; we rolled forward " << (*w)->stats().recovered_nodes
             << " nodes\n";
@@ -808,7 +808,7 @@ TEST(FsyncOracle, DISABLED_RecoverLinuxImage) {
   }
   // Keep writing on the recovered volume, then unmount.
   auto f = (*w)->create("/after-recovery");
-  ASSERT_TRUE(f) << f.error().to_string();
+  ASSERT_OK(f);
   ASSERT_TRUE((*w)->write(*f, 0, bytes(pattern(10000, 99))));
   ASSERT_TRUE((*w)->unmount());
   check_clean(*dev, "Linux's power-cut image after our roll-forward and unmount");

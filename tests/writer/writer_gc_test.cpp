@@ -229,7 +229,7 @@ void fill_until_no_space(std::uint64_t volume_bytes, std::uint32_t segs_per_sec)
     ASSERT_TRUE(r) << "overwrite on a full volume: " << r.error().to_string();
     m["/fill0"].replace(4096, again.size(), again);
     auto u = (*w)->unmount();
-    ASSERT_TRUE(u) << u.error().to_string();
+    ASSERT_OK(u);
     EXPECT_GT((*w)->stats().gc.foreground_runs, 0u);
   }
   const Geometry g = geometry(*dev);
@@ -238,7 +238,7 @@ void fill_until_no_space(std::uint64_t volume_bytes, std::uint32_t segs_per_sec)
   check_image(*dev, m, "full volume");
   if (::testing::Test::HasFailure()) return;
   auto w = Writer::mount(*dev, opts(1700000200));
-  ASSERT_TRUE(w) << w.error().to_string();
+  ASSERT_OK(w);
   int removed = 0;
   for (auto it = m.begin(); it != m.end() && removed < 6;) {
     ASSERT_TRUE((*w)->unlink(it->first));
@@ -246,7 +246,7 @@ void fill_until_no_space(std::uint64_t volume_bytes, std::uint32_t segs_per_sec)
     ++removed;
   }
   auto ino = (*w)->create("/again");
-  ASSERT_TRUE(ino) << ino.error().to_string();
+  ASSERT_OK(ino);
   const std::string d = pattern(4242, 4u << 20);
   auto r = (*w)->write(*ino, 0, bytes(d));
   ASSERT_TRUE(r) << "after deleting: " << r.error().to_string();
@@ -359,7 +359,7 @@ void fill_and_churn(std::uint64_t volume_bytes, double churn_factor, std::uint32
   {
     if (mo.fixed_time) mo.fixed_time += 100;
     auto w = Writer::mount(*dev, mo);
-    ASSERT_TRUE(w) << w.error().to_string();
+    ASSERT_OK(w);
     std::mt19937 rng(seed + 2);
     for (int op = 0; op < 300; ++op) {
       std::vector<std::string> files;
@@ -444,7 +444,7 @@ TEST(WriterGc, ExplicitGcFreesSections) {
   ASSERT_TRUE((*w)->sync());
   const WriterStats before = (*w)->stats();
   auto r = (*w)->gc(2);
-  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_OK(r);
   EXPECT_EQ(*r, 2u);
   const WriterStats& st = (*w)->stats();
   EXPECT_EQ(st.gc.victims - before.gc.victims, 2u);
@@ -502,7 +502,7 @@ TEST(WriterGc, CostBenefitPrefersOlderSegments) {
     ASSERT_TRUE(a_last && b_last);
     v0->reset();
     auto r = (*w)->gc(1);
-    ASSERT_TRUE(r) << r.error().to_string();
+    ASSERT_OK(r);
     ASSERT_TRUE((*w)->unmount());
     auto v = Volume::open(*dev);
     ASSERT_TRUE(v);
@@ -599,7 +599,7 @@ TEST(WriterGc, PowerCutDuringGc) {
     FaultDevice dev(image.to_device(), fp);
     ver = (*Volume::open(dev))->open_report().checkpoint_ver;
     auto r = workload(dev);
-    ASSERT_TRUE(r) << r.error().to_string();
+    ASSERT_OK(r);
     total = dev.counted();
   }
   ASSERT_GT(total, 100u);
@@ -621,7 +621,7 @@ TEST(WriterGc, PowerCutDuringGc) {
     dev.power_cut();
     dev.set_plan({});
     auto v = Volume::open(dev);
-    ASSERT_TRUE(v) << v.error().to_string();
+    ASSERT_OK(v);
     const std::uint64_t got = (*v)->open_report().checkpoint_ver;
     ASSERT_TRUE(got >= ver && got <= ver + 2) << got;
     ++seen[got - ver];
@@ -631,7 +631,7 @@ TEST(WriterGc, PowerCutDuringGc) {
     // the writer mounts, its unmount writes a whole pack, and then every
     // checker finds the volume clean.
     auto w = Writer::mount(dev, opts());
-    ASSERT_TRUE(w) << w.error().to_string();
+    ASSERT_OK(w);
     ASSERT_TRUE((*w)->unmount());
     w->reset();
     if (n % 4 == 0 || n + 12 >= total) check_image(dev, m, "after a cut and a mount");

@@ -264,10 +264,10 @@ struct Scenario {
     mo.fixed_time = kTime;
     mo.ipu = ipu;
     auto m = Writer::mount(*dev, mo);
-    ASSERT_TRUE(m) << m.error().to_string();
+    ASSERT_OK(m);
     w = std::move(*m);
     auto i = w->create(path);
-    ASSERT_TRUE(i) << i.error().to_string();
+    ASSERT_OK(i);
     ino = *i;
     if (blocks) {
       auto d = pattern(blocks * 4096, 1);
@@ -277,14 +277,14 @@ struct Scenario {
   }
   block_t at(std::uint64_t index) {
     auto a = w->bmap(ino, index);
-    EXPECT_TRUE(a) << a.error().to_string();
+    EXPECT_OK(a);
     return a ? *a : 0;
   }
   std::uint64_t count(IpuReason r) const { return w->stats().ipu.count(r); }
   void overwrite(std::uint64_t index, std::uint8_t seed, std::uint64_t nblocks = 1) {
     auto d = pattern(nblocks * 4096, seed);
     auto r = w->write(ino, index * 4096, d);
-    ASSERT_TRUE(r) << r.error().to_string();
+    ASSERT_OK(r);
   }
   // Unmount, then the volume must be clean and hold `seed`'s data at `index`.
   void finish(std::uint64_t index, std::uint8_t seed, std::uint64_t nblocks = 1) {
@@ -352,7 +352,7 @@ TEST(WriterIpu, DefaultOfAVolumeOver16GiB) {
   MountOptions mo;
   mo.discard = false;
   auto w = Writer::mount(*dev, mo);
-  ASSERT_TRUE(w) << w.error().to_string();
+  ASSERT_OK(w);
   EXPECT_EQ((*w)->ipu_options().ipu_policy, 0x10u);
 }
 
@@ -607,7 +607,7 @@ TEST(WriterIpu, HonorOpuWriteLetsDefragmentMoveBlocks) {
       check_clean(*s.dev, "defragment refused");
       continue;
     }
-    ASSERT_TRUE(r) << r.error().to_string();
+    ASSERT_OK(r);
     EXPECT_EQ(*r, 2u * 4096);
     ASSERT_TRUE(s.w->sync());
     EXPECT_NE(s.at(0), a0);
@@ -763,7 +763,7 @@ TEST(WriterIpu, InPlaceDataOutsideTheCheckpointLeavesAConsistentVolume) {
   auto copy = clone(*s.dev);  // a power cut now
   {
     auto v = Volume::open(*copy);
-    ASSERT_TRUE(v) << v.error().to_string();
+    ASSERT_OK(v);
     auto in = (*v)->read_inode(s.ino);
     ASSERT_TRUE(in);
     std::vector<std::uint8_t> got(4096);
@@ -791,14 +791,14 @@ TEST(WriterIpuOracle, DISABLED_Bmap) {
   MountOptions mo;
   mo.read_only = true;
   auto w = Writer::mount(*dev, mo);
-  ASSERT_TRUE(w) << w.error().to_string();
+  ASSERT_OK(w);
   auto ino = (*w)->lookup(file);
-  ASSERT_TRUE(ino) << ino.error().to_string();
+  ASSERT_OK(ino);
   std::ofstream o(out);
   std::istringstream is(idx);
   for (std::uint64_t i; is >> i;) {
     auto a = (*w)->bmap(*ino, i);
-    ASSERT_TRUE(a) << a.error().to_string();
+    ASSERT_OK(a);
     o << i << " " << *a << "\n";
   }
 }
@@ -818,9 +818,9 @@ TEST(WriterIpuOracle, DISABLED_Run) {
   auto dev = f2fstest::load_image(img);
   ASSERT_TRUE(dev);
   auto w = Writer::mount(*dev);
-  ASSERT_TRUE(w) << w.error().to_string();
+  ASSERT_OK(w);
   auto ino = (*w)->lookup(file);
-  ASSERT_TRUE(ino) << ino.error().to_string();
+  ASSERT_OK(ino);
   std::ifstream pl(plan);
   std::ofstream o(out);
   std::string line;

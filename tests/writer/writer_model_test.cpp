@@ -299,7 +299,7 @@ class Runner {
   void adopt() {
     adopted_ = true;
     auto v = Volume::open(*dev_);
-    ASSERT_TRUE(v) << v.error().to_string();
+    ASSERT_OK(v);
     std::map<nid_t, int> ids;
     const nid_t root = (*v)->superblock().root_ino.get();
     std::function<void(nid_t, const std::string&)> walk = [&](nid_t ino, const std::string& path) {
@@ -912,7 +912,7 @@ TEST(WriterModelOracle, DISABLED_AfterLinux) {
   ASSERT_TRUE(dev);
   {
     auto v = Volume::open(*dev);
-    ASSERT_TRUE(v) << v.error().to_string();
+    ASSERT_OK(v);
     EXPECT_EQ(manifest_diff(read_text(theirs), manifest(**v)), "") << "our reader differs from Linux (- Linux, + ours)";
   }
   our_fsck_clean(*dev, "Linux's image");

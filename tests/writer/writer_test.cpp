@@ -47,11 +47,11 @@ TEST(Writer, CreateWriteReadUnmountReopen) {
   auto dev = our_mkfs(192ull << 20, kFeatures);
   ASSERT_TRUE(dev);
   auto w = Writer::mount(*dev, {1700000100});
-  ASSERT_TRUE(w) << w.error().to_string();
+  ASSERT_OK(w);
   auto d = (*w)->mkdir("/dir");
-  ASSERT_TRUE(d) << d.error().to_string();
+  ASSERT_OK(d);
   auto f = (*w)->create("/dir/file");
-  ASSERT_TRUE(f) << f.error().to_string();
+  ASSERT_OK(f);
   std::string data(3 * 4096 + 100, 'x');
   for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7);
   ASSERT_TRUE((*w)->write(*f, 0, bytes(data)));
@@ -325,9 +325,9 @@ TEST(WriterOracle, DISABLED_ReadLinuxFile) {
   std::ifstream in(want, std::ios::binary);
   const std::string expect((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto w = Writer::mount(*dev);
-  ASSERT_TRUE(w) << w.error().to_string();
+  ASSERT_OK(w);
   auto ino = (*w)->lookup("/linux/new");
-  ASSERT_TRUE(ino) << ino.error().to_string();
+  ASSERT_OK(ino);
   std::string got(expect.size() + 10, '\0');
   auto n = (*w)->read(*ino, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(got.data()), got.size()));
   ASSERT_TRUE(n);
@@ -335,11 +335,11 @@ TEST(WriterOracle, DISABLED_ReadLinuxFile) {
   EXPECT_EQ(got.size(), expect.size());
   EXPECT_TRUE(got == expect) << "Linux's file reads differently through the writer";
   auto f = (*w)->create("/linux/ours");
-  ASSERT_TRUE(f) << f.error().to_string();
+  ASSERT_OK(f);
   ASSERT_TRUE((*w)->write(*f, 0, bytes(expect)));
   // /linux/small: 100 bytes Linux kept inline; appending moves them to a block.
   auto small = (*w)->lookup("/linux/small");
-  ASSERT_TRUE(small) << small.error().to_string();
+  ASSERT_OK(small);
   std::string sm(100, '\0');
   auto sn = (*w)->read(*small, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(sm.data()), sm.size()));
   ASSERT_TRUE(sn);
@@ -402,7 +402,7 @@ TEST(Writer, InlineDataAndDentriesConvert) {
     old = content_of(**v, *in);
   }
   auto w = Writer::mount(*dev, {1700000100});
-  ASSERT_TRUE(w) << w.error().to_string();
+  ASSERT_OK(w);
   auto ino = (*w)->lookup(file);
   ASSERT_TRUE(ino);
   std::string add(9000, 'q');
@@ -486,13 +486,13 @@ TEST(Writer, FillUntilNoSpace) {
     const std::uint64_t user = (*v)->checkpoint().user_block_count.get() * kBlockSize;
     EXPECT_GT(total, user * 85 / 100) << "user bytes " << user;
     auto u = (*w)->unmount();
-    ASSERT_TRUE(u) << u.error().to_string();
+    ASSERT_OK(u);
   }
   // A failed write may have written some of its blocks (a partial write is
   // not undone): compare the sizes reported, not the contents of the last file.
   check_image(*dev, m, "full volume");
   auto w = Writer::mount(*dev, {1700000200});
-  ASSERT_TRUE(w) << w.error().to_string();
+  ASSERT_OK(w);
   for (int f = 0; f < 40; ++f) {
     const std::string p = "/fill" + std::to_string(f);
     if (!m.count(p)) break;
@@ -504,7 +504,7 @@ TEST(Writer, FillUntilNoSpace) {
   ASSERT_TRUE(ino);
   std::string d(16u << 20, 'A');
   auto r = (*w)->write(*ino, 0, bytes(d));
-  ASSERT_TRUE(r) << r.error().to_string();
+  ASSERT_OK(r);
   m["/again"] = {false, d};
   ASSERT_TRUE((*w)->unmount());
   check_image(*dev, m, "after freeing space");
@@ -526,7 +526,7 @@ TEST(WriterModel, MkfsF2fsImage) {
   fs::remove(img);
   ASSERT_TRUE(dev);
   auto w = Writer::mount(*dev, {1700000100});
-  ASSERT_TRUE(w) << w.error().to_string();
+  ASSERT_OK(w);
   Model m{{"", {true, ""}}};
   std::mt19937 rng(7);
   for (int i = 0; i < 50; ++i) {
@@ -647,7 +647,7 @@ TEST(Writer, PowerCutAtEveryWrite) {
     dev.power_cut();
     dev.set_plan({});
     auto v = Volume::open(dev);
-    ASSERT_TRUE(v) << v.error().to_string();
+    ASSERT_OK(v);
     const std::uint64_t got = (*v)->open_report().checkpoint_ver;
     ASSERT_TRUE(got >= ver && got <= ver + 2) << got;
     const Model& want = got == ver ? wl.a : got == ver + 1 ? wl.b : wl.c;

@@ -42,7 +42,7 @@ void run_threads(std::uint64_t cache_bytes, int threads, int ops) {
   mo.cache_bytes = cache_bytes;
   mo.checkpoint_interval_s = 1;  // periodic checkpoints race with the rest too
   auto wm = Writer::mount(*dev, mo);
-  ASSERT_TRUE(wm) << wm.error().to_string();
+  ASSERT_OK(wm);
   Writer& w = **wm;
   ASSERT_TRUE(w.mkdir("/shared"));
   auto shared = w.create("/shared/common");
@@ -163,7 +163,7 @@ void run_threads(std::uint64_t cache_bytes, int threads, int ops) {
   fo.mode = fsck::Mode::check_only;
   fo.force = true;
   auto rep = fsck::check(*dev, fo);
-  ASSERT_TRUE(rep) << rep.error().to_string();
+  ASSERT_OK(rep);
   std::string found;
   for (const auto& p : rep->problems) found += p.to_string() + "\n";
   EXPECT_TRUE(rep->problems.empty()) << found;

@@ -50,11 +50,22 @@ struct Error {
   std::string to_string() const;
 };
 
+/// A T or an Error; [[nodiscard]], so an ignored failure is a compile
+/// warning (an error in the library's build). Everything of
+/// tl::expected<T, Error> works on it; a tl::expected<T, Error> (the result
+/// of and_then(), map(), ...) converts to it.
 template <typename T>
-using Result = tl::expected<T, Error>;
+class [[nodiscard]] Result : public tl::expected<T, Error> {
+ public:
+  using Base = tl::expected<T, Error>;
+  using Base::Base;
+  Result() = default;
+  Result(const Base& b) : Base(b) {}
+  Result(Base&& b) : Base(std::move(b)) {}
+};
 
 /// Result of an operation that returns nothing on success.
-using Status = tl::expected<void, Error>;
+using Status = Result<void>;
 
 /// Builds the unexpected value for a Result.
 inline tl::unexpected<Error> make_error(Errc code, std::string message,

@@ -232,6 +232,13 @@ Status Writer::Impl::checkpoint(bool umount) {
     invalidate(nat[n].addr);
     nat[n].addr = *a;
     claim(*a, {*a, n, 0, 0, true});
+    // A checkpoint writes every node without the fsync and dentry marks
+    // (set_fsync_mark(page, 0), set_dentry_mark(page, 0) in
+    // f2fs_sync_node_pages(), fs/f2fs/node.c): the copy carries the old
+    // version until the pack commits, and a cut before that must leave no
+    // chain for roll-forward. A node read back from an fsync chain still
+    // has them.
+    nd.footer.flag.set(nd.footer.flag.get() & ~(node_flag::fsync | node_flag::dent));
     nd.footer.cp_ver.set(cp_ver_stamp);
     {
       // NEXT_FREE_BLKADDR after the allocation (fill_node_footer_blkaddr()).

@@ -312,6 +312,16 @@ Writer::Writer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Writer::~Writer() = default;
 
 Result<std::unique_ptr<Writer>> Writer::mount(BlockDevice& dev, const MountOptions& opts) {
+  {
+    const DeviceInfo& di = dev.info();
+    if (opts.refuse_in_use && !opts.read_only &&
+        (di.kind == DeviceKind::regular_file || di.kind == DeviceKind::block_device)) {
+      InUseCheck what;
+      what.exclusive = !di.exclusive;  // this process's own O_EXCL claim answers EBUSY
+      if (InUse u = check_in_use(di.name, what))
+        return make_error(Errc::busy, "writer: refusing to mount " + di.name + " read-write: " + u.detail);
+    }
+  }
   auto impl = std::make_unique<Impl>(dev, opts);
   F2FS_TRY(impl->load());
   // Orphans of the last session are freed (f2fs_recover_orphan_inodes();

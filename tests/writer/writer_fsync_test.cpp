@@ -532,7 +532,11 @@ TEST(Fsync, PowerCutAtEveryWrite) {
 // nothing for roll-forward from the previous checkpoint. `path` new (create,
 // fsync, sync, write 100 bytes, sync) or existing (/base/f0: an extending
 // write fsynced, sync, another extending write, sync), cut at every write.
-void stale_mark_run(const std::string& path, bool existing, std::uint32_t ipu_policy) {
+// `export_dir`: keep some raw cut images (before our recovery) with the
+// tree our recovery read, for Linux (fsync_stale_linux.sh): the first two
+// cuts during the last sync and the first with a chain to roll forward.
+void stale_mark_run(const std::string& path, bool existing, std::uint32_t ipu_policy,
+                    const fs::path& export_dir = {}) {
   Model base;
   auto basedev = base_image(&base);
   ASSERT_TRUE(basedev);
@@ -588,7 +592,7 @@ void stale_mark_run(const std::string& path, bool existing, std::uint32_t ipu_po
   }
   ASSERT_EQ(states.size(), 4u);
   ASSERT_GT(total, 10u);
-  int rolled = 0;
+  int rolled = 0, exported_sync = 0, exported_chain = 0;
   for (std::uint64_t n = 0; n <= total; ++n) {
     SCOPED_TRACE(path + ": cut at request " + std::to_string(n) + " of " + std::to_string(total));
     FaultPlan fp;
@@ -601,6 +605,20 @@ void stale_mark_run(const std::string& path, bool existing, std::uint32_t ipu_po
     EXPECT_EQ(static_cast<bool>(r), n >= total);
     dev.power_cut();
     dev.set_plan({});
+    std::uint64_t pending = 0;
+    {
+      auto v = Volume::open(dev);
+      ASSERT_TRUE(v) << v.error().to_string();
+      pending = (*v)->open_report().pending_fsync_nodes;
+    }
+    const bool in_last_sync = seen.size() == 2;
+    std::optional<f2fstest::SparseImage> raw;
+    const bool take_sync = !export_dir.empty() && in_last_sync && exported_sync < 2;
+    const bool take_chain = !export_dir.empty() && !take_sync && pending > 0 && exported_chain < 1;
+    if (take_sync || take_chain) {
+      raw = f2fstest::SparseImage::capture(dev);
+      ++(take_sync ? exported_sync : exported_chain);
+    }
     auto w = Writer::mount(dev);
     ASSERT_TRUE(w) << w.error().to_string();
     rolled += (*w)->stats().recovered_nodes > 0;
@@ -619,6 +637,15 @@ void stale_mark_run(const std::string& path, bool existing, std::uint32_t ipu_po
     // A cut during a checkpoint's pack leaves that pack torn: the one
     // finding allowed (the other pack is in use, as Linux picks it).
     writertest::our_fsck_clean(dev, "after a cut", true);
+#ifdef WRITER_WITH_FSCK
+    writertest::fsck_f2fs_clean(dev, "after a cut");
+#endif
+    if (raw) {
+      const std::string tag = (existing ? "stale-existing-cut" : "stale-new-cut") + std::to_string(n);
+      auto rd = raw->to_device();
+      ASSERT_TRUE(save(*rd, export_dir / (tag + ".img")));
+      write_tree(got, export_dir / (tag + ".tree"));
+    }
     if (::testing::Test::HasFailure()) return;
   }
   std::cout << path << ": " << total << " writes cut, rolled forward in " << rolled << "\n";
@@ -863,6 +890,16 @@ TEST(FsyncOracle, DISABLED_LongChainImage) {
 
 // Acceptance 4's Linux sample: raw cut images (not recovered by us) with
 // their expected trees, into FSYNC_CUTS.
+// The stale-mark sequences' raw cut images, for fsync_stale_linux.sh
+// (FSYNC_CUTS: the directory): Linux must read each as our recovery did.
+TEST(FsyncOracle, DISABLED_StaleMarkCutImages) {
+  const char* out = std::getenv("FSYNC_CUTS");
+  ASSERT_NE(out, nullptr) << "set FSYNC_CUTS";
+  fs::create_directories(out);
+  stale_mark_run("/base/n1", false, IpuOptions::kKernelDefault, out);
+  stale_mark_run("/base/f0", true, 0, out);
+}
+
 TEST(FsyncOracle, DISABLED_CutImages) {
   const char* out = std::getenv("FSYNC_CUTS");
   ASSERT_NE(out, nullptr) << "set FSYNC_CUTS";

@@ -533,8 +533,8 @@ TEST(Fsync, PowerCutAtEveryWrite) {
 // fsync, sync, write 100 bytes, sync) or existing (/base/f0: an extending
 // write fsynced, sync, another extending write, sync), cut at every write.
 // `export_dir`: keep some raw cut images (before our recovery) with the
-// tree our recovery read, for Linux (fsync_stale_linux.sh): the first two
-// cuts during the last sync and the first with a chain to roll forward.
+// tree our recovery read, for Linux (fsync_stale_linux.sh): two cuts during
+// the last sync's checkpoint and the first with a chain to roll forward.
 void stale_mark_run(const std::string& path, bool existing, std::uint32_t ipu_policy,
                     const fs::path& export_dir = {}) {
   Model base;
@@ -592,7 +592,7 @@ void stale_mark_run(const std::string& path, bool existing, std::uint32_t ipu_po
   }
   ASSERT_EQ(states.size(), 4u);
   ASSERT_GT(total, 10u);
-  int rolled = 0, exported_sync = 0, exported_chain = 0;
+  int rolled = 0, exported_chain = 0;
   for (std::uint64_t n = 0; n <= total; ++n) {
     SCOPED_TRACE(path + ": cut at request " + std::to_string(n) + " of " + std::to_string(total));
     FaultPlan fp;
@@ -613,11 +613,13 @@ void stale_mark_run(const std::string& path, bool existing, std::uint32_t ipu_po
     }
     const bool in_last_sync = seen.size() == 2;
     std::optional<f2fstest::SparseImage> raw;
-    const bool take_sync = !export_dir.empty() && in_last_sync && exported_sync < 2;
+    // In the last sync's checkpoint (its node, NAT/SIT, SSA and pack writes
+    // are the last few), where the stale marks were left.
+    const bool take_sync = !export_dir.empty() && in_last_sync && (n + 5 == total || n + 3 == total);
     const bool take_chain = !export_dir.empty() && !take_sync && pending > 0 && exported_chain < 1;
     if (take_sync || take_chain) {
       raw = f2fstest::SparseImage::capture(dev);
-      ++(take_sync ? exported_sync : exported_chain);
+      if (take_chain) ++exported_chain;
     }
     auto w = Writer::mount(dev);
     ASSERT_TRUE(w) << w.error().to_string();

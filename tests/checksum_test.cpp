@@ -48,6 +48,34 @@ TEST_F(MkfsFixture, SuperblockChecksumMatchesMkfs) {
   EXPECT_EQ(volume_label(walk_.sb), "fixture");
 }
 
+// An area boundary that disagrees names the wrong field, and "expected"
+// is the value mkfs.f2fs 1.15 wrote into that field (the fixture's).
+TEST_F(MkfsFixture, SuperblockBoundaryMessageNamesTheWrongField) {
+  auto message = [&](auto&& edit) {
+    SuperBlock sb = walk_.sb;
+    edit(sb);
+    sb.crc.set(superblock_checksum(sb));
+    auto st = validate_superblock(sb, dev_->info().size_bytes / 4096, 0);
+    return st ? std::string("accepted") : st.error().message;
+  };
+  const auto ssa_segs = walk_.sb.segment_count_ssa.get();
+  const auto main_blk = walk_.sb.main_blkaddr.get(), sit_blk = walk_.sb.sit_blkaddr.get();
+  const auto nat_segs = walk_.sb.segment_count_nat.get();
+  std::string m = message([](SuperBlock& sb) { sb.segment_count_ssa.set(sb.segment_count_ssa.get() + 7000); });
+  EXPECT_NE(m.find("segment_count_ssa is " + std::to_string(ssa_segs + 7000) + ", expected " +
+                   std::to_string(ssa_segs)), std::string::npos) << m;
+  EXPECT_EQ(m.find("main_blkaddr is"), std::string::npos) << m;  // main_blkaddr is right
+  m = message([](SuperBlock& sb) { sb.main_blkaddr.set(sb.main_blkaddr.get() - 512); });
+  EXPECT_NE(m.find("main_blkaddr is " + std::to_string(main_blk - 512) + ", expected " + std::to_string(main_blk)),
+            std::string::npos) << m;
+  m = message([](SuperBlock& sb) { sb.sit_blkaddr.set(sb.sit_blkaddr.get() + 512); });
+  EXPECT_NE(m.find("sit_blkaddr is " + std::to_string(sit_blk + 512) + ", expected " + std::to_string(sit_blk)),
+            std::string::npos) << m;
+  m = message([](SuperBlock& sb) { sb.segment_count_nat.set(sb.segment_count_nat.get() + 2); });
+  EXPECT_NE(m.find("segment_count_nat is " + std::to_string(nat_segs + 2) + ", expected " + std::to_string(nat_segs)),
+            std::string::npos) << m;
+}
+
 TEST_F(MkfsFixture, CheckpointChecksumMatchesMkfs) {
   const std::uint32_t ofs = load_le32(walk_.cp.data(), offsetof(Checkpoint, checksum_offset));
   EXPECT_EQ(ofs, kCpChecksumOffset);

@@ -4,10 +4,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <numeric>
 
 #include "f2fscore/device.hpp"
+#include "f2fscore/mkfs.hpp"
+#include "f2fscore/writer.hpp"
 #include "support/test_support.hpp"
 
 using namespace f2fscore;
@@ -162,4 +168,140 @@ TEST(PosixDevice, FileShrunkUnderneathGivesShortRead) {
   auto r = read_at(**dev, 0, b);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, Errc::short_io);
+}
+
+// ---- Devices in use (check_in_use(), io/in_use.cpp) ----
+
+namespace {
+
+namespace fs = std::filesystem;
+
+int sh(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()); }
+
+std::string sh_out(const std::string& cmd) {
+  std::string out;
+  if (FILE* f = ::popen(cmd.c_str(), "r")) {
+    char buf[256];
+    while (std::fgets(buf, sizeof buf, f) != nullptr) out += buf;
+    ::pclose(f);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+// A loop device over `file`, detached at destruction; empty without root
+// or loop devices.
+struct LoopDevice {
+  std::string dev;
+  explicit LoopDevice(const fs::path& file) {
+    if (::geteuid() == 0) dev = sh_out("losetup -f --show '" + file.string() + "' 2>/dev/null");
+  }
+  ~LoopDevice() {
+    if (!dev.empty()) sh("losetup -d " + dev);
+  }
+};
+
+std::unique_ptr<BlockDevice> f2fs_image(const fs::path& path) {
+  f2fstest::make_sparse_file(path, 64ull << 20);
+  auto dev = open_posix_device(path.string(), {});
+  if (!dev) return nullptr;
+  MkfsTarget t{dev->get(), path.string()};
+  MkfsOptions mo;
+  mo.timestamp = 1700000000;
+  if (!format_volume(std::span<const MkfsTarget>(&t, 1), mo)) return nullptr;
+  return std::move(*dev);
+}
+
+}  // namespace
+
+TEST(InUse, NothingHoldsAPlainFileOrAMissingPath) {
+  f2fstest::TempDir tmp;
+  const auto path = tmp / "plain.img";
+  ASSERT_TRUE(f2fs_image(path));
+  InUseCheck all;
+  all.other_file_system = true;
+  EXPECT_FALSE(check_in_use(path.string(), all)) << check_in_use(path.string(), all).detail;  // F2FS is ours
+  EXPECT_FALSE(check_in_use((tmp / "missing").string()));
+  // The memory device is never in use: the writer mounts it as always.
+  auto mem = make_memory_device(64ull << 20);
+  MkfsTarget t{mem.get(), "mem"};
+  MkfsOptions mo;
+  mo.timestamp = 1700000000;
+  ASSERT_TRUE(format_volume(std::span<const MkfsTarget>(&t, 1), mo));
+  auto w = Writer::mount(*mem, {1700000000});
+  ASSERT_TRUE(w) << w.error().to_string();
+  EXPECT_TRUE((*w)->unmount());
+}
+
+TEST(InUse, AnotherFileSystemOnlyWhenAsked) {
+  if (sh("command -v mkfs.ext4") != 0) GTEST_SKIP() << "mkfs.ext4 not installed";
+  f2fstest::TempDir tmp;
+  const auto path = tmp / "ext4.img";
+  f2fstest::make_sparse_file(path, 16ull << 20);
+  ASSERT_EQ(sh("mkfs.ext4 -q -F '" + path.string() + "'"), 0);
+  EXPECT_FALSE(check_in_use(path.string()));
+  InUseCheck what;
+  what.other_file_system = true;
+  const InUse u = check_in_use(path.string(), what);
+  EXPECT_EQ(u.kind, InUseKind::other_file_system);
+  EXPECT_NE(u.detail.find("ext"), std::string::npos) << u.detail;
+  // The open option for raw writes refuses it, and opens nothing.
+  OpenOptions oo;
+  oo.refuse_in_use = true;
+  oo.refuse_other_file_system = true;
+  auto d = open_posix_device(path.string(), oo);
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.error().code, Errc::busy);
+  EXPECT_NE(d.error().message.find("another kind"), std::string::npos) << d.error().message;
+}
+
+// An image behind a loop device that another open holds with O_EXCL (here
+// a descriptor of this process, as a program holding it would): in use for
+// check_in_use(), Writer::mount and open_device(refuse_in_use); the loop
+// device itself too, unless the caller holds the claim (exclusive=false).
+TEST(InUse, ImageBehindAHeldLoopDevice) {
+  f2fstest::TempDir tmp;
+  const auto path = tmp / "held.img";
+  auto img = f2fs_image(path);
+  ASSERT_TRUE(img);
+  LoopDevice loop(path);
+  if (loop.dev.empty()) GTEST_SKIP() << "needs root and a free loop device";
+  const int fd = ::open(loop.dev.c_str(), O_RDONLY | O_EXCL | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << loop.dev;
+  const InUse u = check_in_use(path.string());
+  EXPECT_EQ(u.kind, InUseKind::held_exclusively) << u.detail;
+  EXPECT_NE(u.detail.find("backs " + loop.dev), std::string::npos) << u.detail;
+  EXPECT_EQ(check_in_use(loop.dev).kind, InUseKind::held_exclusively);
+  InUseCheck ours;
+  ours.exclusive = false;
+  EXPECT_FALSE(check_in_use(loop.dev, ours));
+  {
+    auto w = Writer::mount(*img, {1700000000});
+    ASSERT_FALSE(w);
+    EXPECT_EQ(w.error().code, Errc::busy);
+    EXPECT_NE(w.error().message.find("held open exclusively"), std::string::npos) << w.error().message;
+  }
+  {
+    MountOptions ro;
+    ro.read_only = true;  // a read-only mount writes nothing: not checked
+    auto w = Writer::mount(*img, ro);
+    EXPECT_TRUE(w) << w.error().to_string();
+  }
+  {
+    MountOptions mo;
+    mo.fixed_time = 1700000000;
+    mo.refuse_in_use = false;  // an embedder that knows better
+    auto w = Writer::mount(*img, mo);
+    ASSERT_TRUE(w) << w.error().to_string();
+    EXPECT_TRUE((*w)->unmount());
+  }
+  OpenOptions oo;
+  oo.refuse_in_use = true;
+  auto d = open_posix_device(path.string(), oo);
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.error().code, Errc::busy);
+  ::close(fd);
+  EXPECT_FALSE(check_in_use(path.string()));
+  auto again = open_posix_device(path.string(), oo);
+  EXPECT_TRUE(again) << again.error().to_string();
 }

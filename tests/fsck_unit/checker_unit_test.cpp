@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "f2fscore/checksum.hpp"
@@ -109,6 +110,47 @@ TEST(FsckExitCode, FollowsE2fsck) {
   p.fixed = false;
   r.problems.push_back(p);
   EXPECT_EQ(r.exit_code(), 4);
+}
+
+// A cut during a checkpoint leaves the pack being written torn: its header
+// (a newer version, valid CRC) written, its closing block not. Linux and
+// fsck.f2fs use the other pack without a word (validate_checkpoint() in
+// fs/f2fs/checkpoint.c): reported, informational, check-only exits 0.
+TEST(FsckExitCode, TornCheckpointPackIsInformational) {
+  // A freshly formatted volume, checked clean, then torn by hand.
+  auto fresh = make_memory_device(64ull << 20);
+  MkfsTarget t{fresh.get(), "torn"};
+  MkfsOptions mo;
+  mo.features = kRich;
+  mo.timestamp = 1700000000;
+  ASSERT_TRUE(format_volume(std::span<const MkfsTarget>(&t, 1), mo));
+  {
+    auto clean = run(*fresh, fsck::Mode::check_only, true);
+    ASSERT_TRUE(clean.problems.empty()) << dump(clean);
+  }
+  auto img = SparseImage::capture(*fresh);
+  const auto* sb = reinterpret_cast<const SuperBlock*>(img.at(0) + kSuperOffset);
+  const std::uint64_t pack[2] = {sb->cp_blkaddr.get(), sb->cp_blkaddr.get() + kDefaultBlocksPerSeg};
+  auto ver = [&](int i) { return img.view<Checkpoint>(pack[i])->checkpoint_ver.get(); };
+  const int cur = ver(1) > ver(0) ? 1 : 0, other = 1 - cur;
+  const f2fstest::Block head = img.blocks.at(pack[cur]);
+  auto* h = img.view<Checkpoint>(pack[other]);
+  std::memcpy(h, head.data(), kBlockSize);
+  h->checkpoint_ver.set(ver(cur) + 1);
+  seal_checkpoint(reinterpret_cast<std::uint8_t*>(h));
+  auto dev = img.to_device();
+  auto r = run(*dev, fsck::Mode::check_only, true);
+  EXPECT_TRUE(has(r, fsck::Code::CP_PACK_BAD)) << dump(r);
+  EXPECT_EQ(r.problems.size(), 1u) << dump(r);
+  EXPECT_EQ(fsck::definition(fsck::Code::CP_PACK_BAD).severity, fsck::Severity::info);
+  EXPECT_EQ(r.exit_code(), 0) << dump(r);
+  EXPECT_FALSE(r.wrote);
+  // CP_FLAGS (the volume asks for a check) left unrepaired is still 4.
+  fsck::Report flags;
+  fsck::Problem p;
+  p.code = fsck::Code::CP_FLAGS;
+  flags.problems.push_back(p);
+  EXPECT_EQ(flags.exit_code(), 4);
 }
 
 TEST(FsckClean, RichImages) {

@@ -526,6 +526,136 @@ TEST(Fsync, PowerCutAtEveryWrite) {
   std::cout << "cuts " << r.cuts << ", with a chain " << r.with_chain << ", rolled forward " << r.recovered << "\n";
 }
 
+// The checkpoint after an fsync rewrites the fsynced node blocks: as the
+// kernel's f2fs_sync_node_pages() (fs/f2fs/node.c), a checkpoint writes them
+// with the fsync and dentry marks cleared, so that a cut during it leaves
+// nothing for roll-forward from the previous checkpoint. `path` new (create,
+// fsync, sync, write 100 bytes, sync) or existing (/base/f0: an extending
+// write fsynced, sync, another extending write, sync), cut at every write.
+// `export_dir`: keep some raw cut images (before our recovery) with the
+// tree our recovery read, for Linux (fsync_stale_linux.sh): two cuts during
+// the last sync's checkpoint and the first with a chain to roll forward.
+void stale_mark_run(const std::string& path, bool existing, std::uint32_t ipu_policy,
+                    const fs::path& export_dir = {}) {
+  Model base;
+  auto basedev = base_image(&base);
+  ASSERT_TRUE(basedev);
+  const auto image = f2fstest::SparseImage::capture(*basedev);
+  auto workload = [&](BlockDevice& dev, std::vector<Model>* states) -> Status {
+    MountOptions mo;
+    mo.fixed_time = 1700000300;
+    mo.checkpoint_interval_s = 0;
+    mo.ipu.ipu_policy = ipu_policy;
+    auto w = Writer::mount(dev, mo);
+    if (!w) return make_error(w.error());
+    Writer& wr = **w;
+    Model cur = base;
+    auto write = [&](nid_t ino, std::uint64_t off, const std::string& d) -> Status {
+      auto r = wr.write(ino, off, bytes(d));
+      if (!r) return make_error(r.error());
+      auto& s = cur[path].data;
+      if (s.size() < off + d.size()) s.resize(static_cast<std::size_t>(off + d.size()), '\0');
+      std::copy(d.begin(), d.end(), s.begin() + static_cast<std::ptrdiff_t>(off));
+      return {};
+    };
+    nid_t ino = 0;
+    if (existing) {
+      auto l = wr.lookup(path);
+      if (!l) return make_error(l.error());
+      ino = *l;
+      F2FS_TRY(write(ino, cur[path].data.size(), pattern(3000, 21)));
+    } else {
+      auto c = wr.create(path);
+      if (!c) return make_error(c.error());
+      ino = *c;
+      cur[path] = {false, ""};
+    }
+    F2FS_TRY(wr.fsync(ino));
+    if (states) states->push_back(cur);
+    F2FS_TRY(wr.sync());
+    if (states) states->push_back(cur);
+    F2FS_TRY(write(ino, existing ? cur[path].data.size() : 0, pattern(100, 22)));
+    F2FS_TRY(wr.sync());
+    if (states) states->push_back(cur);
+    return {};
+  };
+  std::vector<Model> states{base};
+  std::uint64_t total = 0;
+  {
+    FaultPlan fp;
+    fp.ops = io_op_bit(IoOp::write) | io_op_bit(IoOp::flush);
+    fp.drop_unflushed = true;
+    FaultDevice dev(image.to_device(), fp);
+    auto r = workload(dev, &states);
+    ASSERT_TRUE(r) << r.error().to_string();
+    total = dev.counted();
+  }
+  ASSERT_EQ(states.size(), 4u);
+  ASSERT_GT(total, 10u);
+  int rolled = 0, exported_chain = 0;
+  for (std::uint64_t n = 0; n <= total; ++n) {
+    SCOPED_TRACE(path + ": cut at request " + std::to_string(n) + " of " + std::to_string(total));
+    FaultPlan fp;
+    fp.ops = io_op_bit(IoOp::write) | io_op_bit(IoOp::flush);
+    fp.drop_unflushed = true;
+    fp.fail_after = n;
+    FaultDevice dev(image.to_device(), fp);
+    std::vector<Model> seen;
+    auto r = workload(dev, &seen);
+    EXPECT_EQ(static_cast<bool>(r), n >= total);
+    dev.power_cut();
+    dev.set_plan({});
+    std::uint64_t pending = 0;
+    {
+      auto v = Volume::open(dev);
+      ASSERT_TRUE(v) << v.error().to_string();
+      pending = (*v)->open_report().pending_fsync_nodes;
+    }
+    const bool in_last_sync = seen.size() == 2;
+    std::optional<f2fstest::SparseImage> raw;
+    // In the last sync's checkpoint (its node, NAT/SIT, SSA and pack writes
+    // are the last few), where the stale marks were left.
+    const bool take_sync = !export_dir.empty() && in_last_sync && (n + 5 == total || n + 3 == total);
+    const bool take_chain = !export_dir.empty() && !take_sync && pending > 0 && exported_chain < 1;
+    if (take_sync || take_chain) {
+      raw = f2fstest::SparseImage::capture(dev);
+      if (take_chain) ++exported_chain;
+    }
+    auto w = Writer::mount(dev);
+    ASSERT_TRUE(w) << w.error().to_string();
+    rolled += (*w)->stats().recovered_nodes > 0;
+    // No fsync after the first sync returned: nothing to roll forward from
+    // its checkpoint (the second write was never fsynced).
+    if (seen.size() >= 2) EXPECT_EQ((*w)->stats().recovered_nodes, 0u) << seen.size() << " calls returned";
+    w->reset();
+    // What a cut may leave: the state of the last call that returned, or of
+    // the one in flight; never the unsynced write replayed on its own.
+    const std::size_t done = seen.size();
+    const Model got = tree_of(dev);
+    const bool at_last = describe_diff(states[done], got).empty();
+    const bool at_next = done + 1 < states.size() && describe_diff(states[done + 1], got).empty();
+    EXPECT_TRUE(at_last || at_next) << done << " calls returned; against the last durable state:\n"
+                                    << describe_diff(states[done], got);
+    // A cut during a checkpoint's pack leaves that pack torn: the one
+    // finding allowed (the other pack is in use, as Linux picks it).
+    writertest::our_fsck_clean(dev, "after a cut", true);
+#ifdef WRITER_WITH_FSCK
+    writertest::fsck_f2fs_clean(dev, "after a cut");
+#endif
+    if (raw) {
+      const std::string tag = (existing ? "stale-existing-cut" : "stale-new-cut") + std::to_string(n);
+      auto rd = raw->to_device();
+      ASSERT_TRUE(save(*rd, export_dir / (tag + ".img")));
+      write_tree(got, export_dir / (tag + ".tree"));
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+  std::cout << path << ": " << total << " writes cut, rolled forward in " << rolled << "\n";
+}
+
+TEST(Fsync, CheckpointDropsStaleMarksNewFile) { stale_mark_run("/base/n1", false, IpuOptions::kKernelDefault); }
+TEST(Fsync, CheckpointDropsStaleMarksExistingFile) { stale_mark_run("/base/f0", true, 0); }
+
 // Seeded random workloads: creates, writes (some past the inode's pointers
 // and into indirect nodes), truncates, unlinks, mkdir/rmdir, fsync,
 // fdatasync and sync on random files; each phase stops without a checkpoint
@@ -762,6 +892,16 @@ TEST(FsyncOracle, DISABLED_LongChainImage) {
 
 // Acceptance 4's Linux sample: raw cut images (not recovered by us) with
 // their expected trees, into FSYNC_CUTS.
+// The stale-mark sequences' raw cut images, for fsync_stale_linux.sh
+// (FSYNC_CUTS: the directory): Linux must read each as our recovery did.
+TEST(FsyncOracle, DISABLED_StaleMarkCutImages) {
+  const char* out = std::getenv("FSYNC_CUTS");
+  ASSERT_NE(out, nullptr) << "set FSYNC_CUTS";
+  fs::create_directories(out);
+  stale_mark_run("/base/n1", false, IpuOptions::kKernelDefault, out);
+  stale_mark_run("/base/f0", true, 0, out);
+}
+
 TEST(FsyncOracle, DISABLED_CutImages) {
   const char* out = std::getenv("FSYNC_CUTS");
   ASSERT_NE(out, nullptr) << "set FSYNC_CUTS";

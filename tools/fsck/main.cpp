@@ -1,5 +1,5 @@
 // f2fscore-fsck: check (and repair) an F2FS volume. A thin front end: parse
-// options, refuse a mounted device, open it, call f2fscore::fsck::check(),
+// options, refuse a device in use for repairs, open it, call f2fscore::fsck::check(),
 // print one line per problem (or JSON) and exit with e2fsck's codes.
 // Never asks a question: the mode decides.
 #ifndef _FILE_OFFSET_BITS
@@ -28,46 +28,14 @@ constexpr int kExitClean = 0, kExitRepaired = 1, kExitLeft = 4, kExitOperational
 const char* kExitHelp =
     "Exit status (as e2fsck): 0 no problems; 1 problems found and all repaired; 4 problems left\n"
     "unrepaired (always with -n when any is found); 8 operational error (device missing, unreadable\n"
-    "or mounted, no usable superblock or checkpoint); 16 usage error (bad option).\n"
-    "Modes: -n checks only and opens the device read-only; -p/-a preen: on a volume unmounted\n"
+    "or, for -p/-a/-y, in use: mounted or held by another program; no usable superblock or\n"
+    "checkpoint); 16 usage error (bad option). An informational finding alone (a checkpoint pack\n"
+    "torn by a power cut, the other pack in use) exits 0.\n"
+    "Modes: -n checks only and opens the device read-only, mounted or not (with a warning);\n"
+    "-p/-a preen (on a read-only device or image: checks as -n): on a volume unmounted\n"
     "cleanly a fast check (every node's footer, inode checksums, NAT/SIT counts), then a full check\n"
     "if that finds anything, repairing only safe problems; -y repairs everything; -f forces the full\n"
     "check. Without -n, -p, -a or -y the default is -n. No question is ever asked.";
-
-std::string canonical(const std::string& p) {
-  char buf[PATH_MAX];
-  if (::realpath(p.c_str(), buf) != nullptr) return buf;
-  return p;
-}
-
-// Whether `path` (a device, or an image behind a loop device) is mounted.
-std::string mounted_as(const std::string& path) {
-#if defined(__linux__)
-  const std::string real = canonical(path);
-  struct stat st {};
-  if (::stat(real.c_str(), &st) != 0) return {};
-  std::vector<std::string> devices{real};
-  if (S_ISREG(st.st_mode)) {
-    for (int i = 0; i < 256; ++i) {
-      std::ifstream bf("/sys/block/loop" + std::to_string(i) + "/loop/backing_file");
-      std::string b;
-      if (bf && std::getline(bf, b) && canonical(b) == real) devices.push_back("/dev/loop" + std::to_string(i));
-    }
-  }
-  std::ifstream mounts("/proc/self/mounts");
-  std::string line;
-  while (std::getline(mounts, line)) {
-    std::istringstream is(line);
-    std::string dev, dir;
-    is >> dev >> dir;
-    for (const auto& d : devices)
-      if (canonical(dev) == d) return dev + " on " + dir;
-  }
-#else
-  (void)path;
-#endif
-  return {};
-}
 
 std::string json_str(std::string_view s) {
   std::string o = "\"";
@@ -145,15 +113,36 @@ int main(int argc, char** argv) {
   opts.force = force;
   opts.batch_blocks = batch;
   opts.queue_depth = depth;
-  const char* mode_name = opts.mode == fsck::Mode::check_only ? "check_only" : opts.mode == fsck::Mode::preen ? "preen" : "repair_all";
+  std::string mode_name = opts.mode == fsck::Mode::check_only ? "check_only" : opts.mode == fsck::Mode::preen ? "preen" : "repair_all";
 
-  if (auto m = mounted_as(device); !m.empty()) {
-    std::fprintf(stderr, "f2fscore-fsck: %s is mounted (%s); refusing to check it\n", device.c_str(), m.c_str());
-    return kExitOperational;
+  // A device in use (mounted, swap, an image behind a mounted or held loop
+  // device, held with O_EXCL): -n checks it read-only with a warning, as
+  // e2fsck -n does; a repair mode refuses it (exit 8).
+  const bool check_only = opts.mode == fsck::Mode::check_only;
+  if (check_only) {
+    if (InUse u = check_in_use(device))
+      std::fprintf(stderr, "f2fscore-fsck: warning: %s; checking it read-only (what is found may be in flux)\n",
+                   u.detail.c_str());
   }
   OpenOptions oo;
-  oo.read_only = opts.mode == fsck::Mode::check_only;
+  oo.read_only = check_only;
+  oo.refuse_in_use = !check_only;
   auto opened = open_device(device, oo);
+  if (!opened && opened.error().code == Errc::busy) {
+    std::fprintf(stderr, "f2fscore-fsck: %s; refusing to repair it (-n checks it read-only)\n",
+                 opened.error().message.c_str());
+    return kExitOperational;
+  }
+  if (!opened && opened.error().code == Errc::read_only && opts.mode == fsck::Mode::preen) {
+    // A write-protected device or an image without write permission: preen
+    // checks it read-only, as e2fsck falls back for -p.
+    std::fprintf(stderr, "f2fscore-fsck: %s is read-only: checking it without repairs (as -n)\n", device.c_str());
+    opts.mode = fsck::Mode::check_only;
+    mode_name = "check_only";
+    oo.read_only = true;
+    oo.refuse_in_use = false;
+    opened = open_device(device, oo);
+  }
   if (!opened) {
     std::fprintf(stderr, "f2fscore-fsck: %s: %s\n", device.c_str(), opened.error().message.c_str());
     return kExitOperational;
@@ -163,7 +152,7 @@ int main(int argc, char** argv) {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!r) {
     if (json)
-      std::printf("{\"device\":%s,\"mode\":\"%s\",\"error\":%s,\"exit_code\":%d}\n", json_str(device).c_str(), mode_name,
+      std::printf("{\"device\":%s,\"mode\":\"%s\",\"error\":%s,\"exit_code\":%d}\n", json_str(device).c_str(), mode_name.c_str(),
                   json_str(r.error().message).c_str(), kExitOperational);
     else
       std::fprintf(stderr, "f2fscore-fsck: %s: %s\n", device.c_str(), r.error().message.c_str());
@@ -203,7 +192,7 @@ int main(int argc, char** argv) {
     for (const auto& p : rep.problems) fixed += p.fixed ? 1 : 0;
     std::printf("%s: %s check (%s): %zu problem%s, %zu fixed; %llu inodes (%llu dirs, %llu files), %llu nodes, "
                 "%llu data blocks; %.3f s\n",
-                device.c_str(), rep.full_check ? "full" : "fast", mode_name, rep.problems.size(),
+                device.c_str(), rep.full_check ? "full" : "fast", mode_name.c_str(), rep.problems.size(),
                 rep.problems.size() == 1 ? "" : "s", fixed, static_cast<unsigned long long>(rep.stats.inodes),
                 static_cast<unsigned long long>(rep.stats.dirs), static_cast<unsigned long long>(rep.stats.files),
                 static_cast<unsigned long long>(rep.stats.nodes), static_cast<unsigned long long>(rep.stats.data_blocks),

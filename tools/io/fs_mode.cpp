@@ -157,8 +157,11 @@ int fs_main(int argc, char** argv) {
   else return usage("unknown backend '" + backend_s + "' (auto, io_uring, posix)");
   OpenOptions oo;
   oo.direct = !buffered;
+  oo.refuse_in_use = true;  // mounted, behind a mounted or held loop device, held with O_EXCL
   auto opened = open_device(target, oo, bo);
-  if (!opened) return fail(opened.error().to_string());
+  if (!opened)
+    return fail(opened.error().code == Errc::busy ? opened.error().message + "; refusing to write to it"
+                                                  : opened.error().to_string());
   Iostat stats;
   IostatDevice dev(std::move(opened->device), stats);
   auto w = Writer::mount(dev, mo);

@@ -25,8 +25,11 @@ const char* kFooter =
     "Without --runtime the job makes one pass over --size bytes; with it, it runs that long,\n"
     "wrapping around. iostat is off unless --iostat; the dump follows the run (the kernel's\n"
     "iostat_info layout, then the latency table in microseconds).\n"
-    "Exit status: 0 success; 1 failure (cannot open the target, O_DIRECT or io_uring refused\n"
-    "without a fallback, an I/O error during the run); 2 usage error (bad option or value).";
+    "Writes refuse a target in use (mounted, swap, an image behind a mounted or held loop device,\n"
+    "a block device held with O_EXCL) and, without --force, one holding another file system.\n"
+    "Exit status: 0 success; 1 failure (cannot open the target, the target refused for writes,\n"
+    "O_DIRECT or io_uring refused without a fallback, an I/O error during the run); 2 usage\n"
+    "error (bad option or value).";
 
 bool parse_size(const std::string& s, std::uint64_t& out) {
   if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) return false;
@@ -104,7 +107,7 @@ int main(int argc, char** argv) {
   unsigned iodepth = 1, period_ms = Iostat::kDefaultPeriodMs;
   double runtime = 0;
   bool buffered = false, direct = false, iostat_on = false, json = false, create = false, no_lat = false;
-  bool sync_writes = false, version = false;
+  bool sync_writes = false, version = false, force = false;
   std::uint64_t seed = 0;
   app.add_option("target", target, "File or block device")->required();
   app.add_option("--rw", rw, "read, write, randread or randwrite (default randread)");
@@ -120,6 +123,9 @@ int main(int argc, char** argv) {
   app.add_option("--iostat-period-ms", period_ms, "iostat_period_ms (100..8640000, default 3000)");
   app.add_flag("--sync", sync_writes, "Mark writes REQ_SYNC (iostat: sync instead of async write latency)");
   app.add_flag("--no-latency", no_lat, "Do not time each request");
+  app.add_flag("--force", force,
+               "Write over a file system of another kind (never over a device in use: mounted, or held by "
+               "another program)");
   app.add_flag("--create", create, "Create the file with --size bytes if it does not exist");
   app.add_option("--seed", seed, "Seed for random offsets");
   app.add_flag("--json", json, "Print one JSON object");
@@ -190,12 +196,26 @@ int main(int argc, char** argv) {
                              target.c_str());
   }
 
+  // Raw writes destroy whatever is there: a device or image in use is
+  // refused, and one holding a file system of another kind unless --force
+  // (said on stderr).
   OpenOptions oo;
   oo.read_only = !write;
   oo.direct = !buffered;
+  oo.refuse_in_use = write;
+  oo.refuse_other_file_system = write && !force;
+  if (write && force) {
+    InUseCheck what;
+    what.other_file_system = true;
+    if (InUse u = check_in_use(target, what); u.kind == InUseKind::other_file_system)
+      std::fprintf(stderr, "f2fscore-io: warning: %s; writing over it (--force)\n", u.detail.c_str());
+  }
   bo.queue_depth = std::max<std::uint32_t>(iodepth, 1);
   auto opened = open_device(target, oo, bo);
-  if (!opened) return fail(opened.error().to_string());
+  if (!opened)
+    return fail(opened.error().code == Errc::busy
+                    ? opened.error().message + (write ? "; refusing to write to it" : "")
+                    : opened.error().to_string());
   if (!opened->note.empty()) std::fprintf(stderr, "f2fscore-io: %s\n", opened->note.c_str());
 
   Iostat stats;

@@ -3,8 +3,7 @@
 // call f2fscore::format_volume(), print the result.
 //
 // 64-bit file offsets on 32-bit hosts: without this, stat() of an image
-// past 2 GiB fails on i686 (EOVERFLOW) and the mounted-target check is
-// skipped. Must precede every include.
+// past 2 GiB fails on i686 (EOVERFLOW). Must precede every include.
 #ifndef _FILE_OFFSET_BITS
 #define _FILE_OFFSET_BITS 64
 #endif
@@ -45,41 +44,6 @@ const char* kExitHelp =
     "Exit status: 0 success; 1 failure (device missing or read-only, too small, existing file\n"
     "system without -f, mounted device, I/O error; with --populate: a source directory that is\n"
     "missing or not a directory, no space left, an entry not copied); 2 usage error (bad option or value).";
-
-std::string canonical(const std::string& p) {
-  char buf[PATH_MAX];
-  if (::realpath(p.c_str(), buf) != nullptr) return buf;
-  return p;
-}
-
-// Whether `path` (a device, or an image behind a loop device) is mounted.
-std::string mounted_as(const std::string& path) {
-#if defined(__linux__)
-  const std::string real = canonical(path);
-  struct stat st {};
-  if (::stat(real.c_str(), &st) != 0) return {};
-  std::vector<std::string> devices{real};
-  if (S_ISREG(st.st_mode)) {  // loop devices backed by this file
-    for (int i = 0; i < 256; ++i) {
-      std::ifstream bf("/sys/block/loop" + std::to_string(i) + "/loop/backing_file");
-      std::string b;
-      if (bf && std::getline(bf, b) && canonical(b) == real) devices.push_back("/dev/loop" + std::to_string(i));
-    }
-  }
-  std::ifstream mounts("/proc/self/mounts");
-  std::string line;
-  while (std::getline(mounts, line)) {
-    std::istringstream is(line);
-    std::string dev, dir;
-    is >> dev >> dir;
-    for (const auto& d : devices)
-      if (canonical(dev) == d) return dev + " on " + dir;
-  }
-#else
-  (void)path;
-#endif
-  return {};
-}
 
 // What already lives on the target: a file system or partition table name.
 std::string existing_signature(const std::string& path, f2fscore::BlockDevice& dev) {
@@ -292,15 +256,17 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<f2fscore::BlockDevice>> devs;
   std::vector<f2fscore::MkfsTarget> targets;
   for (const auto& p : paths) {
-    if (auto m = mounted_as(p); !m.empty()) return fail(p + " is mounted (" + m + "); refusing to format it");
+    // In use (mounted, swap, an image behind a mounted or held loop device,
+    // a block device another program holds): refused whatever -f says.
     f2fscore::OpenOptions oo;
     oo.exclusive = true;
+    oo.refuse_in_use = true;
     auto d = f2fscore::open_posix_device(p, oo);
     if (!d) {
       const auto& e = d.error();
+      if (e.code == f2fscore::Errc::busy) return fail(e.message + "; refusing to format it");
       std::string why = e.code == f2fscore::Errc::not_found ? "no such file or device"
                         : e.code == f2fscore::Errc::read_only ? "not writable (read-only or permission denied)"
-                        : e.code == f2fscore::Errc::busy ? "in use (mounted or opened exclusively)"
                         : e.to_string();
       return fail("cannot open " + p + ": " + why);
     }

@@ -85,13 +85,18 @@ int main(int argc, char** argv) {
     return kExitFailure;
   };
 
+  // A device in use (mounted, an image behind a mounted or held loop
+  // device, held with O_EXCL by another program) is refused, unwritten.
   f2fscore::OpenOptions oo;
+  oo.refuse_in_use = true;
   f2fscore::BackendOptions bo;
   bo.backend = backend == "posix"      ? f2fscore::Backend::posix
                : backend == "io_uring" ? f2fscore::Backend::uring
                                        : f2fscore::Backend::automatic;
   auto opened = f2fscore::open_device(device, oo, bo);
-  if (!opened) return fail(device + ": " + opened.error().message);
+  if (!opened)
+    return fail(opened.error().code == f2fscore::Errc::busy ? opened.error().message + "; refusing to write to it"
+                                                            : device + ": " + opened.error().message);
   f2fscore::MountOptions mo;
   if (timestamp >= 0) mo.fixed_time = static_cast<std::uint64_t>(timestamp);
   mo.cache_bytes = cache_mib << 20;

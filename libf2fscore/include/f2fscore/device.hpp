@@ -84,6 +84,8 @@ struct DeviceInfo {
   /// write_zeroes is done without writing zero buffers (punched hole,
   /// FALLOC_FL_ZERO_RANGE, BLKZEROOUT, or dropped memory).
   bool cheap_write_zeroes = false;
+  /// A block device opened with O_EXCL: this open holds the claim.
+  bool exclusive = false;
   std::string name;  ///< path or a description, for messages
 };
 
@@ -138,10 +140,60 @@ std::unique_ptr<BlockDevice> make_memory_device(std::uint64_t size_bytes,
                                                 std::uint32_t logical_block_size = 512,
                                                 std::string name = "memory");
 
+// ---- In use ----
+
+/// What holds a device or image file (check_in_use()).
+enum class InUseKind : std::uint8_t {
+  none,
+  mounted,            ///< mounted, or an image file whose loop device is mounted
+  swap,               ///< an active swap area (/proc/swaps)
+  held_exclusively,   ///< a block device another open holds with O_EXCL (EBUSY)
+  other_file_system,  ///< holds a file system that is not F2FS (asked for raw writes)
+};
+std::string_view in_use_kind_name(InUseKind k) noexcept;
+
+struct InUse {
+  InUseKind kind = InUseKind::none;
+  /// For people: "/dev/loop3 is mounted on /mnt (ext4)", "img backs
+  /// /dev/loop3, which is held open exclusively (O_EXCL) by another program".
+  std::string detail;
+  explicit operator bool() const noexcept { return kind != InUseKind::none; }
+};
+
+struct InUseCheck {
+  /// Probe block devices with an O_EXCL open. False where this process
+  /// holds the device exclusively itself (DeviceInfo::exclusive): its own
+  /// claim would answer EBUSY. Loop devices behind an image are always probed.
+  bool exclusive = true;
+  /// Also report a file system of another kind than F2FS on it (libblkid's
+  /// superblock probe where the build has it, else the magic numbers of
+  /// ext2/3/4, XFS, btrfs and swap): for raw writes, which would destroy it.
+  bool other_file_system = false;
+};
+
+/// Whether `path` (a block device or an image file) is in use, with the
+/// rules of e2fsprogs' ext2fs_check_mount_point() (lib/ext2fs/ismounted.c):
+/// mounted (/proc/self/mountinfo, by device number or by a source path
+/// naming the same block device), an active swap area, or held with O_EXCL
+/// by another open; an image file through every loop device it backs
+/// (/sys/block/loopN/loop/backing_file, same device and inode number). The
+/// first finding is returned; InUseKind::none when nothing holds it, when
+/// `path` does not exist (opening it reports that), and on platforms other
+/// than Linux. Reads /proc and /sys; writes nothing.
+InUse check_in_use(const std::string& path, const InUseCheck& what = {});
+
 struct OpenOptions {
   bool read_only = false;
   bool direct = false;     ///< O_DIRECT where the platform has it
   bool exclusive = false;  ///< O_EXCL on block devices: fail if in use (Errc::busy)
+  /// For a writable open: refuse with Errc::busy, naming what holds it, a
+  /// device or image that check_in_use() reports in use, before anything is
+  /// opened for writing; a block device is then opened with O_EXCL too, so
+  /// that nothing else claims it while it is open (DeviceInfo::exclusive).
+  bool refuse_in_use = false;
+  /// With refuse_in_use: refuse a file system of another kind too
+  /// (InUseCheck::other_file_system), for raw writes.
+  bool refuse_other_file_system = false;
 };
 
 /// Opens a regular file or a block device with plain pread/pwrite (the
@@ -155,7 +207,7 @@ struct OpenOptions {
 /// (the guarantee of an O_DSYNC write).
 /// Errors: Errc::not_found, Errc::read_only (EROFS/EACCES/EPERM for writing,
 /// or a block device that BLKROGET reports read-only opened for writing),
-/// Errc::busy (EBUSY with exclusive), Errc::unsupported (not a file or
+/// Errc::busy (EBUSY with exclusive; in use with refuse_in_use), Errc::unsupported (not a file or
 /// block device; O_DIRECT refused by the file system), Errc::io.
 Result<std::unique_ptr<BlockDevice>> open_posix_device(const std::string& path,
                                                        const OpenOptions& opts);

@@ -191,6 +191,10 @@ struct Report {
   Stats stats;
 
   /// e2fsck's codes: 0 clean, 1 problems all repaired, 4 problems left.
+  /// An informational problem (Severity::info) counts only when repaired,
+  /// except CP_FLAGS (the volume asks for a check until a repair clears
+  /// it): a checkpoint pack that the other valid pack supersedes, as after
+  /// a power cut during a checkpoint, leaves a check-only run at 0.
   /// (8 operational error and 16 usage are the tool's, for Errors.)
   int exit_code() const;
 };

@@ -50,6 +50,12 @@ struct MountOptions {
   enum class Recovery : std::uint8_t { roll_forward, refuse } recovery = Recovery::roll_forward;
   IpuOptions ipu{};
   GcOptions gc{};
+  /// A read-write mount of a file or block device refuses one that
+  /// check_in_use() reports in use (mounted, an image whose loop device is
+  /// mounted or held, a block device another open holds with O_EXCL), with
+  /// Errc::busy before anything is read or written. False for an embedder
+  /// that knows better. Memory devices and read-only mounts are not checked.
+  bool refuse_in_use = true;
 };
 
 /// Seconds and nanoseconds since the epoch.
@@ -131,7 +137,8 @@ struct WriterStats {
 /// On a read_only mount every changing call fails with Errc::read_only.
 class Writer {
  public:
-  /// Mounts `dev` read-write. `dev` must outlive the Writer. Fsynced node
+  /// Mounts `dev` read-write. `dev` must outlive the Writer. Errc::busy for a
+  /// device in use (MountOptions::refuse_in_use). Fsynced node
   /// chains after the checkpoint are rolled forward and checkpointed first
   /// (f2fs_recover_fsync_data() in fs/f2fs/recovery.c;
   /// WriterStats::recovered_nodes), or refused as MountOptions::recovery

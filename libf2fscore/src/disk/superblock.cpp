@@ -74,13 +74,40 @@ Status validate_superblock(const SuperBlock& sb, std::uint64_t device_blocks, in
       {"ssa_blkaddr", sb.ssa_blkaddr.get(), sb.segment_count_ssa.get()},
       {"main_blkaddr", sb.main_blkaddr.get(), sb.segment_count_main.get()},
   };
+  const std::uint64_t seg_end = seg0 + (static_cast<std::uint64_t>(seg_count) << kLogBlocksPerSeg);
+  // A boundary that disagrees names the field the neighbours contradict:
+  // the area's start when the previous area's end and the next area's
+  // start both agree with the expected value; the previous area's segment
+  // count (or segment0_blkaddr) when this start fits the next boundary
+  // and the previous end does not.
+  constexpr const char* kSegsName[] = {"segment_count_ckpt", "segment_count_sit", "segment_count_nat",
+                                       "segment_count_ssa", "segment_count_main"};
+  constexpr std::size_t kAreas = sizeof areas / sizeof areas[0];
   std::uint64_t expect = seg0;
-  for (const Area& a : areas) {
-    if (a.start != expect)
-      return bad(std::string(a.name) + fmt(" is %llu, expected %llu", a.start, expect));
+  for (std::size_t i = 0; i < kAreas; ++i) {
+    const Area& a = areas[i];
+    if (a.start != expect) {
+      const std::uint64_t end_if_right = expect + (a.segs << kLogBlocksPerSeg);
+      const std::uint64_t end_as_is = a.start + (a.segs << kLogBlocksPerSeg);
+      const std::uint64_t next = i + 1 < kAreas ? areas[i + 1].start : seg_end;
+      if (end_as_is == next && end_if_right != next) {
+        if (i == 0)
+          return bad(fmt("segment0_blkaddr %llu disagrees with cp_blkaddr %llu (expected %llu)", seg0, a.start,
+                         a.start));
+        const Area& prev = areas[i - 1];
+        if (a.start > prev.start && (a.start - prev.start) % kDefaultBlocksPerSeg == 0)
+          return bad(std::string(kSegsName[i - 1]) + fmt(" is %llu, expected %llu", prev.segs,
+                                                          (a.start - prev.start) >> kLogBlocksPerSeg) +
+                     " (the segments from " + prev.name + fmt(" %llu to ", prev.start) + a.name +
+                     fmt(" %llu; as written the area would end at %llu)", a.start, expect));
+      }
+      return bad(std::string(a.name) + fmt(" is %llu, expected %llu (", a.start, expect) +
+                 (i == 0 ? std::string("segment0_blkaddr")
+                         : std::string(areas[i - 1].name) + " + " + kSegsName[i - 1]) +
+                 ")");
+    }
     expect = a.start + (a.segs << kLogBlocksPerSeg);
   }
-  const std::uint64_t seg_end = seg0 + (static_cast<std::uint64_t>(seg_count) << kLogBlocksPerSeg);
   if (expect > seg_end)
     return bad(fmt("main area ends at block %llu, past the last segment (%llu)", expect, seg_end));
   if (sb.segment_count_sit.get() == 0 || sb.segment_count_nat.get() == 0 ||

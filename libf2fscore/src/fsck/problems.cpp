@@ -20,7 +20,7 @@ constexpr ProblemDef kTable[] = {
      "write superblock #1 over #0", "sanity_check_raw_super (falls back to SB #2; repaired only by writing the SB)"},
     {Code::SB_BACKUP_BAD, S::warning, F::safe, "superblock #1 is invalid or differs from #0",
      "write superblock #0 over #1", "sanity_check_raw_super on SB #2 (\"Can't find a valid F2FS superblock at 0x1\")"},
-    {Code::CP_PACK_BAD, S::warning, F::safe, "one checkpoint pack is invalid; the other is in use",
+    {Code::CP_PACK_BAD, S::info, F::safe, "one checkpoint pack is invalid (torn by a power cut or damaged); the other is in use",
      "write a new checkpoint pack over the bad one", "validate_checkpoint / verify_checksum_chksum (fsck duplicates the valid CP)"},
     {Code::CP_FLAGS, S::info, F::safe, "the checkpoint asks for a check (CP_FSCK_FLAG, CP_ERROR_FLAG or CP_QUOTA_NEED_FSCK)",
      "write a checkpoint without the flags", "is_set_ckpt_flags(cp, CP_FSCK_FLAG) in fsck_verify / check_sector_size"},
@@ -236,8 +236,14 @@ std::string Problem::to_string() const {
 int Report::exit_code() const {
   bool any = false, left = false;
   for (const auto& p : problems) {
-    if (definition(p.code).severity == Severity::info && p.fixed) {
-      any = true;
+    if (definition(p.code).severity == Severity::info) {
+      // Informational: counts only when the repair wrote. CP_FLAGS stays
+      // set on the volume until a repair clears it, as e2fsck -n exits 4
+      // while the error state stays; a pack the other valid pack
+      // supersedes (torn by a power cut) is what Linux and fsck.f2fs
+      // accept without a word.
+      if (p.fixed) any = true;
+      else if (p.code == Code::CP_FLAGS) any = left = true;
       continue;
     }
     any = true;

@@ -171,6 +171,13 @@ Result<Opened> open_fd(const std::string& path, const OpenOptions& opts, const B
     const int e = errno;
     return make_error(errc_from_open(e), "cannot stat " + path, Error::kNoOffset, e);
   }
+  if (opts.refuse_in_use && !opts.read_only) {
+    InUseCheck what;
+    what.other_file_system = opts.refuse_other_file_system;
+    if (InUse u = check_in_use(path, what))
+      return make_error(Errc::busy, "cannot open " + path + " for writing: " + u.detail, Error::kNoOffset,
+                        u.kind == InUseKind::other_file_system ? 0 : EBUSY);
+  }
   Opened o;
   o.info.name = path;
   o.info.read_only = opts.read_only;
@@ -182,7 +189,8 @@ Result<Opened> open_fd(const std::string& path, const OpenOptions& opts, const B
     o.info.kind = DeviceKind::regular_file;
   } else if (S_ISBLK(st.st_mode)) {
     o.info.kind = DeviceKind::block_device;
-    if (opts.exclusive) flags |= O_EXCL;
+    if (opts.exclusive || (opts.refuse_in_use && !opts.read_only)) flags |= O_EXCL;
+    o.info.exclusive = (flags & O_EXCL) != 0;
   } else {
     return make_error(Errc::unsupported, path + " is neither a regular file nor a block device");
   }
@@ -223,7 +231,7 @@ Result<Opened> open_fd(const std::string& path, const OpenOptions& opts, const B
       direct = false;
       continue;
     }
-    std::string what = e == EBUSY ? " (in use: mounted or opened exclusively)"
+    std::string what = e == EBUSY ? " (in use: mounted, or held open exclusively by another program)"
                        : (!opts.read_only && (e == EROFS || e == EACCES || e == EPERM))
                            ? " for writing: it is read-only"
                            : "";

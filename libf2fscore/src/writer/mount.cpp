@@ -232,6 +232,13 @@ Status Writer::Impl::checkpoint(bool umount) {
     invalidate(nat[n].addr);
     nat[n].addr = *a;
     claim(*a, {*a, n, 0, 0, true});
+    // A checkpoint writes every node without the fsync and dentry marks
+    // (set_fsync_mark(page, 0), set_dentry_mark(page, 0) in
+    // f2fs_sync_node_pages(), fs/f2fs/node.c): the copy carries the old
+    // version until the pack commits, and a cut before that must leave no
+    // chain for roll-forward. A node read back from an fsync chain still
+    // has them.
+    nd.footer.flag.set(nd.footer.flag.get() & ~(node_flag::fsync | node_flag::dent));
     nd.footer.cp_ver.set(cp_ver_stamp);
     {
       // NEXT_FREE_BLKADDR after the allocation (fill_node_footer_blkaddr()).
@@ -305,6 +312,16 @@ Writer::Writer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Writer::~Writer() = default;
 
 Result<std::unique_ptr<Writer>> Writer::mount(BlockDevice& dev, const MountOptions& opts) {
+  {
+    const DeviceInfo& di = dev.info();
+    if (opts.refuse_in_use && !opts.read_only &&
+        (di.kind == DeviceKind::regular_file || di.kind == DeviceKind::block_device)) {
+      InUseCheck what;
+      what.exclusive = !di.exclusive;  // this process's own O_EXCL claim answers EBUSY
+      if (InUse u = check_in_use(di.name, what))
+        return make_error(Errc::busy, "writer: refusing to mount " + di.name + " read-write: " + u.detail);
+    }
+  }
   auto impl = std::make_unique<Impl>(dev, opts);
   F2FS_TRY(impl->load());
   // Orphans of the last session are freed (f2fs_recover_orphan_inodes();

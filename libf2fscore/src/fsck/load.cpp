@@ -110,10 +110,16 @@ std::size_t Checker::add(Problem p) {
   return report_.problems.size() - 1;
 }
 
+bool Checker::sit_bit(std::uint32_t segno, std::uint32_t off) const {
+  const SegState& e = segs_[segno];
+  if (e.map() != SegState::kMapPartial) return e.map() == SegState::kMapFull;
+  const auto it = std::lower_bound(partial_segnos_.begin(), partial_segnos_.end(), segno);
+  return test_bit_msb(partial_maps_[static_cast<std::size_t>(it - partial_segnos_.begin())].data(), off);
+}
+
 bool Checker::sit_valid(block_t a) const {
   if (!valid_main(a)) return false;
-  const auto& e = sit_[segno_of(a)];
-  return test_bit_msb(e.valid_map, (a - main_blk_) & (kDefaultBlocksPerSeg - 1));
+  return sit_bit(segno_of(a), (a - main_blk_) & (kDefaultBlocksPerSeg - 1));
 }
 
 Status Checker::open_volume() {
@@ -131,7 +137,6 @@ Status Checker::open_volume() {
   main_segs_ = vol_->main_segments();
   main_end_ = main_blk_ + main_segs_ * kDefaultBlocksPerSeg;
   max_nid_ = vol_->max_nid();
-  used_.assign((static_cast<std::size_t>(main_segs_) * kDefaultBlocksPerSeg + 63) / 64, 0);
   return {};
 }
 
@@ -203,32 +208,64 @@ const std::uint8_t* version_bitmap(const SuperBlock& sb, const Checkpoint& cp, s
 }
 }  // namespace
 
-Status Checker::load_nat() {
-  const std::uint32_t nat_blocks = sb_.segment_count_nat.get() / 2 * kDefaultBlocksPerSeg;
+// Reads NAT blocks `blocks` (indexes, ascending) through the version
+// bitmap; keeps the entries of the blocks holding one in use. Entries that
+// the NAT journal set are left as the journal has them.
+Status Checker::read_nat_blocks(const std::vector<std::uint32_t>& blocks) {
   const std::uint8_t* bm = version_bitmap(sb_, cp_, vol_->checkpoint_blocks(), true);
-  nat_.assign(max_nid_, NatRec{});
-  nat_from_journal_.assign(max_nid_, 0);
-  std::vector<block_t> addrs;
-  addrs.reserve(nat_blocks);
   const block_t base = sb_.nat_blkaddr.get();
-  for (std::uint32_t b = 0; b < nat_blocks; ++b) {
+  std::vector<block_t> addrs;
+  addrs.reserve(blocks.size());
+  for (std::uint32_t b : blocks) {
     block_t a = base + ((b >> kLogBlocksPerSeg) << (kLogBlocksPerSeg + 1)) + (b & (kDefaultBlocksPerSeg - 1));
     if (test_bit_msb(bm, b)) a += kDefaultBlocksPerSeg;
     addrs.push_back(a);
   }
-  F2FS_TRY(read_blocks_batched(
+  std::sort(addrs.begin(), addrs.end());
+  return read_blocks_batched(
       dev_, addrs, opts_.batch_blocks, opts_.queue_depth, 1,
       [&](block_t a, const std::uint8_t* data) {
         const block_t rel = a - base;
         const std::uint32_t b = ((rel >> (kLogBlocksPerSeg + 1)) << kLogBlocksPerSeg) | (rel & (kDefaultBlocksPerSeg - 1));
         const auto* nb = reinterpret_cast<const NatBlock*>(data);
+        bool any = nids_.has_block(b);
+        for (std::uint32_t i = 0; i < kNatEntryPerBlock && !any; ++i) any = nb->entries[i].block_addr.get() != kNullAddr;
+        if (!any) return;
         for (std::uint32_t i = 0; i < kNatEntryPerBlock; ++i) {
           const nid_t nid = b * kNatEntryPerBlock + i;
           if (nid >= max_nid_) break;
-          nat_[nid] = {nb->entries[i].block_addr.get(), nb->entries[i].ino.get(), nb->entries[i].version};
+          NidTable::Rec& r = nids_.get(nid);
+          if (r.from_journal) continue;
+          r.nat = {nb->entries[i].block_addr.get(), nb->entries[i].ino.get(), nb->entries[i].version};
         }
       },
-      &report_.stats.bytes_read));
+      &report_.stats.bytes_read);
+}
+
+// Loads the NAT (journal applied) and the SIT (journal applied). With valid
+// nat_bits the NAT blocks they mark empty are not read
+// (f2fs_enable_nat_bits() in fs/f2fs/node.c trusts them so at mount); if
+// the nodes the NAT then holds differ from the checkpoint's
+// valid_node_count, the skipped blocks are read as well.
+Status Checker::load_nat() {
+  const std::uint32_t nat_blocks = sb_.segment_count_nat.get() / 2 * kDefaultBlocksPerSeg;
+  nids_.clear();
+  std::vector<std::uint32_t> want, skipped;
+  std::vector<std::uint8_t> bits;
+  if ((cp_.ckpt_flags.get() & cp_flag::nat_bits) && vol_->nat_bits_valid()) {
+    const auto nb = nat_bits_size(sb_.segment_count_nat.get());
+    const std::uint64_t cp_start =
+        sb_.cp_blkaddr.get() + static_cast<std::uint64_t>(vol_->open_report().checkpoint_pack) * kDefaultBlocksPerSeg;
+    bits.resize(static_cast<std::size_t>(nb.blocks) * kBlockSize);
+    if (!read_at(dev_, (cp_start + kDefaultBlocksPerSeg - nb.blocks) * kBlockSize, bits)) bits.clear();
+    else report_.stats.bytes_read += bits.size();
+  }
+  const std::uint8_t* empty = bits.empty() ? nullptr : bits.data() + 8 + nat_bits_size(sb_.segment_count_nat.get()).bitmap_bytes;
+  for (std::uint32_t b = 0; b < nat_blocks; ++b) {
+    if (static_cast<std::uint64_t>(b) * kNatEntryPerBlock >= max_nid_) break;
+    (empty && test_bit_le(empty, b) ? skipped : want).push_back(b);
+  }
+  F2FS_TRY(read_nat_blocks(want));
   // The NAT and SIT journals, from the checkpoint pack in use.
   const std::uint64_t cp_start = sb_.cp_blkaddr.get() + static_cast<std::uint64_t>(vol_->open_report().checkpoint_pack) * kDefaultBlocksPerSeg;
   const std::uint64_t sum_blk = cp_start + cp_.cp_pack_start_sum.get();
@@ -254,30 +291,17 @@ Status Checker::load_nat() {
       continue;
     }
     const auto& ne = nj.nat_j.entries[i].ne;
-    nat_[nid] = {ne.block_addr.get(), ne.ino.get(), ne.version};
-    nat_from_journal_[nid] = 1;
+    NidTable::Rec& r = nids_.get(nid);
+    r.nat = {ne.block_addr.get(), ne.ino.get(), ne.version};
+    r.from_journal = true;
+  }
+  if (!skipped.empty()) {
+    std::uint64_t nodes = 0;
+    nids_.for_each(sb_.root_ino.get(), [&](nid_t, const NidTable::Rec& r) { nodes += r.nat.blkaddr != kNullAddr; });
+    if (nodes != cp_.valid_node_count.get()) F2FS_TRY(read_nat_blocks(skipped));
   }
   // SIT.
-  const std::uint32_t sit_blocks_used = (main_segs_ + kSitEntryPerBlock - 1) / kSitEntryPerBlock;
-  const std::uint32_t sit_half = sb_.segment_count_sit.get() / 2 * kDefaultBlocksPerSeg;
-  const std::uint8_t* sbm = version_bitmap(sb_, cp_, vol_->checkpoint_blocks(), false);
-  sit_.assign(main_segs_, SitEntry{});
-  std::vector<block_t> saddrs;
-  const block_t sbase = sb_.sit_blkaddr.get();
-  for (std::uint32_t i = 0; i < sit_blocks_used; ++i) saddrs.push_back(sbase + i + (test_bit_msb(sbm, i) ? sit_half : 0));
-  std::sort(saddrs.begin(), saddrs.end());
-  F2FS_TRY(read_blocks_batched(
-      dev_, saddrs, opts_.batch_blocks, opts_.queue_depth, 1,
-      [&](block_t a, const std::uint8_t* data) {
-        std::uint32_t blk = a - sbase;
-        if (blk >= sit_half) blk -= sit_half;
-        for (std::uint32_t i = 0; i < kSitEntryPerBlock; ++i) {
-          const std::uint32_t segno = blk * kSitEntryPerBlock + i;
-          if (segno >= main_segs_) break;
-          std::memcpy(&sit_[segno], data + i * sizeof(SitEntry), sizeof(SitEntry));
-        }
-      },
-      &report_.stats.bytes_read));
+  std::map<std::uint32_t, SitEntry> sit_journal;
   for (std::uint32_t i = 0; i < sj.n_entries.get() && i < kSitJournalEntries; ++i) {
     const std::uint32_t segno = sj.sit_j.entries[i].segno.get();
     if (segno >= main_segs_) {
@@ -286,44 +310,80 @@ Status Checker::load_nat() {
       add(p);
       continue;
     }
-    sit_[segno] = sj.sit_j.entries[i].se;
+    sit_journal[segno] = sj.sit_j.entries[i].se;
   }
-  return {};
+  return read_sit(sit_journal);
 }
 
-Status Checker::load_sit() { return {}; }
-
-Status Checker::load_ssa() {
-  ssa_.assign(main_segs_, SummaryBlock{});
-  ssa_trusted_.assign(main_segs_, 1);
-  std::vector<block_t> addrs(main_segs_);
-  const block_t base = sb_.ssa_blkaddr.get();
-  for (std::uint32_t i = 0; i < main_segs_; ++i) addrs[i] = base + i;
+// Reads the SIT blocks of the main area through the version bitmap and
+// keeps, per segment, the valid count, the type and the map's kind; the
+// maps of partially valid segments are kept apart.
+Status Checker::read_sit(const std::map<std::uint32_t, SitEntry>& journal) {
+  const std::uint32_t sit_blocks_used = (main_segs_ + kSitEntryPerBlock - 1) / kSitEntryPerBlock;
+  const std::uint32_t sit_half = sb_.segment_count_sit.get() / 2 * kDefaultBlocksPerSeg;
+  const std::uint8_t* sbm = version_bitmap(sb_, cp_, vol_->checkpoint_blocks(), false);
+  segs_.assign(main_segs_, SegState{});
+  partial_segnos_.clear();
+  partial_maps_.clear();
+  used_maps_.clear();
+  std::vector<block_t> saddrs;
+  const block_t sbase = sb_.sit_blkaddr.get();
+  for (std::uint32_t i = 0; i < sit_blocks_used; ++i) saddrs.push_back(sbase + i + (test_bit_msb(sbm, i) ? sit_half : 0));
+  std::sort(saddrs.begin(), saddrs.end());
+  // Blocks are handed over in address order, which is not segment order
+  // when the version bitmap mixes the two copies: partial maps are sorted after.
+  std::vector<std::pair<std::uint32_t, std::array<std::uint8_t, kSitVblockMapSize>>> partial;
+  auto keep = [&](std::uint32_t segno, const SitEntry& e) {
+    SegState& st = segs_[segno];
+    st.vblocks = sit_vblocks(e);
+    st.type = sit_type(e);
+    bool zero = true, ones = true;
+    for (std::uint32_t k = 0; k < kSitVblockMapSize; ++k) {
+      zero &= e.valid_map[k] == 0;
+      ones &= e.valid_map[k] == 0xFF;
+    }
+    st.flags = zero ? SegState::kMapEmpty : ones ? SegState::kMapFull : SegState::kMapPartial;
+    if (st.flags == SegState::kMapPartial) {
+      partial.emplace_back(segno, std::array<std::uint8_t, kSitVblockMapSize>{});
+      std::memcpy(partial.back().second.data(), e.valid_map, kSitVblockMapSize);
+    }
+  };
   F2FS_TRY(read_blocks_batched(
-      dev_, addrs, opts_.batch_blocks, opts_.queue_depth, 1,
-      [&](block_t a, const std::uint8_t* data) { std::memcpy(&ssa_[a - base], data, sizeof(SummaryBlock)); },
+      dev_, saddrs, opts_.batch_blocks, opts_.queue_depth, 1,
+      [&](block_t a, const std::uint8_t* data) {
+        std::uint32_t blk = a - sbase;
+        if (blk >= sit_half) blk -= sit_half;
+        for (std::uint32_t i = 0; i < kSitEntryPerBlock; ++i) {
+          const std::uint32_t segno = blk * kSitEntryPerBlock + i;
+          if (segno >= main_segs_) break;
+          auto j = journal.find(segno);
+          if (j != journal.end()) {
+            keep(segno, j->second);
+            continue;
+          }
+          SitEntry e;
+          std::memcpy(&e, data + i * sizeof(SitEntry), sizeof(SitEntry));
+          keep(segno, e);
+        }
+      },
       &report_.stats.bytes_read));
-  const bool umount = cp_.ckpt_flags.get() & cp_flag::umount;
-  for (int t = 0; t < 6; ++t) {
-    const std::uint32_t segno = t < 3 ? cp_.cur_data_segno[t].get() : cp_.cur_node_segno[t - 3].get();
-    if (segno >= main_segs_) continue;
-    auto s = vol_->summary(segno);
-    if (s) ssa_[segno] = *s;
-    // Without an unmount the node logs' summaries are rebuilt from the
-    // node footers at mount (restore_node_summary()): not authoritative.
-    if (t >= 3 && !umount) ssa_trusted_[segno] = 0;
+  std::sort(partial.begin(), partial.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  partial_segnos_.reserve(partial.size());
+  partial_maps_.reserve(partial.size());
+  for (auto& [s, m] : partial) {
+    partial_segnos_.push_back(s);
+    partial_maps_.push_back(m);
   }
   return {};
 }
 
 Status Checker::scan_nodes() {
-  nodes_.assign(max_nid_, NodeRec{});
   std::vector<std::pair<block_t, nid_t>> list;
   const nid_t first = sb_.root_ino.get() < 3 ? 3 : sb_.root_ino.get();
-  for (nid_t nid = 1; nid < max_nid_; ++nid) {
-    const NatRec& n = nat_[nid];
-    if (n.blkaddr == kNullAddr) continue;
-    if (nid < first) continue;  // node and meta inodes: no node blocks
+  nids_.for_each(first, [&](nid_t nid, NidTable::Rec& rec) {
+    rec.node = NodeRec{};
+    const NatRec& n = rec.nat;
+    if (nid >= max_nid_ || n.blkaddr == kNullAddr) return;
     if (!valid_main(n.blkaddr)) {
       Problem p = prob(Code::NAT_BLKADDR_INVALID);
       p.nid = nid;
@@ -332,7 +392,7 @@ Status Checker::scan_nodes() {
       p.detail = fmt("NAT entry of nid %llu has block address 0x%llx, outside the main area [0x%llx, 0x%llx)", nid,
                      n.blkaddr, main_blk_, main_end_);
       add(p);
-      continue;
+      return;
     }
     if (!sit_valid(n.blkaddr)) {
       Problem p = prob(Code::NAT_BLKADDR_NOT_IN_SIT);
@@ -344,7 +404,7 @@ Status Checker::scan_nodes() {
       add(p);
     }
     list.emplace_back(n.blkaddr, nid);
-  }
+  });
   std::sort(list.begin(), list.end());
   std::vector<block_t> addrs;
   addrs.reserve(list.size());
@@ -362,7 +422,7 @@ Status Checker::scan_nodes() {
     // Fall back to one block at a time, so one bad sector costs one node.
     std::vector<std::uint8_t> b(kBlockSize);
     for (auto& [a, nid] : list) {
-      if (nodes_[nid].read_ok) continue;
+      if (node(nid).read_ok) continue;
       if (read_at(dev_, static_cast<std::uint64_t>(a) * kBlockSize, b)) scan_node(nid, a, b.data());
     }
   }
@@ -370,7 +430,7 @@ Status Checker::scan_nodes() {
 }
 
 void Checker::scan_node(nid_t nid, block_t addr, const std::uint8_t* blk) {
-  NodeRec& r = nodes_[nid];
+  NodeRec& r = nids_.get(nid).node;
   Node n;
   std::memcpy(&n, blk, sizeof n);
   r.read_ok = true;

@@ -40,7 +40,10 @@ void Checker::check_global() {
   std::uint64_t bitmap_diffs = 0;
   for (const auto& u : uses_) segs_[segno_of(u.blkaddr)].flags |= u.node ? SegState::kHasNode : SegState::kHasData;
   std::size_t pi = 0;  // into partial_segnos_
+  const std::uint64_t steps = 2ull * main_segs_;
+  progress(4, 0, steps);
   for (std::uint32_t s = 0; s < main_segs_; ++s) {
+    progress(4, s, steps);
     const SegState& e = segs_[s];
     const std::uint8_t* pmap = nullptr;
     if (e.map() == SegState::kMapPartial) {
@@ -225,6 +228,7 @@ void Checker::check_ssa() {
       dev_, addrs, opts_.batch_blocks, opts_.queue_depth, 4,
       [&](block_t a, const std::uint8_t* data) {
         const std::uint32_t s = a - ssa_base;
+        progress(4, static_cast<std::uint64_t>(main_segs_) + s, 2ull * main_segs_);
         SummaryBlock sum;
         std::memcpy(&sum, data, sizeof sum);
         while (oi < order.size() && segno_of(uses_[order[oi]].blkaddr) < s) ++oi;
@@ -407,6 +411,7 @@ Result<Report> Checker::run() {
   check_global();
   F2FS_TRY(ssa_status_);
   check_fsync_chain();
+  progress(4, 2ull * main_segs_, 2ull * main_segs_);
   walked_ = true;
   if (opts_.mode != Mode::check_only) repair();
   return std::move(report_);

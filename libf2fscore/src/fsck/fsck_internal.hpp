@@ -241,6 +241,18 @@ class Checker {
   // fsck/repair.cpp
   void repair();
 
+  /// Reports `cur` of `max` steps of `pass` through Options::progress,
+  /// about once per 0.1 % and always at 0 and `max`.
+  void progress(int pass, std::uint64_t cur, std::uint64_t max) {
+    if (!opts_.progress) return;
+    if (pass != progress_pass_) {
+      progress_pass_ = pass;
+      progress_next_ = 0;
+    }
+    if (cur < progress_next_ && cur != max) return;
+    opts_.progress(pass, cur, max);
+    progress_next_ = cur + std::max<std::uint64_t>(1, max / 1000);
+  }
   std::size_t add(Problem p);
   bool allowed(Code c) const;
   /// Registers an edit of block `blk` fixing problem `idx` (if the mode allows it).
@@ -323,6 +335,9 @@ class Checker {
   std::vector<nid_t> orphans_;
   bool walked_ = false;
   Status ssa_status_;  ///< the SSA reads of check_ssa()
+  int progress_pass_ = 0;
+  std::uint64_t progress_next_ = 0;
+  std::uint64_t pass1_done_ = 0, pass1_max_ = 0;
   std::map<block_t, std::vector<Edit>> edits_;
   std::vector<std::size_t> global_fixes_;
   std::vector<std::size_t> lost_found_fixes_;

@@ -46,8 +46,13 @@ Status read_blocks_batched(BlockDevice& dev, const std::vector<block_t>& addrs, 
                            const std::function<void(block_t, const std::uint8_t*)>& on_block,
                            std::uint64_t* bytes_read) {
   if (addrs.empty()) return {};
+  // Buffers no larger than the span of `addrs` needs, no more slots than
+  // requests.
+  const std::uint64_t span = static_cast<std::uint64_t>(addrs.back()) - addrs.front() + 1;
   batch_blocks = std::max<std::uint32_t>(1, std::min<std::uint32_t>(batch_blocks, 4096));
+  batch_blocks = static_cast<std::uint32_t>(std::min<std::uint64_t>(batch_blocks, span));
   queue_depth = std::max<std::uint32_t>(1, std::min<std::uint32_t>(queue_depth, 64));
+  queue_depth = static_cast<std::uint32_t>(std::min<std::uint64_t>(queue_depth, addrs.size()));
   const std::uint64_t dev_blocks = dev.info().size_bytes / kBlockSize;
   std::vector<Slot> slots(queue_depth);
   for (auto& s : slots) s.buf = std::make_unique<AlignedBuf>(static_cast<std::size_t>(batch_blocks) * kBlockSize);
@@ -227,6 +232,7 @@ Status Checker::read_nat_blocks(const std::vector<std::uint32_t>& blocks) {
       [&](block_t a, const std::uint8_t* data) {
         const block_t rel = a - base;
         const std::uint32_t b = ((rel >> (kLogBlocksPerSeg + 1)) << kLogBlocksPerSeg) | (rel & (kDefaultBlocksPerSeg - 1));
+        progress(1, ++pass1_done_, pass1_max_);
         const auto* nb = reinterpret_cast<const NatBlock*>(data);
         bool any = nids_.has_block(b);
         for (std::uint32_t i = 0; i < kNatEntryPerBlock && !any; ++i) any = nb->entries[i].block_addr.get() != kNullAddr;
@@ -265,6 +271,9 @@ Status Checker::load_nat() {
     if (static_cast<std::uint64_t>(b) * kNatEntryPerBlock >= max_nid_) break;
     (empty && test_bit_le(empty, b) ? skipped : want).push_back(b);
   }
+  pass1_done_ = 0;
+  pass1_max_ = want.size() + (main_segs_ + kSitEntryPerBlock - 1) / kSitEntryPerBlock;
+  progress(1, 0, pass1_max_);
   F2FS_TRY(read_nat_blocks(want));
   // The NAT and SIT journals, from the checkpoint pack in use.
   const std::uint64_t cp_start = sb_.cp_blkaddr.get() + static_cast<std::uint64_t>(vol_->open_report().checkpoint_pack) * kDefaultBlocksPerSeg;
@@ -298,7 +307,10 @@ Status Checker::load_nat() {
   if (!skipped.empty()) {
     std::uint64_t nodes = 0;
     nids_.for_each(sb_.root_ino.get(), [&](nid_t, const NidTable::Rec& r) { nodes += r.nat.blkaddr != kNullAddr; });
-    if (nodes != cp_.valid_node_count.get()) F2FS_TRY(read_nat_blocks(skipped));
+    if (nodes != cp_.valid_node_count.get()) {
+      pass1_max_ += skipped.size();
+      F2FS_TRY(read_nat_blocks(skipped));
+    }
   }
   // SIT.
   std::map<std::uint32_t, SitEntry> sit_journal;
@@ -351,6 +363,7 @@ Status Checker::read_sit(const std::map<std::uint32_t, SitEntry>& journal) {
   F2FS_TRY(read_blocks_batched(
       dev_, saddrs, opts_.batch_blocks, opts_.queue_depth, 1,
       [&](block_t a, const std::uint8_t* data) {
+        progress(1, ++pass1_done_, pass1_max_);
         std::uint32_t blk = a - sbase;
         if (blk >= sit_half) blk -= sit_half;
         for (std::uint32_t i = 0; i < kSitEntryPerBlock; ++i) {
@@ -411,9 +424,12 @@ Status Checker::scan_nodes() {
   for (auto& [a, n] : list)
     if (addrs.empty() || addrs.back() != a) addrs.push_back(a);
   std::size_t li = 0;
+  std::uint64_t done = 0;
+  progress(2, 0, addrs.size());
   auto st = read_blocks_batched(
       dev_, addrs, opts_.batch_blocks, opts_.queue_depth, 8,
       [&](block_t a, const std::uint8_t* data) {
+        progress(2, ++done, addrs.size());
         while (li < list.size() && list[li].first < a) ++li;
         for (; li < list.size() && list[li].first == a; ++li) scan_node(list[li].second, a, data);
       },
@@ -426,6 +442,7 @@ Status Checker::scan_nodes() {
       if (read_at(dev_, static_cast<std::uint64_t>(a) * kBlockSize, b)) scan_node(nid, a, b.data());
     }
   }
+  progress(2, addrs.size(), addrs.size());
   return {};
 }
 

@@ -430,7 +430,22 @@ void Checker::repair() {
   // 1: block edits, in block order.
   std::vector<std::uint8_t> b(kBlockSize);
   bool io_failed = false;
+  std::uint64_t written = 0;
+  const std::uint64_t to_write = edits_.size() + 1;  // the block edits, then the metadata rebuild
+  struct PassEnd {
+    Checker* c;
+    std::uint64_t max;
+    bool on = false;
+    ~PassEnd() {
+      if (on) c->progress(5, max, max);
+    }
+  } pass_end{this, to_write};
+  if (!edits_.empty()) {
+    progress(5, 0, to_write);
+    pass_end.on = true;
+  }
   for (auto& [blk, edits] : edits_) {
+    progress(5, written++, to_write);
     if (!read_at(dev_, static_cast<std::uint64_t>(blk) * kBlockSize, b)) {
       io_failed = true;
       continue;
@@ -462,6 +477,9 @@ void Checker::repair() {
   bool need = !global_fixes_.empty() || report_.wrote;
   for (const auto& p : probs) need |= (is_global(p.code) || p.code == Code::CP_FLAGS) && allowed(p.code);
   if (!need || unsafe_left || io_failed) return;
+  if (!pass_end.on) progress(5, 0, to_write);
+  pass_end.on = true;
+  progress(5, to_write - 1, to_write);
   meta::RebuildPlan plan;
   plan.blocks = uses_;
   nids_.for_each(1, [&](nid_t n, const NidTable::Rec& rec) {

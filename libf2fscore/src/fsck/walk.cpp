@@ -394,6 +394,7 @@ bool Checker::walk_inode(nid_t ino, const std::string& path) {
   const InodeRec& in = inodes_[static_cast<std::size_t>(r.inode)];
   set_reached(ino);
   reached_inodes_.push_back(ino);
+  progress(3, reached_inodes_.size(), inodes_.size());
   InodeState& st = state_[ino];
   st.path = path;
   ++node_count_;
@@ -765,6 +766,7 @@ void Checker::expand_dirs(std::vector<nid_t>& level) {
 void Checker::walk_namespace() {
   const nid_t root = sb_.root_ino.get();
   nids_.clear_reached();
+  progress(3, 0, inodes_.size());
   auto root_bad = [&](std::string d) {
     Problem p = prob(Code::ROOT_BAD);
     p.ino = root;
@@ -790,6 +792,7 @@ void Checker::walk_namespace() {
   check_unreachable();
   finish_inode_counts();
   check_quota_usage();
+  progress(3, inodes_.size(), inodes_.size());
 }
 
 // A root whose mode alone is wrong: its first data block is a dentry block

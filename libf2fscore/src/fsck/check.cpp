@@ -212,7 +212,8 @@ void Checker::check_ssa() {
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
   std::stable_sort(order.begin(), order.end(),
                    [&](std::uint32_t a, std::uint32_t b) { return uses_[a].blkaddr < uses_[b].blkaddr; });
-  const block_t ssa_base = sb_.ssa_blkaddr.get();
+  const Geometry& g = vol_->geometry();
+  const block_t ssa_base = static_cast<block_t>(g.ssa_addr(0));
   std::vector<block_t> addrs;
   for (std::uint32_t i : order) {
     const std::uint32_t s = segno_of(uses_[i].blkaddr);
@@ -221,7 +222,8 @@ void Checker::check_ssa() {
       eval(i, *c);
       continue;
     }
-    if (addrs.empty() || addrs.back() != ssa_base + s) addrs.push_back(ssa_base + s);
+    const auto sa = static_cast<block_t>(g.ssa_addr(s));
+    if (addrs.empty() || addrs.back() != sa) addrs.push_back(sa);
   }
   std::size_t oi = 0;
   auto st = read_blocks_batched(
@@ -244,13 +246,13 @@ void Checker::check_ssa() {
 
 void Checker::check_nat_bits() {
   if (!(cp_.ckpt_flags.get() & cp_flag::nat_bits) || !vol_->nat_bits_valid()) return;
-  const auto nb = nat_bits_size(sb_.segment_count_nat.get());
-  const std::uint64_t cp_start = sb_.cp_blkaddr.get() + static_cast<std::uint64_t>(vol_->open_report().checkpoint_pack) * kBps;
+  const Geometry& g = vol_->geometry();
+  const auto nb = g.nat_bits_layout();
   std::vector<std::uint8_t> bits(static_cast<std::size_t>(nb.blocks) * kBlockSize);
-  if (!read_at(dev_, (cp_start + kBps - nb.blocks) * kBlockSize, bits)) return;
-  const std::uint32_t nat_blocks = sb_.segment_count_nat.get() / 2 * kBps;
-  const std::uint8_t* full = bits.data() + 8;
-  const std::uint8_t* empty = full + nb.bitmap_bytes;
+  if (!read_at(dev_, g.nat_bits_addr(vol_->open_report().checkpoint_pack) * kBlockSize, bits)) return;
+  const std::uint32_t nat_blocks = g.nat_blocks();
+  const std::uint8_t* full = bits.data() + nb.full_offset;
+  const std::uint8_t* empty = bits.data() + nb.empty_offset;
   std::uint32_t bad = 0;
   std::uint32_t first_bad = 0;
   for (std::uint32_t b = 0; b < nat_blocks; ++b) {

@@ -12,6 +12,7 @@
 #include "f2fscore/disk/checkpoint.hpp"
 #include "f2fscore/disk/superblock.hpp"
 #include "f2fscore/disk/xattr.hpp"
+#include "disk/summaries.hpp"
 #include "fsck/fsck_internal.hpp"
 #include "util/text.hpp"
 
@@ -173,7 +174,7 @@ void Checker::check_superblocks() {
       add(p);
     } else if (w.rfind("checkpoint pack", 0) == 0) {
       Problem p = prob(Code::CP_PACK_BAD);
-      p.blkaddr = sb_.cp_blkaddr.get() + (w.rfind("checkpoint pack 1", 0) == 0 ? kDefaultBlocksPerSeg : 0);
+      p.blkaddr = static_cast<block_t>(vol_->geometry().cp_pack_start(w.rfind("checkpoint pack 1", 0) == 0 ? 1 : 0));
       p.detail = w;
       add(p);
     }
@@ -202,37 +203,24 @@ void Checker::check_superblocks() {
   }
 }
 
-namespace {
-// Which copy of the NAT/SIT version bitmaps (__bitmap_ptr() in fs/f2fs/f2fs.h).
-const std::uint8_t* version_bitmap(const SuperBlock& sb, const Checkpoint& cp, std::span<const std::uint8_t> cpb, bool nat) {
-  const std::uint8_t* base = cpb.data() + kCpBitmapOffset;
-  if (cp.ckpt_flags.get() & cp_flag::large_nat_bitmap)
-    return nat ? base + 4 : base + 4 + cp.nat_ver_bitmap_bytesize.get();
-  if (sb.cp_payload.get() > 0) return nat ? base : cpb.data() + kBlockSize;
-  return nat ? base + cp.sit_ver_bitmap_bytesize.get() : base;
-}
-}  // namespace
 
 // Reads NAT blocks `blocks` (indexes, ascending) through the version
 // bitmap; keeps the entries of the blocks holding one in use. Entries that
 // the NAT journal set are left as the journal has them.
 Status Checker::read_nat_blocks(const std::vector<std::uint32_t>& blocks) {
-  const std::uint8_t* bm = version_bitmap(sb_, cp_, vol_->checkpoint_blocks(), true);
-  const block_t base = sb_.nat_blkaddr.get();
+  const Geometry& g = vol_->geometry();
+  const VersionBitmaps& vb = vol_->version_bitmaps();
   std::vector<block_t> addrs;
   addrs.reserve(blocks.size());
-  for (std::uint32_t b : blocks) {
-    block_t a = base + ((b >> kLogBlocksPerSeg) << (kLogBlocksPerSeg + 1)) + (b & (kDefaultBlocksPerSeg - 1));
-    if (test_bit_msb(bm, b)) a += kDefaultBlocksPerSeg;
-    addrs.push_back(a);
-  }
+  for (std::uint32_t b : blocks) addrs.push_back(static_cast<block_t>(g.current_nat_addr(b, vb)));
   std::sort(addrs.begin(), addrs.end());
   return read_blocks_batched(
       dev_, addrs, opts_.batch_blocks, opts_.queue_depth, 1,
       [&](block_t a, const std::uint8_t* data) {
-        const block_t rel = a - base;
-        const std::uint32_t b = ((rel >> (kLogBlocksPerSeg + 1)) << kLogBlocksPerSeg) | (rel & (kDefaultBlocksPerSeg - 1));
         progress(1, ++pass1_done_, pass1_max_);
+        std::uint32_t b = 0;
+        int copy = 0;
+        if (!g.nat_index(a, &b, &copy)) return;
         const auto* nb = reinterpret_cast<const NatBlock*>(data);
         bool any = nids_.has_block(b);
         for (std::uint32_t i = 0; i < kNatEntryPerBlock && !any; ++i) any = nb->entries[i].block_addr.get() != kNullAddr;
@@ -254,42 +242,31 @@ Status Checker::read_nat_blocks(const std::vector<std::uint32_t>& blocks) {
 // the nodes the NAT then holds differ from the checkpoint's
 // valid_node_count, the skipped blocks are read as well.
 Status Checker::load_nat() {
-  const std::uint32_t nat_blocks = sb_.segment_count_nat.get() / 2 * kDefaultBlocksPerSeg;
+  const Geometry& g = vol_->geometry();
+  const int pack = vol_->open_report().checkpoint_pack;
+  const std::uint32_t nat_blocks = g.nat_blocks();
   nids_.clear();
   std::vector<std::uint32_t> want, skipped;
   std::vector<std::uint8_t> bits;
   if ((cp_.ckpt_flags.get() & cp_flag::nat_bits) && vol_->nat_bits_valid()) {
-    const auto nb = nat_bits_size(sb_.segment_count_nat.get());
-    const std::uint64_t cp_start =
-        sb_.cp_blkaddr.get() + static_cast<std::uint64_t>(vol_->open_report().checkpoint_pack) * kDefaultBlocksPerSeg;
-    bits.resize(static_cast<std::size_t>(nb.blocks) * kBlockSize);
-    if (!read_at(dev_, (cp_start + kDefaultBlocksPerSeg - nb.blocks) * kBlockSize, bits)) bits.clear();
+    bits.resize(static_cast<std::size_t>(g.nat_bits_layout().blocks) * kBlockSize);
+    if (!read_at(dev_, g.nat_bits_addr(pack) * kBlockSize, bits)) bits.clear();
     else report_.stats.bytes_read += bits.size();
   }
-  const std::uint8_t* empty = bits.empty() ? nullptr : bits.data() + 8 + nat_bits_size(sb_.segment_count_nat.get()).bitmap_bytes;
+  const std::uint8_t* empty = bits.empty() ? nullptr : bits.data() + g.nat_bits_layout().empty_offset;
   for (std::uint32_t b = 0; b < nat_blocks; ++b) {
     if (static_cast<std::uint64_t>(b) * kNatEntryPerBlock >= max_nid_) break;
     (empty && test_bit_le(empty, b) ? skipped : want).push_back(b);
   }
   pass1_done_ = 0;
-  pass1_max_ = want.size() + (main_segs_ + kSitEntryPerBlock - 1) / kSitEntryPerBlock;
+  pass1_max_ = want.size() + g.sit_blocks_used();
   progress(1, 0, pass1_max_);
   F2FS_TRY(read_nat_blocks(want));
   // The NAT and SIT journals, from the checkpoint pack in use.
-  const std::uint64_t cp_start = sb_.cp_blkaddr.get() + static_cast<std::uint64_t>(vol_->open_report().checkpoint_pack) * kDefaultBlocksPerSeg;
-  const std::uint64_t sum_blk = cp_start + cp_.cp_pack_start_sum.get();
-  std::vector<std::uint8_t> b(kBlockSize);
-  Journal nj{}, sj{};
-  if (cp_.ckpt_flags.get() & cp_flag::compact_sum) {
-    F2FS_TRY(read_at(dev_, sum_blk * kBlockSize, b));
-    std::memcpy(&nj, b.data(), kSumJournalSize);
-    std::memcpy(&sj, b.data() + kSumJournalSize, kSumJournalSize);
-  } else {
-    F2FS_TRY(read_at(dev_, sum_blk * kBlockSize, b));
-    std::memcpy(&nj, b.data() + offsetof(SummaryBlock, journal), kSumJournalSize);
-    F2FS_TRY(read_at(dev_, (sum_blk + 2) * kBlockSize, b));
-    std::memcpy(&sj, b.data() + offsetof(SummaryBlock, journal), kSumJournalSize);
-  }
+  auto sums = std::make_unique<CursegSummaries>();
+  F2FS_TRY(load_curseg_summaries(dev_, g, cp_, g.cp_pack_start(pack), SummaryScope::journals, *sums));
+  const Journal& nj = sums->nat_journal;
+  const Journal& sj = sums->sit_journal;
   for (std::uint32_t i = 0; i < nj.n_entries.get() && i < kNatJournalEntries; ++i) {
     const nid_t nid = nj.nat_j.entries[i].nid.get();
     if (nid >= max_nid_) {
@@ -331,16 +308,14 @@ Status Checker::load_nat() {
 // keeps, per segment, the valid count, the type and the map's kind; the
 // maps of partially valid segments are kept apart.
 Status Checker::read_sit(const std::map<std::uint32_t, SitEntry>& journal) {
-  const std::uint32_t sit_blocks_used = (main_segs_ + kSitEntryPerBlock - 1) / kSitEntryPerBlock;
-  const std::uint32_t sit_half = sb_.segment_count_sit.get() / 2 * kDefaultBlocksPerSeg;
-  const std::uint8_t* sbm = version_bitmap(sb_, cp_, vol_->checkpoint_blocks(), false);
+  const Geometry& g = vol_->geometry();
+  const VersionBitmaps& vb = vol_->version_bitmaps();
   segs_.assign(main_segs_, SegState{});
   partial_segnos_.clear();
   partial_maps_.clear();
   used_maps_.clear();
   std::vector<block_t> saddrs;
-  const block_t sbase = sb_.sit_blkaddr.get();
-  for (std::uint32_t i = 0; i < sit_blocks_used; ++i) saddrs.push_back(sbase + i + (test_bit_msb(sbm, i) ? sit_half : 0));
+  for (std::uint32_t i = 0; i < g.sit_blocks_used(); ++i) saddrs.push_back(static_cast<block_t>(g.current_sit_addr(i, vb)));
   std::sort(saddrs.begin(), saddrs.end());
   // Blocks are handed over in address order, which is not segment order
   // when the version bitmap mixes the two copies: partial maps are sorted after.
@@ -364,8 +339,9 @@ Status Checker::read_sit(const std::map<std::uint32_t, SitEntry>& journal) {
       dev_, saddrs, opts_.batch_blocks, opts_.queue_depth, 1,
       [&](block_t a, const std::uint8_t* data) {
         progress(1, ++pass1_done_, pass1_max_);
-        std::uint32_t blk = a - sbase;
-        if (blk >= sit_half) blk -= sit_half;
+        std::uint32_t blk = 0;
+        int copy = 0;
+        if (!g.sit_index(a, &blk, &copy)) return;
         for (std::uint32_t i = 0; i < kSitEntryPerBlock; ++i) {
           const std::uint32_t segno = blk * kSitEntryPerBlock + i;
           if (segno >= main_segs_) break;

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <sstream>
 
 #include "f2fscore/volume.hpp"
 #include "support/test_support.hpp"
@@ -355,4 +357,88 @@ TEST(FsckInterop, RepairRoundTrips) {
     auto theirs = f2fstest::fsck_problems(img, &full);
     EXPECT_TRUE(theirs.empty()) << c.name << ": fsck.f2fs -f after our repair:\n" << full;
   }
+}
+
+namespace {
+
+struct ProgressLine {
+  int pass;
+  unsigned long long cur, max;
+};
+
+// Parses e2fsck's -C FD completion lines, "PASS CURRENT MAX DEVICE" (as
+// e2fsck_update_progress() in e2fsck/unix.c writes them): each line must
+// name `device`; returns the lines in order.
+std::vector<ProgressLine> parse_progress(const fs::path& file, const std::string& device) {
+  std::ifstream in(file);
+  std::vector<ProgressLine> out;
+  std::string line;
+  const std::regex re("^([0-9]+) ([0-9]+) ([0-9]+) (.+)$");
+  while (std::getline(in, line)) {
+    std::smatch m;
+    EXPECT_TRUE(std::regex_match(line, m, re)) << "not a progress line: " << line;
+    if (m.empty()) continue;
+    EXPECT_EQ(m[4].str(), device);
+    out.push_back({std::stoi(m[1].str()), std::stoull(m[2].str()), std::stoull(m[3].str())});
+  }
+  return out;
+}
+
+// The passes in order, each from 0 to its max, current never above max or
+// going back within a pass; returns the passes seen.
+std::vector<int> check_progress(const std::vector<ProgressLine>& lines) {
+  std::vector<int> passes;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const auto& l = lines[i];
+    EXPECT_LE(l.cur, l.max) << "line " << i;
+    const bool first = i == 0 || lines[i - 1].pass != l.pass;
+    const bool last = i + 1 == lines.size() || lines[i + 1].pass != l.pass;
+    if (first) {
+      EXPECT_EQ(l.cur, 0u) << "pass " << l.pass << " starts at 0";
+      passes.push_back(l.pass);
+    } else {
+      EXPECT_GE(l.cur, lines[i - 1].cur) << "line " << i;
+    }
+    if (last) EXPECT_EQ(l.cur, l.max) << "pass " << l.pass << " ends at its max";
+  }
+  return passes;
+}
+
+}  // namespace
+
+TEST(FsckProgress, FdLinesFollowE2fsckProtocol) {
+  const fs::path src = scratch("progress-src");
+  fs::remove_all(src);
+  make_tree(src);
+  const fs::path img = scratch("progress.img");
+  f2fstest::make_sparse_file(img, 300ull << 20);
+  auto m = run(std::string(F2FSCORE_MKFS_BIN) + " -q -f --populate " + shell_quote(src.string()) + " " +
+               shell_quote(img.string()));
+  ASSERT_EQ(m.exit_code, 0) << m.output;
+  const fs::path prog = scratch("progress.txt");
+  // Full check: passes 1 to 4 in order, nothing on stdout but the result.
+  auto r = run(std::string(F2FSCORE_FSCK_BIN) + " -f -n -C 3 " + shell_quote(img.string()) + " 3>" +
+               shell_quote(prog.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto lines = parse_progress(prog, img.string());
+  EXPECT_EQ(check_progress(lines), (std::vector<int>{1, 2, 3, 4}));
+  // Pass 2 counts the node blocks: at least one per file of the tree (400
+  // files, 3 directories, a symlink, a 3 MiB file).
+  for (const auto& l : lines)
+    if (l.pass == 2) EXPECT_GE(l.max, 405u);
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 2) << "progress leaked to stdout:\n" << r.output;
+  // Preen on a clean volume: the fast check reads NAT, SIT and nodes only.
+  r = run(std::string(F2FSCORE_FSCK_BIN) + " -p -C 3 " + shell_quote(img.string()) + " 3>" + shell_quote(prog.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(check_progress(parse_progress(prog, img.string())), (std::vector<int>{1, 2}));
+  // -C 0 without a terminal, and no -C: the same two lines of result.
+  auto plain = run(std::string(F2FSCORE_FSCK_BIN) + " -f -n " + shell_quote(img.string()) + " </dev/null | cat");
+  auto bar = run(std::string(F2FSCORE_FSCK_BIN) + " -f -n -C 0 " + shell_quote(img.string()) + " </dev/null | cat");
+  EXPECT_EQ(plain.exit_code, 0);
+  EXPECT_EQ(bar.output.find('\r'), std::string::npos) << "a bar drawn on a pipe";
+  EXPECT_EQ(std::count(plain.output.begin(), plain.output.end(), '\n'), 2) << plain.output;
+  EXPECT_EQ(std::count(bar.output.begin(), bar.output.end(), '\n'), 2) << bar.output;
+  // A negative descriptor is a usage error.
+  EXPECT_EQ(run(std::string(F2FSCORE_FSCK_BIN) + " -n -C -1 " + shell_quote(img.string())).exit_code, 16);
+  fs::remove_all(src);
 }

@@ -400,6 +400,47 @@ TEST(FsckRepair, PreenRepairsSafeProblems) {
   EXPECT_TRUE(r2.problems.empty()) << dump(r2);
 }
 
+// Options::progress: a preen whose fast check finds an inode with a bad
+// checksum reports passes 1 and 2 (fast check), 1 to 4 again (full check)
+// and 5 (the repair writes); each pass runs from 0 to its max.
+TEST(FsckProgress, CallbackReportsEveryPassInOrder) {
+  auto dev = fixture_device("mkfs115-64M-allfeat.img.zst");
+  ASSERT_TRUE(dev);
+  nid_t ino = 0;
+  const block_t blk = inode_block(*dev, "/lost+found", &ino);
+  ASSERT_NE(blk, 0u);
+  std::vector<std::uint8_t> b(kBlockSize);
+  ASSERT_TRUE(read_at(*dev, static_cast<std::uint64_t>(blk) * kBlockSize, b));
+  auto* n = reinterpret_cast<Node*>(b.data());
+  n->i.i_links = n->i.i_links.get() + 5;
+  ASSERT_TRUE(write_at(*dev, static_cast<std::uint64_t>(blk) * kBlockSize, b));
+  struct Call {
+    int pass;
+    std::uint64_t cur, max;
+  };
+  std::vector<Call> calls;
+  fsck::Options o;
+  o.mode = fsck::Mode::preen;
+  o.progress = [&](int pass, std::uint64_t cur, std::uint64_t max) { calls.push_back({pass, cur, max}); };
+  auto r = fsck::check(*dev, o);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->exit_code(), 1) << dump(*r);
+  std::vector<int> passes;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const bool first = i == 0 || calls[i - 1].pass != calls[i].pass;
+    const bool last = i + 1 == calls.size() || calls[i + 1].pass != calls[i].pass;
+    EXPECT_LE(calls[i].cur, calls[i].max);
+    if (first) {
+      passes.push_back(calls[i].pass);
+      EXPECT_EQ(calls[i].cur, 0u) << "pass " << calls[i].pass;
+    } else {
+      EXPECT_GE(calls[i].cur, calls[i - 1].cur);
+    }
+    if (last) EXPECT_EQ(calls[i].cur, calls[i].max) << "pass " << calls[i].pass;
+  }
+  EXPECT_EQ(passes, (std::vector<int>{1, 2, 1, 2, 3, 4, 5}));
+}
+
 // The user quota file of the mkfs.f2fs fixture says what root and
 // lost+found use (2 inodes); one more inode in its id-0 entry must be
 // reported against the user quota inode (sb.qf_ino[0]).

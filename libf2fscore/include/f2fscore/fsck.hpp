@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -177,6 +178,17 @@ struct Options {
   /// blocks, this many requests in flight (through BlockDevice's async API).
   std::uint32_t batch_blocks = 256;
   std::uint32_t queue_depth = 8;
+  /// Progress, if set: called as `progress(pass, current, max)` while a
+  /// pass runs, `current` steps of `max` done. Passes, in order: 1 the NAT
+  /// and SIT blocks read, 2 the node blocks read, 3 the inodes reached by
+  /// the namespace walk, 4 the segments compared with the SIT and the SSA
+  /// blocks read, 5 the blocks written by the repair (only when it writes).
+  /// Preen's fast check reports passes 1 and 2 (then 1 to 4 again when it
+  /// finds something and the full check follows). Each pass is reported at
+  /// 0, at `max`, and at most about 1000 times between (the shape of
+  /// e2fsck's -C completion lines, e2fsck_update_progress() in
+  /// e2fsck/unix.c). Called on the thread that runs check().
+  std::function<void(int pass, std::uint64_t current, std::uint64_t max)> progress;
 };
 
 struct Stats {

@@ -38,13 +38,22 @@ void Checker::check_global() {
   std::uint32_t bitmap_reports = 0;
   constexpr std::uint32_t kMaxBitmapReports = 64;
   std::uint64_t bitmap_diffs = 0;
-  std::vector<std::uint8_t> seg_has_node(main_segs_, 0), seg_has_data(main_segs_, 0);
-  for (const auto& u : uses_) (u.node ? seg_has_node : seg_has_data)[segno_of(u.blkaddr)] = 1;
+  for (const auto& u : uses_) segs_[segno_of(u.blkaddr)].flags |= u.node ? SegState::kHasNode : SegState::kHasData;
+  std::size_t pi = 0;  // into partial_segnos_
+  const std::uint64_t steps = 2ull * main_segs_;
+  progress(4, 0, steps);
   for (std::uint32_t s = 0; s < main_segs_; ++s) {
-    const SitEntry& e = sit_[s];
-    std::uint32_t pop = 0;
-    for (std::uint32_t k = 0; k < kSitVblockMapSize; ++k) pop += static_cast<std::uint32_t>(std::popcount(e.valid_map[k]));
-    const std::uint32_t vb = sit_vblocks(e);
+    progress(4, s, steps);
+    const SegState& e = segs_[s];
+    const std::uint8_t* pmap = nullptr;
+    if (e.map() == SegState::kMapPartial) {
+      while (partial_segnos_[pi] < s) ++pi;
+      pmap = partial_maps_[pi].data();
+    }
+    std::uint32_t pop = e.map() == SegState::kMapFull ? kBps : 0;
+    if (pmap)
+      for (std::uint32_t k = 0; k < kSitVblockMapSize; ++k) pop += static_cast<std::uint32_t>(std::popcount(pmap[k]));
+    const std::uint32_t vb = e.vblocks;
     if (vb != pop) {
       Problem p = prob(Code::SIT_VBLOCKS_MISMATCH);
       p.segno = s;
@@ -52,28 +61,36 @@ void Checker::check_global() {
       add(p);
     }
     if (vb == 0 && !is_cur_seg(cp_, s)) ++free_segs;
-    const block_t start = main_blk_ + s * kBps;
-    for (std::uint32_t b = 0; b < kBps; ++b) {
-      const bool sbit = test_bit_msb(e.valid_map, b);
-      const bool u = used(start + b);
-      if (sbit == u) continue;
-      ++bitmap_diffs;
-      if (bitmap_reports++ < kMaxBitmapReports) {
-        Problem p = prob(Code::SIT_BITMAP_MISMATCH);
-        p.blkaddr = start + b;
-        p.segno = s;
-        p.detail = sbit ? fmt("block 0x%llx is valid in the SIT but nothing uses it", start + b)
-                        : fmt("block 0x%llx is in use but not valid in the SIT", start + b);
-        add(p);
+    const auto* umap = e.used == SegState::kNone ? nullptr : used_maps_[e.used].data();
+    bool same = false;
+    if (!pmap && !umap) same = e.map() == SegState::kMapEmpty;
+    else if (!pmap && e.map() == SegState::kMapFull)
+      same = std::all_of(umap, umap + kBps / 64, [](std::uint64_t w) { return w == ~0ull; });
+    if (!same) {
+      const block_t start = main_blk_ + s * kBps;
+      for (std::uint32_t b = 0; b < kBps; ++b) {
+        const bool sbit = pmap ? test_bit_msb(pmap, b) : e.map() == SegState::kMapFull;
+        const bool u = umap && (umap[b >> 6] >> (b & 63) & 1);
+        if (sbit == u) continue;
+        ++bitmap_diffs;
+        if (bitmap_reports++ < kMaxBitmapReports) {
+          Problem p = prob(Code::SIT_BITMAP_MISMATCH);
+          p.blkaddr = start + b;
+          p.segno = s;
+          p.detail = sbit ? fmt("block 0x%llx is valid in the SIT but nothing uses it", start + b)
+                          : fmt("block 0x%llx is in use but not valid in the SIT", start + b);
+          add(p);
+        }
       }
     }
-    const std::uint8_t type = sit_type(e);
-    if ((seg_has_node[s] && type < 3) || (seg_has_data[s] && type >= 3 && type < 6) || type >= 6) {
-      if (seg_has_node[s] || seg_has_data[s]) {
+    const std::uint8_t type = e.type;
+    const bool has_node = e.flags & SegState::kHasNode, has_data = e.flags & SegState::kHasData;
+    if ((has_node && type < 3) || (has_data && type >= 3 && type < 6) || type >= 6) {
+      if (has_node || has_data) {
         Problem p = prob(Code::SIT_TYPE_MISMATCH);
         p.segno = s;
         p.detail = fmt("SIT type %llu, but the segment holds ", type) +
-                   (seg_has_node[s] && seg_has_data[s] ? "node and data" : seg_has_node[s] ? "node" : "data") + " blocks";
+                   (has_node && has_data ? "node and data" : has_node ? "node" : "data") + " blocks";
         add(p);
       }
     }
@@ -96,12 +113,80 @@ void Checker::check_global() {
   count(Code::CP_VALID_INODE_COUNT, "valid_inode_count", cp_.valid_inode_count.get(), inode_count_);
   count(Code::CP_FREE_SEGMENT_COUNT, "free_segment_count", cp_.free_segment_count.get(), free_segs);
 
-  // SSA against the owners.
-  std::uint32_t ssa_reports = 0;
-  for (const auto& u : uses_) {
+  check_ssa();
+
+  // Active logs (check_curseg_offsets()): the next block must be free and,
+  // for LFS logs, every block after it.
+  for (int t = 0; t < 6; ++t) {
+    const std::uint32_t segno = t < 3 ? cp_.cur_data_segno[t].get() : cp_.cur_node_segno[t - 3].get();
+    const std::uint32_t off = t < 3 ? cp_.cur_data_blkoff[t].get() : cp_.cur_node_blkoff[t - 3].get();
+    if (segno >= main_segs_) continue;
+    const bool lfs = cp_.alloc_type[t] == 0;
+    for (std::uint32_t b = off; b < kBps; ++b) {
+      if (sit_bit(segno, b)) {
+        Problem p = prob(Code::CURSEG_NEXT_BLOCK_NOT_FREE);
+        p.segno = segno;
+        p.blkaddr = main_blk_ + segno * kBps + b;
+        p.detail = fmt("active log %llu: block %llu of segment %llu (next offset %llu) is in use", t, b, segno, off);
+        add(p);
+        break;
+      }
+      if (!lfs) break;
+    }
+    const std::uint8_t type = segs_[segno].type;
+    if ((t < 3) != (type < 3)) {
+      Problem p = prob(Code::CURSEG_TYPE_MISMATCH);
+      p.segno = segno;
+      p.detail = fmt("active log %llu is in segment %llu whose SIT type is %llu", t, segno, type);
+      add(p);
+    }
+  }
+
+  // Unreachable NAT entries (fsck_verify(): "NID[0x%x] is unreachable").
+  nids_.for_each(sb_.root_ino.get(), [&](nid_t n, const NidTable::Rec& rec) {
+    if (n >= max_nid_ || rec.reached) return;
+    const NatRec& ne = rec.nat;
+    if (ne.blkaddr == kNullAddr || !valid_main(ne.blkaddr)) return;
+    Problem p = prob(Code::NAT_ENTRY_UNREACHABLE);
+    p.nid = n;
+    p.ino = ne.ino;
+    p.blkaddr = ne.blkaddr;
+    p.detail = fmt("NAT entry of nid %llu (ino %llu, block 0x%llx) is reached by nothing", n, ne.ino, ne.blkaddr);
+    add(p);
+  });
+  check_nat_bits();
+}
+
+// The SSA against the owners: the summary blocks of the segments holding a
+// block in use, read in bulk in segment order; the active logs' summaries
+// come from the checkpoint pack. Without an unmount the node logs'
+// summaries are rebuilt from the node footers at mount
+// (restore_node_summary() in fs/f2fs/node.c): not authoritative.
+void Checker::check_ssa() {
+  if (uses_.empty()) return;
+  const bool umount = cp_.ckpt_flags.get() & cp_flag::umount;
+  std::vector<std::pair<std::uint32_t, std::unique_ptr<SummaryBlock>>> cur;  // later entries win
+  std::vector<std::uint32_t> untrusted;
+  for (int t = 0; t < 6; ++t) {
+    const std::uint32_t segno = t < 3 ? cp_.cur_data_segno[t].get() : cp_.cur_node_segno[t - 3].get();
+    if (segno >= main_segs_) continue;
+    if (t >= 3 && !umount) untrusted.push_back(segno);
+    auto sb = vol_->summary(segno);
+    if (sb) cur.emplace_back(segno, std::make_unique<SummaryBlock>(*sb));
+  }
+  auto cur_of = [&](std::uint32_t segno) -> const SummaryBlock* {
+    const SummaryBlock* r = nullptr;
+    for (const auto& [s, b] : cur)
+      if (s == segno) r = b.get();
+    return r;
+  };
+  auto is_untrusted = [&](std::uint32_t segno) {
+    return std::find(untrusted.begin(), untrusted.end(), segno) != untrusted.end();
+  };
+  std::vector<std::pair<std::size_t, Problem>> found;
+  auto eval = [&](std::size_t i, const SummaryBlock& sum) {
+    const meta::BlockUse& u = uses_[i];
     const std::uint32_t s = segno_of(u.blkaddr);
-    if (!ssa_trusted_[s]) continue;
-    const SummaryBlock& sum = ssa_[s];
     const Summary& e = sum.entries[(u.blkaddr - main_blk_) & (kBps - 1)];
     Problem p = prob(u.node ? Code::SSA_NODE_MISMATCH : Code::SSA_DATA_MISMATCH);
     p.blkaddr = u.blkaddr;
@@ -120,69 +205,64 @@ void Checker::check_global() {
                        e.ofs_in_node.get(), u.nid) +
                    fmt(" slot %llu", u.ofs_in_node);
     }
-    if (!p.detail.empty() && ssa_reports++ < 256) add(p);
-  }
-
-  // Active logs (check_curseg_offsets()): the next block must be free and,
-  // for LFS logs, every block after it.
-  for (int t = 0; t < 6; ++t) {
-    const std::uint32_t segno = t < 3 ? cp_.cur_data_segno[t].get() : cp_.cur_node_segno[t - 3].get();
-    const std::uint32_t off = t < 3 ? cp_.cur_data_blkoff[t].get() : cp_.cur_node_blkoff[t - 3].get();
-    if (segno >= main_segs_) continue;
-    const SitEntry& e = sit_[segno];
-    const bool lfs = cp_.alloc_type[t] == 0;
-    for (std::uint32_t b = off; b < kBps; ++b) {
-      if (test_bit_msb(e.valid_map, b)) {
-        Problem p = prob(Code::CURSEG_NEXT_BLOCK_NOT_FREE);
-        p.segno = segno;
-        p.blkaddr = main_blk_ + segno * kBps + b;
-        p.detail = fmt("active log %llu: block %llu of segment %llu (next offset %llu) is in use", t, b, segno, off);
-        add(p);
-        break;
-      }
-      if (!lfs) break;
+    if (!p.detail.empty()) found.emplace_back(i, std::move(p));
+  };
+  // Uses by block address; the SSA blocks of their segments.
+  std::vector<std::uint32_t> order(uses_.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return uses_[a].blkaddr < uses_[b].blkaddr; });
+  const Geometry& g = vol_->geometry();
+  const block_t ssa_base = static_cast<block_t>(g.ssa_addr(0));
+  std::vector<block_t> addrs;
+  for (std::uint32_t i : order) {
+    const std::uint32_t s = segno_of(uses_[i].blkaddr);
+    if (is_untrusted(s)) continue;
+    if (const SummaryBlock* c = cur_of(s)) {
+      eval(i, *c);
+      continue;
     }
-    const std::uint8_t type = sit_type(e);
-    if ((t < 3) != (type < 3)) {
-      Problem p = prob(Code::CURSEG_TYPE_MISMATCH);
-      p.segno = segno;
-      p.detail = fmt("active log %llu is in segment %llu whose SIT type is %llu", t, segno, type);
-      add(p);
-    }
+    const auto sa = static_cast<block_t>(g.ssa_addr(s));
+    if (addrs.empty() || addrs.back() != sa) addrs.push_back(sa);
   }
-
-  // Unreachable NAT entries (fsck_verify(): "NID[0x%x] is unreachable").
-  for (nid_t n = sb_.root_ino.get(); n < max_nid_; ++n) {
-    if (nid_reached_[n]) continue;
-    const NatRec& ne = nat_[n];
-    if (ne.blkaddr == kNullAddr || !valid_main(ne.blkaddr)) continue;
-    Problem p = prob(Code::NAT_ENTRY_UNREACHABLE);
-    p.nid = n;
-    p.ino = ne.ino;
-    p.blkaddr = ne.blkaddr;
-    p.detail = fmt("NAT entry of nid %llu (ino %llu, block 0x%llx) is reached by nothing", n, ne.ino, ne.blkaddr);
-    add(p);
-  }
-  check_nat_bits();
+  std::size_t oi = 0;
+  auto st = read_blocks_batched(
+      dev_, addrs, opts_.batch_blocks, opts_.queue_depth, 4,
+      [&](block_t a, const std::uint8_t* data) {
+        const std::uint32_t s = a - ssa_base;
+        progress(4, static_cast<std::uint64_t>(main_segs_) + s, 2ull * main_segs_);
+        SummaryBlock sum;
+        std::memcpy(&sum, data, sizeof sum);
+        while (oi < order.size() && segno_of(uses_[order[oi]].blkaddr) < s) ++oi;
+        for (; oi < order.size() && segno_of(uses_[order[oi]].blkaddr) == s; ++oi) eval(order[oi], sum);
+      },
+      &report_.stats.bytes_read);
+  if (!st) ssa_status_ = st;  // an operational error of the run
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::uint32_t ssa_reports = 0;
+  for (auto& [i, p] : found)
+    if (ssa_reports++ < 256) add(std::move(p));
 }
 
 void Checker::check_nat_bits() {
   if (!(cp_.ckpt_flags.get() & cp_flag::nat_bits) || !vol_->nat_bits_valid()) return;
-  const auto nb = nat_bits_size(sb_.segment_count_nat.get());
-  const std::uint64_t cp_start = sb_.cp_blkaddr.get() + static_cast<std::uint64_t>(vol_->open_report().checkpoint_pack) * kBps;
+  const Geometry& g = vol_->geometry();
+  const auto nb = g.nat_bits_layout();
   std::vector<std::uint8_t> bits(static_cast<std::size_t>(nb.blocks) * kBlockSize);
-  if (!read_at(dev_, (cp_start + kBps - nb.blocks) * kBlockSize, bits)) return;
-  const std::uint32_t nat_blocks = sb_.segment_count_nat.get() / 2 * kBps;
-  const std::uint8_t* full = bits.data() + 8;
-  const std::uint8_t* empty = full + nb.bitmap_bytes;
+  if (!read_at(dev_, g.nat_bits_addr(vol_->open_report().checkpoint_pack) * kBlockSize, bits)) return;
+  const std::uint32_t nat_blocks = g.nat_blocks();
+  const std::uint8_t* full = bits.data() + nb.full_offset;
+  const std::uint8_t* empty = bits.data() + nb.empty_offset;
   std::uint32_t bad = 0;
   std::uint32_t first_bad = 0;
   for (std::uint32_t b = 0; b < nat_blocks; ++b) {
     std::uint32_t valid = 0;
-    for (std::uint32_t i = 0; i < kNatEntryPerBlock; ++i) {
-      const nid_t nid = b * kNatEntryPerBlock + i;
-      if (nid >= max_nid_) break;
-      if (nid == 0 || nat_[nid].blkaddr != kNullAddr) ++valid;
+    if (b == 0 || nids_.has_block(b)) {
+      for (std::uint32_t i = 0; i < kNatEntryPerBlock; ++i) {
+        const nid_t nid = b * kNatEntryPerBlock + i;
+        if (nid >= max_nid_) break;
+        if (nid == 0 || nat(nid).blkaddr != kNullAddr) ++valid;
+      }
     }
     const bool want_full = valid == kNatEntryPerBlock, want_empty = valid == 0;
     if (test_bit_le(full, b) != want_full || test_bit_le(empty, b) != want_empty) {
@@ -246,11 +326,11 @@ void Checker::check_fsync_chain() {
 // checksums and modes; counts in the NAT and SIT agree with the checkpoint.
 bool Checker::fast_check() {
   std::uint64_t nat_nodes = 0, nat_inodes = 0;
-  for (nid_t n = sb_.root_ino.get(); n < max_nid_; ++n) {
-    const NatRec& ne = nat_[n];
-    if (ne.blkaddr == kNullAddr || !valid_main(ne.blkaddr)) continue;
+  nids_.for_each(sb_.root_ino.get(), [&](nid_t n, const NidTable::Rec& rec) {
+    const NatRec& ne = rec.nat;
+    if (n >= max_nid_ || ne.blkaddr == kNullAddr || !valid_main(ne.blkaddr)) return;
     ++nat_nodes;
-    const NodeRec& r = nodes_[n];
+    const NodeRec& r = rec.node;
     auto bad = [&](Code c, std::string d) {
       Problem p = prob(c);
       p.nid = n;
@@ -267,18 +347,24 @@ bool Checker::fast_check() {
       ++nat_inodes;
       for (const auto& is : inodes_[static_cast<std::size_t>(r.inode)].issues) bad(is.code, is.detail);
     }
-  }
+  });
   std::uint32_t free_segs = 0;
+  std::size_t pi = 0;
   for (std::uint32_t s = 0; s < main_segs_; ++s) {
-    std::uint32_t pop = 0;
-    for (std::uint32_t k = 0; k < kSitVblockMapSize; ++k) pop += static_cast<std::uint32_t>(std::popcount(sit_[s].valid_map[k]));
-    if (pop != sit_vblocks(sit_[s])) {
+    const SegState& e = segs_[s];
+    std::uint32_t pop = e.map() == SegState::kMapFull ? kBps : 0;
+    if (e.map() == SegState::kMapPartial) {
+      while (partial_segnos_[pi] < s) ++pi;
+      for (std::uint32_t k = 0; k < kSitVblockMapSize; ++k)
+        pop += static_cast<std::uint32_t>(std::popcount(partial_maps_[pi][k]));
+    }
+    if (pop != e.vblocks) {
       Problem p = prob(Code::SIT_VBLOCKS_MISMATCH);
       p.segno = s;
-      p.detail = fmt("SIT valid blocks %llu, valid map has %llu", sit_vblocks(sit_[s]), pop);
+      p.detail = fmt("SIT valid blocks %llu, valid map has %llu", e.vblocks, pop);
       add(p);
     }
-    if (sit_vblocks(sit_[s]) == 0 && !is_cur_seg(cp_, s)) ++free_segs;
+    if (e.vblocks == 0 && !is_cur_seg(cp_, s)) ++free_segs;
   }
   if (cp_.valid_node_count.get() != nat_nodes) {
     Problem p = prob(Code::CP_VALID_NODE_COUNT);
@@ -304,7 +390,6 @@ Result<Report> Checker::run() {
   F2FS_TRY(open_volume());
   check_superblocks();
   F2FS_TRY(load_nat());
-  F2FS_TRY(load_ssa());
   F2FS_TRY(scan_nodes());
   const std::uint32_t flags = cp_.ckpt_flags.get();
   const bool clean = (flags & cp_flag::umount) && !(flags & (cp_flag::fsck | cp_flag::error | cp_flag::quota_need_fsck));
@@ -316,7 +401,7 @@ Result<Report> Checker::run() {
     report_.problems.clear();
     check_superblocks();
     // The NAT scan's problems again (scan_nodes reported them once).
-    nodes_.clear();
+    nids_.clear();
     addrs_.clear();
     inodes_.clear();
     xattr_blocks_.clear();
@@ -326,7 +411,9 @@ Result<Report> Checker::run() {
   report_.full_check = true;
   walk_namespace();
   check_global();
+  F2FS_TRY(ssa_status_);
   check_fsync_chain();
+  progress(4, 2ull * main_segs_, 2ull * main_segs_);
   walked_ = true;
   if (opts_.mode != Mode::check_only) repair();
   return std::move(report_);

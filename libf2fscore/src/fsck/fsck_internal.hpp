@@ -2,6 +2,8 @@
 // one compact record per node block, and the truth the walk builds.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -92,6 +94,86 @@ struct NodeRec {
   std::int32_t inode = -1;                       ///< into Checker::inodes
 };
 
+/// The per-nid state (NAT entry, scanned node, reached by the walk) of the
+/// NAT blocks holding an entry in use; a NAT block whose entries are all
+/// null has no record. Shape: one chunk of kNatEntryPerBlock records per
+/// such NAT block, found by binary search on the NAT block index.
+class NidTable {
+ public:
+  struct Rec {
+    NatRec nat;
+    NodeRec node;
+    bool reached = false;
+    bool from_journal = false;
+  };
+  void clear() {
+    keys_.clear();
+    chunks_.clear();
+  }
+  const Rec* find(nid_t nid) const {
+    const std::uint32_t b = nid / disk::kNatEntryPerBlock;
+    auto it = std::lower_bound(keys_.begin(), keys_.end(), b);
+    if (it == keys_.end() || *it != b) return nullptr;
+    return &(*chunks_[static_cast<std::size_t>(it - keys_.begin())])[nid % disk::kNatEntryPerBlock];
+  }
+  Rec* find(nid_t nid) { return const_cast<Rec*>(static_cast<const NidTable*>(this)->find(nid)); }
+  /// The record of `nid`, its NAT block's chunk made if absent.
+  Rec& get(nid_t nid) {
+    const std::uint32_t b = nid / disk::kNatEntryPerBlock;
+    auto it = std::lower_bound(keys_.begin(), keys_.end(), b);
+    const auto i = static_cast<std::size_t>(it - keys_.begin());
+    if (it == keys_.end() || *it != b) {
+      keys_.insert(it, b);
+      chunks_.insert(chunks_.begin() + static_cast<std::ptrdiff_t>(i), std::make_unique<Chunk>());
+    }
+    return (*chunks_[i])[nid % disk::kNatEntryPerBlock];
+  }
+  bool has_block(std::uint32_t nat_block) const { return std::binary_search(keys_.begin(), keys_.end(), nat_block); }
+  /// Calls f(nid, rec) for every nid of the chunks, ascending, from `from`.
+  /// Chunks made by f are visited when above the current one.
+  template <class F>
+  void for_each(nid_t from, F&& f) {
+    std::size_t i = static_cast<std::size_t>(
+        std::lower_bound(keys_.begin(), keys_.end(), from / disk::kNatEntryPerBlock) - keys_.begin());
+    while (i < keys_.size()) {
+      const std::uint32_t key = keys_[i];
+      const std::size_t n0 = keys_.size();
+      for (std::uint32_t k = 0; k < disk::kNatEntryPerBlock; ++k) {
+        const nid_t nid = key * disk::kNatEntryPerBlock + k;
+        if (nid < from) continue;
+        f(nid, (*chunks_[i])[k]);
+        if (keys_.size() != n0) i = static_cast<std::size_t>(std::lower_bound(keys_.begin(), keys_.end(), key) - keys_.begin());
+      }
+      ++i;
+    }
+  }
+  void clear_reached() {
+    for (auto& c : chunks_)
+      for (auto& r : *c) r.reached = false;
+  }
+  std::size_t blocks() const { return keys_.size(); }
+
+ private:
+  using Chunk = std::array<Rec, disk::kNatEntryPerBlock>;
+  std::vector<std::uint32_t> keys_;              ///< NAT block indexes, ascending
+  std::vector<std::unique_ptr<Chunk>> chunks_;   ///< parallel to keys_
+};
+
+/// What the checker keeps of one main-area segment: the SIT's valid count
+/// and type, whether its valid map is empty, full or partial (partial maps
+/// are kept apart), what the walk found in it, and the index of its bitmap
+/// of blocks in use (none until the walk reaches a block of it).
+struct SegState {
+  static constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+  static constexpr std::uint8_t kMapEmpty = 0, kMapFull = 1, kMapPartial = 2;
+  static constexpr std::uint8_t kHasNode = 4, kHasData = 8;
+  std::uint16_t vblocks = 0;
+  std::uint8_t type = 0;
+  std::uint8_t flags = 0;  ///< map kind (low 2 bits), kHasNode, kHasData
+  std::uint32_t used = kNone;
+  std::uint8_t map() const { return flags & 3; }
+};
+
 struct AddrSlot {
   std::uint16_t slot;
   block_t blkaddr;
@@ -131,8 +213,6 @@ class Checker {
   // fsck/load.cpp
   Status open_volume();
   Status load_nat();
-  Status load_sit();
-  Status load_ssa();
   Status scan_nodes();
   void scan_node(nid_t nid, block_t addr, const std::uint8_t* blk);
   void scan_inode(nid_t nid, block_t addr, const disk::Node& n, NodeRec& rec);
@@ -156,10 +236,23 @@ class Checker {
   void check_global();
   void check_fsync_chain();
   void check_nat_bits();
+  void check_ssa();
   bool fast_check();
   // fsck/repair.cpp
   void repair();
 
+  /// Reports `cur` of `max` steps of `pass` through Options::progress,
+  /// about once per 0.1 % and always at 0 and `max`.
+  void progress(int pass, std::uint64_t cur, std::uint64_t max) {
+    if (!opts_.progress) return;
+    if (pass != progress_pass_) {
+      progress_pass_ = pass;
+      progress_next_ = 0;
+    }
+    if (cur < progress_next_ && cur != max) return;
+    opts_.progress(pass, cur, max);
+    progress_next_ = cur + std::max<std::uint64_t>(1, max / 1000);
+  }
   std::size_t add(Problem p);
   bool allowed(Code c) const;
   /// Registers an edit of block `blk` fixing problem `idx` (if the mode allows it).
@@ -177,9 +270,39 @@ class Checker {
   bool create_lost_found();
   Problem prob(Code c) const { Problem p; p.code = c; return p; }
   bool valid_main(block_t a) const { return a >= main_blk_ && a < main_end_; }
-  bool used(block_t a) const { return used_[(a - main_blk_) >> 6] >> ((a - main_blk_) & 63) & 1; }
-  void set_used(block_t a) { used_[(a - main_blk_) >> 6] |= 1ull << ((a - main_blk_) & 63); }
+  bool used(block_t a) const {
+    const SegState& s = segs_[segno_of(a)];
+    if (s.used == SegState::kNone) return false;
+    const std::uint32_t off = (a - main_blk_) & (disk::kDefaultBlocksPerSeg - 1);
+    return used_maps_[s.used][off >> 6] >> (off & 63) & 1;
+  }
+  void set_used(block_t a) {
+    SegState& s = segs_[segno_of(a)];
+    if (s.used == SegState::kNone) {
+      s.used = static_cast<std::uint32_t>(used_maps_.size());
+      used_maps_.emplace_back();
+    }
+    const std::uint32_t off = (a - main_blk_) & (disk::kDefaultBlocksPerSeg - 1);
+    used_maps_[s.used][off >> 6] |= 1ull << (off & 63);
+  }
+  /// The SIT valid map bit of block `off` of segment `segno`.
+  bool sit_bit(std::uint32_t segno, std::uint32_t off) const;
   bool sit_valid(block_t a) const;
+  const NatRec& nat(nid_t n) const {
+    const auto* r = nids_.find(n);
+    return r ? r->nat : kNoRec.nat;
+  }
+  const NodeRec& node(nid_t n) const {
+    const auto* r = nids_.find(n);
+    return r ? r->node : kNoRec.node;
+  }
+  bool reached(nid_t n) const {
+    const auto* r = nids_.find(n);
+    return r && r->reached;
+  }
+  void set_reached(nid_t n) { nids_.get(n).reached = true; }
+  Status read_nat_blocks(const std::vector<std::uint32_t>& blocks);
+  Status read_sit(const std::map<std::uint32_t, disk::SitEntry>& journal);
   std::uint32_t segno_of(block_t a) const { return static_cast<std::uint32_t>((a - main_blk_) >> disk::kLogBlocksPerSeg); }
   std::string inode_path(nid_t ino) const;
 
@@ -194,18 +317,16 @@ class Checker {
   block_t main_blk_ = 0, main_end_ = 0;
   std::uint32_t main_segs_ = 0;
   nid_t max_nid_ = 0;
-  std::vector<NatRec> nat_;
-  std::vector<std::uint8_t> nat_from_journal_;
-  std::vector<disk::SitEntry> sit_;
-  std::vector<disk::SummaryBlock> ssa_;
-  std::vector<std::uint8_t> ssa_trusted_;  ///< per segment: the summary is authoritative
-  std::vector<NodeRec> nodes_;             ///< by nid
+  inline static const NidTable::Rec kNoRec{};
+  NidTable nids_;
+  std::vector<SegState> segs_;                  ///< by segment number
+  std::vector<std::uint32_t> partial_segnos_;   ///< segments with a partial SIT valid map, ascending
+  std::vector<std::array<std::uint8_t, disk::kSitVblockMapSize>> partial_maps_;  ///< their maps
+  std::vector<std::array<std::uint64_t, disk::kDefaultBlocksPerSeg / 64>> used_maps_;  ///< blocks in use
   std::vector<AddrSlot> addrs_;
   std::vector<InodeRec> inodes_;
   std::unordered_map<nid_t, std::vector<std::uint8_t>> xattr_blocks_;  ///< xattr node payloads
   // Walk truth.
-  std::vector<std::uint8_t> nid_reached_;
-  std::vector<std::uint64_t> used_;  ///< main-area blocks in use (bitmap)
   std::vector<meta::BlockUse> uses_;
   std::unordered_map<nid_t, InodeState> state_;
   std::vector<nid_t> reached_inodes_;  ///< in walk order
@@ -213,6 +334,10 @@ class Checker {
   std::uint64_t node_count_ = 0, inode_count_ = 0;
   std::vector<nid_t> orphans_;
   bool walked_ = false;
+  Status ssa_status_;  ///< the SSA reads of check_ssa()
+  int progress_pass_ = 0;
+  std::uint64_t progress_next_ = 0;
+  std::uint64_t pass1_done_ = 0, pass1_max_ = 0;
   std::map<block_t, std::vector<Edit>> edits_;
   std::vector<std::size_t> global_fixes_;
   std::vector<std::size_t> lost_found_fixes_;

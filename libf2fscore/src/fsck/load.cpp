@@ -12,6 +12,7 @@
 #include "f2fscore/disk/checkpoint.hpp"
 #include "f2fscore/disk/superblock.hpp"
 #include "f2fscore/disk/xattr.hpp"
+#include "disk/summaries.hpp"
 #include "fsck/fsck_internal.hpp"
 #include "util/text.hpp"
 
@@ -46,8 +47,13 @@ Status read_blocks_batched(BlockDevice& dev, const std::vector<block_t>& addrs, 
                            const std::function<void(block_t, const std::uint8_t*)>& on_block,
                            std::uint64_t* bytes_read) {
   if (addrs.empty()) return {};
+  // Buffers no larger than the span of `addrs` needs, no more slots than
+  // requests.
+  const std::uint64_t span = static_cast<std::uint64_t>(addrs.back()) - addrs.front() + 1;
   batch_blocks = std::max<std::uint32_t>(1, std::min<std::uint32_t>(batch_blocks, 4096));
+  batch_blocks = static_cast<std::uint32_t>(std::min<std::uint64_t>(batch_blocks, span));
   queue_depth = std::max<std::uint32_t>(1, std::min<std::uint32_t>(queue_depth, 64));
+  queue_depth = static_cast<std::uint32_t>(std::min<std::uint64_t>(queue_depth, addrs.size()));
   const std::uint64_t dev_blocks = dev.info().size_bytes / kBlockSize;
   std::vector<Slot> slots(queue_depth);
   for (auto& s : slots) s.buf = std::make_unique<AlignedBuf>(static_cast<std::size_t>(batch_blocks) * kBlockSize);
@@ -110,10 +116,16 @@ std::size_t Checker::add(Problem p) {
   return report_.problems.size() - 1;
 }
 
+bool Checker::sit_bit(std::uint32_t segno, std::uint32_t off) const {
+  const SegState& e = segs_[segno];
+  if (e.map() != SegState::kMapPartial) return e.map() == SegState::kMapFull;
+  const auto it = std::lower_bound(partial_segnos_.begin(), partial_segnos_.end(), segno);
+  return test_bit_msb(partial_maps_[static_cast<std::size_t>(it - partial_segnos_.begin())].data(), off);
+}
+
 bool Checker::sit_valid(block_t a) const {
   if (!valid_main(a)) return false;
-  const auto& e = sit_[segno_of(a)];
-  return test_bit_msb(e.valid_map, (a - main_blk_) & (kDefaultBlocksPerSeg - 1));
+  return sit_bit(segno_of(a), (a - main_blk_) & (kDefaultBlocksPerSeg - 1));
 }
 
 Status Checker::open_volume() {
@@ -131,7 +143,6 @@ Status Checker::open_volume() {
   main_segs_ = vol_->main_segments();
   main_end_ = main_blk_ + main_segs_ * kDefaultBlocksPerSeg;
   max_nid_ = vol_->max_nid();
-  used_.assign((static_cast<std::size_t>(main_segs_) * kDefaultBlocksPerSeg + 63) / 64, 0);
   return {};
 }
 
@@ -163,7 +174,7 @@ void Checker::check_superblocks() {
       add(p);
     } else if (w.rfind("checkpoint pack", 0) == 0) {
       Problem p = prob(Code::CP_PACK_BAD);
-      p.blkaddr = sb_.cp_blkaddr.get() + (w.rfind("checkpoint pack 1", 0) == 0 ? kDefaultBlocksPerSeg : 0);
+      p.blkaddr = static_cast<block_t>(vol_->geometry().cp_pack_start(w.rfind("checkpoint pack 1", 0) == 0 ? 1 : 0));
       p.detail = w;
       add(p);
     }
@@ -192,58 +203,70 @@ void Checker::check_superblocks() {
   }
 }
 
-namespace {
-// Which copy of the NAT/SIT version bitmaps (__bitmap_ptr() in fs/f2fs/f2fs.h).
-const std::uint8_t* version_bitmap(const SuperBlock& sb, const Checkpoint& cp, std::span<const std::uint8_t> cpb, bool nat) {
-  const std::uint8_t* base = cpb.data() + kCpBitmapOffset;
-  if (cp.ckpt_flags.get() & cp_flag::large_nat_bitmap)
-    return nat ? base + 4 : base + 4 + cp.nat_ver_bitmap_bytesize.get();
-  if (sb.cp_payload.get() > 0) return nat ? base : cpb.data() + kBlockSize;
-  return nat ? base + cp.sit_ver_bitmap_bytesize.get() : base;
-}
-}  // namespace
 
-Status Checker::load_nat() {
-  const std::uint32_t nat_blocks = sb_.segment_count_nat.get() / 2 * kDefaultBlocksPerSeg;
-  const std::uint8_t* bm = version_bitmap(sb_, cp_, vol_->checkpoint_blocks(), true);
-  nat_.assign(max_nid_, NatRec{});
-  nat_from_journal_.assign(max_nid_, 0);
+// Reads NAT blocks `blocks` (indexes, ascending) through the version
+// bitmap; keeps the entries of the blocks holding one in use. Entries that
+// the NAT journal set are left as the journal has them.
+Status Checker::read_nat_blocks(const std::vector<std::uint32_t>& blocks) {
+  const Geometry& g = vol_->geometry();
+  const VersionBitmaps& vb = vol_->version_bitmaps();
   std::vector<block_t> addrs;
-  addrs.reserve(nat_blocks);
-  const block_t base = sb_.nat_blkaddr.get();
-  for (std::uint32_t b = 0; b < nat_blocks; ++b) {
-    block_t a = base + ((b >> kLogBlocksPerSeg) << (kLogBlocksPerSeg + 1)) + (b & (kDefaultBlocksPerSeg - 1));
-    if (test_bit_msb(bm, b)) a += kDefaultBlocksPerSeg;
-    addrs.push_back(a);
-  }
-  F2FS_TRY(read_blocks_batched(
+  addrs.reserve(blocks.size());
+  for (std::uint32_t b : blocks) addrs.push_back(static_cast<block_t>(g.current_nat_addr(b, vb)));
+  std::sort(addrs.begin(), addrs.end());
+  return read_blocks_batched(
       dev_, addrs, opts_.batch_blocks, opts_.queue_depth, 1,
       [&](block_t a, const std::uint8_t* data) {
-        const block_t rel = a - base;
-        const std::uint32_t b = ((rel >> (kLogBlocksPerSeg + 1)) << kLogBlocksPerSeg) | (rel & (kDefaultBlocksPerSeg - 1));
+        progress(1, ++pass1_done_, pass1_max_);
+        std::uint32_t b = 0;
+        int copy = 0;
+        if (!g.nat_index(a, &b, &copy)) return;
         const auto* nb = reinterpret_cast<const NatBlock*>(data);
+        bool any = nids_.has_block(b);
+        for (std::uint32_t i = 0; i < kNatEntryPerBlock && !any; ++i) any = nb->entries[i].block_addr.get() != kNullAddr;
+        if (!any) return;
         for (std::uint32_t i = 0; i < kNatEntryPerBlock; ++i) {
           const nid_t nid = b * kNatEntryPerBlock + i;
           if (nid >= max_nid_) break;
-          nat_[nid] = {nb->entries[i].block_addr.get(), nb->entries[i].ino.get(), nb->entries[i].version};
+          NidTable::Rec& r = nids_.get(nid);
+          if (r.from_journal) continue;
+          r.nat = {nb->entries[i].block_addr.get(), nb->entries[i].ino.get(), nb->entries[i].version};
         }
       },
-      &report_.stats.bytes_read));
-  // The NAT and SIT journals, from the checkpoint pack in use.
-  const std::uint64_t cp_start = sb_.cp_blkaddr.get() + static_cast<std::uint64_t>(vol_->open_report().checkpoint_pack) * kDefaultBlocksPerSeg;
-  const std::uint64_t sum_blk = cp_start + cp_.cp_pack_start_sum.get();
-  std::vector<std::uint8_t> b(kBlockSize);
-  Journal nj{}, sj{};
-  if (cp_.ckpt_flags.get() & cp_flag::compact_sum) {
-    F2FS_TRY(read_at(dev_, sum_blk * kBlockSize, b));
-    std::memcpy(&nj, b.data(), kSumJournalSize);
-    std::memcpy(&sj, b.data() + kSumJournalSize, kSumJournalSize);
-  } else {
-    F2FS_TRY(read_at(dev_, sum_blk * kBlockSize, b));
-    std::memcpy(&nj, b.data() + offsetof(SummaryBlock, journal), kSumJournalSize);
-    F2FS_TRY(read_at(dev_, (sum_blk + 2) * kBlockSize, b));
-    std::memcpy(&sj, b.data() + offsetof(SummaryBlock, journal), kSumJournalSize);
+      &report_.stats.bytes_read);
+}
+
+// Loads the NAT (journal applied) and the SIT (journal applied). With valid
+// nat_bits the NAT blocks they mark empty are not read
+// (f2fs_enable_nat_bits() in fs/f2fs/node.c trusts them so at mount); if
+// the nodes the NAT then holds differ from the checkpoint's
+// valid_node_count, the skipped blocks are read as well.
+Status Checker::load_nat() {
+  const Geometry& g = vol_->geometry();
+  const int pack = vol_->open_report().checkpoint_pack;
+  const std::uint32_t nat_blocks = g.nat_blocks();
+  nids_.clear();
+  std::vector<std::uint32_t> want, skipped;
+  std::vector<std::uint8_t> bits;
+  if ((cp_.ckpt_flags.get() & cp_flag::nat_bits) && vol_->nat_bits_valid()) {
+    bits.resize(static_cast<std::size_t>(g.nat_bits_layout().blocks) * kBlockSize);
+    if (!read_at(dev_, g.nat_bits_addr(pack) * kBlockSize, bits)) bits.clear();
+    else report_.stats.bytes_read += bits.size();
   }
+  const std::uint8_t* empty = bits.empty() ? nullptr : bits.data() + g.nat_bits_layout().empty_offset;
+  for (std::uint32_t b = 0; b < nat_blocks; ++b) {
+    if (static_cast<std::uint64_t>(b) * kNatEntryPerBlock >= max_nid_) break;
+    (empty && test_bit_le(empty, b) ? skipped : want).push_back(b);
+  }
+  pass1_done_ = 0;
+  pass1_max_ = want.size() + g.sit_blocks_used();
+  progress(1, 0, pass1_max_);
+  F2FS_TRY(read_nat_blocks(want));
+  // The NAT and SIT journals, from the checkpoint pack in use.
+  auto sums = std::make_unique<CursegSummaries>();
+  F2FS_TRY(load_curseg_summaries(dev_, g, cp_, g.cp_pack_start(pack), SummaryScope::journals, *sums));
+  const Journal& nj = sums->nat_journal;
+  const Journal& sj = sums->sit_journal;
   for (std::uint32_t i = 0; i < nj.n_entries.get() && i < kNatJournalEntries; ++i) {
     const nid_t nid = nj.nat_j.entries[i].nid.get();
     if (nid >= max_nid_) {
@@ -254,30 +277,20 @@ Status Checker::load_nat() {
       continue;
     }
     const auto& ne = nj.nat_j.entries[i].ne;
-    nat_[nid] = {ne.block_addr.get(), ne.ino.get(), ne.version};
-    nat_from_journal_[nid] = 1;
+    NidTable::Rec& r = nids_.get(nid);
+    r.nat = {ne.block_addr.get(), ne.ino.get(), ne.version};
+    r.from_journal = true;
+  }
+  if (!skipped.empty()) {
+    std::uint64_t nodes = 0;
+    nids_.for_each(sb_.root_ino.get(), [&](nid_t, const NidTable::Rec& r) { nodes += r.nat.blkaddr != kNullAddr; });
+    if (nodes != cp_.valid_node_count.get()) {
+      pass1_max_ += skipped.size();
+      F2FS_TRY(read_nat_blocks(skipped));
+    }
   }
   // SIT.
-  const std::uint32_t sit_blocks_used = (main_segs_ + kSitEntryPerBlock - 1) / kSitEntryPerBlock;
-  const std::uint32_t sit_half = sb_.segment_count_sit.get() / 2 * kDefaultBlocksPerSeg;
-  const std::uint8_t* sbm = version_bitmap(sb_, cp_, vol_->checkpoint_blocks(), false);
-  sit_.assign(main_segs_, SitEntry{});
-  std::vector<block_t> saddrs;
-  const block_t sbase = sb_.sit_blkaddr.get();
-  for (std::uint32_t i = 0; i < sit_blocks_used; ++i) saddrs.push_back(sbase + i + (test_bit_msb(sbm, i) ? sit_half : 0));
-  std::sort(saddrs.begin(), saddrs.end());
-  F2FS_TRY(read_blocks_batched(
-      dev_, saddrs, opts_.batch_blocks, opts_.queue_depth, 1,
-      [&](block_t a, const std::uint8_t* data) {
-        std::uint32_t blk = a - sbase;
-        if (blk >= sit_half) blk -= sit_half;
-        for (std::uint32_t i = 0; i < kSitEntryPerBlock; ++i) {
-          const std::uint32_t segno = blk * kSitEntryPerBlock + i;
-          if (segno >= main_segs_) break;
-          std::memcpy(&sit_[segno], data + i * sizeof(SitEntry), sizeof(SitEntry));
-        }
-      },
-      &report_.stats.bytes_read));
+  std::map<std::uint32_t, SitEntry> sit_journal;
   for (std::uint32_t i = 0; i < sj.n_entries.get() && i < kSitJournalEntries; ++i) {
     const std::uint32_t segno = sj.sit_j.entries[i].segno.get();
     if (segno >= main_segs_) {
@@ -286,44 +299,80 @@ Status Checker::load_nat() {
       add(p);
       continue;
     }
-    sit_[segno] = sj.sit_j.entries[i].se;
+    sit_journal[segno] = sj.sit_j.entries[i].se;
   }
-  return {};
+  return read_sit(sit_journal);
 }
 
-Status Checker::load_sit() { return {}; }
-
-Status Checker::load_ssa() {
-  ssa_.assign(main_segs_, SummaryBlock{});
-  ssa_trusted_.assign(main_segs_, 1);
-  std::vector<block_t> addrs(main_segs_);
-  const block_t base = sb_.ssa_blkaddr.get();
-  for (std::uint32_t i = 0; i < main_segs_; ++i) addrs[i] = base + i;
+// Reads the SIT blocks of the main area through the version bitmap and
+// keeps, per segment, the valid count, the type and the map's kind; the
+// maps of partially valid segments are kept apart.
+Status Checker::read_sit(const std::map<std::uint32_t, SitEntry>& journal) {
+  const Geometry& g = vol_->geometry();
+  const VersionBitmaps& vb = vol_->version_bitmaps();
+  segs_.assign(main_segs_, SegState{});
+  partial_segnos_.clear();
+  partial_maps_.clear();
+  used_maps_.clear();
+  std::vector<block_t> saddrs;
+  for (std::uint32_t i = 0; i < g.sit_blocks_used(); ++i) saddrs.push_back(static_cast<block_t>(g.current_sit_addr(i, vb)));
+  std::sort(saddrs.begin(), saddrs.end());
+  // Blocks are handed over in address order, which is not segment order
+  // when the version bitmap mixes the two copies: partial maps are sorted after.
+  std::vector<std::pair<std::uint32_t, std::array<std::uint8_t, kSitVblockMapSize>>> partial;
+  auto keep = [&](std::uint32_t segno, const SitEntry& e) {
+    SegState& st = segs_[segno];
+    st.vblocks = sit_vblocks(e);
+    st.type = sit_type(e);
+    bool zero = true, ones = true;
+    for (std::uint32_t k = 0; k < kSitVblockMapSize; ++k) {
+      zero &= e.valid_map[k] == 0;
+      ones &= e.valid_map[k] == 0xFF;
+    }
+    st.flags = zero ? SegState::kMapEmpty : ones ? SegState::kMapFull : SegState::kMapPartial;
+    if (st.flags == SegState::kMapPartial) {
+      partial.emplace_back(segno, std::array<std::uint8_t, kSitVblockMapSize>{});
+      std::memcpy(partial.back().second.data(), e.valid_map, kSitVblockMapSize);
+    }
+  };
   F2FS_TRY(read_blocks_batched(
-      dev_, addrs, opts_.batch_blocks, opts_.queue_depth, 1,
-      [&](block_t a, const std::uint8_t* data) { std::memcpy(&ssa_[a - base], data, sizeof(SummaryBlock)); },
+      dev_, saddrs, opts_.batch_blocks, opts_.queue_depth, 1,
+      [&](block_t a, const std::uint8_t* data) {
+        progress(1, ++pass1_done_, pass1_max_);
+        std::uint32_t blk = 0;
+        int copy = 0;
+        if (!g.sit_index(a, &blk, &copy)) return;
+        for (std::uint32_t i = 0; i < kSitEntryPerBlock; ++i) {
+          const std::uint32_t segno = blk * kSitEntryPerBlock + i;
+          if (segno >= main_segs_) break;
+          auto j = journal.find(segno);
+          if (j != journal.end()) {
+            keep(segno, j->second);
+            continue;
+          }
+          SitEntry e;
+          std::memcpy(&e, data + i * sizeof(SitEntry), sizeof(SitEntry));
+          keep(segno, e);
+        }
+      },
       &report_.stats.bytes_read));
-  const bool umount = cp_.ckpt_flags.get() & cp_flag::umount;
-  for (int t = 0; t < 6; ++t) {
-    const std::uint32_t segno = t < 3 ? cp_.cur_data_segno[t].get() : cp_.cur_node_segno[t - 3].get();
-    if (segno >= main_segs_) continue;
-    auto s = vol_->summary(segno);
-    if (s) ssa_[segno] = *s;
-    // Without an unmount the node logs' summaries are rebuilt from the
-    // node footers at mount (restore_node_summary()): not authoritative.
-    if (t >= 3 && !umount) ssa_trusted_[segno] = 0;
+  std::sort(partial.begin(), partial.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  partial_segnos_.reserve(partial.size());
+  partial_maps_.reserve(partial.size());
+  for (auto& [s, m] : partial) {
+    partial_segnos_.push_back(s);
+    partial_maps_.push_back(m);
   }
   return {};
 }
 
 Status Checker::scan_nodes() {
-  nodes_.assign(max_nid_, NodeRec{});
   std::vector<std::pair<block_t, nid_t>> list;
   const nid_t first = sb_.root_ino.get() < 3 ? 3 : sb_.root_ino.get();
-  for (nid_t nid = 1; nid < max_nid_; ++nid) {
-    const NatRec& n = nat_[nid];
-    if (n.blkaddr == kNullAddr) continue;
-    if (nid < first) continue;  // node and meta inodes: no node blocks
+  nids_.for_each(first, [&](nid_t nid, NidTable::Rec& rec) {
+    rec.node = NodeRec{};
+    const NatRec& n = rec.nat;
+    if (nid >= max_nid_ || n.blkaddr == kNullAddr) return;
     if (!valid_main(n.blkaddr)) {
       Problem p = prob(Code::NAT_BLKADDR_INVALID);
       p.nid = nid;
@@ -332,7 +381,7 @@ Status Checker::scan_nodes() {
       p.detail = fmt("NAT entry of nid %llu has block address 0x%llx, outside the main area [0x%llx, 0x%llx)", nid,
                      n.blkaddr, main_blk_, main_end_);
       add(p);
-      continue;
+      return;
     }
     if (!sit_valid(n.blkaddr)) {
       Problem p = prob(Code::NAT_BLKADDR_NOT_IN_SIT);
@@ -344,16 +393,19 @@ Status Checker::scan_nodes() {
       add(p);
     }
     list.emplace_back(n.blkaddr, nid);
-  }
+  });
   std::sort(list.begin(), list.end());
   std::vector<block_t> addrs;
   addrs.reserve(list.size());
   for (auto& [a, n] : list)
     if (addrs.empty() || addrs.back() != a) addrs.push_back(a);
   std::size_t li = 0;
+  std::uint64_t done = 0;
+  progress(2, 0, addrs.size());
   auto st = read_blocks_batched(
       dev_, addrs, opts_.batch_blocks, opts_.queue_depth, 8,
       [&](block_t a, const std::uint8_t* data) {
+        progress(2, ++done, addrs.size());
         while (li < list.size() && list[li].first < a) ++li;
         for (; li < list.size() && list[li].first == a; ++li) scan_node(list[li].second, a, data);
       },
@@ -362,15 +414,16 @@ Status Checker::scan_nodes() {
     // Fall back to one block at a time, so one bad sector costs one node.
     std::vector<std::uint8_t> b(kBlockSize);
     for (auto& [a, nid] : list) {
-      if (nodes_[nid].read_ok) continue;
+      if (node(nid).read_ok) continue;
       if (read_at(dev_, static_cast<std::uint64_t>(a) * kBlockSize, b)) scan_node(nid, a, b.data());
     }
   }
+  progress(2, addrs.size(), addrs.size());
   return {};
 }
 
 void Checker::scan_node(nid_t nid, block_t addr, const std::uint8_t* blk) {
-  NodeRec& r = nodes_[nid];
+  NodeRec& r = nids_.get(nid).node;
   Node n;
   std::memcpy(&n, blk, sizeof n);
   r.read_ok = true;

@@ -123,7 +123,7 @@ void Checker::check_quota_usage() {
   static const char* kNames[3] = {"user", "group", "project"};
   for (int t = 0; t < 3; ++t) {
     const nid_t q = sb_.qf_ino[t].get();
-    if (q == 0 || q >= max_nid_ || nodes_[q].inode < 0 || !nid_reached_[q]) continue;
+    if (q == 0 || q >= max_nid_ || node(q).inode < 0 || !reached(q)) continue;
     if (t == 2 && !(features_ & feature::project_quota)) continue;
     // The counted usage.
     std::map<std::uint32_t, Usage> want;
@@ -131,7 +131,7 @@ void Checker::check_quota_usage() {
       bool is_q = false;
       for (int k = 0; k < 3; ++k) is_q |= sb_.qf_ino[k].get() == ino;
       if (is_q) continue;
-      const InodeRec& in = inodes_[static_cast<std::size_t>(nodes_[ino].inode)];
+      const InodeRec& in = inodes_[static_cast<std::size_t>(node(ino).inode)];
       const auto it = state_.find(ino);
       const std::uint64_t blocks = it != state_.end() ? it->second.blocks_counted : in.blocks;
       const std::uint32_t id = t == 0 ? in.uid : t == 1 ? in.gid : in.projid;
@@ -295,7 +295,7 @@ void Checker::check_quota_usage() {
     // the kernel's quota writes extend the file.
     const std::uint64_t new_size = static_cast<std::uint64_t>(load_le32(new_file.data(), kDqiBlocks)) * kQtBlk;
     if (new_size > file.size()) {
-      const InodeRec& qin = inodes_[static_cast<std::size_t>(nodes_[q].inode)];
+      const InodeRec& qin = inodes_[static_cast<std::size_t>(node(q).inode)];
       fix_inode_field(inserted.front(), qin, [new_size](Node& node) { node.i.i_size = new_size; });
     }
   }

@@ -201,12 +201,12 @@ bool Checker::add_dentry(const InodeRec& dir, const std::string& name, nid_t ino
 // (the new inode would have to be charged) or a casefolded/encrypted root.
 bool Checker::create_lost_found() {
   const nid_t root = sb_.root_ino.get();
-  if ((features_ & feature::quota_ino) || !nid_reached_[root] || nodes_[root].inode < 0) return false;
-  const InodeRec rootrec = inodes_[static_cast<std::size_t>(nodes_[root].inode)];
+  if ((features_ & feature::quota_ino) || !reached(root) || node(root).inode < 0) return false;
+  const InodeRec rootrec = inodes_[static_cast<std::size_t>(node(root).inode)];
   if (!rootrec.is_dir() || (rootrec.flags & iflag::casefold) || (rootrec.advise & advise::encrypt)) return false;
   nid_t nid = 0;
   for (nid_t n = root + 1; n < max_nid_ && nid == 0; ++n)
-    if (nat_[n].blkaddr == kNullAddr && !nid_reached_[n]) nid = n;
+    if (nat(n).blkaddr == kNullAddr && !reached(n)) nid = n;
   if (nid == 0) return false;
   block_t blk = 0;
   for (int t : {1, 0, 2}) {
@@ -292,14 +292,15 @@ bool Checker::create_lost_found() {
   // The new block's contents come first among its edits.
   edits_[blk].insert(edits_[blk].begin(), Edit{[n](std::uint8_t* p) { std::memcpy(p, &n, sizeof n); }, kNoProblem});
   // The walk's truth gains the inode.
-  nat_[nid] = {blk, nid, 0};
-  NodeRec& nr = nodes_[nid];
+  NidTable::Rec& lf_rec = nids_.get(nid);
+  lf_rec.nat = {blk, nid, 0};
+  NodeRec& nr = lf_rec.node;
   nr.read_ok = true;
   nr.footer_nid = nr.footer_ino = nid;
   nr.footer_ofs = 0;
   nr.inode = static_cast<std::int32_t>(inodes_.size());
   inodes_.push_back(rec);
-  nid_reached_[nid] = 1;
+  set_reached(nid);
   reached_inodes_.push_back(nid);
   InodeState& st = state_[nid];
   st.path = "/lost+found";
@@ -323,12 +324,12 @@ bool Checker::reconnect(nid_t ino) {
     auto it = state_.find(n);
     return it != state_.end() && it->second.path == "/lost+found";
   });
-  const InodeRec& child = inodes_[static_cast<std::size_t>(nodes_[ino].inode)];
+  const InodeRec& child = inodes_[static_cast<std::size_t>(node(ino).inode)];
   std::string name = "#" + std::to_string(ino);
   nid_t lf = 0;
   if (lf_dent != reached_inodes_.end()) {
     lf = *lf_dent;
-  } else if (child.is_dir() && child.pino == sb_.root_ino.get() && nid_reached_[sb_.root_ino.get()]) {
+  } else if (child.is_dir() && child.pino == sb_.root_ino.get() && reached(sb_.root_ino.get())) {
     // lost+found itself lost its dentry: back into the root under its own name.
     std::vector<std::uint8_t> ib(kBlockSize);
     if (!read_at(dev_, static_cast<std::uint64_t>(child.blkaddr) * kBlockSize, ib)) return false;
@@ -339,7 +340,7 @@ bool Checker::reconnect(nid_t ino) {
   } else {
     return false;
   }
-  const InodeRec& dir = inodes_[static_cast<std::size_t>(nodes_[lf].inode)];
+  const InodeRec& dir = inodes_[static_cast<std::size_t>(node(lf).inode)];
   if (!dir.is_dir() || (dir.flags & iflag::casefold) || (dir.advise & advise::encrypt)) return false;
   const std::uint8_t ft = child.is_dir() ? 2 : child.is_reg() ? 1 : child.is_symlink() ? 7 : 0;
   if (!add_dentry(dir, name, ino, ft)) return false;
@@ -414,7 +415,7 @@ void Checker::repair() {
     // Not when the only unreachable inode may be lost+found itself.
     bool others = false;
     for (std::size_t idx : lost_found_fixes_) {
-      const InodeRec& c = inodes_[static_cast<std::size_t>(nodes_[*probs[idx].ino].inode)];
+      const InodeRec& c = inodes_[static_cast<std::size_t>(node(*probs[idx].ino).inode)];
       others |= !(c.is_dir() && c.pino == sb_.root_ino.get() && c.namelen == 10);
     }
     if (others) create_lost_found();
@@ -429,7 +430,22 @@ void Checker::repair() {
   // 1: block edits, in block order.
   std::vector<std::uint8_t> b(kBlockSize);
   bool io_failed = false;
+  std::uint64_t written = 0;
+  const std::uint64_t to_write = edits_.size() + 1;  // the block edits, then the metadata rebuild
+  struct PassEnd {
+    Checker* c;
+    std::uint64_t max;
+    bool on = false;
+    ~PassEnd() {
+      if (on) c->progress(5, max, max);
+    }
+  } pass_end{this, to_write};
+  if (!edits_.empty()) {
+    progress(5, 0, to_write);
+    pass_end.on = true;
+  }
   for (auto& [blk, edits] : edits_) {
+    progress(5, written++, to_write);
     if (!read_at(dev_, static_cast<std::uint64_t>(blk) * kBlockSize, b)) {
       io_failed = true;
       continue;
@@ -440,7 +456,7 @@ void Checker::repair() {
     const nid_t nid = n->footer.nid.get();
     // Only blocks known to be inodes (a dentry block's last bytes can look
     // like an inode footer).
-    const bool known_inode = nid != 0 && nid < max_nid_ && nat_[nid].blkaddr == blk && nodes_[nid].inode >= 0;
+    const bool known_inode = nid != 0 && nid < max_nid_ && nat(nid).blkaddr == blk && node(nid).inode >= 0;
     if (known_inode && (features_ & feature::inode_checksum) && n->footer.ino.get() == nid &&
         (n->footer.flag.get() >> node_flag::offset_shift) == 0 && (n->i.i_inline & inline_flag::extra_attr) &&
         n->i.extra.i_extra_isize.get() >= offsetof(InodeExtra, i_inode_checksum) + 4)
@@ -461,19 +477,23 @@ void Checker::repair() {
   bool need = !global_fixes_.empty() || report_.wrote;
   for (const auto& p : probs) need |= (is_global(p.code) || p.code == Code::CP_FLAGS) && allowed(p.code);
   if (!need || unsafe_left || io_failed) return;
+  if (!pass_end.on) progress(5, 0, to_write);
+  pass_end.on = true;
+  progress(5, to_write - 1, to_write);
   meta::RebuildPlan plan;
   plan.blocks = uses_;
-  for (nid_t n = 1; n < max_nid_; ++n) {
-    const NatRec& ne = nat_[n];
+  nids_.for_each(1, [&](nid_t n, const NidTable::Rec& rec) {
+    if (n >= max_nid_) return;
+    const NatRec& ne = rec.nat;
     if (n < sb_.root_ino.get()) {
       if (ne.blkaddr != kNullAddr) plan.nat.push_back({n, ne.ino, ne.blkaddr, ne.version});
-      continue;
+      return;
     }
-    if (!nid_reached_[n]) continue;
+    if (!rec.reached) return;
     // Every reached node is owned by the inode whose tree reached it; the
     // NAT's ino is corrected from the footer (checked equal to the owner).
-    plan.nat.push_back({n, nodes_[n].footer_ino, ne.blkaddr, ne.version});
-  }
+    plan.nat.push_back({n, rec.node.footer_ino, ne.blkaddr, ne.version});
+  });
   plan.orphans = orphans_;
   plan.valid_inode_count = static_cast<std::uint32_t>(inode_count_);
   // valid_block_count also holds reserved blocks (NEW_ADDR, compressed

@@ -97,7 +97,7 @@ void Checker::walk_node(const InodeRec& in, InodeState& st, nid_t nid, std::uint
                                        sb_.root_ino.get(), max_nid_))), parent_blk, parent_off);
     return;
   }
-  const NatRec& ne = nat_[nid];
+  const NatRec& ne = nat(nid);
   if (ne.blkaddr == kNullAddr) {
     fix_zero_word(add(mk(Code::NODE_NAT_MISSING, fmt("node pointer (offset %llu) names nid %llu whose NAT entry is null", ofs, nid))),
                   parent_blk, parent_off);
@@ -107,8 +107,8 @@ void Checker::walk_node(const InodeRec& in, InodeState& st, nid_t nid, std::uint
     fix_zero_word(static_cast<std::size_t>(-1), parent_blk, parent_off);
     return;
   }
-  NodeRec& r = nodes_[nid];
-  if (nid_reached_[nid]) {
+  const NodeRec& r = node(nid);
+  if (reached(nid)) {
     Problem p = mk(Code::NODE_DUPLICATE, fmt("nid %llu is reached a second time (offset %llu)", nid, ofs));
     p.blkaddr = ne.blkaddr;
     fix_zero_word(add(p), parent_blk, parent_off);
@@ -143,7 +143,7 @@ void Checker::walk_node(const InodeRec& in, InodeState& st, nid_t nid, std::uint
     p.blkaddr = ne.blkaddr;
     fix_global(add(p));
   }
-  nid_reached_[nid] = 1;
+  set_reached(nid);
   ++node_count_;
   ++st.blocks_counted;
   ++valid_blocks_;
@@ -178,7 +178,7 @@ void Checker::walk_node(const InodeRec& in, InodeState& st, nid_t nid, std::uint
 void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::uint64_t first_index, const AddrSlot* a,
                         std::uint32_t n, std::uint32_t nslots, void* vctx) {
   auto* ctx = static_cast<WalkCtx*>(vctx);
-  const block_t hblk = nat_[holder].blkaddr;
+  const block_t hblk = nat(holder).blkaddr;
   auto slot_off = [&](std::uint32_t slot) {
     return holder == in.ino ? static_cast<std::uint32_t>(offsetof(Inode, i_addr)) + 4 * (in.extra_isize / 4 + slot) : 4 * slot;
   };
@@ -276,7 +276,7 @@ void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::u
     }
     set_used(addr);
     ctx->end_index = std::max<std::uint64_t>(ctx->end_index, f + 1);
-    uses_.push_back({addr, holder, static_cast<std::uint16_t>(slot), nat_[holder].version, false});
+    uses_.push_back({addr, holder, static_cast<std::uint16_t>(slot), nat(holder).version, false});
     ++st.blocks_counted;
     ++valid_blocks_;
     ++report_.stats.data_blocks;
@@ -305,17 +305,17 @@ void Checker::walk_xattr(const InodeRec& in, InodeState& st) {
       p.detail = std::move(d);
       fix_inode_field(add(p), in, [](Node& n) { n.i.i_xattr_nid = 0u; });
     };
-    const NatRec& ne = nat_[x];
-    const NodeRec& r = nodes_[x];
+    const NatRec& ne = nat(x);
+    const NodeRec& r = node(x);
     if (ne.blkaddr == kNullAddr) bad(fmt("i_xattr_nid %llu has a null NAT entry", x));
     else if (!valid_main(ne.blkaddr)) {
       fix_inode_field(static_cast<std::size_t>(-1), in, [](Node& n) { n.i.i_xattr_nid = 0u; });
-    } else if (nid_reached_[x]) bad(fmt("xattr nid %llu is reached a second time", x));
+    } else if (reached(x)) bad(fmt("xattr nid %llu is reached a second time", x));
     else if (!r.read_ok) bad(fmt("xattr node %llu cannot be read", x));
     else if (r.footer_nid != x || r.footer_ino != in.ino || r.footer_ofs != kXattrNodeOfs)
       bad(fmt("xattr node %llu has footer nid %llu ino %llu offset 0x%llx", x, r.footer_nid, r.footer_ino, r.footer_ofs));
     else {
-      nid_reached_[x] = 1;
+      set_reached(x);
       ++node_count_;
       ++st.blocks_counted;
       ++valid_blocks_;
@@ -357,7 +357,7 @@ void Checker::walk_xattr(const InodeRec& in, InodeState& st) {
     }
     if (have_node) {
       const std::uint32_t nf = from > inline_len ? from - inline_len : 0;
-      fix(idx, nat_[x].blkaddr, [nf](std::uint8_t* b) { std::memset(b + nf, 0, kNodeFooterOffset - nf); });
+      fix(idx, nat(x).blkaddr, [nf](std::uint8_t* b) { std::memset(b + nf, 0, kNodeFooterOffset - nf); });
     }
   };
   while (off + 4 <= end) {
@@ -390,10 +390,11 @@ void Checker::walk_xattr(const InodeRec& in, InodeState& st) {
 
 // Reaches inode `ino` (first time), checks it and its node tree.
 bool Checker::walk_inode(nid_t ino, const std::string& path) {
-  const NodeRec& r = nodes_[ino];
+  const NodeRec& r = node(ino);
   const InodeRec& in = inodes_[static_cast<std::size_t>(r.inode)];
-  nid_reached_[ino] = 1;
+  set_reached(ino);
   reached_inodes_.push_back(ino);
+  progress(3, reached_inodes_.size(), inodes_.size());
   InodeState& st = state_[ino];
   st.path = path;
   ++node_count_;
@@ -404,7 +405,7 @@ bool Checker::walk_inode(nid_t ino, const std::string& path) {
   if (in.is_dir()) ++report_.stats.dirs;
   else ++report_.stats.files;
   st.blocks_counted = 1;
-  const NatRec& ne = nat_[ino];
+  const NatRec& ne = nat(ino);
   if (!used(ne.blkaddr)) {
     set_used(ne.blkaddr);
     uses_.push_back({ne.blkaddr, ino, 0, ne.version, true});
@@ -586,7 +587,7 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
       clear(add(mk(Code::DENTRY_INO_INVALID, d, fmt("names ino %llu, outside [%llu, %llu)", c, root, max_nid_))), d);
       continue;
     }
-    const NatRec& ne = nat_[c];
+    const NatRec& ne = nat(c);
     if (ne.blkaddr == kNullAddr) {
       clear(add(mk(Code::DENTRY_INO_INVALID, d, fmt("names ino %llu, whose NAT entry is null", c))), d);
       continue;
@@ -595,7 +596,7 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
       clear(add(mk(Code::DENTRY_INO_INVALID, d, fmt("names ino %llu, whose NAT block address 0x%llx is invalid", c, ne.blkaddr))), d);
       continue;
     }
-    const NodeRec& r = nodes_[c];
+    const NodeRec& r = node(c);
     if (!r.read_ok) {
       Problem p = mk(Code::NODE_UNREADABLE, d, fmt("inode %llu cannot be read", c));
       p.nid = c;
@@ -633,7 +634,7 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
       fix(add(mk(Code::DENTRY_FTYPE, d, fmt("file type %llu, inode %llu has type %llu", d.type, c, ft))), d.blkaddr,
           [o = entry_off(d), ft](std::uint8_t* b) { b[o + offsetof(DirEntry, file_type)] = ft; });
     const std::string cpath = (st.path == "/" ? std::string() : st.path) + "/" + printable(d.name);
-    if (nid_reached_[c]) {
+    if (reached(c)) {
       if (child.is_dir()) {
         // Names the directory linked twice (the entry's directory is in the detail).
         Problem p = mk(Code::DENTRY_DIR_HARDLINK, d,
@@ -718,7 +719,7 @@ void Checker::expand_dirs(std::vector<nid_t>& level) {
     (void)st;  // blocks that failed to read stay unparsed: reported below
     std::vector<nid_t> next;
     for (nid_t d : level) {
-      const InodeRec& dir = inodes_[static_cast<std::size_t>(nodes_[d].inode)];
+      const InodeRec& dir = inodes_[static_cast<std::size_t>(node(d).inode)];
       InodeState& ds = state_[d];
       std::vector<Dent> dents;
       if (dir.inline_flags & inline_flag::dentry) {
@@ -764,7 +765,8 @@ void Checker::expand_dirs(std::vector<nid_t>& level) {
 
 void Checker::walk_namespace() {
   const nid_t root = sb_.root_ino.get();
-  nid_reached_.assign(max_nid_, 0);
+  nids_.clear_reached();
+  progress(3, 0, inodes_.size());
   auto root_bad = [&](std::string d) {
     Problem p = prob(Code::ROOT_BAD);
     p.ino = root;
@@ -772,11 +774,11 @@ void Checker::walk_namespace() {
     p.detail = std::move(d);
     add(p);
   };
-  if (root >= max_nid_ || nat_[root].blkaddr == kNullAddr || !valid_main(nat_[root].blkaddr))
+  if (root >= max_nid_ || nat(root).blkaddr == kNullAddr || !valid_main(nat(root).blkaddr))
     root_bad("the root inode has no valid NAT entry");
-  else if (!nodes_[root].read_ok || nodes_[root].inode < 0)
+  else if (!node(root).read_ok || node(root).inode < 0)
     root_bad("the root's node block is not an inode");
-  else if (!inodes_[static_cast<std::size_t>(nodes_[root].inode)].is_dir() && !root_mode_repairable(root))
+  else if (!inodes_[static_cast<std::size_t>(node(root).inode)].is_dir() && !root_mode_repairable(root))
     root_bad("the root inode is not a directory");
   else {
     walk_inode(root, "/");
@@ -790,6 +792,7 @@ void Checker::walk_namespace() {
   check_unreachable();
   finish_inode_counts();
   check_quota_usage();
+  progress(3, inodes_.size(), inodes_.size());
 }
 
 // A root whose mode alone is wrong: its first data block is a dentry block
@@ -800,7 +803,7 @@ void Checker::walk_namespace() {
 // directory. Anything else (inline or missing blocks, other content) is
 // left: true leaves the root as it is for the caller to report.
 bool Checker::root_mode_repairable(nid_t root) {
-  InodeRec& in = inodes_[static_cast<std::size_t>(nodes_[root].inode)];
+  InodeRec& in = inodes_[static_cast<std::size_t>(node(root).inode)];
   if (!in.sane || (in.inline_flags & (inline_flag::data | inline_flag::dentry))) return false;
   Node n;
   std::vector<std::uint8_t> b(kBlockSize);
@@ -843,26 +846,26 @@ void Checker::check_orphans() {
       fix_global(add(p));
       continue;
     }
-    const NatRec& ne = nat_[ino];
-    if (ne.blkaddr == kNullAddr || !valid_main(ne.blkaddr) || !nodes_[ino].read_ok || nodes_[ino].footer_nid != ino ||
-        nodes_[ino].inode < 0) {
+    const NatRec& ne = nat(ino);
+    if (ne.blkaddr == kNullAddr || !valid_main(ne.blkaddr) || !node(ino).read_ok || node(ino).footer_nid != ino ||
+        node(ino).inode < 0) {
       p.detail = fmt("orphan entry %llu names no inode", ino);
       fix_global(add(p));
       continue;
     }
-    const InodeRec& in = inodes_[static_cast<std::size_t>(nodes_[ino].inode)];
+    const InodeRec& in = inodes_[static_cast<std::size_t>(node(ino).inode)];
     // Linked from the namespace: leaves the orphan list. Otherwise it stays
     // an orphan and its i_links becomes 0 (fsck_chk_orphan_node()).
-    if (!nid_reached_[ino]) orphans_.push_back(ino);
+    if (!reached(ino)) orphans_.push_back(ino);
     if (in.links != 0) {
       Problem q = prob(Code::ORPHAN_HAS_LINKS);
       q.ino = ino;
       q.detail = fmt("orphan inode has i_links %llu", in.links);
       const std::size_t idx = add(q);
-      if (nid_reached_[ino]) fix_global(idx);
+      if (reached(ino)) fix_global(idx);
       else fix_inode_field(idx, in, [](Node& n) { n.i.i_links = 0u; });
     }
-    if (!nid_reached_[ino]) {
+    if (!reached(ino)) {
       walk_inode(ino, "");
       state_[ino].orphan = true;
       if (in.is_dir()) {
@@ -881,13 +884,13 @@ void Checker::check_quota() {
     if (q == 0) continue;
     Problem p = prob(Code::QUOTA_INODE_BAD);
     p.ino = q;
-    if (q < sb_.root_ino.get() || q >= max_nid_ || nat_[q].blkaddr == kNullAddr || !valid_main(nat_[q].blkaddr) ||
-        !nodes_[q].read_ok || nodes_[q].footer_nid != q || nodes_[q].inode < 0) {
+    if (q < sb_.root_ino.get() || q >= max_nid_ || nat(q).blkaddr == kNullAddr || !valid_main(nat(q).blkaddr) ||
+        !node(q).read_ok || node(q).footer_nid != q || node(q).inode < 0) {
       p.detail = std::string(kNames[t]) + fmt(" quota inode %llu is not a valid inode", q);
       add(p);
       continue;
     }
-    InodeRec& in = inodes_[static_cast<std::size_t>(nodes_[q].inode)];
+    InodeRec& in = inodes_[static_cast<std::size_t>(node(q).inode)];
     if (!in.is_reg()) {
       p.detail = std::string(kNames[t]) + fmt(" quota inode %llu is not a regular file (i_mode 0%llo)", q, in.mode);
       // Only the mode is wrong if the inode's blocks still read as this
@@ -911,19 +914,19 @@ void Checker::check_quota() {
         in.mode = 0x8180;
       }
     }
-    if (!nid_reached_[q]) walk_inode(q, std::string("<quota:") + kNames[t] + ">");
+    if (!reached(q)) walk_inode(q, std::string("<quota:") + kNames[t] + ">");
   }
 }
 
 void Checker::check_unreachable() {
-  for (nid_t n = sb_.root_ino.get(); n < max_nid_; ++n) {
-    if (nid_reached_[n] || nodes_[n].inode < 0 || nodes_[n].footer_nid != n) continue;
-    if (nat_[n].blkaddr == kNullAddr || !valid_main(nat_[n].blkaddr)) continue;
-    const InodeRec& in = inodes_[static_cast<std::size_t>(nodes_[n].inode)];
-    if (ftype_of_mode(in.mode) == 0) continue;  // not usable: its NAT entry is unreachable
+  nids_.for_each(sb_.root_ino.get(), [&](nid_t n, const NidTable::Rec& rec) {
+    if (n >= max_nid_ || rec.reached || rec.node.inode < 0 || rec.node.footer_nid != n) return;
+    if (rec.nat.blkaddr == kNullAddr || !valid_main(rec.nat.blkaddr)) return;
+    const InodeRec& in = inodes_[static_cast<std::size_t>(rec.node.inode)];
+    if (ftype_of_mode(in.mode) == 0) return;  // not usable: its NAT entry is unreachable
     Problem p = prob(Code::INODE_UNREACHABLE);
     p.ino = n;
-    p.blkaddr = nat_[n].blkaddr;
+    p.blkaddr = nat(n).blkaddr;
     p.detail = fmt("inode %llu (i_mode 0%llo, i_links %llu) is linked from no directory", n, in.mode, in.links);
     lost_found_fixes_.push_back(add(p));
     const std::string path = fmt("/lost+found/#%llu", n);
@@ -933,7 +936,7 @@ void Checker::check_unreachable() {
       std::vector<nid_t> level{n};
       expand_dirs(level);
     }
-  }
+  });
 }
 
 void Checker::finish_inode_counts() {
@@ -941,7 +944,7 @@ void Checker::finish_inode_counts() {
   bool quota_ino[1] = {false};
   (void)quota_ino;
   for (nid_t ino : reached_inodes_) {
-    const InodeRec& in = inodes_[static_cast<std::size_t>(nodes_[ino].inode)];
+    const InodeRec& in = inodes_[static_cast<std::size_t>(node(ino).inode)];
     const InodeState& st = state_[ino];
     bool is_quota = false;
     if (features_ & feature::quota_ino)

@@ -1,0 +1,241 @@
+#!/usr/bin/env bash
+# scale_bench.sh: what loading a volume costs as the volume grows, ours
+# against fsck.f2fs, side by side in one run.
+#
+# Usage: bench/scale_bench.sh [--sizes "16G 256G 1T 4T 16T"] [--runs N]
+#                             [--files N] [--no-small] [--no-writer]
+#                             [--mem-limit-gib G]
+#
+#   --sizes S        empty volumes to measure (default "16G 256G 1T 4T");
+#                    16T is made 2 MiB short of 16 TiB (ext4's file size cap)
+#   --runs N         timed runs of each command per point, the two fsck tools
+#                    alternating; the median is reported (default 3)
+#   --files N        the populated case: a sparse 1 TiB volume holding N
+#                    files of 4 KiB made by f2fscore-mkfs --populate (default
+#                    20000; 1000000 for the benchmark-sized run; 0 skips it)
+#   --no-small       skip the 20 GiB volume with 30,000 files
+#   --no-writer      skip the writer column (f2fscore-io fs --workload
+#                    smallfiles --files 10: mount, create, sync, unmount)
+#   --mem-limit-gib  address-space limit of every measured command
+#                    (ulimit -v; default 20): an oversized allocation aborts
+#                    with an exit status instead of swapping the machine
+#
+# Environment:
+#   F2FSCORE_BENCH_DIR  where images are made (default /tmp/f2fscore-scale;
+#                       disk-backed, not tmpfs; the sparse images take little
+#                       room, the populated ones about 5 KiB per file, twice)
+#   F2FSCORE_BUILD      the build tree (default build/ of this tree)
+#   FSCK_F2FS           the reference checker (default /usr/sbin/fsck.f2fs)
+#
+# Each point: a sparse file (truncate -s), formatted by f2fscore-mkfs -f -q
+# (or with --populate), then per run: ours -f -n; ours -p (a clean volume:
+# preen's fast check); fsck.f2fs -f on a sparse copy (it rewrites the
+# checkpoint; the copy is made before the timed run, cp --sparse=always);
+# f2fscore-dump info and space (one run each); the writer on another copy.
+# Wall time and peak RSS from /usr/bin/time -f '%e %M'. A command that
+# fails (non-zero exit, e.g. killed by the memory limit) shows its status in
+# the table as "exit N".
+#
+# Output: one table, a row per point: ours -f -n, ours -p, fsck.f2fs -f (s,
+# MB), the ratios ours/fsck.f2fs (time and memory, -f -n), dump info, dump
+# space and the writer; then whether the goals hold (fsck -f -n and -p at most
+# half of fsck.f2fs's time and at most its peak memory at every point).
+# Exit status: 0 when every command succeeded, 1 otherwise, 2 usage.
+set -euo pipefail
+export LC_ALL=C
+
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+sizes="16G 256G 1T 4T"
+runs=3
+files=20000
+small=1
+writer=1
+mem_gib=20
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; }
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --sizes) sizes=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --files) files=$2; shift 2 ;;
+    --no-small) small=0; shift ;;
+    --no-writer) writer=0; shift ;;
+    --mem-limit-gib) mem_gib=$2; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage >&2; exit 2 ;;
+  esac
+done
+[[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "scale_bench: --runs needs a positive number" >&2; exit 2; }
+[[ $files =~ ^[0-9]+$ ]] || { echo "scale_bench: --files needs a number" >&2; exit 2; }
+[[ $mem_gib =~ ^[1-9][0-9]*$ ]] || { echo "scale_bench: --mem-limit-gib needs a positive number" >&2; exit 2; }
+
+die() { echo "scale_bench: $*" >&2; exit 1; }
+build=${F2FSCORE_BUILD:-$script_dir/../build}
+ours=$build/tools/fsck/f2fscore-fsck
+mkfs=$build/tools/mkfs/f2fscore-mkfs
+dump=$build/tools/dump/f2fscore-dump
+io=$build/tools/io/f2fscore-io
+ref=${FSCK_F2FS:-/usr/sbin/fsck.f2fs}
+for t in "$ours" "$mkfs" "$dump"; do [[ -x $t ]] || die "$t is not built"; done
+[[ -x $ref ]] || die "$ref is missing (apt-get install f2fs-tools)"
+if [[ $writer == 1 && ! -x $io ]]; then
+  echo "scale_bench: $io is not built: no writer column" >&2
+  writer=0
+fi
+[[ -x /usr/bin/time ]] || die "/usr/bin/time is missing (apt-get install time)"
+dir=${F2FSCORE_BENCH_DIR:-/tmp/f2fscore-scale}
+mkdir -p "$dir"
+[[ $(stat -f -c %T "$dir") != tmpfs ]] || die "$dir is on tmpfs"
+mem_kib=$((mem_gib * 1024 * 1024))
+failed=0
+
+bytes_of() {
+  case "$1" in
+    16T) echo $((16 * 1024 ** 4 - 2 * 1024 ** 2)) ;;
+    *T) echo $((${1%T} * 1024 ** 4)) ;;
+    *G) echo $((${1%G} * 1024 ** 3)) ;;
+    *) die "size $1: give it as NG or NT" ;;
+  esac
+}
+
+# measure CMD...: runs it under the memory limit with stdin closed; prints
+# "SECONDS MAXRSS_KB" or "exit N".
+measure() {
+  local out rc
+  out=$(mktemp)
+  set +e
+  (ulimit -v "$mem_kib"; /usr/bin/time -o "$out" -f '%e %M' "$@" </dev/null >/dev/null 2>&1)
+  rc=$?
+  set -e
+  if [[ $rc -ne 0 ]]; then
+    echo "exit $rc"
+  else
+    tail -1 "$out"
+  fi
+  rm -f "$out"
+}
+
+# median of numbers on stdin ("exit N" entries make the result that entry).
+median() {
+  awk '/exit/ { bad = $0 } !/exit/ { v[n++] = $1; m[n - 1] = $2 }
+       END { if (bad != "") { print bad; exit }
+             for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+             for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (m[j] < m[i]) { t = m[i]; m[i] = m[j]; m[j] = t }
+             print v[int((n - 1) / 2)], m[int((n - 1) / 2)] }'
+}
+
+fmt() {  # "S KB" -> "S s / M MB"
+  if [[ $1 == exit* ]]; then
+    failed=1
+    echo "$1"
+  else
+    awk -v s="${1% *}" -v k="${1#* }" 'BEGIN { printf "%.2f s %6.0f MB", s, k / 1000 }'
+  fi
+}
+
+ratio() {  # ours ref -> "t× m×"
+  if [[ $1 == exit* || $2 == exit* ]]; then echo "-"; return; fi
+  awk -v a="${1% *}" -v b="${2% *}" -v c="${1#* }" -v d="${2#* }" \
+    'BEGIN { printf "%.2f / %.2f", (b > 0 ? a / b : 0), (d > 0 ? c / d : 0) }'
+}
+
+goal() {  # ours ref -> ok|MISS (time <= ref/2, rss <= ref)
+  if [[ $1 == exit* || $2 == exit* ]]; then echo MISS; return; fi
+  awk -v a="${1% *}" -v b="${2% *}" -v c="${1#* }" -v d="${2#* }" \
+    'BEGIN { print ((a <= b / 2 && c <= d) ? "ok" : "MISS") }'
+}
+
+rows=()
+goals=()
+# point NAME IMAGE: measures everything on a formatted IMAGE.
+point() {
+  local name=$1 img=$2 copy="$dir/copy.img" i
+  local n_list=() p_list=() r_list=()
+  for ((i = 0; i < runs; i++)); do
+    rm -f "$copy"
+    cp --sparse=always "$img" "$copy"
+    sync
+    if ((i % 2 == 0)); then
+      n_list+=("$(measure "$ours" -f -n "$img")")
+      r_list+=("$(measure "$ref" -f "$copy")")
+    else
+      r_list+=("$(measure "$ref" -f "$copy")")
+      n_list+=("$(measure "$ours" -f -n "$img")")
+    fi
+    p_list+=("$(measure "$ours" -p "$img")")
+  done
+  local n p r info space w="-"
+  n=$(printf '%s\n' "${n_list[@]}" | median)
+  p=$(printf '%s\n' "${p_list[@]}" | median)
+  r=$(printf '%s\n' "${r_list[@]}" | median)
+  info=$(measure "$dump" "$img" info)
+  space=$(measure "$dump" "$img" space)
+  if [[ $writer == 1 ]]; then
+    rm -f "$copy"
+    cp --sparse=always "$img" "$copy"
+    w=$(fmt "$(measure "$io" fs "$copy" --workload smallfiles --files 10)")
+  fi
+  rm -f "$copy"
+  rows+=("$(printf '%-22s | %-18s | %-18s | %-18s | %-13s | %-18s | %-18s | %s' "$name" "$(fmt "$n")" "$(fmt "$p")" \
+    "$(fmt "$r")" "$(ratio "$n" "$r")" "$(fmt "$info")" "$(fmt "$space")" "$w")")
+  goals+=("$(printf '%-22s  -f -n: %-4s  -p: %s' "$name" "$(goal "$n" "$r")" "$(goal "$p" "$r")")")
+  echo "scale_bench: $name done" >&2
+}
+
+img="$dir/vol.img"
+for s in $sizes; do
+  rm -f "$img"
+  truncate -s "$(bytes_of "$s")" "$img"
+  "$mkfs" -f -q "$img" >/dev/null || die "f2fscore-mkfs failed on $s"
+  point "empty $s" "$img"
+done
+rm -f "$img"
+
+# A tree of N files of 4 KiB, 1,000 to a directory.
+make_tree() {
+  local root=$1 n=$2
+  python3 - "$root" "$n" <<'EOF'
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+block = bytes((i * 131 + 7) & 0xFF for i in range(4096))
+for i in range(n):
+    d = os.path.join(root, "d%05d" % (i // 1000))
+    if i % 1000 == 0:
+        os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "f%07d" % i), "wb") as f:
+        f.write(block)
+EOF
+}
+
+if [[ $small == 1 ]]; then
+  tree="$dir/tree-small"
+  rm -rf "$tree"
+  make_tree "$tree" 30000
+  rm -f "$img"
+  truncate -s $((20 * 1024 ** 3)) "$img"
+  "$mkfs" -f -q --populate "$tree" "$img" >/dev/null || die "f2fscore-mkfs --populate failed (20 GiB)"
+  rm -rf "$tree"
+  point "20G, 30000 files" "$img"
+  rm -f "$img"
+fi
+
+if [[ $files -gt 0 ]]; then
+  tree="$dir/tree-big"
+  rm -rf "$tree"
+  make_tree "$tree" "$files"
+  rm -f "$img"
+  truncate -s $((1024 ** 4)) "$img"
+  "$mkfs" -f -q --populate "$tree" "$img" >/dev/null || die "f2fscore-mkfs --populate failed (1 TiB)"
+  rm -rf "$tree"
+  point "1T, $files files" "$img"
+  rm -f "$img"
+fi
+
+echo
+echo "Median of $runs runs (time / peak RSS); ratio = ours -f -n / fsck.f2fs -f (time / memory); limit ulimit -v ${mem_gib} GiB"
+printf '%-22s | %-18s | %-18s | %-18s | %-13s | %-18s | %-18s | %s\n' volume "ours -f -n" "ours -p" "fsck.f2fs -f" \
+  "ratio t / m" "dump info" "dump space" "writer smallfiles 10"
+for r in "${rows[@]}"; do echo "$r"; done
+echo
+echo "Goals (time at most half of fsck.f2fs -f, peak memory at most its):"
+for g in "${goals[@]}"; do echo "$g"; done
+exit $failed

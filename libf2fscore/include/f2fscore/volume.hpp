@@ -15,6 +15,7 @@
 
 #include "f2fscore/device.hpp"
 #include "f2fscore/disk/checkpoint.hpp"
+#include "f2fscore/disk/geometry.hpp"
 #include "f2fscore/disk/dentry.hpp"
 #include "f2fscore/disk/nat.hpp"
 #include "f2fscore/disk/node.hpp"
@@ -137,6 +138,11 @@ class Volume {
   BlockDevice& device();
 
   // --- Geometry (4 KiB blocks) ---
+  /// The layout rules of this volume (from the superblock in use).
+  const disk::Geometry& geometry() const;
+  /// The checkpoint's NAT and SIT version bitmaps (views into
+  /// checkpoint_blocks()).
+  const disk::VersionBitmaps& version_bitmaps() const;
   std::uint64_t main_blkaddr() const;
   std::uint32_t main_segments() const;
   std::uint64_t segment_start(std::uint32_t segno) const;  ///< block address of a main-area segment

@@ -17,7 +17,6 @@ using namespace detail;
 
 namespace {
 
-constexpr std::uint32_t kBlocksPerSeg = kDefaultBlocksPerSeg;
 /// The footer offset of xattr nodes (XATTR_NODE_OFFSET in fs/f2fs/node.h).
 constexpr std::uint32_t kXattrNodeOffset = (1u << (32 - node_flag::offset_shift)) - 1;
 

@@ -16,7 +16,6 @@ using namespace detail;
 
 namespace {
 
-constexpr std::uint32_t kBlocksPerSeg = kDefaultBlocksPerSeg;
 const char* kRule = "+--------------------------------------------------------+\n";
 
 void banner(std::string& out, const char* title) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "f2fscore/disk/checkpoint.hpp"
+#include "f2fscore/disk/geometry.hpp"
 #include "f2fscore/disk/nat.hpp"
 #include "f2fscore/disk/sit.hpp"
 #include "f2fscore/disk/summary.hpp"
@@ -17,7 +18,7 @@
 
 namespace f2fscore::meta {
 
-inline constexpr std::uint32_t kBlocksPerSeg = disk::kDefaultBlocksPerSeg;
+using disk::kBlocksPerSeg;
 
 /// Offsets of the NAT and SIT version bitmaps inside a buffer holding the CP
 /// block followed by its cp_payload blocks (__bitmap_ptr() in fs/f2fs/f2fs.h):

@@ -7,6 +7,7 @@
 #include "f2fscore/disk/nat.hpp"
 #include "f2fscore/disk/node.hpp"
 #include "f2fscore/disk/summary.hpp"
+#include "f2fscore/disk/geometry.hpp"
 #include "f2fscore/mkfs.hpp"
 
 namespace f2fscore {
@@ -15,7 +16,6 @@ using namespace disk;
 
 namespace {
 
-constexpr std::uint32_t kBlocksPerSeg = kDefaultBlocksPerSeg;
 using Block = std::vector<std::uint8_t>;
 Block new_block() { return Block(kBlockSize, 0); }
 

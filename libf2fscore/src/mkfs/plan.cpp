@@ -11,6 +11,7 @@
 #include "f2fscore/disk/node.hpp"
 #include "f2fscore/disk/sit.hpp"
 #include "f2fscore/disk/nat.hpp"
+#include "f2fscore/disk/geometry.hpp"
 #include "f2fscore/mkfs.hpp"
 
 namespace f2fscore {
@@ -19,7 +20,6 @@ using namespace disk;
 
 namespace {
 
-constexpr std::uint32_t kBlocksPerSeg = kDefaultBlocksPerSeg;
 
 std::uint64_t div_up(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 

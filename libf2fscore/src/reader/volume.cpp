@@ -17,7 +17,6 @@ using namespace disk;
 
 namespace {
 using detail::fmt;
-constexpr std::uint32_t kBlocksPerSeg = kDefaultBlocksPerSeg;
 }  // namespace
 
 std::string at_block(std::uint64_t blkaddr) { return fmt(" (block %llu)", blkaddr); }
@@ -25,20 +24,6 @@ std::string at_block(std::uint64_t blkaddr) { return fmt(" (block %llu)", blkadd
 Status Volume::Impl::read(std::uint64_t blkaddr, void* out, std::uint32_t nblocks) {
   return read_at(*dev, blkaddr * kBlockSize,
                  std::span<std::uint8_t>(static_cast<std::uint8_t*>(out), static_cast<std::size_t>(nblocks) * kBlockSize));
-}
-
-const std::uint8_t* Volume::Impl::nat_version_bitmap() const {
-  const std::uint8_t* base = cp_blocks.data() + kCpBitmapOffset;
-  if (cp.ckpt_flags.get() & cp_flag::large_nat_bitmap) return base + 4;
-  if (sb.cp_payload.get() > 0) return base;
-  return base + cp.sit_ver_bitmap_bytesize.get();
-}
-
-const std::uint8_t* Volume::Impl::sit_version_bitmap() const {
-  const std::uint8_t* base = cp_blocks.data() + kCpBitmapOffset;
-  if (cp.ckpt_flags.get() & cp_flag::large_nat_bitmap) return base + 4 + cp.nat_ver_bitmap_bytesize.get();
-  if (sb.cp_payload.get() > 0) return cp_blocks.data() + kBlockSize;
-  return base;
 }
 
 Volume::Volume() : impl_(std::make_unique<Impl>()) {}
@@ -49,18 +34,14 @@ const Checkpoint& Volume::checkpoint() const { return impl_->cp; }
 std::span<const std::uint8_t> Volume::checkpoint_blocks() const { return impl_->cp_blocks; }
 const OpenReport& Volume::open_report() const { return impl_->report; }
 BlockDevice& Volume::device() { return *impl_->dev; }
-std::uint64_t Volume::main_blkaddr() const { return impl_->sb.main_blkaddr.get(); }
-std::uint32_t Volume::main_segments() const { return impl_->sb.segment_count_main.get(); }
-std::uint64_t Volume::segment_start(std::uint32_t segno) const {
-  return main_blkaddr() + static_cast<std::uint64_t>(segno) * kBlocksPerSeg;
-}
-bool Volume::is_valid_main_addr(block_t a) const {
-  return a >= main_blkaddr() && a < main_blkaddr() + static_cast<std::uint64_t>(main_segments()) * kBlocksPerSeg;
-}
-std::uint32_t Volume::segno_of(block_t a) const {
-  return static_cast<std::uint32_t>((a - main_blkaddr()) / kBlocksPerSeg);
-}
-nid_t Volume::max_nid() const { return impl_->nat_blocks() * kNatEntryPerBlock; }
+const Geometry& Volume::geometry() const { return impl_->geo; }
+const VersionBitmaps& Volume::version_bitmaps() const { return impl_->bitmaps; }
+std::uint64_t Volume::main_blkaddr() const { return impl_->geo.main_blkaddr(); }
+std::uint32_t Volume::main_segments() const { return impl_->geo.main_segments(); }
+std::uint64_t Volume::segment_start(std::uint32_t segno) const { return impl_->geo.segment_start(segno); }
+bool Volume::is_valid_main_addr(block_t a) const { return impl_->geo.is_main_addr(a); }
+std::uint32_t Volume::segno_of(block_t a) const { return impl_->geo.segno_of(a); }
+nid_t Volume::max_nid() const { return impl_->geo.max_nid(); }
 bool Volume::nat_bits_valid() const { return impl_->nat_bits_ok; }
 
 namespace {
@@ -118,13 +99,13 @@ PackCandidate read_pack(Volume::Impl& v, std::uint64_t start, int idx) {
 // sanity_check_ckpt(): the counts must fit the superblock's geometry.
 Status sanity_check_checkpoint(const SuperBlock& sb, const Checkpoint& cp, std::uint64_t where, bool check_next_free_nid) {
   auto bad = [&](const std::string& m) { return make_error(Errc::corrupt, "checkpoint: " + m + at_block(where), where * kBlockSize); };
-  const std::uint32_t main_segs = sb.segment_count_main.get();
-  const std::uint64_t fsmeta = static_cast<std::uint64_t>(sb.segment_count_ckpt.get()) + sb.segment_count_sit.get() +
-                               sb.segment_count_nat.get() + cp.rsvd_segment_count.get() + sb.segment_count_ssa.get();
+  const Geometry geo(sb);
+  const std::uint32_t main_segs = geo.main_segments();
+  const std::uint64_t fsmeta = static_cast<std::uint64_t>(geo.meta_segments()) + cp.rsvd_segment_count.get();
   if (fsmeta >= sb.segment_count.get()) return bad(fmt("reserved segments %llu leave no room", cp.rsvd_segment_count.get()));
   const std::uint64_t user = cp.user_block_count.get();
-  if (user == 0 || user >= static_cast<std::uint64_t>(main_segs) * kBlocksPerSeg)
-    return bad(fmt("user_block_count %llu outside (0, %llu)", user, static_cast<unsigned long long>(main_segs) * kBlocksPerSeg));
+  if (user == 0 || user >= geo.main_blocks())
+    return bad(fmt("user_block_count %llu outside (0, %llu)", user, geo.main_blocks()));
   if (cp.valid_block_count.get() > user)
     return bad(fmt("valid_block_count %llu exceeds user_block_count %llu", cp.valid_block_count.get(), user));
   if (cp.free_segment_count.get() > main_segs)
@@ -142,8 +123,8 @@ Status sanity_check_checkpoint(const SuperBlock& sb, const Checkpoint& cp, std::
       if (cp.cur_node_segno[i].get() == cp.cur_data_segno[j].get())
         return bad(fmt("node log %llu and data log %llu share segment %llu", static_cast<unsigned long long>(i),
                        static_cast<unsigned long long>(j), cp.cur_node_segno[i].get()));
-  const std::uint32_t sit_bytes = ((sb.segment_count_sit.get() / 2) << kLogBlocksPerSeg) / 8;
-  const std::uint32_t nat_bytes = ((sb.segment_count_nat.get() / 2) << kLogBlocksPerSeg) / 8;
+  const std::uint32_t sit_bytes = geo.sit_bitmap_bytes();
+  const std::uint32_t nat_bytes = geo.nat_bitmap_bytes();
   if (cp.sit_ver_bitmap_bytesize.get() != sit_bytes || cp.nat_ver_bitmap_bytesize.get() != nat_bytes)
     return bad(fmt("version bitmap sizes %llu/%llu, expected %llu", cp.sit_ver_bitmap_bytesize.get(),
                    cp.nat_ver_bitmap_bytesize.get(), sit_bytes) + fmt("/%llu", nat_bytes));
@@ -162,7 +143,7 @@ Status sanity_check_checkpoint(const SuperBlock& sb, const Checkpoint& cp, std::
                    payload));
   if ((cp.ckpt_flags.get() & cp_flag::large_nat_bitmap) && cp.checksum_offset.get() != kCpMinChecksumOffset)
     return bad(fmt("large_nat_bitmap with checksum_offset %llu, not 192", cp.checksum_offset.get()));
-  if (check_next_free_nid && cp.next_free_nid.get() >= (sb.segment_count_nat.get() / 2) * kBlocksPerSeg * kNatEntryPerBlock)
+  if (check_next_free_nid && cp.next_free_nid.get() >= geo.max_nid())
     return bad(fmt("next_free_nid %llu is past the NAT", cp.next_free_nid.get()));
   return {};
 }
@@ -216,15 +197,15 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
                       "no valid superblock: " + all, kSuperOffset);
   }
   const SuperBlock& sb = v.sb;
+  v.geo = Geometry(sb);
+  const Geometry& geo = v.geo;
   if (sb.devs[0].path[0] != 0 && sb.devs[1].path[0] != 0)
     return make_error(Errc::unsupported, "multi-device volumes cannot be opened from one device yet");
-  if (static_cast<std::uint64_t>(sb.segment0_blkaddr.get()) +
-          (static_cast<std::uint64_t>(sb.segment_count.get()) << kLogBlocksPerSeg) > dev_blocks)
+  if (geo.volume_end() > dev_blocks)
     return make_error(Errc::corrupt,
                       fmt("superblock #%llu: the volume needs %llu blocks but the device has %llu: truncated image?",
                           static_cast<unsigned long long>(v.report.superblock_copy),
-                          static_cast<std::uint64_t>(sb.segment0_blkaddr.get()) +
-                              (static_cast<std::uint64_t>(sb.segment_count.get()) << kLogBlocksPerSeg),
+                          geo.volume_end(),
                           dev_blocks) +
                           fmt(" (the device ends at byte %llu)", dev.info().size_bytes),
                       dev.info().size_bytes);
@@ -232,7 +213,7 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
 
   // Checkpoint: the newer of the two valid packs.
   PackCandidate packs[2];
-  for (int i = 0; i < 2; ++i) packs[i] = read_pack(v, sb.cp_blkaddr.get() + static_cast<std::uint64_t>(i) * kBlocksPerSeg, i);
+  for (int i = 0; i < 2; ++i) packs[i] = read_pack(v, geo.cp_pack_start(i), i);
   int pick = -1;
   if (packs[0].ok && packs[1].ok) pick = packs[1].version > packs[0].version ? 1 : 0;
   else if (packs[0].ok) pick = 0;
@@ -242,14 +223,14 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
   if (pick < 0)
     return make_error(Errc::corrupt, "no valid checkpoint: " + packs[0].why + "; " + packs[1].why,
                       static_cast<std::uint64_t>(sb.cp_blkaddr.get()) * kBlockSize);
-  v.cp_start = sb.cp_blkaddr.get() + static_cast<std::uint64_t>(pick) * kBlocksPerSeg;
+  v.cp_start = geo.cp_pack_start(pick);
   std::memcpy(&v.cp, packs[pick].head.data(), sizeof(Checkpoint));
   v.report.checkpoint_pack = pick;
   v.report.checkpoint_ver = packs[pick].version;
   v.report.clean_unmount = v.cp.ckpt_flags.get() & cp_flag::umount;
   F2FS_TRY(sanity_check_checkpoint(sb, v.cp, v.cp_start, !opts.lenient_checkpoint));
   if (opts.lenient_checkpoint &&
-      v.cp.next_free_nid.get() >= (sb.segment_count_nat.get() / 2) * kBlocksPerSeg * kNatEntryPerBlock) {
+      v.cp.next_free_nid.get() >= geo.max_nid()) {
     v.report.next_free_nid_clamped = true;
     v.report.raw_next_free_nid = v.cp.next_free_nid.get();
     v.cp.next_free_nid.set(sb.root_ino.get() + 1);
@@ -265,6 +246,9 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
       4 + static_cast<std::uint64_t>(v.cp.nat_ver_bitmap_bytesize.get()) + v.cp.sit_ver_bitmap_bytesize.get() >
           kCpChecksumOffset - kCpBitmapOffset + static_cast<std::uint64_t>(sb.cp_payload.get()) * kBlockSize)
     return make_error(Errc::corrupt, "checkpoint: version bitmaps overflow the checkpoint" + at_block(v.cp_start));
+  auto bitmaps = geo.version_bitmaps(v.cp_blocks);
+  if (!bitmaps) return make_error(Errc::corrupt, bitmaps.error().message + at_block(v.cp_start), v.cp_start * kBlockSize);
+  v.bitmaps = *bitmaps;
 
   // Summaries of the active logs and the two journals.
   const std::uint32_t flags = v.cp.ckpt_flags.get();
@@ -342,17 +326,17 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
     if ((flags & cp_flag::umount) && sum_blk < pack_end) {
       F2FS_TRY(v.read(sum_blk++, &v.curseg_sum[t]));
     } else {
-      F2FS_TRY(v.read(sb.ssa_blkaddr.get() + segno, &v.curseg_sum[t]));
+      F2FS_TRY(v.read(geo.ssa_addr(segno), &v.curseg_sum[t]));
     }
     v.curseg_sum_loaded[t] = true;
   }
 
   // nat_bits: valid when its header equals this checkpoint's version and CRC.
   if (flags & cp_flag::nat_bits) {
-    const auto nb = nat_bits_size(sb.segment_count_nat.get());
+    const NatBitsLayout nb = geo.nat_bits_layout();
     if (nb.blocks < kBlocksPerSeg) {
       v.nat_bits.assign(static_cast<std::size_t>(nb.blocks) * kBlockSize, 0);
-      if (v.read(v.cp_start + kBlocksPerSeg - nb.blocks, v.nat_bits.data(), nb.blocks))
+      if (v.read(geo.nat_bits_addr(pick), v.nat_bits.data(), nb.blocks))
         v.nat_bits_ok = load_le64(v.nat_bits.data(), 0) == nat_bits_header(v.cp_blocks.data());
     }
   }
@@ -374,7 +358,7 @@ void Volume::count_pending_fsync_nodes() {
   if (flags & cp_flag::crc_recovery) want |= crc << 32;
   std::uint64_t addr = segment_start(v.cp.cur_node_segno[1].get()) + v.cp.cur_node_blkoff[1].get();
   std::vector<std::uint8_t> b(kBlockSize);
-  const std::uint64_t limit = static_cast<std::uint64_t>(main_segments()) * kBlocksPerSeg;
+  const std::uint64_t limit = v.geo.main_blocks();
   std::unordered_set<std::uint64_t> seen;
   for (std::uint64_t steps = 0; steps < limit && is_valid_main_addr(static_cast<block_t>(addr)); ++steps) {
     if (!seen.insert(addr).second) {
@@ -394,17 +378,14 @@ void Volume::count_pending_fsync_nodes() {
 Result<NatEntry> Volume::nat_entry(nid_t nid) { return impl_->nat_lookup(nid, nullptr); }
 
 Result<NatEntry> Volume::Impl::nat_lookup(nid_t nid, std::uint64_t* from_blk) {
-  const nid_t max = nat_blocks() * kNatEntryPerBlock;
+  const nid_t max = geo.max_nid();
   if (nid >= max) return make_error(Errc::out_of_range, fmt("nid %llu is past the NAT (%llu entries)", nid, max));
   for (std::uint32_t i = 0; i < nat_journal.n_entries.get(); ++i)
     if (nat_journal.nat_j.entries[i].nid.get() == nid) {
       if (from_blk) *from_blk = nat_journal_blk;
       return nat_journal.nat_j.entries[i].ne;
     }
-  const std::uint32_t block_off = nid / kNatEntryPerBlock;
-  std::uint64_t addr = sb.nat_blkaddr.get() + (static_cast<std::uint64_t>(block_off >> kLogBlocksPerSeg) << (kLogBlocksPerSeg + 1)) +
-                       (block_off & (kBlocksPerSeg - 1));
-  if (test_bit_msb(nat_version_bitmap(), block_off)) addr += kBlocksPerSeg;
+  const std::uint64_t addr = geo.current_nat_addr(Geometry::nat_block_of(nid), bitmaps);
   if (from_blk) *from_blk = addr;
   NatBlock nb;
   std::vector<std::uint8_t> b(kBlockSize);
@@ -425,9 +406,7 @@ Result<SegmentInfo> Volume::segment(std::uint32_t segno) {
       from_journal = true;
     }
   if (!from_journal) {
-    const std::uint32_t blk = segno / kSitEntryPerBlock;
-    addr = v.sb.sit_blkaddr.get() + blk;
-    if (test_bit_msb(v.sit_version_bitmap(), blk)) addr += v.sit_blocks();
+    addr = v.geo.current_sit_addr(Geometry::sit_block_of(segno), v.bitmaps);
     std::vector<std::uint8_t> b(kBlockSize);
     F2FS_TRY(v.read(addr, b.data()));
     std::memcpy(&e, b.data() + (segno % kSitEntryPerBlock) * sizeof(SitEntry), sizeof e);
@@ -451,7 +430,7 @@ Result<SummaryBlock> Volume::summary(std::uint32_t segno) {
     if (cur == segno && v.curseg_sum_loaded[t]) return v.curseg_sum[t];
   }
   SummaryBlock s;
-  F2FS_TRY(v.read(v.sb.ssa_blkaddr.get() + segno, &s));
+  F2FS_TRY(v.read(v.geo.ssa_addr(segno), &s));
   return s;
 }
 

@@ -25,10 +25,8 @@ struct Volume::Impl {
   bool nat_bits_ok = false;
   std::vector<std::uint8_t> nat_bits;  ///< header + full + empty bitmaps
 
-  const std::uint8_t* nat_version_bitmap() const;
-  const std::uint8_t* sit_version_bitmap() const;
-  std::uint32_t nat_blocks() const { return sb.segment_count_nat.get() / 2 * disk::kDefaultBlocksPerSeg; }
-  std::uint32_t sit_blocks() const { return sb.segment_count_sit.get() / 2 * disk::kDefaultBlocksPerSeg; }
+  disk::Geometry geo;                   ///< from sb
+  disk::VersionBitmaps bitmaps;         ///< views into cp_blocks
   Status read(std::uint64_t blkaddr, void* out, std::uint32_t nblocks = 1);
   /// The NAT entry of `nid` (journal first) and the block it came from.
   Result<disk::NatEntry> nat_lookup(disk::nid_t nid, std::uint64_t* from_blk);

@@ -26,7 +26,7 @@
 namespace f2fscore {
 
 namespace wr {
-inline constexpr std::uint32_t kBlocksPerSeg = disk::kDefaultBlocksPerSeg;
+using disk::kBlocksPerSeg;
 inline constexpr std::uint8_t kHotData = 0, kWarmData = 1, kColdData = 2, kHotNode = 3, kWarmNode = 4, kColdNode = 5;
 
 struct NodePage {

@@ -156,7 +156,7 @@ int main(int argc, char** argv) {
   if (!u) return fail("unmount: " + u.error().to_string());
   const double t1 = now_s(), c1 = cpu_s();
   drain(dev);
-  const auto& st = (*w)->stats();
+  const WriterStats st = (*w)->stats();
   std::printf("mode=%s backend=%s direct=%d seconds=%.4f write_seconds=%.4f cpu_seconds=%.4f mib_s=%.1f iops=%.0f ops=%llu "
               "data_blocks=%llu node_blocks=%llu meta_blocks=%llu checkpoints=%llu\n",
               mode.c_str(), std::string(backend_name(od->backend)).c_str(), direct ? 1 : 0, t1 - t0, t_written - t0, c1 - c0,

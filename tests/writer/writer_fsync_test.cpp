@@ -271,23 +271,23 @@ TEST(Fsync, CheckpointWhereTheKernelWould) {
   auto w = Writer::mount(*dev, mo);
   ASSERT_OK(w);
   Writer& wr = **w;
-  const auto& st = wr.stats();
+  auto st = [&wr] { return wr.stats(); };  // a copy each time (stats() takes the lock)
   // A directory (CP_NON_REGULAR).
   ASSERT_TRUE(wr.fsync(*wr.lookup("/base")));
-  EXPECT_EQ(st.ipu.fsync_checkpoints, 1u);
-  EXPECT_EQ(st.checkpoints, 1u);
+  EXPECT_EQ(st().ipu.fsync_checkpoints, 1u);
+  EXPECT_EQ(st().checkpoints, 1u);
   // A file in a directory made since the checkpoint (CP_NODE_NEED_CP).
   ASSERT_TRUE(wr.mkdir("/fresh"));
   auto x = wr.create("/fresh/x");
   ASSERT_TRUE(x);
   ASSERT_TRUE(wr.write(*x, 0, bytes(std::string(100, 'x'))));
   ASSERT_TRUE(wr.fsync(*x));
-  EXPECT_EQ(st.ipu.fsync_checkpoints, 2u);
-  EXPECT_GT(st.ipu.fsync_meta_blocks, 0u) << "a checkpoint writes NAT/SIT/SSA and the pack";
+  EXPECT_EQ(st().ipu.fsync_checkpoints, 2u);
+  EXPECT_GT(st().ipu.fsync_meta_blocks, 0u) << "a checkpoint writes NAT/SIT/SSA and the pack";
   // Now /fresh is checkpointed: the next fsync is a chain.
   ASSERT_TRUE(wr.write(*x, 100, bytes(std::string(100, 'y'))));
   ASSERT_TRUE(wr.fsync(*x));
-  EXPECT_EQ(st.ipu.fsync_checkpoints, 2u);
+  EXPECT_EQ(st().ipu.fsync_checkpoints, 2u);
   // A file larger than its inode's pointers (a direct node): shrinking it
   // frees the direct node, which a chain cannot express.
   auto big = wr.create("/base/big");
@@ -295,20 +295,20 @@ TEST(Fsync, CheckpointWhereTheKernelWould) {
   const std::uint64_t far = 4ull << 20;  // block 1024: past the 923 - extra pointers of the inode
   ASSERT_TRUE(wr.write(*big, far, bytes(pattern(4096, 5))));
   ASSERT_TRUE(wr.fsync(*big));  // new file, checkpointed parent: chain (inode + direct node)
-  EXPECT_EQ(st.ipu.fsync_checkpoints, 2u);
-  const std::uint64_t n0 = st.ipu.fsync_node_blocks;
+  EXPECT_EQ(st().ipu.fsync_checkpoints, 2u);
+  const std::uint64_t n0 = st().ipu.fsync_node_blocks;
   ASSERT_TRUE(wr.write(*big, far, bytes(pattern(4096, 6))));  // only the direct node changes, and mtime
   ASSERT_TRUE(wr.fdatasync(*big));
-  EXPECT_EQ(st.ipu.fdatasync_node_blocks, 1u) << "fdatasync skips an inode whose times alone changed";
+  EXPECT_EQ(st().ipu.fdatasync_node_blocks, 1u) << "fdatasync skips an inode whose times alone changed";
   ASSERT_TRUE(wr.write(*big, far, bytes(pattern(4096, 7))));
   ASSERT_TRUE(wr.fsync(*big));
-  EXPECT_EQ(st.ipu.fsync_node_blocks, n0 + 2) << "fsync writes the inode too";
-  EXPECT_EQ(st.ipu.fsync_checkpoints, 2u);
+  EXPECT_EQ(st().ipu.fsync_node_blocks, n0 + 2) << "fsync writes the inode too";
+  EXPECT_EQ(st().ipu.fsync_checkpoints, 2u);
   ASSERT_TRUE(wr.truncate(*big, 100));
   ASSERT_TRUE(wr.fsync(*big));
-  EXPECT_EQ(st.ipu.fsync_checkpoints, 3u);
-  EXPECT_EQ(st.ipu.fsyncs, 6u);
-  EXPECT_EQ(st.ipu.fdatasyncs, 1u);
+  EXPECT_EQ(st().ipu.fsync_checkpoints, 3u);
+  EXPECT_EQ(st().ipu.fsyncs, 6u);
+  EXPECT_EQ(st().ipu.fdatasyncs, 1u);
   ASSERT_TRUE(wr.unmount());
   check_clean(*dev, "after the checkpoint cases");
 }

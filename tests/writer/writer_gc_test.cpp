@@ -446,7 +446,7 @@ TEST(WriterGc, ExplicitGcFreesSections) {
   auto r = (*w)->gc(2);
   ASSERT_OK(r);
   EXPECT_EQ(*r, 2u);
-  const WriterStats& st = (*w)->stats();
+  const WriterStats st = (*w)->stats();
   EXPECT_EQ(st.gc.victims - before.gc.victims, 2u);
   EXPECT_GT(st.gc.data_blocks_moved, before.gc.data_blocks_moved);
   EXPECT_EQ(st.gc.sections_freed - before.gc.sections_freed, 2u);
@@ -551,7 +551,7 @@ TEST(WriterGc, BackgroundGcWhenIdle) {
   auto w = Writer::mount(*dev, mo);
   ASSERT_TRUE(w);
   for (int i = 0; i < 3; ++i) ASSERT_TRUE((*w)->mkdir("/bg" + std::to_string(i)));
-  const WriterStats& st = (*w)->stats();
+  const WriterStats st = (*w)->stats();
   EXPECT_EQ(st.gc.background_runs, 3u);
   EXPECT_EQ(st.gc.foreground_runs, 0u);
   EXPECT_GT(st.gc.data_blocks_moved, 0u);

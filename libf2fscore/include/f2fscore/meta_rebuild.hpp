@@ -63,6 +63,9 @@
 namespace f2fscore {
 
 class Volume;
+namespace disk {
+struct SummaryBlock;
+}
 
 namespace meta {
 
@@ -96,6 +99,39 @@ struct LogPosition {
   std::uint32_t segno = 0;
   std::uint16_t blkoff = 0;
   std::uint8_t alloc_type = 0;
+};
+
+/// One segment's new SIT entry for an incremental checkpoint
+/// (CheckpointDelta), and its summary when blocks were written to it.
+struct SegmentUpdate {
+  std::uint32_t segno = 0;
+  std::uint8_t type = 0;            ///< disk::CursegType; an active log's segment is typed as its log
+  std::uint16_t valid_blocks = 0;   ///< set bits of valid_map
+  std::uint64_t mtime = 0;          ///< SIT mtime (seconds of get_mtime())
+  std::array<std::uint8_t, 64> valid_map{};  ///< MSB first, as the SIT's
+  /// The segment's summary block: to the SSA (the CP pack for an active data
+  /// log, node logs' in the pack too on unmount); null: the SSA block stays.
+  const disk::SummaryBlock* summary = nullptr;
+};
+
+/// What changed since the current checkpoint, as the kernel's checkpoint
+/// sees it (f2fs_flush_nat_entries(), f2fs_flush_sit_entries(), the dirty
+/// summary blocks): every other NAT and SIT entry and SSA block stays as
+/// the current checkpoint has it and is neither read nor written.
+struct CheckpointDelta {
+  /// Segments whose SIT entry changed, one entry each; must include every
+  /// active log's segment (RebuildPlan::cursegs) with its summary, and the
+  /// current checkpoint's active logs' segments with theirs when those
+  /// summaries lived in the pack.
+  std::vector<SegmentUpdate> segments;
+  /// NAT entries changed (block_addr 0 and ino 0 for a freed nid).
+  std::vector<NatUse> nat;
+  /// For each NAT block holding a changed entry: its entries with an
+  /// address (nid 0 counted as used), for nat_bits (update_nat_bits()).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> nat_block_used;
+  std::uint64_t valid_block_count = 0;  ///< the new pack's (valid blocks and NEW_ADDR reservations)
+  std::uint32_t valid_node_count = 0;
+  std::uint32_t free_segment_count = 0;  ///< segments with no valid block that are no active log
 };
 
 /// Everything the rebuild writes, from the truth.
@@ -164,6 +200,15 @@ struct RebuildPlan {
   /// journals are written empty (fsck's repair).
   std::optional<std::vector<nid_t>> changed_nids;
   std::optional<std::vector<std::uint32_t>> changed_segments;
+  /// The kernel-shaped incremental checkpoint (the writer's): only what
+  /// changed, given as it must be written; `blocks`, `nat`, `reserved_blocks`,
+  /// `segment_types`, `segment_mtimes`, `changed_nids` and
+  /// `changed_segments` are ignored, `cursegs` must be given and no active
+  /// log may be busy (nothing moves). The journals are used as with
+  /// changed_nids; nat_bits are the current ones with the changed blocks'
+  /// bits updated, and dropped (CP_NAT_BITS_FLAG cleared) when the current
+  /// pack has none valid.
+  std::optional<CheckpointDelta> delta;
 };
 
 struct RebuildStats {

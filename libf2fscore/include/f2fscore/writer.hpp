@@ -1,14 +1,24 @@
-// The log-structured writer: a read-write mount of an F2FS volume.
+// The log-structured writer: a read-write mount of an F2FS volume
+// (docs/writer.md, docs/ipu.md, docs/gc.md).
 //
-// First layer (docs/writer.md): regular files and directories; every data
-// and node write goes to a new block of one of the six active logs
-// (out-of-place update, LFS allocation of wholly free segments, as
-// fs/f2fs/segment.c does without SSR); file data goes through a bounded
-// page cache (or straight to the device with WriteFlags::direct), node
-// blocks, NAT, SIT, SSA and the checkpoint pack at sync(), unmount() and
-// periodic checkpoints, through the metadata rebuild's checkpoint writer
-// (meta_rebuild.hpp). A power cut leaves the volume as the last checkpoint
-// says. One Writer may be used from several threads (see the class).
+// Regular files, directories, symlinks, special files, hard links and
+// xattrs. Data goes through a bounded page cache (or straight to the
+// device with WriteFlags::direct) and is placed by the kernel's IPU rules
+// (in place or out of place, f2fs_should_update_inplace()); new blocks come
+// from the six active logs by LFS (wholly free segments) or SSR (free
+// blocks of dirty segments, never one the last checkpoint references), as
+// fs/f2fs/segment.c allocates; foreground and background GC reclaim
+// sections (fs/f2fs/gc.c). fsync() and fdatasync() write fsync-marked node
+// chains where the kernel would (else a checkpoint), and a mount rolls
+// such chains forward (f2fs_recover_fsync_data()). Checkpoints (sync(),
+// unmount(), periodic, after GC) write the dirty nodes, then the changed
+// NAT and SIT entries (through the journals when they fit), the summaries
+// of the segments written and a new checkpoint pack (meta_rebuild.hpp's
+// incremental path). Mount reads the checkpoint and the SIT; NAT blocks
+// and summaries are read as they are needed. A power cut leaves the volume
+// as the last checkpoint says plus what roll-forward recovers. One Writer
+// may be used from several threads: every public call takes the handle's
+// lock (see the class).
 #pragma once
 
 #include <cstdint>
@@ -290,7 +300,8 @@ class Writer {
   /// checkpoint it takes.
   Result<std::uint32_t> gc(std::uint32_t sections = 1);
 
-  const WriterStats& stats() const;
+  /// A copy of the counters, taken under the handle's lock.
+  WriterStats stats() const;
   /// (stats) The space now: utilization, free and dirty sections (the
   /// inputs of the IPU and GC decisions), from the writer's SIT in memory.
   SpaceState space() const;

@@ -56,11 +56,19 @@ class Rebuilder {
     main_segs_ = vol_.main_segments();
     segs_per_sec_ = std::max<std::uint32_t>(1, sb.segs_per_sec.get());
     max_nid_ = vol_.max_nid();
-    F2FS_TRY(check_plan());
-    incremental_ = plan_.changed_nids.has_value() && plan_.changed_segments.has_value();
     new_umount_ = plan_.umount ? *plan_.umount : (mv_.cp.ckpt_flags.get() & cp_flag::umount) != 0;
+    if (plan_.delta) {
+      delta_ = &*plan_.delta;
+      incremental_ = true;
+      F2FS_TRY(check_delta());
+    } else {
+      F2FS_TRY(check_plan());
+      incremental_ = plan_.changed_nids.has_value() && plan_.changed_segments.has_value();
+      nat_src_ = &plan_.nat;
+      valid_block_count_ = plan_.blocks.size() + plan_.reserved_blocks;
+    }
     F2FS_TRY(place_cursegs());
-    assign_types();
+    if (!delta_) assign_types();
     F2FS_TRY(build_sit());
     F2FS_TRY(build_nat());
     F2FS_TRY(build_ssa());
@@ -145,6 +153,47 @@ class Rebuilder {
     return {};
   }
 
+  // The delta, checked and indexed: segments in the main area once each,
+  // counts matching their maps, log types, NAT entries inside the NAT.
+  Status check_delta() {
+    const CheckpointDelta& d = *delta_;
+    if (!plan_.cursegs) return bad("an incremental delta needs the active logs (cursegs)");
+    for (std::size_t i = 0; i < d.segments.size(); ++i) {
+      const SegmentUpdate& u = d.segments[i];
+      if (u.segno >= main_segs_) return bad(fmt("delta segment %llu past the main area (%llu)", u.segno, main_segs_));
+      if (!seg_index_.emplace(u.segno, i).second) return bad(fmt("delta names segment %llu twice", u.segno));
+      if (u.type >= kNrCursegType) return bad(fmt("delta segment %llu: type %llu is not a log type", u.segno, u.type));
+      std::uint32_t n = 0;
+      for (std::uint32_t j = 0; j < kBlocksPerSeg; ++j) n += test_bit_msb(u.valid_map.data(), j);
+      if (n != u.valid_blocks)
+        return bad(fmt("delta segment %llu: %llu valid blocks, its map %llu", u.segno, u.valid_blocks, n));
+    }
+    for (std::size_t i = 0; i < d.nat.size(); ++i) {
+      const NatUse& n = d.nat[i];
+      if (n.nid == 0 || n.nid >= max_nid_) return bad(fmt("delta NAT entry %llu: nid %llu outside [1, %llu)", i, n.nid, max_nid_));
+      if (!nat_index_.emplace(n.nid, i).second) return bad(fmt("delta names nid %llu twice", n.nid));
+      if (n.blkaddr != kNullAddr && !vol_.is_valid_main_addr(n.blkaddr))
+        return bad(fmt("delta NAT entry of nid %llu points at %llu, outside the main area", n.nid, n.blkaddr));
+    }
+    nat_src_ = &d.nat;
+    const std::uint32_t payload = mv_.sb.cp_payload.get();
+    const std::uint64_t max_orphans =
+        static_cast<std::uint64_t>(kBlocksPerSeg - kCheckpointPacks - kNrCursegType - payload) * kOrphansPerBlock;
+    if (plan_.orphans.size() > max_orphans)
+      return bad(fmt("plan has %llu orphans, a pack holds at most %llu", plan_.orphans.size(), max_orphans));
+    if (d.valid_block_count > mv_.cp.user_block_count.get())
+      return bad(fmt("delta counts %llu valid blocks, more than user_block_count %llu", d.valid_block_count,
+                     mv_.cp.user_block_count.get()));
+    valid_block_count_ = d.valid_block_count;
+    node_blocks_ = d.valid_node_count;
+    return {};
+  }
+
+  const SegmentUpdate* delta_seg(std::uint32_t s) const {
+    auto it = seg_index_.find(s);
+    return it == seg_index_.end() ? nullptr : &delta_->segments[it->second];
+  }
+
   tl::unexpected<Error> bad(const std::string& m) const {
     return make_error(Errc::invalid_argument, "rebuild: " + m);
   }
@@ -156,7 +205,13 @@ class Rebuilder {
     return &plan_.blocks[*it];
   }
 
-  bool seg_bit(std::uint32_t seg, std::uint32_t off) const { return test_bit_msb(&valid_[static_cast<std::size_t>(seg) * kMapBytes], off); }
+  bool seg_bit(std::uint32_t seg, std::uint32_t off) const {
+    if (delta_) {
+      const SegmentUpdate* u = delta_seg(seg);
+      return u && test_bit_msb(u->valid_map.data(), off);
+    }
+    return test_bit_msb(&valid_[static_cast<std::size_t>(seg) * kMapBytes], off);
+  }
 
   // ---- Active logs ----------------------------------------------------------
   // A log must be able to write its next block: that block free and, for an
@@ -166,7 +221,12 @@ class Rebuilder {
   bool busy(int t, const Curseg& c) const {
     if (c.segno >= main_segs_ || c.blkoff >= kBlocksPerSeg) return true;
     const bool node_log = t >= 3;
-    if (node_log ? has_data_[c.segno] : has_node_[c.segno]) return true;
+    if (delta_) {
+      const SegmentUpdate* u = delta_seg(c.segno);
+      if (!u || !u->summary || (u->valid_blocks && is_node_type(u->type) != node_log)) return true;
+    } else if (node_log ? has_data_[c.segno] : has_node_[c.segno]) {
+      return true;
+    }
     if (seg_bit(c.segno, c.blkoff)) return true;
     if (c.alloc == kSsr) return false;
     for (std::uint32_t j = c.blkoff + 1; j < kBlocksPerSeg; ++j)
@@ -192,6 +252,9 @@ class Rebuilder {
           return bad(fmt("cursegs: logs %llu and %llu share segment %llu", o, t, cur_[t].segno));
     for (int t = 0; t < 6; ++t) {
       if (!busy(t, cur_[t])) continue;
+      if (delta_)
+        return bad(fmt("active log %llu (segment %llu, next block %llu) is in use or not in the delta", t, cur_[t].segno,
+                       cur_[t].blkoff));
       if (!plan_.move_busy_cursegs)
         return bad(fmt("active log %llu (segment %llu, next block %llu) is in use and move_busy_cursegs is off", t, cur_[t].segno,
                        cur_[t].blkoff));
@@ -247,6 +310,17 @@ class Rebuilder {
   }
 
   SitEntry sit_value(std::uint32_t s, const SitEntry& cur) const {
+    if (delta_) {
+      const SegmentUpdate* u = delta_seg(s);
+      if (!u) return cur;
+      SitEntry e{};
+      int t = 0;
+      const std::uint8_t type = is_curseg(s, &t) ? static_cast<std::uint8_t>(t) : u->type;
+      e.mtime.set(u->mtime);
+      e.vblocks.set(make_sit_vblocks(type, u->valid_blocks));
+      std::memcpy(e.valid_map, u->valid_map.data(), kMapBytes);
+      return e;
+    }
     SitEntry e{};
     e.mtime = cur.mtime;
     if (s < plan_.segment_mtimes.size()) e.mtime.set(plan_.segment_mtimes[s]);
@@ -284,6 +358,10 @@ class Rebuilder {
   // new segments (their types and summaries move).
   std::set<std::uint32_t> changed_segments() const {
     std::set<std::uint32_t> ds;
+    if (delta_) {
+      for (const SegmentUpdate& u : delta_->segments) ds.insert(u.segno);
+      return ds;
+    }
     for (std::uint32_t s : *plan_.changed_segments)
       if (s < main_segs_) ds.insert(s);
     for (int t = 0; t < 3; ++t) {
@@ -351,14 +429,16 @@ class Rebuilder {
     if (nid != 0 && (nid == node_ino || nid == meta_ino)) {
       // As mkfs.f2fs writes them, whatever the plan says; fsck.f2fs
       // expects block_addr 1 (build_nat_area_bitmap() in fsck/mount.c).
-      if (auto it = nat_index_.find(nid); it != nat_index_.end()) e.version = plan_.nat[it->second].version;
+      if (auto it = nat_index_.find(nid); it != nat_index_.end()) e.version = (*nat_src_)[it->second].version;
       e.ino.set(nid);
       e.block_addr.set(1);
     } else if (auto it = nat_index_.find(nid); it != nat_index_.end()) {
-      const NatUse& u = plan_.nat[it->second];
+      const NatUse& u = (*nat_src_)[it->second];
       e.version = u.version;
       e.ino.set(u.ino);
       e.block_addr.set(u.blkaddr);
+    } else if (delta_) {
+      if (nid == 0) e = NatEntry{};
     } else if (cur.block_addr.get() != kNullAddr || nid == 0) {
       e.ino.set(0);
       e.block_addr.set(kNullAddr);
@@ -400,6 +480,10 @@ class Rebuilder {
     // (update_nat_bits() in fs/f2fs/node.c): from the plan, which names
     // every nid in use (node_ino and meta_ino always are).
     const std::uint32_t bytes = mv_.nat_blocks / 8;
+    if (delta_) {
+      F2FS_TRY(delta_nat_bits(bytes));
+      return build_nat_changes(journal);
+    }
     full_bits_.assign(bytes, 0);
     empty_bits_.assign(bytes, 0);
     std::vector<std::uint32_t> used(mv_.nat_blocks, 0);
@@ -419,10 +503,45 @@ class Rebuilder {
       for (std::uint32_t b = 0; b < mv_.nat_blocks; ++b) F2FS_TRY(nat_block(b, journal));
       return {};
     }
+    return build_nat_changes(journal);
+  }
+
+  // nat_bits of a delta: the current pack's, the changed blocks' bits set
+  // from their counts; none when the current pack has none valid.
+  Status delta_nat_bits(std::uint32_t bytes) {
+    full_bits_.clear();
+    empty_bits_.clear();
+    drop_nat_bits_ = true;
+    if (!vol_.nat_bits_valid()) return {};
+    const NatBitsSize nbs = nat_bits_size(mv_.sb.segment_count_nat.get());
+    Block bits(static_cast<std::size_t>(nbs.blocks) * kBlockSize);
+    F2FS_TRY(mv_.read(mv_.cp_start + kBlocksPerSeg - nbs.blocks, bits.data(), nbs.blocks));
+    if (load_le64(bits.data(), 0) != nat_bits_header(mv_.cp_blocks.data()) || bytes > nbs.bitmap_bytes) return {};
+    full_bits_.assign(bits.begin() + 8, bits.begin() + 8 + bytes);
+    empty_bits_.assign(bits.begin() + 8 + nbs.bitmap_bytes, bits.begin() + 8 + nbs.bitmap_bytes + bytes);
+    for (const auto& [b, used] : delta_->nat_block_used) {
+      if (b >= mv_.nat_blocks) continue;
+      clear_bit_le(full_bits_.data(), b);
+      clear_bit_le(empty_bits_.data(), b);
+      if (used == 0) set_bit_le(empty_bits_.data(), b);
+      else if (used >= kNatEntryPerBlock) set_bit_le(full_bits_.data(), b);
+    }
+    drop_nat_bits_ = false;
+    return {};
+  }
+
+  // The changed NAT entries, with those the current journal holds: to the
+  // new journal when they fit, else the NAT blocks holding them.
+  Status build_nat_changes(const std::unordered_map<nid_t, const NatEntry*>& journal) {
     const nid_t max_nid = static_cast<nid_t>(mv_.nat_blocks) * kNatEntryPerBlock;
     std::set<nid_t> d;
-    for (nid_t n : *plan_.changed_nids)
-      if (n > 0 && n < max_nid) d.insert(n);
+    if (delta_) {
+      for (const NatUse& u : delta_->nat)
+        if (u.nid > 0 && u.nid < max_nid) d.insert(u.nid);
+    } else {
+      for (nid_t n : *plan_.changed_nids)
+        if (n > 0 && n < max_nid) d.insert(n);
+    }
     for (const auto& [n, e] : journal)
       if (n < max_nid) d.insert(n);
     if (d.size() > kNatJournalEntries || new_umount_) {
@@ -477,8 +596,31 @@ class Rebuilder {
     const std::uint64_t ssa = mv_.sb.ssa_blkaddr.get();
     for (int t = 0; t < 6; ++t) {
       cur_sum_[t] = SummaryBlock{};
+      if (delta_) {
+        const SegmentUpdate* u = delta_seg(cur_[t].segno);
+        if (u && u->summary) cur_sum_[t] = *u->summary;
+      } else {
+        fill_summary(cur_[t].segno, cur_sum_[t]);
+      }
       cur_sum_[t].footer.entry_type = t >= 3 ? kSumTypeNode : kSumTypeData;
-      fill_summary(cur_[t].segno, cur_sum_[t]);
+    }
+    if (delta_) {
+      for (const SegmentUpdate& u : delta_->segments) {
+        int t = -1;
+        const bool cur = is_curseg(u.segno, &t);
+        if (cur && t < 3) continue;  // data logs' summaries go into the pack
+        if (!u.summary) continue;
+        Block nb(kBlockSize, 0);
+        auto* sum = reinterpret_cast<SummaryBlock*>(nb.data());
+        if (cur) *sum = cur_sum_[t];
+        else {
+          *sum = *u.summary;
+          sum->footer.entry_type = is_node_type(u.type) ? kSumTypeNode : kSumTypeData;
+        }
+        writes_meta_.push_back({ssa + u.segno, std::move(nb)});
+        ++stats_.ssa_blocks_written;
+      }
+      return {};
     }
     Block old(kBlockSize);
     // Incremental: only the changed segments' blocks, written without
@@ -527,7 +669,7 @@ class Rebuilder {
     const NatBitsSize nbs = nat_bits_size(sb.segment_count_nat.get());
     // nat_bits fit after the pack or are dropped, as the kernel does
     // (enabled_nat_bits() / do_checkpoint() in fs/f2fs/checkpoint.c).
-    if ((flags & cp_flag::nat_bits) && total + nbs.blocks > kBlocksPerSeg) flags &= ~cp_flag::nat_bits;
+    if ((flags & cp_flag::nat_bits) && (total + nbs.blocks > kBlocksPerSeg || drop_nat_bits_)) flags &= ~cp_flag::nat_bits;
 
     // next_free_nid is kept unless it is past the NAT or the volume was
     // opened leniently and clamped it: then the lowest nid above the root
@@ -541,15 +683,17 @@ class Rebuilder {
     }
     cp.checkpoint_ver.set(mv_.cp.checkpoint_ver.get() + 1);
     if (plan_.elapsed_time) cp.elapsed_time.set(*plan_.elapsed_time);
-    cp.valid_block_count.set(plan_.blocks.size() + plan_.reserved_blocks);
+    cp.valid_block_count.set(valid_block_count_);
     cp.valid_node_count.set(static_cast<std::uint32_t>(node_blocks_));
     cp.valid_inode_count.set(plan_.valid_inode_count);
     // Free segments: no valid block and not an active log, counted per
     // segment (build_sit_area_bitmap() in fsck/mount.c; free_segments in
     // fs/f2fs/segment.c counts segments too).
     std::uint32_t free_segs = 0;
-    for (std::uint32_t s = 0; s < main_segs_; ++s)
-      if (vblocks_[s] == 0 && !is_curseg(s)) ++free_segs;
+    if (delta_) free_segs = delta_->free_segment_count;
+    else
+      for (std::uint32_t s = 0; s < main_segs_; ++s)
+        if (vblocks_[s] == 0 && !is_curseg(s)) ++free_segs;
     cp.free_segment_count.set(free_segs);
     for (int t = 0; t < 3; ++t) {
       cp.cur_data_segno[t].set(cur_[t].segno);
@@ -714,7 +858,11 @@ class Rebuilder {
   SummaryBlock cur_sum_[kNrCursegType];
   std::vector<std::uint8_t> new_sit_bitmap_, new_nat_bitmap_, full_bits_, empty_bits_;
   std::vector<std::pair<std::uint64_t, Block>> writes_meta_, writes_pack_;
-  bool incremental_ = false, new_umount_ = false;
+  bool incremental_ = false, new_umount_ = false, drop_nat_bits_ = false;
+  const CheckpointDelta* delta_ = nullptr;
+  const std::vector<NatUse>* nat_src_ = nullptr;
+  std::unordered_map<std::uint32_t, std::size_t> seg_index_;  // delta segments by segno
+  std::uint64_t valid_block_count_ = 0;
   Journal new_nat_journal_{}, new_sit_journal_{};
   std::pair<std::uint64_t, Block> tail_;
 };

@@ -371,18 +371,11 @@ static Status reserve_block(Writer::Impl& w, nid_t ino, std::uint64_t index) {
 // nodes of the next checkpoint need: the blocks left in each data log's
 // segment, and the wholly free sections beyond those.
 static void count_room(const Writer::Impl& w, wr::PageCache& c) {
-  const std::uint32_t sps = w.segs_per_sec, nsecs = w.main_segs / sps;
+  const std::uint32_t sps = w.segs_per_sec;
   for (int t = 0; t < 3; ++t)
     c.log_room[t] = w.log_usable[t] && w.logs[t].blkoff < wr::kBlocksPerSeg ? wr::kBlocksPerSeg - w.logs[t].blkoff : 0;
-  std::uint64_t free_secs = 0;
-  for (std::uint32_t sec = 0; sec < nsecs; ++sec) {
-    bool all = true;
-    for (std::uint32_t s = sec * sps; s < (sec + 1) * sps && all; ++s) {
-      all = w.seg_alloc[s] != 0;
-      for (const auto& l : w.logs) all = all && l.segno != s;
-    }
-    free_secs += all;
-  }
+  // Wholly free sections holding no log (free_sections(), writer/gc.cpp).
+  const std::uint64_t free_secs = w.free_sections();
   // The GC reserve is not the cache's to keep: balance_fs() (writer/gc.cpp)
   // runs foreground GC before each block of a write, counting these dirty
   // pages, so that free sections stay over the reserve; here only the
@@ -601,7 +594,7 @@ Status Writer::Impl::direct_write(nid_t ino, std::uint64_t index, std::span<cons
 
 // ---- After a checkpoint -----------------------------------------------------------
 
-Status Writer::Impl::reload_committed(const std::vector<std::uint8_t>& types) {
+Status Writer::Impl::reload_committed() {
   auto v = Volume::open(dev);
   if (!v) return make_error(v.error());
   vol = std::move(*v);
@@ -613,28 +606,23 @@ Status Writer::Impl::reload_committed(const std::vector<std::uint8_t>& types) {
     const std::uint32_t off = cp.checksum_offset.get();
     if (off + 4 <= kBlockSize) cp_ver_stamp |= static_cast<std::uint64_t>(load_le32(blocks.data(), off)) << 32;
   }
-  if (types.size() == main_segs) seg_type = types;
   for (int t = 0; t < 3; ++t) {
     logs[t] = {cp.cur_data_segno[t].get(), cp.cur_data_blkoff[t].get(), cp.alloc_type[t]};
     logs[t + 3] = {cp.cur_node_segno[t].get(), cp.cur_node_blkoff[t].get(), cp.alloc_type[t + 3]};
   }
   for (int t = 0; t < 6; ++t) {
     const auto& l = logs[t];
-    if (l.segno < main_segs) seg_type[l.segno] = static_cast<std::uint8_t>(t);
+    if (l.segno < main_segs && sm.type(l.segno) != t) sm.set_type(l.segno, static_cast<std::uint8_t>(t));
     // As load(): written on only when LFS and free from blkoff on.
     bool usable = l.alloc_type <= 1 && l.segno < main_segs && l.blkoff < wr::kBlocksPerSeg;
     for (std::uint32_t j = l.blkoff; usable && j < (l.alloc_type ? l.blkoff + 1u : wr::kBlocksPerSeg); ++j)
-      if (owner[static_cast<std::size_t>(l.segno) * wr::kBlocksPerSeg + j].blkaddr) usable = false;
+      if (sm.is_valid(l.segno, j)) usable = false;
     log_usable[t] = usable;
   }
-  for (std::uint32_t s = 0; s < main_segs; ++s) seg_alloc[s] = seg_valid[s] == 0;
-  for (const auto& l : logs)
-    if (l.segno < main_segs) seg_alloc[l.segno] = 0;
-  std::fill(nid_blocked.begin(), nid_blocked.end(), 0);
-  nid_cursor = sb.root_ino.get() + 1;
-  std::fill(seg_changed.begin(), seg_changed.end(), 0);
-  nat_at_cp = nat;
-  gc_load();  // the checkpoint-valid map, free sections and mtimes (writer/gc.cpp)
+  sm.committed(logs);
+  F2FS_TRY(nm.load(*vol, dev, sb.root_ino.get() + 1));
+  F2FS_TRY(load_curseg_summaries());
+  gc_load();  // free sections and mtimes (writer/gc.cpp)
   return {};
 }
 
@@ -652,16 +640,7 @@ Status Writer::Impl::maybe_periodic_checkpoint() {
   return r;
 }
 
-std::vector<std::uint32_t> Writer::Impl::prefree_segments() const {
-  std::vector<std::uint32_t> out;
-  for (std::uint32_t s = 0; s < main_segs; ++s) {
-    if (seg_valid[s] || seg_alloc[s]) continue;
-    bool log = false;
-    for (const auto& l : logs) log = log || l.segno == s;
-    if (!log) out.push_back(s);
-  }
-  return out;
-}
+std::vector<std::uint32_t> Writer::Impl::prefree_segments() const { return sm.prefree(logs); }
 
 // After the checkpoint that made them free: contiguous runs in one request
 // each (f2fs_clear_prefree_segments() with the discard option); with

@@ -138,7 +138,7 @@ Result<block_t> Writer::Impl::map(nid_t ino, std::uint64_t index, bool create, n
       if (!ip) return make_error(ip.error());
       (*ip)->i.i_blocks.set((*ip)->i.i_blocks.get() + 1);
       mark_dirty(ino);
-    } else if (cur >= max_nid || nat[cur].ino != ino) {
+    } else if (cur >= max_nid || nm.get(cur).ino != ino) {
       return make_error(Errc::corrupt, fmt("writer: inode %llu points at nid %llu, which is not its node", ino, cur));
     }
     parent = cur;
@@ -158,7 +158,7 @@ Status Writer::Impl::read_file_block(nid_t ino, std::uint64_t index, std::uint8_
     std::memset(out, 0, kBlockSize);
     return {};
   }
-  if (*a < main_blk || *a >= main_blk + owner.size())
+  if (!in_main(*a))
     return make_error(Errc::corrupt, fmt("writer: inode %llu block %llu points outside the main area", ino, index));
   if (!io_batch().idle()) F2FS_TRY(io_batch().drain());  // the block may be in flight
   F2FS_TRY(read_at(dev, static_cast<std::uint64_t>(*a) * kBlockSize, std::span<std::uint8_t>(out, kBlockSize),
@@ -195,7 +195,7 @@ Result<block_t> Writer::Impl::place_file_block(nid_t ino, std::uint64_t index, s
   if (is_in_place(why) && *a == *old) return *a;  // in place: pointers, SIT and SSA unchanged
   if (*old == kNewAddr) --reserved_blocks;
   else invalidate(*old);
-  claim(*a, {*a, dn, static_cast<std::uint16_t>(slot), nat[dn].version, false});
+  F2FS_TRY(claim(*a, {*a, dn, static_cast<std::uint16_t>(slot), nm.get(dn).version, false}));
   auto dp = node(dn);
   if (!dp) return make_error(dp.error());
   if (dn == ino) (*dp)->i.i_addr[extra_words(**dp) + slot].set(*a);
@@ -345,7 +345,7 @@ Status Writer::Impl::free_inode(nid_t ino) {
   auto ip = node(ino);
   if (!ip) return make_error(ip.error());
   const nid_t x = (*ip)->i.i_xattr_nid.get();
-  if (x && x < max_nid && nat[x].ino == ino) free_node(x);
+  if (x && x < max_nid && nm.get(x).ino == ino) free_node(x);
   free_node(ino);
   --valid_inodes;
   return {};
@@ -406,7 +406,7 @@ Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std:
 Result<WriterStat> Writer::stat(nid_t ino) {
   F2FS_WRITER_LOCK(impl_);
   F2FS_TRY(impl_->usable(false));
-  if (ino == 0 || ino >= impl_->max_nid || impl_->nat[ino].ino != ino || impl_->nat[ino].addr == kNullAddr)
+  if (ino == 0 || ino >= impl_->max_nid || impl_->nm.get(ino).ino != ino || impl_->nm.get(ino).addr == kNullAddr)
     return make_error(Errc::not_found, fmt("writer: no inode %llu", ino));
   auto in = impl_->node(ino);
   if (!in) return make_error(in.error());

@@ -120,7 +120,7 @@ struct Fsync {
   /// f2fs_is_checkpointed_node(): the nid had its node at the checkpoint.
   bool checkpointed(nid_t n) const {
     if (n == 0 || n >= w.max_nid) return false;
-    return valid_addr(w.nat[n].addr) && !w.fsync_new_nodes.count(n);
+    return valid_addr(w.nm.get(n).addr) && !w.fsync_new_nodes.count(n);
   }
   /// f2fs_need_dentry_mark(): neither checkpointed nor fsynced since.
   bool need_dentry_mark(nid_t ino) const { return !checkpointed(ino) && !w.fsynced_inodes.count(ino); }
@@ -132,7 +132,7 @@ struct Fsync {
     return log_pos() == (w.fsync_chain_next ? w.fsync_chain_next : cp_pos()) && block_free(log_pos());
   }
   bool block_free(block_t b) const {
-    return b >= w.main_blk && b < w.main_blk + w.owner.size() && !w.owner[static_cast<std::size_t>(b - w.main_blk)].blkaddr;
+    return w.in_main(b) && !w.block_valid(b);
   }
   /// Opens the warm node log's next segment now (an LFS segment from its
   /// first block); false when the allocator gave anything else.
@@ -149,9 +149,9 @@ struct Fsync {
   // An inode whose fields beyond its times differ from its last written
   // copy (the kernel's gdirty list: fdatasync writes the inode only then).
   Result<bool> inode_needs_write(nid_t ino, const Node& cur) {
-    if (!valid_addr(w.nat[ino].addr)) return true;
+    if (!valid_addr(w.nm.get(ino).addr)) return true;
     Node old{};
-    F2FS_TRY(read_at(w.dev, static_cast<std::uint64_t>(w.nat[ino].addr) * kBlockSize,
+    F2FS_TRY(read_at(w.dev, static_cast<std::uint64_t>(w.nm.get(ino).addr) * kBlockSize,
                      std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(&old), kBlockSize),
                      io_tag(IostatType::fs_node_read_io)));
     Node now = cur;
@@ -231,11 +231,7 @@ struct Fsync {
       {
         // Taken as allocate_block() takes blocks (writer/gc.cpp): SSR must
         // never hand a chain block out again before the next checkpoint.
-        const std::size_t i = static_cast<std::size_t>(a - w.main_blk);
-        if (!w.ckpt_valid[i]) {
-          w.ckpt_valid[i] = 1;
-          ++w.seg_ckpt_valid[i / wr::kBlocksPerSeg];
-        }
+        w.sm.mark_ckpt_valid(w.seg_of(a), w.off_of(a));
       }
       ++l.blkoff;
       if (l.blkoff >= wr::kBlocksPerSeg) {
@@ -261,13 +257,13 @@ struct Fsync {
       // The marks belong to this copy only (f2fs_sync_node_pages() clears
       // them before a checkpoint writes the node again).
       nd.footer.flag.set(flag & ~(node_flag::fsync | node_flag::dent));
-      if (w.nat[n].addr == kNewAddr) {
+      if (w.nm.get(n).addr == kNewAddr) {
         --w.pending_new_nodes;
         w.fsync_new_nodes.insert(n);
       }
-      w.invalidate(w.nat[n].addr);
-      w.nat[n].addr = a;
-      w.claim(a, {a, n, 0, 0, true});
+      w.invalidate(w.nm.get(n).addr);
+      w.nm.set(n).addr = a;
+      F2FS_TRY(w.claim(a, {a, n, 0, 0, true}));
       w.dirty.erase(n);
       w.fsync_chain_next = next;
       if (n == ino) wrote_inode = true;
@@ -279,7 +275,7 @@ struct Fsync {
   }
 
   Status run(nid_t ino, bool datasync) {
-    if (ino == 0 || ino >= w.max_nid || w.nat[ino].ino != ino || w.nat[ino].addr == kNullAddr)
+    if (ino == 0 || ino >= w.max_nid || w.nm.get(ino).ino != ino || w.nm.get(ino).addr == kNullAddr)
       return make_error(Errc::not_found, fmt("writer: no inode %llu", ino));
     new_epoch();
     ++(datasync ? w.stats.ipu.fdatasyncs : w.stats.ipu.fsyncs);
@@ -293,7 +289,7 @@ struct Fsync {
     if (!inp) return make_error(inp.error());
     std::vector<nid_t> ns;
     for (const auto& [n, d] : w.dirty) {
-      if (!d || n >= w.max_nid || w.nat[n].ino != ino) continue;
+      if (!d || n >= w.max_nid || w.nm.get(n).ino != ino) continue;
       auto np = w.node(n);
       if (!np) return make_error(np.error());
       const std::uint32_t fl = (*np)->footer.flag.get();
@@ -344,7 +340,7 @@ struct Recovery {
     return make_error(Errc::unsupported, "writer: cannot mount read-write: roll-forward of fsynced nodes would need " + what +
                                              ", which is not implemented; mount it in Linux first (the volume is left as it was)");
   }
-  bool in_main(block_t b) const { return b >= w.main_blk && b < w.main_blk + w.owner.size(); }
+  bool in_main(block_t b) const { return w.in_main(b); }
 
   // is_recoverable_dnode() in fs/f2fs/recovery.c.
   bool recoverable(const Node& n) const {
@@ -378,7 +374,7 @@ struct Recovery {
   /// f2fs_iget() of an inode the NAT knows: true, false when it does not
   /// exist (ENOENT), an error when its node is unreadable.
   Result<bool> iget(nid_t ino) {
-    if (ino == 0 || ino >= w.max_nid || w.nat[ino].ino != ino || w.nat[ino].addr == kNullAddr) return false;
+    if (ino == 0 || ino >= w.max_nid || w.nm.get(ino).ino != ino || w.nm.get(ino).addr == kNullAddr) return false;
     auto n = w.node(ino);
     if (!n) return make_error(n.error());
     if (ofs_of(**n) != 0 || (*n)->footer.ino.get() != ino) return corrupt(fmt("node %llu is not an inode", ino));
@@ -390,7 +386,7 @@ struct Recovery {
   Status recover_inode_page(const Node& src) {
     const nid_t ino = src.footer.ino.get();
     if (ino == 0 || ino >= w.max_nid) return corrupt(fmt("inode number %llu outside the NAT", ino));
-    if (w.nat[ino].addr != kNullAddr)
+    if (w.nm.get(ino).addr != kNullAddr)
       return corrupt(fmt("inode %llu carries the dentry mark but its NAT entry is in use", ino));
     auto p = std::make_unique<wr::NodePage>();
     Node& d = p->n;
@@ -415,8 +411,8 @@ struct Recovery {
         d.i.extra.i_crtime_nsec = src.i.extra.i_crtime_nsec;
       }
     }
-    w.nat[ino].ino = ino;
-    w.nat[ino].addr = kNewAddr;
+    w.nm.set(ino).ino = ino;
+    w.nm.set(ino).addr = kNewAddr;
     ++w.pending_new_nodes;
     ++w.valid_inodes;
     w.nodes[ino] = std::move(p);
@@ -545,7 +541,7 @@ struct Recovery {
     auto ip = w.node(ino);
     if (!ip) return make_error(ip.error());
     const nid_t prev = (*ip)->i.i_xattr_nid.get();
-    if (prev && prev < w.max_nid && w.nat[prev].ino == ino && w.nat[prev].addr != kNullAddr) {
+    if (prev && prev < w.max_nid && w.nm.get(prev).ino == ino && w.nm.get(prev).addr != kNullAddr) {
       w.free_node(prev);
       ip = w.node(ino);
       if (!ip) return make_error(ip.error());
@@ -598,12 +594,18 @@ struct Recovery {
   // check_index_in_prev_nodes(): a block the fsynced node names that the
   // checkpoint gave to another pointer loses that pointer.
   Status check_index_in_prev_nodes(block_t dest) {
-    const auto& o = w.owner[static_cast<std::size_t>(dest - w.main_blk)];
-    if (!o.blkaddr) return {};
+    // The block's owner as the summary names it (the kernel reads the
+    // segment's summary block: f2fs_get_sum_page()).
+    if (!w.block_valid(dest)) return {};
+    const std::uint32_t seg = w.seg_of(dest);
+    auto sum = w.sm.summary(*w.vol, seg);
+    if (!sum) return make_error(sum.error());
+    const Summary& se = sum->entries[w.off_of(dest)];
+    const meta::BlockUse o{dest, se.nid.get(), se.ofs_in_node.get(), se.version, w.sm.type(seg) >= wr::kHotNode};
     if (o.node) return corrupt(fmt("an fsynced pointer names node block %llu", dest));
     const nid_t on = o.nid;
-    if (on == 0 || on >= w.max_nid || w.nat[on].ino == 0) return corrupt(fmt("block %llu has no owner node", dest));
-    const nid_t oi = w.nat[on].ino;
+    if (on == 0 || on >= w.max_nid || w.nm.get(on).ino == 0) return corrupt(fmt("block %llu has no owner node", dest));
+    const nid_t oi = w.nm.get(on).ino;
     auto np = w.node(on);
     if (!np) return make_error(np.error());
     Le32* ref = nullptr;
@@ -699,12 +701,12 @@ struct Recovery {
       }
       if (sa == kNullAddr) F2FS_TRY(reserve_slot(i));
       F2FS_TRY(check_index_in_prev_nodes(da));
-      if (w.owner[static_cast<std::size_t>(da - w.main_blk)].blkaddr)
+      if (w.block_valid(da))
         return corrupt(fmt("fsynced inode %llu block %llu at %llu is still in use elsewhere", ino, index, da));
       const block_t cur = slot(i).get();
       if (cur == kNewAddr) --w.reserved_blocks;
       else w.invalidate(cur);
-      w.claim(da, {da, dn, static_cast<std::uint16_t>(i), w.nat[dn].version, false});
+      F2FS_TRY(w.claim(da, {da, dn, static_cast<std::uint16_t>(i), w.nm.get(dn).version, false}));
       slot(i).set(da);
     }
     w.mark_dirty(dn);
@@ -722,7 +724,7 @@ struct Recovery {
     // f2fs_allocate_new_segments() after do_recover_data).
     w.log_usable.fill(false);
     auto keep = [&](block_t b) {
-      if (valid_addr(b) && in_main(b)) w.seg_alloc[static_cast<std::size_t>((b - w.main_blk) / wr::kBlocksPerSeg)] = 0;
+      if (valid_addr(b) && in_main(b)) w.sm.hold(w.seg_of(b));
     };
     for (const auto& c : *chain) {
       keep(c.addr);

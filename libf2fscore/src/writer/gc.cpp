@@ -20,7 +20,6 @@ using meta::fmt;
 namespace {
 constexpr std::uint32_t kSeg = wr::kBlocksPerSeg;
 constexpr std::uint32_t kNoSeg = 0xFFFFFFFFu;
-bool is_node_log(std::uint8_t t) { return t >= wr::kHotNode; }
 }  // namespace
 
 // ---- Accounting -----------------------------------------------------------------
@@ -33,32 +32,28 @@ std::uint64_t Writer::Impl::get_mtime() const {
 }
 
 void Writer::Impl::gc_load() {
-  const std::size_t nblocks = owner.size();
-  ckpt_valid.assign(nblocks, 0);
-  seg_ckpt_valid.assign(main_segs, 0);
-  for (std::size_t i = 0; i < nblocks; ++i)
-    if (owner[i].blkaddr) {
-      ckpt_valid[i] = 1;
-      ++seg_ckpt_valid[i / kSeg];
-    }
   mtime_base = cp.elapsed_time.get();
   clock_base = now();
   // init_min_max_mtime(): the oldest section's mean mtime, and now.
   min_mtime = ULLONG_MAX;
   for (std::uint32_t s = 0; s + segs_per_sec <= main_segs; s += segs_per_sec) {
     std::uint64_t m = 0;
-    for (std::uint32_t k = 0; k < segs_per_sec; ++k) m += seg_mtime[s + k];
+    for (std::uint32_t k = 0; k < segs_per_sec; ++k) m += sm.mtime(s + k);
     min_mtime = std::min(min_mtime, m / segs_per_sec);
   }
   if (min_mtime == ULLONG_MAX) min_mtime = 0;
   max_mtime = get_mtime();
+  // Sections whose segments are all free at the checkpoint; the active
+  // logs' segments are held (not free), so their sections never count.
   free_secs = 0;
-  for (std::uint32_t sec = 0; sec < main_segs / segs_per_sec; ++sec) {
-    bool all = true;
-    for (std::uint32_t s = sec * segs_per_sec; s < (sec + 1) * segs_per_sec && all; ++s) all = seg_alloc[s] != 0;
-    for (const auto& l : logs)
-      if (l.segno / segs_per_sec == sec) all = false;
-    free_secs += all;
+  if (segs_per_sec == 1) {
+    free_secs = sm.free_segments();
+  } else {
+    for (std::uint32_t sec = 0; sec < main_segs / segs_per_sec; ++sec) {
+      bool all = true;
+      for (std::uint32_t s = sec * segs_per_sec; s < (sec + 1) * segs_per_sec && all; ++s) all = sm.free_at_cp(s);
+      free_secs += all;
+    }
   }
   cur_victim_sec = kNoSeg;
 }
@@ -91,7 +86,7 @@ bool Writer::Impl::has_not_enough_free_secs(std::uint32_t freed, std::uint32_t n
   // has_curseg_enough_space(): the rest fits each node log's segment.
   for (std::uint8_t t = wr::kHotNode; t <= wr::kColdNode; ++t) {
     const auto& l = logs[t];
-    const std::uint64_t left = l.segno < main_segs ? kSeg - seg_ckpt_valid[l.segno] : 0;
+    const std::uint64_t left = l.segno < main_segs ? kSeg - sm.ckpt_valid_count(l.segno) : 0;
     if (!log_usable[t] || node_blocks > left) return true;
   }
   return false;
@@ -122,19 +117,10 @@ struct SegView {
   bool sec_free(std::uint32_t sec) const {
     if (is_cur_sec(sec)) return false;
     for (std::uint32_t s = sec * w.segs_per_sec; s < (sec + 1) * w.segs_per_sec; ++s)
-      if (!w.seg_alloc[s]) return false;
+      if (!w.sm.free_at_cp(s)) return false;
     return true;
   }
-  // A block SSR may hand out: free now and at the last checkpoint, not
-  // allocated since (__next_free_blkoff(): ckpt_valid_map | cur_valid_map).
-  bool slot_free(std::uint32_t s, std::uint32_t off) const {
-    const std::size_t i = static_cast<std::size_t>(s) * kSeg + off;
-    return !w.ckpt_valid[i] && !w.owner[i].blkaddr;
-  }
-  std::uint32_t next_free(std::uint32_t s, std::uint32_t from) const {
-    while (from < kSeg && !slot_free(s, from)) ++from;
-    return from;
-  }
+  std::uint32_t next_free(std::uint32_t s, std::uint32_t from) const { return w.sm.next_free_blkoff(s, from); }
 };
 }  // namespace
 
@@ -147,92 +133,61 @@ Status Writer::Impl::new_segment(std::uint8_t type) {
   SegView v{*this};
   auto& l = logs[type];
   const std::uint32_t nsecs = main_segs / segs_per_sec;
-  auto take_free = [&](std::uint32_t seg) {
+  // A free segment starts a blank summary; its SIT entry and summary are
+  // written by the next checkpoint.
+  auto take_free = [&](std::uint32_t seg) -> Status {
     if (v.sec_free(seg / segs_per_sec)) --free_secs;
-    seg_alloc[seg] = 0;
-    seg_type[seg] = type;
-    seg_changed[seg] = 1;  // its SIT entry and summary change (incremental checkpoint)
+    sm.take(seg);
+    sm.set_type(seg, type);
+    auto sp = sm.dirty_summary(*vol, seg, true);
+    if (!sp) return make_error(sp.error());
     l = {seg, 0, 0};
     log_usable[type] = true;
     ++stats.segments_allocated;
+    return {};
+  };
+  // An SSR segment keeps its summary (read from the SSA) for the blocks
+  // still valid in it.
+  auto take_ssr = [&](std::uint32_t seg) -> Status {
+    sm.set_type(seg, type);
+    auto sp = sm.dirty_summary(*vol, seg, false);
+    if (!sp) return make_error(sp.error());
+    l = {seg, static_cast<std::uint16_t>(v.next_free(seg, 0)), 1};
+    log_usable[type] = true;
+    ++stats.segments_allocated;
+    return {};
   };
   // get_ssr_segment(): the log's own type first, then the others of its
   // kind (node or data) towards hot or cold as 6.1 orders them; greedy on
   // ckpt_valid_blocks (get_gc_cost() for SSR), a full one never chosen.
   auto ssr = [&]() -> std::uint32_t {
-    std::uint8_t order[3];
-    const std::uint8_t base = is_node_log(type) ? wr::kHotNode : wr::kHotData;
-    const int rel = type - base;
-    int n = 0;
-    order[n++] = type;
-    if (rel >= 1) {
-      for (int r = 2; r >= 0; --r)
-        if (r != rel) order[n++] = static_cast<std::uint8_t>(base + r);
-    } else {
-      for (int r = 0; r <= 2; ++r)
-        if (r != rel) order[n++] = static_cast<std::uint8_t>(base + r);
-    }
-    for (int k = 0; k < n; ++k) {
-      std::uint32_t best = kNoSeg, best_cost = kSeg;
-      for (std::uint32_t s = 0; s < main_segs; ++s) {
-        if (seg_type[s] != order[k] || seg_valid[s] == 0 || seg_valid[s] >= kSeg) continue;
-        const std::uint32_t sec = s / segs_per_sec;
-        if (v.is_cur_sec(sec) || sec == cur_victim_sec) continue;
-        if (seg_ckpt_valid[s] < best_cost) {
-          best_cost = seg_ckpt_valid[s];
-          best = s;
-        }
-      }
-      if (best != kNoSeg) return best;
-    }
-    return kNoSeg;
+    return sm.ssr_segment(type, [&](std::uint32_t sec) { return v.is_cur_sec(sec) || sec == cur_victim_sec; });
   };
   const bool crc = cp.ckpt_flags.get() & cp_flag::crc_recovery;
   const bool warm_node_lfs = type == wr::kWarmNode && !crc;
   if (!warm_node_lfs && log_usable[type] && l.alloc_type == 0 && segs_per_sec > 1 && l.segno + 1 < main_segs &&
-      (l.segno + 1) % segs_per_sec != 0 && seg_alloc[l.segno + 1] && !v.is_cur_seg(l.segno + 1)) {
-    take_free(l.segno + 1);
-    return {};
-  }
+      (l.segno + 1) % segs_per_sec != 0 && sm.free_at_cp(l.segno + 1) && !v.is_cur_seg(l.segno + 1))
+    return take_free(l.segno + 1);
   // Not while rolling forward: the fsync chain's blocks are in no
   // checkpoint yet and must survive until the recovery's checkpoint.
   if (!warm_node_lfs && need_ssr() && !fsync_recovering) {
     const std::uint32_t s = ssr();
-    if (s != kNoSeg) {
-      seg_type[s] = type;
-      seg_changed[s] = 1;  // its SIT type changes (incremental checkpoint)
-      l = {s, static_cast<std::uint16_t>(v.next_free(s, 0)), 1};
-      log_usable[type] = true;
-      ++stats.segments_allocated;
-      return {};
-    }
+    if (s != kNoSeg) return take_ssr(s);
   }
   // new_curseg(): the next free segment of the log's section (LFS), else the
   // first wholly free section after it (get_new_segment(), ALLOC_RIGHT).
   if (log_usable[type] && l.alloc_type == 0 && segs_per_sec > 1 && l.segno + 1 < main_segs &&
-      (l.segno + 1) % segs_per_sec != 0 && seg_alloc[l.segno + 1] && !v.is_cur_seg(l.segno + 1)) {
-    take_free(l.segno + 1);
-    return {};
-  }
+      (l.segno + 1) % segs_per_sec != 0 && sm.free_at_cp(l.segno + 1) && !v.is_cur_seg(l.segno + 1))
+    return take_free(l.segno + 1);
   const std::uint32_t start = l.segno < main_segs ? l.segno / segs_per_sec : 0;
   for (std::uint32_t k = 1; k <= nsecs; ++k) {
     const std::uint32_t sec = (start + k) % nsecs;
-    if (v.sec_free(sec)) {
-      take_free(sec * segs_per_sec);
-      return {};
-    }
+    if (v.sec_free(sec)) return take_free(sec * segs_per_sec);
   }
   // No free section: the kernel never gets here (GC keeps the reserve);
   // rather than fail, reuse a dirty segment's free blocks if any.
   const std::uint32_t s = fsync_recovering ? kNoSeg : ssr();
-  if (s != kNoSeg) {
-    seg_type[s] = type;
-    seg_changed[s] = 1;
-    l = {s, static_cast<std::uint16_t>(v.next_free(s, 0)), 1};
-    log_usable[type] = true;
-    ++stats.segments_allocated;
-    return {};
-  }
+  if (s != kNoSeg) return take_ssr(s);
   log_usable[type] = false;
   return make_error(Errc::no_space, fmt("writer: no free section and no segment with a free block for log %llu", type) +
                                         fmt(" (free %llu, reserved %llu, dirty nodes %llu, dirty pages %llu)", free_secs,
@@ -255,17 +210,14 @@ Result<block_t> Writer::Impl::allocate_block(std::uint8_t type) {
   if (!a) return make_error(a.error());
   auto& l = logs[type];
   const std::uint32_t seg = l.segno;
-  const std::size_t i = static_cast<std::size_t>(*a - main_blk);
-  if (!ckpt_valid[i]) {
-    ckpt_valid[i] = 1;
-    ++seg_ckpt_valid[seg];
-  }
+  sm.mark_ckpt_valid(seg, off_of(*a));
   // update_segment_mtime(): the mean of the blocks' times, a GC move keeping
   // its old segment's time.
   const std::uint64_t ctime = get_mtime();
   const std::uint64_t m = gc_move_mtime ? gc_move_mtime : ctime;
-  if (!seg_mtime[seg]) seg_mtime[seg] = m;
-  else seg_mtime[seg] = (seg_mtime[seg] * seg_valid[seg] + m) / (seg_valid[seg] + 1u);
+  std::uint64_t& mt = sm.mtime(seg);
+  if (!mt) mt = m;
+  else mt = (mt * sm.valid(seg) + m) / (sm.valid(seg) + 1u);
   max_mtime = std::max(max_mtime, ctime);
   if (l.alloc_type) {
     ++stats.gc.ssr_blocks;
@@ -301,20 +253,20 @@ struct Gc {
 
   std::uint32_t sec_valid(std::uint32_t sec) const {
     std::uint32_t v = 0;
-    for (std::uint32_t s = sec * w.segs_per_sec; s < (sec + 1) * w.segs_per_sec; ++s) v += w.seg_valid[s];
+    for (std::uint32_t s = sec * w.segs_per_sec; s < (sec + 1) * w.segs_per_sec; ++s) v += w.sm.valid(s);
     return v;
   }
   // In the dirty segment list: some segment holds valid blocks but is not full.
   bool sec_dirty(std::uint32_t sec) const {
     for (std::uint32_t s = sec * w.segs_per_sec; s < (sec + 1) * w.segs_per_sec; ++s)
-      if (w.seg_valid[s] > 0 && w.seg_valid[s] < kSeg) return true;
+      if (w.sm.valid(s) > 0 && w.sm.valid(s) < kSeg) return true;
     return false;
   }
 
   // get_cb_cost(): age and utilisation of the section.
   std::uint64_t cb_cost(std::uint32_t sec) {
     std::uint64_t mtime = 0;
-    for (std::uint32_t s = sec * w.segs_per_sec; s < (sec + 1) * w.segs_per_sec; ++s) mtime += w.seg_mtime[s];
+    for (std::uint32_t s = sec * w.segs_per_sec; s < (sec + 1) * w.segs_per_sec; ++s) mtime += w.sm.mtime(s);
     mtime /= w.segs_per_sec;
     const std::uint64_t vblocks = sec_valid(sec) / w.segs_per_sec;
     const std::uint64_t u = (vblocks * 100) / kSeg;
@@ -354,12 +306,19 @@ struct Gc {
     std::vector<std::uint8_t> buf(kBlockSize);
     bool all = true;
     for (std::uint32_t s = sec * w.segs_per_sec; s < (sec + 1) * w.segs_per_sec; ++s) {
+      if (w.sm.valid(s) == 0) continue;
+      // The owners of the segment's blocks: its summary (the SSA, the CP
+      // pack for an active log, or the one being built since the checkpoint).
+      auto sum = w.sm.summary(*w.vol, s);
+      if (!sum) return make_error(sum.error());
+      const bool node_seg = w.sm.type(s) >= wr::kHotNode;
       for (std::uint32_t off = 0; off < kSeg; ++off) {
-        const std::size_t i = static_cast<std::size_t>(s) * kSeg + off;
-        const meta::BlockUse o = w.owner[i];
-        if (!o.blkaddr) continue;
+        if (!w.sm.is_valid(s, off)) continue;
+        const Summary& se = sum->entries[off];
+        const block_t addr = static_cast<block_t>(w.main_blk + static_cast<std::uint64_t>(s) * kSeg + off);
+        const meta::BlockUse o{addr, se.nid.get(), se.ofs_in_node.get(), se.version, node_seg};
         if (o.node) {
-          if (o.nid == 0 || o.nid >= w.max_nid || w.nat[o.nid].addr != o.blkaddr) {
+          if (o.nid == 0 || o.nid >= w.max_nid || w.nm.get(o.nid).addr != o.blkaddr) {
             all = false;
             continue;
           }
@@ -370,7 +329,7 @@ struct Gc {
           continue;
         }
         const nid_t dn = o.nid;
-        if (dn == 0 || dn >= w.max_nid || w.nat[dn].addr == kNullAddr) {
+        if (dn == 0 || dn >= w.max_nid || w.nm.get(dn).addr == kNullAddr || o.ofs_in_node >= kDefAddrsPerBlock) {
           all = false;
           continue;
         }
@@ -382,6 +341,10 @@ struct Gc {
         std::uint64_t index = 0;
         block_t cur = kNullAddr;
         if (ofs == 0 && ino == dn) {
+          if (w.extra_words(n) + o.ofs_in_node >= kDefAddrsPerInode) {  // a stale summary entry
+            all = false;
+            continue;
+          }
           cur = n.i.i_addr[w.extra_words(n) + o.ofs_in_node].get();
           index = o.ofs_in_node;
         } else {
@@ -393,7 +356,7 @@ struct Gc {
           cur = (*np2)->dn.addr[o.ofs_in_node].get();
           index = start_bidx_of_node(ofs, api) + o.ofs_in_node;
         }
-        if (cur != o.blkaddr) {  // not alive: the owner table is stale
+        if (cur != o.blkaddr) {  // not alive: the summary entry is stale
           all = false;
           continue;
         }
@@ -403,7 +366,7 @@ struct Gc {
         F2FS_TRY(w.read_file_block(ino, index, buf.data()));
         wr::WriteContext ctx;
         ctx.origin = wr::WriteContext::Origin::gc;
-        w.gc_move_mtime = w.seg_mtime[s] ? w.seg_mtime[s] : 1;
+        w.gc_move_mtime = w.sm.mtime(s) ? w.sm.mtime(s) : 1;
         auto r = w.write_file_block(ino, index, buf.data(), wr::kColdData, ctx);
         w.gc_move_mtime = 0;
         if (!r) return make_error(r.error());
@@ -415,11 +378,7 @@ struct Gc {
   }
 
   std::uint32_t prefree_segments() const {
-    SegView v{w};
-    std::uint32_t n = 0;
-    for (std::uint32_t s = 0; s < w.main_segs; ++s)
-      if (w.seg_valid[s] == 0 && !w.seg_alloc[s] && !v.is_cur_seg(s)) ++n;
-    return n;
+    return static_cast<std::uint32_t>(w.sm.prefree(w.logs).size());
   }
 
   // f2fs_gc(): foreground until enough sections are free (and at least

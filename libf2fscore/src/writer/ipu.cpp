@@ -135,7 +135,7 @@ std::uint32_t Writer::Impl::utilization() const { return ipu_space().utilization
 Result<IpuWrite> Writer::Impl::ipu_write(nid_t ino, block_t old, const wr::WriteContext& ctx) {
   IpuWrite w;
   w.has_old_block = old != kNullAddr && old != kNewAddr;
-  if (w.has_old_block && (old < main_blk || old >= main_blk + owner.size()))
+  if (w.has_old_block && !in_main(old))
     return make_error(Errc::corrupt, fmt("writer: inode %llu has a data block at %llu, outside the main area", ino, old));
   auto inp = node(ino);
   if (!inp) return make_error(inp.error());

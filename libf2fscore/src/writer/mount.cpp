@@ -55,34 +55,21 @@ Status Writer::Impl::load() {
     if (off + 4 <= kBlockSize) cp_ver_stamp |= static_cast<std::uint64_t>(load_le32(blocks.data(), off)) << 32;
   }
 
-  auto plan = meta::plan_from_volume(*vol);
-  if (!plan) return make_error(plan.error());
-  meta::MetaView mv(*vol, dev);
-  F2FS_TRY(mv.load());
-  auto all = mv.all_nat_entries();
-  if (!all) return make_error(all.error());
-  nat.assign(max_nid, {});
-  for (nid_t n = 0; n < max_nid && n < all->size(); ++n) nat[n].version = (*all)[n].version;
-  for (const auto& u : plan->nat) nat[u.nid] = {u.ino, u.blkaddr, u.version};
-  owner.assign(static_cast<std::size_t>(main_segs) * wr::kBlocksPerSeg, {});
-  seg_valid.assign(main_segs, 0);
-  seg_changed.assign(main_segs, 0);
-  valid_blocks = 0;  // claim() counts them again: a reload after a checkpoint must not double them
-  for (const auto& b : plan->blocks) claim(b.blkaddr, b);
-  std::fill(seg_changed.begin(), seg_changed.end(), 0);
-  nat_at_cp = nat;
-  reserved_blocks = plan->reserved_blocks;
-  valid_inodes = plan->valid_inode_count;
-  orphans = plan->orphans;
-  nid_blocked.assign(max_nid, 0);
-  nid_cursor = sb.root_ino.get() + 1;
-  seg_type.assign(main_segs, wr::kWarmData);
-  seg_mtime.assign(main_segs, 0);
-  for (std::uint32_t s = 0; s < main_segs; ++s) {
-    auto si = vol->segment(s);
-    if (!si) return make_error(si.error());
-    seg_type[s] = si->type < 6 ? si->type : wr::kWarmData;
-    seg_mtime[s] = si->mtime;
+  // What the kernel's f2fs_fill_super() takes from the checkpoint: the
+  // counts, the orphans, the active logs; the SIT read whole
+  // (build_sit_entries()), the NAT block by block as nids are used.
+  F2FS_TRY(sm.load(*vol, dev, main_blk, main_segs, segs_per_sec));
+  F2FS_TRY(nm.load(*vol, dev, sb.root_ino.get() + 1));
+  valid_blocks = sm.valid_blocks();
+  if (valid_blocks <= cp.valid_block_count.get() && sm.valid_node_blocks() == cp.valid_node_count.get()) {
+    // Blocks the checkpoint counts that have no address: NEW_ADDR slots.
+    reserved_blocks = cp.valid_block_count.get() - valid_blocks;
+    valid_inodes = cp.valid_inode_count.get();
+    auto o = vol->orphans();
+    if (!o) return make_error(o.error());
+    orphans = std::move(*o);
+  } else {
+    F2FS_TRY(load_from_tree());
   }
   for (int t = 0; t < 3; ++t) {
     logs[t] = {cp.cur_data_segno[t].get(), cp.cur_data_blkoff[t].get(), cp.alloc_type[t]};
@@ -95,13 +82,12 @@ Status Writer::Impl::load() {
     const auto& l = logs[t];
     bool usable = l.alloc_type <= 1 && l.segno < main_segs && l.blkoff < wr::kBlocksPerSeg;
     for (std::uint32_t j = l.blkoff; usable && j < (l.alloc_type ? l.blkoff + 1u : wr::kBlocksPerSeg); ++j)
-      if (owner[static_cast<std::size_t>(l.segno) * wr::kBlocksPerSeg + j].blkaddr) usable = false;
+      if (sm.is_valid(l.segno, j)) usable = false;
     log_usable[t] = usable;
   }
-  seg_alloc.assign(main_segs, 0);
-  for (std::uint32_t s = 0; s < main_segs; ++s) seg_alloc[s] = seg_valid[s] == 0;
   for (const auto& l : logs)
-    if (l.segno < main_segs) seg_alloc[l.segno] = 0;
+    if (l.segno < main_segs) sm.hold(l.segno);
+  F2FS_TRY(load_curseg_summaries());
   gc_load();
   if (pending_fsync) F2FS_TRY(recover_fsync());
   return {};
@@ -117,23 +103,74 @@ Status Writer::Impl::usable(bool modify) {
   return {};
 }
 
-void Writer::Impl::claim(block_t addr, const meta::BlockUse& u) {
-  const auto i = static_cast<std::size_t>(addr - main_blk);
-  owner[i] = u;
-  owner[i].blkaddr = addr;
-  ++seg_valid[i / wr::kBlocksPerSeg];
-  seg_changed[i / wr::kBlocksPerSeg] = 1;
-  ++valid_blocks;
+// The checkpoint's counts disagree with the SIT: the truth comes from a walk
+// of the tree (meta::plan_from_volume()); the SIT state, the summaries and
+// the NAT entries that differ from it are changed, and the next checkpoint
+// writes them.
+Status Writer::Impl::load_from_tree() {
+  auto plan = meta::plan_from_volume(*vol);
+  if (!plan) return make_error(plan.error());
+  sm.reset_to(plan->blocks);
+  valid_blocks = sm.valid_blocks();
+  reserved_blocks = plan->reserved_blocks;
+  valid_inodes = plan->valid_inode_count;
+  orphans = plan->orphans;
+  meta::MetaView mv(*vol, dev);
+  F2FS_TRY(mv.load());
+  auto all = mv.all_nat_entries();
+  if (!all) return make_error(all.error());
+  std::unordered_map<nid_t, const meta::NatUse*> used;
+  for (const auto& u : plan->nat) used[u.nid] = &u;
+  const nid_t node_ino = sb.node_ino.get(), meta_ino = sb.meta_ino.get();
+  for (nid_t n = 1; n < max_nid && n < all->size(); ++n) {
+    if (n == node_ino || n == meta_ino) continue;
+    const NatEntry& e = (*all)[n];
+    auto it = used.find(n);
+    if (it != used.end()) {
+      const meta::NatUse& u = *it->second;
+      if (e.block_addr.get() != u.blkaddr || e.ino.get() != u.ino || e.version != u.version) {
+        wr::NatMem& m = nm.set(n);
+        m = {u.ino, u.blkaddr, u.version};
+      }
+    } else if (e.block_addr.get() != kNullAddr || e.ino.get() != 0) {
+      wr::NatMem& m = nm.set(n);
+      m.addr = kNullAddr;
+      m.ino = 0;
+    }
+  }
+  return nm.error();
+}
+
+Status Writer::Impl::load_curseg_summaries() {
+  for (const auto& l : logs) {
+    if (l.segno >= main_segs) continue;
+    auto s = sm.dirty_summary(*vol, l.segno, false);
+    if (!s) return make_error(s.error());
+  }
+  return {};
+}
+
+Status Writer::Impl::claim(block_t addr, const meta::BlockUse& u) {
+  if (!in_main(addr)) return make_error(Errc::corrupt, fmt("writer: block %llu outside the main area", addr));
+  const std::uint32_t seg = seg_of(addr), off = off_of(addr);
+  // A segment holds node or data blocks, never both (its SIT type says which).
+  const bool node_seg = sm.type(seg) >= wr::kHotNode;
+  if (node_seg != u.node) sm.set_type(seg, u.node ? wr::kWarmNode : wr::kWarmData);
+  if (sm.set_valid(seg, off)) ++valid_blocks;
+  auto sp = sm.dirty_summary(*vol, seg, false);
+  if (!sp) return make_error(sp.error());
+  Summary& e = (*sp)->entries[off];
+  // Node summaries carry version 0 and ofs_in_node 0, as
+  // f2fs_do_write_node_page() writes them.
+  e.nid.set(u.nid);
+  e.version = u.node ? 0 : u.version;
+  e.ofs_in_node.set(u.node ? 0 : u.ofs_in_node);
+  return {};
 }
 
 void Writer::Impl::invalidate(block_t addr) {
-  if (addr < main_blk || addr >= main_blk + owner.size()) return;
-  const auto i = static_cast<std::size_t>(addr - main_blk);
-  if (!owner[i].blkaddr) return;
-  owner[i] = {};
-  --seg_valid[i / wr::kBlocksPerSeg];
-  seg_changed[i / wr::kBlocksPerSeg] = 1;
-  --valid_blocks;
+  if (!in_main(addr)) return;
+  if (sm.clear_valid(seg_of(addr), off_of(addr))) --valid_blocks;
 }
 
 // Block allocation (LFS and SSR, as f2fs_allocate_data_block()): writer/gc.cpp.
@@ -142,24 +179,15 @@ Result<block_t> Writer::Impl::alloc_block(std::uint8_t type) { return allocate_b
 Result<nid_t> Writer::Impl::alloc_nid() {
   // A new nid is a new node block: counted as inc_valid_node_count() does.
   F2FS_TRY(check_space(1));
-  const nid_t node_ino = sb.node_ino.get(), meta_ino = sb.meta_ino.get();
-  for (nid_t k = 0; k < max_nid; ++k) {
-    nid_t n = nid_cursor + k;
-    if (n >= max_nid) n = n - max_nid;
-    if (n == 0 || n == node_ino || n == meta_ino || n <= sb.root_ino.get()) continue;
-    if (nat[n].addr == kNullAddr && nat[n].ino == 0 && !nid_blocked[n]) {
-      nid_cursor = n + 1;
-      return n;
-    }
-  }
-  return make_error(Errc::no_space, "writer: no free nid");
+  return nm.alloc(sb.root_ino.get(), sb.node_ino.get(), sb.meta_ino.get());
 }
 
 Result<Node*> Writer::Impl::node(nid_t nid) {
   if (auto it = nodes.find(nid); it != nodes.end()) return &it->second->n;
   if (nid == 0 || nid >= max_nid) return make_error(Errc::corrupt, fmt("writer: nid %llu outside the NAT", nid));
-  const block_t addr = nat[nid].addr;
-  if (addr < main_blk || addr >= main_blk + owner.size())
+  const block_t addr = nm.get(nid).addr;
+  F2FS_TRY(nm.error());
+  if (!in_main(addr))
     return make_error(Errc::corrupt, fmt("writer: nid %llu has no node block (address %llu)", nid, addr));
   auto p = std::make_unique<wr::NodePage>();
   F2FS_TRY(read_at(dev, static_cast<std::uint64_t>(addr) * kBlockSize,
@@ -178,8 +206,9 @@ Node* Writer::Impl::new_node(nid_t nid, nid_t ino, std::uint32_t ofs, bool dir) 
   p->n.footer.ino.set(ino);
   // Nodes of files carry the cold bit, of directories not (set_cold_node()).
   p->n.footer.flag.set((ofs << node_flag::offset_shift) | (dir ? 0 : node_flag::cold));
-  nat[nid].ino = ino;
-  nat[nid].addr = kNewAddr;
+  wr::NatMem& e = nm.set(nid);
+  e.ino = ino;
+  e.addr = kNewAddr;
   ++pending_new_nodes;
   Node* r = &p->n;
   nodes[nid] = std::move(p);
@@ -188,12 +217,13 @@ Node* Writer::Impl::new_node(nid_t nid, nid_t ino, std::uint32_t ofs, bool dir) 
 }
 
 void Writer::Impl::free_node(nid_t nid) {
-  if (nat[nid].ino && nat[nid].ino != nid) fsync_lost_nodes[nat[nid].ino] = cp.checkpoint_ver.get();  // writer/fsync.cpp
-  if (nat[nid].addr == kNewAddr) --pending_new_nodes;
-  invalidate(nat[nid].addr);
-  nat[nid].addr = kNullAddr;
-  nat[nid].ino = 0;
-  nid_blocked[nid] = 1;
+  wr::NatMem& e = nm.set(nid);
+  if (e.ino && e.ino != nid) fsync_lost_nodes[e.ino] = cp.checkpoint_ver.get();  // writer/fsync.cpp
+  if (e.addr == kNewAddr) --pending_new_nodes;
+  invalidate(e.addr);
+  e.addr = kNullAddr;
+  e.ino = 0;
+  nm.mark_freed(nid);
   nodes.erase(nid);
   dirty.erase(nid);
 }
@@ -228,10 +258,11 @@ Status Writer::Impl::checkpoint(bool umount) {
     const std::uint8_t type = !dnode ? wr::kColdNode : cold ? wr::kWarmNode : wr::kHotNode;
     auto a = alloc_block(type);
     if (!a) return make_error(a.error());
-    if (nat[n].addr == kNewAddr) --pending_new_nodes;
-    invalidate(nat[n].addr);
-    nat[n].addr = *a;
-    claim(*a, {*a, n, 0, 0, true});
+    wr::NatMem& e = nm.set(n);
+    if (e.addr == kNewAddr) --pending_new_nodes;
+    invalidate(e.addr);
+    e.addr = *a;
+    F2FS_TRY(claim(*a, {*a, n, 0, 0, true}));
     // A checkpoint writes every node without the fsync and dentry marks
     // (set_fsync_mark(page, 0), set_dentry_mark(page, 0) in
     // f2fs_sync_node_pages(), fs/f2fs/node.c): the copy carries the old
@@ -252,45 +283,57 @@ Status Writer::Impl::checkpoint(bool umount) {
     ++stats.node_blocks_written;
   }
   F2FS_TRY(io_batch().drain());
+  // An active log whose next block is in use takes a new segment (the
+  // checkpoint records positions the next mount can write at).
+  for (std::uint8_t t = 0; t < 6; ++t) {
+    const auto& l = logs[t];
+    bool busy = l.segno >= main_segs || l.blkoff >= wr::kBlocksPerSeg;
+    for (std::uint32_t j = l.blkoff; !busy && j < (l.alloc_type ? l.blkoff + 1u : wr::kBlocksPerSeg); ++j)
+      busy = sm.is_valid(l.segno, j);
+    if (busy) F2FS_TRY(new_segment(t));
+  }
+  F2FS_TRY(nm.error());
   const std::vector<std::uint32_t> prefree = prefree_segments();
   meta::RebuildPlan plan;
-  plan.blocks.reserve(static_cast<std::size_t>(valid_blocks));
-  for (const auto& u : owner)
-    if (u.blkaddr) plan.blocks.push_back(u);
-  const nid_t node_ino = sb.node_ino.get(), meta_ino = sb.meta_ino.get();
-  for (nid_t n = 1; n < max_nid; ++n) {
-    if (n == node_ino || n == meta_ino) continue;
-    if (nat[n].addr != kNullAddr) plan.nat.push_back({n, nat[n].ino, nat[n].addr, nat[n].version});
-  }
   plan.orphans = orphans;
   plan.valid_inode_count = valid_inodes;
-  plan.reserved_blocks = reserved_blocks;
-  plan.segment_types = seg_type;
-  for (std::uint32_t s = 0; s < main_segs; ++s) {
-    // Types only matter where blocks are; keep them of the right kind.
-    bool has_node = false, has_data = false;
-    for (std::uint32_t j = 0; j < wr::kBlocksPerSeg && !(has_node && has_data); ++j) {
-      const auto& o = owner[static_cast<std::size_t>(s) * wr::kBlocksPerSeg + j];
-      if (o.blkaddr) (o.node ? has_node : has_data) = true;
-    }
-    if (has_node && plan.segment_types[s] < 3) plan.segment_types[s] = wr::kWarmNode;
-    if (has_data && plan.segment_types[s] >= 3) plan.segment_types[s] = wr::kWarmData;
-  }
-  std::array<meta::LogPosition, 6> cs = logs;
-  plan.cursegs = cs;
-  plan.segment_mtimes = seg_mtime;
+  plan.cursegs = logs;
   plan.elapsed_time = get_mtime();
   plan.umount = umount;
-  plan.move_busy_cursegs = true;
-  // Incremental: only what changed since the last checkpoint (NAT/SIT
-  // journals when it fits, as the kernel's checkpoint).
-  plan.changed_nids.emplace();
-  for (nid_t n = 1; n < max_nid && n < nat_at_cp.size(); ++n)
-    if (nat[n].addr != nat_at_cp[n].addr || nat[n].ino != nat_at_cp[n].ino || nat[n].version != nat_at_cp[n].version)
-      plan.changed_nids->push_back(n);
-  plan.changed_segments.emplace();
-  for (std::uint32_t s = 0; s < main_segs; ++s)
-    if (seg_changed[s]) plan.changed_segments->push_back(s);
+  plan.move_busy_cursegs = false;
+  // Incremental, as the kernel's checkpoint: the NAT entries and SIT
+  // entries changed since the last one, the summaries of the segments
+  // written to (NAT/SIT journals when they fit).
+  meta::CheckpointDelta& d = plan.delta.emplace();
+  std::vector<std::uint32_t> segs = sm.changed_segments();
+  for (const auto& l : logs) segs.push_back(l.segno);
+  for (int t = 0; t < 3; ++t) {
+    segs.push_back(cp.cur_data_segno[t].get());
+    segs.push_back(cp.cur_node_segno[t].get());
+  }
+  std::sort(segs.begin(), segs.end());
+  segs.erase(std::unique(segs.begin(), segs.end()), segs.end());
+  for (std::uint32_t s : segs) {
+    if (s >= main_segs) continue;
+    meta::SegmentUpdate u;
+    u.segno = s;
+    u.type = sm.type(s);
+    u.valid_blocks = sm.valid(s);
+    u.mtime = sm.mtime(s);
+    u.valid_map = sm.bitmap(s);
+    u.summary = sm.find_dirty_summary(s);
+    d.segments.push_back(u);
+  }
+  d.nat = nm.changed_entries();
+  d.nat_block_used = nm.changed_block_usage();
+  d.valid_block_count = valid_blocks + reserved_blocks;
+  d.valid_node_count = static_cast<std::uint32_t>(sm.valid_node_blocks());
+  d.free_segment_count = sm.empty_segments();
+  for (std::size_t t = 0; t < logs.size(); ++t) {
+    bool dup = false;
+    for (std::size_t o = 0; o < t; ++o) dup = dup || logs[o].segno == logs[t].segno;
+    if (!dup && logs[t].segno < main_segs && sm.valid(logs[t].segno) == 0) --d.free_segment_count;
+  }
   auto r = meta::rebuild(dev, *vol, plan);
   if (!r) return make_error(r.error());
   ++stats.checkpoints;
@@ -303,7 +346,7 @@ Status Writer::Impl::checkpoint(bool umount) {
   if (umount) return {};  // the handle closes: nothing to reload
   // The new checkpoint's view: the pack from the device, the rest is what
   // the plan was made of (no walk of the tree again).
-  return reload_committed(plan.segment_types);
+  return reload_committed();
 }
 
 // ---- Public entry points -----------------------------------------------------
@@ -357,6 +400,9 @@ Status Writer::unmount() {
   return r;
 }
 
-const WriterStats& Writer::stats() const { return impl_->stats; }
+WriterStats Writer::stats() const {
+  F2FS_WRITER_LOCK(impl_);
+  return impl_->stats;
+}
 
 }  // namespace f2fscore

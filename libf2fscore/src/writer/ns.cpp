@@ -68,7 +68,7 @@ Result<NewName> new_name(Writer::Impl& w, std::string_view path) {
 }
 
 Result<Node*> inode_of(Writer::Impl& w, nid_t ino) {
-  if (ino == 0 || ino >= w.max_nid || w.nat[ino].ino != ino || w.nat[ino].addr == kNullAddr)
+  if (ino == 0 || ino >= w.max_nid || w.nm.get(ino).ino != ino || w.nm.get(ino).addr == kNullAddr)
     return make_error(Errc::not_found, fmt("writer: no inode %llu", ino));
   return w.node(ino);
 }
@@ -174,7 +174,7 @@ Status Writer::Impl::recover_orphans() {
   // clears i_nlink then puts the inode); a nid that is no inode is skipped.
   const std::vector<nid_t> list = orphans;
   for (nid_t ino : list) {
-    if (ino == 0 || ino >= max_nid || nat[ino].ino != ino || nat[ino].addr == kNullAddr) continue;
+    if (ino == 0 || ino >= max_nid || nm.get(ino).ino != ino || nm.get(ino).addr == kNullAddr) continue;
     auto in = node(ino);
     if (!in) return make_error(in.error());
     if ((*in)->footer.ino.get() != ino || ((*in)->footer.flag.get() >> node_flag::offset_shift) != 0) continue;
@@ -188,7 +188,7 @@ Status Writer::Impl::release_all() {
   open_count.clear();
   const std::vector<nid_t> list = orphans;
   for (nid_t ino : list) {
-    if (ino == 0 || ino >= max_nid || nat[ino].ino != ino || nat[ino].addr == kNullAddr) continue;
+    if (ino == 0 || ino >= max_nid || nm.get(ino).ino != ino || nm.get(ino).addr == kNullAddr) continue;
     auto in = node(ino);
     if (!in) return make_error(in.error());
     if ((*in)->i.i_links.get() != 0) continue;

@@ -17,16 +17,20 @@ SpaceState Writer::space() const {
   s.main_sections = m.main_segs / s.segs_per_sec;
   s.reserved_sections = m.cp.rsvd_segment_count.get() / s.segs_per_sec;
   s.overprov_sections = m.cp.overprov_segment_count.get() / s.segs_per_sec;
+  std::array<std::uint32_t, 6> log_secs{};
+  for (std::size_t t = 0; t < 6; ++t) log_secs[t] = m.logs[t].segno / s.segs_per_sec;
   for (std::uint32_t sec = 0; sec < s.main_sections; ++sec) {
     bool active = false, all_free = true;
     std::uint64_t valid = 0;
-    for (std::uint32_t k = 0; k < s.segs_per_sec; ++k) {
+    if (sec == log_secs[0] || sec == log_secs[1] || sec == log_secs[2] || sec == log_secs[3] || sec == log_secs[4] ||
+        sec == log_secs[5])
+      active = true;
+    for (std::uint32_t k = 0; k < s.segs_per_sec && !active; ++k) {
       const std::uint32_t seg = sec * s.segs_per_sec + k;
-      for (const auto& l : m.logs) active = active || l.segno == seg;
-      valid += m.seg_valid[seg];
+      valid += m.sm.valid(seg);
       // Free in the kernel's sense: free at the last checkpoint and not
       // taken since (a segment emptied since then is prefree: dirty).
-      all_free = all_free && m.seg_alloc[seg] && m.seg_valid[seg] == 0;
+      all_free = all_free && m.sm.free_at_cp(seg) && m.sm.valid(seg) == 0;
     }
     if (active) continue;
     if (all_free) ++s.free_sections;

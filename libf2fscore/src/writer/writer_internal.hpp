@@ -1,5 +1,6 @@
-// Private state of the writer (writer_*.cpp): the NAT and SIT in memory, the
-// block owners (what the SSA will say), the active logs, the node cache.
+// Private state of the writer (writer/*.cpp): the node manager (NAT entries,
+// free nids), the segment manager (SIT state, summaries), the active logs,
+// the node page cache, the page cache, the fsync and GC state.
 #pragma once
 
 #include <array>
@@ -19,18 +20,14 @@
 #include "f2fscore/meta_rebuild.hpp"
 #include "f2fscore/volume.hpp"
 #include "f2fscore/writer.hpp"
+#include "writer/node_manager.hpp"
+#include "writer/segment_manager.hpp"
 
 namespace f2fscore {
 
 namespace wr {
 using disk::kBlocksPerSeg;
 inline constexpr std::uint8_t kHotData = 0, kWarmData = 1, kColdData = 2, kHotNode = 3, kWarmNode = 4, kColdNode = 5;
-
-struct NatMem {
-  nid_t ino = 0;
-  disk::block_t addr = 0;  ///< kNewAddr: a node not yet written
-  std::uint8_t version = 0;
-};
 
 struct NodePage {
   disk::Node n{};
@@ -153,16 +150,12 @@ struct Writer::Impl {
   std::uint32_t main_segs = 0, segs_per_sec = 1;
   nid_t max_nid = 0;
   std::uint32_t csum_seed = 0;
-  std::vector<wr::NatMem> nat;
-  std::vector<meta::BlockUse> owner;  ///< per main-area block; blkaddr 0: free
-  std::vector<std::uint16_t> seg_valid;
-  std::vector<std::uint8_t> seg_type, seg_alloc;  ///< seg_alloc: free at the last checkpoint, not yet taken
+  wr::NodeManager nm;     ///< NAT entries, free nids (writer/node_manager.hpp)
+  wr::SegmentManager sm;  ///< SIT state, summaries (writer/segment_manager.hpp)
   std::array<meta::LogPosition, 6> logs{};
   std::array<bool, 6> log_usable{};
   std::unordered_map<nid_t, std::unique_ptr<wr::NodePage>> nodes;
   std::unordered_map<nid_t, bool> dirty;
-  std::vector<std::uint8_t> nid_blocked;  ///< freed since the last checkpoint
-  nid_t nid_cursor = 0;
   std::uint64_t valid_blocks = 0, reserved_blocks = 0;
   std::uint64_t pending_new_nodes = 0;  ///< nodes made since the checkpoint, not yet on disk
   std::uint32_t valid_inodes = 0;
@@ -176,17 +169,15 @@ struct Writer::Impl {
   std::unique_ptr<wr::PageCache, wr::PageCacheDeleter> cache;
   std::uint64_t last_checkpoint_time = 0;  ///< wr::mono_ms() of the last checkpoint (or mount)
   std::uint32_t call_depth = 0;            ///< public calls in progress (F2FS_WRITER_LOCK)
-  /// What the last checkpoint committed, for incremental checkpoints
-  /// (RebuildPlan::changed_nids/changed_segments): the NAT as loaded, and
-  /// the segments whose blocks or type changed since (claim(),
-  /// invalidate(), alloc_block() mark them).
-  std::vector<wr::NatMem> nat_at_cp;
-  std::vector<std::uint8_t> seg_changed;
   /// After a checkpoint: reopens the volume (superblock, the new pack) and
   /// resets what a checkpoint resets (logs as the pack says, free segments,
-  /// nids freed since, the change sets) from memory, as load() would find
-  /// it without walking the tree; `types`: the segment types written.
-  Status reload_committed(const std::vector<std::uint8_t>& types);
+  /// nids freed since, the change sets) from memory.
+  Status reload_committed();
+  /// The active logs' segments' summaries as dirty summaries (load(),
+  /// reload_committed()): the next checkpoint writes them.
+  Status load_curseg_summaries();
+  /// load() when the checkpoint's counts disagree with the SIT.
+  Status load_from_tree();
   /// The handle's coalescing writer (data writeback, direct writes, node
   /// blocks at checkpoints); created with the cache. Writeback of a full
   /// cache leaves its last requests in flight: code that reads data blocks
@@ -210,12 +201,6 @@ struct Writer::Impl {
   std::unordered_set<nid_t> opu_write;  ///< FI_OPU_WRITE: files defragment() is rewriting
 
   // ---- writer/gc.cpp: SSR and GC (docs/gc.md) ----
-  /// Per main-area block: valid at the last checkpoint or allocated since
-  /// (the kernel's ckpt_valid_map): SSR never hands such a block out, the
-  /// last checkpoint may still reference it.
-  std::vector<std::uint8_t> ckpt_valid;
-  std::vector<std::uint16_t> seg_ckpt_valid;  ///< per segment: blocks set in ckpt_valid (ckpt_valid_blocks)
-  std::vector<std::uint64_t> seg_mtime;       ///< SIT mtime per segment, in get_mtime() seconds
   std::uint64_t mtime_base = 0, clock_base = 0;  ///< checkpoint elapsed_time and now() at mount
   std::uint64_t min_mtime = 0, max_mtime = 0;    ///< sit_i->min_mtime / max_mtime (cost-benefit)
   std::uint32_t free_secs = 0;                   ///< wholly free sections (free_sections())
@@ -227,7 +212,7 @@ struct Writer::Impl {
   /// nothing to move: not retried until one of them changes.
   std::uint64_t gc_futile_at = ~std::uint64_t{0};
 
-  /// Rebuilds the state above from the owner table and the SIT (load()).
+  /// Rebuilds the state above from the segment manager (load()).
   void gc_load();
   /// need_SSR() of fs/f2fs/segment.c (6.1): free sections at or under the
   /// dirty node and dentry sections + min_ssr_sections + reserved sections.
@@ -296,7 +281,14 @@ struct Writer::Impl {
   Status checkpoint(bool umount);
   Result<disk::block_t> alloc_block(std::uint8_t type);
   void invalidate(disk::block_t addr);
-  void claim(disk::block_t addr, const meta::BlockUse& u);
+  /// Records a block written: valid in the SIT, its summary entry (node
+  /// blocks: the nid; data: the dnode, its NAT version, the slot).
+  Status claim(disk::block_t addr, const meta::BlockUse& u);
+  bool in_main(disk::block_t addr) const { return addr >= main_blk && addr < main_blk + sm.main_blocks(); }
+  std::uint32_t seg_of(disk::block_t addr) const { return static_cast<std::uint32_t>((addr - main_blk) / wr::kBlocksPerSeg); }
+  std::uint32_t off_of(disk::block_t addr) const { return static_cast<std::uint32_t>((addr - main_blk) % wr::kBlocksPerSeg); }
+  /// Whether main-area block `addr` is valid now.
+  bool block_valid(disk::block_t addr) const { return in_main(addr) && sm.is_valid(seg_of(addr), off_of(addr)); }
   Result<nid_t> alloc_nid();
   Result<disk::Node*> node(nid_t nid);
   disk::Node* new_node(nid_t nid, nid_t ino, std::uint32_t ofs, bool dir);

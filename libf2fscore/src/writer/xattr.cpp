@@ -33,7 +33,7 @@ struct Area {
 };
 
 Result<Node*> xattr_inode(Writer::Impl& w, nid_t ino) {
-  if (ino == 0 || ino >= w.max_nid || w.nat[ino].ino != ino || w.nat[ino].addr == kNullAddr)
+  if (ino == 0 || ino >= w.max_nid || w.nm.get(ino).ino != ino || w.nm.get(ino).addr == kNullAddr)
     return make_error(Errc::not_found, fmt("writer: no inode %llu", ino));
   return w.node(ino);
 }
@@ -58,7 +58,7 @@ Result<Area> read_area(Writer::Impl& w, nid_t ino) {
     std::memcpy(a.buf.data(), base, a.inline_size);
   }
   if (a.xnid) {
-    if (a.xnid >= w.max_nid || w.nat[a.xnid].ino != ino)
+    if (a.xnid >= w.max_nid || w.nm.get(a.xnid).ino != ino)
       return make_error(Errc::corrupt, fmt("writer: inode %llu names xattr node %llu, which is not its node", ino, a.xnid));
     auto xp = w.node(a.xnid);
     if (!xp) return make_error(xp.error());

@@ -1,0 +1,169 @@
+// The writer's node manager: NAT entries as the data needs them (see
+// node_manager.hpp).
+#include "writer/node_manager.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "f2fscore/disk/checkpoint.hpp"
+#include "f2fscore/endian.hpp"
+#include "f2fscore/volume.hpp"
+#include "meta/meta_internal.hpp"
+
+namespace f2fscore::wr {
+
+using namespace disk;
+using meta::fmt;
+
+NodeManager::NodeManager() = default;
+NodeManager::~NodeManager() = default;
+
+Status NodeManager::load(Volume& vol, BlockDevice& dev, nid_t first_nid) {
+  mv_ = std::make_unique<meta::MetaView>(vol, dev);
+  F2FS_TRY(mv_->load());
+  nat_blocks_ = mv_->nat_blocks;
+  max_nid_ = vol.max_nid();
+  cursor_ = first_nid;
+  journal_.clear();
+  for (std::uint32_t i = 0; i < mv_->nat_journal.n_entries.get(); ++i)
+    journal_[mv_->nat_journal.nat_j.entries[i].nid.get()] = mv_->nat_journal.nat_j.entries[i].ne;
+  changed_.clear();
+  freed_.clear();
+  error_.clear();
+  // nat_bits (f2fs_init_nat_bits()): the full and empty bitmaps after the
+  // 8-byte header at the end of the CP pack's segment, only when the header
+  // carries this checkpoint's version and CRC.
+  bits_ok_ = false;
+  full_bits_.clear();
+  empty_bits_.clear();
+  if (vol.nat_bits_valid()) {
+    const NatBitsSize nb = nat_bits_size(mv_->sb.segment_count_nat.get());
+    std::vector<std::uint8_t> bits(static_cast<std::size_t>(nb.blocks) * kBlockSize);
+    F2FS_TRY(mv_->read(mv_->cp_start + meta::kBlocksPerSeg - nb.blocks, bits.data(), nb.blocks));
+    if (load_le64(bits.data(), 0) == nat_bits_header(mv_->cp_blocks.data()) && 8 + 2ull * nb.bitmap_bytes <= bits.size()) {
+      full_bits_.assign(bits.begin() + 8, bits.begin() + 8 + nb.bitmap_bytes);
+      empty_bits_.assign(bits.begin() + 8 + nb.bitmap_bytes, bits.begin() + 8 + 2 * nb.bitmap_bytes);
+      bits_ok_ = true;
+    }
+  }
+  return {};
+}
+
+Status NodeManager::error() const {
+  if (error_.empty()) return {};
+  return make_error(Errc::io, error_);
+}
+
+bool NodeManager::nat_block_full(std::uint32_t b) const {
+  return bits_ok_ && b / 8 < full_bits_.size() && test_bit_le(full_bits_.data(), b);
+}
+bool NodeManager::nat_block_empty(std::uint32_t b) const {
+  return bits_ok_ && b / 8 < empty_bits_.size() && test_bit_le(empty_bits_.data(), b);
+}
+
+Result<NodeManager::NatBlock*> NodeManager::block(std::uint32_t b) {
+  if (auto it = cache_.find(b); it != cache_.end()) return it->second.get();
+  if (b >= nat_blocks_) return make_error(Errc::out_of_range, fmt("writer: NAT block %llu past the NAT", b));
+  std::vector<std::uint8_t> raw(kBlockSize);
+  F2FS_TRY(mv_->read(mv_->nat_addr(b, mv_->nat_copy(b)), raw.data()));
+  ++blocks_read_;
+  auto p = std::make_unique<NatBlock>();
+  const auto* entries = reinterpret_cast<const NatEntry*>(raw.data());
+  for (std::uint32_t i = 0; i < kNatEntryPerBlock; ++i) {
+    const nid_t n = b * kNatEntryPerBlock + i;
+    NatEntry e = entries[i];
+    if (auto it = journal_.find(n); it != journal_.end()) e = it->second;
+    p->e[i] = {e.ino.get(), e.block_addr.get(), e.version};
+  }
+  NatBlock* r = p.get();
+  cache_.emplace(b, std::move(p));
+  return r;
+}
+
+const NatMem& NodeManager::get(nid_t n) {
+  static const NatMem kFree{};
+  if (n >= max_nid_) return kFree;
+  auto b = block(n / kNatEntryPerBlock);
+  if (!b) {
+    if (error_.empty()) error_ = b.error().to_string();
+    return kFree;
+  }
+  return (*b)->e[n % kNatEntryPerBlock];
+}
+
+NatMem& NodeManager::set(nid_t n) {
+  static NatMem scratch{};
+  if (n >= max_nid_) {
+    if (error_.empty()) error_ = fmt("writer: nid %llu changed past the NAT", n);
+    scratch = {};
+    return scratch;
+  }
+  auto b = block(n / kNatEntryPerBlock);
+  if (!b) {
+    if (error_.empty()) error_ = b.error().to_string();
+    scratch = {};
+    return scratch;
+  }
+  changed_.insert(n);
+  return (*b)->e[n % kNatEntryPerBlock];
+}
+
+Result<nid_t> NodeManager::alloc(nid_t reserved, nid_t node_ino, nid_t meta_ino) {
+  if (nat_blocks_ == 0) return make_error(Errc::no_space, "writer: no free nid");
+  if (cursor_ >= max_nid_) cursor_ = 0;
+  const std::uint32_t b0 = cursor_ / kNatEntryPerBlock, o0 = cursor_ % kNatEntryPerBlock;
+  for (std::uint32_t i = 0; i <= nat_blocks_; ++i) {
+    const std::uint32_t b = (b0 + i) % nat_blocks_;
+    if (!cache_.count(b) && nat_block_full(b)) continue;
+    auto blk = block(b);
+    if (!blk) return make_error(blk.error());
+    const std::uint32_t from = i == 0 ? o0 : 0, to = i == nat_blocks_ ? o0 : kNatEntryPerBlock;
+    for (std::uint32_t off = from; off < to; ++off) {
+      const nid_t n = b * kNatEntryPerBlock + off;
+      if (n == 0 || n >= max_nid_ || n == node_ino || n == meta_ino || n <= reserved) continue;
+      const NatMem& e = (*blk)->e[off];
+      if (e.addr == kNullAddr && e.ino == 0 && !freed_.count(n)) {
+        cursor_ = n + 1;
+        return n;
+      }
+    }
+  }
+  return make_error(Errc::no_space, "writer: no free nid");
+}
+
+std::vector<meta::NatUse> NodeManager::changed_entries() const {
+  std::vector<meta::NatUse> out;
+  out.reserve(changed_.size());
+  for (nid_t n : changed_) {
+    auto it = cache_.find(n / kNatEntryPerBlock);
+    if (it == cache_.end()) continue;
+    const NatMem& e = it->second->e[n % kNatEntryPerBlock];
+    out.push_back({n, e.ino, e.addr, e.version});
+  }
+  std::sort(out.begin(), out.end(), [](const meta::NatUse& a, const meta::NatUse& b) { return a.nid < b.nid; });
+  return out;
+}
+
+std::vector<std::pair<std::uint32_t, std::uint32_t>> NodeManager::changed_block_usage() const {
+  std::vector<std::uint32_t> blocks;
+  for (nid_t n : changed_) blocks.push_back(n / kNatEntryPerBlock);
+  std::sort(blocks.begin(), blocks.end());
+  blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
+  for (std::uint32_t b : blocks) {
+    auto it = cache_.find(b);
+    if (it == cache_.end()) continue;
+    std::uint32_t used = 0;
+    for (std::uint32_t i = 0; i < kNatEntryPerBlock; ++i)
+      if (it->second->e[i].addr != kNullAddr || (b == 0 && i == 0)) ++used;
+    out.push_back({b, used});
+  }
+  return out;
+}
+
+void NodeManager::committed() {
+  changed_.clear();
+  freed_.clear();
+}
+
+}  // namespace f2fscore::wr

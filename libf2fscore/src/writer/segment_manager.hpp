@@ -1,0 +1,179 @@
+// The writer's segment manager (as fs/f2fs/segment.c's sm_i with sit_i,
+// free_i and dirty_i): SIT valid counts, types and mtimes per segment, valid
+// bitmaps only for segments partially valid, the checkpoint-valid map only
+// for segments changed since the checkpoint, the summaries of segments
+// written since the checkpoint, the six active logs and the free-segment
+// and free-section state. Block allocation (LFS/SSR) and GC use it from
+// writer/gc.cpp.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "f2fscore/disk/summary.hpp"
+#include "f2fscore/meta_rebuild.hpp"
+#include "f2fscore/result.hpp"
+
+namespace f2fscore {
+class Volume;
+class BlockDevice;
+}  // namespace f2fscore
+
+namespace f2fscore::wr {
+
+/// A segment's valid map: 512 bits, MSB first (the SIT's valid_map order).
+using SegBitmap = std::array<std::uint8_t, 64>;
+
+class SegmentManager {
+ public:
+  static constexpr std::uint32_t kSeg = 512;
+
+  /// Sizes the per-segment state for `main_segs` segments at `main_blk`
+  /// and reads the SIT (current copy of each block, the SIT journal on
+  /// top, as build_sit_entries() in fs/f2fs/segment.c), in batches of
+  /// blocks. Errors: corrupt for a valid count over 512 or one that
+  /// disagrees with its valid map (check_block_count()); io.
+  Status load(Volume& vol, BlockDevice& dev, std::uint64_t main_blk, std::uint32_t main_segs, std::uint32_t segs_per_sec);
+
+  // ---- Per-segment state (4 KiB blocks, main-area segment numbers) ----
+  std::uint32_t main_segs() const noexcept { return main_segs_; }
+  std::uint64_t main_blocks() const noexcept { return static_cast<std::uint64_t>(main_segs_) * kSeg; }
+  std::uint16_t valid(std::uint32_t seg) const noexcept { return valid_[seg]; }
+  std::uint8_t type(std::uint32_t seg) const noexcept { return type_[seg]; }
+  void set_type(std::uint32_t seg, std::uint8_t t);
+  std::uint64_t& mtime(std::uint32_t seg) noexcept { return mtime_[seg]; }
+  std::uint64_t mtime(std::uint32_t seg) const noexcept { return mtime_[seg]; }
+  /// Free at the last checkpoint and not taken since (the kernel's free
+  /// segmap with prefree segments kept out).
+  bool free_at_cp(std::uint32_t seg) const noexcept { return free_[seg]; }
+  void take(std::uint32_t seg);
+  /// Keeps `seg` from allocation until the next checkpoint (active logs,
+  /// blocks roll-forward recovered), without marking it changed.
+  void hold(std::uint32_t seg);
+  /// Segments free_at_cp().
+  std::uint32_t free_segments() const noexcept { return free_count_; }
+  /// Segments with no valid block.
+  std::uint32_t empty_segments() const noexcept { return empty_count_; }
+  /// Segments with no valid block that were not free at the last
+  /// checkpoint, `logs` aside (the kernel's prefree segments), ascending.
+  std::vector<std::uint32_t> prefree(const std::array<meta::LogPosition, 6>& logs) const;
+  /// Whether main-area block `off` of `seg` is valid now.
+  bool is_valid(std::uint32_t seg, std::uint32_t off) const;
+  /// Valid at the last checkpoint or allocated since (ckpt_valid_map):
+  /// SSR never hands such a block out, the last checkpoint may reference it.
+  bool ckpt_valid(std::uint32_t seg, std::uint32_t off) const;
+  /// ckpt_valid_blocks of `seg`.
+  std::uint16_t ckpt_valid_count(std::uint32_t seg) const;
+  /// Marks a block allocated since the checkpoint in the checkpoint-valid map.
+  void mark_ckpt_valid(std::uint32_t seg, std::uint32_t off);
+  /// Sets / clears one block's valid bit (counts follow); false when it
+  /// was already in that state.
+  bool set_valid(std::uint32_t seg, std::uint32_t off);
+  bool clear_valid(std::uint32_t seg, std::uint32_t off);
+  /// The segment's valid map (all clear / all set for empty / full ones).
+  SegBitmap bitmap(std::uint32_t seg) const;
+  /// Segments changed since the checkpoint (SIT entry, blocks or type).
+  bool changed(std::uint32_t seg) const { return changed_.count(seg) != 0; }
+  void mark_changed(std::uint32_t seg);
+  std::vector<std::uint32_t> changed_segments() const;
+
+  /// The first block at or after `from` that SSR may hand out: free now
+  /// and not valid at the last checkpoint nor allocated since
+  /// (__next_free_blkoff() in fs/f2fs/segment.c: cur_valid_map |
+  /// ckpt_valid_map); 512 when none.
+  std::uint32_t next_free_blkoff(std::uint32_t seg, std::uint32_t from) const;
+  /// The segment SSR gives log `type` (get_ssr_segment() in
+  /// fs/f2fs/segment.c, Linux 6.1): a segment of the log's own type first,
+  /// then of the other types of its kind (node or data) — the warm and
+  /// cold logs look towards hot from cold, the hot log towards cold; among
+  /// them the one with the fewest checkpoint-valid blocks (get_gc_cost()
+  /// with SSR: ckpt_valid_blocks), lowest number on ties; a segment with no
+  /// valid block or none free is never chosen, nor one of a section
+  /// `skip_sec` names (active logs, the GC victim). 0xFFFFFFFF: none.
+  template <class SkipSec>
+  std::uint32_t ssr_segment(std::uint8_t type, SkipSec skip_sec) const {
+    std::uint8_t order[3];
+    const std::uint8_t base = type >= 3 ? 3 : 0;
+    const int rel = type - base;
+    int n = 0;
+    order[n++] = type;
+    if (rel >= 1) {
+      for (int r = 2; r >= 0; --r)
+        if (r != rel) order[n++] = static_cast<std::uint8_t>(base + r);
+    } else {
+      for (int r = 0; r <= 2; ++r)
+        if (r != rel) order[n++] = static_cast<std::uint8_t>(base + r);
+    }
+    for (int k = 0; k < n; ++k) {
+      std::uint32_t best = 0xFFFFFFFFu, best_cost = kSeg;
+      for (std::uint32_t s = 0; s < main_segs_; ++s) {
+        if (type_[s] != order[k] || valid_[s] == 0 || valid_[s] >= kSeg) continue;
+        if (skip_sec(s / segs_per_sec_)) continue;
+        const std::uint16_t c = ckpt_valid_count(s);
+        if (c < best_cost) {
+          best_cost = c;
+          best = s;
+        }
+      }
+      if (best != 0xFFFFFFFFu) return best;
+    }
+    return 0xFFFFFFFFu;
+  }
+  /// Segments with a valid map of their own (neither empty nor full).
+  std::size_t partial_segments() const noexcept { return partial_.size(); }
+
+  // ---- Summaries ----
+  /// The summary block being built for `seg` (written by the next
+  /// checkpoint): read from the SSA (or the CP pack for active logs) the
+  /// first time, or a blank one for a segment taken free (`fresh`).
+  Result<disk::SummaryBlock*> dirty_summary(Volume& vol, std::uint32_t seg, bool fresh);
+  /// The summary of `seg` as it stands: the dirty one, else read.
+  Result<disk::SummaryBlock> summary(Volume& vol, std::uint32_t seg) const;
+  const disk::SummaryBlock* find_dirty_summary(std::uint32_t seg) const;
+
+  /// Replaces the SIT state by `blocks` (every valid main-area block, as a
+  /// walk of the tree finds them): every segment holding one or valid in
+  /// the SIT is changed, with a summary made of `blocks`, so that the next
+  /// checkpoint writes the truth. For volumes whose checkpoint and SIT
+  /// disagree.
+  void reset_to(const std::vector<meta::BlockUse>& blocks);
+
+  /// After a checkpoint committed the state: the checkpoint-valid maps and
+  /// the change sets start over, segments with no valid block become free.
+  void committed(const std::array<meta::LogPosition, 6>& logs);
+
+  /// Σ valid counts.
+  std::uint64_t valid_blocks() const noexcept { return total_valid_; }
+  /// Σ valid counts of node-typed segments (valid_node_count).
+  std::uint64_t valid_node_blocks() const noexcept { return total_node_; }
+  /// Bytes held (for tests and reports).
+  std::size_t memory_bytes() const;
+
+ private:
+  void ensure_ckpt_entry(std::uint32_t seg);
+  std::uint32_t main_segs_ = 0, segs_per_sec_ = 1;
+  std::uint64_t main_blk_ = 0;
+  std::vector<std::uint16_t> valid_;
+  std::vector<std::uint8_t> type_;
+  std::vector<std::uint64_t> mtime_;
+  std::vector<bool> free_;
+  std::uint64_t total_valid_ = 0, total_node_ = 0;
+  std::uint32_t free_count_ = 0, empty_count_ = 0;
+  /// Segments kept from allocation without a change (hold()).
+  std::vector<std::uint32_t> held_;
+  void set_free(std::uint32_t seg, bool f);
+  /// Valid maps of segments neither empty nor full.
+  std::unordered_map<std::uint32_t, SegBitmap> partial_;
+  struct CkptSeg {
+    SegBitmap map{};
+    std::uint16_t count = 0;
+  };
+  /// Segments changed since the checkpoint, with their checkpoint-valid map.
+  std::unordered_map<std::uint32_t, CkptSeg> changed_;
+  std::unordered_map<std::uint32_t, std::unique_ptr<disk::SummaryBlock>> dirty_sum_;
+};
+
+}  // namespace f2fscore::wr

@@ -19,14 +19,17 @@ NodeManager::NodeManager() = default;
 NodeManager::~NodeManager() = default;
 
 Status NodeManager::load(Volume& vol, BlockDevice& dev, nid_t first_nid) {
-  mv_ = std::make_unique<meta::MetaView>(vol, dev);
-  F2FS_TRY(mv_->load());
-  nat_blocks_ = mv_->nat_blocks;
-  max_nid_ = vol.max_nid();
+  vol_ = &vol;
+  dev_ = &dev;
+  meta::MetaView mv(vol, dev);
+  F2FS_TRY(mv.load());
+  const Geometry& g = vol.geometry();
+  nat_blocks_ = g.nat_blocks();
+  max_nid_ = g.max_nid();
   cursor_ = first_nid;
   journal_.clear();
-  for (std::uint32_t i = 0; i < mv_->nat_journal.n_entries.get(); ++i)
-    journal_[mv_->nat_journal.nat_j.entries[i].nid.get()] = mv_->nat_journal.nat_j.entries[i].ne;
+  for (std::uint32_t i = 0; i < mv.nat_journal.n_entries.get(); ++i)
+    journal_[mv.nat_journal.nat_j.entries[i].nid.get()] = mv.nat_journal.nat_j.entries[i].ne;
   changed_.clear();
   freed_.clear();
   error_.clear();
@@ -37,12 +40,15 @@ Status NodeManager::load(Volume& vol, BlockDevice& dev, nid_t first_nid) {
   full_bits_.clear();
   empty_bits_.clear();
   if (vol.nat_bits_valid()) {
-    const NatBitsSize nb = nat_bits_size(mv_->sb.segment_count_nat.get());
+    const NatBitsLayout nb = g.nat_bits_layout();
     std::vector<std::uint8_t> bits(static_cast<std::size_t>(nb.blocks) * kBlockSize);
-    F2FS_TRY(mv_->read(mv_->cp_start + meta::kBlocksPerSeg - nb.blocks, bits.data(), nb.blocks));
-    if (load_le64(bits.data(), 0) == nat_bits_header(mv_->cp_blocks.data()) && 8 + 2ull * nb.bitmap_bytes <= bits.size()) {
-      full_bits_.assign(bits.begin() + 8, bits.begin() + 8 + nb.bitmap_bytes);
-      empty_bits_.assign(bits.begin() + 8 + nb.bitmap_bytes, bits.begin() + 8 + 2 * nb.bitmap_bytes);
+    F2FS_TRY(mv.read(g.nat_bits_addr(vol.open_report().checkpoint_pack), bits.data(), nb.blocks));
+    if (load_le64(bits.data(), 0) == nat_bits_header(mv.cp_blocks.data()) && nb.full_offset + nb.bitmap_bytes <= bits.size() &&
+        nb.empty_offset + nb.bitmap_bytes <= bits.size()) {
+      const auto full = bits.begin() + static_cast<std::ptrdiff_t>(nb.full_offset);
+      const auto empty = bits.begin() + static_cast<std::ptrdiff_t>(nb.empty_offset);
+      full_bits_.assign(full, full + nb.bitmap_bytes);
+      empty_bits_.assign(empty, empty + nb.bitmap_bytes);
       bits_ok_ = true;
     }
   }
@@ -65,7 +71,8 @@ Result<NodeManager::NatBlock*> NodeManager::block(std::uint32_t b) {
   if (auto it = cache_.find(b); it != cache_.end()) return it->second.get();
   if (b >= nat_blocks_) return make_error(Errc::out_of_range, fmt("writer: NAT block %llu past the NAT", b));
   std::vector<std::uint8_t> raw(kBlockSize);
-  F2FS_TRY(mv_->read(mv_->nat_addr(b, mv_->nat_copy(b)), raw.data()));
+  F2FS_TRY(read_at(*dev_, vol_->geometry().current_nat_addr(b, vol_->version_bitmaps()) * kBlockSize,
+                   std::span<std::uint8_t>(raw.data(), raw.size())));
   ++blocks_read_;
   auto p = std::make_unique<NatBlock>();
   const auto* entries = reinterpret_cast<const NatEntry*>(raw.data());

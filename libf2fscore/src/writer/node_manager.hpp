@@ -90,7 +90,8 @@ class NodeManager {
     std::array<NatMem, disk::kNatEntryPerBlock> e;
   };
   Result<NatBlock*> block(std::uint32_t b);
-  std::unique_ptr<meta::MetaView> mv_;
+  Volume* vol_ = nullptr;
+  BlockDevice* dev_ = nullptr;
   disk::nid_t max_nid_ = 0;
   std::uint32_t nat_blocks_ = 0;
   disk::nid_t cursor_ = 0;

@@ -45,16 +45,18 @@ Status SegmentManager::load(Volume& vol, BlockDevice& dev, std::uint64_t main_bl
   std::unordered_map<std::uint32_t, const SitEntry*> journal;
   for (std::uint32_t i = 0; i < mv.sit_journal.n_entries.get(); ++i)
     journal[mv.sit_journal.sit_j.entries[i].segno.get()] = &mv.sit_journal.sit_j.entries[i].se;
-  const std::uint32_t nblk = (main_segs + kSitEntryPerBlock - 1) / kSitEntryPerBlock;
-  if (nblk > mv.sit_blocks) return make_error(Errc::corrupt, "writer: the SIT is smaller than the main area");
+  const Geometry& g = vol.geometry();
+  const VersionBitmaps& bm = vol.version_bitmaps();
+  const std::uint32_t nblk = g.sit_blocks_used();
+  if (nblk > g.sit_blocks()) return make_error(Errc::corrupt, "writer: the SIT is smaller than the main area");
   // Runs of SIT blocks whose current copy is the same are read together.
   constexpr std::uint32_t kBatch = 256;
   std::vector<std::uint8_t> buf(static_cast<std::size_t>(kBatch) * kBlockSize);
   for (std::uint32_t b = 0; b < nblk;) {
-    const int copy = mv.sit_copy(b);
+    const int copy = bm.sit_copy(b);
     std::uint32_t n = 1;
-    while (n < kBatch && b + n < nblk && mv.sit_copy(b + n) == copy) ++n;
-    F2FS_TRY(mv.read(mv.sit_addr(b, copy), buf.data(), n));
+    while (n < kBatch && b + n < nblk && bm.sit_copy(b + n) == copy) ++n;
+    F2FS_TRY(mv.read(g.sit_addr(b, copy), buf.data(), n));
     for (std::uint32_t k = 0; k < n; ++k) {
       const auto* entries = reinterpret_cast<const SitEntry*>(buf.data() + static_cast<std::size_t>(k) * kBlockSize);
       for (std::uint32_t i = 0; i < kSitEntryPerBlock; ++i) {

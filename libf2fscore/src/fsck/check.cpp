@@ -52,7 +52,7 @@ void Checker::check_global() {
       add(p);
     }
     if (vb == 0 && !is_cur_seg(cp_, s)) ++free_segs;
-    const block_t start = main_blk_ + s * kBps;
+    const auto start = static_cast<block_t>(vol_->segment_start(s));
     for (std::uint32_t b = 0; b < kBps; ++b) {
       const bool sbit = test_bit_msb(e.valid_map, b);
       const bool u = used(start + b);
@@ -102,7 +102,7 @@ void Checker::check_global() {
     const std::uint32_t s = segno_of(u.blkaddr);
     if (!ssa_trusted_[s]) continue;
     const SummaryBlock& sum = ssa_[s];
-    const Summary& e = sum.entries[(u.blkaddr - main_blk_) & (kBps - 1)];
+    const Summary& e = sum.entries[vol_->geometry().blkoff_of(u.blkaddr)];
     Problem p = prob(u.node ? Code::SSA_NODE_MISMATCH : Code::SSA_DATA_MISMATCH);
     p.blkaddr = u.blkaddr;
     p.segno = s;
@@ -135,7 +135,7 @@ void Checker::check_global() {
       if (test_bit_msb(e.valid_map, b)) {
         Problem p = prob(Code::CURSEG_NEXT_BLOCK_NOT_FREE);
         p.segno = segno;
-        p.blkaddr = main_blk_ + segno * kBps + b;
+        p.blkaddr = static_cast<block_t>(vol_->segment_start(segno) + b);
         p.detail = fmt("active log %llu: block %llu of segment %llu (next offset %llu) is in use", t, b, segno, off);
         add(p);
         break;
@@ -168,13 +168,13 @@ void Checker::check_global() {
 
 void Checker::check_nat_bits() {
   if (!(cp_.ckpt_flags.get() & cp_flag::nat_bits) || !vol_->nat_bits_valid()) return;
-  const auto nb = nat_bits_size(sb_.segment_count_nat.get());
-  const std::uint64_t cp_start = sb_.cp_blkaddr.get() + static_cast<std::uint64_t>(vol_->open_report().checkpoint_pack) * kBps;
+  const Geometry& geo = vol_->geometry();
+  const NatBitsLayout nb = geo.nat_bits_layout();
   std::vector<std::uint8_t> bits(static_cast<std::size_t>(nb.blocks) * kBlockSize);
-  if (!read_at(dev_, (cp_start + kBps - nb.blocks) * kBlockSize, bits)) return;
-  const std::uint32_t nat_blocks = sb_.segment_count_nat.get() / 2 * kBps;
-  const std::uint8_t* full = bits.data() + 8;
-  const std::uint8_t* empty = full + nb.bitmap_bytes;
+  if (!read_at(dev_, geo.nat_bits_addr(vol_->open_report().checkpoint_pack) * kBlockSize, bits)) return;
+  const std::uint32_t nat_blocks = geo.nat_blocks();
+  const std::uint8_t* full = bits.data() + nb.full_offset;
+  const std::uint8_t* empty = bits.data() + nb.empty_offset;
   std::uint32_t bad = 0;
   std::uint32_t first_bad = 0;
   for (std::uint32_t b = 0; b < nat_blocks; ++b) {
@@ -206,10 +206,10 @@ void Checker::check_fsync_chain() {
   const std::uint64_t crc = load_le32(cpb.data(), crc_ofs);
   if (flags & cp_flag::crc_recovery) want |= crc << 32;
   if (cp_.cur_node_segno[1].get() >= main_segs_) return;
-  block_t addr = main_blk_ + cp_.cur_node_segno[1].get() * kBps + cp_.cur_node_blkoff[1].get();
+  auto addr = static_cast<block_t>(vol_->segment_start(cp_.cur_node_segno[1].get()) + cp_.cur_node_blkoff[1].get());
   std::vector<std::uint8_t> b(kBlockSize);
   std::unordered_set<block_t> seen;
-  const std::uint64_t limit = static_cast<std::uint64_t>(main_segs_) * kBps;
+  const std::uint64_t limit = vol_->geometry().main_blocks();
   for (std::uint64_t steps = 0; steps < limit && valid_main(addr); ++steps) {
     if (!read_at(dev_, static_cast<std::uint64_t>(addr) * kBlockSize, b)) return;
     const auto* n = reinterpret_cast<const Node*>(b.data());

@@ -180,7 +180,7 @@ class Checker {
   bool used(block_t a) const { return used_[(a - main_blk_) >> 6] >> ((a - main_blk_) & 63) & 1; }
   void set_used(block_t a) { used_[(a - main_blk_) >> 6] |= 1ull << ((a - main_blk_) & 63); }
   bool sit_valid(block_t a) const;
-  std::uint32_t segno_of(block_t a) const { return static_cast<std::uint32_t>((a - main_blk_) >> disk::kLogBlocksPerSeg); }
+  std::uint32_t segno_of(block_t a) const { return vol_->geometry().segno_of(a); }
   std::string inode_path(nid_t ino) const;
 
   BlockDevice& dev_;

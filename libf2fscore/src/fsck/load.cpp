@@ -12,6 +12,7 @@
 #include "f2fscore/disk/checkpoint.hpp"
 #include "f2fscore/disk/superblock.hpp"
 #include "f2fscore/disk/xattr.hpp"
+#include "disk/summaries.hpp"
 #include "fsck/fsck_internal.hpp"
 #include "util/text.hpp"
 
@@ -113,7 +114,7 @@ std::size_t Checker::add(Problem p) {
 bool Checker::sit_valid(block_t a) const {
   if (!valid_main(a)) return false;
   const auto& e = sit_[segno_of(a)];
-  return test_bit_msb(e.valid_map, (a - main_blk_) & (kDefaultBlocksPerSeg - 1));
+  return test_bit_msb(e.valid_map, vol_->geometry().blkoff_of(a));
 }
 
 Status Checker::open_volume() {
@@ -129,7 +130,7 @@ Status Checker::open_volume() {
   if (features_ & feature::inode_checksum) chksum_seed_ = inode_checksum_seed(sb_.uuid);
   main_blk_ = static_cast<block_t>(vol_->main_blkaddr());
   main_segs_ = vol_->main_segments();
-  main_end_ = main_blk_ + main_segs_ * kDefaultBlocksPerSeg;
+  main_end_ = static_cast<block_t>(vol_->geometry().main_end());
   max_nid_ = vol_->max_nid();
   used_.assign((static_cast<std::size_t>(main_segs_) * kDefaultBlocksPerSeg + 63) / 64, 0);
   return {};
@@ -163,7 +164,7 @@ void Checker::check_superblocks() {
       add(p);
     } else if (w.rfind("checkpoint pack", 0) == 0) {
       Problem p = prob(Code::CP_PACK_BAD);
-      p.blkaddr = sb_.cp_blkaddr.get() + (w.rfind("checkpoint pack 1", 0) == 0 ? kDefaultBlocksPerSeg : 0);
+      p.blkaddr = static_cast<block_t>(vol_->geometry().cp_pack_start(w.rfind("checkpoint pack 1", 0) == 0 ? 1 : 0));
       p.detail = w;
       add(p);
     }
@@ -192,35 +193,19 @@ void Checker::check_superblocks() {
   }
 }
 
-namespace {
-// Which copy of the NAT/SIT version bitmaps (__bitmap_ptr() in fs/f2fs/f2fs.h).
-const std::uint8_t* version_bitmap(const SuperBlock& sb, const Checkpoint& cp, std::span<const std::uint8_t> cpb, bool nat) {
-  const std::uint8_t* base = cpb.data() + kCpBitmapOffset;
-  if (cp.ckpt_flags.get() & cp_flag::large_nat_bitmap)
-    return nat ? base + 4 : base + 4 + cp.nat_ver_bitmap_bytesize.get();
-  if (sb.cp_payload.get() > 0) return nat ? base : cpb.data() + kBlockSize;
-  return nat ? base + cp.sit_ver_bitmap_bytesize.get() : base;
-}
-}  // namespace
-
 Status Checker::load_nat() {
-  const std::uint32_t nat_blocks = sb_.segment_count_nat.get() / 2 * kDefaultBlocksPerSeg;
-  const std::uint8_t* bm = version_bitmap(sb_, cp_, vol_->checkpoint_blocks(), true);
+  const Geometry& geo = vol_->geometry();
+  const VersionBitmaps& bm = vol_->version_bitmaps();
+  const std::uint32_t nat_blocks = geo.nat_blocks();
   nat_.assign(max_nid_, NatRec{});
   nat_from_journal_.assign(max_nid_, 0);
   std::vector<block_t> addrs;
   addrs.reserve(nat_blocks);
-  const block_t base = sb_.nat_blkaddr.get();
-  for (std::uint32_t b = 0; b < nat_blocks; ++b) {
-    block_t a = base + ((b >> kLogBlocksPerSeg) << (kLogBlocksPerSeg + 1)) + (b & (kDefaultBlocksPerSeg - 1));
-    if (test_bit_msb(bm, b)) a += kDefaultBlocksPerSeg;
-    addrs.push_back(a);
-  }
+  for (std::uint32_t b = 0; b < nat_blocks; ++b) addrs.push_back(static_cast<block_t>(geo.current_nat_addr(b, bm)));
   F2FS_TRY(read_blocks_batched(
       dev_, addrs, opts_.batch_blocks, opts_.queue_depth, 1,
       [&](block_t a, const std::uint8_t* data) {
-        const block_t rel = a - base;
-        const std::uint32_t b = ((rel >> (kLogBlocksPerSeg + 1)) << kLogBlocksPerSeg) | (rel & (kDefaultBlocksPerSeg - 1));
+        const std::uint32_t b = geo.nat_block_index(a);
         const auto* nb = reinterpret_cast<const NatBlock*>(data);
         for (std::uint32_t i = 0; i < kNatEntryPerBlock; ++i) {
           const nid_t nid = b * kNatEntryPerBlock + i;
@@ -230,20 +215,11 @@ Status Checker::load_nat() {
       },
       &report_.stats.bytes_read));
   // The NAT and SIT journals, from the checkpoint pack in use.
-  const std::uint64_t cp_start = sb_.cp_blkaddr.get() + static_cast<std::uint64_t>(vol_->open_report().checkpoint_pack) * kDefaultBlocksPerSeg;
-  const std::uint64_t sum_blk = cp_start + cp_.cp_pack_start_sum.get();
-  std::vector<std::uint8_t> b(kBlockSize);
-  Journal nj{}, sj{};
-  if (cp_.ckpt_flags.get() & cp_flag::compact_sum) {
-    F2FS_TRY(read_at(dev_, sum_blk * kBlockSize, b));
-    std::memcpy(&nj, b.data(), kSumJournalSize);
-    std::memcpy(&sj, b.data() + kSumJournalSize, kSumJournalSize);
-  } else {
-    F2FS_TRY(read_at(dev_, sum_blk * kBlockSize, b));
-    std::memcpy(&nj, b.data() + offsetof(SummaryBlock, journal), kSumJournalSize);
-    F2FS_TRY(read_at(dev_, (sum_blk + 2) * kBlockSize, b));
-    std::memcpy(&sj, b.data() + offsetof(SummaryBlock, journal), kSumJournalSize);
-  }
+  auto sums = std::make_unique<CursegSummaries>();
+  F2FS_TRY(load_curseg_summaries(dev_, geo, cp_, geo.cp_pack_start(vol_->open_report().checkpoint_pack),
+                                 SummaryScope::journals, *sums));
+  const Journal& nj = sums->nat_journal;
+  const Journal& sj = sums->sit_journal;
   for (std::uint32_t i = 0; i < nj.n_entries.get() && i < kNatJournalEntries; ++i) {
     const nid_t nid = nj.nat_j.entries[i].nid.get();
     if (nid >= max_nid_) {
@@ -258,19 +234,15 @@ Status Checker::load_nat() {
     nat_from_journal_[nid] = 1;
   }
   // SIT.
-  const std::uint32_t sit_blocks_used = (main_segs_ + kSitEntryPerBlock - 1) / kSitEntryPerBlock;
-  const std::uint32_t sit_half = sb_.segment_count_sit.get() / 2 * kDefaultBlocksPerSeg;
-  const std::uint8_t* sbm = version_bitmap(sb_, cp_, vol_->checkpoint_blocks(), false);
+  const std::uint32_t sit_blocks_used = geo.sit_blocks_used();
   sit_.assign(main_segs_, SitEntry{});
   std::vector<block_t> saddrs;
-  const block_t sbase = sb_.sit_blkaddr.get();
-  for (std::uint32_t i = 0; i < sit_blocks_used; ++i) saddrs.push_back(sbase + i + (test_bit_msb(sbm, i) ? sit_half : 0));
+  for (std::uint32_t i = 0; i < sit_blocks_used; ++i) saddrs.push_back(static_cast<block_t>(geo.current_sit_addr(i, bm)));
   std::sort(saddrs.begin(), saddrs.end());
   F2FS_TRY(read_blocks_batched(
       dev_, saddrs, opts_.batch_blocks, opts_.queue_depth, 1,
       [&](block_t a, const std::uint8_t* data) {
-        std::uint32_t blk = a - sbase;
-        if (blk >= sit_half) blk -= sit_half;
+        const std::uint32_t blk = geo.sit_block_index(a);
         for (std::uint32_t i = 0; i < kSitEntryPerBlock; ++i) {
           const std::uint32_t segno = blk * kSitEntryPerBlock + i;
           if (segno >= main_segs_) break;
@@ -297,8 +269,9 @@ Status Checker::load_ssa() {
   ssa_.assign(main_segs_, SummaryBlock{});
   ssa_trusted_.assign(main_segs_, 1);
   std::vector<block_t> addrs(main_segs_);
-  const block_t base = sb_.ssa_blkaddr.get();
-  for (std::uint32_t i = 0; i < main_segs_; ++i) addrs[i] = base + i;
+  const Geometry& geo = vol_->geometry();
+  const block_t base = geo.ssa_blkaddr();
+  for (std::uint32_t i = 0; i < main_segs_; ++i) addrs[i] = static_cast<block_t>(geo.ssa_addr(i));
   F2FS_TRY(read_blocks_batched(
       dev_, addrs, opts_.batch_blocks, opts_.queue_depth, 1,
       [&](block_t a, const std::uint8_t* data) { std::memcpy(&ssa_[a - base], data, sizeof(SummaryBlock)); },

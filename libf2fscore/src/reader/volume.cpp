@@ -253,32 +253,29 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
   // Summaries of the active logs and the two journals.
   const std::uint32_t flags = v.cp.ckpt_flags.get();
   F2FS_TRY(load_curseg_summaries(dev, geo, v.cp, v.cp_start, SummaryScope::all, v.sums));
-  if (opts.lenient_checkpoint && v.sums.nat_journal.n_entries.get() > kNatJournalEntries) {
-    v.report.nat_journal_claimed = v.sums.nat_journal.n_entries.get();
-    v.sums.nat_journal.n_entries.set(static_cast<std::uint16_t>(kNatJournalEntries));
-    if (!(flags & cp_flag::compact_sum)) v.sums.sum[0].journal.n_entries = v.sums.nat_journal.n_entries;
-    v.report.warnings.push_back(fmt("checkpoint: NAT journal holds %llu entries, at most 38 (clamped)",
-                                    v.report.nat_journal_claimed) +
-                                at_block(v.sums.nat_journal_blk));
+  // A journal count past its capacity (38 NAT, 6 SIT entries): clamped
+  // with a warning when opened leniently, else refused.
+  struct JournalCheck {
+    const char* name;
+    Journal& j;
+    std::uint32_t capacity;
+    std::uint64_t blk;
+    std::uint32_t& claimed;
+    SummaryBlock& normal_sum;  // holds the journal in a normal-summary pack
+  };
+  const JournalCheck checks[2] = {
+      {"NAT", v.sums.nat_journal, kNatJournalEntries, v.sums.nat_journal_blk, v.report.nat_journal_claimed, v.sums.sum[0]},
+      {"SIT", v.sums.sit_journal, kSitJournalEntries, v.sums.sit_journal_blk, v.report.sit_journal_claimed, v.sums.sum[2]}};
+  for (const JournalCheck& c : checks) {
+    const std::uint32_t n = c.j.n_entries.get();
+    if (n <= c.capacity) continue;
+    const std::string what = std::string("checkpoint: ") + c.name + fmt(" journal holds %llu entries, at most %llu", n, c.capacity);
+    if (!opts.lenient_checkpoint) return make_error(Errc::corrupt, what + at_block(c.blk), c.blk * kBlockSize);
+    c.claimed = n;
+    c.j.n_entries.set(static_cast<std::uint16_t>(c.capacity));
+    if (!(flags & cp_flag::compact_sum)) c.normal_sum.journal.n_entries = c.j.n_entries;
+    v.report.warnings.push_back(what + " (clamped)" + at_block(c.blk));
   }
-  if (opts.lenient_checkpoint && v.sums.sit_journal.n_entries.get() > kSitJournalEntries) {
-    v.report.sit_journal_claimed = v.sums.sit_journal.n_entries.get();
-    v.sums.sit_journal.n_entries.set(static_cast<std::uint16_t>(kSitJournalEntries));
-    if (!(flags & cp_flag::compact_sum)) v.sums.sum[2].journal.n_entries = v.sums.sit_journal.n_entries;
-    v.report.warnings.push_back(fmt("checkpoint: SIT journal holds %llu entries, at most 6 (clamped)",
-                                    v.report.sit_journal_claimed) +
-                                at_block(v.sums.sit_journal_blk));
-  }
-  if (v.sums.nat_journal.n_entries.get() > kNatJournalEntries)
-    return make_error(Errc::corrupt,
-                      fmt("checkpoint: NAT journal holds %llu entries, at most 38", v.sums.nat_journal.n_entries.get()) +
-                          at_block(v.sums.nat_journal_blk),
-                      v.sums.nat_journal_blk * kBlockSize);
-  if (v.sums.sit_journal.n_entries.get() > kSitJournalEntries)
-    return make_error(Errc::corrupt,
-                      fmt("checkpoint: SIT journal holds %llu entries, at most 6", v.sums.sit_journal.n_entries.get()) +
-                          at_block(v.sums.sit_journal_blk),
-                      v.sums.sit_journal_blk * kBlockSize);
   // nat_bits: valid when its header equals this checkpoint's version and CRC.
   if (flags & cp_flag::nat_bits) {
     const NatBitsLayout nb = geo.nat_bits_layout();

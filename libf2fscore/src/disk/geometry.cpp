@@ -50,18 +50,15 @@ Geometry::Geometry(const SuperBlock& sb) noexcept
 
 bool Geometry::nat_index(std::uint64_t blkaddr, std::uint32_t* idx, int* copy) const noexcept {
   if (blkaddr < nat_ || blkaddr >= nat_ + 2ull * nat_blocks()) return false;
-  const std::uint64_t rel = blkaddr - nat_;
-  *idx = static_cast<std::uint32_t>(((rel >> (kLogBlocksPerSeg + 1)) << kLogBlocksPerSeg) | (rel & (kBlocksPerSeg - 1)));
-  *copy = static_cast<int>((rel >> kLogBlocksPerSeg) & 1);
+  *idx = nat_block_index(blkaddr);
+  *copy = static_cast<int>(((blkaddr - nat_) >> kLogBlocksPerSeg) & 1);
   return true;
 }
 
 bool Geometry::sit_index(std::uint64_t blkaddr, std::uint32_t* idx, int* copy) const noexcept {
   if (blkaddr < sit_ || blkaddr >= sit_ + 2ull * sit_blocks()) return false;
-  std::uint64_t rel = blkaddr - sit_;
-  *copy = rel >= sit_blocks() ? 1 : 0;
-  if (*copy) rel -= sit_blocks();
-  *idx = static_cast<std::uint32_t>(rel);
+  *idx = sit_block_index(blkaddr);
+  *copy = blkaddr - sit_ >= sit_blocks() ? 1 : 0;
   return true;
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "f2fscore/checksum.hpp"
+#include "f2fscore/disk/geometry.hpp"
 #include "f2fscore/disk/sit.hpp"
 #include "util/text.hpp"
 
@@ -116,8 +117,8 @@ Status validate_superblock(const SuperBlock& sb, std::uint64_t device_blocks, in
                    sb.segment_count_sit.get(), sb.segment_count_nat.get()));
   // The SIT (one copy) must hold an entry for every main segment and the
   // SSA a summary block for each (the reader indexes both by segment).
-  if (static_cast<std::uint64_t>(sb.segment_count_sit.get() / 2) * kDefaultBlocksPerSeg * kSitEntryPerBlock <
-      sb.segment_count_main.get())
+  const Geometry geo(sb);
+  if (static_cast<std::uint64_t>(geo.sit_blocks()) * kSitEntryPerBlock < geo.main_segments())
     return bad(fmt("segment_count_sit %llu cannot hold %llu main segments", sb.segment_count_sit.get(),
                    sb.segment_count_main.get()));
   if (static_cast<std::uint64_t>(sb.segment_count_ssa.get()) * kDefaultBlocksPerSeg < sb.segment_count_main.get())

@@ -212,7 +212,7 @@ bool Checker::create_lost_found() {
   for (int t : {1, 0, 2}) {
     const std::uint32_t seg = cp_.cur_node_segno[t].get(), off = cp_.cur_node_blkoff[t].get();
     if (seg >= main_segs_ || off >= kDefaultBlocksPerSeg) continue;
-    const block_t a = main_blk_ + seg * kDefaultBlocksPerSeg + off;
+    const auto a = static_cast<block_t>(vol_->segment_start(seg) + off);
     if (!used(a) && !sit_valid(a) && edits_.find(a) == edits_.end()) {
       blk = a;
       break;

@@ -463,7 +463,8 @@ Result<BlockOwner> block_owner(Volume& vol, block_t b) {
   const auto& cp = vol.checkpoint();
   BlockOwner o;
   o.blkaddr = b;
-  const std::uint64_t main_end = vol.main_blkaddr() + static_cast<std::uint64_t>(vol.main_segments()) * kBlocksPerSeg;
+  const Geometry& geo = vol.geometry();
+  const std::uint64_t main_end = geo.main_end();
   if (b >= main_end || b >= sb.block_count.get()) {
     o.area = "beyond";
     o.detail = "past the main area (it ends at block " + std::to_string(main_end) + ")";
@@ -476,8 +477,8 @@ Result<BlockOwner> block_owner(Volume& vol, block_t b) {
     else d = "reserved, before segment 0";
   } else if (b < sb.sit_blkaddr.get()) {
     o.area = "checkpoint";
-    const std::uint32_t rel = b - sb.cp_blkaddr.get();
-    const std::uint32_t pack = rel / kBlocksPerSeg, k = rel % kBlocksPerSeg;
+    const std::uint32_t pack = b >= geo.cp_pack_start(1) ? 1 : 0;
+    const auto k = static_cast<std::uint32_t>(b - geo.cp_pack_start(static_cast<int>(pack)));
     const bool current = static_cast<int>(pack) == vol.open_report().checkpoint_pack;
     appendf(d, "checkpoint pack %u (%s), block %u of the pack", pack, current ? "in use" : "not in use", k);
     if (current) {
@@ -490,30 +491,25 @@ Result<BlockOwner> block_owner(Volume& vol, block_t b) {
       else if (k + 1 < total) role = "summary block";
       else if (k + 1 == total) role = "closing checkpoint block";
       else if (cp.ckpt_flags.get() & cp_flag::nat_bits) {
-        const auto nb = nat_bits_size(sb.segment_count_nat.get());
-        if (k >= kBlocksPerSeg - nb.blocks) role = "nat_bits";
+        if (b >= geo.nat_bits_addr(static_cast<int>(pack))) role = "nat_bits";
       }
       if (role) appendf(d, ": %s", role);
     }
-  } else if (b < sb.nat_blkaddr.get()) {
-    o.area = "sit";
-    const std::uint32_t half = sb.segment_count_sit.get() / 2 * kBlocksPerSeg;
-    const std::uint32_t rel = b - sb.sit_blkaddr.get();
-    const std::uint32_t copy = half ? rel / half : 0, blk = half ? rel % half : rel;
-    appendf(d, "SIT copy %u, block %u: segments %u-%u (%s)", copy + 1, blk, blk * kSitEntryPerBlock,
-            blk * kSitEntryPerBlock + kSitEntryPerBlock - 1,
-            sit_copy(vol, blk) == static_cast<int>(copy) ? "current copy" : "stale copy");
   } else if (b < sb.ssa_blkaddr.get()) {
-    o.area = "nat";
-    const std::uint32_t rel = b - sb.nat_blkaddr.get();
-    const std::uint32_t seg = rel / kBlocksPerSeg;
-    const std::uint32_t copy = seg % 2, blk = (seg / 2) * kBlocksPerSeg + rel % kBlocksPerSeg;
-    appendf(d, "NAT copy %u, block %u: nids %u-%u (%s)", copy + 1, blk, blk * kNatEntryPerBlock,
-            blk * kNatEntryPerBlock + kNatEntryPerBlock - 1,
-            nat_copy(vol, blk) == static_cast<int>(copy) ? "current copy" : "stale copy");
+    // A SIT or NAT block: its table, copy and block index.
+    const bool sit = b < sb.nat_blkaddr.get();
+    std::uint32_t blk = 0;
+    int copy = 0;
+    if (sit) geo.sit_index(b, &blk, &copy);
+    else geo.nat_index(b, &blk, &copy);
+    const std::uint32_t per = sit ? kSitEntryPerBlock : kNatEntryPerBlock;
+    const int current = sit ? sit_copy(vol, blk) : nat_copy(vol, blk);
+    o.area = sit ? "sit" : "nat";
+    appendf(d, "%s copy %u, block %u: %s %u-", sit ? "SIT" : "NAT", static_cast<unsigned>(copy + 1), blk, sit ? "segments" : "nids", blk * per);
+    appendf(d, "%u (%s)", blk * per + per - 1, current == copy ? "current copy" : "stale copy");
   } else if (b < vol.main_blkaddr()) {
     o.area = "ssa";
-    const std::uint32_t segno = b - sb.ssa_blkaddr.get();
+    const auto segno = static_cast<std::uint32_t>(b - geo.ssa_blkaddr());
     appendf(d, "summary block of segment %u", segno);
   }
   if (!o.area.empty()) {
@@ -523,7 +519,7 @@ Result<BlockOwner> block_owner(Volume& vol, block_t b) {
   // Main area.
   o.area = "main";
   o.segno = vol.segno_of(b);
-  o.offset_in_segment = static_cast<std::uint32_t>((b - vol.main_blkaddr()) % kBlocksPerSeg);
+  o.offset_in_segment = geo.blkoff_of(b);
   o.current_log = std::nullopt;
   for (std::uint8_t t = 0; t < 3; ++t)
     if (cp.cur_data_segno[t].get() == o.segno) o.current_log = t;

@@ -378,9 +378,7 @@ Result<Output> render_nat(Volume& vol, Range r, Format f) {
     // Where the entry lives: the current NAT block copy, or the journal.
     const std::uint32_t block_off = nid / kNatEntryPerBlock;
     const int copy = nat_copy(vol, block_off);
-    const std::uint64_t nat_addr = sb.nat_blkaddr.get() +
-                                   (static_cast<std::uint64_t>(block_off >> kLogBlocksPerSeg) << (kLogBlocksPerSeg + 1)) +
-                                   (block_off & (kBlocksPerSeg - 1)) + (copy ? kBlocksPerSeg : 0);
+    const std::uint64_t nat_addr = vol.geometry().nat_addr(block_off, copy);
     bool journal = false;
     if (cached != nat_addr) {
       if (vol.read_block(static_cast<block_t>(nat_addr), natblk)) cached = nat_addr;
@@ -433,8 +431,6 @@ Result<Output> render_sit(Volume& vol, Range r, Format f) {
     return make_error(Errc::invalid_argument, "segment " + std::to_string(r.first) + " is past the main area (" +
                                                   std::to_string(segs) + " segments)");
   const std::uint64_t last = std::min<std::uint64_t>(r.last, segs - 1);
-  const auto& sb = vol.superblock();
-  const std::uint64_t sit_half = static_cast<std::uint64_t>(sb.segment_count_sit.get() / 2) * kBlocksPerSeg;
   std::vector<std::string> entries;
   std::string t = "segment_type(0:HD, 1:WD, 2:CD, 3:HN, 4:WN, 5:CN)\n";
   std::vector<std::string> problems;
@@ -452,7 +448,7 @@ Result<Output> render_sit(Volume& vol, Range r, Format f) {
     }
     const std::uint32_t blk = segno / kSitEntryPerBlock;
     const int copy = sit_copy(vol, blk);
-    const std::uint64_t sit_addr = sb.sit_blkaddr.get() + blk + (copy ? sit_half : 0);
+    const std::uint64_t sit_addr = vol.geometry().sit_addr(blk, copy);
     if (cached != sit_addr) {
       if (vol.read_block(static_cast<block_t>(sit_addr), sitblk)) cached = sit_addr;
       else std::fill(sitblk.begin(), sitblk.end(), 0);

@@ -476,39 +476,13 @@ std::string describe(const Error& e) { return e.to_string(); }
 // Where the checkpoint keeps the bitmaps (__bitmap_ptr() in
 // fs/f2fs/checkpoint.h): after a 4-byte header with large_nat_bitmap, in
 // the payload blocks when there are any, else SIT then NAT in the CP block.
-std::span<const std::uint8_t> nat_version_bitmap(Volume& vol) {
-  const auto blocks = vol.checkpoint_blocks();
-  const auto& cp = vol.checkpoint();
-  const std::size_t n = cp.nat_ver_bitmap_bytesize.get();
-  std::size_t off = kCpBitmapOffset;
-  if (cp.ckpt_flags.get() & cp_flag::large_nat_bitmap) off += 4;
-  else if (vol.superblock().cp_payload.get() == 0) off += cp.sit_ver_bitmap_bytesize.get();
-  if (off > blocks.size()) return {};
-  return blocks.subspan(off, std::min(n, blocks.size() - off));
-}
+std::span<const std::uint8_t> nat_version_bitmap(Volume& vol) { return vol.version_bitmaps().nat; }
 
-std::span<const std::uint8_t> sit_version_bitmap(Volume& vol) {
-  const auto blocks = vol.checkpoint_blocks();
-  const auto& cp = vol.checkpoint();
-  const std::size_t n = cp.sit_ver_bitmap_bytesize.get();
-  std::size_t off = kCpBitmapOffset;
-  if (cp.ckpt_flags.get() & cp_flag::large_nat_bitmap) off += 4 + cp.nat_ver_bitmap_bytesize.get();
-  else if (vol.superblock().cp_payload.get() > 0) off = kBlockSize;
-  if (off > blocks.size()) return {};
-  return blocks.subspan(off, std::min(n, blocks.size() - off));
-}
+std::span<const std::uint8_t> sit_version_bitmap(Volume& vol) { return vol.version_bitmaps().sit; }
 
-int nat_copy(Volume& vol, std::uint32_t block_off) {
-  const auto bm = nat_version_bitmap(vol);
-  if (block_off / 8 >= bm.size()) return 0;
-  return test_bit_msb(bm.data(), block_off) ? 1 : 0;
-}
+int nat_copy(Volume& vol, std::uint32_t block_off) { return vol.version_bitmaps().nat_copy(block_off); }
 
-int sit_copy(Volume& vol, std::uint32_t block_off) {
-  const auto bm = sit_version_bitmap(vol);
-  if (block_off / 8 >= bm.size()) return 0;
-  return test_bit_msb(bm.data(), block_off) ? 1 : 0;
-}
+int sit_copy(Volume& vol, std::uint32_t block_off) { return vol.version_bitmaps().sit_copy(block_off); }
 
 // ------------------------------------------------------------ directories
 

@@ -20,17 +20,6 @@ namespace f2fscore::meta {
 
 using disk::kBlocksPerSeg;
 
-/// Offsets of the NAT and SIT version bitmaps inside a buffer holding the CP
-/// block followed by its cp_payload blocks (__bitmap_ptr() in fs/f2fs/f2fs.h):
-/// large NAT bitmap: both in the CP block after a 4-byte field, NAT first;
-/// with cp_payload: NAT in the CP block, SIT in the payload blocks; else SIT
-/// then NAT in the CP block.
-struct BitmapOffsets {
-  std::size_t nat = 0, sit = 0;
-};
-BitmapOffsets bitmap_offsets(std::uint32_t ckpt_flags, std::uint32_t cp_payload, std::uint32_t sit_bytes,
-                             std::uint32_t nat_bytes);
-
 /// The current checkpoint's view of the NAT and SIT: which copy of each
 /// block is current, and the journals of the active logs' summaries.
 struct MetaView {
@@ -42,23 +31,26 @@ struct MetaView {
   std::uint64_t cp_start = 0;           ///< first block of the current pack
   int pack = 0;                         ///< 0 or 1
   disk::Journal nat_journal{}, sit_journal{};
+  disk::Geometry geo;            ///< from sb
+  disk::VersionBitmaps bitmaps;  ///< views into cp_blocks
   std::uint32_t nat_blocks = 0;  ///< NAT blocks per copy
   std::uint32_t sit_blocks = 0;  ///< SIT blocks per copy
-  BitmapOffsets bm;
 
   /// `d`: the device to read (the one `v` reads, or a layer over it).
   MetaView(Volume& v, BlockDevice& d);
-  /// Reads the journals; errors from the device or a bad count.
+  MetaView(const MetaView&) = delete;  // bitmaps point into cp_blocks
+  MetaView& operator=(const MetaView&) = delete;
+  /// Reads the journals (load_curseg_summaries()); errors from the device
+  /// or a pack too short for its summaries.
   Status load();
 
-  const std::uint8_t* nat_bitmap() const { return cp_blocks.data() + bm.nat; }
-  const std::uint8_t* sit_bitmap() const { return cp_blocks.data() + bm.sit; }
-  /// Address of NAT block `idx` in copy 0 or 1 (the pair lives in
-  /// alternate segments: current_nat_addr() in fs/f2fs/node.h).
-  std::uint64_t nat_addr(std::uint32_t idx, int copy) const;
-  std::uint64_t sit_addr(std::uint32_t idx, int copy) const;
-  int nat_copy(std::uint32_t idx) const { return test_bit_msb(nat_bitmap(), idx) ? 1 : 0; }
-  int sit_copy(std::uint32_t idx) const { return test_bit_msb(sit_bitmap(), idx) ? 1 : 0; }
+  const std::uint8_t* nat_bitmap() const { return bitmaps.nat.data(); }
+  const std::uint8_t* sit_bitmap() const { return bitmaps.sit.data(); }
+  /// Address of NAT / SIT block `idx` in copy 0 or 1 (Geometry::nat_addr()).
+  std::uint64_t nat_addr(std::uint32_t idx, int copy) const { return geo.nat_addr(idx, copy); }
+  std::uint64_t sit_addr(std::uint32_t idx, int copy) const { return geo.sit_addr(idx, copy); }
+  int nat_copy(std::uint32_t idx) const { return bitmaps.nat_copy(idx); }
+  int sit_copy(std::uint32_t idx) const { return bitmaps.sit_copy(idx); }
 
   /// Reads `n` consecutive 4 KiB blocks at `blkaddr`.
   Status read(std::uint64_t blkaddr, void* out, std::uint32_t n = 1);

@@ -9,6 +9,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "disk/cp_pack.hpp"
 #include "f2fscore/checksum.hpp"
 #include "f2fscore/iostat.hpp"
 #include "f2fscore/meta_rebuild.hpp"
@@ -21,6 +22,7 @@ using namespace disk;
 namespace {
 
 using Block = std::vector<std::uint8_t>;
+Block to_block(std::span<const std::uint8_t> b) { return Block(b.begin(), b.end()); }
 constexpr std::uint32_t kMapBytes = kSitVblockMapSize;
 constexpr std::uint8_t kLfs = 0, kSsr = 1;  // alloc_type values
 
@@ -32,16 +34,11 @@ struct Curseg {
   std::uint8_t alloc = kLfs;
 };
 
-// Blocks per summary flush as f2fs_npages_for_summary_flush() in
-// fs/f2fs/checkpoint.c: the two journals and the data logs' entries packed
-// 7 bytes each; 1 or 2 blocks make a compact summary, else 3 normal ones.
+// Blocks of data summaries the logs `c` need (disk::compact_summary_blocks()).
 std::uint32_t compact_summary_blocks(const Curseg (&c)[kNrCursegType]) {
   std::uint32_t n = 0;
   for (int t = 0; t < 3; ++t) n += c[t].alloc == kSsr ? kBlocksPerSeg : c[t].blkoff;
-  const std::uint32_t first = (kBlockSize - 2 * kSumJournalSize - kSumFooterSize) / kSumEntrySize;
-  if (n <= first) return 1;
-  if (n - first <= (kBlockSize - kSumFooterSize) / kSumEntrySize) return 2;
-  return 3;
+  return disk::compact_summary_blocks(n);
 }
 
 class Rebuilder {
@@ -80,14 +77,12 @@ class Rebuilder {
  private:
   // ---- The plan, checked and indexed --------------------------------------
   Status check_plan() {
-    const std::size_t nblocks = static_cast<std::size_t>(main_segs_) * kBlocksPerSeg;
     valid_.assign(static_cast<std::size_t>(main_segs_) * kMapBytes, 0);
     vblocks_.assign(main_segs_, 0);
     has_node_.assign(main_segs_, 0);
     has_data_.assign(main_segs_, 0);
     order_.resize(plan_.blocks.size());
     std::iota(order_.begin(), order_.end(), std::size_t{0});
-    const std::uint64_t main = vol_.main_blkaddr();
     for (std::size_t i = 0; i < plan_.blocks.size(); ++i) {
       const BlockUse& u = plan_.blocks[i];
       if (!vol_.is_valid_main_addr(u.blkaddr))
@@ -95,11 +90,9 @@ class Rebuilder {
       if (u.nid == 0 || u.nid >= max_nid_) return bad(fmt("plan block %llu: nid %llu outside [1, %llu)", u.blkaddr, u.nid, max_nid_));
       if (!u.node && u.ofs_in_node >= kDefAddrsPerBlock)
         return bad(fmt("plan block %llu: ofs_in_node %llu beyond an address array", u.blkaddr, u.ofs_in_node));
-      const std::uint64_t rel = u.blkaddr - main;
-      if (rel >= nblocks) return bad("plan block outside the main area");
-      const std::uint32_t seg = static_cast<std::uint32_t>(rel / kBlocksPerSeg);
+      const std::uint32_t seg = mv_.geo.segno_of(u.blkaddr);
       std::uint8_t* map = &valid_[static_cast<std::size_t>(seg) * kMapBytes];
-      const std::uint32_t off = static_cast<std::uint32_t>(rel % kBlocksPerSeg);
+      const std::uint32_t off = mv_.geo.blkoff_of(u.blkaddr);
       if (test_bit_msb(map, off)) return bad(fmt("plan names block %llu twice", u.blkaddr));
       set_bit_msb(map, off);
       ++vblocks_[seg];
@@ -488,7 +481,7 @@ class Rebuilder {
     empty_bits_.assign(bytes, 0);
     std::vector<std::uint32_t> used(mv_.nat_blocks, 0);
     auto count = [&](nid_t n) {
-      if (n / kNatEntryPerBlock < used.size()) ++used[n / kNatEntryPerBlock];
+      if (Geometry::nat_block_of(n) < used.size()) ++used[Geometry::nat_block_of(n)];
     };
     count(0);
     count(node_ino);
@@ -533,7 +526,7 @@ class Rebuilder {
   // The changed NAT entries, with those the current journal holds: to the
   // new journal when they fit, else the NAT blocks holding them.
   Status build_nat_changes(const std::unordered_map<nid_t, const NatEntry*>& journal) {
-    const nid_t max_nid = static_cast<nid_t>(mv_.nat_blocks) * kNatEntryPerBlock;
+    const nid_t max_nid = mv_.geo.max_nid();
     std::set<nid_t> d;
     if (delta_) {
       for (const NatUse& u : delta_->nat)
@@ -546,7 +539,7 @@ class Rebuilder {
       if (n < max_nid) d.insert(n);
     if (d.size() > kNatJournalEntries || new_umount_) {
       std::set<std::uint32_t> blocks;
-      for (nid_t n : d) blocks.insert(n / kNatEntryPerBlock);
+      for (nid_t n : d) blocks.insert(Geometry::nat_block_of(n));
       for (std::uint32_t b : blocks) F2FS_TRY(nat_block(b, journal));
       return {};
     }
@@ -557,7 +550,7 @@ class Rebuilder {
       if (auto it = journal.find(n); it != journal.end()) {
         cur = *it->second;
       } else {
-        const std::uint32_t b = n / kNatEntryPerBlock;
+        const std::uint32_t b = Geometry::nat_block_of(n);
         auto r = read.find(b);
         if (r == read.end()) {
           Block blk(kBlockSize);
@@ -593,7 +586,6 @@ class Rebuilder {
   }
 
   Status build_ssa() {
-    const std::uint64_t ssa = mv_.sb.ssa_blkaddr.get();
     for (int t = 0; t < 6; ++t) {
       cur_sum_[t] = SummaryBlock{};
       if (delta_) {
@@ -640,9 +632,9 @@ class Rebuilder {
         sum->footer.entry_type = has_node_[s] ? kSumTypeNode : kSumTypeData;
         fill_summary(s, *sum);
       }
-      if (!incremental_) F2FS_TRY(mv_.read(ssa + s, old.data()));
+      if (!incremental_) F2FS_TRY(mv_.read(mv_.geo.ssa_addr(s), old.data()));
       if (incremental_ || nb != old) {
-        writes_meta_.push_back({ssa + s, std::move(nb)});
+        writes_meta_.push_back({mv_.geo.ssa_addr(s), std::move(nb)});
         ++stats_.ssa_blocks_written;
       }
     }
@@ -666,7 +658,7 @@ class Rebuilder {
     const bool umount = flags & cp_flag::umount;
     const std::uint32_t total = 1 + payload + orphan_blocks + data_sum + (umount ? 3 : 0) + 1;
     if (total > kBlocksPerSeg) return bad(fmt("the new checkpoint pack needs %llu blocks, more than a segment", total));
-    const NatBitsSize nbs = nat_bits_size(sb.segment_count_nat.get());
+    const NatBitsLayout nbs = mv_.geo.nat_bits_layout();
     // nat_bits fit after the pack or are dropped, as the kernel does
     // (enabled_nat_bits() / do_checkpoint() in fs/f2fs/checkpoint.c).
     if ((flags & cp_flag::nat_bits) && (total + nbs.blocks > kBlocksPerSeg || drop_nat_bits_)) flags &= ~cp_flag::nat_bits;
@@ -675,7 +667,7 @@ class Rebuilder {
     // opened leniently and clamped it: then the lowest nid above the root
     // that the new NAT leaves free, as mkfs.f2fs starts it (root_ino + 1
     // + the quota and lost+found inodes).
-    const nid_t max_nid = static_cast<nid_t>(mv_.nat_blocks) * kNatEntryPerBlock;
+    const nid_t max_nid = mv_.geo.max_nid();
     if (cp.next_free_nid.get() >= max_nid || mv_.vol.open_report().next_free_nid_clamped) {
       nid_t n = mv_.sb.root_ino.get() + 1;
       while (n < max_nid && nat_index_.count(n)) ++n;
@@ -707,94 +699,30 @@ class Rebuilder {
     cp.cp_pack_start_sum.set(1 + payload + orphan_blocks);
     stats_.checkpoint_ver = cp.checkpoint_ver.get();
 
-    // CP block + payload, with the new version bitmaps.
-    Block head = mv_.cp_blocks;
-    head.resize(static_cast<std::size_t>(1 + payload) * kBlockSize, 0);
-    std::memcpy(head.data(), &cp, sizeof cp);
-    const BitmapOffsets bm = bitmap_offsets(flags, payload, cp.sit_ver_bitmap_bytesize.get(), cp.nat_ver_bitmap_bytesize.get());
-    std::memcpy(head.data() + bm.sit, new_sit_bitmap_.data(), new_sit_bitmap_.size());
-    std::memcpy(head.data() + bm.nat, new_nat_bitmap_.data(), new_nat_bitmap_.size());
-    seal_checkpoint(head.data());
-
-    const int new_pack = 1 - mv_.pack;
-    const std::uint64_t start = sb.cp_blkaddr.get() + static_cast<std::uint64_t>(new_pack) * kBlocksPerSeg;
-    std::uint64_t blk = start;
-    writes_pack_.push_back({blk++, Block(head.begin(), head.begin() + kBlockSize)});
-    for (std::uint32_t i = 0; i < payload; ++i)
-      writes_pack_.push_back({blk++, Block(head.begin() + static_cast<std::ptrdiff_t>(i + 1) * kBlockSize,
-                                           head.begin() + static_cast<std::ptrdiff_t>(i + 2) * kBlockSize)});
-    // Orphan blocks as write_orphan_inodes(): blk_addr counts from 1.
-    for (std::uint32_t ob = 0; ob < orphan_blocks; ++ob) {
-      Block b(kBlockSize, 0);
-      auto* o = reinterpret_cast<OrphanBlock*>(b.data());
-      std::uint32_t n = 0;
-      for (std::size_t k = static_cast<std::size_t>(ob) * kOrphansPerBlock; k < plan_.orphans.size() && n < kOrphansPerBlock; ++k)
-        o->ino[n++].set(plan_.orphans[k]);
-      o->blk_addr.set(static_cast<std::uint16_t>(ob + 1));
-      o->blk_count.set(static_cast<std::uint16_t>(orphan_blocks));
-      o->entry_count.set(n);
-      writes_pack_.push_back({blk++, std::move(b)});
-    }
-    // Data summaries with the NAT and SIT journals (empty unless an
-    // incremental plan put entries there).
-    if (compact) {
-      Block b(kBlockSize, 0);
-      std::memcpy(b.data(), &new_nat_journal_, kSumJournalSize);
-      std::memcpy(b.data() + kSumJournalSize, &new_sit_journal_, kSumJournalSize);
-      std::size_t off = 2 * kSumJournalSize;
-      std::uint32_t used = 0;
-      for (int t = 0; t < 3; ++t) {
-        const std::uint32_t n = cur_[t].alloc == kSsr ? kBlocksPerSeg : cur_[t].blkoff;
-        for (std::uint32_t j = 0; j < n; ++j) {
-          std::memcpy(b.data() + off, &cur_sum_[t].entries[j], kSumEntrySize);
-          off += kSumEntrySize;
-          if (off + kSumEntrySize > kBlockSize - kSumFooterSize) {
-            writes_pack_.push_back({blk++, std::move(b)});
-            ++used;
-            b.assign(kBlockSize, 0);
-            off = 0;
-          }
-        }
-      }
-      if (used < data_sum) {
-        writes_pack_.push_back({blk++, std::move(b)});
-        ++used;
-      }
-      while (used < data_sum) {  // a page ended exactly at a boundary
-        writes_pack_.push_back({blk++, Block(kBlockSize, 0)});
-        ++used;
-      }
-    } else {
-      for (int t = 0; t < 3; ++t) {
-        Block b(kBlockSize, 0);
-        SummaryBlock sum = cur_sum_[t];
-        // NAT journal with the hot data log's summary, SIT journal with the
-        // cold one's (CURSEG_HOT_DATA / CURSEG_COLD_DATA).
-        if (t == 0) sum.journal = new_nat_journal_;
-        if (t == 2) sum.journal = new_sit_journal_;
-        std::memcpy(b.data(), &sum, kBlockSize);
-        writes_pack_.push_back({blk++, std::move(b)});
-      }
-    }
-    if (umount)
-      for (int t = 3; t < 6; ++t) {
-        Block b(kBlockSize, 0);
-        std::memcpy(b.data(), &cur_sum_[t], kBlockSize);
-        writes_pack_.push_back({blk++, std::move(b)});
-      }
-    if (blk != start + total - 1) return make_error(Errc::corrupt, "rebuild: internal pack layout mismatch");
-    tail_ = {blk, Block(head.begin(), head.begin() + kBlockSize)};
-
-    if (flags & cp_flag::nat_bits) {
-      Block bits(static_cast<std::size_t>(nbs.blocks) * kBlockSize, 0);
-      store_le64(bits.data(), 0, nat_bits_header(head.data()));
-      std::memcpy(bits.data() + 8, full_bits_.data(), std::min<std::size_t>(full_bits_.size(), nbs.bitmap_bytes));
-      std::memcpy(bits.data() + 8 + nbs.bitmap_bytes, empty_bits_.data(), std::min<std::size_t>(empty_bits_.size(), nbs.bitmap_bytes));
-      const std::uint64_t nb_start = start + kBlocksPerSeg - nbs.blocks;
-      for (std::uint32_t i = 0; i < nbs.blocks; ++i)
-        writes_pack_.push_back({nb_start + i, Block(bits.begin() + static_cast<std::ptrdiff_t>(i) * kBlockSize,
-                                                    bits.begin() + static_cast<std::ptrdiff_t>(i + 1) * kBlockSize)});
-    }
+    // The pack: the CP block and payload as they stand, with the new
+    // header, version bitmaps, orphans, summaries, journals and nat_bits.
+    CpPackContents c;
+    c.head = mv_.cp_blocks;
+    c.cp = &cp;
+    c.nat_bitmap = new_nat_bitmap_;
+    c.sit_bitmap = new_sit_bitmap_;
+    c.orphans = plan_.orphans;
+    c.nat_journal = &new_nat_journal_;
+    c.sit_journal = &new_sit_journal_;
+    c.data_sums = &cur_sum_[0];
+    c.node_sums = &cur_sum_[3];
+    c.nat_bits_full = full_bits_;
+    c.nat_bits_empty = empty_bits_;
+    auto pack = encode_cp_pack(mv_.geo, c);
+    if (!pack) return make_error(Errc::corrupt, "rebuild: " + pack.error().message);
+    const std::uint64_t start = mv_.geo.cp_pack_start(1 - mv_.pack);
+    const std::uint32_t last = pack->block_count() - 1;
+    for (std::uint32_t i = 0; i < last; ++i) writes_pack_.push_back({start + i, to_block(pack->block(i))});
+    tail_ = {start + last, to_block(pack->block(last))};
+    for (std::uint32_t i = 0; i < pack->nat_bits.size() / kBlockSize; ++i)
+      writes_pack_.push_back({start + pack->nat_bits_start + i,
+                              to_block(std::span<const std::uint8_t>(pack->nat_bits).subspan(
+                                  static_cast<std::size_t>(i) * kBlockSize, kBlockSize))});
     return {};
   }
 

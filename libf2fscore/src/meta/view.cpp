@@ -2,26 +2,12 @@
 #include <cstdio>
 #include <cstring>
 
+#include "disk/summaries.hpp"
 #include "meta/meta_internal.hpp"
 
 namespace f2fscore::meta {
 
 using namespace disk;
-
-BitmapOffsets bitmap_offsets(std::uint32_t flags, std::uint32_t payload, std::uint32_t sit_bytes, std::uint32_t nat_bytes) {
-  BitmapOffsets o;
-  if (flags & cp_flag::large_nat_bitmap) {
-    o.nat = kCpBitmapOffset + 4;
-    o.sit = kCpBitmapOffset + 4 + nat_bytes;
-  } else if (payload > 0) {
-    o.nat = kCpBitmapOffset;
-    o.sit = kBlockSize;
-  } else {
-    o.sit = kCpBitmapOffset;
-    o.nat = kCpBitmapOffset + sit_bytes;
-  }
-  return o;
-}
 
 MetaView::MetaView(Volume& v, BlockDevice& d) : vol(v), dev(d) {
   sb = v.superblock();
@@ -29,11 +15,13 @@ MetaView::MetaView(Volume& v, BlockDevice& d) : vol(v), dev(d) {
   auto blocks = v.checkpoint_blocks();
   cp_blocks.assign(blocks.begin(), blocks.end());
   pack = v.open_report().checkpoint_pack;
-  cp_start = sb.cp_blkaddr.get() + static_cast<std::uint64_t>(pack) * kBlocksPerSeg;
-  nat_blocks = sb.segment_count_nat.get() / 2 * kBlocksPerSeg;
-  sit_blocks = sb.segment_count_sit.get() / 2 * kBlocksPerSeg;
-  bm = bitmap_offsets(cp.ckpt_flags.get(), sb.cp_payload.get(), cp.sit_ver_bitmap_bytesize.get(),
-                      cp.nat_ver_bitmap_bytesize.get());
+  geo = v.geometry();
+  cp_start = geo.cp_pack_start(pack);
+  nat_blocks = geo.nat_blocks();
+  sit_blocks = geo.sit_blocks();
+  // The volume checked the bitmaps at open; the copy in cp_blocks has the
+  // same bytes at the same offsets.
+  if (auto bm = geo.version_bitmaps(cp_blocks)) bitmaps = *bm;
 }
 
 Status MetaView::read(std::uint64_t blkaddr, void* out, std::uint32_t n) {
@@ -42,34 +30,16 @@ Status MetaView::read(std::uint64_t blkaddr, void* out, std::uint32_t n) {
 }
 
 Status MetaView::load() {
-  std::vector<std::uint8_t> b(kBlockSize);
-  const std::uint64_t sum = cp_start + cp.cp_pack_start_sum.get();
-  if (cp.ckpt_flags.get() & cp_flag::compact_sum) {
-    F2FS_TRY(read(sum, b.data()));
-    std::memcpy(&nat_journal, b.data(), kSumJournalSize);
-    std::memcpy(&sit_journal, b.data() + kSumJournalSize, kSumJournalSize);
-  } else {
-    SummaryBlock s;
-    F2FS_TRY(read(sum, &s));
-    nat_journal = s.journal;
-    F2FS_TRY(read(sum + 2, &s));
-    sit_journal = s.journal;
-  }
+  CursegSummaries sums;
+  F2FS_TRY(load_curseg_summaries(dev, geo, cp, cp_start, SummaryScope::journals, sums));
+  nat_journal = sums.nat_journal;
+  sit_journal = sums.sit_journal;
   // A count past the journal's capacity (38 NAT, 6 SIT entries in the
   // summary block) is trimmed to it, as fsck.f2fs does; the rebuilt
   // journals are written afresh, so nothing reads past the capacity.
   if (nat_journal.n_entries.get() > kNatJournalEntries) nat_journal.n_entries.set(static_cast<std::uint16_t>(kNatJournalEntries));
   if (sit_journal.n_entries.get() > kSitJournalEntries) sit_journal.n_entries.set(static_cast<std::uint16_t>(kSitJournalEntries));
   return {};
-}
-
-std::uint64_t MetaView::nat_addr(std::uint32_t idx, int copy) const {
-  return sb.nat_blkaddr.get() + (static_cast<std::uint64_t>(idx >> kLogBlocksPerSeg) << (kLogBlocksPerSeg + 1)) +
-         (idx & (kBlocksPerSeg - 1)) + (copy ? kBlocksPerSeg : 0);
-}
-
-std::uint64_t MetaView::sit_addr(std::uint32_t idx, int copy) const {
-  return sb.sit_blkaddr.get() + idx + (copy ? sit_blocks : 0);
 }
 
 Result<std::vector<NatEntry>> MetaView::all_nat_entries() {

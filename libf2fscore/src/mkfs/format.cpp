@@ -2,6 +2,7 @@
 #include <cstring>
 #include <vector>
 
+#include "disk/cp_pack.hpp"
 #include "f2fscore/checksum.hpp"
 #include "f2fscore/disk/dentry.hpp"
 #include "f2fscore/disk/nat.hpp"
@@ -18,6 +19,7 @@ namespace {
 
 using Block = std::vector<std::uint8_t>;
 Block new_block() { return Block(kBlockSize, 0); }
+Block to_block(std::span<const std::uint8_t> b) { return Block(b.begin(), b.end()); }
 
 template <typename T>
 T* view(Block& b) {
@@ -65,7 +67,7 @@ struct Writer {
   std::uint32_t feat() const { return p.sb.feature.get(); }
   std::uint64_t main() const { return p.sb.main_blkaddr.get(); }
   std::uint64_t seg_start(CursegType t) const {
-    return main() + static_cast<std::uint64_t>(p.cur_seg[static_cast<int>(t)]) * kBlocksPerSeg;
+    return Geometry(p.sb).segment_start(p.cur_seg[static_cast<int>(t)]);
   }
   std::uint32_t extra_slots() const {
     return (feat() & feature::extra_attr) ? extra_isize_for_features(feat()) / 4u : 0u;
@@ -224,104 +226,97 @@ struct Writer {
 
   Status write_cp_packs() {
     const SuperBlock& sb = p.sb;
+    const Geometry geo(sb);
     const std::uint32_t payload = sb.cp_payload.get();
     const std::uint32_t lpf = p.lpf_ino ? 1 : 0;
-    Block cpb = new_block();
-    std::memcpy(cpb.data(), &p.cp, sizeof(Checkpoint));
-    seal_checkpoint(cpb.data());
 
-    std::uint64_t blk = sb.segment0_blkaddr.get();
-    F2FS_TRY(out.write_block(blk, cpb));
-    if (payload) F2FS_TRY(out.zero_blocks(blk + 1, payload));
-    blk += payload;
+    // NAT journal: the root, quota and lost+found inodes.
+    Journal nat{};
+    nat.n_entries.set(static_cast<std::uint16_t>(1 + p.quota_inodes + lpf));
+    auto put_nat = [&](std::uint32_t i, nid_t nid, std::uint64_t addr) {
+      nat.nat_j.entries[i].nid.set(nid);
+      nat.nat_j.entries[i].ne.ino.set(nid);
+      nat.nat_j.entries[i].ne.block_addr.set(static_cast<std::uint32_t>(addr));
+    };
+    const std::uint64_t hn = seg_start(CursegType::hot_node);
+    put_nat(0, kRootIno, hn);
+    for (std::uint32_t q = 0; q < p.quota_inodes; ++q) put_nat(1 + q, sb.qf_ino[q].get(), hn + 1 + q);
+    if (lpf) put_nat(1 + p.quota_inodes, p.lpf_ino, hn + 1 + p.quota_inodes);
 
-    // Compact data summary: NAT journal, SIT journal, then the hot data log's entries.
-    Block cs = new_block();
-    {
-      Journal nat{};
-      nat.n_entries.set(static_cast<std::uint16_t>(1 + p.quota_inodes + lpf));
-      auto put_nat = [&](std::uint32_t i, nid_t nid, std::uint64_t addr) {
-        nat.nat_j.entries[i].nid.set(nid);
-        nat.nat_j.entries[i].ne.ino.set(nid);
-        nat.nat_j.entries[i].ne.block_addr.set(static_cast<std::uint32_t>(addr));
-      };
-      const std::uint64_t hn = seg_start(CursegType::hot_node);
-      put_nat(0, kRootIno, hn);
-      for (std::uint32_t q = 0; q < p.quota_inodes; ++q) put_nat(1 + q, sb.qf_ino[q].get(), hn + 1 + q);
-      if (lpf) put_nat(1 + p.quota_inodes, p.lpf_ino, hn + 1 + p.quota_inodes);
-      std::memcpy(cs.data(), &nat, kSumJournalSize);
+    // SIT journal: the six active logs' segments.
+    Journal sit{};
+    sit.n_entries.set(kNrCursegType);
+    const struct {
+      CursegType t;
+      std::uint32_t valid;
+    } logs[6] = {{CursegType::hot_node, 1 + p.quota_inodes + lpf}, {CursegType::warm_node, 0},
+                 {CursegType::cold_node, 0}, {CursegType::hot_data, 1 + p.quota_blocks + lpf},
+                 {CursegType::warm_data, 0}, {CursegType::cold_data, 0}};
+    for (int i = 0; i < 6; ++i) {
+      SitJournalEntry& e = sit.sit_j.entries[i];
+      e.segno.set(p.cur_seg[static_cast<int>(logs[i].t)]);
+      e.se.vblocks.set(make_sit_vblocks(static_cast<std::uint8_t>(logs[i].t),
+                                        static_cast<std::uint16_t>(logs[i].valid)));
+      for (std::uint32_t b = 0; b < logs[i].valid; ++b) set_bit_msb(e.se.valid_map, b);
+    }
 
-      Journal sit{};
-      sit.n_entries.set(kNrCursegType);
-      const struct {
-        CursegType t;
-        std::uint32_t valid;
-      } logs[6] = {{CursegType::hot_node, 1 + p.quota_inodes + lpf}, {CursegType::warm_node, 0},
-                   {CursegType::cold_node, 0}, {CursegType::hot_data, 1 + p.quota_blocks + lpf},
-                   {CursegType::warm_data, 0}, {CursegType::cold_data, 0}};
-      for (int i = 0; i < 6; ++i) {
-        SitJournalEntry& e = sit.sit_j.entries[i];
-        e.segno.set(p.cur_seg[static_cast<int>(logs[i].t)]);
-        e.se.vblocks.set(make_sit_vblocks(static_cast<std::uint8_t>(logs[i].t),
-                                          static_cast<std::uint16_t>(logs[i].valid)));
-        for (std::uint32_t b = 0; b < logs[i].valid; ++b) set_bit_msb(e.se.valid_map, b);
+    // Data summaries: the hot data log's blocks (root dentries, quota data,
+    // lost+found dentries); node summaries: the hot node log's inodes.
+    SummaryBlock data_sums[3] = {};
+    for (auto& d : data_sums) d.footer.entry_type = kSumTypeData;
+    std::uint32_t off = 0;
+    data_sums[0].entries[off++].nid.set(kRootIno);
+    for (std::uint32_t q = 0; q < p.quota_inodes; ++q)
+      for (std::uint16_t j = 0; j < 2; ++j) {
+        data_sums[0].entries[off].nid.set(sb.qf_ino[q].get());
+        data_sums[0].entries[off++].ofs_in_node.set(j);
       }
-      std::memcpy(cs.data() + kSumJournalSize, &sit, kSumJournalSize);
+    if (lpf) data_sums[0].entries[off++].nid.set(p.lpf_ino);
+    SummaryBlock node_sums[3] = {};
+    for (auto& n : node_sums) n.footer.entry_type = kSumTypeNode;
+    node_sums[0].entries[0].nid.set(kRootIno);
+    for (std::uint32_t q = 0; q < p.quota_inodes; ++q) node_sums[0].entries[1 + q].nid.set(sb.qf_ino[q].get());
+    if (lpf) node_sums[0].entries[1 + p.quota_inodes].nid.set(p.lpf_ino);
 
-      auto* sums = reinterpret_cast<Summary*>(cs.data() + 2 * kSumJournalSize);
-      std::uint32_t off = 0;
-      sums[off++].nid.set(kRootIno);
-      for (std::uint32_t q = 0; q < p.quota_inodes; ++q)
-        for (std::uint16_t j = 0; j < 2; ++j) {
-          sums[off].nid.set(sb.qf_ino[q].get());
-          sums[off++].ofs_in_node.set(j);
-        }
-      if (lpf) sums[off++].nid.set(p.lpf_ino);
-    }
-    F2FS_TRY(out.write_block(++blk, cs));
+    // nat_bits: every NAT block empty but block 0 (the reserved and root
+    // entries); none full.
+    const NatBitsLayout nbl = geo.nat_bits_layout();
+    std::vector<std::uint8_t> empty_bits(nbl.bitmap_bytes, 0xFF);
+    clear_bit_le(empty_bits.data(), 0);
 
-    // Node summaries: hot node log entries, then empty warm and cold.
-    Block hs = new_block();
-    {
-      SummaryBlock& s = *view<SummaryBlock>(hs);
-      s.footer.entry_type = kSumTypeNode;
-      s.entries[0].nid.set(kRootIno);
-      for (std::uint32_t q = 0; q < p.quota_inodes; ++q) s.entries[1 + q].nid.set(sb.qf_ino[q].get());
-      if (lpf) s.entries[1 + p.quota_inodes].nid.set(p.lpf_ino);
-    }
-    F2FS_TRY(out.write_block(++blk, hs));
-    Block empty_node_sum = new_block();
-    view<SummaryBlock>(empty_node_sum)->footer.entry_type = kSumTypeNode;
-    F2FS_TRY(out.write_block(++blk, empty_node_sum));
-    F2FS_TRY(out.write_block(++blk, empty_node_sum));
-    F2FS_TRY(out.write_block(++blk, cpb));
+    CpPackContents c;
+    c.cp = &p.cp;
+    c.nat_journal = &nat;
+    c.sit_journal = &sit;
+    c.data_sums = data_sums;
+    c.node_sums = node_sums;
+    c.nat_bits_empty = empty_bits;
+    auto pack = encode_cp_pack(geo, c);
+    if (!pack) return make_error(pack.error());
 
-    // nat_bits at the end of the first CP segment.
-    if (p.nat_bits_blocks) {
-      const NatBitsSize nb = nat_bits_size(sb.segment_count_nat.get());
-      std::vector<std::uint8_t> bits(static_cast<std::size_t>(p.nat_bits_blocks) * kBlockSize, 0);
-      store_le64(bits.data(), 0, nat_bits_header(cpb.data()));
-      std::uint8_t* empty = bits.data() + 8 + nb.bitmap_bytes;
-      std::memset(empty, 0xFF, nb.bitmap_bytes);
-      clear_bit_le(empty, 0);  // NAT block 0 holds the reserved and root entries
-      const std::uint64_t start = sb.segment0_blkaddr.get() + kBlocksPerSeg - p.nat_bits_blocks;
-      for (std::uint32_t i = 0; i < p.nat_bits_blocks; ++i) {
-        Block b(bits.begin() + static_cast<std::ptrdiff_t>(i) * kBlockSize,
-                bits.begin() + static_cast<std::ptrdiff_t>(i + 1) * kBlockSize);
-        F2FS_TRY(out.write_block(start + i, b));
-      }
-    }
+    // Pack 1. The payload blocks hold only zeroes (the SIT version bitmap
+    // starts clear): zeroed, not written.
+    const std::uint64_t start = geo.cp_pack_start(0);
+    F2FS_TRY(out.write_block(start, to_block(pack->block(0))));
+    if (payload) F2FS_TRY(out.zero_blocks(start + 1, payload));
+    for (std::uint32_t i = 1 + payload; i < pack->block_count(); ++i) F2FS_TRY(out.write_block(start + i, to_block(pack->block(i))));
+    if (p.nat_bits_blocks)
+      for (std::uint32_t i = 0; i < p.nat_bits_blocks; ++i)
+        F2FS_TRY(out.write_block(start + pack->nat_bits_start + i,
+                                 to_block(std::span<const std::uint8_t>(pack->nat_bits).subspan(
+                                     static_cast<std::size_t>(i) * kBlockSize, kBlockSize))));
 
-    // Pack 2: version 0, so that pack 1 is the newer one.
+    // Pack 2: version 0, so that pack 1 is the newer one; as mkfs.f2fs, only
+    // its CP blocks are written.
     Checkpoint cp2 = p.cp;
     cp2.checkpoint_ver.set(0);
-    Block cpb2 = new_block();
-    std::memcpy(cpb2.data(), &cp2, sizeof(Checkpoint));
-    seal_checkpoint(cpb2.data());
-    blk = sb.segment0_blkaddr.get() + kBlocksPerSeg;
-    F2FS_TRY(out.write_block(blk, cpb2));
-    if (payload) F2FS_TRY(out.zero_blocks(blk + 1, payload));
-    return out.write_block(blk + p.cp.cp_pack_total_block_count.get() - 1, cpb2);
+    c.cp = &cp2;
+    auto pack2 = encode_cp_pack(geo, c);
+    if (!pack2) return make_error(pack2.error());
+    const std::uint64_t start2 = geo.cp_pack_start(1);
+    F2FS_TRY(out.write_block(start2, to_block(pack2->block(0))));
+    if (payload) F2FS_TRY(out.zero_blocks(start2 + 1, payload));
+    return out.write_block(start2 + pack2->block_count() - 1, to_block(pack2->block(pack2->block_count() - 1)));
   }
 };
 
@@ -354,9 +349,9 @@ Result<MkfsReport> format_volume(std::span<const MkfsTarget> targets, const Mkfs
   //    a whole block when it moves one to the other copy, so, as mkfs.f2fs,
   //    zero the first SIT half and the even NAT segments. write_zeroes
   //    guarantees zeroes; a bare discard would not.
-  F2FS_TRY(out.zero_blocks(sb.sit_blkaddr.get(), static_cast<std::uint64_t>(sb.segment_count_sit.get() / 2) * kBlocksPerSeg));
-  for (std::uint32_t s = 0; s < sb.segment_count_nat.get() / 2; ++s)
-    F2FS_TRY(out.zero_blocks(sb.nat_blkaddr.get() + static_cast<std::uint64_t>(s) * 2 * kBlocksPerSeg, kBlocksPerSeg));
+  const Geometry geo(sb);
+  F2FS_TRY(out.zero_blocks(geo.sit_addr(0, 0), geo.sit_blocks()));
+  for (std::uint32_t b = 0; b < geo.nat_blocks(); b += kBlocksPerSeg) F2FS_TRY(out.zero_blocks(geo.nat_addr(b, 0), kBlocksPerSeg));
   // 4. Main area: inodes and dentries; clear the first warm node block so
   //    that roll-forward recovery finds no stale fsynced node chain there.
   Writer w{p, out};

@@ -229,7 +229,7 @@ Result<MkfsPlan> plan_mkfs(std::span<const MkfsTarget> targets, const MkfsOption
       static_cast<std::uint32_t>((kMaxSegments + kSitEntryPerBlock - 1) / kSitEntryPerBlock + kBlocksPerSeg - 1) /
       kBlocksPerSeg * kBlocksPerSeg / 8;
   static_assert(kMaxSitBitmapSize == 19072);
-  const std::uint32_t sit_bitmap = ((sb.segment_count_sit.get() / 2) << kLogBlocksPerSeg) / 8;
+  const std::uint32_t sit_bitmap = Geometry(sb).sit_bitmap_bytes();
   const std::uint32_t max_sit_bitmap = std::min(sit_bitmap, kMaxSitBitmapSize);
   std::uint32_t cp_payload = 0;
   if (o.large_nat_bitmap) {
@@ -390,7 +390,7 @@ Result<MkfsPlan> plan_mkfs(std::span<const MkfsTarget> targets, const MkfsOption
                                                      cp.overprov_segment_count.get()) *
                           kBlocksPerSeg);
   cp.cp_pack_total_block_count.set(6 + cp_payload);
-  const NatBitsSize nb = nat_bits_size(sb.segment_count_nat.get());
+  const NatBitsLayout nb = Geometry(sb).nat_bits_layout();
   std::uint32_t flags = cp_flag::umount | cp_flag::compact_sum;
   if (cp.cp_pack_total_block_count.get() <= kBlocksPerSeg - nb.blocks) {
     flags |= cp_flag::nat_bits;
@@ -403,8 +403,8 @@ Result<MkfsPlan> plan_mkfs(std::span<const MkfsTarget> targets, const MkfsOption
   cp.valid_node_count.set(1 + p.quota_inodes + lpf_inum);
   cp.valid_inode_count.set(1 + p.quota_inodes + lpf_inum);
   cp.next_free_nid.set(next_nid);
-  cp.sit_ver_bitmap_bytesize.set(((sb.segment_count_sit.get() / 2) << kLogBlocksPerSeg) / 8);
-  cp.nat_ver_bitmap_bytesize.set(((sb.segment_count_nat.get() / 2) << kLogBlocksPerSeg) / 8);
+  cp.sit_ver_bitmap_bytesize.set(Geometry(sb).sit_bitmap_bytes());
+  cp.nat_ver_bitmap_bytesize.set(Geometry(sb).nat_bitmap_bytes());
   cp.checksum_offset.set(o.large_nat_bitmap ? kCpMinChecksumOffset : kCpChecksumOffset);
   return p;
 }

@@ -252,85 +252,30 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
 
   // Summaries of the active logs and the two journals.
   const std::uint32_t flags = v.cp.ckpt_flags.get();
-  std::uint64_t sum_blk = v.cp_start + v.cp.cp_pack_start_sum.get();
-  const std::uint64_t pack_end = v.cp_start + v.cp.cp_pack_total_block_count.get() - 1;
-  std::vector<std::uint8_t> b(kBlockSize);
-  if (flags & cp_flag::compact_sum) {
-    v.nat_journal_blk = v.sit_journal_blk = sum_blk;
-    F2FS_TRY(v.read(sum_blk, b.data()));
-    std::memcpy(&v.nat_journal, b.data(), kSumJournalSize);
-    std::memcpy(&v.sit_journal, b.data() + kSumJournalSize, kSumJournalSize);
-    std::size_t off = 2 * kSumJournalSize;
-    for (int t = 0; t < 3; ++t) {
-      std::uint32_t n = v.cp.cur_data_blkoff[t].get();
-      if (v.cp.alloc_type[t] == 1) n = kBlocksPerSeg;  // SSR: a whole segment of entries
-      SummaryBlock& s = v.curseg_sum[t];
-      s.footer.entry_type = kSumTypeData;
-      for (std::uint32_t j = 0; j < n && j < kEntriesInSum; ++j) {
-        // The next page only when an entry is left for it: a page filled by
-        // the last entry ends the area (write_compacted_summaries() in
-        // fs/f2fs/segment.c grabs pages lazily; f2fs_npages_for_summary_flush()
-        // counts 1 page for 439 entries).
-        if (off + sizeof(Summary) > kBlockSize - kSumFooterSize) {
-          if (++sum_blk >= pack_end)
-            return make_error(Errc::corrupt, "checkpoint: compact summaries run past the pack" + at_block(sum_blk));
-          F2FS_TRY(v.read(sum_blk, b.data()));
-          off = 0;
-        }
-        std::memcpy(&s.entries[j], b.data() + off, sizeof(Summary));
-        off += sizeof(Summary);
-      }
-      v.curseg_sum_loaded[t] = true;
-    }
-    ++sum_blk;
-  } else {
-    v.nat_journal_blk = sum_blk;
-    v.sit_journal_blk = sum_blk + 2;
-    for (int t = 0; t < 3; ++t) {
-      if (sum_blk >= pack_end) return make_error(Errc::corrupt, "checkpoint: summaries run past the pack" + at_block(sum_blk));
-      F2FS_TRY(v.read(sum_blk++, &v.curseg_sum[t]));
-      v.curseg_sum_loaded[t] = true;
-    }
-    v.nat_journal = v.curseg_sum[0].journal;
-    v.sit_journal = v.curseg_sum[2].journal;
+  F2FS_TRY(load_curseg_summaries(dev, geo, v.cp, v.cp_start, SummaryScope::all, v.sums));
+  // A journal count past its capacity (38 NAT, 6 SIT entries): clamped
+  // with a warning when opened leniently, else refused.
+  struct JournalCheck {
+    const char* name;
+    Journal& j;
+    std::uint32_t capacity;
+    std::uint64_t blk;
+    std::uint32_t& claimed;
+    SummaryBlock& normal_sum;  // holds the journal in a normal-summary pack
+  };
+  const JournalCheck checks[2] = {
+      {"NAT", v.sums.nat_journal, kNatJournalEntries, v.sums.nat_journal_blk, v.report.nat_journal_claimed, v.sums.sum[0]},
+      {"SIT", v.sums.sit_journal, kSitJournalEntries, v.sums.sit_journal_blk, v.report.sit_journal_claimed, v.sums.sum[2]}};
+  for (const JournalCheck& c : checks) {
+    const std::uint32_t n = c.j.n_entries.get();
+    if (n <= c.capacity) continue;
+    const std::string what = std::string("checkpoint: ") + c.name + fmt(" journal holds %llu entries, at most %llu", n, c.capacity);
+    if (!opts.lenient_checkpoint) return make_error(Errc::corrupt, what + at_block(c.blk), c.blk * kBlockSize);
+    c.claimed = n;
+    c.j.n_entries.set(static_cast<std::uint16_t>(c.capacity));
+    if (!(flags & cp_flag::compact_sum)) c.normal_sum.journal.n_entries = c.j.n_entries;
+    v.report.warnings.push_back(what + " (clamped)" + at_block(c.blk));
   }
-  if (opts.lenient_checkpoint && v.nat_journal.n_entries.get() > kNatJournalEntries) {
-    v.report.nat_journal_claimed = v.nat_journal.n_entries.get();
-    v.nat_journal.n_entries.set(static_cast<std::uint16_t>(kNatJournalEntries));
-    if (!(flags & cp_flag::compact_sum)) v.curseg_sum[0].journal.n_entries = v.nat_journal.n_entries;
-    v.report.warnings.push_back(fmt("checkpoint: NAT journal holds %llu entries, at most 38 (clamped)",
-                                    v.report.nat_journal_claimed) +
-                                at_block(v.nat_journal_blk));
-  }
-  if (opts.lenient_checkpoint && v.sit_journal.n_entries.get() > kSitJournalEntries) {
-    v.report.sit_journal_claimed = v.sit_journal.n_entries.get();
-    v.sit_journal.n_entries.set(static_cast<std::uint16_t>(kSitJournalEntries));
-    if (!(flags & cp_flag::compact_sum)) v.curseg_sum[2].journal.n_entries = v.sit_journal.n_entries;
-    v.report.warnings.push_back(fmt("checkpoint: SIT journal holds %llu entries, at most 6 (clamped)",
-                                    v.report.sit_journal_claimed) +
-                                at_block(v.sit_journal_blk));
-  }
-  if (v.nat_journal.n_entries.get() > kNatJournalEntries)
-    return make_error(Errc::corrupt,
-                      fmt("checkpoint: NAT journal holds %llu entries, at most 38", v.nat_journal.n_entries.get()) +
-                          at_block(v.nat_journal_blk),
-                      v.nat_journal_blk * kBlockSize);
-  if (v.sit_journal.n_entries.get() > kSitJournalEntries)
-    return make_error(Errc::corrupt,
-                      fmt("checkpoint: SIT journal holds %llu entries, at most 6", v.sit_journal.n_entries.get()) +
-                          at_block(v.sit_journal_blk),
-                      v.sit_journal_blk * kBlockSize);
-  // Node summaries are in the pack only after an unmount; otherwise in the SSA.
-  for (int t = 3; t < 6; ++t) {
-    const std::uint32_t segno = v.cp.cur_node_segno[t - 3].get();
-    if ((flags & cp_flag::umount) && sum_blk < pack_end) {
-      F2FS_TRY(v.read(sum_blk++, &v.curseg_sum[t]));
-    } else {
-      F2FS_TRY(v.read(geo.ssa_addr(segno), &v.curseg_sum[t]));
-    }
-    v.curseg_sum_loaded[t] = true;
-  }
-
   // nat_bits: valid when its header equals this checkpoint's version and CRC.
   if (flags & cp_flag::nat_bits) {
     const NatBitsLayout nb = geo.nat_bits_layout();
@@ -380,10 +325,10 @@ Result<NatEntry> Volume::nat_entry(nid_t nid) { return impl_->nat_lookup(nid, nu
 Result<NatEntry> Volume::Impl::nat_lookup(nid_t nid, std::uint64_t* from_blk) {
   const nid_t max = geo.max_nid();
   if (nid >= max) return make_error(Errc::out_of_range, fmt("nid %llu is past the NAT (%llu entries)", nid, max));
-  for (std::uint32_t i = 0; i < nat_journal.n_entries.get(); ++i)
-    if (nat_journal.nat_j.entries[i].nid.get() == nid) {
-      if (from_blk) *from_blk = nat_journal_blk;
-      return nat_journal.nat_j.entries[i].ne;
+  for (std::uint32_t i = 0; i < sums.nat_journal.n_entries.get(); ++i)
+    if (sums.nat_journal.nat_j.entries[i].nid.get() == nid) {
+      if (from_blk) *from_blk = sums.nat_journal_blk;
+      return sums.nat_journal.nat_j.entries[i].ne;
     }
   const std::uint64_t addr = geo.current_nat_addr(Geometry::nat_block_of(nid), bitmaps);
   if (from_blk) *from_blk = addr;
@@ -399,10 +344,10 @@ Result<SegmentInfo> Volume::segment(std::uint32_t segno) {
   if (segno >= main_segments()) return make_error(Errc::out_of_range, fmt("segment %llu is past the main area (%llu)", segno, main_segments()));
   SitEntry e{};
   bool from_journal = false;
-  std::uint64_t addr = v.sit_journal_blk;
-  for (std::uint32_t i = 0; i < v.sit_journal.n_entries.get(); ++i)
-    if (v.sit_journal.sit_j.entries[i].segno.get() == segno) {
-      e = v.sit_journal.sit_j.entries[i].se;
+  std::uint64_t addr = v.sums.sit_journal_blk;
+  for (std::uint32_t i = 0; i < v.sums.sit_journal.n_entries.get(); ++i)
+    if (v.sums.sit_journal.sit_j.entries[i].segno.get() == segno) {
+      e = v.sums.sit_journal.sit_j.entries[i].se;
       from_journal = true;
     }
   if (!from_journal) {
@@ -427,7 +372,7 @@ Result<SummaryBlock> Volume::summary(std::uint32_t segno) {
   if (segno >= main_segments()) return make_error(Errc::out_of_range, fmt("segment %llu is past the main area", segno));
   for (int t = 0; t < 6; ++t) {
     const std::uint32_t cur = t < 3 ? v.cp.cur_data_segno[t].get() : v.cp.cur_node_segno[t - 3].get();
-    if (cur == segno && v.curseg_sum_loaded[t]) return v.curseg_sum[t];
+    if (cur == segno && v.sums.loaded[t]) return v.sums.sum[t];
   }
   SummaryBlock s;
   F2FS_TRY(v.read(v.geo.ssa_addr(segno), &s));

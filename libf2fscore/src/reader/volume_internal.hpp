@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "disk/summaries.hpp"
 #include "f2fscore/volume.hpp"
 
 namespace f2fscore {
@@ -16,12 +17,7 @@ struct Volume::Impl {
   std::vector<std::uint8_t> cp_blocks;  ///< CP block + cp_payload blocks
   std::uint64_t cp_start = 0;           ///< first block of the chosen pack
   std::uint32_t chksum_seed = 0;
-  disk::Journal nat_journal{};          ///< from the hot data curseg
-  disk::Journal sit_journal{};          ///< from the cold data curseg
-  std::uint64_t nat_journal_blk = 0;    ///< CP block holding nat_journal (for messages)
-  std::uint64_t sit_journal_blk = 0;    ///< CP block holding sit_journal
-  disk::SummaryBlock curseg_sum[6] = {};  ///< active logs' summaries, CursegType order
-  bool curseg_sum_loaded[6] = {};
+  disk::CursegSummaries sums;           ///< active logs' summaries and the journals
   bool nat_bits_ok = false;
   std::vector<std::uint8_t> nat_bits;  ///< header + full + empty bitmaps
 

@@ -665,7 +665,7 @@ void Writer::Impl::discard_segments(const std::vector<std::uint32_t>& segs) {
   for (std::size_t i = 0; i < ok.size();) {
     std::size_t j = i + 1;
     while (j < ok.size() && ok[j] == ok[j - 1] + 1) ++j;
-    const std::uint64_t start = (main_blk + static_cast<std::uint64_t>(ok[i]) * wr::kBlocksPerSeg) * kBlockSize;
+    const std::uint64_t start = vol->segment_start(ok[i]) * kBlockSize;
     const std::uint64_t len = static_cast<std::uint64_t>(j - i) * wr::kBlocksPerSeg * kBlockSize;
     if (discard(dev, start, len)) ++stats.discards;
     i = j;

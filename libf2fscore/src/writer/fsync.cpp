@@ -102,11 +102,10 @@ struct Fsync {
 
   block_t log_pos() const {
     const auto& l = w.logs[wr::kWarmNode];
-    return static_cast<block_t>(w.main_blk + static_cast<std::uint64_t>(l.segno) * wr::kBlocksPerSeg + l.blkoff);
+    return static_cast<block_t>(w.vol->segment_start(l.segno) + l.blkoff);
   }
   block_t cp_pos() const {
-    return static_cast<block_t>(w.main_blk + static_cast<std::uint64_t>(w.cp.cur_node_segno[1].get()) * wr::kBlocksPerSeg +
-                                w.cp.cur_node_blkoff[1].get());
+    return static_cast<block_t>(w.vol->segment_start(w.cp.cur_node_segno[1].get()) + w.cp.cur_node_blkoff[1].get());
   }
   /// The state kept for fsync belongs to one checkpoint: start over after
   /// every new one (the kernel's nat_reset_flag()).
@@ -140,7 +139,7 @@ struct Fsync {
     auto& l = w.logs[wr::kWarmNode];
     auto b = w.alloc_block(wr::kWarmNode);
     if (!b) return make_error(b.error());
-    const block_t start = static_cast<block_t>(w.main_blk + static_cast<std::uint64_t>(l.segno) * wr::kBlocksPerSeg);
+    const auto start = static_cast<block_t>(w.vol->segment_start(l.segno));
     if (l.alloc_type != 0 || l.blkoff != 1 || *b != start) return false;
     l.blkoff = 0;  // the block is taken by the next node write
     return true;
@@ -353,8 +352,7 @@ struct Recovery {
   // next_blkaddr while the nodes carry the checkpoint's version.
   Result<std::vector<ChainNode>> read_chain() {
     std::vector<ChainNode> chain;
-    block_t addr = static_cast<block_t>(w.main_blk + static_cast<std::uint64_t>(w.cp.cur_node_segno[1].get()) * wr::kBlocksPerSeg +
-                                        w.cp.cur_node_blkoff[1].get());
+    auto addr = static_cast<block_t>(w.vol->segment_start(w.cp.cur_node_segno[1].get()) + w.cp.cur_node_blkoff[1].get());
     std::unordered_set<block_t> seen;
     while (in_main(addr)) {
       if (!seen.insert(addr).second)

@@ -198,7 +198,7 @@ Status Writer::Impl::new_segment(std::uint8_t type) {
 Result<block_t> Writer::Impl::next_block(std::uint8_t type) {
   auto& l = logs[type];
   if (!log_usable[type] || l.blkoff >= kSeg) F2FS_TRY(new_segment(type));
-  return main_blk + static_cast<block_t>(l.segno) * kSeg + l.blkoff;
+  return static_cast<block_t>(vol->segment_start(l.segno) + l.blkoff);
 }
 
 // f2fs_allocate_data_block(): the log's next block; SIT information (here

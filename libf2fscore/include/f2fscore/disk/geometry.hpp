@@ -191,6 +191,16 @@ class Geometry {
   /// Inverse of sit_addr(): the SIT block index and copy of an address in
   /// the SIT area. Returns false outside it.
   bool sit_index(std::uint64_t blkaddr, std::uint32_t* idx, int* copy) const noexcept;
+  /// The NAT block index of an address in the NAT area (either copy).
+  std::uint32_t nat_block_index(std::uint64_t blkaddr) const noexcept {
+    const std::uint64_t rel = blkaddr - nat_;
+    return static_cast<std::uint32_t>(((rel >> (kLogBlocksPerSeg + 1)) << kLogBlocksPerSeg) | (rel & (kBlocksPerSeg - 1)));
+  }
+  /// The SIT block index of an address in the SIT area (either copy).
+  std::uint32_t sit_block_index(std::uint64_t blkaddr) const noexcept {
+    const std::uint64_t rel = blkaddr - sit_;
+    return static_cast<std::uint32_t>(rel >= sit_blocks() ? rel - sit_blocks() : rel);
+  }
 
   // --- Checkpoint packs ---
   /// Extra CP blocks after the CP block (cp_payload; __cp_payload()).

@@ -247,7 +247,7 @@ class Extractor {
       for (std::uint64_t off = 0; off < in.size; off += buf.size()) {
         auto n = v_.read(in, off, buf);
         if (!n) return make_error(n.error());
-        F2FS_TRY(put(buf.data(), *n, off));
+        F2FSCORE_TRY(put(buf.data(), *n, off));
         if (*n < buf.size()) break;
       }
       return {};
@@ -265,9 +265,9 @@ class Extractor {
                                              std::to_string(r.blkaddr) + ", outside the main area");
       for (std::uint64_t k = 0; k < len; k += kChunkBlocks) {
         const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBlocks, len - k)) * kBlockSize;
-        F2FS_TRY(read_at(v_.device(), (static_cast<std::uint64_t>(r.blkaddr) + k) * kBlockSize,
+        F2FSCORE_TRY(read_at(v_.device(), (static_cast<std::uint64_t>(r.blkaddr) + k) * kBlockSize,
                          std::span<std::uint8_t>(buf.data(), n)));
-        F2FS_TRY(put(buf.data(), n, (r.file_block + k) * kBlockSize));
+        F2FSCORE_TRY(put(buf.data(), n, (r.file_block + k) * kBlockSize));
       }
     }
     return {};

@@ -187,7 +187,7 @@ FileType ftype_of_mode(std::uint16_t mode) {
 
 Result<std::unique_ptr<Corruptor>> Corruptor::open(BlockDevice& dev) {
   std::unique_ptr<Corruptor> c(new Corruptor(dev));
-  F2FS_TRY(c->reopen());
+  F2FSCORE_TRY(c->reopen());
   return c;
 }
 
@@ -236,7 +236,7 @@ Result<Node> Corruptor::node(nid_t nid) {
   auto b = node_blk(nid);
   if (!b) return make_error(b.error());
   Node n;
-  F2FS_TRY(read(*b, reinterpret_cast<std::uint8_t*>(&n)));
+  F2FSCORE_TRY(read(*b, reinterpret_cast<std::uint8_t*>(&n)));
   return n;
 }
 
@@ -311,7 +311,7 @@ Result<Loc> Corruptor::nat_loc(nid_t nid) {
   Loc nj, sj;
   journal_locs(cp(), cp_start(), &nj, &sj);
   std::vector<std::uint8_t> b(kBlockSize);
-  F2FS_TRY(read(nj.blk, b.data()));
+  F2FSCORE_TRY(read(nj.blk, b.data()));
   const std::uint32_t n = std::min<std::uint32_t>(load_le16(b.data(), nj.off), kNatJournalEntries);
   for (std::uint32_t i = 0; i < n; ++i) {
     const std::uint32_t e = nj.off + 2 + i * static_cast<std::uint32_t>(sizeof(NatJournalEntry));
@@ -336,7 +336,7 @@ Result<Loc> Corruptor::sit_loc(std::uint32_t segno) {
   Loc nj, sj;
   journal_locs(cp(), cp_start(), &nj, &sj);
   std::vector<std::uint8_t> b(kBlockSize);
-  F2FS_TRY(read(sj.blk, b.data()));
+  F2FSCORE_TRY(read(sj.blk, b.data()));
   const std::uint32_t n = std::min<std::uint32_t>(load_le16(b.data(), sj.off), kSitJournalEntries);
   for (std::uint32_t i = 0; i < n; ++i) {
     const std::uint32_t e = sj.off + 2 + i * static_cast<std::uint32_t>(sizeof(SitJournalEntry));
@@ -432,7 +432,7 @@ Result<DentryLoc> Corruptor::dentry(std::string_view dir_path, std::string_view 
   if (!areas) return make_error(areas.error());
   std::vector<std::uint8_t> b(kBlockSize);
   for (DentryLoc L : *areas) {
-    F2FS_TRY(read(L.blk, b.data()));
+    F2FSCORE_TRY(read(L.blk, b.data()));
     const std::uint8_t* bm = b.data() + L.bitmap_off;
     for (std::uint32_t s = 0; s < L.nr_slots;) {
       if (!test_bit_le(bm, s)) {
@@ -515,22 +515,22 @@ Status Corruptor::rewrite_cp_blocks(bool other, std::vector<std::uint8_t>& pack,
   const std::uint64_t start = cp_start(other);
   const std::uint32_t total = load_le32(pack.data(), offsetof(Checkpoint, cp_pack_total_block_count));
   std::vector<std::uint8_t> old_cp(kBlockSize);
-  F2FS_TRY(read(start, old_cp.data()));
+  F2FSCORE_TRY(read(start, old_cp.data()));
   if (!raw) seal_checkpoint(pack.data());
   if (total >= 2 && total <= kBlocksPerSeg && pack.size() >= static_cast<std::size_t>(total) * kBlockSize)
     std::memcpy(pack.data() + static_cast<std::size_t>(total - 1) * kBlockSize, pack.data(), kBlockSize);
   else if (old_total >= 2 && old_total <= kBlocksPerSeg && pack.size() >= static_cast<std::size_t>(old_total) * kBlockSize)
     std::memcpy(pack.data() + static_cast<std::size_t>(old_total - 1) * kBlockSize, pack.data(), kBlockSize);
-  for (std::size_t i = 0; i * kBlockSize < pack.size(); ++i) F2FS_TRY(write(start + i, pack.data() + i * kBlockSize));
+  for (std::size_t i = 0; i * kBlockSize < pack.size(); ++i) F2FSCORE_TRY(write(start + i, pack.data() + i * kBlockSize));
   // nat_bits at the end of the CP segment (f2fs_write_checkpoint()).
   if (!raw && (load_le32(pack.data(), offsetof(Checkpoint, ckpt_flags)) & cp_flag::nat_bits)) {
     const auto nb = nat_bits_size(sb().segment_count_nat.get());
     const std::uint64_t nat_bits_blk = start + kBlocksPerSeg - nb.blocks;
     std::vector<std::uint8_t> h(kBlockSize);
-    F2FS_TRY(read(nat_bits_blk, h.data()));
+    F2FSCORE_TRY(read(nat_bits_blk, h.data()));
     if (load_le64(h.data()) == nat_bits_header(old_cp.data())) {
       store_le64(h.data(), 0, nat_bits_header(pack.data()));
-      F2FS_TRY(write(nat_bits_blk, h.data()));
+      F2FSCORE_TRY(write(nat_bits_blk, h.data()));
     }
   }
   return reopen();
@@ -539,11 +539,11 @@ Status Corruptor::rewrite_cp_blocks(bool other, std::vector<std::uint8_t>& pack,
 Status Corruptor::edit_cp(bool other, const std::string& field, int op, std::uint64_t value, bool raw) {
   const std::uint64_t start = cp_start(other);
   std::vector<std::uint8_t> head(kBlockSize);
-  F2FS_TRY(read(start, head.data()));
+  F2FSCORE_TRY(read(start, head.data()));
   const std::uint32_t total = load_le32(head.data(), offsetof(Checkpoint, cp_pack_total_block_count));
   if (total < 2 || total > kBlocksPerSeg) return bad("checkpoint pack at block " + std::to_string(start) + " has a bad block count");
   std::vector<std::uint8_t> pack(static_cast<std::size_t>(total) * kBlockSize);
-  for (std::uint32_t i = 0; i < total; ++i) F2FS_TRY(read(start + i, pack.data() + static_cast<std::size_t>(i) * kBlockSize));
+  for (std::uint32_t i = 0; i < total; ++i) F2FSCORE_TRY(read(start + i, pack.data() + static_cast<std::size_t>(i) * kBlockSize));
   std::uint32_t off = 0;
   unsigned size = 4;
   if (field == "crc") {
@@ -558,7 +558,7 @@ Status Corruptor::edit_cp(bool other, const std::string& field, int op, std::uin
   store(pack.data() + off, size, combine(load(pack.data() + off, size), op, value));
   if (raw) {  // the closing copy gets the same bytes
     std::memcpy(pack.data() + static_cast<std::size_t>(total - 1) * kBlockSize + off, pack.data() + off, size);
-    for (std::uint32_t i : {0u, total - 1}) F2FS_TRY(write(start + i, pack.data() + static_cast<std::size_t>(i) * kBlockSize));
+    for (std::uint32_t i : {0u, total - 1}) F2FSCORE_TRY(write(start + i, pack.data() + static_cast<std::size_t>(i) * kBlockSize));
     return reopen();
   }
   return rewrite_cp_blocks(other, pack, total, false);
@@ -569,7 +569,7 @@ Status Corruptor::orphan_add(nid_t ino) {
   const Checkpoint c = cp();
   const std::uint32_t total = c.cp_pack_total_block_count.get();
   std::vector<std::uint8_t> pack(static_cast<std::size_t>(total) * kBlockSize);
-  for (std::uint32_t i = 0; i < total; ++i) F2FS_TRY(read(start + i, pack.data() + static_cast<std::size_t>(i) * kBlockSize));
+  for (std::uint32_t i = 0; i < total; ++i) F2FSCORE_TRY(read(start + i, pack.data() + static_cast<std::size_t>(i) * kBlockSize));
   const std::uint32_t first = 1 + sb().cp_payload.get();
   if (c.ckpt_flags.get() & cp_flag::orphan_present) {
     // Append to the last orphan block (orphan blocks sit between the
@@ -580,7 +580,7 @@ Status Corruptor::orphan_add(nid_t ino) {
     if (n >= kOrphansPerBlock) return make_error(Errc::no_space, "the last orphan block is full");
     ob->ino[n].set(ino);
     ob->entry_count.set(n + 1);
-    F2FS_TRY(write(start + last, pack.data() + static_cast<std::size_t>(last) * kBlockSize));
+    F2FSCORE_TRY(write(start + last, pack.data() + static_cast<std::size_t>(last) * kBlockSize));
     return reopen();
   }
   if (total + 1 > kBlocksPerSeg - nat_bits_size(sb().segment_count_nat.get()).blocks)
@@ -626,8 +626,8 @@ Status Corruptor::fsync_chain(nid_t ino, std::string_view kind) {
     w.footer.next_blkaddr.set(0);
   }
   auto* p = reinterpret_cast<std::uint8_t*>(&w);
-  F2FS_TRY(seal_node_block(p));
-  F2FS_TRY(write(blk, p));
+  F2FSCORE_TRY(seal_node_block(p));
+  F2FSCORE_TRY(write(blk, p));
   return reopen();
 }
 
@@ -650,7 +650,7 @@ Status Corruptor::dentry_add(std::string_view dir_path, std::string_view name, s
   const std::uint32_t need = std::max<std::uint32_t>(1, static_cast<std::uint32_t>((name.size() + kSlotLen - 1) / kSlotLen));
   std::vector<std::uint8_t> b(kBlockSize);
   for (const DentryLoc& a : *areas) {
-    F2FS_TRY(read(a.blk, b.data()));
+    F2FSCORE_TRY(read(a.blk, b.data()));
     std::uint8_t* bm = b.data() + a.bitmap_off;
     for (std::uint32_t s = 0; s + need <= a.nr_slots; ++s) {
       bool free = true;
@@ -664,8 +664,8 @@ Status Corruptor::dentry_add(std::string_view dir_path, std::string_view name, s
       std::memcpy(b.data() + a.dentry_off + s * sizeof(DirEntry), &de, sizeof de);
       std::memcpy(b.data() + a.name_off + s * kSlotLen, name.data(), name.size());
       for (std::uint32_t k = 0; k < need; ++k) set_bit_le(bm, s + k);
-      if (a.is_inline) F2FS_TRY(seal_node_block(b.data()));
-      F2FS_TRY(write(a.blk, b.data()));
+      if (a.is_inline) F2FSCORE_TRY(seal_node_block(b.data()));
+      F2FSCORE_TRY(write(a.blk, b.data()));
       return reopen();
     }
   }
@@ -684,8 +684,8 @@ Status Corruptor::dentry_move(std::string_view dir_path, std::string_view name, 
   if (*to == L->blk) return bad("dentry_move: the entry is in that block already");
   const std::uint32_t need = std::max<std::uint32_t>(1, (L->de.name_len.get() + kSlotLen - 1) / kSlotLen);
   std::vector<std::uint8_t> src(kBlockSize), dst(kBlockSize);
-  F2FS_TRY(read(L->blk, src.data()));
-  F2FS_TRY(read(*to, dst.data()));
+  F2FSCORE_TRY(read(L->blk, src.data()));
+  F2FSCORE_TRY(read(*to, dst.data()));
   for (std::uint32_t s = 0; s + need <= kNrDentryInBlock; ++s) {
     bool free = true;
     for (std::uint32_t k = 0; k < need && free; ++k) free = !test_bit_le(dst.data(), s + k);
@@ -697,8 +697,8 @@ Status Corruptor::dentry_move(std::string_view dir_path, std::string_view name, 
       set_bit_le(dst.data(), s + k);
       clear_bit_le(src.data(), L->slot + k);
     }
-    F2FS_TRY(write(*to, dst.data()));
-    F2FS_TRY(write(L->blk, src.data()));
+    F2FSCORE_TRY(write(*to, dst.data()));
+    F2FSCORE_TRY(write(L->blk, src.data()));
     return reopen();
   }
   return make_error(Errc::no_space, "dentry_move: no room in block " + std::to_string(bidx));
@@ -758,10 +758,10 @@ Status Corruptor::apply(std::string_view edit) {
     auto v = value_num();
     if (!v) return make_error(v.error());
     std::vector<std::uint8_t> b(kBlockSize);
-    F2FS_TRY(read(blk, b.data()));
+    F2FSCORE_TRY(read(blk, b.data()));
     store(b.data() + off, size, combine(load(b.data() + off, size), op, *v));
-    if (reseal_inode && !raw) F2FS_TRY(seal_node_block(b.data()));
-    F2FS_TRY(write(blk, b.data()));
+    if (reseal_inode && !raw) F2FSCORE_TRY(seal_node_block(b.data()));
+    F2FSCORE_TRY(write(blk, b.data()));
     return reopen();
   };
 
@@ -773,13 +773,13 @@ Status Corruptor::apply(std::string_view edit) {
     auto v = value_num();
     if (!v) return make_error(v.error());
     std::vector<std::uint8_t> b(kBlockSize);
-    F2FS_TRY(read(*copy, b.data()));
+    F2FSCORE_TRY(read(*copy, b.data()));
     std::uint8_t* p = b.data() + kSuperOffset + f->first;
     store(p, f->second, combine(load(p, f->second), op, *v));
     auto* sbp = reinterpret_cast<SuperBlock*>(b.data() + kSuperOffset);
     if (!raw && fld != "crc" && (sbp->feature.get() & feature::sb_checksum) && sbp->checksum_offset.get() == kSbChecksumOffset)
       sbp->crc.set(superblock_checksum(*sbp));
-    F2FS_TRY(write(*copy, b.data()));
+    F2FSCORE_TRY(write(*copy, b.data()));
     return reopen();
   }
   if (target == "cp" || target == "cpx") {
@@ -813,7 +813,7 @@ Status Corruptor::apply(std::string_view edit) {
     auto v = value_num();
     if (!v) return make_error(v.error());
     std::vector<std::uint8_t> b(kBlockSize);
-    F2FS_TRY(read(L->blk, b.data()));
+    F2FSCORE_TRY(read(L->blk, b.data()));
     auto* e = reinterpret_cast<SitEntry*>(b.data() + L->off);
     if (fld == "vblocks") {
       e->vblocks.set(make_sit_vblocks(sit_type(*e), static_cast<std::uint16_t>(combine(sit_vblocks(*e), op, *v))));
@@ -830,7 +830,7 @@ Status Corruptor::apply(std::string_view edit) {
     } else {
       return bad("unknown SIT field \"" + fld + "\"");
     }
-    F2FS_TRY(write(L->blk, b.data()));
+    F2FSCORE_TRY(write(L->blk, b.data()));
     return reopen();
   }
   if (target == "ssa") {
@@ -856,12 +856,12 @@ Status Corruptor::apply(std::string_view edit) {
     byte += *k / 8;
     std::vector<std::uint8_t> b(kBlockSize);
     const std::uint64_t blk = first + byte / kBlockSize;
-    F2FS_TRY(read(blk, b.data()));
+    F2FSCORE_TRY(read(blk, b.data()));
     std::uint8_t* p = b.data() + byte % kBlockSize;
     const bool cur = (*p >> (*k % 8)) & 1;
     const bool nv = combine(cur ? 1 : 0, op, *v) & 1;
     *p = static_cast<std::uint8_t>(nv ? (*p | (1u << (*k % 8))) : (*p & ~(1u << (*k % 8))));
-    F2FS_TRY(write(blk, b.data()));
+    F2FSCORE_TRY(write(blk, b.data()));
     return reopen();
   }
   if (target == "inode" || target == "node") {
@@ -883,13 +883,13 @@ Status Corruptor::apply(std::string_view edit) {
       auto v = value_num();
       if (!v) return make_error(v.error());
       std::vector<std::uint8_t> b(kBlockSize);
-      F2FS_TRY(read(*blk, b.data()));
+      F2FSCORE_TRY(read(*blk, b.data()));
       auto* nd = reinterpret_cast<Node*>(b.data());
       const std::uint32_t flag = nd->footer.flag.get();
       const std::uint64_t ofs = combine(flag >> node_flag::offset_shift, op, *v);
       nd->footer.flag.set(static_cast<std::uint32_t>((flag & 7u) | (ofs << node_flag::offset_shift)));
-      if (!raw) F2FS_TRY(seal_node_block(b.data()));
-      F2FS_TRY(write(*blk, b.data()));
+      if (!raw) F2FSCORE_TRY(seal_node_block(b.data()));
+      F2FSCORE_TRY(write(*blk, b.data()));
       return reopen();
     }
     if (!f) f = find_field(kFooterFields, std::size(kFooterFields), fld);
@@ -904,11 +904,11 @@ Status Corruptor::apply(std::string_view edit) {
       auto v = value_num();
       if (!v) return make_error(v.error());
       std::vector<std::uint8_t> b(kBlockSize);
-      F2FS_TRY(read(L->blk, b.data()));
+      F2FSCORE_TRY(read(L->blk, b.data()));
       if (combine(1, op, *v) & 1) set_bit_le(b.data() + L->bitmap_off, L->slot);
       else clear_bit_le(b.data() + L->bitmap_off, L->slot);
-      if (L->is_inline && !raw) F2FS_TRY(seal_node_block(b.data()));
-      F2FS_TRY(write(L->blk, b.data()));
+      if (L->is_inline && !raw) F2FSCORE_TRY(seal_node_block(b.data()));
+      F2FSCORE_TRY(write(L->blk, b.data()));
       return reopen();
     }
     auto f = find_field(kDentryFields, std::size(kDentryFields), fld);
@@ -925,11 +925,11 @@ Status Corruptor::apply(std::string_view edit) {
     auto L = dentry(dir, name);
     if (!L) return make_error(L.error());
     std::vector<std::uint8_t> b(kBlockSize);
-    F2FS_TRY(read(L->blk, b.data()));
+    F2FSCORE_TRY(read(L->blk, b.data()));
     const std::uint32_t need = std::max<std::uint32_t>(1, (L->de.name_len.get() + kSlotLen - 1) / kSlotLen);
     for (std::uint32_t k = 0; k < need; ++k) clear_bit_le(b.data() + L->bitmap_off, L->slot + k);
-    if (L->is_inline && !raw) F2FS_TRY(seal_node_block(b.data()));
-    F2FS_TRY(write(L->blk, b.data()));
+    if (L->is_inline && !raw) F2FSCORE_TRY(seal_node_block(b.data()));
+    F2FSCORE_TRY(write(L->blk, b.data()));
     return reopen();
   }
   if (target == "dentry_move") {
@@ -962,12 +962,12 @@ Status Corruptor::apply(std::string_view edit) {
     const nid_t xnid = in->i.i_xattr_nid.get();
     std::uint64_t xblk = 0;
     std::vector<std::uint8_t> ib(kBlockSize), xb(kBlockSize, 0);
-    F2FS_TRY(read(*iblk, ib.data()));
+    F2FSCORE_TRY(read(*iblk, ib.data()));
     if (xnid != 0) {
       auto x = node_blk(xnid);
       if (!x) return make_error(x.error());
       xblk = *x;
-      F2FS_TRY(read(xblk, xb.data()));
+      F2FSCORE_TRY(read(xblk, xb.data()));
     }
     const std::uint32_t total = inl + (xnid ? kNodeFooterOffset : 0);
     auto at = [&](std::uint32_t pos) -> std::uint8_t* {
@@ -1013,10 +1013,10 @@ Status Corruptor::apply(std::string_view edit) {
       (fpos + i < inl ? inode_touched : node_touched) = true;
     }
     if (inode_touched) {
-      if (!raw) F2FS_TRY(seal_node_block(ib.data()));
-      F2FS_TRY(write(*iblk, ib.data()));
+      if (!raw) F2FSCORE_TRY(seal_node_block(ib.data()));
+      F2FSCORE_TRY(write(*iblk, ib.data()));
     }
-    if (node_touched) F2FS_TRY(write(xblk, xb.data()));
+    if (node_touched) F2FSCORE_TRY(write(xblk, xb.data()));
     return reopen();
   }
   if (target == "xattr_inline") {
@@ -1036,8 +1036,8 @@ Status Corruptor::apply(std::string_view edit) {
     auto x = node_blk(xnid);
     if (!x) return make_error(x.error());
     std::vector<std::uint8_t> ib(kBlockSize), xb(kBlockSize);
-    F2FS_TRY(read(*iblk, ib.data()));
-    F2FS_TRY(read(*x, xb.data()));
+    F2FSCORE_TRY(read(*iblk, ib.data()));
+    F2FSCORE_TRY(read(*x, xb.data()));
     std::uint32_t used = sizeof(XattrHeader);
     while (used + 4 <= kNodeFooterOffset && load_le32(xb.data(), used) != 0)
       used += xattr_entry_size(xb[used + 1], load_le16(xb.data(), used + 2));
@@ -1046,9 +1046,9 @@ Status Corruptor::apply(std::string_view edit) {
     std::memset(ib.data() + inl_off, 0, inl);
     std::memcpy(ib.data() + inl_off, xb.data(), used);
     std::memset(xb.data(), 0, kNodeFooterOffset);
-    if (!raw) F2FS_TRY(seal_node_block(ib.data()));
-    F2FS_TRY(write(*iblk, ib.data()));
-    F2FS_TRY(write(*x, xb.data()));
+    if (!raw) F2FSCORE_TRY(seal_node_block(ib.data()));
+    F2FSCORE_TRY(write(*iblk, ib.data()));
+    F2FSCORE_TRY(write(*x, xb.data()));
     return reopen();
   }
   if (target == "block") {
@@ -1056,7 +1056,7 @@ Status Corruptor::apply(std::string_view edit) {
     if (!blk) return make_error(blk.error());
     std::vector<std::uint8_t> b(kBlockSize);
     if (fld == "zero") {
-      F2FS_TRY(write(*blk, b.data()));
+      F2FSCORE_TRY(write(*blk, b.data()));
       return reopen();
     }
     unsigned size = 0;

@@ -204,7 +204,7 @@ Status long_chain(BlockDevice& dev, Model* m) {
     auto r = (*w)->write(*f, d.size(), bytes(rec));
     if (!r) return make_error(r.error());
     d += rec;
-    F2FS_TRY(i % 3 ? (*w)->fdatasync(*f) : (*w)->fsync(*f));
+    F2FSCORE_TRY(i % 3 ? (*w)->fdatasync(*f) : (*w)->fsync(*f));
   }
   if ((*w)->stats().ipu.fsync_checkpoints != 0) return make_error(Errc::invalid_argument, "an fsync took a checkpoint");
   (*m)["/base/log"] = {false, d};
@@ -378,52 +378,52 @@ Status fsync_workload(BlockDevice& dev, const Model& base, const DurableFn& dura
   auto fsync = [&](const std::string& p, bool data) -> Status {
     auto ino = wr.lookup(p);
     if (!ino) return make_error(ino.error());
-    F2FS_TRY(data ? wr.fdatasync(*ino) : wr.fsync(*ino));
+    F2FSCORE_TRY(data ? wr.fdatasync(*ino) : wr.fsync(*ino));
     after_sync(p);
     return {};
   };
-  F2FS_TRY(write("/base/f0", 7000, pattern(5000, 1)));  // append
-  F2FS_TRY(fsync("/base/f0", false));
-  F2FS_TRY(write("/base/n1", 0, pattern(9000, 2)));  // new file, dentry mark
-  F2FS_TRY(fsync("/base/n1", false));
-  F2FS_TRY(write("/base/f1", 2000, pattern(3000, 3)));  // overwrite in the middle
-  F2FS_TRY(fsync("/base/f1", true));
-  F2FS_TRY(write("/base/n2", 0, pattern(5000, 4)));  // never fsynced
-  F2FS_TRY(write("/base/sp", 4ull << 20, pattern(4096, 5)));  // inode(DF) + direct node(F)
-  F2FS_TRY(fsync("/base/sp", false));
+  F2FSCORE_TRY(write("/base/f0", 7000, pattern(5000, 1)));  // append
+  F2FSCORE_TRY(fsync("/base/f0", false));
+  F2FSCORE_TRY(write("/base/n1", 0, pattern(9000, 2)));  // new file, dentry mark
+  F2FSCORE_TRY(fsync("/base/n1", false));
+  F2FSCORE_TRY(write("/base/f1", 2000, pattern(3000, 3)));  // overwrite in the middle
+  F2FSCORE_TRY(fsync("/base/f1", true));
+  F2FSCORE_TRY(write("/base/n2", 0, pattern(5000, 4)));  // never fsynced
+  F2FSCORE_TRY(write("/base/sp", 4ull << 20, pattern(4096, 5)));  // inode(DF) + direct node(F)
+  F2FSCORE_TRY(fsync("/base/sp", false));
   {
     auto ino = wr.lookup("/base/f2");
     if (!ino) return make_error(ino.error());
-    F2FS_TRY(wr.truncate(*ino, 100));
+    F2FSCORE_TRY(wr.truncate(*ino, 100));
     cur["/base/f2"].data.resize(100);
   }
-  F2FS_TRY(fsync("/base/f2", false));
+  F2FSCORE_TRY(fsync("/base/f2", false));
   {
     auto d = wr.mkdir("/new");
     if (!d) return make_error(d.error());
     cur["/new"] = {true, ""};
   }
-  F2FS_TRY(write("/new/x", 0, pattern(6000, 6)));
-  F2FS_TRY(fsync("/new/x", false));  // parent not checkpointed: a checkpoint
-  F2FS_TRY(write("/base/n1", 9000, pattern(20000, 7)));
-  F2FS_TRY(fsync("/base/n1", false));  // a chain after that checkpoint
-  F2FS_TRY(wr.unlink("/base/n2"));
+  F2FSCORE_TRY(write("/new/x", 0, pattern(6000, 6)));
+  F2FSCORE_TRY(fsync("/new/x", false));  // parent not checkpointed: a checkpoint
+  F2FSCORE_TRY(write("/base/n1", 9000, pattern(20000, 7)));
+  F2FSCORE_TRY(fsync("/base/n1", false));  // a chain after that checkpoint
+  F2FSCORE_TRY(wr.unlink("/base/n2"));
   cur.erase("/base/n2");
-  F2FS_TRY(write("/base/f0", 0, pattern(4096, 8)));
-  F2FS_TRY(fsync("/base/f0", true));
-  F2FS_TRY(write("/new/y", 0, pattern(3000, 9)));
-  F2FS_TRY(fsync("/new/y", false));
-  F2FS_TRY(wr.sync());
+  F2FSCORE_TRY(write("/base/f0", 0, pattern(4096, 8)));
+  F2FSCORE_TRY(fsync("/base/f0", true));
+  F2FSCORE_TRY(write("/new/y", 0, pattern(3000, 9)));
+  F2FSCORE_TRY(fsync("/new/y", false));
+  F2FSCORE_TRY(wr.sync());
   after_sync("");
-  F2FS_TRY(write("/base/f1", 10000, pattern(7000, 10)));
-  F2FS_TRY(fsync("/base/f1", false));
+  F2FSCORE_TRY(write("/base/f1", 10000, pattern(7000, 10)));
+  F2FSCORE_TRY(fsync("/base/f1", false));
   // A checkpointed name taken by a new file: roll-forward replaces the
   // entry and frees the old inode (recover_dentry()).
-  F2FS_TRY(wr.unlink("/base/f2"));
+  F2FSCORE_TRY(wr.unlink("/base/f2"));
   cur.erase("/base/f2");
-  F2FS_TRY(write("/base/f2", 0, pattern(2500, 12)));
-  F2FS_TRY(fsync("/base/f2", true));
-  F2FS_TRY(write("/new/x", 6000, pattern(100, 11)));  // not fsynced
+  F2FSCORE_TRY(write("/base/f2", 0, pattern(2500, 12)));
+  F2FSCORE_TRY(fsync("/base/f2", true));
+  F2FSCORE_TRY(write("/new/x", 6000, pattern(100, 11)));  // not fsynced
   // Stop without a checkpoint (the Writer is dropped).
   return {};
 }
@@ -563,19 +563,19 @@ void stale_mark_run(const std::string& path, bool existing, std::uint32_t ipu_po
       auto l = wr.lookup(path);
       if (!l) return make_error(l.error());
       ino = *l;
-      F2FS_TRY(write(ino, cur[path].data.size(), pattern(3000, 21)));
+      F2FSCORE_TRY(write(ino, cur[path].data.size(), pattern(3000, 21)));
     } else {
       auto c = wr.create(path);
       if (!c) return make_error(c.error());
       ino = *c;
       cur[path] = {false, ""};
     }
-    F2FS_TRY(wr.fsync(ino));
+    F2FSCORE_TRY(wr.fsync(ino));
     if (states) states->push_back(cur);
-    F2FS_TRY(wr.sync());
+    F2FSCORE_TRY(wr.sync());
     if (states) states->push_back(cur);
-    F2FS_TRY(write(ino, existing ? cur[path].data.size() : 0, pattern(100, 22)));
-    F2FS_TRY(wr.sync());
+    F2FSCORE_TRY(write(ino, existing ? cur[path].data.size() : 0, pattern(100, 22)));
+    F2FSCORE_TRY(wr.sync());
     if (states) states->push_back(cur);
     return {};
   };

@@ -82,8 +82,8 @@ class Runner {
       : w_(w), s_(s), io_(io), r_(r), buf_(std::max<std::size_t>(s.block_size, 2 * kBlk) + kBlk) {}
 
   Status run() {
-    F2FS_TRY(ensure_dir(s_.dir));
-    F2FS_TRY(setup());
+    F2FSCORE_TRY(ensure_dir(s_.dir));
+    F2FSCORE_TRY(setup());
     if (auto st = w_.sync(); !st) return make_error(context(st.error(), "sync after setup"));
     begin();
     Status st = measured();
@@ -150,7 +150,7 @@ class Runner {
         auto f = fresh_file(path_);
         if (!f) return make_error(f.error());
         ino_ = *f;
-        F2FS_TRY(write_whole(ino_, path_, s_.file_size, kBlk));
+        F2FSCORE_TRY(write_whole(ino_, path_, s_.file_size, kBlk));
         if (auto st = w_.fsync(ino_); !st) return make_error(context(st.error(), "fsync " + path_));
         return {};
       }
@@ -159,7 +159,7 @@ class Runner {
         auto f = fresh_file(path_);
         if (!f) return make_error(f.error());
         ino_ = *f;
-        F2FS_TRY(write_whole(ino_, path_, s_.file_size, kBlk));
+        F2FSCORE_TRY(write_whole(ino_, path_, s_.file_size, kBlk));
         if (auto st = w_.fsync(ino_); !st) return make_error(context(st.error(), "fsync " + path_));
         if (s_.journal == WorkloadSpec::Journal::wal) {
           wal_path_ = path_ + "-wal";
@@ -312,35 +312,35 @@ class Runner {
         if (!f) return make_error(f.error());
         ino_ = *f;
         for (std::uint64_t off = 0; off < s_.file_size && !out_of_time(); off += bs) {
-          F2FS_TRY(do_write(ino_, path_, off, static_cast<std::size_t>(std::min(bs, s_.file_size - off)), off / bs));
-          F2FS_TRY(do_sync(ino_, path_, s_.sync));
+          F2FSCORE_TRY(do_write(ino_, path_, off, static_cast<std::size_t>(std::min(bs, s_.file_size - off)), off / bs));
+          F2FSCORE_TRY(do_sync(ino_, path_, s_.sync));
         }
         break;
       }
       case Workload::randwrite:
         for (std::uint64_t i = 0; i < ops && !out_of_time(); ++i) {
           const std::uint64_t off = (splitmix(rng) % nblocks) * bs;
-          F2FS_TRY(do_write(ino_, path_, off, static_cast<std::size_t>(bs), i + 1000));
-          F2FS_TRY(do_sync(ino_, path_, s_.sync));
+          F2FSCORE_TRY(do_write(ino_, path_, off, static_cast<std::size_t>(bs), i + 1000));
+          F2FSCORE_TRY(do_sync(ino_, path_, s_.sync));
         }
         break;
       case Workload::seqread:
         for (std::uint64_t i = 0; i < ops && !out_of_time(); ++i)
-          F2FS_TRY(do_read(ino_, path_, (i % nblocks) * bs, static_cast<std::size_t>(bs)));
+          F2FSCORE_TRY(do_read(ino_, path_, (i % nblocks) * bs, static_cast<std::size_t>(bs)));
         break;
       case Workload::randread:
         for (std::uint64_t i = 0; i < ops && !out_of_time(); ++i)
-          F2FS_TRY(do_read(ino_, path_, (splitmix(rng) % nblocks) * bs, static_cast<std::size_t>(bs)));
+          F2FSCORE_TRY(do_read(ino_, path_, (splitmix(rng) % nblocks) * bs, static_cast<std::size_t>(bs)));
         break;
       case Workload::overwrite:
         // A fixed stride (97 blocks) rather than random offsets, so the
         // oracle program (tests/stats/oracle_workload.c) writes the same.
         for (std::uint64_t i = 0; i < ops && !out_of_time(); ++i) {
-          F2FS_TRY(do_write(ino_, path_, ((i * 97) % nblocks) * bs, static_cast<std::size_t>(bs), 1000 + i));
-          F2FS_TRY(do_sync(ino_, path_, s_.sync));
+          F2FSCORE_TRY(do_write(ino_, path_, ((i * 97) % nblocks) * bs, static_cast<std::size_t>(bs), 1000 + i));
+          F2FSCORE_TRY(do_sync(ino_, path_, s_.sync));
         }
         break;
-      case Workload::sqlite: F2FS_TRY(sqlite(ops, rng)); break;
+      case Workload::sqlite: F2FSCORE_TRY(sqlite(ops, rng)); break;
       case Workload::smallfiles: {
         const std::string d = join(s_.dir, "d");
         std::uint32_t made = 0;
@@ -348,9 +348,9 @@ class Runner {
           const std::string p = join(d, "f" + std::to_string(made));
           auto c = timed(WorkloadOp::create, [&] { return w_.create(p); });
           if (!c) return make_error(context(c.error(), "create " + p));
-          if (s_.file_bytes) F2FS_TRY(do_write(*c, p, 0, s_.file_bytes, made));
+          if (s_.file_bytes) F2FSCORE_TRY(do_write(*c, p, 0, s_.file_bytes, made));
         }
-        F2FS_TRY(do_fs_sync());
+        F2FSCORE_TRY(do_fs_sync());
         for (std::uint32_t i = 0; i < made; ++i) {
           const std::string p = join(d, "f" + std::to_string(i));
           auto st = timed(WorkloadOp::unlink, [&] { return w_.unlink(p); });
@@ -360,7 +360,7 @@ class Runner {
       }
       case Workload::fill: {
         const std::string d = join(s_.dir, "fill");
-        F2FS_TRY(ensure_dir(d));
+        F2FSCORE_TRY(ensure_dir(d));
         for (std::uint64_t i = 0; w_.space().utilization() < s_.fill_percent && !out_of_time(); ++i) {
           const std::string p = join(d, "f" + std::to_string(i));
           auto c = timed(WorkloadOp::create, [&] { return fresh_file(p); });
@@ -377,12 +377,12 @@ class Runner {
             }
           }
           if (full) { r_.stopped_no_space = true; break; }
-          F2FS_TRY(do_sync(*c, p, s_.sync));
+          F2FSCORE_TRY(do_sync(*c, p, s_.sync));
         }
         break;
       }
     }
-    if (s_.sync_at_end) F2FS_TRY(do_fs_sync());
+    if (s_.sync_at_end) F2FSCORE_TRY(do_fs_sync());
     return {};
   }
 
@@ -399,33 +399,33 @@ class Runner {
       for (std::uint32_t k = 0; k < s_.pages_per_txn; ++k) pg.push_back(splitmix(rng) % pages);
       if (wal) {
         for (std::uint64_t p : pg) {
-          F2FS_TRY(do_write(wal_, wal_path_, kWalHeader + frames * kFrame, kFrame, t * 7 + p));
+          F2FSCORE_TRY(do_write(wal_, wal_path_, kWalHeader + frames * kFrame, kFrame, t * 7 + p));
           ++frames;
           in_wal.insert(p);
         }
-        F2FS_TRY(do_sync(wal_, wal_path_, s_.sync));  // commit (synchronous=FULL)
+        F2FSCORE_TRY(do_sync(wal_, wal_path_, s_.sync));  // commit (synchronous=FULL)
         if (frames >= s_.wal_checkpoint_pages) {
           // WAL checkpoint: pages into the database, database synced, the
           // WAL restarted (its header rewritten, frames overwritten).
-          for (std::uint64_t p : in_wal) F2FS_TRY(do_write(ino_, path_, p * kBlk, kBlk, t * 13 + p));
-          F2FS_TRY(do_sync(ino_, path_, s_.sync));
-          F2FS_TRY(do_write(wal_, wal_path_, 0, kWalHeader, t));
-          F2FS_TRY(do_sync(wal_, wal_path_, s_.sync));
+          for (std::uint64_t p : in_wal) F2FSCORE_TRY(do_write(ino_, path_, p * kBlk, kBlk, t * 13 + p));
+          F2FSCORE_TRY(do_sync(ino_, path_, s_.sync));
+          F2FSCORE_TRY(do_write(wal_, wal_path_, 0, kWalHeader, t));
+          F2FSCORE_TRY(do_sync(wal_, wal_path_, s_.sync));
           frames = 0;
           in_wal.clear();
         }
       } else {
         auto j = timed(WorkloadOp::create, [&] { return w_.create(jpath); });
         if (!j) return make_error(context(j.error(), "create " + jpath));
-        F2FS_TRY(do_write(*j, jpath, 0, 512, t));
+        F2FSCORE_TRY(do_write(*j, jpath, 0, 512, t));
         std::uint64_t off = 512;
         for (std::uint64_t p : pg) {
-          F2FS_TRY(do_write(*j, jpath, off, 4 + kBlk + 4, t * 3 + p));
+          F2FSCORE_TRY(do_write(*j, jpath, off, 4 + kBlk + 4, t * 3 + p));
           off += 4 + kBlk + 4;
         }
-        F2FS_TRY(do_sync(*j, jpath, s_.sync));
-        for (std::uint64_t p : pg) F2FS_TRY(do_write(ino_, path_, p * kBlk, kBlk, t * 5 + p));
-        F2FS_TRY(do_sync(ino_, path_, s_.sync));
+        F2FSCORE_TRY(do_sync(*j, jpath, s_.sync));
+        for (std::uint64_t p : pg) F2FSCORE_TRY(do_write(ino_, path_, p * kBlk, kBlk, t * 5 + p));
+        F2FSCORE_TRY(do_sync(ino_, path_, s_.sync));
         auto st = timed(WorkloadOp::unlink, [&] { return w_.unlink(jpath); });
         if (!st) return make_error(context(st.error(), "unlink " + jpath));
       }
@@ -557,7 +557,7 @@ Result<WorkloadReport> run_workload(Writer& w, const WorkloadSpec& spec, Iostat*
   WorkloadReport r;
   r.spec = spec;
   Runner run(w, spec, iostat, r);
-  F2FS_TRY(run.run());
+  F2FSCORE_TRY(run.run());
   return r;
 }
 

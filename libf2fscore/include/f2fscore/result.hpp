@@ -81,9 +81,9 @@ inline tl::unexpected<Error> make_error(Error e) {
 }  // namespace f2fscore
 
 /// Propagates the error of an expression yielding a Status or Result.
-#define F2FS_TRY(expr)                                        \
+#define F2FSCORE_TRY(expr)                                        \
   do {                                                        \
-    auto f2fs_try_result_ = (expr);                           \
-    if (!f2fs_try_result_) return ::tl::unexpected(std::move( \
-        f2fs_try_result_.error()));                           \
+    auto f2fscore_try_result_ = (expr);                           \
+    if (!f2fscore_try_result_) return ::tl::unexpected(std::move( \
+        f2fscore_try_result_.error()));                           \
   } while (0)

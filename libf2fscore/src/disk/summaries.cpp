@@ -29,7 +29,7 @@ Status load_curseg_summaries(BlockDevice& dev, const Geometry& geo, const Checkp
   std::vector<std::uint8_t> b(kBlockSize);
   if (flags & cp_flag::compact_sum) {
     out.nat_journal_blk = out.sit_journal_blk = sum_blk;
-    F2FS_TRY(read(sum_blk, b.data()));
+    F2FSCORE_TRY(read(sum_blk, b.data()));
     std::memcpy(&out.nat_journal, b.data(), kSumJournalSize);
     std::memcpy(&out.sit_journal, b.data() + kSumJournalSize, kSumJournalSize);
     if (scope == SummaryScope::journals) return {};
@@ -44,7 +44,7 @@ Status load_curseg_summaries(BlockDevice& dev, const Geometry& geo, const Checkp
         // blocks as it needs them).
         if (off + sizeof(Summary) > kBlockSize - kSumFooterSize) {
           if (++sum_blk >= pack_end) return past("compact summaries", sum_blk);
-          F2FS_TRY(read(sum_blk, b.data()));
+          F2FSCORE_TRY(read(sum_blk, b.data()));
           off = 0;
         }
         std::memcpy(&s.entries[j], b.data() + off, sizeof(Summary));
@@ -62,7 +62,7 @@ Status load_curseg_summaries(BlockDevice& dev, const Geometry& geo, const Checkp
         ++sum_blk;
         continue;
       }
-      F2FS_TRY(read(sum_blk++, &out.sum[t]));
+      F2FSCORE_TRY(read(sum_blk++, &out.sum[t]));
       out.loaded[t] = scope != SummaryScope::journals;
     }
     out.nat_journal = out.sum[0].journal;
@@ -77,9 +77,9 @@ Status load_curseg_summaries(BlockDevice& dev, const Geometry& geo, const Checkp
   for (unsigned t = 3; t < kNrCursegType; ++t) {
     const std::uint32_t segno = cp.cur_node_segno[t - 3].get();
     if ((flags & cp_flag::umount) && sum_blk < pack_end) {
-      F2FS_TRY(read(sum_blk++, &out.sum[t]));
+      F2FSCORE_TRY(read(sum_blk++, &out.sum[t]));
     } else {
-      F2FS_TRY(read(geo.ssa_addr(segno), &out.sum[t]));
+      F2FSCORE_TRY(read(geo.ssa_addr(segno), &out.sum[t]));
     }
     out.loaded[t] = true;
   }

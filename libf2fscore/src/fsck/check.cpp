@@ -387,10 +387,10 @@ bool Checker::fast_check() {
 }
 
 Result<Report> Checker::run() {
-  F2FS_TRY(open_volume());
+  F2FSCORE_TRY(open_volume());
   check_superblocks();
-  F2FS_TRY(load_nat());
-  F2FS_TRY(scan_nodes());
+  F2FSCORE_TRY(load_nat());
+  F2FSCORE_TRY(scan_nodes());
   const std::uint32_t flags = cp_.ckpt_flags.get();
   const bool clean = (flags & cp_flag::umount) && !(flags & (cp_flag::fsck | cp_flag::error | cp_flag::quota_need_fsck));
   if (opts_.mode == Mode::preen && clean && !opts_.force && report_.problems.empty()) {
@@ -405,13 +405,13 @@ Result<Report> Checker::run() {
     addrs_.clear();
     inodes_.clear();
     xattr_blocks_.clear();
-    F2FS_TRY(load_nat());
-    F2FS_TRY(scan_nodes());
+    F2FSCORE_TRY(load_nat());
+    F2FSCORE_TRY(scan_nodes());
   }
   report_.full_check = true;
   walk_namespace();
   check_global();
-  F2FS_TRY(ssa_status_);
+  F2FSCORE_TRY(ssa_status_);
   check_fsync_chain();
   progress(4, 2ull * main_segs_, 2ull * main_segs_);
   walked_ = true;

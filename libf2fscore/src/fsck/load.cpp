@@ -261,10 +261,10 @@ Status Checker::load_nat() {
   pass1_done_ = 0;
   pass1_max_ = want.size() + g.sit_blocks_used();
   progress(1, 0, pass1_max_);
-  F2FS_TRY(read_nat_blocks(want));
+  F2FSCORE_TRY(read_nat_blocks(want));
   // The NAT and SIT journals, from the checkpoint pack in use.
   auto sums = std::make_unique<CursegSummaries>();
-  F2FS_TRY(load_curseg_summaries(dev_, g, cp_, g.cp_pack_start(pack), SummaryScope::journals, *sums));
+  F2FSCORE_TRY(load_curseg_summaries(dev_, g, cp_, g.cp_pack_start(pack), SummaryScope::journals, *sums));
   const Journal& nj = sums->nat_journal;
   const Journal& sj = sums->sit_journal;
   for (std::uint32_t i = 0; i < nj.n_entries.get() && i < kNatJournalEntries; ++i) {
@@ -286,7 +286,7 @@ Status Checker::load_nat() {
     nids_.for_each(sb_.root_ino.get(), [&](nid_t, const NidTable::Rec& r) { nodes += r.nat.blkaddr != kNullAddr; });
     if (nodes != cp_.valid_node_count.get()) {
       pass1_max_ += skipped.size();
-      F2FS_TRY(read_nat_blocks(skipped));
+      F2FSCORE_TRY(read_nat_blocks(skipped));
     }
   }
   // SIT.
@@ -335,7 +335,7 @@ Status Checker::read_sit(const std::map<std::uint32_t, SitEntry>& journal) {
       std::memcpy(partial.back().second.data(), e.valid_map, kSitVblockMapSize);
     }
   };
-  F2FS_TRY(read_blocks_batched(
+  F2FSCORE_TRY(read_blocks_batched(
       dev_, saddrs, opts_.batch_blocks, opts_.queue_depth, 1,
       [&](block_t a, const std::uint8_t* data) {
         progress(1, ++pass1_done_, pass1_max_);

@@ -59,9 +59,9 @@ class TreeWalker {
     for (int k = 0; k < 5; ++k) {
       const nid_t nid = i.i_nid[k].get();
       if (nid == 0) continue;
-      if (k < 2) F2FS_TRY(direct(nid, offsets[k], starts[k]));
-      else if (k < 4) F2FS_TRY(indirect(nid, offsets[k], starts[k], NodeRef::Kind::indirect));
-      else F2FS_TRY(double_indirect(nid, offsets[k], starts[k]));
+      if (k < 2) F2FSCORE_TRY(direct(nid, offsets[k], starts[k]));
+      else if (k < 4) F2FSCORE_TRY(indirect(nid, offsets[k], starts[k], NodeRef::Kind::indirect));
+      else F2FSCORE_TRY(double_indirect(nid, offsets[k], starts[k]));
     }
     return {};
   }
@@ -111,7 +111,7 @@ class TreeWalker {
     for (std::uint32_t k = 0; k < kNidsPerBlock; ++k) {
       const nid_t child = copy.in.nid[k].get();
       if (child == 0) continue;
-      F2FS_TRY(direct(child, offset + 1 + k, start + static_cast<std::uint64_t>(k) * in_.addrs_per_block));
+      F2FSCORE_TRY(direct(child, offset + 1 + k, start + static_cast<std::uint64_t>(k) * in_.addrs_per_block));
     }
     return {};
   }
@@ -124,7 +124,7 @@ class TreeWalker {
     for (std::uint32_t k = 0; k < kNidsPerBlock; ++k) {
       const nid_t child = copy.in.nid[k].get();
       if (child == 0) continue;
-      F2FS_TRY(indirect(child, offset + 1 + k * (kNidsPerBlock + 1), start + k * span, NodeRef::Kind::indirect));
+      F2FSCORE_TRY(indirect(child, offset + 1 + k * (kNidsPerBlock + 1), start + k * span, NodeRef::Kind::indirect));
     }
     return {};
   }
@@ -150,7 +150,7 @@ Result<std::string> read_raw(Volume& v, const InodeInfo& in, std::uint64_t offse
     if (real_addr(*a)) {
       if (!v.is_valid_main_addr(*a))
         return make_error(Errc::corrupt, inode_ctx(in.ino) + ": block address " + std::to_string(*a) + " outside the main area");
-      F2FS_TRY(v.read_block(*a, blk));
+      F2FSCORE_TRY(v.read_block(*a, blk));
       std::memcpy(out.data() + done, blk.data() + in_blk, n);
     }
     done += n;
@@ -209,7 +209,7 @@ Result<BlockMap> block_map(Volume& vol, const InodeInfo& in) {
   BlockMap m;
   if (!in.has_inline_data() && !in.has_inline_dentry()) {
     TreeWalker w(vol, in, m);
-    F2FS_TRY(w.run());
+    F2FSCORE_TRY(w.run());
   }
   if (const nid_t x = in.raw.i.i_xattr_nid.get(); x != 0) {
     block_t addr = 0;
@@ -544,7 +544,7 @@ Result<BlockOwner> block_owner(Volume& vol, block_t b) {
   o.sum_version = se.version;
   if (o.node) {
     std::vector<std::uint8_t> blk(kBlockSize);
-    F2FS_TRY(vol.read_block(b, blk));
+    F2FSCORE_TRY(vol.read_block(b, blk));
     const auto* n = reinterpret_cast<const Node*>(blk.data());
     o.nid = n->footer.nid.get();
     o.ino = n->footer.ino.get();

@@ -247,7 +247,7 @@ Output render_superblock(const SuperBlock& sb, Format f) {
 Result<SuperBlock> raw_superblock(BlockDevice& dev, int copy) {
   if (copy != 0 && copy != 1) return make_error(Errc::invalid_argument, "superblock copy must be 0 or 1");
   std::vector<std::uint8_t> b(kBlockSize);
-  F2FS_TRY(read_at(dev, static_cast<std::uint64_t>(copy) * kBlockSize, b));
+  F2FSCORE_TRY(read_at(dev, static_cast<std::uint64_t>(copy) * kBlockSize, b));
   SuperBlock sb;
   std::memcpy(&sb, b.data() + kSuperOffset, sizeof sb);
   return sb;

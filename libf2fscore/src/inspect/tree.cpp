@@ -190,7 +190,7 @@ Status cat(Volume& vol, std::string_view spec, Format f, const ByteSink& sink) {
     if (!n) return make_error(n.error());
     if (*n == 0) break;
     const std::span<const std::uint8_t> piece(buf.data(), *n);
-    if (f == Format::text) F2FS_TRY(sink(piece));
+    if (f == Format::text) F2FSCORE_TRY(sink(piece));
     else all.insert(all.end(), piece.begin(), piece.end());
     off += *n;
   }
@@ -198,7 +198,7 @@ Status cat(Volume& vol, std::string_view spec, Format f, const ByteSink& sink) {
     Json j{{"path", json_string(std::string(spec))}, {"ino", in->ino}, {"size", in->size},
            {"encoding", "base64"}, {"data", base64(all)}};
     const std::string s = json_text(j);
-    F2FS_TRY(sink(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(s.data()), s.size())));
+    F2FSCORE_TRY(sink(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(s.data()), s.size())));
   }
   return {};
 }

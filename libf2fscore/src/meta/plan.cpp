@@ -55,7 +55,7 @@ Owner owner_of(const InodeInfo& in) {
 
 Result<RebuildPlan> plan_from_volume(Volume& vol) {
   MetaView mv(vol, vol.device());
-  F2FS_TRY(mv.load());
+  F2FSCORE_TRY(mv.load());
   auto nat = mv.all_nat_entries();
   if (!nat) return make_error(nat.error());
   RebuildPlan plan;
@@ -96,11 +96,11 @@ Result<RebuildPlan> plan_from_volume(Volume& vol) {
     if (addr == kNullAddr) continue;
     // A NAT entry is in use when its block is a node that says it is this nid.
     if (!vol.is_valid_main_addr(addr) || used.count(addr)) continue;
-    F2FS_TRY(mv.read(addr, b.data()));
+    F2FSCORE_TRY(mv.read(addr, b.data()));
     const auto* n = reinterpret_cast<const Node*>(b.data());
     if (n->footer.nid.get() != nid || n->footer.ino.get() != e.ino.get()) continue;
     plan.nat.push_back({nid, e.ino.get(), addr, e.version});
-    F2FS_TRY(add_block({addr, nid, 0, e.version, true}));
+    F2FSCORE_TRY(add_block({addr, nid, 0, e.version, true}));
     const std::uint32_t ofs = n->footer.flag.get() >> node_flag::offset_shift;
     if (ofs == 0 && n->footer.ino.get() == nid) {
       ++plan.valid_inode_count;
@@ -109,13 +109,13 @@ Result<RebuildPlan> plan_from_volume(Volume& vol) {
       const Owner o = owners[nid] = owner_of(*in);
       if (!o.has_data) continue;
       const std::uint32_t base = in->extra_isize / 4;
-      for (std::uint32_t i = 0; i < in->addrs_per_inode; ++i) F2FS_TRY(count(n->i.i_addr[base + i].get(), nid, i, e.version, o));
+      for (std::uint32_t i = 0; i < in->addrs_per_inode; ++i) F2FSCORE_TRY(count(n->i.i_addr[base + i].get(), nid, i, e.version, o));
     } else if (is_direct_node(ofs)) {
       const Node dn = *n;  // owner() reads blocks into other buffers, but keep this one stable
       auto o = owner(dn.footer.ino.get());
       if (!o) return make_error(o.error());
       if (!o->has_data) continue;
-      for (std::uint32_t i = 0; i < kDefAddrsPerBlock; ++i) F2FS_TRY(count(dn.dn.addr[i].get(), nid, i, e.version, *o));
+      for (std::uint32_t i = 0; i < kDefAddrsPerBlock; ++i) F2FSCORE_TRY(count(dn.dn.addr[i].get(), nid, i, e.version, *o));
     }
   }
   auto orphans = vol.orphans();

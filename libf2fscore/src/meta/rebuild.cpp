@@ -46,7 +46,7 @@ class Rebuilder {
   Rebuilder(BlockDevice& dev, Volume& vol, const RebuildPlan& plan) : dev_(dev), vol_(vol), plan_(plan), mv_(vol, dev) {}
 
   Result<RebuildStats> run() {
-    F2FS_TRY(mv_.load());
+    F2FSCORE_TRY(mv_.load());
     const SuperBlock& sb = mv_.sb;
     if (sb.feature.get() & feature::ro)
       return make_error(Errc::unsupported, "metadata rebuild of a read-only (ro feature) volume");
@@ -57,20 +57,20 @@ class Rebuilder {
     if (plan_.delta) {
       delta_ = &*plan_.delta;
       incremental_ = true;
-      F2FS_TRY(check_delta());
+      F2FSCORE_TRY(check_delta());
     } else {
-      F2FS_TRY(check_plan());
+      F2FSCORE_TRY(check_plan());
       incremental_ = plan_.changed_nids.has_value() && plan_.changed_segments.has_value();
       nat_src_ = &plan_.nat;
       valid_block_count_ = plan_.blocks.size() + plan_.reserved_blocks;
     }
-    F2FS_TRY(place_cursegs());
+    F2FSCORE_TRY(place_cursegs());
     if (!delta_) assign_types();
-    F2FS_TRY(build_sit());
-    F2FS_TRY(build_nat());
-    F2FS_TRY(build_ssa());
-    F2FS_TRY(build_pack());
-    F2FS_TRY(write_all());
+    F2FSCORE_TRY(build_sit());
+    F2FSCORE_TRY(build_nat());
+    F2FSCORE_TRY(build_ssa());
+    F2FSCORE_TRY(build_pack());
+    F2FSCORE_TRY(write_all());
     return stats_;
   }
 
@@ -327,7 +327,7 @@ class Rebuilder {
   Status sit_block(std::uint32_t b, const std::unordered_map<std::uint32_t, const SitEntry*>& journal) {
     const int copy = mv_.sit_copy(b);
     Block old(kBlockSize);
-    F2FS_TRY(mv_.read(mv_.sit_addr(b, copy), old.data()));
+    F2FSCORE_TRY(mv_.read(mv_.sit_addr(b, copy), old.data()));
     Block nb = old;
     auto* entries = reinterpret_cast<SitEntry*>(nb.data());
     for (std::uint32_t i = 0; i < kSitEntryPerBlock; ++i) {
@@ -375,7 +375,7 @@ class Rebuilder {
       journal[mv_.sit_journal.sit_j.entries[i].segno.get()] = &mv_.sit_journal.sit_j.entries[i].se;
     if (nblk > mv_.sit_blocks) return make_error(Errc::corrupt, "rebuild: the SIT is smaller than the main area");
     if (!incremental_) {
-      for (std::uint32_t b = 0; b < nblk; ++b) F2FS_TRY(sit_block(b, journal));
+      for (std::uint32_t b = 0; b < nblk; ++b) F2FSCORE_TRY(sit_block(b, journal));
       return {};
     }
     std::set<std::uint32_t> ds = changed_segments();
@@ -386,7 +386,7 @@ class Rebuilder {
       // journal's old entries), journal empty (remove_sits_in_journal()).
       std::set<std::uint32_t> blocks;
       for (std::uint32_t seg : ds) blocks.insert(seg / kSitEntryPerBlock);
-      for (std::uint32_t b : blocks) F2FS_TRY(sit_block(b, journal));
+      for (std::uint32_t b : blocks) F2FSCORE_TRY(sit_block(b, journal));
       return {};
     }
     std::map<std::uint32_t, Block> read;  // SIT blocks read for the old entries
@@ -400,7 +400,7 @@ class Rebuilder {
         auto r = read.find(b);
         if (r == read.end()) {
           Block blk(kBlockSize);
-          F2FS_TRY(mv_.read(mv_.sit_addr(b, mv_.sit_copy(b)), blk.data()));
+          F2FSCORE_TRY(mv_.read(mv_.sit_addr(b, mv_.sit_copy(b)), blk.data()));
           r = read.emplace(b, std::move(blk)).first;
         }
         std::memcpy(&cur, r->second.data() + static_cast<std::size_t>(seg % kSitEntryPerBlock) * sizeof(SitEntry), sizeof cur);
@@ -443,7 +443,7 @@ class Rebuilder {
   Status nat_block(std::uint32_t b, const std::unordered_map<nid_t, const NatEntry*>& journal) {
     const int copy = mv_.nat_copy(b);
     Block old(kBlockSize);
-    F2FS_TRY(mv_.read(mv_.nat_addr(b, copy), old.data()));
+    F2FSCORE_TRY(mv_.read(mv_.nat_addr(b, copy), old.data()));
     Block nb = old;
     auto* entries = reinterpret_cast<NatEntry*>(nb.data());
     for (std::uint32_t i = 0; i < kNatEntryPerBlock; ++i) {
@@ -474,7 +474,7 @@ class Rebuilder {
     // every nid in use (node_ino and meta_ino always are).
     const std::uint32_t bytes = mv_.nat_blocks / 8;
     if (delta_) {
-      F2FS_TRY(delta_nat_bits(bytes));
+      F2FSCORE_TRY(delta_nat_bits(bytes));
       return build_nat_changes(journal);
     }
     full_bits_.assign(bytes, 0);
@@ -493,7 +493,7 @@ class Rebuilder {
       else if (used[b] == kNatEntryPerBlock) set_bit_le(full_bits_.data(), b);
     }
     if (!incremental_) {
-      for (std::uint32_t b = 0; b < mv_.nat_blocks; ++b) F2FS_TRY(nat_block(b, journal));
+      for (std::uint32_t b = 0; b < mv_.nat_blocks; ++b) F2FSCORE_TRY(nat_block(b, journal));
       return {};
     }
     return build_nat_changes(journal);
@@ -508,7 +508,7 @@ class Rebuilder {
     if (!vol_.nat_bits_valid()) return {};
     const NatBitsSize nbs = nat_bits_size(mv_.sb.segment_count_nat.get());
     Block bits(static_cast<std::size_t>(nbs.blocks) * kBlockSize);
-    F2FS_TRY(mv_.read(mv_.cp_start + kBlocksPerSeg - nbs.blocks, bits.data(), nbs.blocks));
+    F2FSCORE_TRY(mv_.read(mv_.cp_start + kBlocksPerSeg - nbs.blocks, bits.data(), nbs.blocks));
     if (load_le64(bits.data(), 0) != nat_bits_header(mv_.cp_blocks.data()) || bytes > nbs.bitmap_bytes) return {};
     full_bits_.assign(bits.begin() + 8, bits.begin() + 8 + bytes);
     empty_bits_.assign(bits.begin() + 8 + nbs.bitmap_bytes, bits.begin() + 8 + nbs.bitmap_bytes + bytes);
@@ -540,7 +540,7 @@ class Rebuilder {
     if (d.size() > kNatJournalEntries || new_umount_) {
       std::set<std::uint32_t> blocks;
       for (nid_t n : d) blocks.insert(Geometry::nat_block_of(n));
-      for (std::uint32_t b : blocks) F2FS_TRY(nat_block(b, journal));
+      for (std::uint32_t b : blocks) F2FSCORE_TRY(nat_block(b, journal));
       return {};
     }
     std::map<std::uint32_t, Block> read;  // NAT blocks read for entries the journal lacks
@@ -554,7 +554,7 @@ class Rebuilder {
         auto r = read.find(b);
         if (r == read.end()) {
           Block blk(kBlockSize);
-          F2FS_TRY(mv_.read(mv_.nat_addr(b, mv_.nat_copy(b)), blk.data()));
+          F2FSCORE_TRY(mv_.read(mv_.nat_addr(b, mv_.nat_copy(b)), blk.data()));
           r = read.emplace(b, std::move(blk)).first;
         }
         std::memcpy(&cur, r->second.data() + static_cast<std::size_t>(n % kNatEntryPerBlock) * sizeof(NatEntry), sizeof cur);
@@ -609,7 +609,7 @@ class Rebuilder {
           *sum = *u.summary;
           sum->footer.entry_type = is_node_type(u.type) ? kSumTypeNode : kSumTypeData;
         }
-        writes_meta_.push_back({ssa + u.segno, std::move(nb)});
+        writes_meta_.push_back({mv_.geo.ssa_addr(u.segno), std::move(nb)});
         ++stats_.ssa_blocks_written;
       }
       return {};
@@ -632,7 +632,7 @@ class Rebuilder {
         sum->footer.entry_type = has_node_[s] ? kSumTypeNode : kSumTypeData;
         fill_summary(s, *sum);
       }
-      if (!incremental_) F2FS_TRY(mv_.read(mv_.geo.ssa_addr(s), old.data()));
+      if (!incremental_) F2FSCORE_TRY(mv_.read(mv_.geo.ssa_addr(s), old.data()));
       if (incremental_ || nb != old) {
         writes_meta_.push_back({mv_.geo.ssa_addr(s), std::move(nb)});
         ++stats_.ssa_blocks_written;
@@ -737,14 +737,14 @@ class Rebuilder {
     //    use, SSA blocks in place; 2. flush; 3. the new pack but its closing
     //    block, nat_bits; 4. flush; 5. the closing block; 6. flush
     //    (f2fs_write_checkpoint() / do_checkpoint() / commit_checkpoint()).
-    for (const auto& w : writes_meta_) F2FS_TRY(put(w));
-    F2FS_TRY(flush(dev_));
-    for (const auto& w : writes_pack_) F2FS_TRY(put(w));
-    F2FS_TRY(flush(dev_));
-    F2FS_TRY(put(tail_));
+    for (const auto& w : writes_meta_) F2FSCORE_TRY(put(w));
+    F2FSCORE_TRY(flush(dev_));
+    for (const auto& w : writes_pack_) F2FSCORE_TRY(put(w));
+    F2FSCORE_TRY(flush(dev_));
+    F2FSCORE_TRY(put(tail_));
     stats_.cp_blocks_written = static_cast<std::uint32_t>(writes_pack_.size() + 1);
-    F2FS_TRY(flush(dev_));
-    if (plan_.restore_superblocks) F2FS_TRY(restore_superblocks());
+    F2FSCORE_TRY(flush(dev_));
+    if (plan_.restore_superblocks) F2FSCORE_TRY(restore_superblocks());
     return {};
   }
 
@@ -753,19 +753,19 @@ class Rebuilder {
   Status restore_superblocks() {
     const int copy = vol_.open_report().superblock_copy;
     Block src(kBlockSize);
-    F2FS_TRY(mv_.read(static_cast<std::uint64_t>(copy), src.data()));
+    F2FSCORE_TRY(mv_.read(static_cast<std::uint64_t>(copy), src.data()));
     SuperBlock sb = vol_.superblock();
     if (sb.feature.get() & feature::sb_checksum) sb.crc.set(superblock_checksum(sb));
     std::memcpy(src.data() + kSuperOffset, &sb, sizeof sb);
     bool wrote = false;
     for (std::uint64_t slot = 0; slot < 2; ++slot) {
       Block cur(kBlockSize);
-      F2FS_TRY(mv_.read(slot, cur.data()));
+      F2FSCORE_TRY(mv_.read(slot, cur.data()));
       if (cur == src) continue;
-      F2FS_TRY(put({slot, src}));
+      F2FSCORE_TRY(put({slot, src}));
       wrote = true;
     }
-    if (wrote) F2FS_TRY(flush(dev_));
+    if (wrote) F2FSCORE_TRY(flush(dev_));
     return {};
   }
 

@@ -31,7 +31,7 @@ Status MetaView::read(std::uint64_t blkaddr, void* out, std::uint32_t n) {
 
 Status MetaView::load() {
   CursegSummaries sums;
-  F2FS_TRY(load_curseg_summaries(dev, geo, cp, cp_start, SummaryScope::journals, sums));
+  F2FSCORE_TRY(load_curseg_summaries(dev, geo, cp, cp_start, SummaryScope::journals, sums));
   nat_journal = sums.nat_journal;
   sit_journal = sums.sit_journal;
   // A count past the journal's capacity (38 NAT, 6 SIT entries in the
@@ -46,7 +46,7 @@ Result<std::vector<NatEntry>> MetaView::all_nat_entries() {
   std::vector<NatEntry> out(static_cast<std::size_t>(nat_blocks) * kNatEntryPerBlock);
   std::vector<std::uint8_t> b(kBlockSize);
   for (std::uint32_t i = 0; i < nat_blocks; ++i) {
-    F2FS_TRY(read(nat_addr(i, nat_copy(i)), b.data()));
+    F2FSCORE_TRY(read(nat_addr(i, nat_copy(i)), b.data()));
     std::memcpy(&out[static_cast<std::size_t>(i) * kNatEntryPerBlock], b.data(), sizeof(NatBlock));
   }
   for (std::uint32_t i = 0; i < nat_journal.n_entries.get() && i < kNatJournalEntries; ++i) {

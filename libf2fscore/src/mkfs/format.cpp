@@ -35,13 +35,13 @@ class VolumeWriter {
 
   Status write_block(std::uint64_t blkaddr, const Block& b) {
     auto [dev, off] = locate(blkaddr);
-    F2FS_TRY(write_at(*dev, off, std::span<const std::uint8_t>(b.data(), b.size())));
+    F2FSCORE_TRY(write_at(*dev, off, std::span<const std::uint8_t>(b.data(), b.size())));
     report_.bytes_written += b.size();
     return {};
   }
   Status zero_blocks(std::uint64_t blkaddr, std::uint64_t count) {
     auto [dev, off] = locate(blkaddr);
-    F2FS_TRY(write_zeroes(*dev, off, count * kBlockSize));
+    F2FSCORE_TRY(write_zeroes(*dev, off, count * kBlockSize));
     report_.bytes_zeroed += count * kBlockSize;
     return {};
   }
@@ -141,7 +141,7 @@ struct Writer {
     store_le64(d, 24, 1 + lpf);           // dqb_curinodes: root (and lost+found)
     store_le64(d, 48, (1 + lpf) * kBlockSize);  // dqb_curspace, bytes
     Block b0(f.begin(), f.begin() + kBlockSize), b1(f.begin() + kBlockSize, f.end());
-    F2FS_TRY(out.write_block(blkaddr, b0));
+    F2FSCORE_TRY(out.write_block(blkaddr, b0));
     return out.write_block(blkaddr + 1, b1);
   }
 
@@ -156,7 +156,7 @@ struct Writer {
     n.i.i_flags.set(iflag::immutable);
     const std::uint64_t data = seg_start(CursegType::hot_data) + 1 + index * 2;
     const std::uint32_t id = qtype == 0 ? root_uid : qtype == 1 ? root_gid : 0;
-    F2FS_TRY(write_quota_data(qtype, data, id));
+    F2FSCORE_TRY(write_quota_data(qtype, data, id));
     for (std::uint32_t i = 0; i < 2; ++i)
       n.i.i_addr[extra_slots() + i].set(static_cast<std::uint32_t>(data + i));
     return write_inode(seg_start(CursegType::hot_node) + index + 1, b);
@@ -168,7 +168,7 @@ struct Writer {
     DentryBlock& db = *view<DentryBlock>(d);
     add_dentry(db, 0, ".", p.lpf_ino);
     add_dentry(db, 1, "..", kRootIno);
-    F2FS_TRY(out.write_block(dblk, d));
+    F2FSCORE_TRY(out.write_block(dblk, d));
 
     Block b = new_block();
     Node& n = *view<Node>(b);
@@ -297,12 +297,12 @@ struct Writer {
     // Pack 1. The payload blocks hold only zeroes (the SIT version bitmap
     // starts clear): zeroed, not written.
     const std::uint64_t start = geo.cp_pack_start(0);
-    F2FS_TRY(out.write_block(start, to_block(pack->block(0))));
-    if (payload) F2FS_TRY(out.zero_blocks(start + 1, payload));
-    for (std::uint32_t i = 1 + payload; i < pack->block_count(); ++i) F2FS_TRY(out.write_block(start + i, to_block(pack->block(i))));
+    F2FSCORE_TRY(out.write_block(start, to_block(pack->block(0))));
+    if (payload) F2FSCORE_TRY(out.zero_blocks(start + 1, payload));
+    for (std::uint32_t i = 1 + payload; i < pack->block_count(); ++i) F2FSCORE_TRY(out.write_block(start + i, to_block(pack->block(i))));
     if (p.nat_bits_blocks)
       for (std::uint32_t i = 0; i < p.nat_bits_blocks; ++i)
-        F2FS_TRY(out.write_block(start + pack->nat_bits_start + i,
+        F2FSCORE_TRY(out.write_block(start + pack->nat_bits_start + i,
                                  to_block(std::span<const std::uint8_t>(pack->nat_bits).subspan(
                                      static_cast<std::size_t>(i) * kBlockSize, kBlockSize))));
 
@@ -314,8 +314,8 @@ struct Writer {
     auto pack2 = encode_cp_pack(geo, c);
     if (!pack2) return make_error(pack2.error());
     const std::uint64_t start2 = geo.cp_pack_start(1);
-    F2FS_TRY(out.write_block(start2, to_block(pack2->block(0))));
-    if (payload) F2FS_TRY(out.zero_blocks(start2 + 1, payload));
+    F2FSCORE_TRY(out.write_block(start2, to_block(pack2->block(0))));
+    if (payload) F2FSCORE_TRY(out.zero_blocks(start2 + 1, payload));
     return out.write_block(start2 + pack2->block_count() - 1, to_block(pack2->block(pack2->block_count() - 1)));
   }
 };
@@ -343,35 +343,35 @@ Result<MkfsReport> format_volume(std::span<const MkfsTarget> targets, const Mkfs
   }
   // 2. Invalidate any old superblock first, so a failure below cannot leave
   //    an old superblock pointing at half-new metadata.
-  F2FS_TRY(out.zero_blocks(0, 2));
+  F2FSCORE_TRY(out.zero_blocks(0, 2));
   // 3. SIT and NAT start as zeroes. Only the first copy of each is read
   //    (the checkpoint's version bitmaps start clear) and the kernel writes
   //    a whole block when it moves one to the other copy, so, as mkfs.f2fs,
   //    zero the first SIT half and the even NAT segments. write_zeroes
   //    guarantees zeroes; a bare discard would not.
   const Geometry geo(sb);
-  F2FS_TRY(out.zero_blocks(geo.sit_addr(0, 0), geo.sit_blocks()));
-  for (std::uint32_t b = 0; b < geo.nat_blocks(); b += kBlocksPerSeg) F2FS_TRY(out.zero_blocks(geo.nat_addr(b, 0), kBlocksPerSeg));
+  F2FSCORE_TRY(out.zero_blocks(geo.sit_addr(0, 0), geo.sit_blocks()));
+  for (std::uint32_t b = 0; b < geo.nat_blocks(); b += kBlocksPerSeg) F2FSCORE_TRY(out.zero_blocks(geo.nat_addr(b, 0), kBlocksPerSeg));
   // 4. Main area: inodes and dentries; clear the first warm node block so
   //    that roll-forward recovery finds no stale fsynced node chain there.
   Writer w{p, out};
   w.root_uid = opts.root_uid;
   w.root_gid = opts.root_gid;
-  F2FS_TRY(w.write_root_inode());
-  for (std::uint32_t q = 0; q < p.quota_inodes; ++q) F2FS_TRY(w.write_quota_inode(q, q));
-  if (p.lpf_ino) F2FS_TRY(w.write_lpf());
-  F2FS_TRY(out.zero_blocks(w.seg_start(CursegType::warm_node), 1));
-  F2FS_TRY(w.write_nat());
-  F2FS_TRY(w.write_root_dentries());
+  F2FSCORE_TRY(w.write_root_inode());
+  for (std::uint32_t q = 0; q < p.quota_inodes; ++q) F2FSCORE_TRY(w.write_quota_inode(q, q));
+  if (p.lpf_ino) F2FSCORE_TRY(w.write_lpf());
+  F2FSCORE_TRY(out.zero_blocks(w.seg_start(CursegType::warm_node), 1));
+  F2FSCORE_TRY(w.write_nat());
+  F2FSCORE_TRY(w.write_root_dentries());
   // 5. Checkpoint packs, made durable before the superblocks point at them.
-  F2FS_TRY(w.write_cp_packs());
-  for (const auto& t : targets) F2FS_TRY(flush(*t.device));
+  F2FSCORE_TRY(w.write_cp_packs());
+  for (const auto& t : targets) F2FSCORE_TRY(flush(*t.device));
   // 6. Both superblock copies, then flush.
   Block sbb = new_block();
   std::memcpy(sbb.data() + kSuperOffset, &sb, sizeof(SuperBlock));
-  F2FS_TRY(out.write_block(0, sbb));
-  F2FS_TRY(out.write_block(1, sbb));
-  for (const auto& t : targets) F2FS_TRY(flush(*t.device));
+  F2FSCORE_TRY(out.write_block(0, sbb));
+  F2FSCORE_TRY(out.write_block(1, sbb));
+  for (const auto& t : targets) F2FSCORE_TRY(flush(*t.device));
   return report;
 }
 

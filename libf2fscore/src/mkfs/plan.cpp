@@ -61,11 +61,11 @@ Status fill_extensions(SuperBlock& sb, const MkfsOptions& o) {
     std::memcpy(sb.extension_list[pos++], e.data(), e.size());
     return {};
   };
-  for (const char* e : kColdExtensions) F2FS_TRY(add(e));
-  for (const auto& e : o.cold_extensions) F2FS_TRY(add(e));
+  for (const char* e : kColdExtensions) F2FSCORE_TRY(add(e));
+  for (const auto& e : o.cold_extensions) F2FSCORE_TRY(add(e));
   const std::uint32_t cold = pos;
-  for (const char* e : kHotExtensions) F2FS_TRY(add(e));
-  for (const auto& e : o.hot_extensions) F2FS_TRY(add(e));
+  for (const char* e : kHotExtensions) F2FSCORE_TRY(add(e));
+  for (const auto& e : o.hot_extensions) F2FSCORE_TRY(add(e));
   sb.extension_count.set(cold);
   sb.hot_ext_count = static_cast<std::uint8_t>(pos - cold);
   return {};
@@ -300,7 +300,7 @@ Result<MkfsPlan> plan_mkfs(std::span<const MkfsTarget> targets, const MkfsOption
     sb.uuid[8] = static_cast<std::uint8_t>((sb.uuid[8] & 0x3F) | 0x80);  // RFC 4122 variant
   }
   if (feat & feature::inode_checksum) p.chksum_seed = inode_checksum_seed(sb.uuid);
-  F2FS_TRY(set_volume_label(sb, o.label));
+  F2FSCORE_TRY(set_volume_label(sb, o.label));
   sb.node_ino.set(kNodeIno);
   sb.meta_ino.set(kMetaIno);
   sb.root_ino.set(kRootIno);
@@ -342,7 +342,7 @@ Result<MkfsPlan> plan_mkfs(std::span<const MkfsTarget> targets, const MkfsOption
     for (int i = 1; i < 6; ++i) cs[i] = cs[i - 1] + segs_per_zone;
   }
 
-  F2FS_TRY(fill_extensions(sb, o));
+  F2FSCORE_TRY(fill_extensions(sb, o));
   const std::size_t vlen = std::min<std::size_t>(o.version.size(), kVersionLen - 1);
   std::memcpy(sb.version, o.version.data(), vlen);
   std::memcpy(sb.init_version, o.version.data(), vlen);

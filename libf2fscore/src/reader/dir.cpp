@@ -64,7 +64,7 @@ Result<std::vector<DirEntryInfo>> Volume::read_dir(const InodeInfo& dir) {
   if (dir.has_inline_dentry()) {
     const auto lay = inline_dentry_layout(dir.max_inline_bytes());
     const auto* base = reinterpret_cast<const std::uint8_t*>(&dir.raw) + dir.inline_offset();
-    F2FS_TRY(parse_dentries(base, reinterpret_cast<const DirEntry*>(base + lay.dentry_offset()), base + lay.filename_offset(),
+    F2FSCORE_TRY(parse_dentries(base, reinterpret_cast<const DirEntry*>(base + lay.dentry_offset()), base + lay.filename_offset(),
                             lay.nr_slots, max_nid(), fmt("directory %llu (inline)", dir.ino) + at_block(dir.node_blkaddr),
                             out, static_cast<std::uint64_t>(dir.node_blkaddr) * kBlockSize));
     // "." and ".." are stored entries of the inline area too
@@ -93,9 +93,9 @@ Result<std::vector<DirEntryInfo>> Volume::read_dir(const InodeInfo& dir) {
                         fmt("directory %llu: blocks %llu and %llu both map to block ", dir.ino, it->second, i) +
                             std::to_string(*a),
                         static_cast<std::uint64_t>(*a) * kBlockSize);
-    F2FS_TRY(read_block(*a, b));
+    F2FSCORE_TRY(read_block(*a, b));
     const auto* d = reinterpret_cast<const DentryBlock*>(b.data());
-    F2FS_TRY(parse_dentries(d->dentry_bitmap, d->dentry, &d->filename[0][0], kNrDentryInBlock, max_nid(),
+    F2FSCORE_TRY(parse_dentries(d->dentry_bitmap, d->dentry, &d->filename[0][0], kNrDentryInBlock, max_nid(),
                             fmt("directory %llu block %llu", dir.ino, i) + at_block(*a), out,
                             static_cast<std::uint64_t>(*a) * kBlockSize));
   }
@@ -163,7 +163,7 @@ Result<DirEntryInfo> Volume::lookup(const InodeInfo& dir, std::string_view name)
                         fmt("directory %llu: blocks %llu and %llu both map to block ", dir.ino, it->second, bi) +
                             std::to_string(*a),
                         static_cast<std::uint64_t>(*a) * kBlockSize);
-    F2FS_TRY(read_block(*a, b));
+    F2FSCORE_TRY(read_block(*a, b));
     const auto* d = reinterpret_cast<const DentryBlock*>(b.data());
     return parse_dentries(d->dentry_bitmap, d->dentry, &d->filename[0][0], kNrDentryInBlock, max_nid(),
                           fmt("directory %llu block %llu", dir.ino, bi) + at_block(*a), entries,
@@ -177,7 +177,7 @@ Result<DirEntryInfo> Volume::lookup(const InodeInfo& dir, std::string_view name)
       const auto lay = inline_dentry_layout(dir.max_inline_bytes());
       const auto* base = reinterpret_cast<const std::uint8_t*>(&dir.raw) + dir.inline_offset();
       entries.clear();
-      F2FS_TRY(parse_dentries(base, reinterpret_cast<const DirEntry*>(base + lay.dentry_offset()),
+      F2FSCORE_TRY(parse_dentries(base, reinterpret_cast<const DirEntry*>(base + lay.dentry_offset()),
                               base + lay.filename_offset(), lay.nr_slots, max_nid(),
                               fmt("directory %llu (inline)", dir.ino) + at_block(dir.node_blkaddr), entries,
                               static_cast<std::uint64_t>(dir.node_blkaddr) * kBlockSize));
@@ -190,7 +190,7 @@ Result<DirEntryInfo> Volume::lookup(const InodeInfo& dir, std::string_view name)
       const std::uint64_t first = dir_block_index(level, dir_level, hashed ? hash % nbucket : 0);
       const std::uint64_t count = static_cast<std::uint64_t>(bucket_blocks(level)) * (hashed ? 1 : nbucket);
       for (std::uint64_t bi = first, next = first; bi < first + count && bi < nblocks; bi = next) {
-        F2FS_TRY(block_entries(bi, &next));
+        F2FSCORE_TRY(block_entries(bi, &next));
         for (auto& e : entries)
           if (matches(e, hashed)) return std::optional<DirEntryInfo>(e);
       }

@@ -180,7 +180,7 @@ Result<std::size_t> Volume::read(const InodeInfo& in, std::uint64_t offset, std:
                                 fmt("inode %llu: compressed block address 0x%llx out of range", in.ino, *a) +
                                     at_block(m.holder()),
                                 m.holder() * kBlockSize);
-            F2FS_TRY(read_block(*a, blk));
+            F2FSCORE_TRY(read_block(*a, blk));
             cdata.insert(cdata.end(), blk.begin(), blk.end());
           }
           cluster.assign(static_cast<std::size_t>(in.cluster_blocks) * kBlockSize, 0);
@@ -206,7 +206,7 @@ Result<std::size_t> Volume::read(const InodeInfo& in, std::uint64_t offset, std:
                             fmt("inode %llu: file block %llu maps to 0x%llx, outside the main area", in.ino, index, *a) +
                                 at_block(m.holder()),
                             m.holder() * kBlockSize);
-        F2FS_TRY(read_block(*a, blk));
+        F2FSCORE_TRY(read_block(*a, blk));
       }
       src = blk.data();
     }

@@ -42,7 +42,7 @@ Result<Node> Volume::read_node(nid_t nid, block_t* blkaddr) {
                       fmt("nid %llu: NAT block_addr 0x%llx is outside the main area", nid, addr) + at_block(nat_blk),
                       nat_blk * kBlockSize);
   Node n;
-  F2FS_TRY(impl_->read(addr, &n));
+  F2FSCORE_TRY(impl_->read(addr, &n));
   if (n.footer.nid.get() != nid)
     return make_error(Errc::corrupt,
                       fmt("nid %llu: node block %llu has footer nid %llu", nid, addr, n.footer.nid.get()),

@@ -228,7 +228,7 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
   v.report.checkpoint_pack = pick;
   v.report.checkpoint_ver = packs[pick].version;
   v.report.clean_unmount = v.cp.ckpt_flags.get() & cp_flag::umount;
-  F2FS_TRY(sanity_check_checkpoint(sb, v.cp, v.cp_start, !opts.lenient_checkpoint));
+  F2FSCORE_TRY(sanity_check_checkpoint(sb, v.cp, v.cp_start, !opts.lenient_checkpoint));
   if (opts.lenient_checkpoint &&
       v.cp.next_free_nid.get() >= geo.max_nid()) {
     v.report.next_free_nid_clamped = true;
@@ -241,7 +241,7 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
   v.cp_blocks.assign(static_cast<std::size_t>(1 + sb.cp_payload.get()) * kBlockSize, 0);
   std::memcpy(v.cp_blocks.data(), packs[pick].head.data(), kBlockSize);
   std::memcpy(v.cp_blocks.data(), &v.cp, sizeof(Checkpoint));
-  if (sb.cp_payload.get() > 0) F2FS_TRY(v.read(v.cp_start + 1, v.cp_blocks.data() + kBlockSize, sb.cp_payload.get()));
+  if (sb.cp_payload.get() > 0) F2FSCORE_TRY(v.read(v.cp_start + 1, v.cp_blocks.data() + kBlockSize, sb.cp_payload.get()));
   if ((v.cp.ckpt_flags.get() & cp_flag::large_nat_bitmap) &&
       4 + static_cast<std::uint64_t>(v.cp.nat_ver_bitmap_bytesize.get()) + v.cp.sit_ver_bitmap_bytesize.get() >
           kCpChecksumOffset - kCpBitmapOffset + static_cast<std::uint64_t>(sb.cp_payload.get()) * kBlockSize)
@@ -252,7 +252,7 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
 
   // Summaries of the active logs and the two journals.
   const std::uint32_t flags = v.cp.ckpt_flags.get();
-  F2FS_TRY(load_curseg_summaries(dev, geo, v.cp, v.cp_start, SummaryScope::all, v.sums));
+  F2FSCORE_TRY(load_curseg_summaries(dev, geo, v.cp, v.cp_start, SummaryScope::all, v.sums));
   // A journal count past its capacity (38 NAT, 6 SIT entries): clamped
   // with a warning when opened leniently, else refused.
   struct JournalCheck {
@@ -334,7 +334,7 @@ Result<NatEntry> Volume::Impl::nat_lookup(nid_t nid, std::uint64_t* from_blk) {
   if (from_blk) *from_blk = addr;
   NatBlock nb;
   std::vector<std::uint8_t> b(kBlockSize);
-  F2FS_TRY(read(addr, b.data()));
+  F2FSCORE_TRY(read(addr, b.data()));
   std::memcpy(&nb, b.data(), sizeof nb);
   return nb.entries[nid % kNatEntryPerBlock];
 }
@@ -353,7 +353,7 @@ Result<SegmentInfo> Volume::segment(std::uint32_t segno) {
   if (!from_journal) {
     addr = v.geo.current_sit_addr(Geometry::sit_block_of(segno), v.bitmaps);
     std::vector<std::uint8_t> b(kBlockSize);
-    F2FS_TRY(v.read(addr, b.data()));
+    F2FSCORE_TRY(v.read(addr, b.data()));
     std::memcpy(&e, b.data() + (segno % kSitEntryPerBlock) * sizeof(SitEntry), sizeof e);
   }
   SegmentInfo s;
@@ -375,7 +375,7 @@ Result<SummaryBlock> Volume::summary(std::uint32_t segno) {
     if (cur == segno && v.sums.loaded[t]) return v.sums.sum[t];
   }
   SummaryBlock s;
-  F2FS_TRY(v.read(v.geo.ssa_addr(segno), &s));
+  F2FSCORE_TRY(v.read(v.geo.ssa_addr(segno), &s));
   return s;
 }
 
@@ -387,7 +387,7 @@ Result<std::vector<nid_t>> Volume::orphans() {
   const std::uint64_t end = v.cp_start + v.cp.cp_pack_start_sum.get();
   for (std::uint64_t blk = first; blk < end; ++blk) {
     OrphanBlock ob;
-    F2FS_TRY(v.read(blk, &ob));
+    F2FSCORE_TRY(v.read(blk, &ob));
     const std::uint32_t n = ob.entry_count.get();
     if (n > kOrphansPerBlock)
       return make_error(Errc::corrupt, fmt("orphan block: entry_count %llu > 1020", n) + at_block(blk), blk * kBlockSize);

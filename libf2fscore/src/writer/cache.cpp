@@ -159,7 +159,7 @@ Status BatchWriter::add_run(block_t addr, const std::uint8_t* data, std::uint32_
   State& s = *s_;
   const std::size_t align = std::max<std::uint32_t>(1, s.dev.info().buffer_alignment);
   if (reinterpret_cast<std::uintptr_t>(data) % align != 0) {
-    for (std::uint32_t k = 0; k < n; ++k) F2FS_TRY(add(addr + k, data + static_cast<std::size_t>(k) * kBlockSize, tag));
+    for (std::uint32_t k = 0; k < n; ++k) F2FSCORE_TRY(add(addr + k, data + static_cast<std::size_t>(k) * kBlockSize, tag));
     return {};
   }
   s.submit_open();
@@ -416,7 +416,7 @@ static Status room_for_dirty(Writer::Impl& w, wr::PageCache& c, std::uint8_t typ
     if (pass == 0 && c.ndirty > 0) {
       wr::WriteContext ctx;
       ctx.origin = wr::WriteContext::Origin::writeback;
-      F2FS_TRY(w.writeback(0, ctx));
+      F2FSCORE_TRY(w.writeback(0, ctx));
       c.budget_valid = false;
     } else {
       break;
@@ -434,8 +434,8 @@ Status Writer::Impl::cache_write(nid_t ino, std::uint64_t index, const std::uint
   }
   wr::Page* p = c.find(ino, index);
   if (!p || !p->dirty) {
-    F2FS_TRY(room_for_dirty(*this, c, type));
-    F2FS_TRY(reserve_block(*this, ino, index));
+    F2FSCORE_TRY(room_for_dirty(*this, c, type));
+    F2FSCORE_TRY(reserve_block(*this, ino, index));
   }
   if (!p) {
     // Room first: over the bound, write back when most pages are dirty,
@@ -444,7 +444,7 @@ Status Writer::Impl::cache_write(nid_t ino, std::uint64_t index, const std::uint
       if (c.ndirty * 2 > c.limit) {
         wr::WriteContext ctx;
         ctx.origin = wr::WriteContext::Origin::writeback;
-        F2FS_TRY(writeback(0, ctx));
+        F2FSCORE_TRY(writeback(0, ctx));
       }
       c.evict(c.limit - std::max<std::uint64_t>(1, c.limit / 8));
     }
@@ -620,8 +620,8 @@ Status Writer::Impl::reload_committed() {
     log_usable[t] = usable;
   }
   sm.committed(logs);
-  F2FS_TRY(nm.load(*vol, dev, sb.root_ino.get() + 1));
-  F2FS_TRY(load_curseg_summaries());
+  F2FSCORE_TRY(nm.load(*vol, dev, sb.root_ino.get() + 1));
+  F2FSCORE_TRY(load_curseg_summaries());
   gc_load();  // free sections and mtimes (writer/gc.cpp)
   return {};
 }

@@ -130,7 +130,7 @@ Result<nid_t> Writer::Impl::find_entry(nid_t dir, std::string_view name) {
       auto a = map(dir, blk, false);
       if (!a) return make_error(a.error());
       if (*a == kNullAddr) continue;  // NEW_ADDR: a dentry page not yet written back
-      F2FS_TRY(read_file_block(dir, blk, b.data()));
+      F2FSCORE_TRY(read_file_block(dir, blk, b.data()));
       DView v = DView::block(b.data());
       const std::uint32_t pos = v.find(name, hash);
       if (pos < v.nr) return v.d[pos].ino.get();
@@ -157,7 +157,7 @@ Result<std::vector<std::pair<std::string, nid_t>>> Writer::Impl::entries(nid_t d
     auto a = map(dir, blk, false);
     if (!a) return make_error(a.error());
     if (*a == kNullAddr) continue;
-    F2FS_TRY(read_file_block(dir, blk, b.data()));
+    F2FSCORE_TRY(read_file_block(dir, blk, b.data()));
     DView::block(b.data()).each(add);
   }
   return out;
@@ -201,7 +201,7 @@ Status Writer::Impl::add_entry(nid_t dir, std::string_view name, nid_t ino, File
     if (dn.i.i_size.get() < kBlockSize) dn.i.i_size.set(kBlockSize);
     if (dn.i.i_current_depth.get() == 0) dn.i.i_current_depth.set(1);
     mark_dirty(dir);
-    F2FS_TRY(cache_write(dir, 0, b.data(), wr::kHotData));
+    F2FSCORE_TRY(cache_write(dir, 0, b.data(), wr::kHotData));
   }
   std::vector<std::uint8_t> b(kBlockSize);
   for (std::uint32_t level = 0; level < 64; ++level) {
@@ -213,12 +213,12 @@ Status Writer::Impl::add_entry(nid_t dir, std::string_view name, nid_t ino, File
     const std::uint32_t nb = dir_buckets(level, dl);
     const std::uint64_t bidx = dir_block_index(level, dl, hash % nb);
     for (std::uint64_t blk = bidx; blk < bidx + bucket_blocks(level); ++blk) {
-      F2FS_TRY(read_file_block(dir, blk, b.data()));
+      F2FSCORE_TRY(read_file_block(dir, blk, b.data()));
       DView v = DView::block(b.data());
       const std::uint32_t pos = v.room(need);
       if (pos >= v.nr) continue;
       v.put(pos, name, hash, ino, type);
-      F2FS_TRY(cache_write(dir, blk, b.data(), wr::kHotData));
+      F2FSCORE_TRY(cache_write(dir, blk, b.data(), wr::kHotData));
       auto dp3 = node(dir);
       if (!dp3) return make_error(dp3.error());
       Node& d3 = **dp3;
@@ -260,13 +260,13 @@ Status Writer::Impl::remove_entry(nid_t dir, std::string_view name) {
       auto a = map(dir, blk, false);
       if (!a) return make_error(a.error());
       if (*a == kNullAddr) continue;
-      F2FS_TRY(read_file_block(dir, blk, b.data()));
+      F2FSCORE_TRY(read_file_block(dir, blk, b.data()));
       DView v = DView::block(b.data());
       const std::uint32_t pos = v.find(name, hash);
       if (pos >= v.nr) continue;
       clear(v, pos);
-      if (v.empty()) F2FS_TRY(free_file_block(dir, blk));
-      else F2FS_TRY(cache_write(dir, blk, b.data(), wr::kHotData));
+      if (v.empty()) F2FSCORE_TRY(free_file_block(dir, blk));
+      else F2FSCORE_TRY(cache_write(dir, blk, b.data(), wr::kHotData));
       auto dp2 = node(dir);
       if (!dp2) return make_error(dp2.error());
       touch(**dp2);
@@ -314,8 +314,8 @@ Result<nid_t> Writer::Impl::resolve(std::string_view path, nid_t* parent, std::s
 // ---- Public path operations ---------------------------------------------------
 
 static Result<nid_t> create_common(Writer::Impl& w, std::string_view path, std::uint16_t mode) {
-  F2FS_WRITER_LOCK(&w);
-  F2FS_TRY(w.usable(true));
+  F2FSCORE_WRITER_LOCK(&w);
+  F2FSCORE_TRY(w.usable(true));
   nid_t parent = 0;
   std::string leaf;
   auto r = w.resolve(path, &parent, &leaf);
@@ -323,7 +323,7 @@ static Result<nid_t> create_common(Writer::Impl& w, std::string_view path, std::
   if (r.error().code != Errc::not_found || parent == 0 || leaf.empty()) return make_error(r.error());
   // resolve() leaves `parent` at the last directory walked: it must be the
   // leaf's parent (a missing middle component is not_found above).
-  F2FS_TRY(check_name(leaf));
+  F2FSCORE_TRY(check_name(leaf));
   auto pn = w.node(parent);
   if (!pn) return make_error(pn.error());
   if (!is_dir_node(**pn)) return make_error(Errc::invalid_argument, "writer: the parent of \"" + std::string(path) + "\" is not a directory");
@@ -339,9 +339,9 @@ static Result<nid_t> create_common(Writer::Impl& w, std::string_view path, std::
     if (!in) return make_error(in.error());
     (*in)->i.i_current_depth.set(1);
     (*in)->i.i_size.set(kBlockSize);
-    F2FS_TRY(w.write_file_block(*ino, 0, b.data(), wr::kHotData));
+    F2FSCORE_TRY(w.write_file_block(*ino, 0, b.data(), wr::kHotData));
   }
-  F2FS_TRY(w.add_entry(parent, leaf, *ino, dir ? FileType::dir : FileType::reg_file));
+  F2FSCORE_TRY(w.add_entry(parent, leaf, *ino, dir ? FileType::dir : FileType::reg_file));
   if (dir) {
     auto p2 = w.node(parent);
     if (!p2) return make_error(p2.error());
@@ -360,14 +360,14 @@ Result<nid_t> Writer::mkdir(std::string_view path, std::uint16_t perm) {
 }
 
 Result<nid_t> Writer::lookup(std::string_view path) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(false));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(false));
   return impl_->resolve(path);
 }
 
 Result<std::vector<std::string>> Writer::list(nid_t dir) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(false));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(false));
   auto e = impl_->entries(dir);
   if (!e) return make_error(e.error());
   std::vector<std::string> out;
@@ -376,17 +376,17 @@ Result<std::vector<std::string>> Writer::list(nid_t dir) {
 }
 
 Status Writer::unlink(std::string_view path) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(true));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
   nid_t parent = 0;
   std::string leaf;
   auto ino = impl_->resolve(path, &parent, &leaf);
   if (!ino) return make_error(ino.error());
-  F2FS_TRY(check_name(leaf));
+  F2FSCORE_TRY(check_name(leaf));
   auto in = impl_->node(*ino);
   if (!in) return make_error(in.error());
   if (is_dir_node(**in)) return make_error(Errc::invalid_argument, "writer: \"" + std::string(path) + "\" is a directory (use rmdir)");
-  F2FS_TRY(impl_->remove_entry(parent, leaf));
+  F2FSCORE_TRY(impl_->remove_entry(parent, leaf));
   auto in2 = impl_->node(*ino);
   if (!in2) return make_error(in2.error());
   const std::uint32_t links = (*in2)->i.i_links.get();
@@ -399,22 +399,22 @@ Status Writer::unlink(std::string_view path) {
 }
 
 Status Writer::rmdir(std::string_view path) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(true));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
   nid_t parent = 0;
   std::string leaf;
   auto ino = impl_->resolve(path, &parent, &leaf);
   if (!ino) return make_error(ino.error());
   if (*ino == impl_->sb.root_ino.get()) return make_error(Errc::invalid_argument, "writer: the root cannot be removed");
-  F2FS_TRY(check_name(leaf));
+  F2FSCORE_TRY(check_name(leaf));
   auto in = impl_->node(*ino);
   if (!in) return make_error(in.error());
   if (!is_dir_node(**in)) return make_error(Errc::invalid_argument, "writer: \"" + std::string(path) + "\" is not a directory");
   auto empty = impl_->dir_empty(*ino);
   if (!empty) return make_error(empty.error());
   if (!*empty) return make_error(Errc::invalid_argument, "writer: directory \"" + std::string(path) + "\" is not empty");
-  F2FS_TRY(impl_->remove_entry(parent, leaf));
-  F2FS_TRY(impl_->free_inode(*ino));
+  F2FSCORE_TRY(impl_->remove_entry(parent, leaf));
+  F2FSCORE_TRY(impl_->free_inode(*ino));
   auto p = impl_->node(parent);
   if (!p) return make_error(p.error());
   (*p)->i.i_links.set((*p)->i.i_links.get() - 1);

@@ -160,8 +160,8 @@ Status Writer::Impl::read_file_block(nid_t ino, std::uint64_t index, std::uint8_
   }
   if (!in_main(*a))
     return make_error(Errc::corrupt, fmt("writer: inode %llu block %llu points outside the main area", ino, index));
-  if (!io_batch().idle()) F2FS_TRY(io_batch().drain());  // the block may be in flight
-  F2FS_TRY(read_at(dev, static_cast<std::uint64_t>(*a) * kBlockSize, std::span<std::uint8_t>(out, kBlockSize),
+  if (!io_batch().idle()) F2FSCORE_TRY(io_batch().drain());  // the block may be in flight
+  F2FSCORE_TRY(read_at(dev, static_cast<std::uint64_t>(*a) * kBlockSize, std::span<std::uint8_t>(out, kBlockSize),
                    io_tag(IostatType::fs_data_read_io)));
   cache_fill(ino, index, out);
   return {};
@@ -186,7 +186,7 @@ Result<block_t> Writer::Impl::place_file_block(nid_t ino, std::uint64_t index, s
   std::uint32_t slot = 0;
   auto old = map(ino, index, true, &dn, &slot);
   if (!old) return make_error(old.error());
-  if (*old == kNullAddr) F2FS_TRY(check_space(1));  // a new block (inc_valid_block_count())
+  if (*old == kNullAddr) F2FSCORE_TRY(check_space(1));  // a new block (inc_valid_block_count())
   IpuReason why = IpuReason::opu_policy;
   auto a = place_data(ino, index, *old, type, ctx, &why);
   if (!a) return make_error(a.error());
@@ -195,7 +195,7 @@ Result<block_t> Writer::Impl::place_file_block(nid_t ino, std::uint64_t index, s
   if (is_in_place(why) && *a == *old) return *a;  // in place: pointers, SIT and SSA unchanged
   if (*old == kNewAddr) --reserved_blocks;
   else invalidate(*old);
-  F2FS_TRY(claim(*a, {*a, dn, static_cast<std::uint16_t>(slot), nm.get(dn).version, false}));
+  F2FSCORE_TRY(claim(*a, {*a, dn, static_cast<std::uint16_t>(slot), nm.get(dn).version, false}));
   auto dp = node(dn);
   if (!dp) return make_error(dp.error());
   if (dn == ino) (*dp)->i.i_addr[extra_words(**dp) + slot].set(*a);
@@ -215,8 +215,8 @@ Status Writer::Impl::write_file_block(nid_t ino, std::uint64_t index, const std:
                                       const wr::WriteContext& ctx) {
   auto a = place_file_block(ino, index, type, ctx);
   if (!a) return make_error(a.error());
-  F2FS_TRY(io_batch().add(*a, data, wr::data_write_tag(ctx)));
-  F2FS_TRY(io_batch().drain());
+  F2FSCORE_TRY(io_batch().add(*a, data, wr::data_write_tag(ctx)));
+  F2FSCORE_TRY(io_batch().drain());
   cache_fill(ino, index, data);
   return {};
 }
@@ -250,7 +250,7 @@ Status Writer::Impl::truncate_blocks(nid_t ino, std::uint64_t from) {
   auto inp = node(ino);
   if (!inp) return make_error(inp.error());
   const std::uint32_t api = addrs_per_inode(**inp);
-  for (std::uint64_t i = from; i < api; ++i) F2FS_TRY(free_file_block(ino, i));
+  for (std::uint64_t i = from; i < api; ++i) F2FSCORE_TRY(free_file_block(ino, i));
   constexpr std::uint64_t N = kNidsPerBlock, D = kDefAddrsPerBlock;
   const std::uint64_t starts[5] = {api, api + D, api + 2 * D, api + 2 * D + N * D, api + 2 * D + 2 * N * D};
   const int depth[5] = {0, 0, 1, 1, 2};
@@ -272,7 +272,7 @@ Status Writer::Impl::truncate_blocks(nid_t ino, std::uint64_t from) {
     if (d == 0) {
       for (std::uint32_t j = 0; j < D; ++j) {
         if (start + j < from) continue;
-        F2FS_TRY(free_file_block(ino, start + j));
+        F2FSCORE_TRY(free_file_block(ino, start + j));
       }
     } else {
       const std::uint64_t child = span / N;
@@ -329,7 +329,7 @@ Status Writer::Impl::convert_inline_data(nid_t ino) {
   const bool had = in.i.i_inline & inline_flag::data_exist;
   in.i.i_inline &= static_cast<std::uint8_t>(~(inline_flag::data | inline_flag::data_exist));
   mark_dirty(ino);
-  if (had && size > 0) F2FS_TRY(write_file_block(ino, 0, b.data(), data_type(in)));
+  if (had && size > 0) F2FSCORE_TRY(write_file_block(ino, 0, b.data(), data_type(in)));
   return {};
 }
 
@@ -341,7 +341,7 @@ Status Writer::Impl::free_inode(nid_t ino) {
   // i_addr (f2fs_update_inode()): nothing to free there.
   const std::uint16_t type = (*inp)->i.i_mode.get() & 0xF000;
   const bool has_blocks = type == 0x8000 || type == 0x4000 || type == 0xA000;
-  if (has_blocks && !((*inp)->i.i_inline & (inline_flag::data | inline_flag::dentry))) F2FS_TRY(truncate_blocks(ino, 0));
+  if (has_blocks && !((*inp)->i.i_inline & (inline_flag::data | inline_flag::dentry))) F2FSCORE_TRY(truncate_blocks(ino, 0));
   auto ip = node(ino);
   if (!ip) return make_error(ip.error());
   const nid_t x = (*ip)->i.i_xattr_nid.get();
@@ -404,8 +404,8 @@ Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std:
 // ---- Public file operations ----------------------------------------------------
 
 Result<WriterStat> Writer::stat(nid_t ino) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(false));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(false));
   if (ino == 0 || ino >= impl_->max_nid || impl_->nm.get(ino).ino != ino || impl_->nm.get(ino).addr == kNullAddr)
     return make_error(Errc::not_found, fmt("writer: no inode %llu", ino));
   auto in = impl_->node(ino);
@@ -433,7 +433,7 @@ Result<WriterStat> Writer::stat(nid_t ino) {
 }
 
 Result<std::size_t> Writer::read(nid_t ino, std::uint64_t offset, std::span<std::uint8_t> out) {
-  F2FS_WRITER_LOCK(impl_);
+  F2FSCORE_WRITER_LOCK(impl_);
   auto st = stat(ino);
   if (!st) return make_error(st.error());
   if (!st->is_reg()) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is not a regular file", ino));
@@ -451,7 +451,7 @@ Result<std::size_t> Writer::read(nid_t ino, std::uint64_t offset, std::span<std:
   std::vector<std::uint8_t> b(kBlockSize);
   for (std::size_t done = 0; done < n;) {
     const std::uint64_t pos = offset + done;
-    F2FS_TRY(impl_->read_file_block(ino, pos / kBlockSize, b.data()));
+    F2FSCORE_TRY(impl_->read_file_block(ino, pos / kBlockSize, b.data()));
     const std::size_t in_blk = pos % kBlockSize;
     const std::size_t c = std::min<std::size_t>(n - done, kBlockSize - in_blk);
     std::memcpy(out.data() + done, b.data() + in_blk, c);
@@ -463,8 +463,8 @@ Result<std::size_t> Writer::read(nid_t ino, std::uint64_t offset, std::span<std:
 
 Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<const std::uint8_t> data,
                                   WriteFlags flags) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(true));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
   auto st = stat(ino);
   if (!st) return make_error(st.error());
   if (!st->is_reg()) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is not a regular file", ino));
@@ -481,7 +481,7 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
   if (offset + data.size() > max_blocks * kBlockSize || offset + data.size() < offset)
     return make_error(Errc::invalid_argument, fmt("writer: a write to %llu bytes passes the largest file (%llu bytes)",
                                                   offset + data.size(), max_blocks * kBlockSize));
-  F2FS_TRY(impl_->convert_inline_data(ino));
+  F2FSCORE_TRY(impl_->convert_inline_data(ino));
   std::vector<std::uint8_t> b(kBlockSize);
   std::uint8_t type = 0;
   {
@@ -493,28 +493,28 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
     // A segment at a time, GC between (balance_fs(), writer/gc.cpp).
     constexpr std::size_t kChunk = std::size_t{wr::kBlocksPerSeg} * kBlockSize;
     for (std::size_t done = 0; done < data.size(); done += kChunk) {
-      if (done) F2FS_TRY(impl_->balance_fs());
-      F2FS_TRY(impl_->direct_write(ino, (offset + done) / kBlockSize, data.subspan(done, std::min(kChunk, data.size() - done)),
+      if (done) F2FSCORE_TRY(impl_->balance_fs());
+      F2FSCORE_TRY(impl_->direct_write(ino, (offset + done) / kBlockSize, data.subspan(done, std::min(kChunk, data.size() - done)),
                                    type));
     }
   }
   for (std::size_t done = flags.direct ? data.size() : 0; done < data.size();) {
-    if (done) F2FS_TRY(impl_->balance_fs());  // GC between blocks, as per page in the kernel
+    if (done) F2FSCORE_TRY(impl_->balance_fs());  // GC between blocks, as per page in the kernel
     const std::uint64_t pos = offset + done;
     const std::size_t in_blk = pos % kBlockSize;
     const std::size_t c = std::min<std::size_t>(data.size() - done, kBlockSize - in_blk);
     const std::uint64_t idx = pos / kBlockSize;
     if (c == kBlockSize) {  // a whole block: no staging copy
-      F2FS_TRY(impl_->cache_write(ino, idx, data.data() + done, type));
+      F2FSCORE_TRY(impl_->cache_write(ino, idx, data.data() + done, type));
       done += c;
       continue;
     }
     if (c < kBlockSize) {
-      if (idx * kBlockSize < st->size) F2FS_TRY(impl_->read_file_block(ino, idx, b.data()));
+      if (idx * kBlockSize < st->size) F2FSCORE_TRY(impl_->read_file_block(ino, idx, b.data()));
       else std::fill(b.begin(), b.end(), 0);
     }
     std::memcpy(b.data() + in_blk, data.data() + done, c);
-    F2FS_TRY(impl_->cache_write(ino, idx, b.data(), type));
+    F2FSCORE_TRY(impl_->cache_write(ino, idx, b.data(), type));
     done += c;
   }
   auto inp = impl_->node(ino);
@@ -522,7 +522,7 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
   if (offset + data.size() > (*inp)->i.i_size.get()) (*inp)->i.i_size.set(offset + data.size());
   impl_->touch(**inp);
   impl_->mark_dirty(ino);
-  if (flags.dsync) F2FS_TRY(fdatasync(ino));
+  if (flags.dsync) F2FSCORE_TRY(fdatasync(ino));
   // (stats) Application bytes, as f2fs_file_write_iter(); direct writes are
   // counted by their device requests (APP_DIRECT_IO, wr::data_write_tag()).
   if (impl_->iostat && !flags.direct) impl_->iostat->account(IostatType::app_buffered_io, data.size());
@@ -530,8 +530,8 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
 }
 
 Status Writer::truncate(nid_t ino, std::uint64_t size) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(true));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
   auto st = stat(ino);
   if (!st) return make_error(st.error());
   if (!st->is_reg()) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is not a regular file", ino));
@@ -549,7 +549,7 @@ Status Writer::truncate(nid_t ino, std::uint64_t size) {
   if ((*inp)->i.i_inline & inline_flag::data) {
     const std::uint32_t max = impl_->max_inline(**inp);
     if (size > max) {
-      F2FS_TRY(impl_->convert_inline_data(ino));
+      F2FSCORE_TRY(impl_->convert_inline_data(ino));
     } else {
       auto* raw = reinterpret_cast<std::uint8_t*>(*inp);
       if (size < st->size) std::memset(raw + impl_->inline_offset(**inp) + size, 0,
@@ -562,7 +562,7 @@ Status Writer::truncate(nid_t ino, std::uint64_t size) {
   }
   if (size < st->size) {
     const std::uint64_t keep = (size + kBlockSize - 1) / kBlockSize;
-    F2FS_TRY(impl_->truncate_blocks(ino, keep));
+    F2FSCORE_TRY(impl_->truncate_blocks(ino, keep));
     if (size % kBlockSize) {
       // Zero the tail of the last block, as truncate_partial_data_page().
       // A cached page (dirty, maybe of a NEW_ADDR block) is zeroed in the
@@ -572,11 +572,11 @@ Status Writer::truncate(nid_t ino, std::uint64_t size) {
       std::vector<std::uint8_t> b(kBlockSize);
       const bool cached = impl_->cache_read(ino, size / kBlockSize, b.data());
       if (cached || (*a != kNullAddr && *a != kNewAddr)) {
-        if (!cached) F2FS_TRY(impl_->read_file_block(ino, size / kBlockSize, b.data()));
+        if (!cached) F2FSCORE_TRY(impl_->read_file_block(ino, size / kBlockSize, b.data()));
         std::fill(b.begin() + static_cast<std::ptrdiff_t>(size % kBlockSize), b.end(), 0);
         auto ip = impl_->node(ino);
         if (!ip) return make_error(ip.error());
-        F2FS_TRY(impl_->cache_write(ino, size / kBlockSize, b.data(), impl_->data_type(**ip)));
+        F2FSCORE_TRY(impl_->cache_write(ino, size / kBlockSize, b.data(), impl_->data_type(**ip)));
       }
     }
   }

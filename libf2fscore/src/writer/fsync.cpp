@@ -150,7 +150,7 @@ struct Fsync {
   Result<bool> inode_needs_write(nid_t ino, const Node& cur) {
     if (!valid_addr(w.nm.get(ino).addr)) return true;
     Node old{};
-    F2FS_TRY(read_at(w.dev, static_cast<std::uint64_t>(w.nm.get(ino).addr) * kBlockSize,
+    F2FSCORE_TRY(read_at(w.dev, static_cast<std::uint64_t>(w.nm.get(ino).addr) * kBlockSize,
                      std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(&old), kBlockSize),
                      io_tag(IostatType::fs_node_read_io)));
     Node now = cur;
@@ -250,7 +250,7 @@ struct Fsync {
       if (n == ino && csum && (nd.i.i_inline & inline_flag::extra_attr) &&
           nd.i.extra.i_extra_isize.get() >= offsetof(InodeExtra, i_inode_checksum) + 4)
         nd.i.extra.i_inode_checksum.set(inode_checksum(w.csum_seed, reinterpret_cast<const std::uint8_t*>(&nd)));
-      F2FS_TRY(write_at(w.dev, static_cast<std::uint64_t>(a) * kBlockSize,
+      F2FSCORE_TRY(write_at(w.dev, static_cast<std::uint64_t>(a) * kBlockSize,
                         std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(&nd), kBlockSize),
                         io_tag(IostatType::fs_node_io)));
       // The marks belong to this copy only (f2fs_sync_node_pages() clears
@@ -262,7 +262,7 @@ struct Fsync {
       }
       w.invalidate(w.nm.get(n).addr);
       w.nm.set(n).addr = a;
-      F2FS_TRY(w.claim(a, {a, n, 0, 0, true}));
+      F2FSCORE_TRY(w.claim(a, {a, n, 0, 0, true}));
       w.dirty.erase(n);
       w.fsync_chain_next = next;
       if (n == ino) wrote_inode = true;
@@ -283,7 +283,7 @@ struct Fsync {
     ctx.fsync = !datasync;
     ctx.fdatasync = datasync;
     ctx.file_dirty_pages = w.dirty_pages(ino);
-    F2FS_TRY(w.writeback(ino, ctx));
+    F2FSCORE_TRY(w.writeback(ino, ctx));
     auto inp = w.node(ino);
     if (!inp) return make_error(inp.error());
     std::vector<nid_t> ns;
@@ -358,7 +358,7 @@ struct Recovery {
       if (!seen.insert(addr).second)
         return corrupt(fmt("the fsync node chain loops back to block %llu (sanity_check_node_chain())", addr));
       auto n = std::make_unique<Node>();
-      F2FS_TRY(read_at(w.dev, static_cast<std::uint64_t>(addr) * kBlockSize,
+      F2FSCORE_TRY(read_at(w.dev, static_cast<std::uint64_t>(addr) * kBlockSize,
                        std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(n.get()), kBlockSize),
                        io_tag(IostatType::fs_node_read_io)));
       if (!recoverable(*n)) break;
@@ -428,7 +428,7 @@ struct Recovery {
       const nid_t ino = p.footer.ino.get();
       auto it = entries.find(ino);
       if (it == entries.end()) {
-        if (ofs_of(p) == 0 && (fl & node_flag::dent)) F2FS_TRY(recover_inode_page(p));
+        if (ofs_of(p) == 0 && (fl & node_flag::dent)) F2FSCORE_TRY(recover_inode_page(p));
         auto ok = iget(ino);
         if (!ok) return make_error(ok.error());
         if (!*ok) continue;  // CP | dnode(F) | inode(DF): wait for the inode
@@ -502,12 +502,12 @@ struct Recovery {
       auto op = w.node(other);
       if (!op) return make_error(op.error());
       if (((*op)->i.i_mode.get() & 0xF000) == 0x4000) return beyond("replacing a directory's name by a file");
-      F2FS_TRY(w.remove_entry(dir, name));
+      F2FSCORE_TRY(w.remove_entry(dir, name));
       op = w.node(other);
       if (!op) return make_error(op.error());
       const std::uint32_t links = (*op)->i.i_links.get();
       if (links <= 1) {
-        F2FS_TRY(w.free_inode(other));
+        F2FSCORE_TRY(w.free_inode(other));
       } else {
         (*op)->i.i_links.set(links - 1);
         w.mark_dirty(other);
@@ -579,7 +579,7 @@ struct Recovery {
       d->i.i_inline &= static_cast<std::uint8_t>(~(inline_flag::data | inline_flag::data_exist));
       w.mark_dirty(ino);
     } else if (src_inline) {
-      F2FS_TRY(w.truncate_blocks(ino, 0));
+      F2FSCORE_TRY(w.truncate_blocks(ino, 0));
       dp = w.node(ino);
       if (!dp) return make_error(dp.error());
       d = *dp;
@@ -628,7 +628,7 @@ struct Recovery {
   Status do_recover_data(nid_t ino, const Node& src) {
     const std::uint32_t ofs = ofs_of(src);
     if (ofs == 0) {
-      F2FS_TRY(recover_inline_xattr(ino, src));
+      F2FSCORE_TRY(recover_inline_xattr(ino, src));
     } else if (ofs == kXattrNodeOffset) {
       return recover_xattr_node(ino, src);
     }
@@ -681,7 +681,7 @@ struct Recovery {
         return corrupt(fmt("fsynced inode %llu block %llu at %llu outside the main area", ino, index, da));
       if (sa == da) continue;
       if (da == kNullAddr) {
-        F2FS_TRY(truncate_slot(i));
+        F2FSCORE_TRY(truncate_slot(i));
         continue;
       }
       {
@@ -693,18 +693,18 @@ struct Recovery {
         }
       }
       if (da == kNewAddr) {
-        F2FS_TRY(truncate_slot(i));
-        F2FS_TRY(reserve_slot(i));
+        F2FSCORE_TRY(truncate_slot(i));
+        F2FSCORE_TRY(reserve_slot(i));
         continue;
       }
-      if (sa == kNullAddr) F2FS_TRY(reserve_slot(i));
-      F2FS_TRY(check_index_in_prev_nodes(da));
+      if (sa == kNullAddr) F2FSCORE_TRY(reserve_slot(i));
+      F2FSCORE_TRY(check_index_in_prev_nodes(da));
       if (w.block_valid(da))
         return corrupt(fmt("fsynced inode %llu block %llu at %llu is still in use elsewhere", ino, index, da));
       const block_t cur = slot(i).get();
       if (cur == kNewAddr) --w.reserved_blocks;
       else w.invalidate(cur);
-      F2FS_TRY(w.claim(da, {da, dn, static_cast<std::uint16_t>(i), w.nm.get(dn).version, false}));
+      F2FSCORE_TRY(w.claim(da, {da, dn, static_cast<std::uint16_t>(i), w.nm.get(dn).version, false}));
       slot(i).set(da);
     }
     w.mark_dirty(dn);
@@ -715,7 +715,7 @@ struct Recovery {
     auto chain = read_chain();
     if (!chain) return make_error(chain.error());
     if (chain->empty()) return {};
-    F2FS_TRY(find_fsync_dnodes(*chain));
+    F2FSCORE_TRY(find_fsync_dnodes(*chain));
     // Nothing recovered may be overwritten before the checkpoint commits:
     // every log opens a fresh segment on its next write, and no segment the
     // chain or its blocks touch is opened (the kernel's
@@ -740,9 +740,9 @@ struct Recovery {
       const nid_t ino = p.footer.ino.get();
       auto it = entries.find(ino);
       if (it == entries.end() || it->second.done) continue;
-      if (ofs_of(p) == 0) F2FS_TRY(recover_inode(ino, p));
-      if (it->second.last_dentry == c.addr) F2FS_TRY(recover_dentry(ino, p));
-      F2FS_TRY(do_recover_data(ino, p));
+      if (ofs_of(p) == 0) F2FSCORE_TRY(recover_inode(ino, p));
+      if (it->second.last_dentry == c.addr) F2FSCORE_TRY(recover_dentry(ino, p));
+      F2FSCORE_TRY(do_recover_data(ino, p));
       ++w.stats.recovered_nodes;
       if (it->second.blkaddr == c.addr) it->second.done = true;
     }
@@ -765,14 +765,14 @@ Status Writer::Impl::recover_fsync() {
 }
 
 Status Writer::fsync(nid_t ino) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(true));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
   return impl_->fsync_file(ino, false);
 }
 
 Status Writer::fdatasync(nid_t ino) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(true));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
   return impl_->fsync_file(ino, true);
 }
 

@@ -197,7 +197,7 @@ Status Writer::Impl::new_segment(std::uint8_t type) {
 
 Result<block_t> Writer::Impl::next_block(std::uint8_t type) {
   auto& l = logs[type];
-  if (!log_usable[type] || l.blkoff >= kSeg) F2FS_TRY(new_segment(type));
+  if (!log_usable[type] || l.blkoff >= kSeg) F2FSCORE_TRY(new_segment(type));
   return static_cast<block_t>(vol->segment_start(l.segno) + l.blkoff);
 }
 
@@ -363,7 +363,7 @@ struct Gc {
         // The page as the file has it: a dirty cached page is newer than the
         // block (move_data_page() writes the page cache's page); writing it
         // leaves the page clean.
-        F2FS_TRY(w.read_file_block(ino, index, buf.data()));
+        F2FSCORE_TRY(w.read_file_block(ino, index, buf.data()));
         wr::WriteContext ctx;
         ctx.origin = wr::WriteContext::Origin::gc;
         w.gc_move_mtime = w.sm.mtime(s) ? w.sm.mtime(s) : 1;
@@ -396,7 +396,7 @@ struct Gc {
     // Segments emptied since the last checkpoint become free with the next
     // one: take it first when that is enough (f2fs_gc()'s BG_GC start).
     if (foreground && !forced && w.has_not_enough_free_secs(0, 0) && prefree_segments()) {
-      F2FS_TRY(w.checkpoint(false));
+      F2FSCORE_TRY(w.checkpoint(false));
       if (!w.has_not_enough_free_secs(0, 0)) return 0u;
     }
     std::vector<std::uint32_t> victims;
@@ -404,7 +404,7 @@ struct Gc {
     // The checkpoint that commits the moves so far: their victims are free
     // after it (the writer reloads).
     auto commit = [&]() -> Status {
-      F2FS_TRY(w.checkpoint(false));
+      F2FSCORE_TRY(w.checkpoint(false));
       SegView v{w};
       for (std::uint32_t sec : victims) freed += v.sec_free(sec);
       victims.clear();
@@ -422,7 +422,7 @@ struct Gc {
       // here also keeping the sections the dirtied nodes need.
       if (foreground && !victims.empty() &&
           w.free_secs <= kNrCursegType + (w.dirty.size() + per_sec - 1) / per_sec && prefree_segments())
-        F2FS_TRY(commit());
+        F2FSCORE_TRY(commit());
       std::uint32_t sec = select_victim(policy);
       // Foreground GC must make room: when cost-benefit sees no age
       // difference (every cost UINT_MAX) it falls back to greedy, the
@@ -444,7 +444,7 @@ struct Gc {
     if (foreground) ++w.stats.gc.foreground_runs;
     else ++w.stats.gc.background_runs;
     if (!foreground) return 0u;
-    if (!victims.empty()) F2FS_TRY(commit());
+    if (!victims.empty()) F2FSCORE_TRY(commit());
     w.stats.gc.sections_freed += freed;
     return freed;
   }
@@ -479,8 +479,8 @@ Result<std::uint32_t> Writer::Impl::gc_foreground(std::uint32_t sections) {
 }
 
 Result<std::uint32_t> Writer::gc(std::uint32_t sections) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(true));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
   return impl_->gc_foreground(sections);
 }
 

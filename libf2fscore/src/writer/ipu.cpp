@@ -183,8 +183,8 @@ Result<block_t> Writer::Impl::place_data(nid_t ino, std::uint64_t, block_t old, 
 // ---- Public entry points -----------------------------------------------------
 
 Status Writer::set_ipu_options(const IpuOptions& o) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(false));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(false));
   if (o.ipu_policy != IpuOptions::kKernelDefault && o.ipu_policy > ipu_bit::all)
     return make_error(Errc::invalid_argument,
                       fmt("writer: ipu_policy 0x%llx has bits above F2FS_IPU_HONOR_OPU_WRITE (0x80)", o.ipu_policy));
@@ -194,13 +194,13 @@ Status Writer::set_ipu_options(const IpuOptions& o) {
 }
 
 IpuOptions Writer::ipu_options() const {
-  F2FS_WRITER_LOCK(impl_);
+  F2FSCORE_WRITER_LOCK(impl_);
   return impl_->ipu;
 }
 
 Result<block_t> Writer::bmap(nid_t ino, std::uint64_t index) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(false));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(false));
   auto st = stat(ino);
   if (!st) return make_error(st.error());
   if (!st->is_reg() && !st->is_dir())
@@ -214,8 +214,8 @@ Result<block_t> Writer::bmap(nid_t ino, std::uint64_t index) {
 }
 
 Status Writer::set_pinned(nid_t ino, bool pin) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(true));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
   auto st = stat(ino);
   if (!st) return make_error(st.error());
   if (!st->is_reg())
@@ -235,7 +235,7 @@ Status Writer::set_pinned(nid_t ino, bool pin) {
   if (!in) return make_error(in.error());
   if (in->quota) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is a quota file", ino));
   if (in->opu_write) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is being defragmented", ino));
-  F2FS_TRY(impl_->convert_inline_data(ino));
+  F2FSCORE_TRY(impl_->convert_inline_data(ino));
   inp = impl_->node(ino);
   if (!inp) return make_error(inp.error());
   (*inp)->i.i_inline |= inline_flag::pin_file;
@@ -244,8 +244,8 @@ Status Writer::set_pinned(nid_t ino, bool pin) {
 }
 
 Result<std::uint64_t> Writer::defragment(nid_t ino, std::uint64_t offset, std::uint64_t length) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(true));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
   auto st = stat(ino);
   if (!st) return make_error(st.error());
   if (!st->is_reg())
@@ -277,7 +277,7 @@ Result<std::uint64_t> Writer::defragment(nid_t ino, std::uint64_t offset, std::u
   {
     wr::WriteContext ctx;
     ctx.origin = wr::WriteContext::Origin::sync_writeback;
-    F2FS_TRY(impl_->writeback(ino, ctx));
+    F2FSCORE_TRY(impl_->writeback(ino, ctx));
   }
   // Skip files whose written blocks are contiguous, holes allowed.
   const std::uint64_t first = offset / kBlockSize, end = (offset + length) / kBlockSize;
@@ -297,10 +297,10 @@ Result<std::uint64_t> Writer::defragment(nid_t ino, std::uint64_t offset, std::u
   wr::WriteContext ctx;
   ctx.origin = wr::WriteContext::Origin::sync_writeback;
   for (std::uint64_t i : idx) {
-    F2FS_TRY(impl_->read_file_block(ino, i, b.data()));
+    F2FSCORE_TRY(impl_->read_file_block(ino, i, b.data()));
     auto ip = impl_->node(ino);
     if (!ip) return make_error(ip.error());
-    F2FS_TRY(impl_->write_file_block(ino, i, b.data(), impl_->data_type(**ip), ctx));
+    F2FSCORE_TRY(impl_->write_file_block(ino, i, b.data(), impl_->data_type(**ip), ctx));
   }
   return static_cast<std::uint64_t>(idx.size()) * kBlockSize;
 }

@@ -58,8 +58,8 @@ Status Writer::Impl::load() {
   // What the kernel's f2fs_fill_super() takes from the checkpoint: the
   // counts, the orphans, the active logs; the SIT read whole
   // (build_sit_entries()), the NAT block by block as nids are used.
-  F2FS_TRY(sm.load(*vol, dev, main_blk, main_segs, segs_per_sec));
-  F2FS_TRY(nm.load(*vol, dev, sb.root_ino.get() + 1));
+  F2FSCORE_TRY(sm.load(*vol, dev, main_blk, main_segs, segs_per_sec));
+  F2FSCORE_TRY(nm.load(*vol, dev, sb.root_ino.get() + 1));
   valid_blocks = sm.valid_blocks();
   if (valid_blocks <= cp.valid_block_count.get() && sm.valid_node_blocks() == cp.valid_node_count.get()) {
     // Blocks the checkpoint counts that have no address: NEW_ADDR slots.
@@ -69,7 +69,7 @@ Status Writer::Impl::load() {
     if (!o) return make_error(o.error());
     orphans = std::move(*o);
   } else {
-    F2FS_TRY(load_from_tree());
+    F2FSCORE_TRY(load_from_tree());
   }
   for (int t = 0; t < 3; ++t) {
     logs[t] = {cp.cur_data_segno[t].get(), cp.cur_data_blkoff[t].get(), cp.alloc_type[t]};
@@ -87,9 +87,9 @@ Status Writer::Impl::load() {
   }
   for (const auto& l : logs)
     if (l.segno < main_segs) sm.hold(l.segno);
-  F2FS_TRY(load_curseg_summaries());
+  F2FSCORE_TRY(load_curseg_summaries());
   gc_load();
-  if (pending_fsync) F2FS_TRY(recover_fsync());
+  if (pending_fsync) F2FSCORE_TRY(recover_fsync());
   return {};
 }
 
@@ -97,7 +97,7 @@ Status Writer::Impl::usable(bool modify) {
   if (unmounted) return make_error(Errc::invalid_argument, "writer: the volume is unmounted");
   if (modify && opts.read_only) return make_error(Errc::read_only, "writer: the volume is mounted read-only");
   if (modify) {
-    F2FS_TRY(maybe_periodic_checkpoint());
+    F2FSCORE_TRY(maybe_periodic_checkpoint());
     return balance_fs();
   }
   return {};
@@ -116,7 +116,7 @@ Status Writer::Impl::load_from_tree() {
   valid_inodes = plan->valid_inode_count;
   orphans = plan->orphans;
   meta::MetaView mv(*vol, dev);
-  F2FS_TRY(mv.load());
+  F2FSCORE_TRY(mv.load());
   auto all = mv.all_nat_entries();
   if (!all) return make_error(all.error());
   std::unordered_map<nid_t, const meta::NatUse*> used;
@@ -178,7 +178,7 @@ Result<block_t> Writer::Impl::alloc_block(std::uint8_t type) { return allocate_b
 
 Result<nid_t> Writer::Impl::alloc_nid() {
   // A new nid is a new node block: counted as inc_valid_node_count() does.
-  F2FS_TRY(check_space(1));
+  F2FSCORE_TRY(check_space(1));
   return nm.alloc(sb.root_ino.get(), sb.node_ino.get(), sb.meta_ino.get());
 }
 
@@ -186,11 +186,11 @@ Result<Node*> Writer::Impl::node(nid_t nid) {
   if (auto it = nodes.find(nid); it != nodes.end()) return &it->second->n;
   if (nid == 0 || nid >= max_nid) return make_error(Errc::corrupt, fmt("writer: nid %llu outside the NAT", nid));
   const block_t addr = nm.get(nid).addr;
-  F2FS_TRY(nm.error());
+  F2FSCORE_TRY(nm.error());
   if (!in_main(addr))
     return make_error(Errc::corrupt, fmt("writer: nid %llu has no node block (address %llu)", nid, addr));
   auto p = std::make_unique<wr::NodePage>();
-  F2FS_TRY(read_at(dev, static_cast<std::uint64_t>(addr) * kBlockSize,
+  F2FSCORE_TRY(read_at(dev, static_cast<std::uint64_t>(addr) * kBlockSize,
                    std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(&p->n), kBlockSize),
                    io_tag(IostatType::fs_node_read_io)));
   if (p->n.footer.nid.get() != nid)
@@ -235,7 +235,7 @@ Status Writer::Impl::checkpoint(bool umount) {
   {
     wr::WriteContext ctx;
     ctx.origin = wr::WriteContext::Origin::sync_writeback;
-    F2FS_TRY(writeback(0, ctx));
+    F2FSCORE_TRY(writeback(0, ctx));
   }
   std::vector<nid_t> ds;
   for (const auto& [n, d] : dirty) ds.push_back(n);
@@ -262,7 +262,7 @@ Status Writer::Impl::checkpoint(bool umount) {
     if (e.addr == kNewAddr) --pending_new_nodes;
     invalidate(e.addr);
     e.addr = *a;
-    F2FS_TRY(claim(*a, {*a, n, 0, 0, true}));
+    F2FSCORE_TRY(claim(*a, {*a, n, 0, 0, true}));
     // A checkpoint writes every node without the fsync and dentry marks
     // (set_fsync_mark(page, 0), set_dentry_mark(page, 0) in
     // f2fs_sync_node_pages(), fs/f2fs/node.c): the copy carries the old
@@ -279,10 +279,10 @@ Status Writer::Impl::checkpoint(bool umount) {
     if (is_inode && csum && (nd.i.i_inline & inline_flag::extra_attr) &&
         nd.i.extra.i_extra_isize.get() >= offsetof(InodeExtra, i_inode_checksum) + 4)
       nd.i.extra.i_inode_checksum.set(inode_checksum(csum_seed, reinterpret_cast<const std::uint8_t*>(&nd)));
-    F2FS_TRY(io_batch().add(*a, reinterpret_cast<const std::uint8_t*>(&nd), io_tag(IostatType::fs_cp_node_io)));
+    F2FSCORE_TRY(io_batch().add(*a, reinterpret_cast<const std::uint8_t*>(&nd), io_tag(IostatType::fs_cp_node_io)));
     ++stats.node_blocks_written;
   }
-  F2FS_TRY(io_batch().drain());
+  F2FSCORE_TRY(io_batch().drain());
   // An active log whose next block is in use takes a new segment (the
   // checkpoint records positions the next mount can write at).
   for (std::uint8_t t = 0; t < 6; ++t) {
@@ -290,9 +290,9 @@ Status Writer::Impl::checkpoint(bool umount) {
     bool busy = l.segno >= main_segs || l.blkoff >= wr::kBlocksPerSeg;
     for (std::uint32_t j = l.blkoff; !busy && j < (l.alloc_type ? l.blkoff + 1u : wr::kBlocksPerSeg); ++j)
       busy = sm.is_valid(l.segno, j);
-    if (busy) F2FS_TRY(new_segment(t));
+    if (busy) F2FSCORE_TRY(new_segment(t));
   }
-  F2FS_TRY(nm.error());
+  F2FSCORE_TRY(nm.error());
   const std::vector<std::uint32_t> prefree = prefree_segments();
   meta::RebuildPlan plan;
   plan.orphans = orphans;
@@ -366,10 +366,10 @@ Result<std::unique_ptr<Writer>> Writer::mount(BlockDevice& dev, const MountOptio
     }
   }
   auto impl = std::make_unique<Impl>(dev, opts);
-  F2FS_TRY(impl->load());
+  F2FSCORE_TRY(impl->load());
   // Orphans of the last session are freed (f2fs_recover_orphan_inodes();
   // committed by the next checkpoint). Not on a read-only mount.
-  if (!opts.read_only && !impl->orphans.empty()) F2FS_TRY(impl->recover_orphans());
+  if (!opts.read_only && !impl->orphans.empty()) F2FSCORE_TRY(impl->recover_orphans());
   impl->resolve_ipu_defaults();
   impl->last_checkpoint_time = wr::mono_ms();
   impl->last_call_time = impl->now();
@@ -379,16 +379,16 @@ Result<std::unique_ptr<Writer>> Writer::mount(BlockDevice& dev, const MountOptio
 // A checkpoint that fails leaves the in-memory state half-committed: the
 // handle is closed (the previous checkpoint on disk stays the valid one).
 Status Writer::sync() {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(true));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
   auto r = impl_->checkpoint(false);
   if (!r) impl_->unmounted = true;
   return r;
 }
 
 Status Writer::unmount() {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(false));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(false));
   if (impl_->opts.read_only) {
     impl_->unmounted = true;
     return {};
@@ -401,7 +401,7 @@ Status Writer::unmount() {
 }
 
 WriterStats Writer::stats() const {
-  F2FS_WRITER_LOCK(impl_);
+  F2FSCORE_WRITER_LOCK(impl_);
   return impl_->stats;
 }
 

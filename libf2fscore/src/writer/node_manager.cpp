@@ -22,7 +22,7 @@ Status NodeManager::load(Volume& vol, BlockDevice& dev, nid_t first_nid) {
   vol_ = &vol;
   dev_ = &dev;
   meta::MetaView mv(vol, dev);
-  F2FS_TRY(mv.load());
+  F2FSCORE_TRY(mv.load());
   const Geometry& g = vol.geometry();
   nat_blocks_ = g.nat_blocks();
   max_nid_ = g.max_nid();
@@ -42,7 +42,7 @@ Status NodeManager::load(Volume& vol, BlockDevice& dev, nid_t first_nid) {
   if (vol.nat_bits_valid()) {
     const NatBitsLayout nb = g.nat_bits_layout();
     std::vector<std::uint8_t> bits(static_cast<std::size_t>(nb.blocks) * kBlockSize);
-    F2FS_TRY(mv.read(g.nat_bits_addr(vol.open_report().checkpoint_pack), bits.data(), nb.blocks));
+    F2FSCORE_TRY(mv.read(g.nat_bits_addr(vol.open_report().checkpoint_pack), bits.data(), nb.blocks));
     if (load_le64(bits.data(), 0) == nat_bits_header(mv.cp_blocks.data()) && nb.full_offset + nb.bitmap_bytes <= bits.size() &&
         nb.empty_offset + nb.bitmap_bytes <= bits.size()) {
       const auto full = bits.begin() + static_cast<std::ptrdiff_t>(nb.full_offset);
@@ -71,7 +71,7 @@ Result<NodeManager::NatBlock*> NodeManager::block(std::uint32_t b) {
   if (auto it = cache_.find(b); it != cache_.end()) return it->second.get();
   if (b >= nat_blocks_) return make_error(Errc::out_of_range, fmt("writer: NAT block %llu past the NAT", b));
   std::vector<std::uint8_t> raw(kBlockSize);
-  F2FS_TRY(read_at(*dev_, vol_->geometry().current_nat_addr(b, vol_->version_bitmaps()) * kBlockSize,
+  F2FSCORE_TRY(read_at(*dev_, vol_->geometry().current_nat_addr(b, vol_->version_bitmaps()) * kBlockSize,
                    std::span<std::uint8_t>(raw.data(), raw.size())));
   ++blocks_read_;
   auto p = std::make_unique<NatBlock>();

@@ -63,7 +63,7 @@ Result<NewName> new_name(Writer::Impl& w, std::string_view path) {
   auto r = w.resolve(path, &n.parent, &n.leaf);
   if (r) return make_error(Errc::exists, "writer: \"" + std::string(path) + "\" exists");
   if (r.error().code != Errc::not_found || n.parent == 0 || n.leaf.empty()) return make_error(r.error());
-  F2FS_TRY(check_name(n.leaf));
+  F2FSCORE_TRY(check_name(n.leaf));
   return n;
 }
 
@@ -110,11 +110,11 @@ Status set_dotdot(Writer::Impl& w, nid_t dir, nid_t parent) {
     return {};
   }
   std::vector<std::uint8_t> b(kBlockSize);
-  F2FS_TRY(w.read_file_block(dir, 0, b.data()));
+  F2FSCORE_TRY(w.read_file_block(dir, 0, b.data()));
   auto* db = reinterpret_cast<DentryBlock*>(b.data());
   if (!fix(db->dentry_bitmap, db->dentry, db->filename, kNrDentryInBlock))
     return make_error(Errc::corrupt, fmt("writer: directory %llu has no \"..\" entry", dir));
-  F2FS_TRY(w.write_file_block(dir, 0, b.data(), wr::kHotData));
+  F2FSCORE_TRY(w.write_file_block(dir, 0, b.data(), wr::kHotData));
   auto dp2 = w.node(dir);
   if (!dp2) return make_error(dp2.error());
   w.touch(**dp2);
@@ -142,9 +142,9 @@ Result<nid_t> make_named(Writer::Impl& w, std::string_view path, std::uint16_t m
   {
     auto in = w.node(*ino);
     if (!in) return make_error(in.error());
-    F2FS_TRY(init(**in));
+    F2FSCORE_TRY(init(**in));
   }
-  F2FS_TRY(w.add_entry(nn->parent, nn->leaf, *ino, file_type(mode)));
+  F2FSCORE_TRY(w.add_entry(nn->parent, nn->leaf, *ino, file_type(mode)));
   return *ino;
 }
 
@@ -178,7 +178,7 @@ Status Writer::Impl::recover_orphans() {
     auto in = node(ino);
     if (!in) return make_error(in.error());
     if ((*in)->footer.ino.get() != ino || ((*in)->footer.flag.get() >> node_flag::offset_shift) != 0) continue;
-    F2FS_TRY(free_inode(ino));
+    F2FSCORE_TRY(free_inode(ino));
   }
   orphans.clear();
   return {};
@@ -193,7 +193,7 @@ Status Writer::Impl::release_all() {
     if (!in) return make_error(in.error());
     if ((*in)->i.i_links.get() != 0) continue;
     cache_drop(ino, 0);
-    F2FS_TRY(free_inode(ino));
+    F2FSCORE_TRY(free_inode(ino));
   }
   orphans.clear();
   return {};
@@ -214,19 +214,19 @@ Status Writer::Impl::release_all() {
 //   (also over a target, where the kernel leaves the old one);
 // - the old entry goes (f2fs_delete_entry()); ctime of the source is now.
 Status Writer::rename(std::string_view from, std::string_view to) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(true));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
   Impl& w = *impl_;
   nid_t op = 0, np = 0;
   std::string oleaf, nleaf;
   auto src = w.resolve(from, &op, &oleaf);
   if (!src) return make_error(src.error());
   if (*src == w.sb.root_ino.get()) return make_error(Errc::invalid_argument, "writer: the root cannot be renamed");
-  F2FS_TRY(check_name(oleaf));
+  F2FSCORE_TRY(check_name(oleaf));
   auto tgt = w.resolve(to, &np, &nleaf);
   if (!tgt && (tgt.error().code != Errc::not_found || np == 0 || nleaf.empty())) return make_error(tgt.error());
   if (tgt && *tgt == w.sb.root_ino.get()) return make_error(Errc::invalid_argument, "writer: the root cannot be replaced");
-  F2FS_TRY(check_name(nleaf));
+  F2FSCORE_TRY(check_name(nleaf));
   auto sp = w.node(*src);
   if (!sp) return make_error(sp.error());
   const bool sdir = is_dir(**sp);
@@ -264,22 +264,22 @@ Status Writer::rename(std::string_view from, std::string_view to) {
         return make_error(Errc::exists, "writer: cannot rename over non-empty directory \"" + std::string(to) + "\" (ENOTEMPTY)");
     }
     // f2fs_set_link(): the entry now names the source.
-    F2FS_TRY(w.remove_entry(np, nleaf));
-    F2FS_TRY(w.add_entry(np, nleaf, *src, file_type(smode)));
-    F2FS_TRY(add_links(w, *tgt, tdir ? -2 : -1));
+    F2FSCORE_TRY(w.remove_entry(np, nleaf));
+    F2FSCORE_TRY(w.add_entry(np, nleaf, *src, file_type(smode)));
+    F2FSCORE_TRY(add_links(w, *tgt, tdir ? -2 : -1));
     auto t2 = w.node(*tgt);
     if (!t2) return make_error(t2.error());
     (*t2)->i.i_ctime.set(w.now());
     (*t2)->i.i_ctime_nsec.set(0);
     w.mark_dirty(*tgt);
-    if ((*t2)->i.i_links.get() == 0) F2FS_TRY(w.drop_inode(*tgt));
+    if ((*t2)->i.i_links.get() == 0) F2FSCORE_TRY(w.drop_inode(*tgt));
   } else {
-    F2FS_TRY(w.add_entry(np, nleaf, *src, file_type(smode)));
+    F2FSCORE_TRY(w.add_entry(np, nleaf, *src, file_type(smode)));
     auto s2 = w.node(*src);
     if (!s2) return make_error(s2.error());
     set_name(**s2, nleaf, np);
     w.mark_dirty(*src);
-    if (sdir) F2FS_TRY(add_links(w, np, +1));
+    if (sdir) F2FSCORE_TRY(add_links(w, np, +1));
   }
   {
     auto s3 = w.node(*src);
@@ -295,10 +295,10 @@ Status Writer::rename(std::string_view from, std::string_view to) {
     s.i.i_ctime_nsec.set(0);
     w.mark_dirty(*src);
   }
-  F2FS_TRY(w.remove_entry(op, oleaf));
+  F2FSCORE_TRY(w.remove_entry(op, oleaf));
   if (sdir) {
-    if (op != np) F2FS_TRY(set_dotdot(w, *src, np));
-    F2FS_TRY(add_links(w, op, -1));
+    if (op != np) F2FSCORE_TRY(set_dotdot(w, *src, np));
+    F2FSCORE_TRY(add_links(w, op, -1));
   }
   return {};
 }
@@ -310,8 +310,8 @@ Status Writer::rename(std::string_view from, std::string_view to) {
 // FADVISE_LOST_PINO (f2fs_init_inode_metadata()), ctime now. fsck.f2fs
 // counts the names of such inodes ("Hard link checking").
 Status Writer::link(std::string_view existing, std::string_view new_path) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(true));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
   Impl& w = *impl_;
   auto ino = w.resolve(existing);
   if (!ino) return make_error(ino.error());
@@ -322,7 +322,7 @@ Status Writer::link(std::string_view existing, std::string_view new_path) {
   const std::uint16_t mode = (*in)->i.i_mode.get();
   auto nn = new_name(w, new_path);
   if (!nn) return make_error(nn.error());
-  F2FS_TRY(w.add_entry(nn->parent, nn->leaf, *ino, file_type(mode)));
+  F2FSCORE_TRY(w.add_entry(nn->parent, nn->leaf, *ino, file_type(mode)));
   auto in2 = w.node(*ino);
   if (!in2) return make_error(in2.error());
   Node& n = **in2;
@@ -343,8 +343,8 @@ Status Writer::link(std::string_view existing, std::string_view new_path) {
 // ENAMETOOLONG). It stays inline when it fits MAX_INLINE_DATA (a new
 // symlink has FI_INLINE_DATA: f2fs_may_inline_data()), else block 0.
 Result<nid_t> Writer::symlink(std::string_view target, std::string_view link_path) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(true));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
   Impl& w = *impl_;
   if (target.empty()) return make_error(Errc::invalid_argument, "writer: an empty symlink target (ENOENT)");
   if (target.size() + 1 > kPageSize)
@@ -366,14 +366,14 @@ Result<nid_t> Writer::symlink(std::string_view target, std::string_view link_pat
   if (in_block) {
     std::vector<std::uint8_t> b(kBlockSize, 0);
     std::memcpy(b.data(), target.data(), target.size());
-    F2FS_TRY(w.write_file_block(*ino, 0, b.data(), wr::kWarmData));
+    F2FSCORE_TRY(w.write_file_block(*ino, 0, b.data(), wr::kWarmData));
   }
   return *ino;
 }
 
 Result<std::string> Writer::readlink(nid_t ino) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(false));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(false));
   Impl& w = *impl_;
   auto in = inode_of(w, ino);
   if (!in) return make_error(in.error());
@@ -388,7 +388,7 @@ Result<std::string> Writer::readlink(nid_t ino) {
     return out;
   }
   std::vector<std::uint8_t> b(kBlockSize);
-  F2FS_TRY(w.read_file_block(ino, 0, b.data()));
+  F2FSCORE_TRY(w.read_file_block(ino, 0, b.data()));
   std::memcpy(out.data(), b.data(), out.size());
   return out;
 }
@@ -400,8 +400,8 @@ Result<std::string> Writer::readlink(nid_t ino) {
 // below 256) as old_encode_dev() in i_addr[extra], else 0 there and
 // new_encode_dev() in i_addr[extra + 1]. FIFOs and sockets store none.
 Result<nid_t> Writer::mknod(std::string_view path, std::uint16_t mode, std::uint32_t rdev) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(true));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
   Impl& w = *impl_;
   const std::uint16_t type = mode & kTypeMask;
   if (type != kChr && type != kBlk && type != kFifo && type != kSock)
@@ -429,8 +429,8 @@ Result<nid_t> Writer::mknod(std::string_view path, std::uint16_t mode, std::uint
 // f2fs_setattr(): the permission bits (the type kept), owner, times; ctime
 // becomes now unless given (setattr_copy() after notify_change() set it).
 Status Writer::setattr(nid_t ino, const SetAttr& a) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(true));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
   Impl& w = *impl_;
   auto in = inode_of(w, ino);
   if (!in) return make_error(in.error());
@@ -461,8 +461,8 @@ Status Writer::setattr(nid_t ino, const SetAttr& a) {
 // ---- open, release --------------------------------------------------------------------------
 
 Status Writer::open(nid_t ino) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(false));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(false));
   auto in = inode_of(*impl_, ino);
   if (!in) return make_error(in.error());
   ++impl_->open_count[ino];
@@ -472,8 +472,8 @@ Status Writer::open(nid_t ino) {
 // The last release of an inode at link count 0 frees it and takes it off
 // the orphan list (f2fs_evict_inode(): f2fs_remove_orphan_inode()).
 Status Writer::release(nid_t ino) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(false));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(false));
   Impl& w = *impl_;
   auto it = w.open_count.find(ino);
   if (it == w.open_count.end() || it->second == 0)
@@ -526,7 +526,7 @@ Status fill_zero(Writer::Impl& w, nid_t ino, std::uint64_t index, std::size_t st
     return {};
   }
   std::vector<std::uint8_t> b(kBlockSize);
-  F2FS_TRY(w.read_file_block(ino, index, b.data()));
+  F2FSCORE_TRY(w.read_file_block(ino, index, b.data()));
   std::memset(b.data() + start, 0, len);
   return w.cache_write(ino, index, b.data(), type);
 }
@@ -572,7 +572,7 @@ Status free_range(Writer::Impl& w, nid_t ino, std::uint64_t from, std::uint64_t 
       i = api + ((i - api) / kDefAddrsPerBlock + 1) * kDefAddrsPerBlock;
       continue;
     }
-    if (*a != kNullAddr) F2FS_TRY(w.free_file_block(ino, i));
+    if (*a != kNullAddr) F2FSCORE_TRY(w.free_file_block(ino, i));
     ++i;
   }
   return {};
@@ -592,8 +592,8 @@ Status free_range(Writer::Impl& w, nid_t ino, std::uint64_t from, std::uint64_t 
 // - zero_range [| keep_size] (f2fs_zero_range()): partial ends zeroed, whole
 //   blocks become NEW_ADDR (written ones invalidated); i_size as mode 0.
 Status Writer::fallocate(nid_t ino, std::uint32_t mode, std::uint64_t offset, std::uint64_t length) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(true));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
   Impl& w = *impl_;
   auto in = inode_of(w, ino);
   if (!in) return make_error(in.error());
@@ -613,35 +613,35 @@ Status Writer::fallocate(nid_t ino, std::uint32_t mode, std::uint64_t offset, st
                                                   offset + length, max_bytes));
   const std::uint64_t size = (*in)->i.i_size.get();
   if (op == falloc::punch_hole && offset >= size) return {};
-  F2FS_TRY(w.convert_inline_data(ino));
+  F2FSCORE_TRY(w.convert_inline_data(ino));
   const std::uint64_t end = offset + length;
   const std::uint64_t pg_start = offset / kBlockSize, pg_end = end / kBlockSize;
   const std::size_t off_start = static_cast<std::size_t>(offset % kBlockSize), off_end = static_cast<std::size_t>(end % kBlockSize);
   std::uint64_t new_size = size;
   if (op == 0) {
     const std::uint64_t last = pg_end + (off_end ? 1 : 0);
-    for (std::uint64_t i = pg_start; i < last; ++i) F2FS_TRY(reserve_block(w, ino, i, true));
+    for (std::uint64_t i = pg_start; i < last; ++i) F2FSCORE_TRY(reserve_block(w, ino, i, true));
     new_size = std::max(size, end);
   } else if (op == falloc::punch_hole) {
     if (pg_start == pg_end) {
-      F2FS_TRY(fill_zero(w, ino, pg_start, off_start, off_end - off_start, size));
+      F2FSCORE_TRY(fill_zero(w, ino, pg_start, off_start, off_end - off_start, size));
     } else {
       std::uint64_t first = pg_start;
-      if (off_start) F2FS_TRY(fill_zero(w, ino, first++, off_start, kBlockSize - off_start, size));
-      if (off_end) F2FS_TRY(fill_zero(w, ino, pg_end, 0, off_end, size));
-      if (first < pg_end) F2FS_TRY(free_range(w, ino, first, pg_end, api));
+      if (off_start) F2FSCORE_TRY(fill_zero(w, ino, first++, off_start, kBlockSize - off_start, size));
+      if (off_end) F2FSCORE_TRY(fill_zero(w, ino, pg_end, 0, off_end, size));
+      if (first < pg_end) F2FSCORE_TRY(free_range(w, ino, first, pg_end, api));
     }
   } else {  // zero_range
     new_size = std::max(size, end);
     const std::uint64_t visible = keep ? size : new_size;
     if (pg_start == pg_end) {
-      F2FS_TRY(fill_zero(w, ino, pg_start, off_start, off_end - off_start, visible));
+      F2FSCORE_TRY(fill_zero(w, ino, pg_start, off_start, off_end - off_start, visible));
     } else {
       std::uint64_t first = pg_start;
-      if (off_start) F2FS_TRY(fill_zero(w, ino, first++, off_start, kBlockSize - off_start, visible));
+      if (off_start) F2FSCORE_TRY(fill_zero(w, ino, first++, off_start, kBlockSize - off_start, visible));
       if (first < pg_end) w.cache_drop(ino, first, pg_end);
-      for (std::uint64_t i = first; i < pg_end; ++i) F2FS_TRY(reserve_block(w, ino, i, false));
-      if (off_end) F2FS_TRY(fill_zero(w, ino, pg_end, 0, off_end, visible));
+      for (std::uint64_t i = first; i < pg_end; ++i) F2FSCORE_TRY(reserve_block(w, ino, i, false));
+      if (off_end) F2FSCORE_TRY(fill_zero(w, ino, pg_end, 0, off_end, visible));
     }
   }
   auto ip = w.node(ino);

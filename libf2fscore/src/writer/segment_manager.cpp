@@ -41,7 +41,7 @@ Status SegmentManager::load(Volume& vol, BlockDevice& dev, std::uint64_t main_bl
   free_count_ = empty_count_ = main_segs;
   held_.clear();
   meta::MetaView mv(vol, dev);
-  F2FS_TRY(mv.load());
+  F2FSCORE_TRY(mv.load());
   std::unordered_map<std::uint32_t, const SitEntry*> journal;
   for (std::uint32_t i = 0; i < mv.sit_journal.n_entries.get(); ++i)
     journal[mv.sit_journal.sit_j.entries[i].segno.get()] = &mv.sit_journal.sit_j.entries[i].se;
@@ -56,7 +56,7 @@ Status SegmentManager::load(Volume& vol, BlockDevice& dev, std::uint64_t main_bl
     const int copy = bm.sit_copy(b);
     std::uint32_t n = 1;
     while (n < kBatch && b + n < nblk && bm.sit_copy(b + n) == copy) ++n;
-    F2FS_TRY(mv.read(g.sit_addr(b, copy), buf.data(), n));
+    F2FSCORE_TRY(mv.read(g.sit_addr(b, copy), buf.data(), n));
     for (std::uint32_t k = 0; k < n; ++k) {
       const auto* entries = reinterpret_cast<const SitEntry*>(buf.data() + static_cast<std::size_t>(k) * kBlockSize);
       for (std::uint32_t i = 0; i < kSitEntryPerBlock; ++i) {

@@ -5,7 +5,7 @@
 namespace f2fscore {
 
 SpaceState Writer::space() const {
-  F2FS_WRITER_LOCK(impl_);
+  F2FSCORE_WRITER_LOCK(impl_);
   const Impl& m = *impl_;
   SpaceState s;
   s.user_blocks = m.cp.user_block_count.get();

@@ -117,7 +117,7 @@ class BatchWriter {
   std::unique_ptr<State> s_;
 };
 
-/// Nesting of public calls on this thread's handle (F2FS_WRITER_LOCK), so
+/// Nesting of public calls on this thread's handle (F2FSCORE_WRITER_LOCK), so
 /// that a periodic checkpoint runs only at the start of an outermost call.
 struct DepthGuard {
   std::uint32_t& d;
@@ -168,7 +168,7 @@ struct Writer::Impl {
   // ---- writer/cache.cpp: page cache, periodic checkpoints, discard ----
   std::unique_ptr<wr::PageCache, wr::PageCacheDeleter> cache;
   std::uint64_t last_checkpoint_time = 0;  ///< wr::mono_ms() of the last checkpoint (or mount)
-  std::uint32_t call_depth = 0;            ///< public calls in progress (F2FS_WRITER_LOCK)
+  std::uint32_t call_depth = 0;            ///< public calls in progress (F2FSCORE_WRITER_LOCK)
   /// After a checkpoint: reopens the volume (superblock, the new pack) and
   /// resets what a checkpoint resets (logs as the pack says, free segments,
   /// nids freed since, the change sets) from memory.
@@ -374,8 +374,8 @@ struct Writer::Impl {
 };
 
 /// Takes the handle's lock for the rest of the scope.
-#define F2FS_WRITER_LOCK(impl)                                             \
-  std::lock_guard<std::recursive_mutex> f2fs_writer_lock_((impl)->mu); \
-  ::f2fscore::wr::DepthGuard f2fs_writer_depth_((impl)->call_depth)
+#define F2FSCORE_WRITER_LOCK(impl)                                             \
+  std::lock_guard<std::recursive_mutex> f2fscore_writer_lock_((impl)->mu); \
+  ::f2fscore::wr::DepthGuard f2fscore_writer_depth_((impl)->call_depth)
 
 }  // namespace f2fscore

@@ -148,7 +148,7 @@ const xattr_area::EntryRef* find(const Area& a, const std::vector<xattr_area::En
 // Linux 6.1, Errc::no_space here.
 Status set_impl(Writer::Impl& w, nid_t ino, std::uint8_t index, std::string_view name,
                 const std::span<const std::uint8_t>* value, XattrSet how) {
-  F2FS_TRY(check_xattr_name(index, name));
+  F2FSCORE_TRY(check_xattr_name(index, name));
   auto a = read_area(w, ino);
   if (!a) return make_error(a.error());
   std::size_t last = 0, bad = SIZE_MAX;
@@ -190,7 +190,7 @@ Status set_impl(Writer::Impl& w, nid_t ino, std::uint8_t index, std::string_view
     last += newsize;
     std::memset(base + last, 0, 4);  // the end word
   }
-  F2FS_TRY(write_area(w, ino, *a, last));
+  F2FSCORE_TRY(write_area(w, ino, *a, last));
   auto ip = w.node(ino);
   if (!ip) return make_error(ip.error());
   (*ip)->i.i_ctime.set(w.now());
@@ -203,22 +203,22 @@ Status set_impl(Writer::Impl& w, nid_t ino, std::uint8_t index, std::string_view
 
 Status Writer::setxattr(nid_t ino, std::uint8_t index, std::string_view name, std::span<const std::uint8_t> value,
                         XattrSet how) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(true));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
   return set_impl(*impl_, ino, index, name, &value, how);
 }
 
 Status Writer::removexattr(nid_t ino, std::uint8_t index, std::string_view name) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(true));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
   // removexattr(2) is a set of no value with XATTR_REPLACE (ENODATA when absent).
   return set_impl(*impl_, ino, index, name, nullptr, XattrSet::replace);
 }
 
 Result<std::vector<std::uint8_t>> Writer::getxattr(nid_t ino, std::uint8_t index, std::string_view name) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(false));
-  F2FS_TRY(check_xattr_name(index, name));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(false));
+  F2FSCORE_TRY(check_xattr_name(index, name));
   auto a = read_area(*impl_, ino);
   if (!a) return make_error(a.error());
   std::size_t last = 0, bad = SIZE_MAX;
@@ -230,8 +230,8 @@ Result<std::vector<std::uint8_t>> Writer::getxattr(nid_t ino, std::uint8_t index
 }
 
 Result<std::vector<XattrItem>> Writer::listxattr(nid_t ino) {
-  F2FS_WRITER_LOCK(impl_);
-  F2FS_TRY(impl_->usable(false));
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(false));
   auto a = read_area(*impl_, ino);
   if (!a) return make_error(a.error());
   std::size_t last = 0, bad = SIZE_MAX;

@@ -621,7 +621,7 @@ Status Writer::Impl::reload_committed() {
   }
   sm.committed(logs);
   F2FSCORE_TRY(nm.load(*vol, dev, sb.root_ino.get() + 1));
-  F2FSCORE_TRY(load_curseg_summaries());
+  F2FSCORE_TRY(load_curseg_summaries(false));
   gc_load();  // free sections and mtimes (writer/gc.cpp)
   return {};
 }

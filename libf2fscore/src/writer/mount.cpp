@@ -87,7 +87,7 @@ Status Writer::Impl::load() {
   }
   for (const auto& l : logs)
     if (l.segno < main_segs) sm.hold(l.segno);
-  F2FSCORE_TRY(load_curseg_summaries());
+  F2FSCORE_TRY(load_curseg_summaries(true));
   gc_load();
   if (pending_fsync) F2FSCORE_TRY(recover_fsync());
   return {};
@@ -141,11 +141,30 @@ Status Writer::Impl::load_from_tree() {
   return nm.error();
 }
 
-Status Writer::Impl::load_curseg_summaries() {
-  for (const auto& l : logs) {
+Status Writer::Impl::load_curseg_summaries(bool restore_node_summaries) {
+  for (std::size_t t = 0; t < logs.size(); ++t) {
+    const auto& l = logs[t];
     if (l.segno >= main_segs) continue;
     auto s = sm.dirty_summary(*vol, l.segno, false);
     if (!s) return make_error(s.error());
+    // A checkpoint without CP_UMOUNT_FLAG holds no node summaries, and the
+    // SSA block of an active node log is not written until the log leaves
+    // the segment: the summary is rebuilt from the footers of the node
+    // blocks the SIT marks valid, as f2fs_restore_node_summary() in
+    // fs/f2fs/node.c does at mount.
+    if (!restore_node_summaries || t < 3 || (cp.ckpt_flags.get() & cp_flag::umount)) continue;
+    Node nd{};
+    for (std::uint32_t j = 0; j < wr::kBlocksPerSeg; ++j) {
+      if (!sm.is_valid(l.segno, j)) continue;
+      const std::uint64_t addr = vol->segment_start(l.segno) + j;
+      F2FSCORE_TRY(read_at(dev, addr * kBlockSize,
+                           std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(&nd), kBlockSize),
+                           io_tag(IostatType::fs_node_read_io)));
+      Summary& e = (*s)->entries[j];
+      e.nid.set(nd.footer.nid.get());
+      e.version = 0;
+      e.ofs_in_node.set(0);
+    }
   }
   return {};
 }

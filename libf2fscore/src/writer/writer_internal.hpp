@@ -175,7 +175,9 @@ struct Writer::Impl {
   Status reload_committed();
   /// The active logs' segments' summaries as dirty summaries (load(),
   /// reload_committed()): the next checkpoint writes them.
-  Status load_curseg_summaries();
+  /// `restore_node_summaries`: at mount, rebuild the node logs' summaries from
+  /// their blocks' footers when the checkpoint holds none (no CP_UMOUNT_FLAG).
+  Status load_curseg_summaries(bool restore_node_summaries);
   /// load() when the checkpoint's counts disagree with the SIT.
   Status load_from_tree();
   /// The handle's coalescing writer (data writeback, direct writes, node

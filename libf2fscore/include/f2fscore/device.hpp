@@ -113,6 +113,44 @@ class BlockDevice {
 /// call it at submission; Errc::ok when acceptable.
 Errc check_request(const DeviceInfo& info, const IoRequest& req) noexcept;
 
+/// The finished requests of a device that completes them at submission
+/// (memory, POSIX pread/pwrite, the fault injector), in submission order:
+/// submit() push()es, poll() run()s. Not thread-safe: one thread owns the
+/// device. A callback may submit again; what it pushes runs in the same
+/// run() call, after what was queued before it.
+class CompletionQueue {
+ public:
+  /// Appends `req` (its `link` field is the queue's until its callback runs).
+  void push(IoRequest& req) noexcept {
+    req.link = nullptr;
+    if (tail_ != nullptr) tail_->link = &req; else head_ = &req;
+    tail_ = &req;
+    ++size_;
+  }
+  /// Runs the callbacks of every queued request, each dequeued first (so
+  /// size() no longer counts it). Returns how many ran.
+  std::size_t run() noexcept {
+    std::size_t n = 0;
+    while (head_ != nullptr) {
+      IoRequest* r = head_;
+      head_ = r->link;
+      if (head_ == nullptr) tail_ = nullptr;
+      --size_;
+      ++n;
+      if (r->on_complete != nullptr) r->on_complete(*r);
+    }
+    return n;
+  }
+  bool empty() const noexcept { return head_ == nullptr; }
+  /// Requests queued whose callbacks have not yet run.
+  std::size_t size() const noexcept { return size_; }
+
+ private:
+  IoRequest* head_ = nullptr;
+  IoRequest* tail_ = nullptr;
+  std::size_t size_ = 0;
+};
+
 // ---- Synchronous helpers (submit one request, poll until it completes) ----
 
 /// Reads `buf.size()` bytes at byte `offset`. Errors: Errc::out_of_range,

@@ -50,7 +50,7 @@ class FaultDevice final : public BlockDevice {
   const DeviceInfo& info() const noexcept override { return inner_->info(); }
   void submit(IoRequest& req) noexcept override;
   std::size_t poll(bool wait) noexcept override;
-  std::size_t in_flight() const noexcept override { return in_flight_; }
+  std::size_t in_flight() const noexcept override { return forwarded_ + ready_.size(); }
 
   /// Replaces the plan; the request counter keeps running unless reset.
   void set_plan(const FaultPlan& plan, bool reset_counter = false) noexcept;
@@ -79,9 +79,8 @@ class FaultDevice final : public BlockDevice {
   FaultPlan plan_;
   std::uint64_t counter_ = 0;
   std::uint64_t failed_ = 0;
-  std::size_t in_flight_ = 0;
-  IoRequest* ready_head_ = nullptr;
-  IoRequest* ready_tail_ = nullptr;
+  std::size_t forwarded_ = 0;  // submitted to inner_, not yet back
+  CompletionQueue ready_;     // finished, callbacks not yet run
   std::vector<std::unique_ptr<Shadow>> shadows_;
   Shadow* free_shadows_ = nullptr;
   std::map<std::uint64_t, std::uint64_t> discarded_;               // [start, end) byte ranges

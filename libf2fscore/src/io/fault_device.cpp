@@ -34,17 +34,12 @@ std::uint64_t FaultDevice::unflushed_bytes() const noexcept {
 
 void FaultDevice::power_cut() noexcept { cache_.clear(); }
 
-void FaultDevice::finish(IoRequest& req) noexcept {
-  req.link = nullptr;
-  if (ready_tail_ != nullptr) ready_tail_->link = &req; else ready_head_ = &req;
-  ready_tail_ = &req;
-}
+void FaultDevice::finish(IoRequest& req) noexcept { ready_.push(req); }
 
 void FaultDevice::submit(IoRequest& req) noexcept {
   req.status = Errc::ok;
   req.sys_errno = 0;
   req.transferred = 0;
-  ++in_flight_;
   const bool counted = (plan_.ops & io_op_bit(req.op)) != 0;
   const std::uint64_t n = counted ? counter_++ : FaultPlan::kNever;
   const DeviceInfo& di = inner_->info();
@@ -147,6 +142,7 @@ void FaultDevice::submit(IoRequest& req) noexcept {
   s->inner.buf = req.buf;
   s->inner.on_complete = &FaultDevice::on_inner_done;
   s->inner.user = s;
+  ++forwarded_;
   inner_->submit(s->inner);
 }
 
@@ -159,6 +155,7 @@ void FaultDevice::on_inner_done(IoRequest& inner) noexcept {
   req.transferred = inner.transferred;
   s->next_free = d->free_shadows_;
   d->free_shadows_ = s;
+  --d->forwarded_;
   if (req.op == IoOp::read && req.ok()) d->patch_read(req);
   d->finish(req);
 }
@@ -240,18 +237,9 @@ Errc FaultDevice::write_back() noexcept {
 }
 
 std::size_t FaultDevice::poll(bool wait) noexcept {
-  if (ready_head_ != nullptr) wait = false;
+  if (!ready_.empty()) wait = false;
   if (inner_->in_flight() > 0) inner_->poll(wait);
-  std::size_t n = 0;
-  while (ready_head_ != nullptr) {
-    IoRequest* r = ready_head_;
-    ready_head_ = r->link;
-    if (ready_head_ == nullptr) ready_tail_ = nullptr;
-    --in_flight_;
-    ++n;
-    if (r->on_complete != nullptr) r->on_complete(*r);
-  }
-  return n;
+  return ready_.run();
 }
 
 }  // namespace f2fscore

@@ -26,26 +26,12 @@ class MemoryDevice final : public BlockDevice {
     req.sys_errno = 0;
     req.status = check_request(info_, req);
     if (req.status == Errc::ok) execute(req);
-    req.link = nullptr;
-    if (tail_ != nullptr) tail_->link = &req; else head_ = &req;
-    tail_ = &req;
-    ++in_flight_;
+    done_.push(req);
   }
 
-  std::size_t poll(bool /*wait*/) noexcept override {
-    std::size_t n = 0;
-    while (head_ != nullptr) {
-      IoRequest* r = head_;
-      head_ = r->link;
-      if (head_ == nullptr) tail_ = nullptr;
-      --in_flight_;
-      ++n;
-      if (r->on_complete != nullptr) r->on_complete(*r);
-    }
-    return n;
-  }
+  std::size_t poll(bool /*wait*/) noexcept override { return done_.run(); }
 
-  std::size_t in_flight() const noexcept override { return in_flight_; }
+  std::size_t in_flight() const noexcept override { return done_.size(); }
 
  private:
   static constexpr std::uint64_t kChunk = 64 * 1024;
@@ -102,9 +88,7 @@ class MemoryDevice final : public BlockDevice {
 
   DeviceInfo info_;
   std::unordered_map<std::uint64_t, std::unique_ptr<std::uint8_t[]>> chunks_;
-  IoRequest* head_ = nullptr;
-  IoRequest* tail_ = nullptr;
-  std::size_t in_flight_ = 0;
+  CompletionQueue done_;
 };
 
 }  // namespace

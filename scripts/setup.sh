@@ -6,10 +6,11 @@ set -euo pipefail
 pkgs=(g++ cmake ninja-build pkg-config
       libboost1.81-dev liburing-dev libzstd-dev liblz4-dev liblzo2-dev zlib1g-dev
       libcli11-dev libexpected-dev libgtest-dev libgmock-dev libbenchmark-dev libblkid-dev
-      nlohmann-json3-dev libicu-dev f2fs-tools zstd e2fsprogs util-linux)
+      nlohmann-json3-dev libicu-dev f2fs-tools zstd e2fsprogs util-linux scdoc)
 if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(qemu-system-x86 busybox-static cpio qemu-user g++-s390x-linux-gnu g++-i686-linux-gnu
-         fio valgrind strace time clang-14 libclang-rt-14-dev gnuplot-nox)
+         fio valgrind strace time clang-14 libclang-rt-14-dev gnuplot-nox
+         man-db groff-base)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

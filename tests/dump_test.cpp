@@ -812,6 +812,60 @@ TEST(Dump, UsageErrorsExitTwo) {
   EXPECT_EQ(dump(q(t / "no-such.img") + " sb").exit_code, 1);
 }
 
+TEST(Dump, BlockPastTheVolumeIsAUsageErrorAsSit) {
+  f2fstest::TempDir t;
+  const auto img = t / "b.img";
+  format_file(img, 64ull << 20, 0);
+  // 64 MiB hold blocks 0 to 16383: 16384 is past the device, so past the
+  // main area; a segment past the main area exits 2 too.
+  auto b = dump(q(img) + " block 16384", true);
+  EXPECT_EQ(b.exit_code, 2) << b.output;
+  EXPECT_NE(b.output.find("block 16384 is past the main area"), std::string::npos) << b.output;
+  EXPECT_EQ(dump(q(img) + " --json block 0xffffffff").exit_code, 2);
+  EXPECT_EQ(dump(q(img) + " sit 99999").exit_code, 2);
+  EXPECT_EQ(dump(q(img) + " block 0").exit_code, 0);  // superblock copy 0
+}
+
+TEST(Dump, ForeignFileSystemNamed) {
+  if (f2fstest::run("command -v mkfs.ext4").exit_code != 0) GTEST_SKIP() << "mkfs.ext4 not installed";
+  f2fstest::TempDir t;
+  const auto img = t / "ext.img";
+  f2fstest::make_sparse_file(img, 32ull << 20);
+  ASSERT_EQ(f2fstest::run("mkfs.ext4 -q -F " + q(img) + " >/dev/null 2>&1").exit_code, 0);
+  for (const char* c : {"info", "sb", "ls /"}) {
+    auto r = dump(q(img) + " " + c, true);
+    EXPECT_EQ(r.exit_code, 1) << c;
+    EXPECT_NE(r.output.find("holds a file system of another kind (ext4), not F2FS"), std::string::npos)
+        << c << ": " << r.output;
+    EXPECT_EQ(r.output.find("corrupt"), std::string::npos) << c << ": " << r.output;
+  }
+}
+
+TEST(Dump, ExtractNamesTheHostPathAndTheOsErrorOnce) {
+  f2fstest::TempDir t;
+  const auto img = t / "e.img";
+  craft(img);
+  // A directory where /sparse goes on the host: the problem names that path.
+  fs::create_directories(t / "dest" / "sparse");
+  auto r = dump(q(img) + " extract /sparse " + q(t / "dest"), true);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find((t / "dest" / "sparse").string() + ": a directory is in the way (extracting /sparse)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("Extracted "), std::string::npos) << r.output;
+  // A missing parent: the OS's text once.
+  auto m = dump(q(img) + " extract /sparse " + q(t / "no" / "such"), true);
+  EXPECT_EQ(m.exit_code, 1);
+  const auto first = m.output.find("No such file or directory");
+  ASSERT_NE(first, std::string::npos) << m.output;
+  EXPECT_EQ(m.output.find("No such file or directory", first + 1), std::string::npos) << m.output;
+  // Success: the line names the destination.
+  auto ok = dump(q(img) + " extract /sparse " + q(t / "copy"), true);
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("Extracted /sparse to " + (t / "copy").string() + ": 1 files"), std::string::npos)
+      << ok.output;
+}
+
 TEST(Dump, DamagedImagesFailWithTheStructureNamed) {
   f2fstest::TempDir t;
   const auto img = t / "d.img";
@@ -843,6 +897,12 @@ TEST(Dump, DamagedImagesFailWithTheStructureNamed) {
   auto ex = dump(q(img) + " extract / " + q(t / "x"), true);
   EXPECT_EQ(ex.exit_code, 1);
   EXPECT_TRUE(fs::exists(t / "x" / "hl1"));
+  // No success line for an extraction that lost an entry: the line names
+  // the destination and says it is incomplete.
+  EXPECT_EQ(ex.output.find("Extracted "), std::string::npos) << ex.output;
+  EXPECT_NE(ex.output.find("Extraction of / to " + (t / "x").string() + " incomplete: 1 entry not extracted"),
+            std::string::npos)
+      << ex.output;
   // Superblock #0 zeroed: the volume opens from copy 1 and says so; each
   // copy can be shown as stored.
   patch(1024, std::vector<std::uint8_t>(64, 0));

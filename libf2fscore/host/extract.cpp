@@ -87,7 +87,7 @@ class Extractor {
     const std::uint32_t type = in.mode & 0xF000;
     if (type != 0x4000 && in.links > 1) {
       if (auto it = links_.find(in.ino); it != links_.end()) {
-        if (make_room(parentfd, name, img, false) &&
+        if (make_room(parentfd, name, rel, img, false) &&
             ::linkat(rootfd_, it->second.c_str(), parentfd, name.c_str(), 0) == 0) {
           ++r_.hard_links;
           return;
@@ -152,18 +152,24 @@ class Extractor {
 
   std::string host_path(const std::string& rel) const { return rel.empty() ? root_host_ : root_host_ + "/" + rel; }
 
+  // A host-side failure: names the host path it happened on, then the
+  // image path being extracted there.
+  void host_problem(const std::string& rel, const std::string& img, const std::string& what) {
+    r_.problems.push_back(host_path(rel) + ": " + what + " (extracting " + printable(img) + ")");
+  }
+
   // Removes what is in the way of a new entry `name` (not a directory that
   // we want as a directory). Returns false (with a problem) if impossible.
-  bool make_room(int parentfd, const std::string& name, const std::string& img, bool want_dir) {
+  bool make_room(int parentfd, const std::string& name, const std::string& rel, const std::string& img, bool want_dir) {
     struct stat st {};
     if (::fstatat(parentfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return true;
     if (S_ISDIR(st.st_mode)) {
       if (want_dir) return true;
-      r_.problems.push_back(img + ": a directory is in the way on the host");
+      host_problem(rel, img, "a directory is in the way");
       return false;
     }
     if (::unlinkat(parentfd, name.c_str(), 0) != 0) {
-      r_.problems.push_back(img + ": cannot replace the existing entry (" + errno_text(errno) + ")");
+      host_problem(rel, img, "cannot replace the existing entry: " + errno_text(errno));
       return false;
     }
     return true;
@@ -175,14 +181,14 @@ class Extractor {
       r_.problems.push_back(img + ": deeper than " + std::to_string(kMaxDepth) + " levels; not extracted");
       return;
     }
-    if (!make_room(parentfd, name, img, true)) return;
+    if (!make_room(parentfd, name, rel, img, true)) return;
     if (::mkdirat(parentfd, name.c_str(), 0700) != 0 && errno != EEXIST) {
-      r_.problems.push_back(img + ": mkdir: " + errno_text(errno));
+      host_problem(rel, img, "mkdir: " + errno_text(errno));
       return;
     }
     const int fd = ::openat(parentfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
-      r_.problems.push_back(img + ": open directory: " + errno_text(errno));
+      host_problem(rel, img, "open directory: " + errno_text(errno));
       return;
     }
     ++r_.directories;
@@ -193,10 +199,10 @@ class Extractor {
 
   void regular(int parentfd, const std::string& name, const std::string& rel, const std::string& img,
                const InodeInfo& in) {
-    if (!make_room(parentfd, name, img, false)) return;
+    if (!make_room(parentfd, name, rel, img, false)) return;
     const int fd = ::openat(parentfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
-      r_.problems.push_back(img + ": create: " + errno_text(errno));
+      host_problem(rel, img, "create: " + errno_text(errno));
       return;
     }
     auto st = write_contents(fd, in);
@@ -284,9 +290,9 @@ class Extractor {
       r_.problems.push_back(img + ": symlink target is empty or holds a NUL byte");
       return;
     }
-    if (!make_room(parentfd, name, img, false)) return;
+    if (!make_room(parentfd, name, rel, img, false)) return;
     if (::symlinkat(target->c_str(), parentfd, name.c_str()) != 0) {
-      r_.problems.push_back(img + ": symlink: " + errno_text(errno));
+      host_problem(rel, img, "symlink: " + errno_text(errno));
       return;
     }
     ++r_.symlinks;
@@ -306,7 +312,7 @@ class Extractor {
       r_.skipped.push_back(img + ": " + file_type_name(in.mode) + " (device nodes need root)");
       return;
     }
-    if (!make_room(parentfd, name, img, false)) return;
+    if (!make_room(parentfd, name, rel, img, false)) return;
     dev_t dev = 0;
     if (device) {
       const auto d = device_number(in);
@@ -318,7 +324,7 @@ class Extractor {
       if (errno == EPERM || errno == EACCES || errno == ENOTSUP) {
         r_.skipped.push_back(img + ": " + file_type_name(in.mode) + " (" + errno_text(errno) + ")");
       } else {
-        r_.problems.push_back(img + ": mknod: " + errno_text(errno));
+        host_problem(rel, img, "mknod: " + errno_text(errno));
       }
       return;
     }
@@ -512,10 +518,16 @@ Output render_extract_report(const ExtractReport& r, Format f) {
     return o;
   }
   std::string& t = o.text;
-  appendf(t, "Extracted %s to %s: %" PRIu64 " files (%" PRIu64 " bytes), %" PRIu64 " directories, %" PRIu64
-             " symlinks, %" PRIu64 " hard links, %" PRIu64 " special files, %" PRIu64 " xattrs\n",
-          printable(r.source).c_str(), printable(r.destination).c_str(), r.files, r.bytes, r.directories, r.symlinks,
-          r.hard_links, r.specials, r.xattrs);
+  // "Extracted" only when nothing failed; otherwise the line says what is
+  // missing (the problems themselves go to the caller).
+  if (r.problems.empty())
+    appendf(t, "Extracted %s to %s: ", printable(r.source).c_str(), printable(r.destination).c_str());
+  else
+    appendf(t, "Extraction of %s to %s incomplete: %zu %s not extracted; written: ", printable(r.source).c_str(),
+            printable(r.destination).c_str(), r.problems.size(), r.problems.size() == 1 ? "entry" : "entries");
+  appendf(t, "%" PRIu64 " files (%" PRIu64 " bytes), %" PRIu64 " directories, %" PRIu64 " symlinks, %" PRIu64
+             " hard links, %" PRIu64 " special files, %" PRIu64 " xattrs\n",
+          r.files, r.bytes, r.directories, r.symlinks, r.hard_links, r.specials, r.xattrs);
   if (r.xattrs_unsupported) appendf(t, "xattrs refused by the host: %" PRIu64 "\n", r.xattrs_unsupported);
   for (const auto& s : r.encrypted) appendf(t, "encrypted, not extracted: %s\n", printable(s).c_str());
   for (const auto& s : r.skipped) appendf(t, "skipped: %s\n", printable(s).c_str());

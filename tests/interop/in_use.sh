@@ -5,7 +5,8 @@
 #   (c) a block device another process holds with O_EXCL (a python3 helper),
 #       and the image file behind it.
 # Tools: f2fscore-mkfs (plain and --populate), f2fscore-fsck -y / -p / -a,
-# f2fscore-sload, f2fscore-io --rw write / randwrite, f2fscore-io fs. Each
+# f2fscore-sload, f2fscore-io --rw write / randwrite, f2fscore-io fs,
+# f2fscore-label DEVICE LABEL (when F2FSCORE_LABEL names it). Each
 # case checks the exit status, the message, and the target's SHA-256 before
 # and after. Also: f2fscore-fsck -n on a device in use checks it read-only
 # (as e2fsck -n), -p on a read-only loop device (blockdev --setro) and on an
@@ -35,6 +36,7 @@ for c in losetup mkfs.ext4 mount umount python3 blockdev sha256sum setpriv; do
   command -v "$c" >/dev/null 2>&1 || skip "$c not found"
 done
 MKFS=${F2FSCORE_MKFS:?} FSCK=${F2FSCORE_FSCK:?} SLOAD=${F2FSCORE_SLOAD:?} IO=${F2FSCORE_IO:?}
+LABEL=${F2FSCORE_LABEL:-}
 
 T=$(mktemp -d /tmp/f2fscore-in-use.XXXXXX)
 loops=()
@@ -93,6 +95,9 @@ every_tool() {
   refuses "$label: f2fscore-io --rw write" "$target" 1 "$why" "$IO" "$target" --rw write --bs 4k --size 1m --buffered
   refuses "$label: f2fscore-io --rw randwrite" "$target" 1 "$why" "$IO" "$target" --rw randwrite --bs 4k --size 1m
   refuses "$label: f2fscore-io fs" "$target" 1 "$why" "$IO" fs "$target" --workload overwrite
+  if [[ -n "$LABEL" ]]; then
+    refuses "$label: f2fscore-label" "$target" 1 "$why" "$LABEL" "$target" newlabel
+  fi
   # The messages say why (and -n would check it read-only).
   refuses "$label: f2fscore-fsck -y names -n" "$target" 8 "-n checks it read-only" "$FSCK" -y "$target"
 }

@@ -128,6 +128,53 @@ TEST(StatsTool, Plot) {
   fs::remove(img);
 }
 
+// A PNG when the name says .png (the file's signature, as the PNG
+// specification fixes it: 89 50 4E 47 0D 0A 1A 0A); a run of one period,
+// whose flat ranges make gnuplot warn, prints none of its warnings.
+TEST(StatsTool, PlotPngAndGnuplotQuiet) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot is not installed";
+  const fs::path img = make_image("stats_tool_plot_png", 256ull << 20);
+  const fs::path png = fs::temp_directory_path() / ("stats_tool_" + std::to_string(::getpid()) + ".PNG");
+  auto r = run(io_bin() + " fs " + img.string() + " -w seqwrite --size 1m --plot " + png.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find("Warning"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("gnuplot"), std::string::npos) << r.err;
+  std::ifstream f(png, std::ios::binary);
+  std::string head(8, '\0');
+  f.read(head.data(), 8);
+  EXPECT_EQ(head, std::string("\x89PNG\r\n\x1a\n", 8));
+  fs::remove(png);
+  fs::remove(img);
+}
+
+// Any other name is refused as a usage error before the run: the image and
+// the output name untouched.
+TEST(StatsTool, PlotOtherNamesRefused) {
+  const fs::path img = make_image("stats_tool_plot_name", 256ull << 20);
+  const fs::path pdf = fs::temp_directory_path() / ("stats_tool_" + std::to_string(::getpid()) + ".pdf");
+  const std::string before = run("sha256sum " + img.string()).out;
+  for (const fs::path& bad : {pdf, fs::temp_directory_path() / "svg", fs::temp_directory_path() / ".png"}) {
+    auto r = run(io_bin() + " fs " + img.string() + " -w seqwrite --size 1m --plot " + bad.string());
+    EXPECT_EQ(r.status, 2) << bad << r.err;
+    EXPECT_NE(r.err.find("must end in .svg or .png"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(bad)) << bad;
+  }
+  EXPECT_EQ(run("sha256sum " + img.string()).out, before);
+  fs::remove(img);
+}
+
+// When gnuplot fails, what it said is reported, and the exit status is 1.
+TEST(StatsTool, PlotFailureShowsGnuplotMessages) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot is not installed";
+  const fs::path img = make_image("stats_tool_plot_fail", 256ull << 20);
+  auto r = run(io_bin() + " fs " + img.string() + " -w seqwrite --size 1m --plot /nonexistent/dir/x.png");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("gnuplot failed writing /nonexistent/dir/x.png"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gnuplot said"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("PNG"), std::string::npos) << "image bytes in the message";
+  fs::remove(img);
+}
+
 TEST(StatsTool, LoopDevice) {
   if (::geteuid() != 0) GTEST_SKIP() << "loop devices need root: run as root to test f2fscore-io fs on /dev/loopN";
   const fs::path img = make_image("stats_tool_loop", 256ull << 20);

@@ -1,6 +1,7 @@
 // run_workload(): workloads through the filesystem engine, with the writer's
 // counters and iostat over the run and per period (workload.hpp,
 // docs/stats.md).
+#include <cctype>
 #include "f2fscore/drivers/workload.hpp"
 
 #include <algorithm>
@@ -756,7 +757,18 @@ std::string workload_report_json(const WorkloadReport& r) {
   return o;
 }
 
-std::string workload_gnuplot_script(const WorkloadReport& r, std::string_view svg_path) {
+std::optional<PlotFormat> plot_format(std::string_view path) {
+  const auto slash = path.rfind('/');
+  const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  if (name.size() < 5) return std::nullopt;  // a name before the extension
+  std::string ext(name.substr(name.size() - 4));
+  for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == ".svg") return PlotFormat::svg;
+  if (ext == ".png") return PlotFormat::png;
+  return std::nullopt;
+}
+
+std::string workload_gnuplot_script(const WorkloadReport& r, std::string_view path, PlotFormat format) {
   std::string o = "$data << EOD\n# end_s calls_per_s app_MiB_s data_MiB_s node_MiB_s meta_MiB_s p99_us\n";
   for (const auto& p : r.periods) {
     const double dt = p.end_s - p.start_s > 0 ? p.end_s - p.start_s : 1e-9;
@@ -766,8 +778,9 @@ std::string workload_gnuplot_script(const WorkloadReport& r, std::string_view sv
               us(p.latency_p99_ns));
   }
   o += "EOD\n";
-  o += "set terminal svg size 900,600 dynamic background rgb 'white'\n";
-  o += "set output " + json_str(svg_path) + "\n";
+  o += format == PlotFormat::png ? "set terminal pngcairo size 900,600 background rgb 'white'\n"
+                                 : "set terminal svg size 900,600 dynamic background rgb 'white'\n";
+  o += "set output " + json_str(path) + "\n";
   o += "set multiplot layout 2,1 title " + json_str("f2fscore-io fs: " + describe(r.spec)) + " font ',10'\n";
   o += fmtv("set xlabel 'seconds (periods of %u ms)'\nset grid\nset key outside right\n", r.spec.period_ms);
   o += "set ylabel 'calls/s'\nset y2label 'p99 latency (us)'\nset y2tics\nset ytics nomirror\n";

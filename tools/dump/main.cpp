@@ -25,8 +25,10 @@ const char* kFooter =
     "Ranges are inclusive: A~B (both ends), A~ or A~-1 (to the last), A (one); numbers in decimal or 0x-hex.\n"
     "INODE is a number (12, 0xc) or a path (/dir/file; write /12 for a file named 12).\n"
     "The image is opened read-only and never written. --json works with every command.\n"
-    "Exit status: 0 success; 1 failure (cannot open the image, bad image: the error names the structure\n"
-    "and its address, missing path, unreadable entries, extraction errors); 2 usage error.";
+    "Exit status: 0 success; 1 failure (cannot open the image, not F2FS: a file system of another kind\n"
+    "is named; bad image: the error names the structure and its address; missing path, unreadable\n"
+    "entries, extraction errors); 2 usage error (bad option, range or address; a nid, segment or block\n"
+    "past the end of its area).";
 
 int write_out(const std::string& s) {
   if (!s.empty() && std::fwrite(s.data(), 1, s.size(), stdout) != s.size()) return kExitFailure;
@@ -184,6 +186,15 @@ int main(int argc, char** argv) {
   }
   auto vol = f2fscore::Volume::open(**dev);
   if (!vol) {
+    // No F2FS there but a file system of another kind: say which (libblkid
+    // where the library has it, as mkfs names what it would overwrite).
+    if (vol.error().code == f2fscore::Errc::corrupt) {
+      f2fscore::InUseCheck what;
+      what.exclusive = false;
+      what.other_file_system = true;
+      if (auto u = f2fscore::check_in_use(image, what); u.kind == f2fscore::InUseKind::other_file_system)
+        return fail(u.detail + ", not F2FS");
+    }
     const std::string why = image + ": " + vol.error().to_string();
     if (c_sb->parsed()) {  // still show what is there: the first valid copy, else copy 0
       auto sb = insp::raw_superblock(**dev, 0);

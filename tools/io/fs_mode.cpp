@@ -2,10 +2,14 @@
 // an image file or a block device holding an F2FS volume. A thin front end:
 // parse options, open the device under an iostat layer, mount the writer,
 // run_workload(), print, plot, unmount.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "f2fscore/iostat.hpp"
@@ -33,12 +37,44 @@ const char* kFsFooter =
     "IPU tunables as /sys/fs/f2fs/<dev>/: --ipu-policy 0x81 or force|honor_opu_write (default:\n"
     "the kernel's for the volume size), --min-ipu-util, --min-fsync-blocks, --fdatasync-in-place.\n"
     "--iostat switches iostat on (reset after setup); --iostat-period sets iostat_period_ms and the\n"
-    "period of the series. --plot FILE.svg draws the series with gnuplot (skipped, with a note, if\n"
-    "gnuplot is not installed).\n"
+    "period of the series. --plot FILE.svg or FILE.png draws the series with gnuplot (skipped, with\n"
+    "a note, if gnuplot is not installed; other names are refused; what gnuplot prints is shown only\n"
+    "when it fails).\n"
     "Exit status: 0 success; 1 failure (cannot open or mount the target, an engine error during\n"
     "the run); 2 usage error (bad option or value).";
 
 bool has_gnuplot() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
+
+// Runs gnuplot on `script` with its output captured: what it prints (its
+// warnings about flat ranges, for one) is returned in the error when it
+// fails and dropped when it succeeds.
+Status run_gnuplot(const std::string& script) {
+  char path[] = "/tmp/f2fscore-gnuplot-XXXXXX";
+  const int fd = ::mkstemp(path);
+  if (fd < 0) return make_error(Errc::io, "cannot create a file for gnuplot's messages");
+  ::close(fd);
+  const std::string cmd = std::string("gnuplot >/dev/null 2>'") + path + "'";
+  FILE* g = ::popen(cmd.c_str(), "w");
+  if (g == nullptr) {
+    ::unlink(path);
+    return make_error(Errc::io, "cannot run gnuplot");
+  }
+  const bool wrote = std::fwrite(script.data(), 1, script.size(), g) == script.size();
+  const int rc = ::pclose(g);
+  std::string said;
+  if (FILE* f = std::fopen(path, "r")) {
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) said.append(buf, n);
+    std::fclose(f);
+  }
+  ::unlink(path);
+  while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+  if (rc != 0 || !wrote)
+    return make_error(Errc::io, (rc != 0 ? "exit status " + std::to_string(WIFEXITED(rc) ? WEXITSTATUS(rc) : rc) : std::string("short write")) +
+                                    (said.empty() ? "" : "; gnuplot said:\n" + said));
+  return {};
+}
 
 }  // namespace
 
@@ -80,7 +116,7 @@ int fs_main(int argc, char** argv) {
   app.add_flag("--iostat", iostat_on, "Switch iostat on and print iostat_info");
   app.add_option("--iostat-period,--iostat-period-ms", period_ms, "iostat_period_ms and the series' period (100..8640000, default 3000)");
   app.add_flag("--json", json, "Print one JSON object");
-  app.add_option("--plot", plot, "Write an SVG of the per-period series (gnuplot)");
+  app.add_option("--plot", plot, "Draw the per-period series into FILE.svg or FILE.png (gnuplot)");
   app.add_option("--backend", backend_s, "auto, io_uring or posix");
   app.add_flag("--no-unmount", no_unmount, "Leave the volume as after the last sync (no unmount checkpoint)");
   try {
@@ -138,6 +174,11 @@ int fs_main(int argc, char** argv) {
     return usage("--iostat-period " + std::to_string(period_ms) + " outside [100, 8640000]");
   spec.period_ms = period_ms;
   if (direct && (bs % 4096 || size % 4096)) return usage("--direct needs --bs and --size in multiples of 4k");
+  std::optional<PlotFormat> plot_fmt;
+  if (!plot.empty()) {
+    plot_fmt = plot_format(plot);
+    if (!plot_fmt) return usage("--plot " + plot + ": the name must end in .svg or .png (the image format)");
+  }
 
   MountOptions mo;
   if (!policy_s.empty()) {
@@ -200,11 +241,8 @@ int fs_main(int argc, char** argv) {
     if (!has_gnuplot()) {
       std::fprintf(stderr, "f2fscore-io fs: gnuplot is not installed (apt-get install gnuplot-nox): no plot written\n");
     } else {
-      FILE* g = ::popen("gnuplot", "w");
-      if (g == nullptr) return fail("cannot run gnuplot");
-      const std::string script = workload_gnuplot_script(*rep, plot);
-      std::fwrite(script.data(), 1, script.size(), g);
-      if (::pclose(g) != 0) return fail("gnuplot failed writing " + plot);
+      auto st = run_gnuplot(workload_gnuplot_script(*rep, plot, *plot_fmt));
+      if (!st) return fail("gnuplot failed writing " + plot + ": " + st.error().message);
       if (!json) std::printf("plot: %s\n", plot.c_str());
     }
   }

@@ -197,7 +197,9 @@ Result<Output> render_ssa(Volume& vol, Range r, Format f);
 /// Every field of an inode, its extra attributes, xattrs, encryption and
 /// verity descriptors, its node blocks and its block map.
 Result<Output> render_inode(Volume& vol, const InodeInfo& inode, Format f);
-/// block_owner() rendered.
+/// block_owner() rendered. Errors: Errc::invalid_argument for an address
+/// past the main area (block_owner()'s area "beyond"), as render_sit() for a
+/// segment past it.
 Result<Output> render_block(Volume& vol, block_t blkaddr, Format f);
 
 struct LsOptions {

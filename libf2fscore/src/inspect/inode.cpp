@@ -602,6 +602,10 @@ Result<Output> render_block(Volume& vol, block_t b, Format f) {
   auto r = block_owner(vol, b);
   if (!r) return make_error(r.error());
   const BlockOwner& o = *r;
+  // An address past the volume is a bad argument, as a segment past the
+  // main area is for render_sit() and render_ssa().
+  if (o.area == "beyond")
+    return make_error(Errc::invalid_argument, "block " + std::to_string(b) + " is " + o.detail);
   Json j{{"blkaddr", o.blkaddr}, {"area", o.area}};
   std::string t;
   appendf(t, "Block %u (0x%x): ", o.blkaddr, o.blkaddr);

@@ -34,10 +34,10 @@ std::string Error::to_string() const {
     std::snprintf(buf, sizeof buf, " (at byte %llu)", static_cast<unsigned long long>(offset));
     s += buf;
   }
+  // The OS's text, unless the message already says it.
   if (sys_errno != 0) {
-    s += " [";
-    s += std::strerror(sys_errno);
-    s += "]";
+    const std::string os = std::strerror(sys_errno);
+    if (message.find(os) == std::string::npos) s += " [" + os + "]";
   }
   return s;
 }

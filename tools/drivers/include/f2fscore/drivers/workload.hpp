@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -131,9 +132,16 @@ Result<WorkloadReport> run_workload(Writer& w, const WorkloadSpec& spec, Iostat*
 std::string format_workload_report(const WorkloadReport& r);
 /// The same as one JSON object.
 std::string workload_report_json(const WorkloadReport& r);
-/// A gnuplot script (data inline) drawing the per-period series as an SVG
-/// at `svg_path`: ops/s, and MiB/s of application writes and of the
-/// device's data, node and meta writes.
-std::string workload_gnuplot_script(const WorkloadReport& r, std::string_view svg_path);
+/// Image formats of the plot, chosen by the output name's extension.
+enum class PlotFormat : std::uint8_t { svg, png };
+/// The format a plot named `path` gets: its file name ends in ".svg" or
+/// ".png" (any case) after at least one other character; std::nullopt for
+/// any other name.
+std::optional<PlotFormat> plot_format(std::string_view path);
+/// A gnuplot script (data inline) drawing the per-period series into
+/// `path` as `format` (gnuplot's svg or pngcairo terminal): ops/s, and MiB/s
+/// of application writes and of the device's data, node and meta writes.
+std::string workload_gnuplot_script(const WorkloadReport& r, std::string_view path,
+                                    PlotFormat format = PlotFormat::svg);
 
 }  // namespace f2fscore

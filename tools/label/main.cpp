@@ -1,0 +1,102 @@
+// f2fscore-label: show or change the volume label of an F2FS file system,
+// as f2fslabel and e2label. A thin front end: parse the arguments, open the
+// device (read-only to show; refusing a device in use to change),
+// read_volume_label() or write_volume_label(), print.
+#ifndef _FILE_OFFSET_BITS
+#define _FILE_OFFSET_BITS 64
+#endif
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "f2fscore/device.hpp"
+#include "f2fscore/tune.hpp"
+
+namespace {
+
+constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2;
+
+const char* kFooter =
+    "Without LABEL: prints the label (the superblock's volume_name). With LABEL: stores it in both\n"
+    "superblock copies (at most 512 UTF-16 units; \"\" clears it). A device in use is refused.\n"
+    "Exit status: 0 success; 1 failure (cannot open the device, no valid F2FS superblock, device in\n"
+    "use, label too long or not UTF-8, I/O error; nothing is written on a refusal); 2 usage error.";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Show or change the label of an F2FS file system (f2fscore " F2FSCORE_VERSION_STRING ")",
+               "f2fscore-label"};
+  app.footer(kFooter);
+  std::string device, label;
+  bool json = false, version = false;
+  app.add_option("device", device, "Block device or image file");
+  auto* label_opt = app.add_option("label", label, "New label (UTF-8)");
+  app.add_flag("--json", json, "Print one JSON object {\"device\", \"label\"}");
+  app.add_flag("-V,--version", version, "Print the version and exit");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "f2fscore-label: %s (see --help)\n", e.what());
+    return kExitUsage;
+  }
+  if (version) {
+    std::printf("f2fscore-label %s\n", F2FSCORE_VERSION_STRING);
+    return kExitOk;
+  }
+  if (device.empty()) {
+    std::fprintf(stderr, "f2fscore-label: a device is required (see --help)\n");
+    return kExitUsage;
+  }
+  const bool set = label_opt->count() > 0;
+  auto fail = [&](const std::string& m) {
+    if (json) {
+      nlohmann::json j{{"device", device}, {"error", m}, {"exit_code", kExitFailure}};
+      std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    } else {
+      std::fprintf(stderr, "f2fscore-label: %s\n", m.c_str());
+    }
+    return kExitFailure;
+  };
+  // What a device that is not F2FS holds, for the message.
+  auto why = [&](const f2fscore::Error& e) {
+    if (e.code == f2fscore::Errc::corrupt) {
+      f2fscore::InUseCheck what;
+      what.other_file_system = true;
+      what.exclusive = false;
+      if (auto u = f2fscore::check_in_use(device, what); u.kind == f2fscore::InUseKind::other_file_system)
+        return device + ": " + u.detail + ", not F2FS";
+    }
+    return device + ": " + e.message;
+  };
+
+  f2fscore::OpenOptions oo;
+  oo.read_only = !set;
+  oo.refuse_in_use = set;  // mounted, an image behind a mounted or held loop device, O_EXCL elsewhere
+  auto dev = f2fscore::open_posix_device(device, oo);
+  if (!dev) {
+    const auto& e = dev.error();
+    if (e.code == f2fscore::Errc::busy) return fail(e.message + "; refusing to change its label");
+    return fail("cannot open " + device + ": " + e.to_string());
+  }
+  if (!set) {
+    auto l = f2fscore::read_volume_label(**dev);
+    if (!l) return fail(why(l.error()));
+    if (json) {
+      nlohmann::json j{{"device", device}, {"label", *l}};
+      std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    } else {
+      std::printf("%s\n", l->c_str());
+    }
+    return kExitOk;
+  }
+  if (auto st = f2fscore::write_volume_label(**dev, label); !st) return fail(why(st.error()));
+  if (json) {
+    nlohmann::json j{{"device", device}, {"label", label}};
+    std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  }
+  return kExitOk;
+}

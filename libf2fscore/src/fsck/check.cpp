@@ -23,7 +23,7 @@ using namespace disk;
 
 namespace {
 using detail::fmt;
-constexpr std::uint32_t kBps = kDefaultBlocksPerSeg;
+constexpr std::uint32_t kBps = Geometry::blocks_per_seg();
 
 bool is_cur_seg(const Checkpoint& cp, std::uint32_t segno) {
   for (int i = 0; i < 3; ++i)
@@ -345,7 +345,7 @@ bool Checker::fast_check() {
     else if (ne.ino == n && r.inode < 0) bad(Code::NODE_NOT_INODE, fmt("nid %llu is its own ino but its block is not an inode", n));
     if (r.inode >= 0) {
       ++nat_inodes;
-      for (const auto& is : inodes_[static_cast<std::size_t>(r.inode)].issues) bad(is.code, is.detail);
+      for (const auto& is : extras(inodes_[static_cast<std::size_t>(r.inode)]).issues) bad(is.code, is.detail);
     }
   });
   std::uint32_t free_segs = 0;
@@ -404,6 +404,7 @@ Result<Report> Checker::run() {
     nids_.clear();
     addrs_.clear();
     inodes_.clear();
+    inode_extras_.clear();
     xattr_blocks_.clear();
     F2FSCORE_TRY(load_nat());
     F2FSCORE_TRY(scan_nodes());

@@ -340,31 +340,10 @@ Result<NatEntry> Volume::Impl::nat_lookup(nid_t nid, std::uint64_t* from_blk) {
 }
 
 Result<SegmentInfo> Volume::segment(std::uint32_t segno) {
-  Impl& v = *impl_;
   if (segno >= main_segments()) return make_error(Errc::out_of_range, fmt("segment %llu is past the main area (%llu)", segno, main_segments()));
-  SitEntry e{};
-  bool from_journal = false;
-  std::uint64_t addr = v.sums.sit_journal_blk;
-  for (std::uint32_t i = 0; i < v.sums.sit_journal.n_entries.get(); ++i)
-    if (v.sums.sit_journal.sit_j.entries[i].segno.get() == segno) {
-      e = v.sums.sit_journal.sit_j.entries[i].se;
-      from_journal = true;
-    }
-  if (!from_journal) {
-    addr = v.geo.current_sit_addr(Geometry::sit_block_of(segno), v.bitmaps);
-    std::vector<std::uint8_t> b(kBlockSize);
-    F2FSCORE_TRY(v.read(addr, b.data()));
-    std::memcpy(&e, b.data() + (segno % kSitEntryPerBlock) * sizeof(SitEntry), sizeof e);
-  }
-  SegmentInfo s;
-  s.valid_blocks = sit_vblocks(e);
-  s.type = sit_type(e);
-  std::memcpy(s.valid_map, e.valid_map, sizeof s.valid_map);
-  s.mtime = e.mtime.get();
-  if (s.valid_blocks > kBlocksPerSeg)
-    return make_error(Errc::corrupt, fmt("SIT: segment %llu claims %llu valid blocks", segno, s.valid_blocks) + at_block(addr),
-                      addr * kBlockSize);
-  return s;
+  std::vector<SegmentInfo> one;
+  F2FSCORE_TRY(segments(segno, 1, one));
+  return one[0];
 }
 
 Status Volume::segments(std::uint32_t first, std::uint32_t count, std::vector<SegmentInfo>& out) {
@@ -376,7 +355,7 @@ Status Volume::segments(std::uint32_t first, std::uint32_t count, std::vector<Se
                                               static_cast<std::uint64_t>(first) + count - 1, main_segments()));
   constexpr std::uint32_t kRunBlocks = 64;
   const std::uint32_t b0 = Geometry::sit_block_of(first), b1 = Geometry::sit_block_of(first + count - 1);
-  std::vector<std::uint8_t> buf(static_cast<std::size_t>(kRunBlocks) * kBlockSize);
+  std::vector<std::uint8_t> buf(static_cast<std::size_t>(std::min(kRunBlocks, b1 - b0 + 1)) * kBlockSize);
   auto decode = [&](std::uint32_t segno, const SitEntry& e, std::uint64_t addr) -> Status {
     SegmentInfo& s = out[segno - first];
     s.valid_blocks = sit_vblocks(e);

@@ -103,7 +103,8 @@ struct NodeRec {
   std::uint32_t footer_ofs = 0;
   bool read_ok = false;
   std::uint32_t addr_begin = 0, addr_count = 0;  ///< into Checker::addrs (slot, blkaddr), non-zero only
-  std::int32_t inode = -1;                       ///< into Checker::inodes
+  std::int32_t inode = -1;                       ///< into Checker::inodes; kNoInodeRec: an inode, not kept
+  static constexpr std::int32_t kNoInodeRec = 0x7FFFFFFF;
 };
 
 /// The per-nid state (NAT entry, scanned node, reached by the walk) of the
@@ -357,6 +358,10 @@ class Checker {
   std::uint64_t node_count_ = 0, inode_count_ = 0;
   std::vector<nid_t> orphans_;
   bool walked_ = false;
+  /// Preen's first pass on a clean volume: the scan keeps only what
+  /// fast_check() reads (footers, the problems of inodes), no inode record,
+  /// address or xattr block; a full check scans again.
+  bool light_scan_ = false;
   Status ssa_status_;  ///< the SSA reads of check_ssa()
   int progress_pass_ = 0;
   std::uint64_t progress_next_ = 0;

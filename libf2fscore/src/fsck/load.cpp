@@ -400,7 +400,7 @@ Status Checker::scan_nodes() {
   std::sort(list.begin(), list.end());
   // One record per inode the NAT names (ino == nid): reserved so that the
   // table does not grow by doubling.
-  inodes_.reserve(inodes_.size() + inode_guess);
+  if (!light_scan_) inodes_.reserve(inodes_.size() + inode_guess);
   std::vector<block_t> addrs;
   addrs.reserve(list.size());
   for (auto& [a, n] : list)
@@ -441,6 +441,7 @@ void Checker::scan_node(nid_t nid, block_t addr, const std::uint8_t* blk) {
     scan_inode(nid, addr, n, r);
     return;
   }
+  if (light_scan_) return;
   if (r.footer_ofs == (0xFFFFFFFFu >> node_flag::offset_shift)) {  // XATTR_NODE_OFFSET
     xattr_blocks_[nid].assign(blk, blk + kNodeFooterOffset);
     return;
@@ -632,7 +633,7 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
                        lay.nr_slots, Dent::kInline, addr, ex.inline_dents, ex.inline_dent_issues);
       }
     }
-  } else if (in.sane) {
+  } else if (in.sane && !light_scan_) {
     rec.addr_begin = static_cast<std::uint32_t>(addrs_.size());
     const std::uint32_t base = in.extra_isize / 4;
     for (std::uint32_t k = 0; k < in.addrs_per_inode; ++k) {
@@ -640,6 +641,10 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
       if (v != 0) addrs_.push_back({static_cast<std::uint16_t>(k), v});
     }
     rec.addr_count = static_cast<std::uint32_t>(addrs_.size()) - rec.addr_begin;
+  }
+  if (light_scan_ && ex.issues.empty()) {
+    rec.inode = NodeRec::kNoInodeRec;
+    return;
   }
   if (!ex.empty()) {
     in.extras = static_cast<std::uint32_t>(inode_extras_.size());

@@ -2,17 +2,22 @@
 # scale_bench.sh: what loading a volume costs as the volume grows, ours
 # against fsck.f2fs, side by side in one run.
 #
-# Usage: bench/scale_bench.sh [--sizes "16G 256G 1T 4T 16T"] [--runs N]
-#                             [--files N] [--no-small] [--no-writer]
-#                             [--mem-limit-gib G]
+# Usage: bench/scale_bench.sh [--preset ci|bench] [--sizes "16G 256G 1T"]
+#                             [--runs N] [--files N] [--no-small]
+#                             [--no-writer] [--mem-limit-gib G]
 #
-#   --sizes S        empty volumes to measure (default "16G 256G 1T 4T");
-#                    16T is made 2 MiB short of 16 TiB (ext4's file size cap)
+#   --preset P       ci (default): sizes "16G 256G 1T", 1 run, 20,000 files
+#                    (a few minutes); bench: sizes "16G 256G 1T 4T 16T",
+#                    3 runs, 1,000,000 files (about an hour, 10 GB of disk
+#                    for the source tree and the image). Later options
+#                    override the preset's values.
+#   --sizes S        empty volumes to measure; 16T is made 2 MiB short of
+#                    16 TiB (ext4's file size cap)
 #   --runs N         timed runs of each command per point, the two fsck tools
-#                    alternating; the median is reported (default 3)
+#                    alternating; the median is reported
 #   --files N        the populated case: a sparse 1 TiB volume holding N
-#                    files of 4 KiB made by f2fscore-mkfs --populate (default
-#                    20000; 1000000 for the benchmark-sized run; 0 skips it)
+#                    files of 4 KiB made by f2fscore-mkfs --populate (its
+#                    time and peak RSS are reported; 0 skips it)
 #   --no-small       skip the 20 GiB volume with 30,000 files
 #   --no-writer      skip the writer column (f2fscore-io fs --workload
 #                    smallfiles --files 10: mount, create, sync, unmount)
@@ -45,8 +50,8 @@ set -euo pipefail
 export LC_ALL=C
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-sizes="16G 256G 1T 4T"
-runs=3
+sizes="16G 256G 1T"
+runs=1
 files=20000
 small=1
 writer=1
@@ -54,6 +59,13 @@ mem_gib=20
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
+    --preset)
+      case "$2" in
+        ci) sizes="16G 256G 1T"; runs=1; files=20000 ;;
+        bench) sizes="16G 256G 1T 4T 16T"; runs=3; files=1000000 ;;
+        *) usage >&2; exit 2 ;;
+      esac
+      shift 2 ;;
     --sizes) sizes=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --files) files=$2; shift 2 ;;
@@ -146,6 +158,7 @@ goal() {  # ours ref -> ok|MISS (time <= ref/2, rss <= ref)
 
 rows=()
 goals=()
+made=()
 # point NAME IMAGE: measures everything on a formatted IMAGE.
 point() {
   local name=$1 img=$2 copy="$dir/copy.img" i
@@ -212,7 +225,8 @@ if [[ $small == 1 ]]; then
   make_tree "$tree" 30000
   rm -f "$img"
   truncate -s $((20 * 1024 ** 3)) "$img"
-  "$mkfs" -f -q --populate "$tree" "$img" >/dev/null || die "f2fscore-mkfs --populate failed (20 GiB)"
+  made+=("$(printf '%-22s %s' "20G, 30000 files" "$(fmt "$(measure "$mkfs" -f -q --populate "$tree" "$img")")")")
+  [[ ${made[-1]} != *exit* ]] || die "f2fscore-mkfs --populate failed (20 GiB)"
   rm -rf "$tree"
   point "20G, 30000 files" "$img"
   rm -f "$img"
@@ -224,7 +238,8 @@ if [[ $files -gt 0 ]]; then
   make_tree "$tree" "$files"
   rm -f "$img"
   truncate -s $((1024 ** 4)) "$img"
-  "$mkfs" -f -q --populate "$tree" "$img" >/dev/null || die "f2fscore-mkfs --populate failed (1 TiB)"
+  made+=("$(printf '%-22s %s' "1T, $files files" "$(fmt "$(measure "$mkfs" -f -q --populate "$tree" "$img")")")")
+  [[ ${made[-1]} != *exit* ]] || die "f2fscore-mkfs --populate failed (1 TiB)"
   rm -rf "$tree"
   point "1T, $files files" "$img"
   rm -f "$img"
@@ -235,6 +250,11 @@ echo "Median of $runs runs (time / peak RSS); ratio = ours -f -n / fsck.f2fs -f 
 printf '%-22s | %-18s | %-18s | %-18s | %-13s | %-18s | %-18s | %s\n' volume "ours -f -n" "ours -p" "fsck.f2fs -f" \
   "ratio t / m" "dump info" "dump space" "writer smallfiles 10"
 for r in "${rows[@]}"; do echo "$r"; done
+if [[ ${#made[@]} -gt 0 ]]; then
+  echo
+  echo "Populated images made by f2fscore-mkfs --populate (one run, source tree just written: in the page cache):"
+  for m in "${made[@]}"; do echo "$m"; done
+fi
 echo
 echo "Goals (time at most half of fsck.f2fs -f, peak memory at most its):"
 for g in "${goals[@]}"; do echo "$g"; done

@@ -175,9 +175,11 @@ struct Options {
   Mode mode = Mode::check_only;
   bool force = false;  ///< -f: full check even on a volume marked clean (preen)
   /// Node and data blocks are read in batches of up to this many 4 KiB
-  /// blocks, this many requests in flight (through BlockDevice's async API).
-  std::uint32_t batch_blocks = 256;
-  std::uint32_t queue_depth = 8;
+  /// blocks, this many requests in flight (through BlockDevice's async API):
+  /// at most batch_blocks * queue_depth * 4 KiB of read buffers (2 MiB),
+  /// less when the blocks to read span less.
+  std::uint32_t batch_blocks = 128;
+  std::uint32_t queue_depth = 4;
   /// Progress, if set: called as `progress(pass, current, max)` while a
   /// pass runs, `current` steps of `max` done. Passes, in order: 1 the NAT
   /// and SIT blocks read, 2 the node blocks read, 3 the inodes reached by

@@ -158,6 +158,13 @@ class Volume {
   nid_t max_nid() const;
   /// The SIT entry of a main-area segment (journal first).
   Result<SegmentInfo> segment(std::uint32_t segno);
+  /// The SIT entries of segments [first, first + count) (journal first),
+  /// `out` resized to `count`: the SIT blocks holding them (current copy
+  /// through the version bitmap) are read in one request per run of
+  /// consecutive addresses, at most 64 blocks (256 KiB) each. Errors as
+  /// segment() (Errc::out_of_range past the main area, Errc::corrupt for a
+  /// valid count above the segment's blocks, the device's errors).
+  Status segments(std::uint32_t first, std::uint32_t count, std::vector<SegmentInfo>& out);
   /// The summary block of a segment (from the CP pack for active logs).
   Result<disk::SummaryBlock> summary(std::uint32_t segno);
   /// Orphan inode numbers recorded in the checkpoint.

@@ -23,7 +23,7 @@ using namespace disk;
 
 namespace {
 using detail::fmt;
-constexpr std::uint32_t kBps = kDefaultBlocksPerSeg;
+constexpr std::uint32_t kBps = Geometry::blocks_per_seg();
 
 bool is_cur_seg(const Checkpoint& cp, std::uint32_t segno) {
   for (int i = 0; i < 3; ++i)
@@ -345,7 +345,8 @@ bool Checker::fast_check() {
     else if (ne.ino == n && r.inode < 0) bad(Code::NODE_NOT_INODE, fmt("nid %llu is its own ino but its block is not an inode", n));
     if (r.inode >= 0) {
       ++nat_inodes;
-      for (const auto& is : inodes_[static_cast<std::size_t>(r.inode)].issues) bad(is.code, is.detail);
+      if (r.inode != NodeRec::kNoInodeRec)
+        for (const auto& is : extras(inodes_[static_cast<std::size_t>(r.inode)]).issues) bad(is.code, is.detail);
     }
   });
   std::uint32_t free_segs = 0;
@@ -389,21 +390,24 @@ bool Checker::fast_check() {
 Result<Report> Checker::run() {
   F2FSCORE_TRY(open_volume());
   check_superblocks();
-  F2FSCORE_TRY(load_nat());
-  F2FSCORE_TRY(scan_nodes());
   const std::uint32_t flags = cp_.ckpt_flags.get();
   const bool clean = (flags & cp_flag::umount) && !(flags & (cp_flag::fsck | cp_flag::error | cp_flag::quota_need_fsck));
-  if (opts_.mode == Mode::preen && clean && !opts_.force && report_.problems.empty()) {
-    if (fast_check()) {
+  light_scan_ = opts_.mode == Mode::preen && clean && !opts_.force && report_.problems.empty();
+  F2FSCORE_TRY(load_nat());
+  F2FSCORE_TRY(scan_nodes());
+  if (light_scan_) {
+    if (report_.problems.empty() && fast_check()) {
       report_.full_check = false;
       return std::move(report_);
     }
+    light_scan_ = false;
     report_.problems.clear();
     check_superblocks();
     // The NAT scan's problems again (scan_nodes reported them once).
     nids_.clear();
     addrs_.clear();
     inodes_.clear();
+    inode_extras_.clear();
     xattr_blocks_.clear();
     F2FSCORE_TRY(load_nat());
     F2FSCORE_TRY(scan_nodes());

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "f2fscore/disk/dentry.hpp"
+#include "f2fscore/disk/geometry.hpp"
 #include "f2fscore/disk/nat.hpp"
 #include "f2fscore/disk/node.hpp"
 #include "f2fscore/disk/sit.hpp"
@@ -61,25 +62,36 @@ struct Dent {
   static constexpr std::uint32_t kInline = 0xFFFFFFFFu;
 };
 
-/// An inode as scanned (the fields the walk needs; the block is re-read to repair it).
-struct InodeRec {
-  nid_t ino = 0;
-  block_t blkaddr = 0;
-  std::uint16_t mode = 0;
-  std::uint8_t advise = 0, inline_flags = 0, dir_level = 0, compr_alg = 0;
-  std::uint32_t links = 0, flags = 0, pino = 0, namelen = 0, xattr_nid = 0, depth = 0;
-  std::uint32_t uid = 0, gid = 0, projid = 0;
-  std::uint64_t size = 0, blocks = 0, compr_blocks = 0;
-  disk::Extent ext{};
-  std::uint32_t extra_isize = 0, inline_xattr_addrs = 0, addrs_per_inode = 0, addrs_per_block = 0;
-  std::uint32_t cluster_blocks = 0;  ///< 0 unless compressed
-  nid_t i_nid[5] = {};
-  bool sane = true;  ///< the layout fields could be decoded (false: do not walk its data)
+/// What few inodes have: problems found by the scan, a non-zero inline
+/// xattr area, inline dentries. Kept apart so that the record of a plain
+/// inode holds none of it.
+struct InodeExtras {
   std::vector<LocalIssue> issues;
   std::vector<std::uint8_t> inline_xattr;  ///< the inline xattr bytes when any is non-zero
   std::vector<Dent> inline_dents;          ///< inline directories
   std::vector<LocalIssue> inline_dent_issues;
-  std::uint32_t symlink_len = 0;           ///< inline symlinks: strnlen of the target
+  bool empty() const { return issues.empty() && inline_xattr.empty() && inline_dents.empty() && inline_dent_issues.empty(); }
+};
+
+/// An inode as scanned (the fields the walk needs; the block is re-read to
+/// repair it). About 120 bytes; the rare parts are in Checker::extras().
+struct InodeRec {
+  static constexpr std::uint32_t kNoExtras = 0xFFFFFFFFu;
+  nid_t ino = 0;
+  block_t blkaddr = 0;
+  std::uint16_t mode = 0;
+  std::uint8_t advise = 0, inline_flags = 0, dir_level = 0, compr_alg = 0;
+  std::uint16_t extra_isize = 0, inline_xattr_addrs = 0;  ///< bytes; 4-byte words
+  std::uint16_t addrs_per_inode = 0, addrs_per_block = 0;
+  std::uint16_t cluster_blocks = 0;  ///< 0 unless compressed
+  std::uint16_t symlink_len = 0;     ///< inline symlinks: strnlen of the target
+  std::uint32_t links = 0, flags = 0, pino = 0, namelen = 0, xattr_nid = 0, depth = 0;
+  std::uint32_t uid = 0, gid = 0, projid = 0;
+  std::uint64_t size = 0, blocks = 0, compr_blocks = 0;
+  disk::Extent ext{};
+  nid_t i_nid[5] = {};
+  std::uint32_t extras = kNoExtras;  ///< into Checker's extras table
+  bool sane = true;  ///< the layout fields could be decoded (false: do not walk its data)
   bool is_dir() const { return (mode & 0xF000) == 0x4000; }
   bool is_reg() const { return (mode & 0xF000) == 0x8000; }
   bool is_symlink() const { return (mode & 0xF000) == 0xA000; }
@@ -91,7 +103,8 @@ struct NodeRec {
   std::uint32_t footer_ofs = 0;
   bool read_ok = false;
   std::uint32_t addr_begin = 0, addr_count = 0;  ///< into Checker::addrs (slot, blkaddr), non-zero only
-  std::int32_t inode = -1;                       ///< into Checker::inodes
+  std::int32_t inode = -1;                       ///< into Checker::inodes; kNoInodeRec: an inode, not kept
+  static constexpr std::int32_t kNoInodeRec = 0x7FFFFFFF;
 };
 
 /// The per-nid state (NAT entry, scanned node, reached by the walk) of the
@@ -186,7 +199,7 @@ struct InodeState {
   std::uint32_t subdirs = 0;
   std::uint32_t name_len = 0;      ///< of the first dentry naming it
   std::uint64_t blocks_counted = 0;
-  std::string path;
+  std::string path;                ///< directories and inodes reached by no dentry; files: empty (see path_of())
   bool orphan = false;
   std::vector<std::pair<std::uint32_t, block_t>> dir_blocks;  ///< directories: (index, blkaddr)
   std::string first_name;          ///< the name of the first dentry naming it
@@ -219,7 +232,9 @@ class Checker {
   void check_superblocks();
   // fsck/walk.cpp
   void walk_namespace();
-  bool walk_inode(nid_t ino, const std::string& path);
+  /// Reaches inode `ino` by `path`. `named`: the caller set its parent and
+  /// first name (a dentry), so a non-directory keeps no path of its own.
+  bool walk_inode(nid_t ino, const std::string& path, bool named = false);
   void walk_node(const InodeRec& in, InodeState& st, nid_t nid, std::uint32_t ofs, int level, void* ctx,
                  block_t parent_blk, std::uint32_t parent_off);
   void walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::uint64_t first_index, const AddrSlot* a,
@@ -273,7 +288,7 @@ class Checker {
   bool used(block_t a) const {
     const SegState& s = segs_[segno_of(a)];
     if (s.used == SegState::kNone) return false;
-    const std::uint32_t off = (a - main_blk_) & (disk::kDefaultBlocksPerSeg - 1);
+    const std::uint32_t off = geo_->blkoff_of(a);
     return used_maps_[s.used][off >> 6] >> (off & 63) & 1;
   }
   void set_used(block_t a) {
@@ -282,12 +297,17 @@ class Checker {
       s.used = static_cast<std::uint32_t>(used_maps_.size());
       used_maps_.emplace_back();
     }
-    const std::uint32_t off = (a - main_blk_) & (disk::kDefaultBlocksPerSeg - 1);
+    const std::uint32_t off = geo_->blkoff_of(a);
     used_maps_[s.used][off >> 6] |= 1ull << (off & 63);
   }
   /// The SIT valid map bit of block `off` of segment `segno`.
   bool sit_bit(std::uint32_t segno, std::uint32_t off) const;
   bool sit_valid(block_t a) const;
+  /// The rare parts of inode `in` (empty for most inodes).
+  const InodeExtras& extras(const InodeRec& in) const {
+    static const InodeExtras kEmpty;
+    return in.extras == InodeRec::kNoExtras ? kEmpty : inode_extras_[in.extras];
+  }
   const NatRec& nat(nid_t n) const {
     const auto* r = nids_.find(n);
     return r ? r->nat : kNoRec.nat;
@@ -303,13 +323,16 @@ class Checker {
   void set_reached(nid_t n) { nids_.get(n).reached = true; }
   Status read_nat_blocks(const std::vector<std::uint32_t>& blocks);
   Status read_sit(const std::map<std::uint32_t, disk::SitEntry>& journal);
-  std::uint32_t segno_of(block_t a) const { return static_cast<std::uint32_t>((a - main_blk_) >> disk::kLogBlocksPerSeg); }
+  std::uint32_t segno_of(block_t a) const { return geo_->segno_of(a); }
   std::string inode_path(nid_t ino) const;
+  /// The path of an inode reached: its own, or its parent's and its first name.
+  std::string path_of(const InodeState& st) const;
 
   BlockDevice& dev_;
   Options opts_;
   Report report_;
   std::unique_ptr<Volume> vol_;
+  const disk::Geometry* geo_ = nullptr;  ///< vol_'s
   disk::SuperBlock sb_{};
   disk::Checkpoint cp_{};
   std::uint32_t features_ = 0;
@@ -322,9 +345,10 @@ class Checker {
   std::vector<SegState> segs_;                  ///< by segment number
   std::vector<std::uint32_t> partial_segnos_;   ///< segments with a partial SIT valid map, ascending
   std::vector<std::array<std::uint8_t, disk::kSitVblockMapSize>> partial_maps_;  ///< their maps
-  std::vector<std::array<std::uint64_t, disk::kDefaultBlocksPerSeg / 64>> used_maps_;  ///< blocks in use
+  std::vector<std::array<std::uint64_t, disk::Geometry::blocks_per_seg() / 64>> used_maps_;  ///< blocks in use
   std::vector<AddrSlot> addrs_;
   std::vector<InodeRec> inodes_;
+  std::vector<InodeExtras> inode_extras_;  ///< InodeRec::extras indexes it
   std::unordered_map<nid_t, std::vector<std::uint8_t>> xattr_blocks_;  ///< xattr node payloads
   // Walk truth.
   std::vector<meta::BlockUse> uses_;
@@ -334,6 +358,10 @@ class Checker {
   std::uint64_t node_count_ = 0, inode_count_ = 0;
   std::vector<nid_t> orphans_;
   bool walked_ = false;
+  /// Preen's first pass on a clean volume: the scan keeps only what
+  /// fast_check() reads (footers, the problems of inodes), no inode record,
+  /// address or xattr block; a full check scans again.
+  bool light_scan_ = false;
   Status ssa_status_;  ///< the SSA reads of check_ssa()
   int progress_pass_ = 0;
   std::uint64_t progress_next_ = 0;

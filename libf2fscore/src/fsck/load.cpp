@@ -125,7 +125,7 @@ bool Checker::sit_bit(std::uint32_t segno, std::uint32_t off) const {
 
 bool Checker::sit_valid(block_t a) const {
   if (!valid_main(a)) return false;
-  return sit_bit(segno_of(a), (a - main_blk_) & (kDefaultBlocksPerSeg - 1));
+  return sit_bit(segno_of(a), geo_->blkoff_of(a));
 }
 
 Status Checker::open_volume() {
@@ -141,7 +141,8 @@ Status Checker::open_volume() {
   if (features_ & feature::inode_checksum) chksum_seed_ = inode_checksum_seed(sb_.uuid);
   main_blk_ = static_cast<block_t>(vol_->main_blkaddr());
   main_segs_ = vol_->main_segments();
-  main_end_ = main_blk_ + main_segs_ * kDefaultBlocksPerSeg;
+  geo_ = &vol_->geometry();
+  main_end_ = static_cast<block_t>(geo_->main_end());
   max_nid_ = vol_->max_nid();
   return {};
 }
@@ -368,6 +369,7 @@ Status Checker::read_sit(const std::map<std::uint32_t, SitEntry>& journal) {
 
 Status Checker::scan_nodes() {
   std::vector<std::pair<block_t, nid_t>> list;
+  std::size_t inode_guess = 0;
   const nid_t first = sb_.root_ino.get() < 3 ? 3 : sb_.root_ino.get();
   nids_.for_each(first, [&](nid_t nid, NidTable::Rec& rec) {
     rec.node = NodeRec{};
@@ -393,8 +395,12 @@ Status Checker::scan_nodes() {
       add(p);
     }
     list.emplace_back(n.blkaddr, nid);
+    inode_guess += n.ino == nid;
   });
   std::sort(list.begin(), list.end());
+  // One record per inode the NAT names (ino == nid): reserved so that the
+  // table does not grow by doubling.
+  if (!light_scan_) inodes_.reserve(inodes_.size() + inode_guess);
   std::vector<block_t> addrs;
   addrs.reserve(list.size());
   for (auto& [a, n] : list)
@@ -435,6 +441,7 @@ void Checker::scan_node(nid_t nid, block_t addr, const std::uint8_t* blk) {
     scan_inode(nid, addr, n, r);
     return;
   }
+  if (light_scan_) return;
   if (r.footer_ofs == (0xFFFFFFFFu >> node_flag::offset_shift)) {  // XATTR_NODE_OFFSET
     xattr_blocks_[nid].assign(blk, blk + kNodeFooterOffset);
     return;
@@ -447,20 +454,6 @@ void Checker::scan_node(nid_t nid, block_t addr, const std::uint8_t* blk) {
   r.addr_count = static_cast<std::uint32_t>(addrs_.size()) - r.addr_begin;
 }
 
-namespace {
-std::uint8_t ftype_of_mode(std::uint16_t mode) {
-  switch (mode & 0xF000) {
-    case 0x8000: return 1;
-    case 0x4000: return 2;
-    case 0x2000: return 3;
-    case 0x6000: return 4;
-    case 0x1000: return 5;
-    case 0xC000: return 6;
-    case 0xA000: return 7;
-    default: return 0;
-  }
-}
-}  // namespace
 
 // Parses dentries laid out as bitmap / DirEntry[] / names[][8] (a dentry
 // block, or an inline area), as __chk_dentries() reads them.
@@ -523,10 +516,11 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
   in.blocks = i.i_blocks.get();
   in.ext = i.i_ext;
   for (int k = 0; k < 5; ++k) in.i_nid[k] = i.i_nid[k].get();
-  auto issue = [&](Code c, std::string d) { in.issues.push_back({c, std::move(d)}); };
+  InodeExtras ex;
+  auto issue = [&](Code c, std::string d) { ex.issues.push_back({c, std::move(d)}); };
 
   const std::uint32_t type = in.mode & 0xF000;
-  if (ftype_of_mode(in.mode) == 0) issue(Code::INODE_MODE, fmt("i_mode 0%llo has no valid file type", in.mode));
+  if (file_type_of_mode(in.mode) == 0) issue(Code::INODE_MODE, fmt("i_mode 0%llo has no valid file type", in.mode));
   if (in.inline_flags & inline_flag::extra_attr) {
     in.extra_isize = i.extra.i_extra_isize.get();
     if (!(features_ & feature::extra_attr)) {
@@ -536,13 +530,13 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
     } else if (in.extra_isize % 4 != 0 || in.extra_isize < 4 || in.extra_isize > sizeof(InodeExtra)) {
       // Walked with the size the repair writes (the feature set's).
       issue(Code::INODE_EXTRA_ISIZE, fmt("i_extra_isize %llu is not a multiple of 4 in [4, 36]", in.extra_isize));
-      in.extra_isize = extra_isize_for_features(features_);
+      in.extra_isize = static_cast<std::uint16_t>(extra_isize_for_features(features_));
     }
     if (in.extra_isize >= offsetof(InodeExtra, i_inode_checksum)) in.projid = i.extra.i_projid.get();
   }
   if (in.inline_flags & inline_flag::xattr) {
     if (features_ & feature::flexible_inline_xattr) {
-      in.inline_xattr_addrs = in.extra_isize >= 4 ? i.extra.i_inline_xattr_size.get() : 0;
+      in.inline_xattr_addrs = in.extra_isize >= 4 ? i.extra.i_inline_xattr_size.get() : std::uint16_t{0};
       const std::uint32_t max = kDefAddrsPerInode - sizeof(InodeExtra) / 4 - kDefInlineReservedSize - 4;
       if (in.inline_xattr_addrs == 0 || in.inline_xattr_addrs > max) {
         issue(Code::INODE_INLINE_XATTR_SIZE,
@@ -560,7 +554,7 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
     if (want != i.extra.i_inode_checksum.get())
       issue(Code::INODE_CHECKSUM, fmt("inode checksum 0x%llx, computed 0x%llx", i.extra.i_inode_checksum.get(), want));
   }
-  in.addrs_per_inode = kDefAddrsPerInode - in.extra_isize / 4 - in.inline_xattr_addrs;
+  in.addrs_per_inode = static_cast<std::uint16_t>(kDefAddrsPerInode - in.extra_isize / 4u - in.inline_xattr_addrs);
   in.addrs_per_block = kDefAddrsPerBlock;
   // Flags.
   if ((in.flags & iflag::casefold) && (!(features_ & feature::casefold) || type != 0x4000))
@@ -581,9 +575,10 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
           issue(Code::INODE_FLAGS, fmt("i_log_cluster_size %llu / i_compress_algorithm %llu invalid", log, in.compr_alg));
           in.sane = false;
         } else {
-          in.cluster_blocks = 1u << log;
-          in.addrs_per_inode &= ~(in.cluster_blocks - 1);
-          in.addrs_per_block &= ~(in.cluster_blocks - 1);
+          in.cluster_blocks = static_cast<std::uint16_t>(1u << log);
+          const std::uint32_t mask = ~(static_cast<std::uint32_t>(in.cluster_blocks) - 1u);
+          in.addrs_per_inode = static_cast<std::uint16_t>(in.addrs_per_inode & mask);
+          in.addrs_per_block = static_cast<std::uint16_t>(in.addrs_per_block & mask);
         }
       }
     }
@@ -614,7 +609,7 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
     const std::uint8_t* p = raw + off;
     bool any = false;
     for (std::uint32_t k = 0; k < in.inline_xattr_addrs * 4; ++k) any |= p[k] != 0;
-    if (any) in.inline_xattr.assign(p, p + in.inline_xattr_addrs * 4);
+    if (any) ex.inline_xattr.assign(p, p + in.inline_xattr_addrs * 4);
   }
   if (in.sane && (in.inline_flags & (inline_flag::data | inline_flag::dentry))) {
     if (i.i_addr[in.extra_isize / 4].get() != 0)
@@ -626,7 +621,7 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
       const std::uint8_t* p = raw + inline_off;
       std::uint32_t l = 0;
       while (l < max_inline && p[l]) ++l;
-      in.symlink_len = l;
+      in.symlink_len = static_cast<std::uint16_t>(l);
     }
     if (in.inline_flags & inline_flag::dentry) {
       if (max_inline == 0) {
@@ -635,10 +630,10 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
         const auto lay = inline_dentry_layout(max_inline);
         const std::uint8_t* base = raw + inline_off;
         parse_dentries(base, reinterpret_cast<const DirEntry*>(base + lay.dentry_offset()), base + lay.filename_offset(),
-                       lay.nr_slots, Dent::kInline, addr, in.inline_dents, in.inline_dent_issues);
+                       lay.nr_slots, Dent::kInline, addr, ex.inline_dents, ex.inline_dent_issues);
       }
     }
-  } else if (in.sane) {
+  } else if (in.sane && !light_scan_) {
     rec.addr_begin = static_cast<std::uint32_t>(addrs_.size());
     const std::uint32_t base = in.extra_isize / 4;
     for (std::uint32_t k = 0; k < in.addrs_per_inode; ++k) {
@@ -647,8 +642,16 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
     }
     rec.addr_count = static_cast<std::uint32_t>(addrs_.size()) - rec.addr_begin;
   }
+  if (light_scan_ && ex.issues.empty()) {
+    rec.inode = NodeRec::kNoInodeRec;
+    return;
+  }
+  if (!ex.empty()) {
+    in.extras = static_cast<std::uint32_t>(inode_extras_.size());
+    inode_extras_.push_back(std::move(ex));
+  }
   rec.inode = static_cast<std::int32_t>(inodes_.size());
-  inodes_.push_back(std::move(in));
+  inodes_.push_back(in);
 }
 
 }  // namespace f2fscore::fsck

@@ -368,7 +368,7 @@ bool Checker::reconnect(nid_t ino) {
         // ".." of the reconnected directory.
         auto& cst = state_[ino];
         if (child.inline_flags & inline_flag::dentry) {
-          for (const auto& d : child.inline_dents)
+          for (const auto& d : extras(child).inline_dents)
             if (d.name == "..") {
               const auto ca = dentry_area(child, child.blkaddr, true);
               fix(kNoProblem, child.blkaddr, [o = ca.dentry_off + d.slot * static_cast<std::uint32_t>(sizeof(DirEntry)), lf](std::uint8_t* p) {

@@ -1,6 +1,6 @@
 // The checker's walk: from the root, every inode and its node tree, data
-// pointers, xattrs and directories (read level by level, each level's
-// dentry blocks in one batch), then orphans, quota files and what nothing
+// pointers, xattrs and directories (read level by level, a level's
+// dentry blocks in batches), then orphans, quota files and what nothing
 // reached. Rules as fsck_chk_node_blk(), fsck_chk_inode_blk(),
 // fsck_chk_dnode_blk(), fsck_chk_data_blk(), __chk_dentries(),
 // f2fs_check_hash_code(), f2fs_check_dirent_position() and
@@ -30,36 +30,11 @@ using detail::fmt;
 constexpr std::uint32_t kN = kNidsPerBlock;
 constexpr std::uint32_t kXattrNodeOfs = 0xFFFFFFFFu >> node_flag::offset_shift;
 
-// First file block index a node at footer offset `ofs` maps
-// (start_bidx_of_node() in fs/f2fs/node.c).
 std::uint64_t start_bidx(std::uint32_t ofs, std::uint32_t apb, std::uint32_t api) {
-  const std::uint32_t indirect_blks = 2 * kN + 4;
-  std::uint64_t bidx;
-  if (ofs == 0) return 0;
-  if (ofs <= 2) {
-    bidx = ofs - 1;
-  } else if (ofs <= indirect_blks) {
-    const std::uint32_t dec = (ofs - 4) / (kN + 1);
-    bidx = ofs - 2 - dec;
-  } else {
-    const std::uint32_t dec = (ofs - indirect_blks - 3) / (kN + 1);
-    bidx = ofs - 5 - dec;
-  }
-  return bidx * apb + api;
+  return start_bidx_of_node(ofs, api, apb);
 }
 
-std::uint8_t ftype_of_mode(std::uint16_t mode) {
-  switch (mode & 0xF000) {
-    case 0x8000: return 1;
-    case 0x4000: return 2;
-    case 0x2000: return 3;
-    case 0x6000: return 4;
-    case 0x1000: return 5;
-    case 0xC000: return 6;
-    case 0xA000: return 7;
-    default: return 0;
-  }
-}
+std::uint8_t ftype_of_mode(std::uint16_t mode) { return file_type_of_mode(mode); }
 
 std::string printable(const std::string& s) {
   std::string o;
@@ -75,9 +50,17 @@ struct WalkCtx {
 };
 }  // namespace
 
+std::string Checker::path_of(const InodeState& st) const {
+  if (!st.path.empty() || st.parent == 0 || st.first_name.empty()) return st.path;
+  const auto it = state_.find(st.parent);
+  if (it == state_.end()) return st.path;
+  const std::string& pp = it->second.path;
+  return (pp == "/" ? std::string() : pp) + "/" + printable(st.first_name);
+}
+
 std::string Checker::inode_path(nid_t ino) const {
   auto it = state_.find(ino);
-  return it == state_.end() ? std::string() : it->second.path;
+  return it == state_.end() ? std::string() : path_of(it->second);
 }
 
 // Checks the node `nid` that `in`'s tree points at with footer offset `ofs`
@@ -88,7 +71,7 @@ void Checker::walk_node(const InodeRec& in, InodeState& st, nid_t nid, std::uint
     Problem p = prob(c);
     p.ino = in.ino;
     p.nid = nid;
-    p.path = st.path;
+    p.path = path_of(st);
     p.detail = std::move(d);
     return p;
   };
@@ -197,7 +180,7 @@ void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::u
         Problem p = prob(Code::COMPR_CLUSTER_BAD);
         p.ino = in.ino;
         p.nid = holder;
-        p.path = st.path;
+        p.path = path_of(st);
         p.detail = fmt("compressed cluster at file block %llu has no compressed blocks", first_index + cur_cluster * cb);
         add(p);
       }
@@ -229,7 +212,7 @@ void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::u
         Problem p = prob(Code::COMPR_CLUSTER_BAD);
         p.ino = in.ino;
         p.nid = holder;
-        p.path = st.path;
+        p.path = path_of(st);
         p.detail = cb ? fmt("COMPRESS_ADDR at file block %llu, not a cluster's first block (cluster of %llu)", f, cb)
                       : fmt("COMPRESS_ADDR at file block %llu of a file that is not compressed", f);
         fix_zero_word(add(p), hblk, slot_off(slot));
@@ -258,7 +241,7 @@ void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::u
       p.ino = in.ino;
       p.nid = holder;
       p.blkaddr = addr;
-      p.path = st.path;
+      p.path = path_of(st);
       p.detail = fmt("file block %llu points at 0x%llx, outside the main area (slot %llu of nid %llu)", f, addr, slot, holder);
       fix_zero_word(add(p), hblk, slot_off(slot));
       continue;
@@ -269,7 +252,7 @@ void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::u
       p.nid = holder;
       p.blkaddr = addr;
       p.segno = segno_of(addr);
-      p.path = st.path;
+      p.path = path_of(st);
       p.detail = fmt("file block %llu points at block 0x%llx, already in use (slot %llu of nid %llu)", f, addr, slot, holder);
       fix_zero_word(add(p), hblk, slot_off(slot));
       continue;
@@ -292,8 +275,8 @@ void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::u
 
 void Checker::walk_xattr(const InodeRec& in, InodeState& st) {
   // The xattr node.
-  std::vector<std::uint8_t> area = in.inline_xattr;
-  if (in.inline_xattr.empty() && in.inline_xattr_addrs) area.assign(in.inline_xattr_addrs * 4, 0);
+  std::vector<std::uint8_t> area = extras(in).inline_xattr;
+  if (area.empty() && in.inline_xattr_addrs) area.assign(in.inline_xattr_addrs * 4, 0);
   const nid_t x = in.xattr_nid;
   bool have_node = false;
   if (x != 0 && x >= sb_.root_ino.get() && x < max_nid_) {
@@ -301,7 +284,7 @@ void Checker::walk_xattr(const InodeRec& in, InodeState& st) {
       Problem p = prob(Code::XATTR_NID_BAD);
       p.ino = in.ino;
       p.nid = x;
-      p.path = st.path;
+      p.path = path_of(st);
       p.detail = std::move(d);
       fix_inode_field(add(p), in, [](Node& n) { n.i.i_xattr_nid = 0u; });
     };
@@ -338,7 +321,7 @@ void Checker::walk_xattr(const InodeRec& in, InodeState& st) {
       }
     }
   }
-  if (in.inline_xattr.empty() && !have_node) return;
+  if (extras(in).inline_xattr.empty() && !have_node) return;
   // Entries (chk_extended_attributes()): header, then entries to a zero word.
   if (area.size() < sizeof(XattrHeader) + 4) return;
   // Only an area the kernel initialised (header magic) holds entries; sload
@@ -368,7 +351,7 @@ void Checker::walk_xattr(const InodeRec& in, InodeState& st) {
     if (off + sz > end) {
       Problem p = prob(Code::XATTR_ENTRY_BOUNDS);
       p.ino = in.ino;
-      p.path = st.path;
+      p.path = path_of(st);
       p.detail = fmt("xattr entry at byte %llu (name %llu, value %llu bytes) runs past the %llu-byte area", off, nl, vs, end);
       truncate_from(add(p), off);
       return;
@@ -381,7 +364,7 @@ void Checker::walk_xattr(const InodeRec& in, InodeState& st) {
       // only past a zero word; check the word-aligned tail for a new entry.
       Problem p = prob(Code::XATTR_TRAILING_BYTES);
       p.ino = in.ino;
-      p.path = st.path;
+      p.path = path_of(st);
       p.detail = fmt("non-zero byte at offset %llu after the last xattr entry (ends at %llu)", k, off);
       truncate_from(add(p), off);
       return;
@@ -389,14 +372,14 @@ void Checker::walk_xattr(const InodeRec& in, InodeState& st) {
 }
 
 // Reaches inode `ino` (first time), checks it and its node tree.
-bool Checker::walk_inode(nid_t ino, const std::string& path) {
+bool Checker::walk_inode(nid_t ino, const std::string& path, bool named) {
   const NodeRec& r = node(ino);
   const InodeRec& in = inodes_[static_cast<std::size_t>(r.inode)];
   set_reached(ino);
   reached_inodes_.push_back(ino);
   progress(3, reached_inodes_.size(), inodes_.size());
   InodeState& st = state_[ino];
-  st.path = path;
+  if (!named || in.is_dir()) st.path = path;
   ++node_count_;
   ++inode_count_;
   ++valid_blocks_;
@@ -419,7 +402,7 @@ bool Checker::walk_inode(nid_t ino, const std::string& path) {
     fix_global(add(p));
   }
   std::size_t size_idx = static_cast<std::size_t>(-1);
-  for (const auto& is : in.issues) {
+  for (const auto& is : extras(in).issues) {
     Problem p = prob(is.code);
     p.ino = ino;
     p.blkaddr = in.blkaddr;
@@ -649,12 +632,14 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
       if (it != state_.end()) ++it->second.links_found;
       continue;
     }
-    walk_inode(c, cpath);
-    InodeState& cs = state_[c];
-    cs.parent = dir.ino;
-    cs.links_found = 1;
-    cs.name_len = static_cast<std::uint32_t>(d.name.size());
-    cs.first_name = d.name;
+    {
+      InodeState& cs = state_[c];
+      cs.parent = dir.ino;
+      cs.links_found = 1;
+      cs.name_len = static_cast<std::uint32_t>(d.name.size());
+      cs.first_name = d.name;
+    }
+    walk_inode(c, cpath, true);
     // i_pino and i_namelen name the first link (skipped once the kernel
     // marked the parent lost: FADVISE_LOST_PINO_BIT).
     if (!(child.advise & advise::lost_pino) && (child.is_dir() || child.links == 1)) {
@@ -698,66 +683,76 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
   }
 }
 
-// Expands one level of directories: reads all their dentry blocks in one
-// batch, then checks each directory's entries in order.
+// Expands one level of directories: reads the dentry blocks of a run of
+// them in one batch (up to kDirChunkBlocks blocks, so that the parsed
+// entries held at once stay bounded), then checks each directory's entries
+// in order.
 void Checker::expand_dirs(std::vector<nid_t>& level) {
+  constexpr std::size_t kDirChunkBlocks = 128;
   while (!level.empty()) {
-    std::vector<block_t> addrs;
-    for (nid_t d : level)
-      for (auto& [idx, a] : state_[d].dir_blocks) addrs.push_back(a);
-    std::sort(addrs.begin(), addrs.end());
-    addrs.erase(std::unique(addrs.begin(), addrs.end()), addrs.end());
-    std::unordered_map<block_t, std::pair<std::vector<Dent>, std::vector<LocalIssue>>> parsed;
-    auto st = read_blocks_batched(
-        dev_, addrs, opts_.batch_blocks, opts_.queue_depth, 8,
-        [&](block_t a, const std::uint8_t* data) {
-          const auto* db = reinterpret_cast<const DentryBlock*>(data);
-          auto& slot = parsed[a];
-          parse_dentries(db->dentry_bitmap, db->dentry, &db->filename[0][0], kNrDentryInBlock, 0, a, slot.first, slot.second);
-        },
-        &report_.stats.bytes_read);
-    (void)st;  // blocks that failed to read stay unparsed: reported below
     std::vector<nid_t> next;
-    for (nid_t d : level) {
-      const InodeRec& dir = inodes_[static_cast<std::size_t>(node(d).inode)];
-      InodeState& ds = state_[d];
-      std::vector<Dent> dents;
-      if (dir.inline_flags & inline_flag::dentry) {
-        dents = dir.inline_dents;
-        for (const auto& is : dir.inline_dent_issues) {
-          Problem p = prob(is.code);
-          p.ino = d;
-          p.blkaddr = dir.blkaddr;
-          p.path = ds.path.empty() ? "/" : ds.path;
-          p.detail = is.detail;
-          fix_clear_dentry(add(p), dentry_area(dir, dir.blkaddr, true), is.slot, 1);
-        }
-      } else {
-        for (auto& [idx, a] : ds.dir_blocks) {
-          auto it = parsed.find(a);
-          if (it == parsed.end()) {
-            Problem p = prob(Code::NODE_UNREADABLE);
-            p.ino = d;
-            p.blkaddr = a;
-            p.detail = fmt("dentry block %llu at 0x%llx cannot be read", idx, a);
-            add(p);
-            continue;
-          }
-          for (auto e : it->second.first) {
-            e.bidx = idx;
-            dents.push_back(std::move(e));
-          }
-          for (const auto& is : it->second.second) {
+    for (std::size_t from = 0; from < level.size();) {
+      std::size_t to = from;
+      std::vector<block_t> addrs;
+      while (to < level.size() && (to == from || addrs.size() < kDirChunkBlocks)) {
+        for (auto& [idx, a] : state_[level[to]].dir_blocks) addrs.push_back(a);
+        ++to;
+      }
+      std::sort(addrs.begin(), addrs.end());
+      addrs.erase(std::unique(addrs.begin(), addrs.end()), addrs.end());
+      std::unordered_map<block_t, std::pair<std::vector<Dent>, std::vector<LocalIssue>>> parsed;
+      auto st = read_blocks_batched(
+          dev_, addrs, opts_.batch_blocks, opts_.queue_depth, 8,
+          [&](block_t a, const std::uint8_t* data) {
+            const auto* db = reinterpret_cast<const DentryBlock*>(data);
+            auto& slot = parsed[a];
+            parse_dentries(db->dentry_bitmap, db->dentry, &db->filename[0][0], kNrDentryInBlock, 0, a, slot.first, slot.second);
+          },
+          &report_.stats.bytes_read);
+      (void)st;  // blocks that failed to read stay unparsed: reported below
+      for (std::size_t li = from; li < to; ++li) {
+        const nid_t d = level[li];
+        const InodeRec& dir = inodes_[static_cast<std::size_t>(node(d).inode)];
+        InodeState& ds = state_[d];
+        std::vector<Dent> dents;
+        if (dir.inline_flags & inline_flag::dentry) {
+          dents = extras(dir).inline_dents;
+          for (const auto& is : extras(dir).inline_dent_issues) {
             Problem p = prob(is.code);
             p.ino = d;
-            p.blkaddr = a;
+            p.blkaddr = dir.blkaddr;
             p.path = ds.path.empty() ? "/" : ds.path;
-            p.detail = fmt("block %llu: ", idx) + is.detail.substr(is.detail.find("slot"));
-            fix_clear_dentry(add(p), dentry_area(dir, a, false), is.slot, 1);
+            p.detail = is.detail;
+            fix_clear_dentry(add(p), dentry_area(dir, dir.blkaddr, true), is.slot, 1);
+          }
+        } else {
+          for (auto& [idx, a] : ds.dir_blocks) {
+            auto it = parsed.find(a);
+            if (it == parsed.end()) {
+              Problem p = prob(Code::NODE_UNREADABLE);
+              p.ino = d;
+              p.blkaddr = a;
+              p.detail = fmt("dentry block %llu at 0x%llx cannot be read", idx, a);
+              add(p);
+              continue;
+            }
+            for (auto e : it->second.first) {
+              e.bidx = idx;
+              dents.push_back(std::move(e));
+            }
+            for (const auto& is : it->second.second) {
+              Problem p = prob(is.code);
+              p.ino = d;
+              p.blkaddr = a;
+              p.path = ds.path.empty() ? "/" : ds.path;
+              p.detail = fmt("block %llu: ", idx) + is.detail.substr(is.detail.find("slot"));
+              fix_clear_dentry(add(p), dentry_area(dir, a, false), is.slot, 1);
+            }
           }
         }
+        check_dentries(dir, ds, dents, next);
       }
-      check_dentries(dir, ds, dents, next);
+      from = to;
     }
     level.swap(next);
   }
@@ -952,12 +947,12 @@ void Checker::finish_inode_counts() {
     if (is_quota) continue;
     Problem p;
     p.ino = ino;
-    p.path = st.path;
     if (in.is_dir()) {
       if (st.orphan || (st.links_found == 0 && ino != root)) continue;
       const std::uint64_t want = 2ull + st.subdirs;
       if (in.links != want) {
         p.code = Code::DIR_LINKS;
+        p.path = path_of(st);
         p.detail = fmt("i_links %llu, subdirectories + 2 = %llu", in.links, want);
         fix_inode_field(add(p), in, [want](Node& n) { n.i.i_links = static_cast<std::uint32_t>(want); });
       }
@@ -966,6 +961,7 @@ void Checker::finish_inode_counts() {
       if (st.links_found == 0) continue;  // unreachable: reported, its link comes from lost+found
       if (in.links != st.links_found) {
         p.code = Code::INODE_LINKS;
+        p.path = path_of(st);
         p.detail = fmt("i_links %llu, real links %llu", in.links, st.links_found);
         fix_inode_field(add(p), in, [v = st.links_found](Node& n) { n.i.i_links = v; });
       }

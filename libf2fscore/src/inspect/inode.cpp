@@ -219,20 +219,8 @@ Result<BlockMap> block_map(Volume& vol, const InodeInfo& in) {
 }
 
 std::uint64_t file_block_of(const InodeInfo& in, std::uint32_t node_ofs, std::uint32_t ofs_in_node) {
-  // start_bidx_of_node() in fs/f2fs/f2fs.h.
   if (node_ofs == 0) return ofs_in_node;
-  constexpr std::uint32_t indirect_blks = 2 * kNidsPerBlock + 4;
-  std::uint64_t bidx;
-  if (node_ofs <= 2) {
-    bidx = node_ofs - 1;
-  } else if (node_ofs <= indirect_blks) {
-    const std::uint32_t dec = (node_ofs - 4) / (kNidsPerBlock + 1);
-    bidx = node_ofs - 2 - dec;
-  } else {
-    const std::uint32_t dec = (node_ofs - indirect_blks - 3) / (kNidsPerBlock + 1);
-    bidx = node_ofs - 5 - dec;
-  }
-  return bidx * in.addrs_per_block + in.addrs_per_inode + ofs_in_node;
+  return start_bidx_of_node(node_ofs, in.addrs_per_inode, in.addrs_per_block) + ofs_in_node;
 }
 
 // ------------------------------------------------------------------ inode

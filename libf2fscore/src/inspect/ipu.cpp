@@ -57,8 +57,9 @@ Result<Output> render_ipu(Volume& vol, const IpuOptions& asked, bool segments, F
   SpaceState sp;
   sp.user_blocks = ss.user_block_count;
   sp.valid_blocks = ss.valid_block_count;
-  sp.segs_per_sec = std::max<std::uint32_t>(1, ss.segs_per_sec);
-  sp.main_sections = ss.main_segments / sp.segs_per_sec;
+  const disk::Geometry& g = vol.geometry();
+  sp.segs_per_sec = g.segs_per_sec();
+  sp.main_sections = g.main_sections();
   sp.reserved_sections = ss.rsvd_segments / sp.segs_per_sec;
   sp.overprov_sections = ss.overprov_segments / sp.segs_per_sec;
   // Sections by state from the SIT: free (no valid block, no active log),
@@ -68,24 +69,27 @@ Result<Output> render_ipu(Volume& vol, const IpuOptions& asked, bool segments, F
   for (int t = 0; t < 3; ++t) cur.push_back(cp.cur_data_segno[t].get()), cur.push_back(cp.cur_node_segno[t].get());
   std::vector<std::uint32_t> seg_valid(ss.main_segments, 0);
   std::vector<std::uint8_t> seg_type(ss.main_segments, 0);
-  for (std::uint32_t s = 0; s < ss.main_segments; ++s) {
-    auto si = vol.segment(s);
-    if (!si) return make_error(si.error());
-    seg_valid[s] = si->valid_blocks;
-    seg_type[s] = si->type;
+  constexpr std::uint32_t kBatch = 64 * disk::kSitEntryPerBlock;
+  std::vector<SegmentInfo> batch;
+  for (std::uint32_t first = 0; first < ss.main_segments; first += kBatch) {
+    F2FSCORE_TRY(vol.segments(first, std::min(kBatch, ss.main_segments - first), batch));
+    for (std::uint32_t k = 0; k < batch.size(); ++k) {
+      seg_valid[first + k] = batch[k].valid_blocks;
+      seg_type[first + k] = batch[k].type;
+    }
   }
   std::uint32_t active_sections = 0;
   for (std::uint32_t sec = 0; sec < sp.main_sections; ++sec) {
     bool active = false;
     std::uint64_t valid = 0;
     for (std::uint32_t k = 0; k < sp.segs_per_sec; ++k) {
-      const std::uint32_t seg = sec * sp.segs_per_sec + k;
+      const std::uint32_t seg = g.first_seg_of_sec(sec) + k;
       active = active || std::find(cur.begin(), cur.end(), seg) != cur.end();
       valid += seg_valid[seg];
     }
     if (active) ++active_sections;
     else if (valid == 0) ++sp.free_sections;
-    else if (valid == std::uint64_t{sp.segs_per_sec} * ss.blocks_per_segment) ++sp.full_sections;
+    else if (valid == g.blocks_per_sec()) ++sp.full_sections;
     else ++sp.dirty_sections;
   }
   const bool defaulted = asked.ipu_policy == IpuOptions::kKernelDefault;

@@ -541,11 +541,10 @@ Result<Output> render_ssa(Volume& vol, Range r, Format f) {
 // ----------------------------------------------------------------- space
 
 Result<SpaceSummary> space_summary(Volume& vol) {
-  const auto& sb = vol.superblock();
   const auto& cp = vol.checkpoint();
   SpaceSummary s;
   s.main_segments = vol.main_segments();
-  s.segs_per_sec = std::max<std::uint32_t>(1, sb.segs_per_sec.get());
+  s.segs_per_sec = vol.geometry().segs_per_sec();
   s.user_block_count = cp.user_block_count.get();
   s.valid_block_count = cp.valid_block_count.get();
   s.valid_node_count = cp.valid_node_count.get();
@@ -559,10 +558,19 @@ Result<SpaceSummary> space_summary(Volume& vol) {
     s.logs[static_cast<std::size_t>(3 + t)].current_segno = cp.cur_node_segno[t].get();
     s.logs[static_cast<std::size_t>(3 + t)].current_blkoff = cp.cur_node_blkoff[t].get();
   }
+  const Geometry& g = vol.geometry();
+  constexpr std::uint32_t kBps = Geometry::blocks_per_seg();
   std::uint32_t sec_free_segs = 0;
+  // The SIT in batches of segments (one read per run of SIT blocks).
+  constexpr std::uint32_t kBatch = 64 * kSitEntryPerBlock;
+  std::vector<SegmentInfo> batch;
+  std::uint32_t batch_first = 0;
   for (std::uint32_t segno = 0; segno < s.main_segments; ++segno) {
-    auto se = vol.segment(segno);
-    if (!se) return make_error(se.error());
+    if (segno == 0 || segno - batch_first >= batch.size()) {
+      batch_first = segno;
+      F2FSCORE_TRY(vol.segments(segno, std::min(kBatch, s.main_segments - segno), batch));
+    }
+    const SegmentInfo* se = &batch[segno - batch_first];
     const auto cur = current_log_of(cp, segno);
     const std::uint32_t v = se->valid_blocks;
     s.sit_valid_blocks += v;
@@ -572,19 +580,19 @@ Result<SpaceSummary> space_summary(Volume& vol) {
     } else if (v == 0) {
       ++s.free_segments;
       is_free = true;
-    } else if (v >= kBlocksPerSeg) {
+    } else if (v >= kBps) {
       ++s.full_segments;
     } else {
       ++s.dirty_segments;
-      s.reclaimable_blocks += kBlocksPerSeg - v;
+      s.reclaimable_blocks += kBps - v;
     }
     if (is_free) ++sec_free_segs;
-    if ((segno + 1) % s.segs_per_sec == 0) {
+    if (segno + 1 == g.first_seg_of_sec(g.sec_of_seg(segno) + 1)) {
       if (sec_free_segs == s.segs_per_sec) ++s.free_sections;
       sec_free_segs = 0;
     }
     if (v > 0) {
-      const std::size_t bucket = std::min<std::size_t>(9, static_cast<std::size_t>(v) * 10 / kBlocksPerSeg);
+      const std::size_t bucket = std::min<std::size_t>(9, static_cast<std::size_t>(v) * 10 / kBps);
       ++s.histogram[bucket];
     }
     if (v == 0 && !cur) continue;
@@ -595,7 +603,7 @@ Result<SpaceSummary> space_summary(Volume& vol) {
     auto& lg = s.logs[se->type];
     ++lg.segments;
     lg.valid_blocks += v;
-    if (!cur && v >= kBlocksPerSeg) ++lg.full;
+    if (!cur && v >= kBps) ++lg.full;
     else if (!cur) ++lg.dirty;
   }
   return s;

@@ -51,7 +51,6 @@ class Rebuilder {
     if (sb.feature.get() & feature::ro)
       return make_error(Errc::unsupported, "metadata rebuild of a read-only (ro feature) volume");
     main_segs_ = vol_.main_segments();
-    segs_per_sec_ = std::max<std::uint32_t>(1, sb.segs_per_sec.get());
     max_nid_ = vol_.max_nid();
     new_umount_ = plan_.umount ? *plan_.umount : (mv_.cp.ckpt_flags.get() & cp_flag::umount) != 0;
     if (plan_.delta) {
@@ -253,19 +252,20 @@ class Rebuilder {
                        cur_[t].blkoff));
       // The first wholly free section after the log's segment, holding no
       // other log (as fsck.f2fs's update_curseg_info() looks for a free one).
-      const std::uint32_t secs = main_segs_ / segs_per_sec_;
-      const std::uint32_t start = cur_[t].segno < main_segs_ ? cur_[t].segno / segs_per_sec_ : 0;
+      const Geometry& g = mv_.geo;
+      const std::uint32_t secs = g.main_sections();
+      const std::uint32_t start = cur_[t].segno < main_segs_ ? g.sec_of_seg(cur_[t].segno) : 0;
       bool found = false;
       for (std::uint32_t k = 1; k <= secs && !found; ++k) {
         const std::uint32_t sec = (start + k) % secs;
         bool free = true;
-        for (std::uint32_t s = sec * segs_per_sec_; s < (sec + 1) * segs_per_sec_ && free; ++s) {
+        for (std::uint32_t s = g.first_seg_of_sec(sec); s < g.first_seg_of_sec(sec + 1) && free; ++s) {
           if (vblocks_[s]) free = false;
           for (int o = 0; o < 6 && free; ++o)
-            if (o != t && cur_[o].segno / segs_per_sec_ == sec) free = false;
+            if (o != t && g.sec_of_seg(cur_[o].segno) == sec) free = false;
         }
         if (!free) continue;
-        cur_[t] = {sec * segs_per_sec_, 0, kLfs};
+        cur_[t] = {g.first_seg_of_sec(sec), 0, kLfs};
         ++stats_.cursegs_moved;
         found = true;
       }
@@ -367,7 +367,7 @@ class Rebuilder {
   }
 
   Status build_sit() {
-    const std::uint32_t nblk = (main_segs_ + kSitEntryPerBlock - 1) / kSitEntryPerBlock;
+    const std::uint32_t nblk = mv_.geo.sit_blocks_used();
     new_sit_bitmap_.assign(mv_.sit_bitmap(), mv_.sit_bitmap() + mv_.cp.sit_ver_bitmap_bytesize.get());
     new_sit_journal_ = Journal{};
     std::unordered_map<std::uint32_t, const SitEntry*> journal;
@@ -385,7 +385,7 @@ class Rebuilder {
       // Too many for the journal: the blocks holding them (and the
       // journal's old entries), journal empty (remove_sits_in_journal()).
       std::set<std::uint32_t> blocks;
-      for (std::uint32_t seg : ds) blocks.insert(seg / kSitEntryPerBlock);
+      for (std::uint32_t seg : ds) blocks.insert(Geometry::sit_block_of(seg));
       for (std::uint32_t b : blocks) F2FSCORE_TRY(sit_block(b, journal));
       return {};
     }
@@ -396,7 +396,7 @@ class Rebuilder {
       if (auto it = journal.find(seg); it != journal.end()) {
         cur = *it->second;
       } else {
-        const std::uint32_t b = seg / kSitEntryPerBlock;
+        const std::uint32_t b = Geometry::sit_block_of(seg);
         auto r = read.find(b);
         if (r == read.end()) {
           Block blk(kBlockSize);
@@ -774,7 +774,7 @@ class Rebuilder {
   const RebuildPlan& plan_;
   MetaView mv_;
   RebuildStats stats_;
-  std::uint32_t main_segs_ = 0, segs_per_sec_ = 1;
+  std::uint32_t main_segs_ = 0;
   nid_t max_nid_ = 0;
   std::vector<std::uint8_t> valid_;  // MSB-first valid maps, 64 bytes per segment
   std::vector<std::uint16_t> vblocks_;

@@ -340,31 +340,55 @@ Result<NatEntry> Volume::Impl::nat_lookup(nid_t nid, std::uint64_t* from_blk) {
 }
 
 Result<SegmentInfo> Volume::segment(std::uint32_t segno) {
-  Impl& v = *impl_;
   if (segno >= main_segments()) return make_error(Errc::out_of_range, fmt("segment %llu is past the main area (%llu)", segno, main_segments()));
-  SitEntry e{};
-  bool from_journal = false;
-  std::uint64_t addr = v.sums.sit_journal_blk;
-  for (std::uint32_t i = 0; i < v.sums.sit_journal.n_entries.get(); ++i)
-    if (v.sums.sit_journal.sit_j.entries[i].segno.get() == segno) {
-      e = v.sums.sit_journal.sit_j.entries[i].se;
-      from_journal = true;
+  std::vector<SegmentInfo> one;
+  F2FSCORE_TRY(segments(segno, 1, one));
+  return one[0];
+}
+
+Status Volume::segments(std::uint32_t first, std::uint32_t count, std::vector<SegmentInfo>& out) {
+  Impl& v = *impl_;
+  out.assign(count, SegmentInfo{});
+  if (count == 0) return {};
+  if (first >= main_segments() || count > main_segments() - first)
+    return make_error(Errc::out_of_range, fmt("segments %llu..%llu are past the main area (%llu)", first,
+                                              static_cast<std::uint64_t>(first) + count - 1, main_segments()));
+  constexpr std::uint32_t kRunBlocks = 64;
+  const std::uint32_t b0 = Geometry::sit_block_of(first), b1 = Geometry::sit_block_of(first + count - 1);
+  std::vector<std::uint8_t> buf(static_cast<std::size_t>(std::min(kRunBlocks, b1 - b0 + 1)) * kBlockSize);
+  auto decode = [&](std::uint32_t segno, const SitEntry& e, std::uint64_t addr) -> Status {
+    SegmentInfo& s = out[segno - first];
+    s.valid_blocks = sit_vblocks(e);
+    s.type = sit_type(e);
+    std::memcpy(s.valid_map, e.valid_map, sizeof s.valid_map);
+    s.mtime = e.mtime.get();
+    if (s.valid_blocks > kBlocksPerSeg)
+      return make_error(Errc::corrupt, fmt("SIT: segment %llu claims %llu valid blocks", segno, s.valid_blocks) + at_block(addr),
+                        addr * kBlockSize);
+    return {};
+  };
+  for (std::uint32_t b = b0; b <= b1;) {
+    const std::uint64_t start = v.geo.current_sit_addr(b, v.bitmaps);
+    std::uint32_t n = 1;
+    while (b + n <= b1 && n < kRunBlocks && v.geo.current_sit_addr(b + n, v.bitmaps) == start + n) ++n;
+    F2FSCORE_TRY(v.read(start, buf.data(), n));
+    for (std::uint32_t k = 0; k < n; ++k) {
+      const std::uint32_t lo = std::max(first, (b + k) * kSitEntryPerBlock);
+      const std::uint32_t hi = std::min(first + count, (b + k + 1) * kSitEntryPerBlock);
+      for (std::uint32_t segno = lo; segno < hi; ++segno) {
+        SitEntry e;
+        std::memcpy(&e, buf.data() + static_cast<std::size_t>(k) * kBlockSize + (segno % kSitEntryPerBlock) * sizeof(SitEntry),
+                    sizeof e);
+        F2FSCORE_TRY(decode(segno, e, start + k));
+      }
     }
-  if (!from_journal) {
-    addr = v.geo.current_sit_addr(Geometry::sit_block_of(segno), v.bitmaps);
-    std::vector<std::uint8_t> b(kBlockSize);
-    F2FSCORE_TRY(v.read(addr, b.data()));
-    std::memcpy(&e, b.data() + (segno % kSitEntryPerBlock) * sizeof(SitEntry), sizeof e);
+    b += n;
   }
-  SegmentInfo s;
-  s.valid_blocks = sit_vblocks(e);
-  s.type = sit_type(e);
-  std::memcpy(s.valid_map, e.valid_map, sizeof s.valid_map);
-  s.mtime = e.mtime.get();
-  if (s.valid_blocks > kBlocksPerSeg)
-    return make_error(Errc::corrupt, fmt("SIT: segment %llu claims %llu valid blocks", segno, s.valid_blocks) + at_block(addr),
-                      addr * kBlockSize);
-  return s;
+  for (std::uint32_t i = 0; i < v.sums.sit_journal.n_entries.get() && i < kSitJournalEntries; ++i) {
+    const std::uint32_t segno = v.sums.sit_journal.sit_j.entries[i].segno.get();
+    if (segno >= first && segno - first < count) F2FSCORE_TRY(decode(segno, v.sums.sit_journal.sit_j.entries[i].se, v.sums.sit_journal_blk));
+  }
+  return {};
 }
 
 Result<SummaryBlock> Volume::summary(std::uint32_t segno) {

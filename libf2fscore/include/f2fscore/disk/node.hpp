@@ -154,6 +154,39 @@ struct IndirectNode {
 };
 static_assert(sizeof(IndirectNode) == kNodeFooterOffset);
 
+/// The first file block index that the direct node at footer offset
+/// `node_ofs` maps, for an inode of `addrs_per_inode` i_addr slots and
+/// direct nodes of `addrs_per_block` slots; 0 for the inode itself
+/// (node_ofs 0). Node offsets as the kernel numbers them: 1, 2 direct; 3
+/// and 4 + kNidsPerBlock indirect, each followed by its direct nodes; 5 + 2
+/// * kNidsPerBlock double indirect. Rule as start_bidx_of_node() in
+/// fs/f2fs/node.c.
+constexpr std::uint64_t start_bidx_of_node(std::uint32_t node_ofs, std::uint32_t addrs_per_inode,
+                                           std::uint32_t addrs_per_block) noexcept {
+  constexpr std::uint32_t indirect_blks = 2 * kNidsPerBlock + 4;
+  if (node_ofs == 0) return 0;
+  std::uint64_t bidx;
+  if (node_ofs <= 2) bidx = node_ofs - 1;
+  else if (node_ofs <= indirect_blks) bidx = node_ofs - 2 - (node_ofs - 4) / (kNidsPerBlock + 1);
+  else bidx = node_ofs - 5 - (node_ofs - indirect_blks - 3) / (kNidsPerBlock + 1);
+  return bidx * addrs_per_block + addrs_per_inode;
+}
+
+/// The dentry file type (1 regular .. 7 symlink) of an i_mode; 0 for a mode
+/// of no known type. As fs_umode_to_ftype() / f2fs_type_by_mode.
+constexpr std::uint8_t file_type_of_mode(std::uint16_t mode) noexcept {
+  switch (mode & 0xF000) {
+    case 0x8000: return 1;
+    case 0x4000: return 2;
+    case 0x2000: return 3;
+    case 0x6000: return 4;
+    case 0x1000: return 5;
+    case 0xC000: return 6;
+    case 0xA000: return 7;
+    default: return 0;
+  }
+}
+
 /// A whole node block: inode, direct or indirect node, then the footer.
 struct Node {
   union {

@@ -6,7 +6,11 @@
 // rules, stated at each test.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "f2fscore/disk/checkpoint.hpp"
+#include "f2fscore/disk/superblock.hpp"
 #include "f2fscore/endian.hpp"
 #include "f2fscore/volume.hpp"
 #include "meta/meta_test_util.hpp"
@@ -76,6 +80,8 @@ TEST(NodeManager, FreeNidFromTheLoadedBlock) {
 // nat_bits (f2fs_init_nat_bits(), scan_nat_bits() in fs/f2fs/node.c): a NAT
 // block the full bitmap marks holds no free nid and is not read; the search
 // goes on in the next block, whose first nid is 1 x NAT_ENTRY_PER_BLOCK = 455.
+// mkfs marks every NAT block but the first empty (update_nat_bits()): its
+// nids are free without a read; the block is read when the entry is set.
 TEST(NodeManager, FreeNidSearchSkipsNatBlocksNatBitsMarkFull) {
   auto dev = our_mkfs(128ull << 20, 0);
   ASSERT_TRUE(dev);
@@ -98,10 +104,21 @@ TEST(NodeManager, FreeNidSearchSkipsNatBlocksNatBitsMarkFull) {
   wr::NodeManager nm;
   ASSERT_TRUE(nm.load(*vol, *dev, 4));
   EXPECT_TRUE(nm.nat_block_full(0));
+  EXPECT_TRUE(nm.nat_block_empty(1));
   auto n = nm.alloc(3, 1, 2);
   ASSERT_TRUE(n);
   EXPECT_EQ(*n, kNatEntryPerBlock);
-  EXPECT_EQ(nm.blocks_read(), 1u) << "only NAT block 1 was read";
+  EXPECT_EQ(nm.blocks_read(), 0u) << "block 0 full, block 1 empty: neither read";
+  n = nm.alloc(3, 1, 2);
+  ASSERT_TRUE(n);
+  EXPECT_EQ(*n, kNatEntryPerBlock + 1);
+  EXPECT_EQ(nm.blocks_read(), 0u);
+  nm.set(kNatEntryPerBlock) = {kNatEntryPerBlock, static_cast<block_t>(vol->main_blkaddr()), 0};
+  EXPECT_EQ(nm.blocks_read(), 1u) << "setting the entry reads its block";
+  nm.set_cursor(kNatEntryPerBlock);
+  n = nm.alloc(3, 1, 2);
+  ASSERT_TRUE(n);
+  EXPECT_EQ(*n, kNatEntryPerBlock + 1) << "the cached block: 455 is in use now";
 }
 
 // A nid freed since the checkpoint is not handed out again before the next
@@ -276,6 +293,156 @@ TEST(SegmentManager, SummariesOfChangedSegments) {
   EXPECT_NE(f.sm.find_dirty_summary(30), nullptr);
   f.sm.committed({});
   EXPECT_EQ(f.sm.find_dirty_summary(30), nullptr);
+}
+
+// ---- Holes and sections ---------------------------------------------------------
+
+// Forwards to a device and counts the read bytes that fall in [lo, hi);
+// with `holes` false it hides the device's holes (the BlockDevice default:
+// everything may hold data).
+class SitCountingDevice final : public BlockDevice {
+ public:
+  SitCountingDevice(BlockDevice& d, std::uint64_t lo, std::uint64_t hi, bool holes)
+      : d_(d), lo_(lo), hi_(hi), holes_(holes) {}
+  const DeviceInfo& info() const noexcept override { return d_.info(); }
+  void submit(IoRequest& r) noexcept override {
+    if (r.op == IoOp::read) {
+      const std::uint64_t a = std::max(r.offset, lo_), b = std::min(r.offset + r.length, hi_);
+      if (a < b) read_ += b - a;
+    }
+    d_.submit(r);
+  }
+  std::size_t poll(bool wait) noexcept override { return d_.poll(wait); }
+  std::size_t in_flight() const noexcept override { return d_.in_flight(); }
+  std::uint64_t next_data(std::uint64_t o, std::uint64_t e) noexcept override {
+    return holes_ ? d_.next_data(o, e) : o;
+  }
+  std::uint64_t next_hole(std::uint64_t o, std::uint64_t e) noexcept override {
+    return holes_ ? d_.next_hole(o, e) : e;
+  }
+  std::uint64_t read_bytes() const { return read_; }
+
+ private:
+  BlockDevice& d_;
+  std::uint64_t lo_, hi_;
+  bool holes_;
+  std::uint64_t read_ = 0;
+};
+
+// SIT blocks in a hole hold zero entries and are not read; the state loaded
+// is the one a full read gives. A 16 GiB volume: 8,100-odd main segments,
+// 148 SIT blocks per copy. mkfs keeps the active logs' SIT entries in the
+// SIT journal (the hot data summary of the CP pack) and leaves every SIT
+// block zero, unwritten: holes of the memory device (64 KiB chunks, 16 SIT
+// blocks). One entry written to SIT block 1 (segment 100: 3 valid blocks,
+// warm data, mtime 1234) makes that chunk the only part read.
+TEST(SegmentManager, SitBlocksInAHoleAreNotRead) {
+  auto dev = our_mkfs(16ull << 30, 0);
+  ASSERT_TRUE(dev);
+  auto vol = open(*dev);
+  ASSERT_TRUE(vol);
+  const SuperBlock& sb = vol->superblock();
+  const std::uint64_t sit_lo = static_cast<std::uint64_t>(sb.sit_blkaddr.get()) * kBlockSize;
+  const std::uint64_t sit_hi = sit_lo + static_cast<std::uint64_t>(sb.segment_count_sit.get()) * 512 * kBlockSize;
+  const std::uint32_t sit_blocks = (vol->main_segments() + kSitEntryPerBlock - 1) / kSitEntryPerBlock;
+  ASSERT_GT(sit_blocks, 100u);
+  {
+    SitBlock blk{};
+    SitEntry& e = blk.entries[100 - kSitEntryPerBlock];
+    e.vblocks.set(make_sit_vblocks(1, 3));
+    e.valid_map[0] = 0xE0;  // blocks 0, 1, 2 (MSB first)
+    e.mtime.set(1234);
+    const std::uint64_t at = vol->geometry().current_sit_addr(1, vol->version_bitmaps()) * kBlockSize;
+    ASSERT_TRUE(write_at(*dev, at, std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(&blk), kBlockSize)));
+  }
+  SitCountingDevice holes(*dev, sit_lo, sit_hi, true), whole(*dev, sit_lo, sit_hi, false);
+  wr::SegmentManager a, b;
+  auto ra = a.load(*vol, holes, vol->main_blkaddr(), vol->main_segments(), 1);
+  ASSERT_TRUE(ra) << ra.error().to_string();
+  auto rb = b.load(*vol, whole, vol->main_blkaddr(), vol->main_segments(), 1);
+  ASSERT_TRUE(rb) << rb.error().to_string();
+  EXPECT_EQ(whole.read_bytes(), static_cast<std::uint64_t>(sit_blocks) * kBlockSize) << "every SIT block of the main area";
+  EXPECT_EQ(holes.read_bytes(), 16u * kBlockSize) << "the 64 KiB chunk holding SIT block 1";
+  EXPECT_EQ(a.valid(100), 3u);
+  EXPECT_EQ(a.type(100), 1u);
+  EXPECT_EQ(a.mtime(100), 1234u);
+  EXPECT_TRUE(a.is_valid(100, 2));
+  EXPECT_FALSE(a.is_valid(100, 3));
+  EXPECT_EQ(a.valid_blocks(), 2u + 3u) << "mkfs's root inode and dentry block, and segment 100's";
+  EXPECT_EQ(a.valid_blocks(), b.valid_blocks());
+  EXPECT_EQ(a.valid_node_blocks(), b.valid_node_blocks());
+  EXPECT_EQ(a.free_segments(), b.free_segments());
+  for (std::uint32_t s = 0; s < vol->main_segments(); ++s) {
+    ASSERT_EQ(a.valid(s), b.valid(s)) << s;
+    ASSERT_EQ(a.type(s), b.type(s)) << s;
+    ASSERT_EQ(a.mtime(s), b.mtime(s)) << s;
+  }
+  // Memory follows the SIT blocks with an entry in use (the six logs' and
+  // segment 100's, at most 7 of 149), not the volume: a pointer per SIT
+  // block and two bits per segment beside them, under 2 bytes a segment
+  // where a count, type and mtime for each would take 11.
+  EXPECT_LT(a.memory_bytes(), 2u * vol->main_segments());
+}
+
+// The free-section map (free_i->free_secmap; __set_inuse() and
+// __set_free() in fs/f2fs/segment.h): a section is free while all its
+// segments are; taking one segment takes the section; it is free again once
+// a checkpoint commits every segment of it empty. Sections of 4 segments
+// over the fresh volume's SIT: the two segments with valid blocks (the
+// root's inode and dentry block) make their sections not free.
+TEST(SegmentManager, FreeAndDirtySectionMaps) {
+  auto dev = our_mkfs(256ull << 20, 0);
+  ASSERT_TRUE(dev);
+  auto vol = open(*dev);
+  ASSERT_TRUE(vol);
+  wr::SegmentManager sm;
+  ASSERT_TRUE(sm.load(*vol, *dev, vol->main_blkaddr(), vol->main_segments(), 4));
+  const Checkpoint& cp = vol->checkpoint();
+  const std::uint32_t ds = cp.cur_data_segno[0].get(), ns = cp.cur_node_segno[0].get();
+  const std::uint32_t nsecs = vol->main_segments() / 4;
+  ASSERT_EQ(sm.main_sections(), nsecs);
+  const std::uint32_t used = ds / 4 == ns / 4 ? 1u : 2u;
+  EXPECT_EQ(sm.free_sections(), nsecs - used);
+  EXPECT_FALSE(sm.section_free(ds / 4));
+  EXPECT_FALSE(sm.section_free(ns / 4));
+  // A section free of both: take its second segment.
+  std::uint32_t sec = 0;
+  while (sec == ds / 4 || sec == ns / 4) ++sec;
+  ASSERT_TRUE(sm.section_free(sec));
+  sm.take(sec * 4 + 1);
+  EXPECT_FALSE(sm.section_free(sec));
+  EXPECT_EQ(sm.free_sections(), nsecs - used - 1);
+  sm.take(sec * 4 + 2);
+  EXPECT_EQ(sm.free_sections(), nsecs - used - 1) << "the same section";
+  // Partly valid: a dirty section (GC's candidate); its valid count.
+  EXPECT_TRUE(sm.set_valid(sec * 4 + 1, 7));
+  EXPECT_TRUE(sm.set_valid(sec * 4 + 2, 8));
+  const auto dirty = sm.dirty_sections();
+  EXPECT_NE(std::find(dirty.begin(), dirty.end(), sec), dirty.end());
+  EXPECT_EQ(sm.section_valid(sec), 2u);
+  // Emptied before the checkpoint: prefree, not free, until committed().
+  EXPECT_TRUE(sm.clear_valid(sec * 4 + 1, 7));
+  EXPECT_TRUE(sm.clear_valid(sec * 4 + 2, 8));
+  EXPECT_FALSE(sm.section_free(sec));
+  sm.committed({});
+  EXPECT_TRUE(sm.section_free(sec));
+  EXPECT_EQ(sm.free_sections(), nsecs - used);
+  // ALLOC_RIGHT: the next free section after one, wrapping round.
+  std::uint32_t expect = (ds / 4 + 1) % nsecs;
+  while (expect == ds / 4 || expect == ns / 4) expect = (expect + 1) % nsecs;
+  EXPECT_EQ(sm.next_free_section(ds / 4), expect);
+  std::uint32_t wrap = 0;
+  while (wrap == ds / 4 || wrap == ns / 4) ++wrap;
+  EXPECT_EQ(sm.next_free_section(nsecs - 1), wrap) << "wraps round to the first free section";
+  // A full section: all four segments' 512 blocks valid.
+  const std::uint32_t fsec = nsecs - 1;
+  for (std::uint32_t k = 0; k < 4; ++k) {
+    sm.take(fsec * 4 + k);  // as a log opening it
+    for (std::uint32_t i = 0; i < 512; ++i) sm.set_valid(fsec * 4 + k, i);
+  }
+  EXPECT_EQ(sm.full_sections([](std::uint32_t) { return false; }), 1u);
+  EXPECT_EQ(sm.full_sections([&](std::uint32_t s) { return s == fsec; }), 0u);
+  EXPECT_FALSE(sm.section_free(fsec));
 }
 
 }  // namespace

@@ -107,6 +107,28 @@ class BlockDevice {
 
   /// Requests submitted whose callbacks have not yet run.
   virtual std::size_t in_flight() const noexcept = 0;
+
+  // ---- Optional: holes (allocated extents of a range) ----
+  // Byte offsets, offset <= end <= info().size_bytes. They reflect completed
+  // writes only: call them with no write in flight to the range. A backend
+  // that cannot tell keeps the defaults (everything may hold data), which
+  // are always correct; a layer that changes what reads return (failure
+  // injection, a volatile cache) keeps them too.
+
+  /// The first byte at or after `offset`, before `end`, that may hold data:
+  /// [offset, result) reads as zeroes (a hole of a sparse file, SEEK_DATA);
+  /// `end` when the whole range does. Not aligned to the block size.
+  virtual std::uint64_t next_data(std::uint64_t offset, std::uint64_t end) noexcept {
+    (void)end;
+    return offset;
+  }
+  /// The first byte at or after `offset`, before `end`, where a range that
+  /// reads as zeroes starts (SEEK_HOLE); `end` when none does. Not aligned
+  /// to the block size.
+  virtual std::uint64_t next_hole(std::uint64_t offset, std::uint64_t end) noexcept {
+    (void)offset;
+    return end;
+  }
 };
 
 /// Checks a request against a device's size, alignment and mode. Backends

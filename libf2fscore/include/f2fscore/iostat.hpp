@@ -234,6 +234,13 @@ class IostatDevice final : public BlockDevice {
   void submit(IoRequest& req) noexcept override;
   std::size_t poll(bool wait) noexcept override;
   std::size_t in_flight() const noexcept override;
+  /// The device below's holes (reads are only counted, not changed).
+  std::uint64_t next_data(std::uint64_t offset, std::uint64_t end) noexcept override {
+    return inner_->next_data(offset, end);
+  }
+  std::uint64_t next_hole(std::uint64_t offset, std::uint64_t end) noexcept override {
+    return inner_->next_hole(offset, end);
+  }
 
   BlockDevice& inner() noexcept { return *inner_; }
   Iostat& stats() noexcept { return stats_; }

@@ -84,6 +84,25 @@ void write_zero_buffers(int fd, const DeviceInfo& info, IoRequest& req) noexcept
 
 }  // namespace
 
+std::uint64_t seek_extent(int fd, const DeviceInfo& info, std::uint64_t offset, std::uint64_t end, bool hole) noexcept {
+  const std::uint64_t fallback = hole ? end : offset;
+  if (offset >= end) return end;
+#if defined(SEEK_DATA) && defined(SEEK_HOLE)
+  if (info.kind != DeviceKind::regular_file) return fallback;
+  errno = 0;
+  const off_t r = ::lseek(fd, static_cast<off_t>(offset), hole ? SEEK_HOLE : SEEK_DATA);
+  // ENXIO: no data at or after `offset` (SEEK_DATA), or `offset` at or
+  // past the end of the file.
+  if (r < 0) return !hole && errno == ENXIO ? end : fallback;
+  const auto u = static_cast<std::uint64_t>(r);
+  return u < offset ? fallback : (u > end ? end : u);
+#else
+  (void)fd;
+  (void)info;
+  return fallback;
+#endif
+}
+
 void sync_op(int fd, const DeviceInfo& info, IoRequest& req, bool refuse_zeroing) noexcept {
   switch (req.op) {
     case IoOp::flush: {

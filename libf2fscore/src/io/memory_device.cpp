@@ -33,6 +33,18 @@ class MemoryDevice final : public BlockDevice {
 
   std::size_t in_flight() const noexcept override { return done_.size(); }
 
+  // Chunks never written (or zeroed whole) are holes.
+  std::uint64_t next_data(std::uint64_t offset, std::uint64_t end) noexcept override {
+    for (std::uint64_t idx = offset / kChunk; idx * kChunk < end; ++idx)
+      if (chunks_.count(idx)) return std::min(std::max(offset, idx * kChunk), end);
+    return end;
+  }
+  std::uint64_t next_hole(std::uint64_t offset, std::uint64_t end) noexcept override {
+    for (std::uint64_t idx = offset / kChunk; idx * kChunk < end; ++idx)
+      if (!chunks_.count(idx)) return std::min(std::max(offset, idx * kChunk), end);
+    return end;
+  }
+
  private:
   static constexpr std::uint64_t kChunk = 64 * 1024;
 

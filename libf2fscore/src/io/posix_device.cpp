@@ -47,6 +47,12 @@ class PosixDevice final : public BlockDevice {
   std::size_t poll(bool /*wait*/) noexcept override { return done_.run(); }
 
   std::size_t in_flight() const noexcept override { return done_.size(); }
+  std::uint64_t next_data(std::uint64_t offset, std::uint64_t end) noexcept override {
+    return detail::seek_extent(fd_, info_, offset, end, false);
+  }
+  std::uint64_t next_hole(std::uint64_t offset, std::uint64_t end) noexcept override {
+    return detail::seek_extent(fd_, info_, offset, end, true);
+  }
 
  private:
   void fail(IoRequest& req, int err) noexcept {

@@ -35,50 +35,33 @@ void Writer::Impl::gc_load() {
   mtime_base = cp.elapsed_time.get();
   clock_base = now();
   // init_min_max_mtime(): the oldest section's mean mtime, and now.
-  min_mtime = ULLONG_MAX;
-  for (std::uint32_t s = 0; s + segs_per_sec <= main_segs; s += segs_per_sec) {
-    std::uint64_t m = 0;
-    for (std::uint32_t k = 0; k < segs_per_sec; ++k) m += sm.mtime(s + k);
-    min_mtime = std::min(min_mtime, m / segs_per_sec);
-  }
-  if (min_mtime == ULLONG_MAX) min_mtime = 0;
+  min_mtime = sm.min_section_mtime();
   max_mtime = get_mtime();
-  // Sections whose segments are all free at the checkpoint; the active
-  // logs' segments are held (not free), so their sections never count.
-  free_secs = 0;
-  if (segs_per_sec == 1) {
-    free_secs = sm.free_segments();
-  } else {
-    for (std::uint32_t sec = 0; sec < main_segs / segs_per_sec; ++sec) {
-      bool all = true;
-      for (std::uint32_t s = sec * segs_per_sec; s < (sec + 1) * segs_per_sec && all; ++s) all = sm.free_at_cp(s);
-      free_secs += all;
-    }
-  }
   cur_victim_sec = kNoSeg;
 }
 
-std::uint32_t Writer::Impl::reserved_sections() const { return cp.rsvd_segment_count.get() / segs_per_sec; }
+std::uint32_t Writer::Impl::reserved_sections() const { return cp.rsvd_segment_count.get() / vol->geometry().segs_per_sec(); }
 
 // f2fs_need_SSR() (6.1): get_blocktype_secs() rounds dirty pages up to
 // segments, then down to sections. Dentry pages and inode metadata are
 // written with their nodes here, so they count as zero.
 bool Writer::Impl::need_ssr() const {
-  const std::uint64_t segs = (dirty.size() + static_cast<std::uint64_t>(kSeg) * segs_per_sec - 1) / kSeg;
-  const std::uint64_t node_secs = segs / segs_per_sec;
+  const Geometry& g = vol->geometry();
+  const std::uint64_t segs = (dirty.size() + g.blocks_per_sec() - 1) / kSeg;
+  const std::uint64_t node_secs = segs / g.segs_per_sec();
   const std::uint32_t min_ssr =
       ipu.min_ssr_sections == IpuOptions::kKernelDefault ? reserved_sections() : ipu.min_ssr_sections;
-  return free_secs <= node_secs + min_ssr + reserved_sections();
+  return free_sections() <= node_secs + min_ssr + reserved_sections();
 }
 
 bool Writer::Impl::has_not_enough_free_secs(std::uint32_t freed, std::uint32_t needed) const {
-  const std::uint64_t per_sec = static_cast<std::uint64_t>(kSeg) * segs_per_sec;
+  const std::uint64_t per_sec = vol->geometry().blocks_per_sec();
   const std::uint64_t node_total = dirty.size();
   const std::uint64_t node_secs = node_total / per_sec, node_blocks = node_total % per_sec;
   // Ours: the page cache holds dirty data the kernel would have balanced
   // page by page; its sections are needed too.
   const std::uint64_t data_secs = (dirty_pages(0) + per_sec - 1) / per_sec;
-  const std::uint64_t free = static_cast<std::uint64_t>(free_secs) + freed;
+  const std::uint64_t free = static_cast<std::uint64_t>(free_sections()) + freed;
   const std::uint64_t need_lower = node_secs + data_secs + reserved_sections() + needed;
   const std::uint64_t need_upper = need_lower + (node_blocks ? 1 : 0);
   if (free > need_upper) return false;
@@ -111,15 +94,10 @@ struct SegView {
   }
   bool is_cur_sec(std::uint32_t sec) const {
     for (const auto& l : w.logs)
-      if (l.segno < w.main_segs && l.segno / w.segs_per_sec == sec) return true;
+      if (l.segno < w.main_segs && w.vol->geometry().sec_of_seg(l.segno) == sec) return true;
     return false;
   }
-  bool sec_free(std::uint32_t sec) const {
-    if (is_cur_sec(sec)) return false;
-    for (std::uint32_t s = sec * w.segs_per_sec; s < (sec + 1) * w.segs_per_sec; ++s)
-      if (!w.sm.free_at_cp(s)) return false;
-    return true;
-  }
+  bool sec_free(std::uint32_t sec) const { return !is_cur_sec(sec) && w.sm.section_free(sec); }
   std::uint32_t next_free(std::uint32_t s, std::uint32_t from) const { return w.sm.next_free_blkoff(s, from); }
 };
 }  // namespace
@@ -132,11 +110,11 @@ struct SegView {
 Status Writer::Impl::new_segment(std::uint8_t type) {
   SegView v{*this};
   auto& l = logs[type];
-  const std::uint32_t nsecs = main_segs / segs_per_sec;
+  const Geometry& g = vol->geometry();
+  const std::uint32_t nsecs = g.main_sections();
   // A free segment starts a blank summary; its SIT entry and summary are
   // written by the next checkpoint.
   auto take_free = [&](std::uint32_t seg) -> Status {
-    if (v.sec_free(seg / segs_per_sec)) --free_secs;
     sm.take(seg);
     sm.set_type(seg, type);
     auto sp = sm.dirty_summary(*vol, seg, true);
@@ -163,10 +141,15 @@ Status Writer::Impl::new_segment(std::uint8_t type) {
   auto ssr = [&]() -> std::uint32_t {
     return sm.ssr_segment(type, [&](std::uint32_t sec) { return v.is_cur_sec(sec) || sec == cur_victim_sec; });
   };
+  // The log's next segment when it is in the same section, free and no
+  // other log's (an LFS log stays in its section).
+  auto next_in_sec = [&] {
+    return log_usable[type] && l.alloc_type == 0 && l.segno + 1 < main_segs &&
+           g.sec_of_seg(l.segno + 1) == g.sec_of_seg(l.segno) && sm.free_at_cp(l.segno + 1) && !v.is_cur_seg(l.segno + 1);
+  };
   const bool crc = cp.ckpt_flags.get() & cp_flag::crc_recovery;
   const bool warm_node_lfs = type == wr::kWarmNode && !crc;
-  if (!warm_node_lfs && log_usable[type] && l.alloc_type == 0 && segs_per_sec > 1 && l.segno + 1 < main_segs &&
-      (l.segno + 1) % segs_per_sec != 0 && sm.free_at_cp(l.segno + 1) && !v.is_cur_seg(l.segno + 1))
+  if (!warm_node_lfs && next_in_sec())
     return take_free(l.segno + 1);
   // Not while rolling forward: the fsync chain's blocks are in no
   // checkpoint yet and must survive until the recovery's checkpoint.
@@ -176,21 +159,19 @@ Status Writer::Impl::new_segment(std::uint8_t type) {
   }
   // new_curseg(): the next free segment of the log's section (LFS), else the
   // first wholly free section after it (get_new_segment(), ALLOC_RIGHT).
-  if (log_usable[type] && l.alloc_type == 0 && segs_per_sec > 1 && l.segno + 1 < main_segs &&
-      (l.segno + 1) % segs_per_sec != 0 && sm.free_at_cp(l.segno + 1) && !v.is_cur_seg(l.segno + 1))
+  if (next_in_sec())
     return take_free(l.segno + 1);
-  const std::uint32_t start = l.segno < main_segs ? l.segno / segs_per_sec : 0;
-  for (std::uint32_t k = 1; k <= nsecs; ++k) {
-    const std::uint32_t sec = (start + k) % nsecs;
-    if (v.sec_free(sec)) return take_free(sec * segs_per_sec);
-  }
+  const std::uint32_t start = l.segno < main_segs ? g.sec_of_seg(l.segno) : 0;
+  for (std::uint32_t sec = sm.next_free_section(start), k = 0; sec != kNoSeg && k < nsecs;
+       sec = sm.next_free_section(sec), ++k)
+    if (v.sec_free(sec)) return take_free(g.first_seg_of_sec(sec));
   // No free section: the kernel never gets here (GC keeps the reserve);
   // rather than fail, reuse a dirty segment's free blocks if any.
   const std::uint32_t s = fsync_recovering ? kNoSeg : ssr();
   if (s != kNoSeg) return take_ssr(s);
   log_usable[type] = false;
   return make_error(Errc::no_space, fmt("writer: no free section and no segment with a free block for log %llu", type) +
-                                        fmt(" (free %llu, reserved %llu, dirty nodes %llu, dirty pages %llu)", free_secs,
+                                        fmt(" (free %llu, reserved %llu, dirty nodes %llu, dirty pages %llu)", free_sections(),
                                             reserved_sections(), dirty.size(), dirty_pages(0)) +
                                         fmt(" (in_gc %llu, depth %llu)", in_gc, call_depth));
 }
@@ -215,9 +196,8 @@ Result<block_t> Writer::Impl::allocate_block(std::uint8_t type) {
   // its old segment's time.
   const std::uint64_t ctime = get_mtime();
   const std::uint64_t m = gc_move_mtime ? gc_move_mtime : ctime;
-  std::uint64_t& mt = sm.mtime(seg);
-  if (!mt) mt = m;
-  else mt = (mt * sm.valid(seg) + m) / (sm.valid(seg) + 1u);
+  const std::uint64_t mt = sm.mtime(seg);
+  sm.set_mtime(seg, mt ? (mt * sm.valid(seg) + m) / (sm.valid(seg) + 1u) : m);
   max_mtime = std::max(max_mtime, ctime);
   if (l.alloc_type) {
     ++stats.gc.ssr_blocks;
@@ -247,28 +227,18 @@ std::uint64_t start_bidx_of_node(std::uint32_t node_ofs, std::uint32_t addrs_per
 
 struct Gc {
   Writer::Impl& w;
-  std::vector<std::uint8_t> tried{};  ///< sections already moved in this run
+  std::unordered_set<std::uint32_t> tried{};  ///< sections already moved in this run
 
-  std::uint32_t nsecs() const { return w.main_segs / w.segs_per_sec; }
-
-  std::uint32_t sec_valid(std::uint32_t sec) const {
-    std::uint32_t v = 0;
-    for (std::uint32_t s = sec * w.segs_per_sec; s < (sec + 1) * w.segs_per_sec; ++s) v += w.sm.valid(s);
-    return v;
-  }
-  // In the dirty segment list: some segment holds valid blocks but is not full.
-  bool sec_dirty(std::uint32_t sec) const {
-    for (std::uint32_t s = sec * w.segs_per_sec; s < (sec + 1) * w.segs_per_sec; ++s)
-      if (w.sm.valid(s) > 0 && w.sm.valid(s) < kSeg) return true;
-    return false;
-  }
+  std::uint32_t sec_valid(std::uint32_t sec) const { return w.sm.section_valid(sec); }
 
   // get_cb_cost(): age and utilisation of the section.
   std::uint64_t cb_cost(std::uint32_t sec) {
     std::uint64_t mtime = 0;
-    for (std::uint32_t s = sec * w.segs_per_sec; s < (sec + 1) * w.segs_per_sec; ++s) mtime += w.sm.mtime(s);
-    mtime /= w.segs_per_sec;
-    const std::uint64_t vblocks = sec_valid(sec) / w.segs_per_sec;
+    const Geometry& g = w.vol->geometry();
+    const std::uint32_t first = g.first_seg_of_sec(sec);
+    for (std::uint32_t s = first; s < first + g.segs_per_sec(); ++s) mtime += w.sm.mtime(s);
+    mtime /= g.segs_per_sec();
+    const std::uint64_t vblocks = sec_valid(sec) / g.segs_per_sec();
     const std::uint64_t u = (vblocks * 100) / kSeg;
     if (mtime < w.min_mtime) w.min_mtime = mtime;
     if (mtime > w.max_mtime) w.max_mtime = mtime;
@@ -282,10 +252,12 @@ struct Gc {
   // cost-benefit); ties go to the lowest section.
   std::uint32_t select_victim(GcPolicy policy) {
     SegView v{w};
-    std::uint64_t best_cost = policy == GcPolicy::greedy ? 2ull * kSeg * w.segs_per_sec : UINT_MAX;
+    std::uint64_t best_cost = policy == GcPolicy::greedy ? 2ull * w.vol->geometry().blocks_per_sec() : UINT_MAX;
     std::uint32_t best = kNoSeg;
-    for (std::uint32_t sec = 0; sec < nsecs(); ++sec) {
-      if (!sec_dirty(sec) || v.is_cur_sec(sec) || sec == w.cur_victim_sec || (sec < tried.size() && tried[sec])) continue;
+    // Candidates: the sections in the dirty segment list (some segment
+    // holds valid blocks but is not full), ascending.
+    for (std::uint32_t sec : w.sm.dirty_sections()) {
+      if (v.is_cur_sec(sec) || sec == w.cur_victim_sec || tried.count(sec)) continue;
       const std::uint64_t cost = policy == GcPolicy::greedy ? sec_valid(sec) : cb_cost(sec);
       if (cost < best_cost) {
         best_cost = cost;
@@ -305,7 +277,9 @@ struct Gc {
     w.cur_victim_sec = sec;
     std::vector<std::uint8_t> buf(kBlockSize);
     bool all = true;
-    for (std::uint32_t s = sec * w.segs_per_sec; s < (sec + 1) * w.segs_per_sec; ++s) {
+    const Geometry& g = w.vol->geometry();
+    const std::uint32_t first = g.first_seg_of_sec(sec);
+    for (std::uint32_t s = first; s < first + g.segs_per_sec(); ++s) {
       if (w.sm.valid(s) == 0) continue;
       // The owners of the segment's blocks: its summary (the SSA, the CP
       // pack for an active log, or the one being built since the checkpoint).
@@ -315,7 +289,7 @@ struct Gc {
       for (std::uint32_t off = 0; off < kSeg; ++off) {
         if (!w.sm.is_valid(s, off)) continue;
         const Summary& se = sum->entries[off];
-        const block_t addr = static_cast<block_t>(w.main_blk + static_cast<std::uint64_t>(s) * kSeg + off);
+        const auto addr = static_cast<block_t>(g.segment_start(s) + off);
         const meta::BlockUse o{addr, se.nid.get(), se.ofs_in_node.get(), se.version, node_seg};
         if (o.node) {
           if (o.nid == 0 || o.nid >= w.max_nid || w.nm.get(o.nid).addr != o.blkaddr) {
@@ -412,7 +386,7 @@ struct Gc {
       return {};
     };
     const GcPolicy policy = foreground ? w.opts.gc.foreground_policy : w.opts.gc.background_policy;
-    const std::uint64_t per_sec = static_cast<std::uint64_t>(kSeg) * w.segs_per_sec;
+    const std::uint64_t per_sec = w.vol->geometry().blocks_per_sec();
     for (;;) {
       if (foreground && !forced && done >= want && !w.has_not_enough_free_secs(sec_freed, 0)) break;
       if (forced && done >= want) break;
@@ -421,7 +395,7 @@ struct Gc {
       // free_sections() < NR_CURSEG_PERSIST_TYPE with prefree segments),
       // here also keeping the sections the dirtied nodes need.
       if (foreground && !victims.empty() &&
-          w.free_secs <= kNrCursegType + (w.dirty.size() + per_sec - 1) / per_sec && prefree_segments())
+          w.free_sections() <= kNrCursegType + (w.dirty.size() + per_sec - 1) / per_sec && prefree_segments())
         F2FSCORE_TRY(commit());
       std::uint32_t sec = select_victim(policy);
       // Foreground GC must make room: when cost-benefit sees no age
@@ -430,8 +404,7 @@ struct Gc {
       if (sec == kNoSeg && foreground && policy != GcPolicy::greedy) sec = select_victim(GcPolicy::greedy);
       if (sec == kNoSeg) break;
       ++w.stats.gc.victims;
-      tried.resize(nsecs(), 0);
-      tried[sec] = 1;
+      tried.insert(sec);
       auto r = move_section(sec);
       if (!r) return make_error(r.error());
       victims.push_back(sec);
@@ -460,7 +433,7 @@ Status Writer::Impl::balance_fs() {
     if (!r) return make_error(r.error());
   }
   last_call_time = t;
-  const std::uint64_t futile_key = (stats.checkpoints << 32) | free_secs;
+  const std::uint64_t futile_key = (stats.checkpoints << 32) | free_sections();
   if (!has_not_enough_free_secs(0, 0) || gc_futile_at == futile_key) return {};
   const std::uint64_t victims = stats.gc.victims, cps = stats.checkpoints;
   auto r = Gc{*this}.run(true, 1, false);

@@ -115,16 +115,17 @@ void Writer::Impl::resolve_ipu_defaults() {
   if (ipu.ipu_policy == IpuOptions::kKernelDefault)
     ipu.ipu_policy = main_segs <= 16u * 512u ? (ipu_bit::force | ipu_bit::honor_opu_write) : ipu_bit::fsync;
   if (ipu.min_ssr_sections == IpuOptions::kKernelDefault)
-    ipu.min_ssr_sections = cp.rsvd_segment_count.get() / std::max<std::uint32_t>(1, segs_per_sec);
+    ipu.min_ssr_sections = cp.rsvd_segment_count.get() / vol->geometry().segs_per_sec();
 }
 
 SpaceState Writer::Impl::ipu_space() const {
-  const std::uint32_t sps = std::max<std::uint32_t>(1, segs_per_sec);
+  const Geometry& g = vol->geometry();
+  const std::uint32_t sps = g.segs_per_sec();
   SpaceState sp;
   sp.user_blocks = cp.user_block_count.get();
   sp.valid_blocks = valid_blocks + reserved_blocks + pending_new_nodes;
   sp.segs_per_sec = sps;
-  sp.main_sections = main_segs / sps;
+  sp.main_sections = g.main_sections();
   sp.reserved_sections = cp.rsvd_segment_count.get() / sps;
   sp.overprov_sections = cp.overprov_segment_count.get() / sps;
   return sp;

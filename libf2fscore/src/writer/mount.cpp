@@ -56,8 +56,9 @@ Status Writer::Impl::load() {
   }
 
   // What the kernel's f2fs_fill_super() takes from the checkpoint: the
-  // counts, the orphans, the active logs; the SIT read whole
-  // (build_sit_entries()), the NAT block by block as nids are used.
+  // counts, the orphans, the active logs; the SIT read whole but for the
+  // blocks in a hole (build_sit_entries()), the NAT block by block as nids
+  // are used.
   F2FSCORE_TRY(sm.load(*vol, dev, main_blk, main_segs, segs_per_sec));
   F2FSCORE_TRY(nm.load(*vol, dev, sb.root_ino.get() + 1));
   valid_blocks = sm.valid_blocks();

@@ -121,10 +121,25 @@ Result<nid_t> NodeManager::alloc(nid_t reserved, nid_t node_ino, nid_t meta_ino)
   const std::uint32_t b0 = cursor_ / kNatEntryPerBlock, o0 = cursor_ % kNatEntryPerBlock;
   for (std::uint32_t i = 0; i <= nat_blocks_; ++i) {
     const std::uint32_t b = (b0 + i) % nat_blocks_;
-    if (!cache_.count(b) && nat_block_full(b)) continue;
+    const bool cached = cache_.count(b) != 0;
+    if (!cached && nat_block_full(b)) continue;
+    const std::uint32_t from = i == 0 ? o0 : 0, to = i == nat_blocks_ ? o0 : kNatEntryPerBlock;
+    if (!cached && nat_block_empty(b)) {
+      // Every entry of the block is free on disk (a nid freed since the
+      // checkpoint has its block cached); the NAT journal may still name
+      // one of them in use.
+      for (std::uint32_t off = from; off < to; ++off) {
+        const nid_t n = b * kNatEntryPerBlock + off;
+        if (n == 0 || n >= max_nid_ || n == node_ino || n == meta_ino || n <= reserved) continue;
+        if (auto it = journal_.find(n); it != journal_.end() && (it->second.block_addr.get() || it->second.ino.get()))
+          continue;
+        cursor_ = n + 1;
+        return n;
+      }
+      continue;
+    }
     auto blk = block(b);
     if (!blk) return make_error(blk.error());
-    const std::uint32_t from = i == 0 ? o0 : 0, to = i == nat_blocks_ ? o0 : kNatEntryPerBlock;
     for (std::uint32_t off = from; off < to; ++off) {
       const nid_t n = b * kNatEntryPerBlock + off;
       if (n == 0 || n >= max_nid_ || n == node_ino || n == meta_ino || n <= reserved) continue;

@@ -62,9 +62,11 @@ class NodeManager {
   /// A free nid: the first at or after the search position (wrapping) whose
   /// entry has no address and no inode and that was not freed since the
   /// checkpoint; NAT blocks nat_bits marks full and not cached are skipped
-  /// unread (as f2fs_build_free_nids() with nat_bits), others are read and
-  /// scanned (scan_nat_page()). Nids up to `reserved` and node_ino/meta_ino
-  /// are never given. Errors: no_space when no nid is free, io.
+  /// unread, those it marks empty give their first nid unread (as
+  /// scan_nat_bits() in fs/f2fs/node.c; the block is read when the nid's
+  /// entry is set), others are read and scanned (scan_nat_page()). Nids up
+  /// to `reserved` and node_ino/meta_ino are never given. Errors: no_space
+  /// when no nid is free, io.
   Result<disk::nid_t> alloc(disk::nid_t reserved, disk::nid_t node_ino, disk::nid_t meta_ino);
   void set_cursor(disk::nid_t n) noexcept { cursor_ = n; }
 

@@ -25,68 +25,114 @@ std::uint32_t popcount(const SegBitmap& m) {
 }
 }  // namespace
 
+SegmentManager::SegChunk& SegmentManager::chunk(std::uint32_t seg) {
+  auto& p = chunks_[seg / kChunkSegs];
+  if (!p) p = std::make_unique<SegChunk>();
+  return *p;
+}
+
+namespace {
+bool all_zero(const std::uint8_t* p, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (p[i]) return false;
+  return true;
+}
+}  // namespace
+
 Status SegmentManager::load(Volume& vol, BlockDevice& dev, std::uint64_t main_blk, std::uint32_t main_segs,
                             std::uint32_t segs_per_sec) {
   main_blk_ = main_blk;
   main_segs_ = main_segs;
   segs_per_sec_ = std::max<std::uint32_t>(1, segs_per_sec);
-  valid_.assign(main_segs, 0);
-  type_.assign(main_segs, 1);
-  mtime_.assign(main_segs, 0);
-  free_.assign(main_segs, true);
+  chunks_.clear();
+  chunks_.resize((static_cast<std::size_t>(main_segs) + kChunkSegs - 1) / kChunkSegs);
+  reset_free();
   partial_.clear();
   changed_.clear();
   dirty_sum_.clear();
   total_valid_ = total_node_ = 0;
-  free_count_ = empty_count_ = main_segs;
   held_.clear();
   meta::MetaView mv(vol, dev);
   F2FSCORE_TRY(mv.load());
-  std::unordered_map<std::uint32_t, const SitEntry*> journal;
-  for (std::uint32_t i = 0; i < mv.sit_journal.n_entries.get(); ++i)
-    journal[mv.sit_journal.sit_j.entries[i].segno.get()] = &mv.sit_journal.sit_j.entries[i].se;
+  // The SIT journal (at most SIT_JOURNAL_ENTRIES entries) overrides the
+  // entries of its segments.
+  std::vector<std::pair<std::uint32_t, const SitEntry*>> journal;
+  for (std::uint32_t i = 0; i < mv.sit_journal.n_entries.get() && i < kSitJournalEntries; ++i)
+    journal.emplace_back(mv.sit_journal.sit_j.entries[i].segno.get(), &mv.sit_journal.sit_j.entries[i].se);
   const Geometry& g = vol.geometry();
   const VersionBitmaps& bm = vol.version_bitmaps();
   const std::uint32_t nblk = g.sit_blocks_used();
   if (nblk > g.sit_blocks()) return make_error(Errc::corrupt, "writer: the SIT is smaller than the main area");
-  // Runs of SIT blocks whose current copy is the same are read together.
+
+  auto apply_entry = [&](std::uint32_t s, const SitEntry& e) -> Status {
+    const std::uint16_t v = sit_vblocks(e);
+    if (v > kSeg)
+      return make_error(Errc::corrupt, fmt("writer: SIT entry of segment %llu claims %llu valid blocks; run fsck", s, v));
+    if (v == 0 && e.vblocks.get() == 0 && e.mtime.get() == 0) return {};
+    SegBitmap m;
+    std::memcpy(m.data(), e.valid_map, m.size());
+    if (popcount(m) != v)
+      return make_error(Errc::corrupt, fmt("writer: SIT entry of segment %llu counts %llu valid blocks, its map %llu "
+                                           "(check_block_count() in fs/f2fs/segment.h); run fsck",
+                                           s, v, popcount(m)));
+    const std::uint8_t t = sit_type(e);
+    SegChunk& c = chunk(s);
+    const std::uint32_t i = s % kChunkSegs;
+    c.type[i] = t < 6 ? t : 1;
+    c.mtime[i] = e.mtime.get();
+    c.valid[i] = v;
+    if (v) {
+      set_free(s, false);
+      --empty_count_;
+    }
+    total_valid_ += v;
+    if (node_kind(c.type[i])) total_node_ += v;
+    if (v > 0 && v < kSeg) partial_.emplace(s, m);
+    return {};
+  };
+  // One SIT block's entries (`data` null: a block in a hole, all zero).
+  // A block of zero entries with no journal entry changes nothing.
+  static const SitEntry kZeroEntry{};
+  auto apply_block = [&](std::uint32_t b, const std::uint8_t* data) -> Status {
+    bool journaled = false;
+    for (const auto& j : journal) journaled = journaled || j.first / kSitEntryPerBlock == b;
+    if (!journaled && (data == nullptr || all_zero(data, kBlockSize))) return {};
+    const auto* entries = reinterpret_cast<const SitEntry*>(data);
+    for (std::uint32_t i = 0; i < kSitEntryPerBlock; ++i) {
+      const std::uint32_t s = b * kSitEntryPerBlock + i;
+      if (s >= main_segs) break;
+      const SitEntry* e = data ? &entries[i] : &kZeroEntry;
+      for (const auto& j : journal)
+        if (j.first == s) e = j.second;
+      F2FSCORE_TRY(apply_entry(s, *e));
+    }
+    return {};
+  };
+
+  // Runs of SIT blocks whose current copy is the same are read together;
+  // the parts of a run the device reports in a hole are not read.
   constexpr std::uint32_t kBatch = 256;
   std::vector<std::uint8_t> buf(static_cast<std::size_t>(kBatch) * kBlockSize);
   for (std::uint32_t b = 0; b < nblk;) {
     const int copy = bm.sit_copy(b);
     std::uint32_t n = 1;
     while (n < kBatch && b + n < nblk && bm.sit_copy(b + n) == copy) ++n;
-    F2FSCORE_TRY(mv.read(g.sit_addr(b, copy), buf.data(), n));
-    for (std::uint32_t k = 0; k < n; ++k) {
-      const auto* entries = reinterpret_cast<const SitEntry*>(buf.data() + static_cast<std::size_t>(k) * kBlockSize);
-      for (std::uint32_t i = 0; i < kSitEntryPerBlock; ++i) {
-        const std::uint32_t s = (b + k) * kSitEntryPerBlock + i;
-        if (s >= main_segs) break;
-        const SitEntry* e = &entries[i];
-        if (auto it = journal.find(s); it != journal.end()) e = it->second;
-        const std::uint16_t v = sit_vblocks(*e);
-        const std::uint8_t t = sit_type(*e);
-        type_[s] = t < 6 ? t : 1;
-        mtime_[s] = e->mtime.get();
-        if (v > kSeg)
-          return make_error(Errc::corrupt, fmt("writer: SIT entry of segment %llu claims %llu valid blocks; run fsck", s, v));
-        if (v == 0 && e->vblocks.get() == 0 && e->mtime.get() == 0) continue;
-        SegBitmap m;
-        std::memcpy(m.data(), e->valid_map, m.size());
-        if (popcount(m) != v)
-          return make_error(Errc::corrupt, fmt("writer: SIT entry of segment %llu counts %llu valid blocks, its map %llu "
-                                               "(check_block_count() in fs/f2fs/segment.h); run fsck",
-                                               s, v, popcount(m)));
-        valid_[s] = v;
-        if (v) {
-          free_[s] = false;
-          --free_count_;
-          --empty_count_;
-        }
-        total_valid_ += v;
-        if (node_kind(type_[s])) total_node_ += v;
-        if (v > 0 && v < kSeg) partial_.emplace(s, m);
-      }
+    const std::uint64_t addr = g.sit_addr(b, copy);
+    const std::uint64_t lo = addr * kBlockSize, hi = (addr + n) * kBlockSize;
+    for (std::uint32_t k = 0; k < n;) {
+      const std::uint64_t pos = lo + static_cast<std::uint64_t>(k) * kBlockSize;
+      const std::uint64_t d = std::min(std::max(dev.next_data(pos, hi), pos), hi);
+      const auto dk = static_cast<std::uint32_t>((d - lo) / kBlockSize);
+      for (; k < dk; ++k) F2FSCORE_TRY(apply_block(b + k, nullptr));
+      if (k >= n) break;
+      const std::uint64_t from = lo + static_cast<std::uint64_t>(k) * kBlockSize;
+      const std::uint64_t h = std::min(dev.next_hole(from, hi), hi);
+      auto hk = static_cast<std::uint32_t>((h - lo + kBlockSize - 1) / kBlockSize);
+      hk = std::clamp<std::uint32_t>(hk, k + 1, n);
+      F2FSCORE_TRY(mv.read(addr + k, buf.data(), hk - k));
+      for (std::uint32_t j = k; j < hk; ++j)
+        F2FSCORE_TRY(apply_block(b + j, buf.data() + static_cast<std::size_t>(j - k) * kBlockSize));
+      k = hk;
     }
     b += n;
   }
@@ -95,20 +141,92 @@ Status SegmentManager::load(Volume& vol, BlockDevice& dev, std::uint64_t main_bl
   return {};
 }
 
-void SegmentManager::set_type(std::uint32_t seg, std::uint8_t t) {
-  if (node_kind(type_[seg]) != node_kind(t)) {
-    if (node_kind(t)) total_node_ += valid_[seg];
-    else total_node_ -= valid_[seg];
+std::uint64_t SegmentManager::min_section_mtime() const {
+  const std::uint32_t nsecs = main_segs_ / segs_per_sec_;
+  if (nsecs == 0) return 0;
+  // A section wholly inside a SIT block of zero entries has mean mtime 0,
+  // the least possible.
+  for (std::size_t i = 0; i < chunks_.size(); ++i) {
+    if (chunks_[i]) continue;
+    const auto first = static_cast<std::uint32_t>(i * kChunkSegs);
+    const std::uint32_t sec = (first + segs_per_sec_ - 1) / segs_per_sec_;
+    const std::uint64_t sec_end = static_cast<std::uint64_t>(sec + 1) * segs_per_sec_;
+    if (sec < nsecs && sec_end <= first + kChunkSegs) return 0;
   }
-  type_[seg] = t;
+  std::uint64_t best = ~std::uint64_t{0};
+  for (std::uint32_t sec = 0; sec < nsecs && best; ++sec) {
+    std::uint64_t m = 0;
+    for (std::uint32_t s = sec * segs_per_sec_; s < (sec + 1) * segs_per_sec_; ++s) m += mtime(s);
+    best = std::min(best, m / segs_per_sec_);
+  }
+  return best;
+}
+
+void SegmentManager::set_type(std::uint32_t seg, std::uint8_t t) {
+  SegChunk& c = chunk(seg);
+  const std::uint32_t i = seg % kChunkSegs;
+  if (node_kind(c.type[i]) != node_kind(t)) {
+    if (node_kind(t)) total_node_ += c.valid[i];
+    else total_node_ -= c.valid[i];
+  }
+  c.type[i] = t;
   mark_changed(seg);
 }
 
+void SegmentManager::reset_free() {
+  free_.assign(main_segs_, true);
+  free_count_ = empty_count_ = main_segs_;
+  free_sec_.assign(main_sections(), true);
+  free_sec_count_ = main_sections();
+}
+
+// __set_inuse() / __set_free() of fs/f2fs/segment.h: a section is free
+// when all its segments are.
 void SegmentManager::set_free(std::uint32_t seg, bool f) {
   if (free_[seg] == f) return;
   free_[seg] = f;
   if (f) ++free_count_;
   else --free_count_;
+  const std::uint32_t sec = seg / segs_per_sec_;
+  if (sec >= free_sec_.size()) return;
+  if (!f) {
+    if (free_sec_[sec]) {
+      free_sec_[sec] = false;
+      --free_sec_count_;
+    }
+    return;
+  }
+  for (std::uint32_t s = sec * segs_per_sec_; s < (sec + 1) * segs_per_sec_; ++s)
+    if (!free_[s]) return;
+  free_sec_[sec] = true;
+  ++free_sec_count_;
+}
+
+std::uint32_t SegmentManager::next_free_section(std::uint32_t sec) const {
+  const std::uint32_t n = main_sections();
+  if (n == 0) return 0xFFFFFFFFu;
+  const std::uint32_t start = sec < n ? sec : n - 1;
+  for (std::uint32_t k = 1; k <= n; ++k) {
+    const std::uint32_t c = (start + k) % n;
+    if (free_sec_[c]) return c;
+  }
+  return 0xFFFFFFFFu;
+}
+
+std::uint32_t SegmentManager::section_valid(std::uint32_t sec) const {
+  std::uint32_t v = 0;
+  for (std::uint32_t s = sec * segs_per_sec_; s < (sec + 1) * segs_per_sec_ && s < main_segs_; ++s) v += valid(s);
+  return v;
+}
+
+std::vector<std::uint32_t> SegmentManager::dirty_sections() const {
+  std::vector<std::uint32_t> out;
+  out.reserve(partial_.size());
+  for (const auto& [s, m] : partial_)
+    if (s / segs_per_sec_ < main_sections()) out.push_back(s / segs_per_sec_);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 void SegmentManager::take(std::uint32_t seg) {
@@ -127,7 +245,7 @@ void SegmentManager::hold(std::uint32_t seg) {
 std::vector<std::uint32_t> SegmentManager::prefree(const std::array<meta::LogPosition, 6>& logs) const {
   std::vector<std::uint32_t> out;
   auto consider = [&](std::uint32_t s) {
-    if (s >= main_segs_ || valid_[s] || free_[s]) return;
+    if (s >= main_segs_ || valid(s) || free_[s]) return;
     for (const auto& l : logs)
       if (l.segno == s) return;
     out.push_back(s);
@@ -140,7 +258,7 @@ std::vector<std::uint32_t> SegmentManager::prefree(const std::array<meta::LogPos
 }
 
 bool SegmentManager::is_valid(std::uint32_t seg, std::uint32_t off) const {
-  const std::uint16_t v = valid_[seg];
+  const std::uint16_t v = valid(seg);
   if (v == 0) return false;
   if (v == kSeg) return true;
   auto it = partial_.find(seg);
@@ -149,7 +267,7 @@ bool SegmentManager::is_valid(std::uint32_t seg, std::uint32_t off) const {
 
 SegBitmap SegmentManager::bitmap(std::uint32_t seg) const {
   SegBitmap m{};
-  const std::uint16_t v = valid_[seg];
+  const std::uint16_t v = valid(seg);
   if (v == kSeg) m.fill(0xFF);
   else if (v) {
     auto it = partial_.find(seg);
@@ -162,7 +280,7 @@ void SegmentManager::ensure_ckpt_entry(std::uint32_t seg) {
   if (changed_.count(seg)) return;
   CkptSeg c;
   c.map = bitmap(seg);
-  c.count = valid_[seg];
+  c.count = valid(seg);
   changed_.emplace(seg, c);
 }
 
@@ -176,7 +294,7 @@ bool SegmentManager::ckpt_valid(std::uint32_t seg, std::uint32_t off) const {
 
 std::uint16_t SegmentManager::ckpt_valid_count(std::uint32_t seg) const {
   auto it = changed_.find(seg);
-  return it == changed_.end() ? valid_[seg] : it->second.count;
+  return it == changed_.end() ? valid(seg) : it->second.count;
 }
 
 void SegmentManager::mark_ckpt_valid(std::uint32_t seg, std::uint32_t off) {
@@ -193,10 +311,12 @@ bool SegmentManager::set_valid(std::uint32_t seg, std::uint32_t off) {
   ensure_ckpt_entry(seg);
   SegBitmap m = bitmap(seg);
   set_bit_msb(m.data(), off);
-  if (valid_[seg]++ == 0) --empty_count_;
+  SegChunk& c = chunk(seg);
+  const std::uint32_t i = seg % kChunkSegs;
+  if (c.valid[i]++ == 0) --empty_count_;
   ++total_valid_;
-  if (node_kind(type_[seg])) ++total_node_;
-  if (valid_[seg] == kSeg) partial_.erase(seg);
+  if (node_kind(c.type[i])) ++total_node_;
+  if (c.valid[i] == kSeg) partial_.erase(seg);
   else partial_[seg] = m;
   return true;
 }
@@ -206,10 +326,12 @@ bool SegmentManager::clear_valid(std::uint32_t seg, std::uint32_t off) {
   ensure_ckpt_entry(seg);
   SegBitmap m = bitmap(seg);
   clear_bit_msb(m.data(), off);
-  if (--valid_[seg] == 0) ++empty_count_;
+  SegChunk& c = chunk(seg);
+  const std::uint32_t i = seg % kChunkSegs;
+  if (--c.valid[i] == 0) ++empty_count_;
   --total_valid_;
-  if (node_kind(type_[seg])) --total_node_;
-  if (valid_[seg] == 0) partial_.erase(seg);
+  if (node_kind(c.type[i])) --total_node_;
+  if (c.valid[i] == 0) partial_.erase(seg);
   else partial_[seg] = m;
   return true;
 }
@@ -237,7 +359,7 @@ Result<SummaryBlock*> SegmentManager::dirty_summary(Volume& vol, std::uint32_t s
     if (!s) return make_error(s.error());
     *p = *s;
   }
-  p->footer.entry_type = node_kind(type_[seg]) ? kSumTypeNode : kSumTypeData;
+  p->footer.entry_type = node_kind(type(seg)) ? kSumTypeNode : kSumTypeData;
   SummaryBlock* r = p.get();
   dirty_sum_.emplace(seg, std::move(p));
   mark_changed(seg);
@@ -260,8 +382,9 @@ void SegmentManager::reset_to(const std::vector<meta::BlockUse>& blocks) {
     bool node = false, data = false;
   };
   std::unordered_map<std::uint32_t, Seg> segs;
-  for (std::uint32_t s = 0; s < main_segs_; ++s)
-    if (valid_[s]) segs[s];
+  for_each_loaded([&](std::uint32_t s) {
+    if (valid(s)) segs[s];
+  });
   for (const auto& u : blocks) {
     if (u.blkaddr < main_blk_ || u.blkaddr >= main_blk_ + main_blocks()) continue;
     const std::uint64_t i = u.blkaddr - main_blk_;
@@ -272,17 +395,18 @@ void SegmentManager::reset_to(const std::vector<meta::BlockUse>& blocks) {
   partial_.clear();
   changed_.clear();
   dirty_sum_.clear();
-  total_valid_ = total_node_ = 0;
   for (auto& [s, g] : segs) {
     const auto v = static_cast<std::uint16_t>(popcount(g.map));
-    valid_[s] = v;
-    if (g.node && !node_kind(type_[s])) type_[s] = 4;
-    if (g.data && node_kind(type_[s])) type_[s] = 1;
+    SegChunk& c = chunk(s);
+    const std::uint32_t i = s % kChunkSegs;
+    c.valid[i] = v;
+    if (g.node && !node_kind(c.type[i])) c.type[i] = 4;
+    if (g.data && node_kind(c.type[i])) c.type[i] = 1;
     if (v > 0 && v < kSeg) partial_[s] = g.map;
     changed_[s] = {g.map, v};
     auto p = std::make_unique<SummaryBlock>();
     std::memset(p.get(), 0, sizeof *p);
-    p->footer.entry_type = node_kind(type_[s]) ? kSumTypeNode : kSumTypeData;
+    p->footer.entry_type = node_kind(c.type[i]) ? kSumTypeNode : kSumTypeData;
     dirty_sum_.emplace(s, std::move(p));
   }
   for (const auto& u : blocks) {
@@ -293,20 +417,22 @@ void SegmentManager::reset_to(const std::vector<meta::BlockUse>& blocks) {
     e.version = u.node ? 0 : u.version;
     e.ofs_in_node.set(u.node ? 0 : u.ofs_in_node);
   }
-  free_count_ = empty_count_ = 0;
   held_.clear();
-  for (std::uint32_t s = 0; s < main_segs_; ++s) {
-    free_[s] = valid_[s] == 0;
-    free_count_ += free_[s];
-    empty_count_ += valid_[s] == 0;
-    total_valid_ += valid_[s];
-    if (node_kind(type_[s])) total_node_ += valid_[s];
-  }
+  reset_free();
+  total_valid_ = total_node_ = 0;
+  for_each_loaded([&](std::uint32_t s) {
+    const std::uint16_t v = valid(s);
+    if (v == 0) return;
+    set_free(s, false);
+    --empty_count_;
+    total_valid_ += v;
+    if (node_kind(type(s))) total_node_ += v;
+  });
 }
 
 void SegmentManager::committed(const std::array<meta::LogPosition, 6>& logs) {
-  for (const auto& [s, c] : changed_) set_free(s, valid_[s] == 0);
-  for (std::uint32_t s : held_) set_free(s, valid_[s] == 0);
+  for (const auto& [s, c] : changed_) set_free(s, valid(s) == 0);
+  for (std::uint32_t s : held_) set_free(s, valid(s) == 0);
   held_.clear();
   for (const auto& l : logs)
     if (l.segno < main_segs_) hold(l.segno);
@@ -315,7 +441,9 @@ void SegmentManager::committed(const std::array<meta::LogPosition, 6>& logs) {
 }
 
 std::size_t SegmentManager::memory_bytes() const {
-  return valid_.capacity() * 2 + type_.capacity() + mtime_.capacity() * 8 + free_.capacity() / 8 +
+  std::size_t chunks = 0;
+  for (const auto& c : chunks_) chunks += c ? sizeof(SegChunk) : 0;
+  return chunks_.capacity() * sizeof(chunks_[0]) + chunks + free_.capacity() / 8 + free_sec_.capacity() / 8 +
          partial_.size() * (sizeof(SegBitmap) + 32) + changed_.size() * (sizeof(CkptSeg) + 32) +
          dirty_sum_.size() * (sizeof(SummaryBlock) + 32);
 }

@@ -1,10 +1,10 @@
 // The writer's segment manager (as fs/f2fs/segment.c's sm_i with sit_i,
-// free_i and dirty_i): SIT valid counts, types and mtimes per segment, valid
-// bitmaps only for segments partially valid, the checkpoint-valid map only
-// for segments changed since the checkpoint, the summaries of segments
-// written since the checkpoint, the six active logs and the free-segment
-// and free-section state. Block allocation (LFS/SSR) and GC use it from
-// writer/gc.cpp.
+// free_i and dirty_i): SIT valid counts, types and mtimes kept by SIT block
+// (55 segments) and only for SIT blocks with an entry that is not zero,
+// valid bitmaps only for segments partially valid, a free bit per segment,
+// the checkpoint-valid map only for segments changed since the checkpoint,
+// the summaries of segments written since the checkpoint. Block allocation
+// (LFS/SSR) and GC use it from writer/gc.cpp.
 #pragma once
 
 #include <array>
@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "f2fscore/disk/sit.hpp"
 #include "f2fscore/disk/summary.hpp"
 #include "f2fscore/meta_rebuild.hpp"
 #include "f2fscore/result.hpp"
@@ -34,18 +35,45 @@ class SegmentManager {
   /// Sizes the per-segment state for `main_segs` segments at `main_blk`
   /// and reads the SIT (current copy of each block, the SIT journal on
   /// top, as build_sit_entries() in fs/f2fs/segment.c), in batches of
-  /// blocks. Errors: corrupt for a valid count over 512 or one that
-  /// disagrees with its valid map (check_block_count()); io.
+  /// blocks. Blocks the device reports in a hole (BlockDevice::next_data())
+  /// are not read: they hold zero entries (free segments, type 0, mtime 0),
+  /// as do blocks read as all zero; neither costs memory. Errors: corrupt
+  /// for a valid count over 512 or one that disagrees with its valid map
+  /// (check_block_count()); io.
   Status load(Volume& vol, BlockDevice& dev, std::uint64_t main_blk, std::uint32_t main_segs, std::uint32_t segs_per_sec);
 
   // ---- Per-segment state (4 KiB blocks, main-area segment numbers) ----
   std::uint32_t main_segs() const noexcept { return main_segs_; }
   std::uint64_t main_blocks() const noexcept { return static_cast<std::uint64_t>(main_segs_) * kSeg; }
-  std::uint16_t valid(std::uint32_t seg) const noexcept { return valid_[seg]; }
-  std::uint8_t type(std::uint32_t seg) const noexcept { return type_[seg]; }
+  std::uint16_t valid(std::uint32_t seg) const noexcept {
+    const SegChunk* c = chunk_of(seg);
+    return c ? c->valid[seg % kChunkSegs] : std::uint16_t{0};
+  }
+  /// The SIT type (0..5); 0 for a segment whose SIT entry is zero.
+  std::uint8_t type(std::uint32_t seg) const noexcept {
+    const SegChunk* c = chunk_of(seg);
+    return c ? c->type[seg % kChunkSegs] : std::uint8_t{0};
+  }
   void set_type(std::uint32_t seg, std::uint8_t t);
-  std::uint64_t& mtime(std::uint32_t seg) noexcept { return mtime_[seg]; }
-  std::uint64_t mtime(std::uint32_t seg) const noexcept { return mtime_[seg]; }
+  /// The SIT mtime (seconds of mounted time, get_mtime()).
+  std::uint64_t mtime(std::uint32_t seg) const noexcept {
+    const SegChunk* c = chunk_of(seg);
+    return c ? c->mtime[seg % kChunkSegs] : std::uint64_t{0};
+  }
+  void set_mtime(std::uint32_t seg, std::uint64_t t) { chunk(seg).mtime[seg % kChunkSegs] = t; }
+  /// The lowest mean mtime of a section (init_min_max_mtime() in
+  /// fs/f2fs/segment.c); 0 without a whole section.
+  std::uint64_t min_section_mtime() const;
+  /// Calls f(seg) for every segment that may have valid blocks, a type or
+  /// an mtime (every other one has a zero SIT entry), ascending.
+  template <class F>
+  void for_each_loaded(F f) const {
+    for (std::size_t i = 0; i < chunks_.size(); ++i) {
+      if (!chunks_[i]) continue;
+      const auto first = static_cast<std::uint32_t>(i * kChunkSegs);
+      for (std::uint32_t s = first; s < first + kChunkSegs && s < main_segs_; ++s) f(s);
+    }
+  }
   /// Free at the last checkpoint and not taken since (the kernel's free
   /// segmap with prefree segments kept out).
   bool free_at_cp(std::uint32_t seg) const noexcept { return free_[seg]; }
@@ -55,6 +83,45 @@ class SegmentManager {
   void hold(std::uint32_t seg);
   /// Segments free_at_cp().
   std::uint32_t free_segments() const noexcept { return free_count_; }
+
+  // ---- Sections (free_i's free_secmap, dirty_i's dirty segmap) ----
+  std::uint32_t segs_per_sec() const noexcept { return segs_per_sec_; }
+  /// Whole sections of the main area (a trailing part section is never
+  /// allocated).
+  std::uint32_t main_sections() const noexcept { return main_segs_ / segs_per_sec_; }
+  /// Whether every segment of section `sec` is free_at_cp() (the kernel's
+  /// free_secmap bit clear). Active logs' segments are held, so their
+  /// sections are never free.
+  bool section_free(std::uint32_t sec) const { return sec < free_sec_.size() && free_sec_[sec]; }
+  /// Sections section_free() (free_sections() in fs/f2fs/segment.h).
+  std::uint32_t free_sections() const noexcept { return free_sec_count_; }
+  /// The first free section after `sec`, wrapping round (ALLOC_RIGHT of
+  /// get_new_segment() in fs/f2fs/segment.c); 0xFFFFFFFF: none.
+  std::uint32_t next_free_section(std::uint32_t sec) const;
+  /// Valid blocks of section `sec` (get_valid_blocks() with a section).
+  std::uint32_t section_valid(std::uint32_t sec) const;
+  /// Sections holding a segment neither empty nor full (the kernel's
+  /// dirty_segmap[DIRTY] by section: GC victim candidates), ascending.
+  std::vector<std::uint32_t> dirty_sections() const;
+  /// Sections whose every segment is full, those `skip_sec` names aside.
+  template <class SkipSec>
+  std::uint32_t full_sections(SkipSec skip_sec) const {
+    std::uint32_t n = 0, cur = 0xFFFFFFFFu, sum = 0;
+    auto close = [&] {
+      if (cur != 0xFFFFFFFFu && cur < main_sections() && sum == segs_per_sec_ * kSeg && !skip_sec(cur)) ++n;
+    };
+    for_each_loaded([&](std::uint32_t s) {
+      const std::uint32_t sec = s / segs_per_sec_;
+      if (sec != cur) {
+        close();
+        cur = sec;
+        sum = 0;
+      }
+      sum += valid(s);
+    });
+    close();
+    return n;
+  }
   /// Segments with no valid block.
   std::uint32_t empty_segments() const noexcept { return empty_count_; }
   /// Segments with no valid block that were not free at the last
@@ -85,7 +152,7 @@ class SegmentManager {
   /// (__next_free_blkoff() in fs/f2fs/segment.c: cur_valid_map |
   /// ckpt_valid_map); 512 when none.
   std::uint32_t next_free_blkoff(std::uint32_t seg, std::uint32_t from) const;
-  /// The segment SSR gives log `type` (get_ssr_segment() in
+  /// The segment SSR gives log `log_type` (get_ssr_segment() in
   /// fs/f2fs/segment.c, Linux 6.1): a segment of the log's own type first,
   /// then of the other types of its kind (node or data) — the warm and
   /// cold logs look towards hot from cold, the hot log towards cold; among
@@ -94,12 +161,12 @@ class SegmentManager {
   /// valid block or none free is never chosen, nor one of a section
   /// `skip_sec` names (active logs, the GC victim). 0xFFFFFFFF: none.
   template <class SkipSec>
-  std::uint32_t ssr_segment(std::uint8_t type, SkipSec skip_sec) const {
+  std::uint32_t ssr_segment(std::uint8_t log_type, SkipSec skip_sec) const {
     std::uint8_t order[3];
-    const std::uint8_t base = type >= 3 ? 3 : 0;
-    const int rel = type - base;
+    const std::uint8_t base = log_type >= 3 ? 3 : 0;
+    const int rel = log_type - base;
     int n = 0;
-    order[n++] = type;
+    order[n++] = log_type;
     if (rel >= 1) {
       for (int r = 2; r >= 0; --r)
         if (r != rel) order[n++] = static_cast<std::uint8_t>(base + r);
@@ -109,15 +176,16 @@ class SegmentManager {
     }
     for (int k = 0; k < n; ++k) {
       std::uint32_t best = 0xFFFFFFFFu, best_cost = kSeg;
-      for (std::uint32_t s = 0; s < main_segs_; ++s) {
-        if (type_[s] != order[k] || valid_[s] == 0 || valid_[s] >= kSeg) continue;
-        if (skip_sec(s / segs_per_sec_)) continue;
+      for_each_loaded([&](std::uint32_t s) {
+        const std::uint16_t v = valid(s);
+        if (type(s) != order[k] || v == 0 || v >= kSeg) return;
+        if (skip_sec(s / segs_per_sec_)) return;
         const std::uint16_t c = ckpt_valid_count(s);
         if (c < best_cost) {
           best_cost = c;
           best = s;
         }
-      }
+      });
       if (best != 0xFFFFFFFFu) return best;
     }
     return 0xFFFFFFFFu;
@@ -153,13 +221,25 @@ class SegmentManager {
   std::size_t memory_bytes() const;
 
  private:
+  /// The SIT state of the segments of one SIT block.
+  static constexpr std::uint32_t kChunkSegs = disk::kSitEntryPerBlock;
+  struct SegChunk {
+    std::array<std::uint64_t, kChunkSegs> mtime{};
+    std::array<std::uint16_t, kChunkSegs> valid{};
+    std::array<std::uint8_t, kChunkSegs> type{};
+  };
+  const SegChunk* chunk_of(std::uint32_t seg) const noexcept { return chunks_[seg / kChunkSegs].get(); }
+  SegChunk& chunk(std::uint32_t seg);
   void ensure_ckpt_entry(std::uint32_t seg);
   std::uint32_t main_segs_ = 0, segs_per_sec_ = 1;
   std::uint64_t main_blk_ = 0;
-  std::vector<std::uint16_t> valid_;
-  std::vector<std::uint8_t> type_;
-  std::vector<std::uint64_t> mtime_;
+  /// One per SIT block; null while every entry of the block is zero.
+  std::vector<std::unique_ptr<SegChunk>> chunks_;
   std::vector<bool> free_;
+  /// Per whole section: every segment free_[].
+  std::vector<bool> free_sec_;
+  std::uint32_t free_sec_count_ = 0;
+  void reset_free();
   std::uint64_t total_valid_ = 0, total_node_ = 0;
   std::uint32_t free_count_ = 0, empty_count_ = 0;
   /// Segments kept from allocation without a change (hold()).

@@ -80,6 +80,12 @@ struct TagDevice final : BlockDevice {
   }
   std::size_t poll(bool wait) noexcept override { return inner.poll(wait); }
   std::size_t in_flight() const noexcept override { return inner.in_flight(); }
+  std::uint64_t next_data(std::uint64_t offset, std::uint64_t end) noexcept override {
+    return inner.next_data(offset, end);
+  }
+  std::uint64_t next_hole(std::uint64_t offset, std::uint64_t end) noexcept override {
+    return inner.next_hole(offset, end);
+  }
 };
 
 /// The page cache (writer/cache.cpp); opaque elsewhere.
@@ -205,12 +211,11 @@ struct Writer::Impl {
   // ---- writer/gc.cpp: SSR and GC (docs/gc.md) ----
   std::uint64_t mtime_base = 0, clock_base = 0;  ///< checkpoint elapsed_time and now() at mount
   std::uint64_t min_mtime = 0, max_mtime = 0;    ///< sit_i->min_mtime / max_mtime (cost-benefit)
-  std::uint32_t free_secs = 0;                   ///< wholly free sections (free_sections())
   std::uint32_t cur_victim_sec = 0xFFFFFFFFu;    ///< section GC is moving (never an SSR target)
   std::uint64_t gc_move_mtime = 0;               ///< while GC moves a block: its old segment's mtime
   bool in_gc = false;
   std::uint64_t last_call_time = 0;              ///< now() at the last public call (idle detection)
-  /// (stats.checkpoints << 32 | free_secs) when foreground GC last found
+  /// (stats.checkpoints << 32 | free_sections()) when foreground GC last found
   /// nothing to move: not retried until one of them changes.
   std::uint64_t gc_futile_at = ~std::uint64_t{0};
 
@@ -221,7 +226,7 @@ struct Writer::Impl {
   bool need_ssr() const;
   /// Wholly free sections not taken by a log (free_sections() in
   /// fs/f2fs/segment.h; segments freed since the checkpoint are not free).
-  std::uint32_t free_sections() const { return free_secs; }
+  std::uint32_t free_sections() const { return sm.free_sections(); }
   std::uint32_t reserved_sections() const;
   /// has_not_enough_free_secs() of fs/f2fs/segment.h (6.1), plus the
   /// sections the page cache's dirty data pages need (docs/gc.md).

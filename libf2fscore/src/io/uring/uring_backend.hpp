@@ -25,4 +25,9 @@ std::unique_ptr<BlockDevice> make_posix_device(int fd, DeviceInfo info, bool ref
 /// (OpenFaults::refuse_zeroing).
 void sync_op(int fd, const DeviceInfo& info, IoRequest& req, bool refuse_zeroing) noexcept;
 
+/// next_data() / next_hole() of both backends: SEEK_DATA / SEEK_HOLE on a
+/// regular file where the platform has them; on a block device, or when
+/// the call fails, the defaults (offset / end: everything may hold data).
+std::uint64_t seek_extent(int fd, const DeviceInfo& info, std::uint64_t offset, std::uint64_t end, bool hole) noexcept;
+
 }  // namespace f2fscore::detail

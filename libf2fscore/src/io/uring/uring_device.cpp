@@ -281,6 +281,12 @@ class UringDevice final : public BlockDevice {
   }
 
   std::size_t in_flight() const noexcept override { return in_flight_; }
+  std::uint64_t next_data(std::uint64_t offset, std::uint64_t end) noexcept override {
+    return detail::seek_extent(fd_, info_, offset, end, false);
+  }
+  std::uint64_t next_hole(std::uint64_t offset, std::uint64_t end) noexcept override {
+    return detail::seek_extent(fd_, info_, offset, end, true);
+  }
 
   // ---- Called from Handler ----
   void on_complete(Slot* s, const boost::system::error_code& ec, std::size_t n) noexcept {

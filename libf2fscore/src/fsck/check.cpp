@@ -391,6 +391,12 @@ Result<Report> Checker::run() {
   check_superblocks();
   F2FSCORE_TRY(load_nat());
   F2FSCORE_TRY(scan_nodes());
+  if (opts_.fast_only) {
+    fast_check();
+    check_fsync_chain();
+    report_.full_check = false;
+    return std::move(report_);
+  }
   const std::uint32_t flags = cp_.ckpt_flags.get();
   const bool clean = (flags & cp_flag::umount) && !(flags & (cp_flag::fsck | cp_flag::error | cp_flag::quota_need_fsck));
   if (opts_.mode == Mode::preen && clean && !opts_.force && report_.problems.empty()) {

@@ -174,6 +174,13 @@ enum class Mode : std::uint8_t {
 struct Options {
   Mode mode = Mode::check_only;
   bool force = false;  ///< -f: full check even on a volume marked clean (preen)
+  /// Preen's fast check only, whatever the checkpoint's flags, and nothing
+  /// repaired whatever the mode: the superblocks, the checkpoint, every
+  /// node the NAT points at (footer, inode checks), the SIT counts against
+  /// their bitmaps, the checkpoint's counts and the fsynced node chain. No
+  /// namespace walk (Report::full_check false). The writer's pre-mount
+  /// check runs this.
+  bool fast_only = false;
   /// Node and data blocks are read in batches of up to this many 4 KiB
   /// blocks, this many requests in flight (through BlockDevice's async API):
   /// at most batch_blocks * queue_depth * 4 KiB of read buffers (2 MiB),

@@ -66,6 +66,19 @@ struct MountOptions {
   /// Errc::busy before anything is read or written. False for an embedder
   /// that knows better. Memory devices and read-only mounts are not checked.
   bool refuse_in_use = true;
+  /// Before the first write, a read-write mount checks what the writer
+  /// relies on: preen's fast check (every node the NAT points at, inode
+  /// checksums and modes, SIT counts against their bitmaps, the
+  /// checkpoint's counts, the fsynced node chain; fsck::Options::fast_only)
+  /// and the active logs (inside the main area, their next block free and,
+  /// for an LFS log, every block after it, as sanity_check_curseg() in
+  /// fs/f2fs/segment.c). A volume with problems (other than informational
+  /// ones, such as a torn checkpoint pack) is, per this option: refused
+  /// with Errc::corrupt naming the first problem and "run f2fscore-fsck",
+  /// nothing written; mounted read-only; or mounted read-write anyway (the
+  /// allocation guards still refuse to hand out a nid or block in use).
+  /// Read-only mounts are not checked.
+  enum class OnDamage : std::uint8_t { refuse, read_only, read_write } on_damage = OnDamage::refuse;
 };
 
 /// Seconds and nanoseconds since the epoch.
@@ -135,6 +148,10 @@ struct WriterStats {
   std::uint64_t meta_blocks_written = 0;  ///< 4 KiB NAT/SIT/SSA/checkpoint blocks
   std::uint64_t discards = 0;             ///< discard requests issued
   std::uint64_t recovered_nodes = 0;      ///< fsynced node blocks rolled forward at mount
+  /// Problems the pre-mount check found (MountOptions::on_damage other than
+  /// refuse let the mount go on); the first of them.
+  std::uint64_t premount_problems = 0;
+  std::string premount_first_problem;
   IpuStats ipu;
   GcStats gc;
 };
@@ -158,7 +175,13 @@ class Writer {
   /// mount, and chains holding what roll-forward does not handle. Errors
   /// from opening the volume (corrupt, io) as Volume::open and
   /// meta::plan_from_volume report them; corrupt for a bad chain (a loop,
-  /// addresses outside the main area). The destructor writes nothing: a
+  /// addresses outside the main area). Errc::corrupt, before anything is
+  /// written, for a volume the pre-mount check finds damaged
+  /// (MountOptions::on_damage). After mount, an allocation that would hand
+  /// out a nid whose NAT entry is in use or a block valid in the SIT fails
+  /// with Errc::corrupt naming it, and so does every later change and
+  /// checkpoint (the volume stays as the last checkpoint left it).
+  /// The destructor writes nothing: a
   /// Writer dropped without unmount() leaves the volume as a power cut.
   static Result<std::unique_ptr<Writer>> mount(BlockDevice& dev, const MountOptions& opts = {});
   ~Writer();

@@ -392,9 +392,15 @@ Result<Report> Checker::run() {
   check_superblocks();
   const std::uint32_t flags = cp_.ckpt_flags.get();
   const bool clean = (flags & cp_flag::umount) && !(flags & (cp_flag::fsck | cp_flag::error | cp_flag::quota_need_fsck));
-  light_scan_ = opts_.mode == Mode::preen && clean && !opts_.force && report_.problems.empty();
+  light_scan_ = opts_.fast_only || (opts_.mode == Mode::preen && clean && !opts_.force && report_.problems.empty());
   F2FSCORE_TRY(load_nat());
   F2FSCORE_TRY(scan_nodes());
+  if (opts_.fast_only) {
+    fast_check();
+    check_fsync_chain();
+    report_.full_check = false;
+    return std::move(report_);
+  }
   if (light_scan_) {
     if (report_.problems.empty() && fast_check()) {
       report_.full_check = false;

@@ -55,6 +55,8 @@ Status Writer::Impl::load() {
     if (off + 4 <= kBlockSize) cp_ver_stamp |= static_cast<std::uint64_t>(load_le32(blocks.data(), off)) << 32;
   }
 
+  F2FSCORE_TRY(premount_check());  // writer/premount.cpp: nothing is written before it
+
   // What the kernel's f2fs_fill_super() takes from the checkpoint: the
   // counts, the orphans, the active logs; the SIT read whole but for the
   // blocks in a hole (build_sit_entries()), the NAT block by block as nids
@@ -62,7 +64,7 @@ Status Writer::Impl::load() {
   F2FSCORE_TRY(sm.load(*vol, dev, main_blk, main_segs, segs_per_sec));
   F2FSCORE_TRY(nm.load(*vol, dev, sb.root_ino.get() + 1));
   valid_blocks = sm.valid_blocks();
-  if (valid_blocks <= cp.valid_block_count.get() && sm.valid_node_blocks() == cp.valid_node_count.get()) {
+  if (!recount && valid_blocks <= cp.valid_block_count.get() && sm.valid_node_blocks() == cp.valid_node_count.get()) {
     // Blocks the checkpoint counts that have no address: NEW_ADDR slots.
     reserved_blocks = cp.valid_block_count.get() - valid_blocks;
     valid_inodes = cp.valid_inode_count.get();
@@ -98,6 +100,7 @@ Status Writer::Impl::usable(bool modify) {
   if (unmounted) return make_error(Errc::invalid_argument, "writer: the volume is unmounted");
   if (modify && opts.read_only) return make_error(Errc::read_only, "writer: the volume is mounted read-only");
   if (modify) {
+    F2FSCORE_TRY(guard_status());
     F2FSCORE_TRY(maybe_periodic_checkpoint());
     return balance_fs();
   }
@@ -134,6 +137,7 @@ Status Writer::Impl::load_from_tree() {
         m = {u.ino, u.blkaddr, u.version};
       }
     } else if (e.block_addr.get() != kNullAddr || e.ino.get() != 0) {
+      unreached_nids.insert(n);  // writer/premount.cpp: alloc_nid() never gives it
       wr::NatMem& m = nm.set(n);
       m.addr = kNullAddr;
       m.ino = 0;
@@ -194,12 +198,36 @@ void Writer::Impl::invalidate(block_t addr) {
 }
 
 // Block allocation (LFS and SSR, as f2fs_allocate_data_block()): writer/gc.cpp.
-Result<block_t> Writer::Impl::alloc_block(std::uint8_t type) { return allocate_block(type); }
+// The guard (writer/premount.cpp): a block valid in the SIT is never
+// handed out.
+Result<block_t> Writer::Impl::alloc_block(std::uint8_t type) {
+  F2FSCORE_TRY(guard_status());
+  auto a = allocate_block(type);
+  if (!a) return a;
+  if (!in_main(*a)) return make_error(guard_trip(fmt("block %llu to be allocated is outside the main area", *a)).error());
+  if (sm.is_valid(seg_of(*a), off_of(*a)))
+    return make_error(guard_trip(fmt("block %llu to be allocated is valid in the SIT (segment %llu)", *a, seg_of(*a))).error());
+  return a;
+}
 
 Result<nid_t> Writer::Impl::alloc_nid() {
+  F2FSCORE_TRY(guard_status());
   // A new nid is a new node block: counted as inc_valid_node_count() does.
   F2FSCORE_TRY(check_space(1));
-  return nm.alloc(sb.root_ino.get(), sb.node_ino.get(), sb.meta_ino.get());
+  auto n = nm.alloc(sb.root_ino.get(), sb.node_ino.get(), sb.meta_ino.get());
+  if (!n) return n;
+  // The guard (writer/premount.cpp): a nid in use, or one the last
+  // checkpoint's NAT gives a node that the tree walk did not reach (an
+  // entry may still name it), is never handed out.
+  if (unreached_nids.count(*n))
+    return make_error(guard_trip(fmt("nid %llu to be allocated has a NAT entry in use at the last checkpoint that "
+                                     "nothing reached (a dentry or node may still name it)",
+                                     *n))
+                          .error());
+  const wr::NatMem& e = nm.get(*n);
+  if (e.addr != kNullAddr || e.ino != 0 || nodes.count(*n))
+    return make_error(guard_trip(fmt("nid %llu to be allocated is in use (NAT block address %llu, ino %llu)", *n, e.addr, e.ino)).error());
+  return n;
 }
 
 Result<Node*> Writer::Impl::node(nid_t nid) {
@@ -252,6 +280,7 @@ void Writer::Impl::free_node(nid_t nid) {
 // metadata rebuild from the in-memory truth (NAT/SIT to the other copies,
 // SSA, the new pack; flushes between) — f2fs_write_checkpoint()'s order.
 Status Writer::Impl::checkpoint(bool umount) {
+  F2FSCORE_TRY(guard_status());
   {
     wr::WriteContext ctx;
     ctx.origin = wr::WriteContext::Origin::sync_writeback;
@@ -389,7 +418,7 @@ Result<std::unique_ptr<Writer>> Writer::mount(BlockDevice& dev, const MountOptio
   F2FSCORE_TRY(impl->load());
   // Orphans of the last session are freed (f2fs_recover_orphan_inodes();
   // committed by the next checkpoint). Not on a read-only mount.
-  if (!opts.read_only && !impl->orphans.empty()) F2FSCORE_TRY(impl->recover_orphans());
+  if (!impl->opts.read_only && !impl->orphans.empty()) F2FSCORE_TRY(impl->recover_orphans());
   impl->resolve_ipu_defaults();
   impl->last_checkpoint_time = wr::mono_ms();
   impl->last_call_time = impl->now();
@@ -409,9 +438,9 @@ Status Writer::sync() {
 Status Writer::unmount() {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(false));
-  if (impl_->opts.read_only) {
+  if (impl_->opts.read_only || !impl_->guard_error.empty()) {
     impl_->unmounted = true;
-    return {};
+    return impl_->guard_status();
   }
   // Unmounting closes every file: open-unlinked inodes are freed (writer/ns.cpp).
   auto r = impl_->release_all();

@@ -283,6 +283,27 @@ struct Writer::Impl {
   /// balance_fs() (GC when free sections run low, as f2fs_balance_fs()).
   Status usable(bool modify);
 
+  // writer/premount.cpp: what a read-write mount checks before its first
+  // write, and the allocation guards.
+  /// In load(), before the SIT and NAT are loaded: preen's fast check
+  /// (fsck::Options::fast_only) and the active logs against the SIT.
+  /// Damage refuses the mount (Errc::corrupt naming the first problem and
+  /// f2fscore-fsck) or, per opts.on_damage, mounts read-only or anyway.
+  Status premount_check();
+  /// Nids whose NAT entry at the last checkpoint is in use but that
+  /// load_from_tree() found unreached: never handed out by alloc_nid().
+  std::unordered_set<nid_t> unreached_nids;
+  /// The pre-mount check found checkpoint counts that disagree: load()
+  /// takes them from a walk of the tree.
+  bool recount = false;
+  /// Set when an allocation guard tripped: every later change and every
+  /// checkpoint fails with it (the volume stays at the last checkpoint).
+  std::string guard_error;
+  /// Records `what` as guard_error and returns Errc::corrupt with it.
+  Status guard_trip(std::string what);
+  /// Errc::corrupt when a guard tripped earlier.
+  Status guard_status() const;
+
   // writer/mount.cpp
   Status load();
   Status checkpoint(bool umount);

@@ -1,0 +1,134 @@
+// The writer's pre-mount check and allocation guards: a read-write mount
+// does not write on a volume whose structures it relies on are damaged,
+// and never hands out a nid or a block that something still uses.
+// See docs/writer.md ("Damaged volumes").
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "f2fscore/fsck.hpp"
+#include "meta/meta_internal.hpp"
+#include "writer/writer_internal.hpp"
+
+namespace f2fscore {
+
+using namespace disk;
+using meta::fmt;
+
+namespace {
+
+const char* const kLogNames[6] = {"hot data", "warm data", "cold data", "hot node", "warm node", "cold node"};
+
+}  // namespace
+
+Status Writer::Impl::premount_check() {
+  if (opts.read_only) return {};
+  std::vector<std::string> found;
+  // Preen's fast check, through the checker itself, on the caller's device
+  // (its reads are not the writer's I/O).
+  // Checkpoint counts that disagree are no refusal: load() then takes them
+  // from a walk of the tree (load_from_tree(), `recount`), and nids that
+  // walk finds unreached are never handed out (alloc_nid()).
+  fsck::Options fo;
+  fo.mode = fsck::Mode::check_only;
+  fo.fast_only = true;
+  auto rep = fsck::check(tagged.inner, fo);
+  if (!rep)
+    return make_error(rep.error().code, "writer: refusing to mount read-write: the pre-mount check failed: " +
+                                            rep.error().message + "; run f2fscore-fsck");
+  for (const auto& p : rep->problems) {
+    if (fsck::definition(p.code).severity == fsck::Severity::info) continue;
+    if (p.code == fsck::Code::CP_VALID_BLOCK_COUNT || p.code == fsck::Code::CP_VALID_NODE_COUNT ||
+        p.code == fsck::Code::CP_VALID_INODE_COUNT || p.code == fsck::Code::CP_FREE_SEGMENT_COUNT) {
+      recount = true;
+      continue;
+    }
+    found.push_back(p.to_string());
+  }
+
+  // The orphan list: mount frees every inode on it (recover_orphans()), so
+  // each must be an inode without links (fsck.f2fs's check_orphan_node()).
+  {
+    auto orph = vol->orphans();
+    if (!orph) return make_error(orph.error());
+    for (nid_t o : *orph) {
+      auto in = vol->read_inode(o);
+      if (!in) {
+        found.push_back(fmt("[ORPHAN_ENTRY_INVALID] ino %llu: ", o) + in.error().message);
+        break;
+      }
+      if (in->links != 0) {
+        found.push_back(fmt("[ORPHAN_HAS_LINKS] ino %llu: on the orphan list with i_links %llu", o, in->links));
+        break;
+      }
+    }
+  }
+
+  // The active logs, as sanity_check_curseg() in fs/f2fs/segment.c: inside
+  // the main area, one segment each, the next block free and, for an LFS
+  // log, every block after it.
+  for (int t = 0; t < 6; ++t) {
+    const std::uint32_t segno = t < 3 ? cp.cur_data_segno[t].get() : cp.cur_node_segno[t - 3].get();
+    const std::uint32_t blkoff = t < 3 ? cp.cur_data_blkoff[t].get() : cp.cur_node_blkoff[t - 3].get();
+    const std::uint8_t alloc = cp.alloc_type[t];
+    const std::string log =
+        std::string("[CURSEG] ") + kLogNames[t] + fmt(" log (segment %llu, offset %llu): ", segno, blkoff);
+    if (segno >= main_segs) {
+      found.push_back(log + fmt("segment outside the main area (%llu segments)", main_segs));
+      continue;
+    }
+    if (blkoff >= wr::kBlocksPerSeg) {
+      found.push_back(log + fmt("offset past the segment's %llu blocks", wr::kBlocksPerSeg));
+      continue;
+    }
+    if (alloc > 1) {
+      found.push_back(log + fmt("alloc_type %llu is neither LFS (0) nor SSR (1)", alloc));
+      continue;
+    }
+    for (int o = 0; o < t; ++o) {
+      const std::uint32_t other = o < 3 ? cp.cur_data_segno[o].get() : cp.cur_node_segno[o - 3].get();
+      if (other == segno) found.push_back(log + "the " + kLogNames[o] + " log is in the same segment");
+    }
+    auto si = vol->segment(segno);
+    if (!si) return make_error(si.error());
+    const std::uint32_t end = alloc ? blkoff + 1u : wr::kBlocksPerSeg;
+    for (std::uint32_t j = blkoff; j < end; ++j)
+      if (si->valid_map[j / 8] & (0x80u >> (j % 8))) {
+        found.push_back(log + fmt("block %llu (address %llu) is valid in the SIT, past the log's offset", j,
+                                  main_blk + static_cast<std::uint64_t>(segno) * wr::kBlocksPerSeg + j));
+        break;
+      }
+  }
+  if (found.empty()) return {};
+  stats.premount_problems = found.size();
+  stats.premount_first_problem = found.front();
+  std::string more = found.size() > 1 ? fmt(" (and %llu more)", found.size() - 1) : std::string();
+  if (std::getenv("F2FSCORE_PREMOUNT_DEBUG")) for (auto& x : found) more += "\n  " + x;
+  switch (opts.on_damage) {
+    case MountOptions::OnDamage::read_write:
+      return {};
+    case MountOptions::OnDamage::read_only:
+      if (vol->open_report().pending_fsync_nodes == 0) {
+        opts.read_only = true;
+        return {};
+      }
+      // Roll-forward writes: not on a damaged volume.
+      [[fallthrough]];
+    case MountOptions::OnDamage::refuse:
+      break;
+  }
+  return make_error(Errc::corrupt, "writer: refusing to mount read-write: the volume is damaged: " + found.front() +
+                                       more + "; run f2fscore-fsck");
+}
+
+Status Writer::Impl::guard_trip(std::string what) {
+  if (guard_error.empty()) guard_error = "writer: " + what + "; nothing more is written (run f2fscore-fsck)";
+  return make_error(Errc::corrupt, guard_error);
+}
+
+Status Writer::Impl::guard_status() const {
+  if (guard_error.empty()) return {};
+  return make_error(Errc::corrupt, guard_error);
+}
+
+}  // namespace f2fscore

@@ -94,6 +94,16 @@ struct Spec {
   /// every expected problem is informational (a checkpoint pack the other
   /// valid pack supersedes, as Linux and fsck.f2fs accept it).
   int check_exit = 4;
+  /// Every expected problem is informational and left as it is by -y (a
+  /// torn checkpoint pack): pass 1 reports it unrepaired, exits 0 and
+  /// writes nothing; pass 2 finds only it.
+  bool left_as_is = false;
+  /// Files whose contents (read through the library's reader) must be the
+  /// same after the repair as on the undamaged image: the repair loses no
+  /// data of theirs.
+  std::vector<std::string> keep;
+  /// Bytes cut off the end of the image after the edits (a truncated image).
+  std::uint64_t truncate_bytes = 0;
 };
 
 struct Case {
@@ -182,6 +192,24 @@ int busy_data_log(Corruptor& L) {
   return 0;
 }
 
+// The contents of `path` on the volume of image `img` ("" with a reason
+// prefixed by "error: " when it cannot be read).
+std::string file_contents(const std::filesystem::path& img, const std::string& path) {
+  f2fscore::OpenOptions oo;
+  oo.read_only = true;
+  auto dev = f2fscore::open_posix_device(img.string(), oo);
+  if (!dev) return "error: " + dev.error().to_string();
+  auto vol = f2fscore::Volume::open(**dev);
+  if (!vol) return "error: " + vol.error().to_string();
+  auto in = (*vol)->resolve(path);
+  if (!in) return "error: " + in.error().to_string();
+  std::string out(static_cast<std::size_t>(in->size), '\0');
+  auto n = (*vol)->read(*in, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(out.data()), out.size()));
+  if (!n) return "error: " + n.error().to_string();
+  out.resize(*n);
+  return out;
+}
+
 // ---------------------------------------------------------------------------
 // The cases. Each lambda returns the edits and what they must trigger.
 // clang-format off
@@ -214,7 +242,7 @@ const std::vector<Case>& cases() {
   {"cp_fsck_flag", Base::sload, "checkpoint", [](Corruptor&) {
      return Spec{{"cp.ckpt_flags|=0x10"}, {E(Code::CP_FLAGS)}}; }},
   {"cp_other_pack_crc_raw", Base::sload, "checkpoint", [](Corruptor&) {
-     return Spec{{"raw:cpx.crc^=1"}, {E(Code::CP_PACK_BAD)}, 0}; }},
+     return Spec{{"raw:cpx.crc^=1"}, {E(Code::CP_PACK_BAD)}, 0, true}; }},
   {"cp_mkfs_valid_block_count", Base::mkfs, "checkpoint", [](Corruptor&) {
      return Spec{{"cp.valid_block_count+=3"}, {E(Code::CP_VALID_BLOCK_COUNT)}}; }},
   // ---- NAT ----
@@ -447,6 +475,44 @@ const std::vector<Case>& cases() {
   {"unreachable_mkfs_lost_found", Base::mkfs, "lost+found", [](Corruptor& L) {
      return Spec{{"dentry_del[/lost+found]=1", "inode[3].i_links-=1"},
                  {E(Code::INODE_UNREACHABLE).Ino(ino(L, "/lost+found"))}}; }},
+  // ---- repair classes: fields the superblock sets, dots, compression attributes, hard-link names ----
+  {"cp_user_block_count_low", Base::sload, "checkpoint", [](Corruptor& L) {
+     return Spec{{"cp.user_block_count=" + S(L.cp().valid_block_count.get() - 1)}, {E(Code::CP_FIELD_BAD)}}; }},
+  {"cp_pack_start_sum_range", Base::sload, "checkpoint", [](Corruptor&) {
+     return Spec{{"cp.cp_pack_start_sum=200"}, {E(Code::CP_FIELD_BAD)}}; }},
+  {"cp_cur_node_segno_range", Base::sload, "checkpoint", [](Corruptor&) {
+     return Spec{{"cp.cur_node_segno[0]=0xffff"}, {E(Code::CP_FIELD_BAD)}}; }},
+  {"dentry_dot_missing", Base::sload, "dentry", [](Corruptor& L) {
+     return Spec{{"dentry_del[/dir/.]=1"}, {E(Code::DENTRY_DOT).Ino(ino(L, "/dir"))}}; }},
+  {"dentry_dotdot_missing", Base::sload, "dentry", [](Corruptor& L) {
+     return Spec{{"dentry_del[/dir/..]=1"}, {E(Code::DENTRY_DOTDOT).Ino(ino(L, "/dir"))}}; }},
+  {"dentry_second_dotdot", Base::sload, "dentry", [](Corruptor& L) {
+     return Spec{{"dentry_add[/dir/..]=3"}, {E(Code::DENTRY_DOTDOT).Ino(ino(L, "/dir"))}}; }},
+  {"dentry_dot_hash", Base::sload, "dentry", [](Corruptor& L) {
+     return Spec{{"dentry[/dir/.].hash_code=0x1234"}, {E(Code::DENTRY_HASH).Ino(ino(L, "/dir"))}}; }},
+  {"dentry_dotdot_hash", Base::sload, "dentry", [](Corruptor& L) {
+     return Spec{{"dentry[/dir/..].hash_code=0x5678"}, {E(Code::DENTRY_HASH).Ino(ino(L, "/dir"))}}; }},
+  {"compr_log_cluster_size", Base::compress, "compression", [](Corruptor& L) {
+     return Spec{{"inode[/lz4/mixed].i_log_cluster_size=31"}, {E(Code::INODE_FLAGS).Ino(ino(L, "/lz4/mixed"))}, 4, false, {"/lz4/mixed"}}; }},
+  {"compr_algorithm", Base::compress, "compression", [](Corruptor& L) {
+     return Spec{{"inode[/lz4/mixed].i_compress_algorithm=9"}, {E(Code::INODE_FLAGS).Ino(ino(L, "/lz4/mixed"))}, 4, false, {"/lz4/mixed"}}; }},
+  // The SSA block of /medium's inode's segment (not an active log) says data.
+  {"ssa_node_segment_says_data", Base::sload, "SSA", [](Corruptor& L) {
+     const auto b = node_blk(L, ino(L, "/medium"));
+     return Spec{{"block[" + S(L.sb().ssa_blkaddr.get() + segno(L, b)) + "].u8[4091]=0"},
+                 {E(Code::SSA_NODE_MISMATCH).Blk(b)}}; }},
+  // A truncated image whose lost tail holds nothing: grown back by -y.
+  {"truncated_512_bytes", Base::sload, "device", [](Corruptor&) {
+     return Spec{{}, {E(Code::VOLUME_TRUNCATED)}, 4, false, {"/big"}, 512}; }},
+  {"truncated_one_segment", Base::mkfs, "device", [](Corruptor&) {
+     return Spec{{}, {E(Code::VOLUME_TRUNCATED)}, 4, false, {}, 2u << 20}; }},
+  {"inode_namelen_hardlink", Base::sload, "inode", [](Corruptor& L) {
+     return Spec{{"inode[/small].i_namelen=300"}, {E(Code::INODE_NAMELEN).Ino(ino(L, "/small"))}}; }},
+  {"sit_vblocks_one_less", Base::sload, "SIT", [](Corruptor& L) {
+     return Spec{{"sit[/big@100].vblocks-=1"}, {E(Code::SIT_VBLOCKS_MISMATCH).Seg(segno(L, blk(L, "/big", 100)))}}; }},
+  {"ssa_dnode_nid", Base::sload, "SSA", [](Corruptor& L) {
+     const nid_t dn = i_nid(L, "/big", 0);
+     return Spec{{"ssa[" + S(node_blk(L, dn)) + "].nid+=1"}, {E(Code::SSA_NODE_MISMATCH).Blk(node_blk(L, dn))}}; }},
   };
   return k;
 }
@@ -705,6 +771,7 @@ TEST_P(GoldenCase, TwoPass) {
 
   // The edits, and the expectations computed from the undamaged layout.
   Spec spec;
+  std::map<std::string, std::string> kept;
   {
     f2fscore::OpenOptions oo;
     auto dev = f2fscore::open_posix_device(img.string(), oo);
@@ -712,12 +779,14 @@ TEST_P(GoldenCase, TwoPass) {
     auto L = Corruptor::open(**dev);
     ASSERT_OK(L);
     spec = c.prepare(**L);
+    for (const auto& k : spec.keep) kept[k] = file_contents(B.path.at(c.base), k);
     for (const auto& e : spec.edits) {
       auto r = (*L)->apply(e);
       ASSERT_TRUE(r) << "edit " << e << ": " << r.error().to_string();
     }
     ASSERT_TRUE(f2fscore::flush(**dev));
   }
+  if (spec.truncate_bytes) fs::resize_file(img, fs::file_size(img) - spec.truncate_bytes);
   std::string expect_str;
   for (const auto& e : spec.expect) expect_str += (expect_str.empty() ? "" : "; ") + e.str();
   std::string edits_str;
@@ -813,13 +882,14 @@ TEST_P(GoldenCase, TwoPass) {
   {
     const auto cli = run_cli("-y -f", img);
     row.cells[6] = "exit " + std::to_string(cli.exit_code);
-    EXPECT_EQ(cli.exit_code, 1) << "pass 1 (f2fscore-fsck -y -f): " << cli.output.substr(0, 3000);
+    EXPECT_EQ(cli.exit_code, spec.left_as_is ? 0 : 1) << "pass 1 (f2fscore-fsck -y -f): " << cli.output.substr(0, 3000);
     EXPECT_TRUE(cli.json_ok) << "pass 1: bad JSON: " << cli.output.substr(0, 2000);
     for (const auto& e : spec.expect) {
       auto it = std::find_if(cli.problems.begin(), cli.problems.end(), [&](const Found& f) { return matches(e, f); });
       EXPECT_TRUE(it != cli.problems.end()) << "pass 1 did not report " << e.str();
-      if (it != cli.problems.end()) EXPECT_TRUE(it->fixed) << "pass 1 did not repair " << it->text;
+      if (it != cli.problems.end()) EXPECT_EQ(it->fixed, !spec.left_as_is) << "pass 1 repaired or not: " << it->text;
     }
+    if (spec.left_as_is) EXPECT_EQ(file_hash(img), before) << "pass 1 wrote although it leaves the problem as it is";
   }
   // (c) pass 2: clean, nothing written.
   {
@@ -833,14 +903,27 @@ TEST_P(GoldenCase, TwoPass) {
     ASSERT_TRUE(rep) << "pass 2: " << rep.error().to_string();
     std::string all;
     for (const auto& p : rep->problems) all += "\n  " + p.to_string();
-    EXPECT_TRUE(rep->problems.empty()) << "pass 2 (library, -y -f) found:" << all;
+    if (spec.left_as_is)
+      EXPECT_TRUE(std::all_of(rep->problems.begin(), rep->problems.end(), [&](const auto& p) {
+        return std::any_of(spec.expect.begin(), spec.expect.end(), [&](const Expect& e) { return e.code == p.code; });
+      })) << "pass 2 (library, -y -f) found:" << all;
+    else
+      EXPECT_TRUE(rep->problems.empty()) << "pass 2 (library, -y -f) found:" << all;
     EXPECT_EQ(rep->exit_code(), 0);
     EXPECT_FALSE(rep->wrote) << "pass 2 wrote to the image";
-    row.cells[7] = rep->problems.empty() ? "clean" : "not clean: " + std::string(f2fscore::fsck::code_name(rep->problems[0].code));
+    row.cells[7] = rep->problems.empty() ? "clean"
+                   : spec.left_as_is ? "left as is: " + std::string(f2fscore::fsck::code_name(rep->problems[0].code))
+                                     : "not clean: " + std::string(f2fscore::fsck::code_name(rep->problems[0].code));
   }
   {
     const auto cli = run_cli("-n -f", img);
     EXPECT_EQ(cli.exit_code, 0) << "pass 2 (f2fscore-fsck -n -f): " << cli.output.substr(0, 2000);
+  }
+  for (const auto& [k, want] : kept) {
+    EXPECT_EQ(want.rfind("error: ", 0), std::string::npos) << k << " on the undamaged image: " << want;
+    const std::string got = file_contents(img, k);
+    EXPECT_TRUE(got == want) << k << " differs after the repair (" << got.size() << " bytes, " << want.size()
+                             << " before the damage)" << (got.rfind("error: ", 0) == 0 ? ": " + got : "");
   }
   // (d) fsck.f2fs agrees with the repair.
   {
@@ -855,6 +938,83 @@ TEST_P(GoldenCase, TwoPass) {
 
 INSTANTIATE_TEST_SUITE_P(Fsck, GoldenCase, ::testing::Range<std::size_t>(0, cases().size()),
                          [](const ::testing::TestParamInfo<std::size_t>& i) { return std::string(cases()[i.param].name); });
+
+// The repair never frees what a reachable inode still maps: an inode whose
+// compression attributes are out of range and whose first compressed
+// cluster decodes under no valid pair cannot be walked, so -y refuses
+// (REPAIR_FAILED, exit 4) and writes nothing; check-only reports the same.
+TEST(RepairInvariant, UnwalkableInodeKeepsItsBlocks) {
+  for (const char* tool : {"mkfs.f2fs", "sload.f2fs", "fsck.f2fs"})
+    if (f2fstest::reference_tool(tool).empty()) {
+      if (f2fstest::required("FSCK")) FAIL() << tool << " is required (F2FSCORE_REQUIRE_FSCK=1) but not installed";
+      GTEST_SKIP() << tool << " is not installed";
+    }
+  const Bases& B = bases();
+  if (B.error.count(Base::compress)) FAIL() << B.error.at(Base::compress);
+  f2fstest::TempDir tmp;
+  const fs::path img = tmp / "damaged.img";
+  ASSERT_EQ(sh("cp --sparse=always " + q(B.path.at(Base::compress)) + " " + q(img)).exit_code, 0);
+  nid_t mixed = 0;
+  {
+    f2fscore::OpenOptions oo;
+    auto dev = f2fscore::open_posix_device(img.string(), oo);
+    ASSERT_OK(dev);
+    auto L = Corruptor::open(**dev);
+    ASSERT_OK(L);
+    mixed = ino(**L, "/lz4/mixed");
+    // Slot 0 is COMPRESS_ADDR (the case compr_addr_misplaced relies on the
+    // same layout); slot 1 the first compressed block, zeroed here.
+    ASSERT_EQ(must((*L)->data_blk(mixed, 0), "slot 0"), f2fscore::disk::kCompressAddr);
+    for (const std::string e : {std::string("inode[/lz4/mixed].i_log_cluster_size=31"),
+                                "block[" + S(blk(**L, "/lz4/mixed", 1)) + "].zero=1"})
+      ASSERT_TRUE((*L)->apply(e)) << e;
+    ASSERT_TRUE(f2fscore::flush(**dev));
+  }
+  const std::uint64_t before = file_hash(img);
+  const auto cli = run_cli("-y -f", img);
+  EXPECT_EQ(cli.exit_code, 4) << cli.output.substr(0, 3000);
+  EXPECT_TRUE(std::any_of(cli.problems.begin(), cli.problems.end(), [](const Found& f) { return f.code == "REPAIR_FAILED"; }))
+      << cli.output.substr(0, 3000);
+  EXPECT_TRUE(std::any_of(cli.problems.begin(), cli.problems.end(), [&](const Found& f) {
+    return f.code == "INODE_FLAGS" && f.ino == mixed && !f.fixed;
+  })) << cli.output.substr(0, 3000);
+  EXPECT_EQ(file_hash(img), before) << "the refused repair wrote to the image";
+}
+
+// A truncated image whose lost tail held blocks in use: checked as far as
+// it goes, reported with what is lost (exit 4), and not grown back.
+TEST(Truncated, LostTailInUseIsReported) {
+  for (const char* tool : {"mkfs.f2fs", "sload.f2fs", "fsck.f2fs"})
+    if (f2fstest::reference_tool(tool).empty()) {
+      if (f2fstest::required("FSCK")) FAIL() << tool << " is required (F2FSCORE_REQUIRE_FSCK=1) but not installed";
+      GTEST_SKIP() << tool << " is not installed";
+    }
+  const Bases& B = bases();
+  if (B.error.count(Base::sload)) FAIL() << B.error.at(Base::sload);
+  f2fstest::TempDir tmp;
+  const fs::path img = tmp / "damaged.img";
+  ASSERT_EQ(sh("cp --sparse=always " + q(B.path.at(Base::sload)) + " " + q(img)).exit_code, 0);
+  std::uint64_t cut = 0;
+  {
+    f2fscore::OpenOptions oo;
+    auto dev = f2fscore::open_posix_device(img.string(), oo);
+    ASSERT_OK(dev);
+    auto L = Corruptor::open(**dev);
+    ASSERT_OK(L);
+    cut = blk(**L, "/big", 100);  // the device ends just before /big's block 100
+  }
+  fs::resize_file(img, cut * f2fscore::disk::kBlockSize);
+  const auto size = fs::file_size(img);
+  for (const char* flags : {"-n -f", "-y -f"}) {
+    const auto cli = run_cli(flags, img);
+    EXPECT_EQ(cli.exit_code, 4) << flags << ": " << cli.output.substr(0, 3000);
+    auto it = std::find_if(cli.problems.begin(), cli.problems.end(), [](const Found& f) { return f.code == "VOLUME_TRUNCATED"; });
+    ASSERT_TRUE(it != cli.problems.end()) << flags << ": " << cli.output.substr(0, 3000);
+    EXPECT_FALSE(it->fixed) << it->text;
+    EXPECT_NE(it->text.find("lost: "), std::string::npos) << it->text;
+    EXPECT_EQ(fs::file_size(img), size) << flags << " grew an image whose lost tail held blocks in use";
+  }
+}
 
 // The table lists at least 60 cases and each names its expectations.
 TEST(GoldenTable, SixtyCasesWithExpectations) {

@@ -145,6 +145,15 @@ TEST(FsckExitCode, TornCheckpointPackIsInformational) {
   EXPECT_EQ(fsck::definition(fsck::Code::CP_PACK_BAD).severity, fsck::Severity::info);
   EXPECT_EQ(r.exit_code(), 0) << dump(r);
   EXPECT_FALSE(r.wrote);
+  // Preen and -y report it and leave the pack as it is: nothing written.
+  for (auto mode : {fsck::Mode::preen, fsck::Mode::repair_all}) {
+    auto d = img.to_device();
+    auto rr = run(*d, mode, true);
+    EXPECT_TRUE(has(rr, fsck::Code::CP_PACK_BAD)) << dump(rr);
+    EXPECT_EQ(rr.problems.size(), 1u) << dump(rr);
+    EXPECT_EQ(rr.exit_code(), 0) << dump(rr);
+    EXPECT_FALSE(rr.wrote) << dump(rr);
+  }
   // CP_FLAGS (the volume asks for a check) left unrepaired is still 4.
   fsck::Report flags;
   fsck::Problem p;

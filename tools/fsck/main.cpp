@@ -14,6 +14,8 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <cerrno>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -193,6 +195,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "f2fscore-fsck: %s: %s\n", device.c_str(), opened.error().message.c_str());
     return kExitOperational;
   }
+  // An image file shorter than its volume may be grown back by a repair
+  // (only when the lost tail held nothing in use).
+  struct stat dst {};
+  if (opts.mode != fsck::Mode::check_only && ::stat(device.c_str(), &dst) == 0 && S_ISREG(dst.st_mode))
+    opts.grow = [&device](std::uint64_t bytes) -> Status {
+      struct stat now {};
+      if (::stat(device.c_str(), &now) != 0 || static_cast<std::uint64_t>(now.st_size) >= bytes)
+        return make_error(Errc::invalid_argument, "the image is not shorter than the volume");
+      if (::truncate(device.c_str(), static_cast<off_t>(bytes)) != 0)
+        return make_error(Errc::io, std::string("truncate: ") + std::strerror(errno));
+      return {};
+    };
   Progress prog;
   prog.fd = progress_fd;
   prog.device = device;

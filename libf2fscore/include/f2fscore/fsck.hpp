@@ -40,6 +40,7 @@ using disk::nid_t;
   X(CP_VALID_INODE_COUNT)    /* cp.valid_inode_count != inodes reached */                \
   X(CP_FREE_SEGMENT_COUNT)   /* cp.free_segment_count != free segments in SIT */         \
   X(CP_NEXT_FREE_NID)        /* next_free_nid out of range */                            \
+  X(CP_FIELD_BAD)            /* a CP field out of the superblock's bounds (recomputed / other pack) */ \
   /* NAT */                                                                              \
   X(NAT_BLKADDR_INVALID)     /* NAT blkaddr outside the main area */                     \
   X(NAT_BLKADDR_NOT_IN_SIT)  /* NAT blkaddr's SIT bit is clear */                        \
@@ -110,7 +111,10 @@ using disk::nid_t;
   X(QUOTA_INODE_BAD)         /* quota inode missing or invalid */                        \
   X(QUOTA_USAGE)             /* quota file usage != usage counted */                     \
   X(FSYNC_CHAIN_LOOP)        /* fsynced node chain loops */                              \
-  X(FSYNC_CHAIN_BAD)         /* fsynced node chain names bad nids/inodes */
+  X(FSYNC_CHAIN_BAD)         /* fsynced node chain names bad nids/inodes */            \
+  /* the repair itself */                                                                \
+  X(REPAIR_FAILED)           /* a repair refused (it would free what is mapped) or failed */ \
+  X(VOLUME_TRUNCATED)        /* the device ends before the volume */
 
 enum class Code : std::uint16_t {
 #define F2FSCORE_FSCK_ENUM(name) name,
@@ -198,6 +202,11 @@ struct Options {
   /// e2fsck's -C completion lines, e2fsck_update_progress() in
   /// e2fsck/unix.c). Called on the thread that runs check().
   std::function<void(int pass, std::uint64_t current, std::uint64_t max)> progress;
+  /// Repair modes, if set: grows the device to `size_bytes` (an image file
+  /// shorter than its volume; f2fscore-fsck sets it for regular files).
+  /// Called only when the lost tail holds no block in use (the SIT and the
+  /// walk agree), so zeroes there lose nothing. Errors: the caller's.
+  std::function<Status(std::uint64_t size_bytes)> grow;
 };
 
 struct Stats {

@@ -423,6 +423,7 @@ Result<Report> Checker::run() {
   check_global();
   F2FSCORE_TRY(ssa_status_);
   check_fsync_chain();
+  check_truncated_tail();
   progress(4, 2ull * main_segs_, 2ull * main_segs_);
   walked_ = true;
   if (opts_.mode != Mode::check_only) repair();

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -85,6 +86,9 @@ struct InodeRec {
   std::uint16_t addrs_per_inode = 0, addrs_per_block = 0;
   std::uint16_t cluster_blocks = 0;  ///< 0 unless compressed
   std::uint16_t symlink_len = 0;     ///< inline symlinks: strnlen of the target
+  /// Compression attributes out of range: the i_log_cluster_size the
+  /// repair writes (with compr_alg), else 0.
+  std::uint8_t compr_log_fix = 0;
   std::uint32_t links = 0, flags = 0, pino = 0, namelen = 0, xattr_nid = 0, depth = 0;
   std::uint32_t uid = 0, gid = 0, projid = 0;
   std::uint64_t size = 0, blocks = 0, compr_blocks = 0;
@@ -229,6 +233,11 @@ class Checker {
   Status scan_nodes();
   void scan_node(nid_t nid, block_t addr, const std::uint8_t* blk);
   void scan_inode(nid_t nid, block_t addr, const disk::Node& n, NodeRec& rec);
+  std::string mapped_but_dropped();
+  void check_truncated_tail();
+  std::optional<std::pair<std::uint32_t, std::uint8_t>> infer_compression(const disk::Node& n, std::uint32_t base,
+                                                                          std::uint32_t addrs, std::uint32_t log,
+                                                                          std::uint8_t alg);
   void check_superblocks();
   // fsck/walk.cpp
   void walk_namespace();
@@ -281,7 +290,7 @@ class Checker {
   void fix_zero_word(std::size_t idx, block_t blk, std::uint32_t byte_off);
   void local_issue_fix(std::size_t idx, const InodeRec& in, Code c);
   bool reconnect(nid_t ino);
-  bool add_dentry(const InodeRec& dir, const std::string& name, nid_t ino, std::uint8_t ft);
+  bool add_dentry(const InodeRec& dir, const std::string& name, nid_t ino, std::uint8_t ft, std::size_t problem = static_cast<std::size_t>(-1));
   bool create_lost_found();
   Problem prob(Code c) const { Problem p; p.code = c; return p; }
   bool valid_main(block_t a) const { return a >= main_blk_ && a < main_end_; }
@@ -362,6 +371,10 @@ class Checker {
   /// fast_check() reads (footers, the problems of inodes), no inode record,
   /// address or xattr block; a full check scans again.
   bool light_scan_ = false;
+  /// VOLUME_TRUNCATED: its index in the report, and whether the lost tail
+  /// holds nothing in use (set by check_truncated_tail()).
+  std::size_t truncated_problem_ = static_cast<std::size_t>(-1);
+  bool truncated_tail_empty_ = false;
   Status ssa_status_;  ///< the SSA reads of check_ssa()
   int progress_pass_ = 0;
   std::uint64_t progress_next_ = 0;

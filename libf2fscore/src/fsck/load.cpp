@@ -14,6 +14,7 @@
 #include "f2fscore/disk/xattr.hpp"
 #include "disk/summaries.hpp"
 #include "fsck/fsck_internal.hpp"
+#include "reader/volume_internal.hpp"
 #include "util/text.hpp"
 
 namespace f2fscore::fsck {
@@ -160,6 +161,11 @@ void Checker::check_superblocks() {
       p.blkaddr = 1;
       p.detail = w;
       add(p);
+    } else if (w.rfind("device: ", 0) == 0) {
+      Problem p = prob(Code::VOLUME_TRUNCATED);
+      p.blkaddr = static_cast<block_t>(dev_.info().size_bytes / kBlockSize);
+      p.detail = w.substr(8);
+      truncated_problem_ = add(p);
     } else if (w.rfind("checkpoint: NAT journal", 0) == 0) {
       Problem p = prob(Code::NAT_JOURNAL_BAD);
       p.detail = w;
@@ -171,6 +177,14 @@ void Checker::check_superblocks() {
     } else if (w.rfind("checkpoint: next_free_nid", 0) == 0) {
       Problem p = prob(Code::CP_NEXT_FREE_NID);
       p.nid = static_cast<nid_t>(std::min<std::uint64_t>(rep.raw_next_free_nid, 0xffffffffu));
+      p.detail = w;
+      add(p);
+    } else if (w.rfind("checkpoint: user_block_count", 0) == 0 || w.rfind("checkpoint: cp_pack_start_sum", 0) == 0 ||
+               w.rfind("checkpoint: sit/nat_ver_bitmap_bytesize", 0) == 0 ||
+               (w.rfind("checkpoint pack", 0) == 0 && w.find("fails the superblock's bounds") != std::string::npos)) {
+      Problem p = prob(Code::CP_FIELD_BAD);
+      p.blkaddr = static_cast<block_t>(vol_->geometry().cp_pack_start(
+          w.rfind("checkpoint pack", 0) == 0 ? (w.rfind("checkpoint pack 1", 0) == 0 ? 1 : 0) : rep.checkpoint_pack));
       p.detail = w;
       add(p);
     } else if (w.rfind("checkpoint pack", 0) == 0) {
@@ -495,6 +509,49 @@ void parse_dentries(const std::uint8_t* bitmap, const DirEntry* de, const std::u
   }
 }
 
+// An out-of-range compression pair (i_log_cluster_size, i_compress_algorithm)
+// replaced by the valid one under which the first compressed cluster of
+// i_addr (COMPRESS_ADDR at a cluster-aligned slot, then its valid blocks)
+// decompresses to exactly its cluster's size; a field in range is kept. A
+// file without a compressed cluster in i_addr gets the kernel's defaults
+// for what is out of range (log 2, MIN_COMPRESS_LOG_SIZE; lz4, the
+// compress_algorithm mount option's default): its data reads the same under
+// any pair. nullopt when no pair decompresses the cluster.
+std::optional<std::pair<std::uint32_t, std::uint8_t>> Checker::infer_compression(const Node& n, std::uint32_t base,
+                                                                                std::uint32_t addrs, std::uint32_t log,
+                                                                                std::uint8_t alg) {
+  const bool log_ok = log >= 2 && log <= 8, alg_ok = alg <= 3;
+  std::uint32_t first = addrs;
+  for (std::uint32_t k = 0; k < addrs && first == addrs; ++k)
+    if (n.i.i_addr[base + k].get() == kCompressAddr) first = k;
+  if (first == addrs) return std::pair<std::uint32_t, std::uint8_t>{log_ok ? log : 2u, alg_ok ? alg : std::uint8_t{1}};
+  std::vector<std::uint8_t> in, out;
+  for (std::uint32_t l = log_ok ? log : 2; l <= (log_ok ? log : 8u); ++l) {
+    const std::uint32_t cluster = 1u << l;
+    if (first % cluster != 0 || first + cluster > addrs) continue;
+    in.clear();
+    for (std::uint32_t k = first + 1; k < first + cluster; ++k) {
+      const block_t b = n.i.i_addr[base + k].get();
+      if (b == kNullAddr || b == kNewAddr || b == kCompressAddr) break;
+      if (!valid_main(b)) {
+        in.clear();
+        break;
+      }
+      const std::size_t at = in.size();
+      in.resize(at + kBlockSize);
+      if (!read_at(dev_, static_cast<std::uint64_t>(b) * kBlockSize, std::span<std::uint8_t>(in.data() + at, kBlockSize))) {
+        in.clear();
+        break;
+      }
+    }
+    if (in.empty()) continue;
+    out.assign(static_cast<std::size_t>(cluster) * kBlockSize, 0);
+    for (std::uint8_t a = alg_ok ? alg : 0; a <= (alg_ok ? alg : std::uint8_t{3}); ++a)
+      if (decompress_cluster(a, in, out, nullptr)) return std::pair<std::uint32_t, std::uint8_t>{l, a};
+  }
+  return std::nullopt;
+}
+
 void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
   InodeRec in;
   const Inode& i = n.i;
@@ -572,8 +629,27 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
         in.compr_alg = i.extra.i_compress_algorithm;
         in.compr_blocks = i.extra.i_compr_blocks.get();
         if (log < 2 || log > 8 || in.compr_alg > 3) {
-          issue(Code::INODE_FLAGS, fmt("i_log_cluster_size %llu / i_compress_algorithm %llu invalid", log, in.compr_alg));
-          in.sane = false;
+          // The kernel refuses such an inode (sanity_check_inode() in
+          // fs/f2fs/inode.c: MIN/MAX_COMPRESS_LOG_SIZE, COMPRESS_MAX). Its
+          // blocks are kept: the attributes are inferred from the first
+          // compressed cluster of i_addr (the pair that decompresses it
+          // to exactly the cluster's size), and the repair writes them.
+          const auto guess = infer_compression(n, in.extra_isize / 4, in.addrs_per_inode, log, in.compr_alg);
+          if (!guess) {
+            issue(Code::INODE_FLAGS, fmt("i_log_cluster_size %llu / i_compress_algorithm %llu invalid, and no valid pair "
+                                         "decompresses the first compressed cluster", log, in.compr_alg));
+            in.sane = false;
+          } else {
+            issue(Code::INODE_FLAGS, fmt("i_log_cluster_size %llu / i_compress_algorithm %llu invalid (the clusters read as "
+                                         "i_log_cluster_size %llu, i_compress_algorithm %llu)",
+                                         log, in.compr_alg, guess->first, guess->second));
+            in.compr_log_fix = static_cast<std::uint8_t>(guess->first);
+            in.compr_alg = guess->second;
+            in.cluster_blocks = static_cast<std::uint16_t>(1u << guess->first);
+            const std::uint32_t mask = ~(static_cast<std::uint32_t>(in.cluster_blocks) - 1u);
+            in.addrs_per_inode = static_cast<std::uint16_t>(in.addrs_per_inode & mask);
+            in.addrs_per_block = static_cast<std::uint16_t>(in.addrs_per_block & mask);
+          }
         } else {
           in.cluster_blocks = static_cast<std::uint16_t>(1u << log);
           const std::uint32_t mask = ~(static_cast<std::uint32_t>(in.cluster_blocks) - 1u);

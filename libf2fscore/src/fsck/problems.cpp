@@ -34,6 +34,11 @@ constexpr ProblemDef kTable[] = {
      "write a checkpoint with the counted value", "[FSCK] free segment_count matched with CP"},
     {Code::CP_NEXT_FREE_NID, S::warning, F::safe, "checkpoint next_free_nid is out of range",
      "write a checkpoint whose next_free_nid is the lowest free nid above the root", "sanity_check_ckpt (next_free_nid)"},
+    {Code::CP_FIELD_BAD, S::error, F::safe,
+     "a checkpoint field is outside the bounds the superblock sets (sanity_check_ckpt() in fs/f2fs/super.c): "
+     "recomputed from the superblock, or else the other valid pack is in use",
+     "write a new checkpoint pack with the recomputed fields (or from the pack in use)",
+     "sanity_check_ckpt (\"Checkpoint is polluted\": fsck.f2fs refuses)"},
     // NAT
     {Code::NAT_BLKADDR_INVALID, S::error, F::repair, "a NAT entry's block address is outside the main area",
      "drop the node (null NAT entry, unlink it)", "sanity_check_nid: \"blkaddres is not valid. [0x%x]\" / fsck_chk_meta"},
@@ -171,6 +176,14 @@ constexpr ProblemDef kTable[] = {
      "cut the chain (drop the roll-forward data)", "find_fsync_inode: \"Detect looped node chain\""},
     {Code::FSYNC_CHAIN_BAD, S::warning, F::safe, "the fsynced node chain names bad nids or inodes",
      "cut the chain (drop the roll-forward data)", "do_record_fsync_data / find_fsync_inode sanity checks"},
+    // the repair itself
+    {Code::REPAIR_FAILED, S::error, F::none,
+     "a repair was refused (it would free a block or node a reachable inode still maps) or its metadata rebuild failed",
+     "", ""},
+    {Code::VOLUME_TRUNCATED, S::error, F::safe,
+     "the device ends before the volume (a truncated image); checked as far as it goes",
+     "grow the image file back to the volume's size when the lost tail holds no block in use; else left, with what is lost",
+     "f2fs_do_mount (fsck.f2fs checks what it can read)"},
 };
 
 constexpr std::size_t kCodeCount = 0

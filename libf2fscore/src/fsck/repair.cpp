@@ -18,10 +18,12 @@
 #include "f2fscore/disk/checkpoint.hpp"
 #include "f2fscore/disk/superblock.hpp"
 #include "fsck/fsck_internal.hpp"
+#include "util/text.hpp"
 
 namespace f2fscore::fsck {
 
 using namespace disk;
+using detail::fmt;
 
 namespace {
 constexpr std::size_t kNoProblem = static_cast<std::size_t>(-1);
@@ -30,7 +32,7 @@ bool is_global(Code c) {
   switch (c) {
     case Code::SB_PRIMARY_BAD: case Code::SB_BACKUP_BAD: case Code::CP_PACK_BAD:
     case Code::CP_VALID_BLOCK_COUNT: case Code::CP_VALID_NODE_COUNT: case Code::CP_VALID_INODE_COUNT:
-    case Code::CP_FREE_SEGMENT_COUNT: case Code::CP_NEXT_FREE_NID:
+    case Code::CP_FREE_SEGMENT_COUNT: case Code::CP_NEXT_FREE_NID: case Code::CP_FIELD_BAD:
     case Code::NAT_BLKADDR_INVALID: case Code::NAT_BLKADDR_NOT_IN_SIT: case Code::NAT_ENTRY_UNREACHABLE:
     case Code::NAT_BITS_MISMATCH: case Code::NAT_JOURNAL_BAD:
     case Code::SIT_BITMAP_MISMATCH: case Code::SIT_VBLOCKS_MISMATCH: case Code::SIT_TYPE_MISMATCH:
@@ -109,6 +111,11 @@ void Checker::local_issue_fix(std::size_t idx, const InodeRec& in, Code c) {
       if ((in.flags & iflag::compr) && (!(feats & feature::compression) || (type != 0x8000 && type != 0x4000)))
         clear |= iflag::compr;
       if (clear) fix_inode_field(idx, in, [clear](Node& n) { n.i.i_flags = n.i.i_flags.get() & ~clear; });
+      if (in.compr_log_fix != 0)
+        fix_inode_field(idx, in, [log = in.compr_log_fix, alg = in.compr_alg](Node& n) {
+          n.i.extra.i_log_cluster_size = static_cast<std::uint8_t>(log);
+          n.i.extra.i_compress_algorithm = alg;
+        });
       break;
     }
     case Code::INLINE_DENTRY_BAD:
@@ -158,8 +165,9 @@ void Checker::fix_clear_dentry(std::size_t idx, const DentryArea& a, std::uint32
 
 // Adds a dentry `name` -> `ino` to directory `dir` in a free run of slots
 // of its inline area or of a level-0 block (any hash belongs in level 0's
-// single bucket), as an edit. False when there is no room in place.
-bool Checker::add_dentry(const InodeRec& dir, const std::string& name, nid_t ino, std::uint8_t ft) {
+// single bucket), as an edit (for problem `problem`, or none). False when
+// there is no room in place.
+bool Checker::add_dentry(const InodeRec& dir, const std::string& name, nid_t ino, std::uint8_t ft, std::size_t problem) {
   const std::uint32_t need = static_cast<std::uint32_t>((name.size() + kSlotLen - 1) / kSlotLen);
   std::vector<std::pair<block_t, DentryArea>> cands;
   if (dir.inline_flags & inline_flag::dentry) cands.emplace_back(dir.blkaddr, dentry_area(dir, dir.blkaddr, true));
@@ -177,7 +185,7 @@ bool Checker::add_dentry(const InodeRec& dir, const std::string& name, nid_t ino
       for (std::uint32_t k = s; k < s + need && free; ++k) free = !test_bit_le(b.data() + area.bitmap_off, k);
       if (!free) continue;
       const std::uint32_t hash = dentry_hash(name);
-      fix(kNoProblem, blk, [area = area, s, need, name, hash, ino, ft](std::uint8_t* p) {  // clang-14: no capture of a structured binding
+      fix(problem, blk, [area = area, s, need, name, hash, ino, ft](std::uint8_t* p) {  // clang-14: no capture of a structured binding
         for (std::uint32_t k = s; k < s + need; ++k) p[area.bitmap_off + k / 8] |= static_cast<std::uint8_t>(1u << (k % 8));
         std::uint8_t* de = p + area.dentry_off + s * sizeof(DirEntry);
         store_le32(de, offsetof(DirEntry, hash_code), hash);
@@ -395,6 +403,70 @@ bool Checker::reconnect(nid_t ino) {
 }
 
 
+// The invariant every repair keeps: no block or node that a reachable
+// inode still maps after the block edits is left out of the truth the
+// metadata rebuild writes (the rebuild frees everything else). The walk
+// puts every pointer it follows in that truth or zeroes it; an inode whose
+// layout fields could not be decoded is not walked, so its pointers (its
+// block re-read, the pending edits applied) are checked here. Returns ""
+// or what would be freed.
+std::string Checker::mapped_but_dropped() {
+  std::vector<std::uint8_t> b(kBlockSize);
+  for (nid_t ino : reached_inodes_) {
+    const NodeRec& nr = node(ino);
+    if (nr.inode < 0) continue;
+    const InodeRec& in = inodes_[static_cast<std::size_t>(nr.inode)];
+    if (in.sane || (in.inline_flags & (inline_flag::data | inline_flag::dentry))) continue;
+    if (!in.is_reg() && !in.is_dir() && !in.is_symlink()) continue;
+    if (!read_at(dev_, static_cast<std::uint64_t>(in.blkaddr) * kBlockSize, b))
+      return fmt("inode %llu: its block %llu cannot be read to check what it maps", ino, in.blkaddr);
+    if (auto it = edits_.find(in.blkaddr); it != edits_.end())
+      for (auto& e : it->second) e.fn(b.data());
+    Node n;
+    std::memcpy(&n, b.data(), sizeof n);
+    const std::uint32_t base = in.extra_isize / 4;
+    const std::uint32_t end = kDefAddrsPerInode - in.inline_xattr_addrs;
+    for (std::uint32_t k = base; k < end; ++k) {
+      const block_t a = n.i.i_addr[k].get();
+      if (valid_main(a) && !used(a))
+        return fmt("inode %llu (fields it cannot be walked by) maps block %llu in i_addr[%llu], which the rebuild would free",
+                   ino, a, k);
+    }
+    for (int k = 0; k < 5; ++k) {
+      const nid_t c = n.i.i_nid[k].get();
+      if (c == 0 || c >= max_nid_ || reached(c)) continue;
+      if (valid_main(nat(c).blkaddr))
+        return fmt("inode %llu (fields it cannot be walked by) maps node %llu in i_nid[%llu], whose NAT entry the rebuild "
+                   "would drop", ino, c, k);
+    }
+  }
+  return {};
+}
+
+// A truncated device: what the lost tail (every block from the device's
+// end to the volume's) held, by the SIT and by the walk.
+void Checker::check_truncated_tail() {
+  if (truncated_problem_ == static_cast<std::size_t>(-1)) return;
+  const std::uint64_t dev_blocks = dev_.info().size_bytes / kBlockSize;
+  std::uint64_t lost = 0, first = 0;
+  for (std::uint32_t s = 0; s < main_segs_; ++s) {
+    const std::uint64_t start = vol_->segment_start(s), end = start + kDefaultBlocksPerSeg;
+    if (end <= dev_blocks) continue;
+    for (std::uint64_t a = std::max(start, dev_blocks); a < end; ++a)
+      if (sit_valid(static_cast<block_t>(a)) || used(static_cast<block_t>(a))) {
+        if (lost++ == 0) first = a;
+      }
+  }
+  Problem& p = report_.problems[truncated_problem_];
+  if (lost == 0) {
+    truncated_tail_empty_ = true;
+    p.detail += fmt("; the lost tail (blocks %llu to %llu) holds no block in use", dev_blocks,
+                    std::max<std::uint64_t>(vol_->geometry().volume_end(), sb_.block_count.get()) - 1);
+  } else {
+    p.detail += fmt("; lost: %llu blocks in use in the missing tail, the first at block %llu", lost, first);
+  }
+}
+
 void Checker::repair() {
   if (opts_.mode == Mode::check_only) return;
   auto& probs = report_.problems;
@@ -425,6 +497,37 @@ void Checker::repair() {
     const nid_t ino = *probs[idx].ino;
     if (reconnect(ino)) reconnected.push_back(idx);
     else probs[idx].detail += "; not reconnected: /lost+found is missing or has no free slot in place";
+  }
+
+  // A truncated image whose lost tail held nothing is grown back first
+  // (counted as written when repair() returns: it needs no rebuild).
+  struct WroteOnExit {
+    Checker* c;
+    bool on = false;
+    ~WroteOnExit() {
+      if (on) c->report_.wrote = true;
+    }
+  } grew{this};
+  if (truncated_problem_ != static_cast<std::size_t>(-1) && allowed(Code::VOLUME_TRUNCATED)) {
+    Problem& t = probs[truncated_problem_];
+    if (!truncated_tail_empty_) {
+      t.detail += "; left: growing the image would not bring those blocks back";
+    } else if (!opts_.grow) {
+      t.detail += "; left: the device cannot be grown here";
+    } else if (auto g = opts_.grow(std::max<std::uint64_t>(vol_->geometry().volume_end(), sb_.block_count.get()) * kBlockSize);
+               !g) {
+      t.detail += "; growing the image failed: " + g.error().message;
+    } else {
+      t.fixed = true;
+      grew.on = true;
+    }
+  }
+  // Before any write: nothing the rebuild would free may still be mapped.
+  if (const std::string held = mapped_but_dropped(); !held.empty()) {
+    Problem p = prob(Code::REPAIR_FAILED);
+    p.detail = "repair refused, nothing written: " + held;
+    add(p);
+    return;
   }
 
   // 1: block edits, in block order.
@@ -475,7 +578,11 @@ void Checker::repair() {
   // 3: the metadata rebuild, when anything global is wrong or a fix
   // changed what is in use.
   bool need = !global_fixes_.empty() || report_.wrote;
-  for (const auto& p : probs) need |= (is_global(p.code) || p.code == Code::CP_FLAGS) && allowed(p.code);
+  // A torn pack alone (CP_PACK_BAD, the state a power cut during a
+  // checkpoint leaves, which the kernel and fsck.f2fs accept) is not
+  // rewritten; a rebuild run for anything else writes over it.
+  for (const auto& p : probs)
+    need |= (is_global(p.code) || p.code == Code::CP_FLAGS) && p.code != Code::CP_PACK_BAD && allowed(p.code);
   if (!need || unsafe_left || io_failed) return;
   if (!pass_end.on) progress(5, 0, to_write);
   pass_end.on = true;
@@ -503,7 +610,7 @@ void Checker::repair() {
     if ((p.code == Code::SB_PRIMARY_BAD || p.code == Code::SB_BACKUP_BAD) && allowed(p.code)) plan.restore_superblocks = true;
   auto st = meta::rebuild(dev_, *vol_, plan);
   if (!st) {
-    Problem p = prob(Code::CP_PACK_BAD);
+    Problem p = prob(Code::REPAIR_FAILED);
     p.detail = "metadata rebuild failed, the old checkpoint stays in use: " + st.error().message;
     add(p);
     return;

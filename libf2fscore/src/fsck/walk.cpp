@@ -536,6 +536,10 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
       if (d.ino != want && want != 0)
         fix(add(mk(dot ? Code::DENTRY_DOT : Code::DENTRY_DOTDOT, d, fmt("names ino %llu, expected %llu", d.ino, want))),
             d.blkaddr, [o = entry_off(d), want](std::uint8_t* b) { store_le32(b, o + offsetof(DirEntry, ino), want); });
+      // "." and ".." hash to 0 (f2fs_dentry_hash() in fs/f2fs/hash.c).
+      if (d.hash != 0)
+        fix(add(mk(Code::DENTRY_HASH, d, fmt("stored hash 0x%llx, ", d.hash) + (dot ? "'.'" : "'..'") + " hashes to 0")), d.blkaddr,
+            [o = entry_off(d)](std::uint8_t* b) { store_le32(b, o + offsetof(DirEntry, hash_code), 0); });
       continue;
     }
     // Hash (f2fs_check_hash_code()); skipped where the hash cannot be
@@ -662,24 +666,41 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
         });
       }
     }
+    else if (child.namelen > kNameLen) {
+      // Any link's name will do where i_namelen cannot be a name's length
+      // (fsck_chk_inode_blk(): i_namelen above F2FS_NAME_LEN takes the
+      // dentry's length, hard links and lost parents included).
+      Problem p = prob(Code::INODE_NAMELEN);
+      p.ino = c;
+      p.path = cpath;
+      p.detail = fmt("i_namelen %llu exceeds %llu, dentry name length %llu", child.namelen, kNameLen, d.name.size());
+      fix_inode_field(add(p), child, [name = d.name](Node& n) {
+        n.i.i_namelen = static_cast<std::uint32_t>(name.size());
+        std::memset(n.i.i_name, 0, sizeof n.i.i_name);
+        std::memcpy(n.i.i_name, name.data(), std::min<std::size_t>(name.size(), sizeof n.i.i_name));
+      });
+    }
     if (child.is_dir()) {
       ++st.subdirs;
       next.push_back(c);
     }
   }
-  if (dots == 0) {
-    Problem p = prob(Code::DENTRY_DOT);
+  // A missing "." or ".." is added back where any entry hashing to 0
+  // belongs: level 0, bucket 0 (the inline area, or directory block 0 or 1).
+  // fsck.f2fs sets F2FS_INLINE_DOTS instead, which asks the kernel to add
+  // them at the next lookup (__recover_dot_dentries() in fs/f2fs/namei.c).
+  const nid_t parent = dir.ino == root ? root : st.parent;
+  for (int k = 0; k < 2; ++k) {
+    if ((k == 0 ? dots : dotdots) != 0) continue;
+    Problem p = prob(k == 0 ? Code::DENTRY_DOT : Code::DENTRY_DOTDOT);
     p.ino = dir.ino;
     p.path = st.path.empty() ? "/" : st.path;
-    p.detail = "no '.' entry";
-    add(p);
-  }
-  if (dotdots == 0) {
-    Problem p = prob(Code::DENTRY_DOTDOT);
-    p.ino = dir.ino;
-    p.path = st.path.empty() ? "/" : st.path;
-    p.detail = "no '..' entry";
-    add(p);
+    p.detail = k == 0 ? "no '.' entry" : "no '..' entry";
+    const std::size_t idx = add(p);
+    const nid_t target = k == 0 ? dir.ino : parent;
+    if (target == 0 || !allowed(p.code) || opts_.mode == Mode::check_only) continue;
+    if (!add_dentry(dir, k == 0 ? "." : "..", target, 2, idx))
+      report_.problems[idx].detail += "; not added: no free slot in level 0";
   }
 }
 

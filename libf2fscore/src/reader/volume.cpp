@@ -175,7 +175,8 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
     }
     SuperBlock sb;
     std::memcpy(&sb, b.data() + kSuperOffset, sizeof sb);
-    auto st = validate_superblock(sb, dev_blocks, copy);
+    // The checker's lenient open takes a truncated device (below).
+    auto st = validate_superblock(sb, opts.lenient_checkpoint ? 0 : dev_blocks, copy);
     if (!st) {
       if (first_error.empty()) {
         first_error = st.error().message;
@@ -201,14 +202,17 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
   const Geometry& geo = v.geo;
   if (sb.devs[0].path[0] != 0 && sb.devs[1].path[0] != 0)
     return make_error(Errc::unsupported, "multi-device volumes cannot be opened from one device yet");
-  if (geo.volume_end() > dev_blocks)
-    return make_error(Errc::corrupt,
-                      fmt("superblock #%llu: the volume needs %llu blocks but the device has %llu: truncated image?",
-                          static_cast<unsigned long long>(v.report.superblock_copy),
-                          geo.volume_end(),
-                          dev_blocks) +
-                          fmt(" (the device ends at byte %llu)", dev.info().size_bytes),
-                      dev.info().size_bytes);
+  if (geo.volume_end() > dev_blocks || (opts.lenient_checkpoint && sb.block_count.get() > dev_blocks)) {
+    const std::uint64_t need = std::max<std::uint64_t>(geo.volume_end(), sb.block_count.get());
+    const std::string what = fmt("superblock #%llu: the volume needs %llu blocks but the device has %llu: truncated image?",
+                                 static_cast<unsigned long long>(v.report.superblock_copy), need, dev_blocks) +
+                             fmt(" (the device ends at byte %llu)", dev.info().size_bytes);
+    // The checker checks a truncated volume as far as it goes (fsck.f2fs
+    // does too); blocks past the end read as errors.
+    if (!opts.lenient_checkpoint || dev_blocks <= geo.main_blkaddr())
+      return make_error(Errc::corrupt, what, dev.info().size_bytes);
+    v.report.warnings.push_back("device: " + what);
+  }
   if (sb.feature.get() & feature::inode_checksum) v.chksum_seed = inode_checksum_seed(sb.uuid);
 
   // Checkpoint: the newer of the two valid packs.
@@ -223,8 +227,55 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
   if (pick < 0)
     return make_error(Errc::corrupt, "no valid checkpoint: " + packs[0].why + "; " + packs[1].why,
                       static_cast<std::uint64_t>(sb.cp_blkaddr.get()) * kBlockSize);
-  v.cp_start = geo.cp_pack_start(pick);
   std::memcpy(&v.cp, packs[pick].head.data(), sizeof(Checkpoint));
+  if (opts.lenient_checkpoint) {
+    // For the checker: a sealed pack that fails sanity_check_ckpt() gets
+    // the fields the superblock determines recomputed (user_block_count as
+    // mkfs sets it, (main segments - overprov_segment_count) x 512;
+    // cp_pack_start_sum 1 + cp_payload without orphan blocks; the version
+    // bitmap sizes); if it still fails, the other sealed pack is used when
+    // it passes. Each step is a warning. The kernel and fsck.f2fs refuse.
+    auto st = sanity_check_checkpoint(sb, v.cp, geo.cp_pack_start(pick), false);
+    if (!st) {
+      Checkpoint fixed = v.cp;
+      std::vector<std::string> notes;
+      const std::uint64_t ovp = fixed.overprov_segment_count.get();
+      if (ovp < geo.main_segments()) {
+        const std::uint64_t user = (geo.main_segments() - ovp) * kBlocksPerSeg;
+        if (fixed.user_block_count.get() != user) {
+          notes.push_back(fmt("checkpoint: user_block_count %llu, the superblock and overprov_segment_count give %llu",
+                              fixed.user_block_count.get(), user));
+          fixed.user_block_count.set(user);
+        }
+      }
+      if (!(fixed.ckpt_flags.get() & cp_flag::orphan_present) && fixed.cp_pack_start_sum.get() != 1 + sb.cp_payload.get()) {
+        notes.push_back(fmt("checkpoint: cp_pack_start_sum %llu, the superblock's cp_payload gives %llu (no orphan blocks)",
+                            fixed.cp_pack_start_sum.get(), 1 + sb.cp_payload.get()));
+        fixed.cp_pack_start_sum.set(1 + sb.cp_payload.get());
+      }
+      if (fixed.sit_ver_bitmap_bytesize.get() != geo.sit_bitmap_bytes() ||
+          fixed.nat_ver_bitmap_bytesize.get() != geo.nat_bitmap_bytes()) {
+        notes.push_back(fmt("checkpoint: sit/nat_ver_bitmap_bytesize %llu/%llu, the superblock gives %llu",
+                            fixed.sit_ver_bitmap_bytesize.get(), fixed.nat_ver_bitmap_bytesize.get(), geo.sit_bitmap_bytes()) +
+                        fmt("/%llu", geo.nat_bitmap_bytes()));
+        fixed.sit_ver_bitmap_bytesize.set(geo.sit_bitmap_bytes());
+        fixed.nat_ver_bitmap_bytesize.set(geo.nat_bitmap_bytes());
+      }
+      const int other = 1 - pick;
+      Checkpoint other_cp{};
+      if (packs[other].ok) std::memcpy(&other_cp, packs[other].head.data(), sizeof(Checkpoint));
+      if (!notes.empty() && sanity_check_checkpoint(sb, fixed, geo.cp_pack_start(pick), false)) {
+        v.cp = fixed;
+        for (auto& n : notes) v.report.warnings.push_back(n + " (recomputed)" + at_block(geo.cp_pack_start(pick)));
+      } else if (packs[other].ok && sanity_check_checkpoint(sb, other_cp, geo.cp_pack_start(other), false)) {
+        v.report.warnings.push_back(fmt("checkpoint pack %llu: ", static_cast<unsigned long long>(pick)) +
+                                    "fails the superblock's bounds, the other pack is used: " + st.error().message);
+        pick = other;
+        v.cp = other_cp;
+      }
+    }
+  }
+  v.cp_start = geo.cp_pack_start(pick);
   v.report.checkpoint_pack = pick;
   v.report.checkpoint_ver = packs[pick].version;
   v.report.clean_unmount = v.cp.ckpt_flags.get() & cp_flag::umount;

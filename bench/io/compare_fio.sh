@@ -3,7 +3,7 @@
 # written file, side by side in one run.
 #
 # Usage: bench/io/compare_fio.sh [--runs N] [--runtime S] [--file PATH] [--size SIZE]
-#                                [--cases "c1 c2 ..."] [--control] [--allow-tmpfs]
+#                                [--cases "c1 c2 ..."] [--control] [--uring] [--allow-tmpfs]
 #
 # Cases (default: all six), each as the issue states them for fio:
 #   randread-qd1   fio --rw=randread  --bs=4k   --iodepth=1
@@ -23,6 +23,10 @@
 # the per-run ratios (ours/fio, and iostat on/off), and the CPU time (user +
 # system, from bash's `time`) per I/O of each tool. Goals (issue 3): ours/fio
 # >= 0.95 in every case; iostat on/off >= 0.97 at depth 32.
+#
+# --uring adds f2fscore-io on the direct liburing backend (--backend uring)
+# to every run, in the same rotation: its IOPS, its ratio to fio and its CPU
+# time per I/O get columns of their own.
 #
 # --control adds a second fio to every run and reports fio/fio, the noise
 # floor of the method on this machine: a shared disk and CPU make single
@@ -46,6 +50,7 @@ size=1G
 cases="randread-qd1 randread-qd32 randwrite-qd1 randwrite-qd32 read-qd8 write-qd8"
 allow_tmpfs=0
 control=0
+uring=0
 ours=${F2FSCORE_IO:-$root/build/tools/io/f2fscore-io}
 fio=${FIO:-fio}
 
@@ -62,6 +67,7 @@ while [[ $# -gt 0 ]]; do
     --cases) cases=$2; shift 2 ;;
     --allow-tmpfs) allow_tmpfs=1; shift ;;
     --control) control=1; shift ;;
+    --uring) uring=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
   esac
@@ -112,10 +118,10 @@ run_fio() {  # rw bs depth
       printf "%s %.2f\n", iops, (c[1] + c[2]) * 1e6 / (kb * 1024 / bs) }' "$tmp/out"
 }
 
-run_ours() {  # rw bs depth [--iostat]
-  local rw=$1 bs=$2 qd=$3 extra=${4:-} cpu
+run_ours() {  # rw bs depth backend [--iostat]
+  local rw=$1 bs=$2 qd=$3 be=$4 extra=${5:-} cpu
   cpu=$(timed "$ours" "$file" --rw "$rw" --bs "$bs" --iodepth "$qd" --size "$size" --runtime "$runtime" \
-    --backend io_uring --json $extra)
+    --backend "$be" --json $extra)
   awk -v cpu="$cpu" '{ match($0, /"ios": [0-9]+/); ios = substr($0, RSTART + 7, RLENGTH - 7);
     match($0, /"iops": [0-9.]+/); iops = substr($0, RSTART + 8, RLENGTH - 8); split(cpu, c, " ");
     printf "%s %.2f\n", iops, (c[1] + c[2]) * 1e6 / ios }' "$tmp/out"
@@ -132,13 +138,15 @@ for ((run = 1; run <= runs; run++)); do
     tools=(fio ours)
     [[ $qd -eq 32 ]] && tools+=(ours-iostat)
     [[ $control -eq 1 ]] && tools+=(fio2)
+    [[ $uring -eq 1 ]] && tools+=(ours-uring)
     n=${#tools[@]}
     for ((k = 0; k < n; k++)); do  # rotate the order every run
       t=${tools[$(((k + run) % n))]}
       case $t in
         fio|fio2) v=$(run_fio "$rw" "$bs" "$qd") ;;
-        ours) v=$(run_ours "$rw" "$bs" "$qd") ;;
-        ours-iostat) v=$(run_ours "$rw" "$bs" "$qd" --iostat) ;;
+        ours) v=$(run_ours "$rw" "$bs" "$qd" io_uring) ;;
+        ours-iostat) v=$(run_ours "$rw" "$bs" "$qd" io_uring --iostat) ;;
+        ours-uring) v=$(run_ours "$rw" "$bs" "$qd" uring) ;;
       esac
       read -r iops cpu <<<"$v"
       echo "$iops" >>"$tmp/$c.$t"
@@ -149,6 +157,7 @@ for ((run = 1; run <= runs; run++)); do
     ratio ours fio >>"$tmp/$c.ratio"
     [[ $qd -eq 32 ]] && ratio ours-iostat ours >>"$tmp/$c.iostat"
     [[ $control -eq 1 ]] && ratio fio2 fio >>"$tmp/$c.control"
+    [[ $uring -eq 1 ]] && ratio ours-uring fio >>"$tmp/$c.uring"
     line="run $run $c:"
     for t in "${tools[@]}"; do line+=" $t $(cat "$tmp/last.$t")"; done
     note "$line"
@@ -157,8 +166,8 @@ done
 
 range() { sort -g "$1" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f..%.2f", lo, hi }'; }
 echo
-echo "| case | fio IOPS | f2fscore-io IOPS | ours/fio | (range) |$([[ $control -eq 1 ]] && echo " fio/fio (noise) | (range) |") ours + iostat IOPS | iostat on/off | (range) | CPU us/IO fio | CPU us/IO ours |"
-echo "|---|---:|---:|---:|---:|$([[ $control -eq 1 ]] && echo "---:|---:|")---:|---:|---:|---:|---:|"
+echo "| case | fio IOPS | f2fscore-io IOPS | ours/fio | (range) |$([[ $control -eq 1 ]] && echo " fio/fio (noise) | (range) |") ours + iostat IOPS | iostat on/off | (range) | CPU us/IO fio | CPU us/IO ours |$([[ $uring -eq 1 ]] && echo " uring IOPS | uring/fio | (range) | CPU us/IO uring |")"
+echo "|---|---:|---:|---:|---:|$([[ $control -eq 1 ]] && echo "---:|---:|")---:|---:|---:|---:|---:|$([[ $uring -eq 1 ]] && echo "---:|---:|---:|---:|")"
 for c in $cases; do
   row="| $c | $(median <"$tmp/$c.fio" | xargs printf '%.0f') | $(median <"$tmp/$c.ours" | xargs printf '%.0f')"
   row+=" | $(median <"$tmp/$c.ratio" | xargs printf '%.3f') | $(range "$tmp/$c.ratio")"
@@ -171,6 +180,10 @@ for c in $cases; do
     row+=" | | | "
   fi
   row+=" | $(median <"$tmp/$c.fio.cpu" | xargs printf '%.2f') | $(median <"$tmp/$c.ours.cpu" | xargs printf '%.2f') |"
+  if [[ $uring -eq 1 ]]; then
+    row+=" $(median <"$tmp/$c.ours-uring" | xargs printf '%.0f') | $(median <"$tmp/$c.uring" | xargs printf '%.3f') | $(range "$tmp/$c.uring")"
+    row+=" | $(median <"$tmp/$c.ours-uring.cpu" | xargs printf '%.2f') |"
+  fi
   echo "$row"
 done
 echo

@@ -6,7 +6,7 @@
 // is compiled out), so the gate's cost is the difference.
 //
 //   valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file=F \
-//     f2fscore-reqcost FILE QD N [read|write] [auto|io_uring|posix] [on]
+//     f2fscore-reqcost FILE QD N [read|write] [auto|io_uring|uring|posix] [on]
 //   then divide the "totals:" of F by N (bench/io/reqcost.sh does this).
 //
 // Without valgrind it just runs and prints the request rate.
@@ -69,7 +69,7 @@ void run(Loop& l, std::vector<IoRequest>& reqs, std::uint64_t n) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s FILE QD N [read|write] [auto|io_uring|posix] [on]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s FILE QD N [read|write] [auto|io_uring|uring|posix] [on]\n", argv[0]);
     return 2;
   }
   const std::string path = argv[1];
@@ -79,6 +79,7 @@ int main(int argc, char** argv) {
   BackendOptions bo;
   if (argc > 5 && std::strcmp(argv[5], "posix") == 0) bo.backend = Backend::posix;
   if (argc > 5 && std::strcmp(argv[5], "io_uring") == 0) bo.backend = Backend::uring;
+  if (argc > 5 && std::strcmp(argv[5], "uring") == 0) bo.backend = Backend::liburing;
   bo.queue_depth = qd;
   OpenOptions oo;
   oo.direct = true;

@@ -1,10 +1,11 @@
 // The floor for bench/io/reqcost.cpp: the same 4 KiB O_DIRECT random reads
+// (or writes)
 // driven with liburing directly (one io_uring_submit_and_wait per wake-up,
 // no Asio, no BlockDevice), with callgrind's collection toggled around the
 // same steady-state window. The difference to f2fscore-reqcost is what the
 // pipeline (Asio's scheduler, the device, the layer) costs per request.
 //
-//   f2fscore-reqcost-raw FILE QD N
+//   f2fscore-reqcost-raw FILE QD N [read|write]
 #include <fcntl.h>
 #include <liburing.h>
 #include <sys/stat.h>
@@ -28,6 +29,7 @@ struct Loop {
   unsigned long long blocks = 0;
   unsigned long long rng = 88172645463325252ull;
   char* bufs = nullptr;
+  bool write = false;
 };
 
 void queue(Loop& l, unsigned slot) {
@@ -35,7 +37,10 @@ void queue(Loop& l, unsigned slot) {
   l.rng ^= l.rng >> 7;
   l.rng ^= l.rng << 17;
   io_uring_sqe* sqe = io_uring_get_sqe(&l.ring);
-  io_uring_prep_read(sqe, l.fd, l.bufs + 4096ull * slot, 4096, (l.rng % l.blocks) * 4096);
+  if (l.write)
+    io_uring_prep_write(sqe, l.fd, l.bufs + 4096ull * slot, 4096, (l.rng % l.blocks) * 4096);
+  else
+    io_uring_prep_read(sqe, l.fd, l.bufs + 4096ull * slot, 4096, (l.rng % l.blocks) * 4096);
   io_uring_sqe_set_data64(sqe, slot);
 }
 
@@ -64,13 +69,14 @@ unsigned long long run(Loop& l, unsigned qd, unsigned long long n) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s FILE QD N\n", argv[0]);
+    std::fprintf(stderr, "usage: %s FILE QD N [read|write]\n", argv[0]);
     return 2;
   }
   Loop l;
   const auto qd = static_cast<unsigned>(std::strtoul(argv[2], nullptr, 10));
   const auto n = std::strtoull(argv[3], nullptr, 10);
-  l.fd = ::open(argv[1], O_RDONLY | O_DIRECT);
+  l.write = argc > 4 && std::strcmp(argv[4], "write") == 0;
+  l.fd = ::open(argv[1], (l.write ? O_RDWR : O_RDONLY) | O_DIRECT);
   struct stat st {};
   if (l.fd < 0 || ::fstat(l.fd, &st) != 0) {
     std::perror(argv[1]);
@@ -78,6 +84,7 @@ int main(int argc, char** argv) {
   }
   l.blocks = static_cast<unsigned long long>(st.st_size) / 4096;
   l.bufs = static_cast<char*>(std::aligned_alloc(4096, 4096ull * qd));
+  std::memset(l.bufs, 0x5a, 4096ull * qd);
   io_uring_params p{};
   p.flags = IORING_SETUP_COOP_TASKRUN;
   if (io_uring_queue_init_params(64 > 2 * qd ? 64 : 2 * qd, &l.ring, &p) != 0) {
@@ -88,7 +95,7 @@ int main(int argc, char** argv) {
   CALLGRIND_TOGGLE_COLLECT;
   const unsigned long long errors = run(l, qd, n);
   CALLGRIND_TOGGLE_COLLECT;
-  std::printf("reqcost-raw: liburing, read qd=%u n=%llu errors=%llu\n", qd, n, errors);
+  std::printf("reqcost-raw: liburing, %s qd=%u n=%llu errors=%llu\n", l.write ? "write" : "read", qd, n, errors);
   io_uring_queue_exit(&l.ring);
   return errors == 0 ? 0 : 1;
 }

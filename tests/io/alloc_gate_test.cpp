@@ -94,7 +94,7 @@ class Gate : public ::testing::TestWithParam<std::tuple<Backend, std::uint32_t, 
  protected:
   void SetUp() override {
     const auto b = std::get<0>(GetParam());
-    if (b == Backend::uring && !uring_compiled()) GTEST_SKIP() << "built without io_uring";
+    if ((b == Backend::uring || b == Backend::liburing) && !uring_compiled()) GTEST_SKIP() << "built without io_uring";
     path_ = (tmp_ / "gate.img").string();
     f2fstest::make_sparse_file(path_, 8 << 20);
   }
@@ -129,11 +129,15 @@ TEST_P(Gate, OnMeansTwoClockReadsAndStillNoAllocation) {
 
 INSTANTIATE_TEST_SUITE_P(
     AllocGate, Gate,
-    ::testing::Combine(::testing::Values(Backend::uring, Backend::posix, Backend::automatic),
+    ::testing::Combine(::testing::Values(Backend::uring, Backend::liburing, Backend::posix, Backend::automatic),
                        ::testing::Values(1u, 32u), ::testing::Values(IoOp::read, IoOp::write)),
     [](const auto& i) {
       const auto b = std::get<0>(i.param);
-      return std::string(b == Backend::uring ? "uring" : b == Backend::posix ? "posix" : "memory") + "_qd" +
+      return std::string(b == Backend::uring      ? "uring"
+                         : b == Backend::liburing ? "liburing"
+                         : b == Backend::posix    ? "posix"
+                                                  : "memory") +
+             "_qd" +
              std::to_string(std::get<1>(i.param)) + (std::get<2>(i.param) == IoOp::read ? "_read" : "_write");
     });
 

@@ -46,7 +46,8 @@ std::uint64_t blocks_of(const std::string& path) {
 class BothBackends : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
-    if (GetParam() == Backend::uring && !uring_compiled()) GTEST_SKIP() << "built without io_uring";
+    if ((GetParam() == Backend::uring || GetParam() == Backend::liburing) && !uring_compiled())
+      GTEST_SKIP() << "built without io_uring";
   }
 };
 
@@ -168,5 +169,9 @@ TEST_P(BothBackends, FuaWriteIsDurableOnCompletion) {
 }
 #endif
 
-INSTANTIATE_TEST_SUITE_P(BackendOps, BothBackends, ::testing::Values(Backend::uring, Backend::posix),
-                         [](const auto& info) { return std::string(backend_name(info.param) == "io_uring" ? "uring" : "posix"); });
+INSTANTIATE_TEST_SUITE_P(BackendOps, BothBackends, ::testing::Values(Backend::uring, Backend::liburing, Backend::posix),
+                         [](const auto& info) {
+                           return std::string(info.param == Backend::uring      ? "uring"
+                                              : info.param == Backend::liburing ? "liburing"
+                                                                                : "posix");
+                         });

@@ -133,7 +133,8 @@ class FileBackends : public ::testing::TestWithParam<std::tuple<Backend, bool>> 
 
 TEST_P(FileBackends, RegularFile) {
   const auto [backend, direct] = GetParam();
-  if (backend == Backend::uring && !uring_compiled()) GTEST_SKIP() << "built without io_uring";
+  if ((backend == Backend::uring || backend == Backend::liburing) && !uring_compiled())
+    GTEST_SKIP() << "built without io_uring";
   f2fstest::TempDir tmp;
   const auto path = (tmp / "dev.img").string();
   f2fstest::make_sparse_file(path, 8 << 20);
@@ -148,10 +149,11 @@ TEST_P(FileBackends, RegularFile) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Pipeline, FileBackends,
-                         ::testing::Combine(::testing::Values(Backend::uring, Backend::posix),
+                         ::testing::Combine(::testing::Values(Backend::uring, Backend::liburing, Backend::posix),
                                             ::testing::Bool()),
                          [](const auto& i) {
-                           return std::string(std::get<0>(i.param) == Backend::uring ? "uring" : "posix") +
+                           const Backend b = std::get<0>(i.param);
+                           return std::string(b == Backend::uring ? "uring" : b == Backend::liburing ? "liburing" : "posix") +
                                   (std::get<1>(i.param) ? "_direct" : "_buffered");
                          });
 
@@ -171,17 +173,19 @@ TEST(Pipeline, MoreRequestsThanSlotsWaitInOrder) {
   f2fstest::make_sparse_file(path, 4 << 20);
   BackendOptions bo;
   bo.queue_depth = 2;
-  auto dev = open_or_fail(path, Backend::uring, true, false, bo);
-  ASSERT_TRUE(dev);
-  exercise(*dev, 64);
+  for (Backend b : {Backend::uring, Backend::liburing}) {
+    auto dev = open_or_fail(path, b, true, false, bo);
+    ASSERT_TRUE(dev);
+    exercise(*dev, 64);
+  }
 }
 
 TEST(Pipeline, CallbacksNeverRunInsideSubmit) {
   f2fstest::TempDir tmp;
   const auto path = (tmp / "dev.img").string();
   f2fstest::make_sparse_file(path, 1 << 20);
-  for (Backend b : {Backend::uring, Backend::posix}) {
-    if (b == Backend::uring && !uring_compiled()) continue;
+  for (Backend b : {Backend::uring, Backend::liburing, Backend::posix}) {
+    if (b != Backend::posix && !uring_compiled()) continue;
     auto dev = open_or_fail(path, b, true);
     ASSERT_TRUE(dev);
     static bool in_submit;
@@ -346,8 +350,8 @@ TEST(Pipeline, ShortReadAtTheEndOfAShrunkenFile) {
   f2fstest::TempDir tmp;
   const auto path = (tmp / "dev.img").string();
   f2fstest::make_sparse_file(path, 1 << 20);
-  for (Backend b : {Backend::uring, Backend::posix}) {
-    if (b == Backend::uring && !uring_compiled()) continue;
+  for (Backend b : {Backend::uring, Backend::liburing, Backend::posix}) {
+    if (b != Backend::posix && !uring_compiled()) continue;
     for (bool direct : {true, false}) {
       f2fstest::make_sparse_file(path, 1 << 20);
       auto dev = open_or_fail(path, b, direct);
@@ -381,10 +385,12 @@ TEST(Pipeline, PartialAndInterruptedTransfersAreResumed) {
   BackendOptions bo;
   bo.hooks.max_chunk = 4096;       // every 16 KiB request moves in four pieces
   bo.hooks.interrupt_every = 3;    // and every third completion is -EINTR
-  auto dev = open_or_fail(path, Backend::uring, true, false, bo);
-  ASSERT_TRUE(dev);
-  exercise(*dev, 1);
-  exercise(*dev, 32);
+  for (Backend b : {Backend::uring, Backend::liburing}) {
+    auto dev = open_or_fail(path, b, true, false, bo);
+    ASSERT_TRUE(dev);
+    exercise(*dev, 1);
+    exercise(*dev, 32);
+  }
 }
 
 namespace {
@@ -410,8 +416,8 @@ TEST(Pipeline, SignalsWhileWaitingDoNotLoseCompletions) {
   ASSERT_EQ(::sigaction(SIGALRM, &sa, &old), 0);
   itimerval it{{0, 200}, {0, 200}};
   ASSERT_EQ(::setitimer(ITIMER_REAL, &it, nullptr), 0);
-  for (Backend b : {Backend::uring, Backend::posix}) {
-    if (b == Backend::uring && !uring_compiled()) continue;
+  for (Backend b : {Backend::uring, Backend::liburing, Backend::posix}) {
+    if (b != Backend::posix && !uring_compiled()) continue;
     auto dev = open_or_fail(path, b, true, true);
     ASSERT_TRUE(dev);
     iotest::Loop loop(*dev, 16, IoOp::read, 16 << 20);
@@ -490,8 +496,8 @@ TEST(PipelineLoop, BlockDeviceBothBackends) {
       if (f2fstest::required("LOOP")) FAIL() << "losetup failed";
       GTEST_SKIP() << "losetup failed (no loop devices in this container?)";
     }
-    for (Backend b : {Backend::uring, Backend::posix}) {
-      if (b == Backend::uring && !uring_compiled()) continue;
+    for (Backend b : {Backend::uring, Backend::liburing, Backend::posix}) {
+      if (b != Backend::posix && !uring_compiled()) continue;
       auto dev = open_or_fail(loop.dev, b, true);
       ASSERT_TRUE(dev);
       EXPECT_EQ(dev->info().kind, DeviceKind::block_device);

@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
   app.add_flag("-P,--preserve-owner", preserve, "Keep the source's uid and gid (default: root, 0:0)");
   app.add_flag("--no-xattrs", no_xattrs, "Do not copy extended attributes");
   app.add_option("--cache-mib", cache_mib, "Page cache bound of the writer, MiB (default 4: copying streams data through it)")->check(CLI::Range(1, 1 << 20));
-  app.add_option("--backend", backend, "I/O backend: auto (io_uring if available), posix or io_uring")
+  app.add_option("--backend", backend, "I/O backend: auto (io_uring if available), posix, io_uring (through Asio) or uring (liburing directly)")
       ->check(CLI::IsMember({"auto", "posix", "io_uring"}));
   app.add_flag("-v,--verbose", verbose, "Print each path as it is copied");
   app.add_flag("-q,--quiet", quiet, "Print only errors");
@@ -92,6 +92,7 @@ int main(int argc, char** argv) {
   f2fscore::BackendOptions bo;
   bo.backend = backend == "posix"      ? f2fscore::Backend::posix
                : backend == "io_uring" ? f2fscore::Backend::uring
+               : backend == "uring"    ? f2fscore::Backend::liburing
                                        : f2fscore::Backend::automatic;
   auto opened = f2fscore::open_device(device, oo, bo);
   if (!opened)

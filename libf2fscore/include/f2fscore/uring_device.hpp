@@ -19,6 +19,13 @@
 // still run at the next poll(). A FUA write is followed by fdatasync before
 // it completes.
 //
+// Backend::liburing is the same contract on a ring of its own, driven
+// through liburing without Asio: a request submitted from a completion
+// callback goes to the kernel with the next poll(), together with the
+// others submitted since; a FUA write is a write with RWF_DSYNC. It costs
+// less per request in user space (docs/benchmarks.md, "I/O pipeline");
+// Backend::automatic still chooses the Asio backend.
+//
 // Fallbacks, in order (each is reported in OpenedDevice::note):
 //   - O_DIRECT refused by the file system (open fails with EINVAL):
 //     Errc::unsupported, unless buffered_if_direct_refused, which reopens
@@ -42,8 +49,9 @@ enum class Backend : std::uint8_t {
   automatic,  ///< io_uring if available, else POSIX
   uring,      ///< io_uring or an error
   posix,      ///< pread/pwrite
+  liburing,   ///< io_uring through liburing directly (no Asio), or an error
 };
-std::string_view backend_name(Backend b) noexcept;  ///< "auto", "io_uring", "posix"
+std::string_view backend_name(Backend b) noexcept;  ///< "auto", "io_uring", "posix", "uring" (liburing)
 
 /// Failure injection at open time, for tests: simulate a file system that
 /// refuses O_DIRECT (open returns EINVAL), a kernel that refuses io_uring
@@ -66,7 +74,7 @@ struct UringHooks {
 
 struct BackendOptions {
   Backend backend = Backend::automatic;
-  std::uint32_t queue_depth = 128;  ///< io_uring: requests in the kernel at once (1..4096)
+  std::uint32_t queue_depth = 128;  ///< io_uring, liburing: requests in the kernel at once (1..4096)
   /// When the file system refuses O_DIRECT: reopen buffered instead of failing.
   bool buffered_if_direct_refused = false;
   OpenFaults faults;

@@ -29,6 +29,7 @@ std::string_view backend_name(Backend b) noexcept {
     case Backend::automatic: return "auto";
     case Backend::uring: return "io_uring";
     case Backend::posix: return "posix";
+    case Backend::liburing: return "uring";
   }
   return "?";
 }
@@ -314,18 +315,19 @@ Result<OpenedDevice> open_device(const std::string& path, const OpenOptions& opt
         bo.faults.refuse_uring
             ? Result<std::unique_ptr<BlockDevice>>(make_error(
                   Errc::unsupported, "io_uring refused (injected): io_uring_setup: EPERM", Error::kNoOffset, EPERM))
-            : detail::make_uring_device(opened->fd, opened->info, bo);
+            : bo.backend == Backend::liburing ? detail::make_liburing_device(opened->fd, opened->info, bo)
+                                              : detail::make_uring_device(opened->fd, opened->info, bo);
 #else
     Result<std::unique_ptr<BlockDevice>> dev =
         make_error(Errc::unsupported, "this build has no io_uring backend (F2FSCORE_WITH_URING=OFF)");
 #endif
     if (dev) {
       out.device = std::move(*dev);
-      out.backend = Backend::uring;
+      out.backend = bo.backend == Backend::liburing ? Backend::liburing : Backend::uring;
       out.note = note;
       return out;
     }
-    if (bo.backend == Backend::uring) {
+    if (bo.backend == Backend::uring || bo.backend == Backend::liburing) {
       ::close(opened->fd);
       Error e = dev.error();
       e.message = "cannot use io_uring for " + path + ": " + e.message;

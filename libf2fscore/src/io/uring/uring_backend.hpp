@@ -1,6 +1,7 @@
 // Private to the library: the backends' constructors on an opened
 // descriptor, used by open_device() (io/device_open.cpp), and the synchronous
-// ops they share. Only io/uring/uring_device.cpp includes Asio.
+// ops they share. Only io/uring/uring_device.cpp includes Asio;
+// io/uring/liburing_device.cpp drives liburing itself.
 #pragma once
 
 #include <memory>
@@ -14,6 +15,9 @@ namespace f2fscore::detail {
 /// Takes ownership of `fd` on success only. Errc::unsupported (with the
 /// errno) when io_uring is refused.
 Result<std::unique_ptr<BlockDevice>> make_uring_device(int fd, DeviceInfo info, const BackendOptions& opts);
+
+/// The same on liburing directly (io/uring/liburing_device.cpp).
+Result<std::unique_ptr<BlockDevice>> make_liburing_device(int fd, DeviceInfo info, const BackendOptions& opts);
 
 /// The POSIX backend on an opened descriptor (io/posix_device.cpp); takes
 /// ownership of `fd`.

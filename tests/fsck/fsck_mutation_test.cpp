@@ -627,7 +627,8 @@ void child_run(const Mutant& m, const std::string& repaired_path, Child out) {
 // from seed F2FSCORE_MUTATION_SEED (default 1), spread over the templates,
 // each run in a child process (a crash or a hang, 120 s, is counted, not
 // fatal); FSCK_F2FS (if set) also checks each mutant and each of our
-// repaired images; F2FSCORE_MUTATION_WORK: the directory for those images.
+// repaired images; F2FSCORE_MUTATION_WORK: the directory for those images;
+// F2FSCORE_MUTATION_BASELINE=1 runs the templates unchanged.
 TEST(MutationBench, DISABLED_Run) {
   using namespace bench;
   const std::uint64_t n = env_u64("F2FSCORE_MUTANTS", 2000), seed0 = env_u64("F2FSCORE_MUTATION_SEED", 1);
@@ -640,14 +641,23 @@ TEST(MutationBench, DISABLED_Run) {
   populate_source();
   std::map<std::string, std::uint64_t> fig;
   std::map<std::string, std::string> examples;  // figure/class -> one mutant
+  // Each figure in all and per template ("NAME [template]").
+  const char* tname = "";
   auto count = [&](const std::string& k, const std::string& what) {
     if (fig[k]++ == 0 || !examples.count(k)) examples[k] = what;
+    if (k.rfind("class_", 0) != 0) ++fig[k + " [" + tname + "]"];
   };
   const auto t0 = std::chrono::steady_clock::now();
   for (std::uint64_t i = 0; i < n; ++i) {
     const Template& t = ts[i % ts.size()];
-    const Mutant m = mutate_any(t, seed0 * 1000003ull + i);
+    Mutant m;
+    if (std::getenv("F2FSCORE_MUTATION_BASELINE")) {
+      m.img = t.img;
+      m.what = "the template itself";
+    }
+    else m = mutate_any(t, seed0 * 1000003ull + i);
     const std::string what = std::string(t.name) + " #" + std::to_string(i) + ": " + m.what;
+    tname = t.name;
     const std::string rep_path = fsck_bin.empty() ? "" : work + "/repaired.img";
     std::filesystem::remove(rep_path.empty() ? work + "/none" : rep_path);
     int fds[2];
@@ -695,34 +705,34 @@ TEST(MutationBench, DISABLED_Run) {
       kv[line.substr(0, sp)] = line.substr(sp + 1);
       if (line.compare(0, sp, "step") == 0) last_step = line.substr(sp + 1);
     }
-    ++fig["mutants"];
+    count("mutants", what);
     if (m.truncate_to != ~0ull) ++fig["truncated"];
     if (hung) count("ours_hang_" + last_step, what);
     else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || last_step != "done") count("ours_crash_" + last_step, what);
     if (kv["n_wrote"] == "1") count("ours_check_only_wrote", what);
     if (kv["n_runaway"] == "1") count("ours_check_runaway", what);
-    if (kv["n_exit"] != "0") ++fig["ours_check_found_problems"];
+    if (kv["n_exit"] != "0") count("ours_check_found_problems", what);
+    if (kv.count("y2_exit")) count("ours_repair_runs", what);
     if (kv.count("y2_exit") && kv["y2_exit"] != "0") {
       count("ours_repair_not_converged", what);
       for (std::size_t a = 0, b; a < kv["y2_codes"].size(); a = b + 1) {
         b = kv["y2_codes"].find(',', a);
         if (b == std::string::npos) b = kv["y2_codes"].size();
-        count("class_left_after_two_passes " + kv["y2_codes"].substr(a, b - a), what);
+        count("class_left_after_two_passes " + kv["y2_codes"].substr(a, b - a) + " [" + tname + "]", what);
       }
     }
     if (kv["y1_exit"] == "8") ++fig["ours_repair_operational_error"];
     for (const std::string k : {"pop", "wl"}) {
       if (!kv.count(k + "_accepted")) continue;
-      ++fig["writer_runs"];
-      if (kv[k + "_accepted"] == "1") ++fig["writer_accepted"];
-      else ++fig["writer_refused"];
+      count("writer_runs", what);
+      count(kv[k + "_accepted"] == "1" ? "writer_accepted" : "writer_refused", what);
       if (kv[k + "_changed"] == "1") count("writer_refusal_changed_a_byte", what + " (" + k + ")");
       if (kv[k + "_added"] != "-") count("writer_added_a_problem", what + " (" + k + "): " + kv[k + "_added"]);
     }
     if (!fsck_bin.empty()) {
       if (kv["saved"] == "1") {
         const std::string r = fsck_f2fs(fsck_bin, rep_path);
-        ++fig["fsck_f2fs_on_our_repair_runs"];
+        count("fsck_f2fs_on_our_repair_runs", what);
         if (r != "clean") count("fsck_f2fs_rejects_our_repair (" + r + ")", what);
       }
       const std::string mp = work + "/mutant.img";
@@ -739,7 +749,10 @@ TEST(MutationBench, DISABLED_Run) {
               static_cast<unsigned long long>(n), static_cast<unsigned long long>(seed0), ts.size(), secs);
   for (const auto& [k, v] : fig) {
     std::printf("  %-60s %llu", k.c_str(), static_cast<unsigned long long>(v));
-    if (examples.count(k)) std::printf("   e.g. %s", examples[k].c_str());
+    const bool per_template = k.find(" [") != std::string::npos && k.rfind("class_", 0) != 0;
+    if (!per_template && examples.count(k) && k.rfind("fsck_f2fs_on", 0) != 0 && k != "mutants" && k.rfind("writer_runs", 0) != 0 &&
+        k != "writer_accepted" && k != "writer_refused" && k != "ours_check_found_problems" && k != "ours_repair_runs")
+      std::printf("   e.g. %s", examples[k].c_str());
     std::printf("\n");
   }
 }

@@ -53,6 +53,23 @@ struct DView {
     }
     return nr;
   }
+  /// The first used slot whose entry is not whole (name_len 0, running past
+  /// the area, or a later slot of its name free), or nr: an area the writer
+  /// does not add to (the free slots it would pick may belong to a name).
+  std::uint32_t damaged() const {
+    for (std::uint32_t i = 0; i < nr;) {
+      if (!bit(i)) {
+        ++i;
+        continue;
+      }
+      const std::uint32_t n = slots(d[i].name_len.get());
+      if (n == 0 || i + n > nr) return i;
+      for (std::uint32_t k = 1; k < n; ++k)
+        if (!bit(i + k)) return i;
+      i += n;
+    }
+    return nr;
+  }
   /// First run of `n` free slots (f2fs_room_for_filename()), or nr.
   std::uint32_t room(std::uint32_t n) const {
     for (std::uint32_t i = 0; i + n <= nr; ++i) {
@@ -183,6 +200,10 @@ Status Writer::Impl::add_entry(nid_t dir, std::string_view name, nid_t ino, File
     auto* base = reinterpret_cast<std::uint8_t*>(&dn) + inline_offset(dn);
     const std::uint32_t bytes = max_inline(dn);
     DView v = DView::inline_area(base, bytes);
+    if (const std::uint32_t bad = v.damaged(); bad < v.nr)
+      return make_error(Errc::corrupt, fmt("writer: directory %llu: inline dentry slot %llu has name_len %llu, which its "
+                                           "slots do not hold; run f2fscore-fsck",
+                                           dir, bad, v.d[bad].name_len.get()));
     const std::uint32_t pos = v.room(need);
     if (pos < v.nr) {
       v.put(pos, name, hash, ino, type);
@@ -215,6 +236,10 @@ Status Writer::Impl::add_entry(nid_t dir, std::string_view name, nid_t ino, File
     for (std::uint64_t blk = bidx; blk < bidx + bucket_blocks(level); ++blk) {
       F2FSCORE_TRY(read_file_block(dir, blk, b.data()));
       DView v = DView::block(b.data());
+      if (const std::uint32_t bad = v.damaged(); bad < v.nr)
+        return make_error(Errc::corrupt, fmt("writer: directory %llu: block %llu slot %llu has name_len %llu, which its "
+                                             "slots do not hold; run f2fscore-fsck",
+                                             dir, blk, bad, v.d[bad].name_len.get()));
       const std::uint32_t pos = v.room(need);
       if (pos >= v.nr) continue;
       v.put(pos, name, hash, ino, type);

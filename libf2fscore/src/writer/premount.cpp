@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "f2fscore/fsck.hpp"
+#include "f2fscore/iostat.hpp"
 #include "meta/meta_internal.hpp"
 #include "writer/writer_internal.hpp"
 
@@ -25,14 +26,17 @@ Status Writer::Impl::premount_check() {
   if (opts.read_only) return {};
   std::vector<std::string> found;
   // Preen's fast check, through the checker itself, on the caller's device
-  // (its reads are not the writer's I/O).
+  // beneath any iostat layer: its reads are no I/O the kernel's mount does,
+  // and iostat counts what the kernel would.
+  BlockDevice* target = &tagged.inner;
+  if (auto* io = dynamic_cast<IostatDevice*>(target)) target = &io->inner();
   // Checkpoint counts that disagree are no refusal: load() then takes them
   // from a walk of the tree (load_from_tree(), `recount`), and nids that
   // walk finds unreached are never handed out (alloc_nid()).
   fsck::Options fo;
   fo.mode = fsck::Mode::check_only;
   fo.fast_only = true;
-  auto rep = fsck::check(tagged.inner, fo);
+  auto rep = fsck::check(*target, fo);
   if (!rep)
     return make_error(rep.error().code, "writer: refusing to mount read-write: the pre-mount check failed: " +
                                             rep.error().message + "; run f2fscore-fsck");
@@ -46,13 +50,18 @@ Status Writer::Impl::premount_check() {
     found.push_back(p.to_string());
   }
 
+  // The orphan list and the active logs, read through a Volume of its own
+  // on the same device (the checker found it opens).
+  auto cv = Volume::open(*target);
+  if (!cv) return make_error(cv.error());
+  Volume& v = **cv;
   // The orphan list: mount frees every inode on it (recover_orphans()), so
   // each must be an inode without links (fsck.f2fs's check_orphan_node()).
   {
-    auto orph = vol->orphans();
+    auto orph = v.orphans();
     if (!orph) return make_error(orph.error());
     for (nid_t o : *orph) {
-      auto in = vol->read_inode(o);
+      auto in = v.read_inode(o);
       if (!in) {
         found.push_back(fmt("[ORPHAN_ENTRY_INVALID] ino %llu: ", o) + in.error().message);
         break;
@@ -89,7 +98,7 @@ Status Writer::Impl::premount_check() {
       const std::uint32_t other = o < 3 ? cp.cur_data_segno[o].get() : cp.cur_node_segno[o - 3].get();
       if (other == segno) found.push_back(log + "the " + kLogNames[o] + " log is in the same segment");
     }
-    auto si = vol->segment(segno);
+    auto si = v.segment(segno);
     if (!si) return make_error(si.error());
     const std::uint32_t end = alloc ? blkoff + 1u : wr::kBlocksPerSeg;
     for (std::uint32_t j = blkoff; j < end; ++j)

@@ -490,17 +490,18 @@ const std::vector<Case>& cases() {
      return Spec{{"dentry_add[/dir/..]=3"}, {E(Code::DENTRY_DOTDOT).Ino(ino(L, "/dir"))}}; }},
   {"dentry_dot_hash", Base::sload, "dentry", [](Corruptor& L) {
      return Spec{{"dentry[/dir/.].hash_code=0x1234"}, {E(Code::DENTRY_HASH).Ino(ino(L, "/dir"))}}; }},
+  {"dentry_dot_ftype", Base::sload, "dentry", [](Corruptor&) {
+     return Spec{{"dentry[/.].file_type=0x42"}, {E(Code::DENTRY_FTYPE).Ino(3)}}; }},
   {"dentry_dotdot_hash", Base::sload, "dentry", [](Corruptor& L) {
      return Spec{{"dentry[/dir/..].hash_code=0x5678"}, {E(Code::DENTRY_HASH).Ino(ino(L, "/dir"))}}; }},
   {"compr_log_cluster_size", Base::compress, "compression", [](Corruptor& L) {
      return Spec{{"inode[/lz4/mixed].i_log_cluster_size=31"}, {E(Code::INODE_FLAGS).Ino(ino(L, "/lz4/mixed"))}, 4, false, {"/lz4/mixed"}}; }},
   {"compr_algorithm", Base::compress, "compression", [](Corruptor& L) {
      return Spec{{"inode[/lz4/mixed].i_compress_algorithm=9"}, {E(Code::INODE_FLAGS).Ino(ino(L, "/lz4/mixed"))}, 4, false, {"/lz4/mixed"}}; }},
-  // The SSA block of /medium's inode's segment (not an active log) says data.
-  {"ssa_node_segment_says_data", Base::sload, "SSA", [](Corruptor& L) {
-     const auto b = node_blk(L, ino(L, "/medium"));
-     return Spec{{"block[" + S(L.sb().ssa_blkaddr.get() + segno(L, b)) + "].u8[4091]=0"},
-                 {E(Code::SSA_NODE_MISMATCH).Blk(b)}}; }},
+  // Quota inode numbers in both superblocks of a volume without quota
+  // (fsck.f2fs checks ino 4 as a quota file and unlinks it).
+  {"sb_quota_ino_without_quota", Base::compress, "superblock", [](Corruptor&) {
+     return Spec{{"sb[0].qf_ino[0]=4", "sb[1].qf_ino[0]=4"}, {E(Code::QUOTA_INODE_BAD).Blk(0)}}; }},
   // A truncated image whose lost tail holds nothing: grown back by -y.
   {"truncated_512_bytes", Base::sload, "device", [](Corruptor&) {
      return Spec{{}, {E(Code::VOLUME_TRUNCATED)}, 4, false, {"/big"}, 512}; }},

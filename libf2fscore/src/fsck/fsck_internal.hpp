@@ -375,6 +375,8 @@ class Checker {
   /// holds nothing in use (set by check_truncated_tail()).
   std::size_t truncated_problem_ = static_cast<std::size_t>(-1);
   bool truncated_tail_empty_ = false;
+  /// QUOTA_INODE_BAD for superblock qf_ino[] without the quota_ino feature.
+  std::size_t sb_quota_problem_ = static_cast<std::size_t>(-1);
   Status ssa_status_;  ///< the SSA reads of check_ssa()
   int progress_pass_ = 0;
   std::uint64_t progress_next_ = 0;

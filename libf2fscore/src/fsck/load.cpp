@@ -194,6 +194,21 @@ void Checker::check_superblocks() {
       add(p);
     }
   }
+  // Quota inode numbers without the quota_ino feature: the kernel ignores
+  // them, fsck.f2fs checks those inodes as quota files all the same
+  // (fsck_chk_quota_node() reads qf_ino[] whatever the features) and
+  // unlinks what they name. The repair zeroes them in both copies.
+  if (!(features_ & feature::quota_ino)) {
+    std::string which;
+    for (std::uint32_t t = 0; t < kMaxQuotas; ++t)
+      if (sb_.qf_ino[t].get() != 0) which += fmt(" qf_ino[%llu] %llu", t, sb_.qf_ino[t].get());
+    if (!which.empty()) {
+      Problem p = prob(Code::QUOTA_INODE_BAD);
+      p.blkaddr = 0;
+      p.detail = "superblock" + which + " on a volume without the quota_ino feature";
+      sb_quota_problem_ = add(p);
+    }
+  }
   bool sb1_reported = false;
   for (const auto& pr : report_.problems) sb1_reported |= pr.code == Code::SB_BACKUP_BAD || pr.code == Code::SB_PRIMARY_BAD;
   if (!sb1_reported) {

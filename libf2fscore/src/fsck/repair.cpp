@@ -572,6 +572,26 @@ void Checker::repair() {
     for (auto& e : edits)
       if (e.problem != kNoProblem) probs[e.problem].fixed = true;
   }
+  // Superblock quota inode numbers on a volume without quota: zeroed in
+  // both copies (the CRC resealed with sb_checksum).
+  if (sb_quota_problem_ != kNoProblem && allowed(Code::QUOTA_INODE_BAD) && !io_failed) {
+    bool ok = true;
+    for (std::uint64_t slot = 0; slot < 2 && ok; ++slot) {
+      std::vector<std::uint8_t> sbb(kBlockSize);
+      ok = static_cast<bool>(read_at(dev_, slot * kBlockSize, sbb));
+      if (!ok) break;
+      SuperBlock sb;
+      std::memcpy(&sb, sbb.data() + kSuperOffset, sizeof sb);
+      if (sb.magic.get() != kSuperMagic) continue;  // a bad copy: SB_*_BAD restores it
+      for (std::uint32_t t = 0; t < kMaxQuotas; ++t) sb.qf_ino[t] = 0u;
+      if (sb.feature.get() & feature::sb_checksum) sb.crc.set(superblock_checksum(sb));
+      std::memcpy(sbb.data() + kSuperOffset, &sb, sizeof sb);
+      ok = static_cast<bool>(write_at(dev_, slot * kBlockSize, sbb));
+      if (ok) report_.wrote = true;
+    }
+    if (ok) probs[sb_quota_problem_].fixed = true;
+    else io_failed = true;
+  }
   if (report_.wrote) (void)flush(dev_);
   for (std::size_t idx : reconnected) probs[idx].fixed = !io_failed;
 

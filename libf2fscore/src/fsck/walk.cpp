@@ -536,6 +536,11 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
       if (d.ino != want && want != 0)
         fix(add(mk(dot ? Code::DENTRY_DOT : Code::DENTRY_DOTDOT, d, fmt("names ino %llu, expected %llu", d.ino, want))),
             d.blkaddr, [o = entry_off(d), want](std::uint8_t* b) { store_le32(b, o + offsetof(DirEntry, ino), want); });
+      // Both name directories (F2FS_FT_DIR; __chk_dentries() checks every
+      // entry's type, these too).
+      if (d.type != 2)
+        fix(add(mk(Code::DENTRY_FTYPE, d, fmt("file type %llu, a directory has type 2", d.type))), d.blkaddr,
+            [o = entry_off(d)](std::uint8_t* b) { b[o + offsetof(DirEntry, file_type)] = 2; });
       // "." and ".." hash to 0 (f2fs_dentry_hash() in fs/f2fs/hash.c).
       if (d.hash != 0)
         fix(add(mk(Code::DENTRY_HASH, d, fmt("stored hash 0x%llx, ", d.hash) + (dot ? "'.'" : "'..'") + " hashes to 0")), d.blkaddr,

@@ -194,7 +194,7 @@ class Iostat {
   std::uint64_t submit(IostatType type, std::uint64_t bytes, bool compressed) noexcept;
   // Records a completion of a request accounted in `generation`.
   void complete(IostatType type, bool compressed, IostatLat lat, std::uint64_t generation,
-                std::uint64_t submit_ns) noexcept;
+                std::uint64_t submit_ns, std::uint64_t now_ns) noexcept;
   void add_locked(IostatType type, std::uint64_t bytes, bool compressed) noexcept;
   void reset_locked() noexcept;
   bool claim_period_locked(std::uint64_t now_ns) noexcept;
@@ -221,6 +221,10 @@ class Iostat {
 /// before their callback runs (the original callback and user pointer, the
 /// submit timestamp, the generation); they are restored before the callback,
 /// so the caller sees its own request and may resubmit it from the callback.
+/// The clock is read once per accounted read/write completion and once per
+/// such submission made outside a completion callback of this layer; a
+/// request submitted from inside one takes that completion's reading as
+/// its submission time (so its latency includes the rest of the callback).
 class IostatDevice final : public BlockDevice {
  public:
   friend class Iostat;
@@ -267,6 +271,10 @@ class IostatDevice final : public BlockDevice {
   Iostat& stats_;
   Accounting accounting_;
   IostatDevice* next_tap_ = nullptr;  // Iostat's list of attached layers
+  // While a timed completion's callback runs: that completion's clock
+  // reading, the submission time of what the callback submits.
+  std::uint64_t cb_now_ = 0;
+  bool cb_timed_ = false;
 };
 
 // ---- Output ----

@@ -57,7 +57,7 @@ std::uint64_t steady_now_ns(void*) noexcept {
 // The types a submission of `type` adds to, as f2fs_update_iostat(): the
 // type itself, the hidden app read/write sums, and for compressed inodes
 // the cdata variant. Returns how many were written to `out`.
-std::size_t fan_out(IostatType type, bool compressed, IostatType out[3]) noexcept {
+constexpr std::size_t fan_out(IostatType type, bool compressed, IostatType out[3]) noexcept {
   using T = IostatType;
   std::size_t n = 0;
   out[n++] = type;
@@ -75,6 +75,29 @@ std::size_t fan_out(IostatType type, bool compressed, IostatType out[3]) noexcep
     }
   }
   return n;
+}
+
+// fan_out() for every type, with and without `compressed`: a table, so
+// that a request's accounting is a lookup.
+struct Fan {
+  std::uint8_t n = 0;
+  std::uint8_t t[3] = {0, 0, 0};
+};
+constexpr std::array<std::array<Fan, 2>, kIostatTypes> make_fans() noexcept {
+  std::array<std::array<Fan, 2>, kIostatTypes> f{};
+  for (std::size_t i = 0; i < kIostatTypes; ++i) {
+    for (int c = 0; c < 2; ++c) {
+      IostatType out[3] = {};
+      const std::size_t n = fan_out(static_cast<IostatType>(i), c != 0, out);
+      f[i][static_cast<std::size_t>(c)].n = static_cast<std::uint8_t>(n);
+      for (std::size_t k = 0; k < n; ++k) f[i][static_cast<std::size_t>(c)].t[k] = static_cast<std::uint8_t>(out[k]);
+    }
+  }
+  return f;
+}
+constexpr auto kFans = make_fans();
+constexpr const Fan& fans_of(IostatType type, bool compressed) noexcept {
+  return kFans[static_cast<std::size_t>(type)][compressed ? 1 : 0];
 }
 
 // scratch[3] of an accounted request: generation (48 bits), latency kind,
@@ -147,11 +170,10 @@ IostatSnapshot Iostat::snapshot() const {
 }
 
 void Iostat::add_locked(IostatType type, std::uint64_t bytes, bool compressed) noexcept {
-  IostatType types[3];
-  const std::size_t n = fan_out(type, compressed, types);
-  for (std::size_t i = 0; i < n; ++i) {
-    cur_.bytes[idx(types[i])] += bytes;
-    cur_.count[idx(types[i])] += 1;
+  const Fan& f = fans_of(type, compressed);
+  for (std::size_t i = 0; i < f.n; ++i) {
+    cur_.bytes[f.t[i]] += bytes;
+    cur_.count[f.t[i]] += 1;
   }
 }
 
@@ -205,17 +227,15 @@ bool Iostat::claim_period_locked(std::uint64_t now_ns) noexcept {
 }
 
 void Iostat::complete(IostatType type, bool compressed, IostatLat lat, std::uint64_t generation,
-                      std::uint64_t submit_ns) noexcept {
-  // Read the clock outside the lock; only latency-bearing requests need it.
+                      std::uint64_t submit_ns, std::uint64_t now_ns) noexcept {
+  // The caller read the clock, outside the lock, for latency-bearing requests only.
   const bool timed = static_cast<unsigned>(lat) != kNoLatency;
-  const std::uint64_t now_ns = timed ? now() : 0;
   bool due = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!cur_.enabled || generation != (generation_ & 0xffffffffffffull)) return;
-    IostatType types[3];
-    const std::size_t n = fan_out(type, compressed, types);
-    for (std::size_t i = 0; i < n; ++i) cur_.completed[idx(types[i])] += 1;
+    const Fan& f = fans_of(type, compressed);
+    for (std::size_t i = 0; i < f.n; ++i) cur_.completed[f.t[i]] += 1;
     if (!timed) return;
     const std::uint64_t d = now_ns >= submit_ns ? now_ns - submit_ns : 0;
     IostatLatency& b = cur_.latency[static_cast<std::size_t>(lat)][static_cast<std::size_t>(page_of(type))];
@@ -309,27 +329,42 @@ void IostatDevice::submit_accounted(IoRequest& req) noexcept {
     lat = static_cast<unsigned>(req.op == IoOp::read ? IostatLat::read
                                 : (req.flags & io_flag::sync) != 0 ? IostatLat::write_sync
                                                                    : IostatLat::write_async);
-    req.scratch[2] = stats_.now();
+    // Submitted from inside a completion callback of this layer: that
+    // completion's clock reading is the submission time.
+    req.scratch[2] = cb_timed_ ? cb_now_ : stats_.now();
   }
   // Bind: the decision travels with the request (bio_iostat_ctx's job).
   req.scratch[0] = reinterpret_cast<std::uintptr_t>(req.on_complete);
   req.scratch[1] = reinterpret_cast<std::uintptr_t>(req.user);
   req.scratch[3] = pack(gen, lat, type, compressed);
   req.on_complete = &IostatDevice::on_done;
-  req.user = &stats_;
+  req.user = this;
   inner_->submit(req);
 }
 
 void IostatDevice::on_done(IoRequest& req) noexcept {
-  auto& stats = *static_cast<Iostat*>(req.user);
+  auto& dev = *static_cast<IostatDevice*>(req.user);
   const std::uint64_t packed = req.scratch[3];
   const std::uint64_t submit_ns = req.scratch[2];
   // Unbind before the caller's callback, which may resubmit the request.
   req.on_complete = reinterpret_cast<IoCallback>(static_cast<std::uintptr_t>(req.scratch[0]));
   req.user = reinterpret_cast<void*>(static_cast<std::uintptr_t>(req.scratch[1]));
-  stats.complete(static_cast<IostatType>((packed >> 52) & 0x7f), (packed >> 63) != 0,
-                 static_cast<IostatLat>((packed >> 48) & 0xf), packed & 0xffffffffffffull, submit_ns);
-  if (req.on_complete != nullptr) req.on_complete(req);
+  const auto lat = static_cast<unsigned>((packed >> 48) & 0xf);
+  const bool timed = lat != kNoLatency;
+  const std::uint64_t now_ns = timed ? dev.stats_.now() : 0;  // one clock read per completion
+  dev.stats_.complete(static_cast<IostatType>((packed >> 52) & 0x7f), (packed >> 63) != 0,
+                      static_cast<IostatLat>(lat), packed & 0xffffffffffffull, submit_ns, now_ns);
+  if (req.on_complete == nullptr) return;
+  if (!timed) return req.on_complete(req);
+  // What the callback submits through this layer takes now_ns as its
+  // submission time instead of reading the clock again.
+  const std::uint64_t outer_now = dev.cb_now_;
+  const bool outer_timed = dev.cb_timed_;
+  dev.cb_now_ = now_ns;
+  dev.cb_timed_ = true;
+  req.on_complete(req);
+  dev.cb_now_ = outer_now;
+  dev.cb_timed_ = outer_timed;
 }
 
 // ---- Output ----

@@ -79,7 +79,7 @@ class LiburingDevice final : public BlockDevice {
     if (fast_ok(req) && free_ != 0) [[likely]] {
       // A valid read or write, in one SQE, with a slot free: prepared here.
       const std::uint32_t i = free_ - 1;
-      io_uring_sqe* sqe = ::io_uring_get_sqe(&ring_);
+      io_uring_sqe* sqe = get_sqe();
       if (sqe != nullptr) [[likely]] {
         Slot& s = slots_[i];
         free_ = s.next_free;
@@ -127,6 +127,17 @@ class LiburingDevice final : public BlockDevice {
   // The most one SQE asks for; the kernel moves at most MAX_RW_COUNT
   // (2 GiB less a page) per read or write anyway, and the rest follows.
   static constexpr std::uint64_t kMaxChunk = std::uint64_t{1} << 30;
+
+  // io_uring_get_sqe() for this ring: no SQPOLL (the kernel consumes SQEs
+  // only inside io_uring_enter, on this thread) and 64-byte SQEs (no
+  // SQE128), as make_liburing_device() sets it up.
+  [[gnu::always_inline]] io_uring_sqe* get_sqe() noexcept {
+    io_uring_sq& sq = ring_.sq;
+    const unsigned tail = sq.sqe_tail;
+    if (tail - *sq.khead >= sq.ring_entries) [[unlikely]] return nullptr;
+    sq.sqe_tail = tail + 1;
+    return &sq.sqes[tail & sq.ring_mask];
+  }
 
   // Whatever submit() does not prepare at once: other ops (run here, as
   // sync_op()), invalid requests, requests waiting for a slot, transfers
@@ -176,12 +187,12 @@ class LiburingDevice final : public BlockDevice {
   // Prepares the SQE for the rest of slot i's transfer.
   [[gnu::always_inline]] void issue(std::uint32_t i) noexcept {
     IoRequest& r = *slots_[i].req;
-    io_uring_sqe* sqe = ::io_uring_get_sqe(&ring_);
+    io_uring_sqe* sqe = get_sqe();
     if (sqe == nullptr) [[unlikely]] {
       // The SQ ring holds at least queue_depth entries and each slot has at
       // most one prepared, so it is full only of entries not yet sent.
       (void)::io_uring_submit(&ring_);
-      sqe = ::io_uring_get_sqe(&ring_);
+      sqe = get_sqe();
       if (sqe == nullptr) return no_sqe(i);
     }
     std::uint64_t len = r.length - r.transferred;

@@ -22,11 +22,13 @@
 #include <vector>
 
 #include "f2fscore/fsck.hpp"
+#include "f2fscore/tools/common.hpp"
 #include "f2fscore/uring_device.hpp"
 
 namespace {
 
-constexpr int kExitClean = 0, kExitRepaired = 1, kExitLeft = 4, kExitOperational = 8, kExitUsage = 16;
+namespace fexit = f2fscore::tools::fsck_exit_code;
+constexpr int kExitClean = fexit::clean, kExitOperational = fexit::operational, kExitUsage = fexit::usage;
 
 const char* kExitHelp =
     "Exit status (as e2fsck): 0 no problems; 1 problems found and all repaired; 4 problems left\n"
@@ -42,28 +44,6 @@ const char* kExitHelp =
     "Progress (-C FD, as e2fsck): FD > 0 gets one line \"PASS CURRENT MAX DEVICE\" per step (passes: 1 NAT\n"
     "and SIT, 2 node blocks, 3 namespace walk, 4 SIT and SSA comparison, 5 repair writes); -C 0 draws a\n"
     "bar on stdout when it is a terminal. Without -C nothing is printed while the check runs.";
-
-std::string json_str(std::string_view s) {
-  std::string o = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': o += "\\\""; break;
-      case '\\': o += "\\\\"; break;
-      case '\n': o += "\\n"; break;
-      case '\t': o += "\\t"; break;
-      case '\r': o += "\\r"; break;
-      default:
-        if (c < 0x20) {
-          char b[8];
-          std::snprintf(b, sizeof b, "\\u%04x", c);
-          o += b;
-        } else {
-          o += static_cast<char>(c);
-        }
-    }
-  }
-  return o + "\"";
-}
 
 // Progress as e2fsck's -C: lines "pass current max device" to a
 // descriptor, or a bar on the terminal (-C 0).
@@ -104,14 +84,6 @@ struct Progress {
   }
 };
 
-const char* severity_name(f2fscore::fsck::Severity s) {
-  switch (s) {
-    case f2fscore::fsck::Severity::info: return "info";
-    case f2fscore::fsck::Severity::warning: return "warning";
-    default: return "error";
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -135,14 +107,7 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_flag("-V,--version", version, "print the version");
   app.add_option("device", device, "block device or image file");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kExitUsage;
-  }
+  if (auto rc = f2fscore::tools::parse_command_line(app, argc, argv, kExitUsage)) return *rc;
   if (version) {
     std::printf("f2fscore-fsck %s\n", F2FSCORE_VERSION_STRING);
     return kExitClean;
@@ -161,7 +126,6 @@ int main(int argc, char** argv) {
   opts.force = force;
   opts.batch_blocks = batch;
   opts.queue_depth = depth;
-  std::string mode_name = opts.mode == fsck::Mode::check_only ? "check_only" : opts.mode == fsck::Mode::preen ? "preen" : "repair_all";
 
   // A device in use (mounted, swap, an image behind a mounted or held loop
   // device, held with O_EXCL): -n checks it read-only with a warning, as
@@ -186,7 +150,6 @@ int main(int argc, char** argv) {
     // checks it read-only, as e2fsck falls back for -p.
     std::fprintf(stderr, "f2fscore-fsck: %s is read-only: checking it without repairs (as -n)\n", device.c_str());
     opts.mode = fsck::Mode::check_only;
-    mode_name = "check_only";
     oo.read_only = true;
     oo.refuse_in_use = false;
     opened = open_device(device, oo);
@@ -217,57 +180,18 @@ int main(int argc, char** argv) {
   auto r = fsck::check(*opened->device, opts);
   prog.finish();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  fsck::ReportContext ctx;
+  ctx.device = device;
+  ctx.mode = opts.mode;
+  ctx.seconds = secs;
   if (!r) {
     if (json)
-      std::printf("{\"device\":%s,\"mode\":\"%s\",\"error\":%s,\"exit_code\":%d}\n", json_str(device).c_str(), mode_name.c_str(),
-                  json_str(r.error().message).c_str(), kExitOperational);
+      std::fputs(fsck::render_error_json(ctx, r.error().message, kExitOperational).c_str(), stdout);
     else
       std::fprintf(stderr, "f2fscore-fsck: %s: %s\n", device.c_str(), r.error().message.c_str());
     return kExitOperational;
   }
-  const fsck::Report& rep = *r;
-  const int code = rep.exit_code();
-  if (json) {
-    std::string o = "{\"device\":" + json_str(device) + ",\"mode\":\"" + mode_name + "\",\"full_check\":" +
-                    (rep.full_check ? "true" : "false") + ",\"problems\":[";
-    bool first = true;
-    for (const auto& p : rep.problems) {
-      o += first ? "" : ",";
-      first = false;
-      o += "{\"code\":" + json_str(fsck::code_name(p.code)) + ",\"severity\":\"" +
-           severity_name(fsck::definition(p.code).severity) + "\"";
-      if (p.ino) o += ",\"ino\":" + std::to_string(*p.ino);
-      if (p.nid) o += ",\"nid\":" + std::to_string(*p.nid);
-      if (p.blkaddr) o += ",\"blkaddr\":" + std::to_string(*p.blkaddr);
-      if (p.segno) o += ",\"segno\":" + std::to_string(*p.segno);
-      if (!p.path.empty()) o += ",\"path\":" + json_str(p.path);
-      if (!p.detail.empty()) o += ",\"detail\":" + json_str(p.detail);
-      o += std::string(",\"fixed\":") + (p.fixed ? "true" : "false") + "}";
-    }
-    const auto& s = rep.stats;
-    o += "],\"stats\":{\"inodes\":" + std::to_string(s.inodes) + ",\"nodes\":" + std::to_string(s.nodes) +
-         ",\"data_blocks\":" + std::to_string(s.data_blocks) + ",\"dirs\":" + std::to_string(s.dirs) +
-         ",\"files\":" + std::to_string(s.files) + ",\"bytes_read\":" + std::to_string(s.bytes_read) +
-         ",\"seconds\":" + std::to_string(secs) + "},\"wrote\":" + (rep.wrote ? "true" : "false") +
-         ",\"exit_code\":" + std::to_string(code) + "}";
-    std::printf("%s\n", o.c_str());
-    return code;
-  }
-  for (const auto& p : rep.problems) std::printf("%s\n", p.to_string().c_str());
-  if (!quiet) {
-    std::size_t fixed = 0;
-    for (const auto& p : rep.problems) fixed += p.fixed ? 1 : 0;
-    std::printf("%s: %s check (%s): %zu problem%s, %zu fixed; %llu inodes (%llu dirs, %llu files), %llu nodes, "
-                "%llu data blocks; %.3f s\n",
-                device.c_str(), rep.full_check ? "full" : "fast", mode_name.c_str(), rep.problems.size(),
-                rep.problems.size() == 1 ? "" : "s", fixed, static_cast<unsigned long long>(rep.stats.inodes),
-                static_cast<unsigned long long>(rep.stats.dirs), static_cast<unsigned long long>(rep.stats.files),
-                static_cast<unsigned long long>(rep.stats.nodes), static_cast<unsigned long long>(rep.stats.data_blocks),
-                secs);
-    std::printf("%s\n", code == kExitClean      ? "clean"
-                        : code == kExitRepaired ? "all problems repaired"
-                                                : "problems left unrepaired");
-  }
-  (void)kExitLeft;
-  return code;
+  const std::string out = json ? fsck::render_report_json(*r, ctx) : fsck::render_report_text(*r, ctx, quiet);
+  if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() || std::fflush(stdout) != 0) return kExitOperational;
+  return r->exit_code();
 }

@@ -119,14 +119,7 @@ int fs_main(int argc, char** argv) {
   app.add_option("--plot", plot, "Draw the per-period series into FILE.svg or FILE.png (gnuplot)");
   app.add_option("--backend", backend_s, "auto, io_uring (through Asio), uring (liburing directly) or posix");
   app.add_flag("--no-unmount", no_unmount, "Leave the volume as after the last sync (no unmount checkpoint)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kExitUsage;
-  }
+  if (auto rc = tools::parse_command_line(app, argc, argv, kExitUsage)) return *rc;
   auto usage = [](const std::string& m) {
     std::fprintf(stderr, "f2fscore-io fs: %s\nRun with --help for more information.\n", m.c_str());
     return kExitUsage;
@@ -224,13 +217,14 @@ int fs_main(int argc, char** argv) {
     if (auto st = (*w)->unmount(); !st) return fail("unmount: " + st.error().to_string());
   }
   if (json) {
-    std::string out = "{\"target\": " + json_string(target) + ", \"ipu_policy\": " +
-                      json_string(ipu_policy_string(ipu_in_force.ipu_policy)) +
-                      ", \"min_ipu_util\": " + std::to_string(ipu_in_force.min_ipu_util) +
-                      ", \"min_fsync_blocks\": " + std::to_string(ipu_in_force.min_fsync_blocks) +
-                      ", \"fdatasync_in_place\": " + (ipu_in_force.fdatasync_in_place ? "true" : "false") +
-                      ", \"report\": " + workload_report_json(*rep) + "}\n";
-    std::fputs(out.c_str(), stdout);
+    tools::Json j;
+    j["target"] = target;
+    j["ipu_policy"] = ipu_policy_string(ipu_in_force.ipu_policy);
+    j["min_ipu_util"] = ipu_in_force.min_ipu_util;
+    j["min_fsync_blocks"] = ipu_in_force.min_fsync_blocks;
+    j["fdatasync_in_place"] = ipu_in_force.fdatasync_in_place;
+    j["report"] = nested_json(workload_report_json(*rep));
+    if (!tools::print_json(j, tools::JsonLayout::line_spaced)) return kExitFailure;
   } else {
     std::printf("f2fscore-io fs: %s (%s, %s); ipu_policy %s, min_ipu_util %u, min_fsync_blocks %u%s\n", target.c_str(),
                 std::string(backend_name(opened->backend)).c_str(), buffered ? "buffered" : "direct",

@@ -5,14 +5,18 @@
 #include <cstdint>
 #include <string>
 
+#include "f2fscore/tools/common.hpp"
+
 namespace f2fscore::io_tool {
 
-inline constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2;
+inline constexpr int kExitOk = tools::exit_code::ok, kExitFailure = tools::exit_code::failure,
+                     kExitUsage = tools::exit_code::usage;
 
 /// "4k", "1m", "64MiB" (powers of 1024) to bytes; false when malformed.
 bool parse_size(const std::string& s, std::uint64_t& out);
-/// A JSON string literal.
-std::string json_string(const std::string& s);
+/// A JSON text that the drivers or the library rendered, as a value to
+/// nest in the tool's output.
+tools::Json nested_json(const std::string& text);
 /// `f2fscore-io fs ...` with argv[0] = "fs".
 int fs_main(int argc, char** argv);
 

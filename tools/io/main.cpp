@@ -54,18 +54,7 @@ bool parse_size(const std::string& s, std::uint64_t& out) {
   return true;
 }
 
-std::string json_string(const std::string& s) {
-  std::string o = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') o += '\\', o += static_cast<char>(c);
-    else if (c < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", c);
-      o += b;
-    } else o += static_cast<char>(c);
-  }
-  return o + "\"";
-}
+tools::Json nested_json(const std::string& text) { return tools::Json::parse(text); }
 
 }  // namespace f2fscore::io_tool
 
@@ -73,7 +62,7 @@ namespace {
 using f2fscore::io_tool::kExitFailure;
 using f2fscore::io_tool::kExitOk;
 using f2fscore::io_tool::kExitUsage;
-using f2fscore::io_tool::json_string;
+using f2fscore::io_tool::nested_json;
 using f2fscore::io_tool::parse_size;
 using f2fscore::io_tool::kFooter;
 
@@ -130,19 +119,8 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "Seed for random offsets");
   app.add_flag("--json", json, "Print one JSON object");
   app.add_flag("-V,--version", version, "Print the version and exit");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    for (int i = 1; i < argc; ++i)
-      if (std::string(argv[i]) == "-V" || std::string(argv[i]) == "--version") {
-        std::printf("f2fscore-io %s\n", F2FSCORE_VERSION_STRING);
-        return kExitOk;
-      }
-    app.exit(e);
-    return kExitUsage;
-  }
+  if (auto rc = f2fscore::tools::parse_command_line(app, argc, argv, kExitUsage, "f2fscore-io " F2FSCORE_VERSION_STRING))
+    return *rc;
   if (version) {
     std::printf("f2fscore-io %s\n", F2FSCORE_VERSION_STRING);
     return kExitOk;
@@ -245,12 +223,13 @@ int main(int argc, char** argv) {
   const auto now = static_cast<std::int64_t>(std::time(nullptr));
   const DeviceInfo& di = dev.info();
   if (json) {
-    std::string out = "{\"target\": " + json_string(target) + ", \"backend\": \"" +
-                      std::string(backend_name(opened->backend)) + "\", \"direct\": " +
-                      (di.direct ? "true" : "false") + ", \"job\": " + io_report_json(job, *report);
-    if (iostat_on) out += ", \"iostat\": " + iostat_json(snap, now);
-    out += "}\n";
-    std::fputs(out.c_str(), stdout);
+    f2fscore::tools::Json j;
+    j["target"] = target;
+    j["backend"] = backend_name(opened->backend);
+    j["direct"] = di.direct;
+    j["job"] = nested_json(io_report_json(job, *report));
+    if (iostat_on) j["iostat"] = nested_json(iostat_json(snap, now));
+    if (!f2fscore::tools::print_json(j, f2fscore::tools::JsonLayout::line_spaced)) return kExitFailure;
   } else {
     std::printf("f2fscore-io: %s on %s (%s, %s, %llu bytes)\n", std::string(io_pattern_name(job.pattern)).c_str(),
                 target.c_str(), std::string(backend_name(opened->backend)).c_str(),

@@ -7,15 +7,17 @@
 #endif
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "f2fscore/device.hpp"
+#include "f2fscore/tools/common.hpp"
 #include "f2fscore/tune.hpp"
 
 namespace {
 
-constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2;
+namespace ftools = f2fscore::tools;
+constexpr int kExitOk = ftools::exit_code::ok, kExitFailure = ftools::exit_code::failure,
+              kExitUsage = ftools::exit_code::usage;
 
 const char* kFooter =
     "Without LABEL: prints the label (the superblock's volume_name). With LABEL: stores it in both\n"
@@ -35,14 +37,7 @@ int main(int argc, char** argv) {
   auto* label_opt = app.add_option("label", label, "New label (UTF-8)");
   app.add_flag("--json", json, "Print one JSON object {\"device\", \"label\"}");
   app.add_flag("-V,--version", version, "Print the version and exit");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "f2fscore-label: %s (see --help)\n", e.what());
-    return kExitUsage;
-  }
+  if (auto rc = ftools::parse_command_line(app, argc, argv, kExitUsage)) return *rc;
   if (version) {
     std::printf("f2fscore-label %s\n", F2FSCORE_VERSION_STRING);
     return kExitOk;
@@ -54,8 +49,7 @@ int main(int argc, char** argv) {
   const bool set = label_opt->count() > 0;
   auto fail = [&](const std::string& m) {
     if (json) {
-      nlohmann::json j{{"device", device}, {"error", m}, {"exit_code", kExitFailure}};
-      std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+      ftools::print_json({{"device", device}, {"error", m}, {"exit_code", kExitFailure}});
     } else {
       std::fprintf(stderr, "f2fscore-label: %s\n", m.c_str());
     }
@@ -86,8 +80,7 @@ int main(int argc, char** argv) {
     auto l = f2fscore::read_volume_label(**dev);
     if (!l) return fail(why(l.error()));
     if (json) {
-      nlohmann::json j{{"device", device}, {"label", *l}};
-      std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+      ftools::print_json({{"device", device}, {"label", *l}});
     } else {
       std::printf("%s\n", l->c_str());
     }
@@ -95,8 +88,7 @@ int main(int argc, char** argv) {
   }
   if (auto st = f2fscore::write_volume_label(**dev, label); !st) return fail(why(st.error()));
   if (json) {
-    nlohmann::json j{{"device", device}, {"label", label}};
-    std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    if (!ftools::print_json({{"device", device}, {"label", label}})) return kExitFailure;
   }
   return kExitOk;
 }

@@ -34,11 +34,15 @@
 #include "f2fscore/endian.hpp"
 #include "f2fscore/mkfs.hpp"
 #include "f2fscore/populate.hpp"
+#include "f2fscore/tools/common.hpp"
+#include "f2fscore/tools/populate_json.hpp"
 #include "f2fscore/writer.hpp"
 
 namespace {
 
-constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2;
+namespace ftools = f2fscore::tools;
+constexpr int kExitOk = ftools::exit_code::ok, kExitFailure = ftools::exit_code::failure,
+              kExitUsage = ftools::exit_code::usage;
 
 const char* kExitHelp =
     "Exit status: 0 success; 1 failure (device missing or read-only, too small, existing file\n"
@@ -103,16 +107,6 @@ std::uint64_t start_sector_of(const std::string& path) {
 #endif
 }
 
-std::string json_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '"' || c == '\\') { o += '\\'; o += c; }
-    else if (static_cast<unsigned char>(c) < 0x20) { char b[8]; std::snprintf(b, sizeof b, "\\u%04x", c); o += b; }
-    else o += c;
-  }
-  return o;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -159,18 +153,8 @@ int main(int argc, char** argv) {
   app.add_flag("-q", quiet, "Quiet: print only errors");
   app.add_flag("--json", json, "Print a machine-readable summary");
   app.add_flag("-V,--version", version, "Print the version and exit");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    if (std::string(argv[argc > 1 ? 1 : 0]) == "-V" || std::string(argv[argc > 1 ? 1 : 0]) == "--version") {
-      std::printf("f2fscore-mkfs %s\n", F2FSCORE_VERSION_STRING);
-      return kExitOk;
-    }
-    app.exit(e);
-    return kExitUsage;
-  }
+  if (auto rc = ftools::parse_command_line(app, argc, argv, kExitUsage, "f2fscore-mkfs " F2FSCORE_VERSION_STRING))
+    return *rc;
   if (version) {
     std::printf("f2fscore-mkfs %s\n", F2FSCORE_VERSION_STRING);
     return kExitOk;
@@ -326,27 +310,39 @@ int main(int argc, char** argv) {
   const auto& cp = rep->plan.cp;
   const std::string uuid = f2fscore::format_uuid(sb.uuid);
   if (json) {
-    std::printf(
-        "{\"device\":\"%s\",\"uuid\":\"%s\",\"label\":\"%s\",\"features\":\"%s\",\"sector_size\":%u,"
-        "\"block_count\":%llu,\"segment_count\":%u,\"segment_count_main\":%u,\"section_count\":%u,"
-        "\"segs_per_sec\":%u,\"secs_per_zone\":%u,\"cp_blkaddr\":%u,\"sit_blkaddr\":%u,\"nat_blkaddr\":%u,"
-        "\"ssa_blkaddr\":%u,\"main_blkaddr\":%u,\"segment_count_sit\":%u,\"segment_count_nat\":%u,"
-        "\"segment_count_ssa\":%u,\"cp_payload\":%u,\"overprovision_percent\":%.3f,\"reserved_segments\":%u,"
-        "\"overprov_segments\":%u,\"user_block_count\":%llu,\"ckpt_flags\":%u,\"bytes_written\":%llu,"
-        "\"bytes_zeroed\":%llu,\"discarded\":%s,\"populated\":{\"files\":%llu,\"directories\":%llu,"
-        "\"bytes_written\":%llu,\"problems\":%zu}}\n",
-        json_escape(device).c_str(), uuid.c_str(), json_escape(label).c_str(),
-        f2fscore::disk::feature_names(sb.feature.get()).c_str(), rep->plan.sector_size,
-        static_cast<unsigned long long>(sb.block_count.get()), sb.segment_count.get(), sb.segment_count_main.get(),
-        sb.section_count.get(), sb.segs_per_sec.get(), sb.secs_per_zone.get(), sb.cp_blkaddr.get(),
-        sb.sit_blkaddr.get(), sb.nat_blkaddr.get(), sb.ssa_blkaddr.get(), sb.main_blkaddr.get(),
-        sb.segment_count_sit.get(), sb.segment_count_nat.get(), sb.segment_count_ssa.get(), sb.cp_payload.get(),
-        rep->plan.overprovision, rep->plan.reserved_segments, cp.overprov_segment_count.get(),
-        static_cast<unsigned long long>(cp.user_block_count.get()), cp.ckpt_flags.get(),
-        static_cast<unsigned long long>(rep->bytes_written), static_cast<unsigned long long>(rep->bytes_zeroed),
-        rep->discarded ? "true" : "false", static_cast<unsigned long long>(copied.files),
-        static_cast<unsigned long long>(copied.directories), static_cast<unsigned long long>(copied.bytes_written),
-        copied.problems.size());
+    ftools::Json j;
+    j["device"] = device;
+    j["uuid"] = uuid;
+    j["label"] = label;
+    j["features"] = ftools::name_array(f2fscore::disk::feature_names(sb.feature.get()));
+    j["sector_size"] = rep->plan.sector_size;
+    j["block_count"] = sb.block_count.get();
+    j["segment_count"] = sb.segment_count.get();
+    j["segment_count_main"] = sb.segment_count_main.get();
+    j["section_count"] = sb.section_count.get();
+    j["segs_per_sec"] = sb.segs_per_sec.get();
+    j["secs_per_zone"] = sb.secs_per_zone.get();
+    j["cp_blkaddr"] = sb.cp_blkaddr.get();
+    j["sit_blkaddr"] = sb.sit_blkaddr.get();
+    j["nat_blkaddr"] = sb.nat_blkaddr.get();
+    j["ssa_blkaddr"] = sb.ssa_blkaddr.get();
+    j["main_blkaddr"] = sb.main_blkaddr.get();
+    j["segment_count_sit"] = sb.segment_count_sit.get();
+    j["segment_count_nat"] = sb.segment_count_nat.get();
+    j["segment_count_ssa"] = sb.segment_count_ssa.get();
+    j["cp_payload"] = sb.cp_payload.get();
+    j["overprovision_percent"] = rep->plan.overprovision;
+    j["reserved_segments"] = rep->plan.reserved_segments;
+    j["overprov_segments"] = cp.overprov_segment_count.get();
+    j["user_block_count"] = cp.user_block_count.get();
+    j["ckpt_flags"] = cp.ckpt_flags.get();
+    j["device_bytes_written"] = rep->bytes_written;
+    j["device_bytes_zeroed"] = rep->bytes_zeroed;
+    j["discarded"] = rep->discarded;
+    ftools::Json populated = ftools::Json::object();
+    ftools::add_populate_report(populated, copied);
+    j["populated"] = std::move(populated);
+    if (!ftools::print_json(j)) return kExitFailure;
   } else if (!quiet) {
     std::printf("f2fscore-mkfs %s\n", F2FSCORE_VERSION_STRING);
     std::printf("Device:            %s (%llu sectors of %u bytes)\n", device.c_str(),

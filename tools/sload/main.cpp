@@ -11,28 +11,22 @@
 #include <string>
 
 #include "f2fscore/populate.hpp"
+#include "f2fscore/tools/common.hpp"
+#include "f2fscore/tools/populate_json.hpp"
 #include "f2fscore/uring_device.hpp"
 #include "f2fscore/writer.hpp"
 
 namespace {
 
-constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2;
+namespace ftools = f2fscore::tools;
+constexpr int kExitOk = ftools::exit_code::ok, kExitFailure = ftools::exit_code::failure,
+              kExitUsage = ftools::exit_code::usage;
 
 const char* kExitHelp =
     "Exit status: 0 every entry copied and the image unmounted cleanly; 1 failure (no such\n"
     "source directory or not a directory, image missing or not F2FS, a volume the writer\n"
     "refuses, no space left, an entry that could not be copied: each is named); 2 usage error.\n"
     "Unlike sload.f2fs the image needs no fsck afterwards.";
-
-std::string json_str(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') { o += '\\'; o += c; }
-    else if (static_cast<unsigned char>(c) < 0x20) { char b[8]; std::snprintf(b, sizeof b, "\\u%04x", c); o += b; }
-    else o += c;
-  }
-  return o + "\"";
-}
 
 }  // namespace
 
@@ -57,14 +51,7 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", quiet, "Print only errors");
   app.add_flag("--json", json, "Print a machine-readable summary");
   app.add_flag("-V,--version", version, "Print the version and exit");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kExitUsage;
-  }
+  if (auto rc = ftools::parse_command_line(app, argc, argv, kExitUsage)) return *rc;
   if (version) {
     std::printf("f2fscore-sload %s\n", F2FSCORE_VERSION_STRING);
     return kExitOk;
@@ -78,8 +65,7 @@ int main(int argc, char** argv) {
   if (target.empty() || target[0] != '/') return usage("-t: the target must be an absolute path in the image");
   auto fail = [&](const std::string& m) {
     if (json)
-      std::printf("{\"device\":%s,\"source\":%s,\"error\":%s,\"exit_code\":%d}\n", json_str(device).c_str(),
-                  json_str(source).c_str(), json_str(m).c_str(), kExitFailure);
+      ftools::print_json({{"device", device}, {"source", source}, {"error", m}, {"exit_code", kExitFailure}});
     else
       std::fprintf(stderr, "f2fscore-sload: %s\n", m.c_str());
     return kExitFailure;
@@ -129,21 +115,14 @@ int main(int argc, char** argv) {
   const auto& r = *rep;
   const int code = r.problems.empty() ? kExitOk : kExitFailure;
   if (json) {
-    std::string o = "{\"device\":" + json_str(device) + ",\"source\":" + json_str(source) +
-                    ",\"target\":" + json_str(target) + ",\"directories\":" + std::to_string(r.directories) +
-                    ",\"files\":" + std::to_string(r.files) + ",\"hard_links\":" + std::to_string(r.hard_links) +
-                    ",\"symlinks\":" + std::to_string(r.symlinks) + ",\"specials\":" + std::to_string(r.specials) +
-                    ",\"xattrs\":" + std::to_string(r.xattrs) + ",\"bytes_written\":" + std::to_string(r.bytes_written) +
-                    ",\"hole_bytes\":" + std::to_string(r.hole_bytes) + ",\"write_calls\":" +
-                    std::to_string(r.write_calls) + ",\"seconds\":" + std::to_string(secs) + ",\"problems\":[";
-    for (std::size_t i = 0; i < r.problems.size(); ++i) {
-      const auto& p = r.problems[i];
-      o += (i ? "," : "") + std::string("{\"source\":") + json_str(p.source) + ",\"path\":" + json_str(p.path) +
-           ",\"code\":" + json_str(std::string(f2fscore::errc_name(p.error.code))) + ",\"message\":" +
-           json_str(p.error.message) + "}";
-    }
-    o += "],\"exit_code\":" + std::to_string(code) + "}";
-    std::printf("%s\n", o.c_str());
+    ftools::Json j;
+    j["device"] = device;
+    j["source"] = source;
+    j["target"] = target;
+    ftools::add_populate_report(j, r);
+    j["seconds"] = secs;
+    j["exit_code"] = code;
+    if (!ftools::print_json(j)) return kExitFailure;
     return code;
   }
   for (const auto& p : r.problems) std::fprintf(stderr, "f2fscore-sload: %s\n", p.to_string().c_str());

@@ -234,4 +234,35 @@ struct Report {
 /// neither superblock or neither checkpoint pack is usable (exit 8).
 Result<Report> check(BlockDevice& dev, const Options& opts);
 
+/// "info", "warning" or "error".
+std::string_view severity_name(Severity s) noexcept;
+/// "check_only" (-n), "preen" (-p/-a) or "repair_all" (-y).
+std::string_view mode_name(Mode m) noexcept;
+
+/// What a rendered report says besides the Report: the device as the user
+/// named it, the mode the check ran in, its wall time in seconds.
+struct ReportContext {
+  std::string device;
+  Mode mode = Mode::check_only;
+  double seconds = 0;
+};
+
+/// f2fscore-fsck's text: one Problem::to_string() line per problem, then
+/// (unless quiet) "DEVICE: full|fast check (MODE): N problems, M fixed;
+/// I inodes (D dirs, F files), N nodes, B data blocks; S s" and "clean",
+/// "all problems repaired" or "problems left unrepaired" by exit_code().
+std::string render_report_text(const Report& r, const ReportContext& c, bool quiet);
+
+/// f2fscore-fsck --json: one line, an object {"device", "mode",
+/// "full_check", "problems": [{"code" (code_name()), "severity", "ino",
+/// "nid", "blkaddr", "segno", "path", "detail" (each only when known),
+/// "fixed"}], "stats": {"inodes", "nodes", "data_blocks", "dirs", "files",
+/// "bytes_read", "seconds"}, "wrote", "exit_code"} and a newline
+/// (docs/json/fsck.schema.json).
+std::string render_report_json(const Report& r, const ReportContext& c);
+
+/// f2fscore-fsck --json after an operational error: {"device", "mode",
+/// "error", "exit_code"} on one line and a newline.
+std::string render_error_json(const ReportContext& c, std::string_view message, int exit_code);
+
 }  // namespace f2fscore::fsck

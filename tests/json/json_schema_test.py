@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Every tool's --json output validated against its schema in docs/json/.
+
+Runs f2fscore-mkfs, -fsck, -sload, -label and -io on scratch images, the
+successful runs and the failures that print JSON, parses each output and
+validates it with the JSON Schema subset the schemas use (type, required,
+properties, additionalProperties: false, items, enum; draft 2020-12
+meanings). Then checks that a field name has one type across all schemas
+and the type docs/json/fields.json gives for the names tools share.
+
+Usage: json_schema_test.py SOURCE_DIR BUILD_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL: " + msg)
+
+
+def type_ok(v, t):
+    if t == "string": return isinstance(v, str)
+    if t == "integer": return isinstance(v, int) and not isinstance(v, bool)
+    if t == "number": return isinstance(v, (int, float)) and not isinstance(v, bool)
+    if t == "boolean": return isinstance(v, bool)
+    if t == "object": return isinstance(v, dict)
+    if t == "array": return isinstance(v, list)
+    if t == "null": return v is None
+    raise ValueError("schema type not in the subset: " + t)
+
+
+KNOWN = {"$schema", "$id", "title", "description", "type", "required", "properties",
+         "additionalProperties", "items", "enum"}
+
+
+def validate(v, s, where, errs):
+    unknown = set(s) - KNOWN
+    if unknown:
+        errs.append(f"{where}: schema keyword(s) outside the subset: {sorted(unknown)}")
+    if "type" in s and not type_ok(v, s["type"]):
+        errs.append(f"{where}: {json.dumps(v)[:80]} is not of type {s['type']}")
+        return
+    if "enum" in s and v not in s["enum"]:
+        errs.append(f"{where}: {json.dumps(v)[:80]} not one of {s['enum']}")
+    if isinstance(v, dict):
+        for r in s.get("required", []):
+            if r not in v: errs.append(f"{where}: required field {r!r} missing")
+        props = s.get("properties", {})
+        for k, x in v.items():
+            if k in props: validate(x, props[k], f"{where}.{k}", errs)
+            elif s.get("additionalProperties", True) is False: errs.append(f"{where}: field {k!r} not in the schema")
+    if isinstance(v, list) and "items" in s:
+        for i, x in enumerate(v): validate(x, s["items"], f"{where}[{i}]", errs)
+
+
+def self_test():
+    """The validator rejects what it must (so a pass means something)."""
+    s = {"type": "object", "required": ["a"], "additionalProperties": False,
+         "properties": {"a": {"type": "integer"}, "b": {"type": "array", "items": {"enum": ["x"]}}}}
+    cases = [({"a": 1, "b": ["x"]}, 0), ({"b": []}, 1), ({"a": True}, 1), ({"a": 1.5}, 1),
+             ({"a": 1, "c": 0}, 1), ({"a": 1, "b": ["y"]}, 1), ([], 1)]
+    for doc, nerr in cases:
+        errs = []
+        validate(doc, s, "$", errs)
+        if (len(errs) > 0) != (nerr > 0): fail(f"validator self-test: {doc} gave {errs}")
+
+
+def run(cmd, expect_rc):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode != expect_rc:
+        fail(f"{' '.join(cmd)}: exit {p.returncode}, expected {expect_rc}: {p.stderr.strip()[:300]}")
+    return p.stdout
+
+
+def check(name, schemas, cmd, expect_rc):
+    out = run(cmd, expect_rc)
+    try:
+        doc = json.loads(out)
+    except ValueError as e:
+        fail(f"{name}: {' '.join(cmd)} printed no JSON ({e}): {out[:200]!r}")
+        return None
+    errs = []
+    validate(doc, schemas[name], name, errs)
+    for e in errs: fail(f"{' '.join(cmd)}: {e}")
+    if not errs: print(f"ok: {name}: {' '.join(cmd[1:])}")
+    return doc
+
+
+def field_types(s, path, acc):
+    for k, x in s.get("properties", {}).items():
+        if "type" in x: acc.setdefault(k, set()).add((x["type"], path + "." + k))
+        field_types(x, path + "." + k, acc)
+    if "items" in s: field_types(s["items"], path + "[]", acc)
+
+
+def main():
+    src, build = sys.argv[1], sys.argv[2]
+    jdir = os.path.join(src, "docs", "json")
+    schemas = {f[:-len(".schema.json")]: json.load(open(os.path.join(jdir, f)))
+               for f in sorted(os.listdir(jdir)) if f.endswith(".schema.json")}
+    fields = json.load(open(os.path.join(jdir, "fields.json")))["fields"]
+    tool = lambda t: os.path.join(build, "tools", t, "f2fscore-" + t)
+    self_test()
+
+    with tempfile.TemporaryDirectory() as t:
+        img = os.path.join(t, "v.img")
+        with open(img, "wb") as f: f.truncate(256 << 20)
+        tree = os.path.join(t, "tree")
+        os.makedirs(os.path.join(tree, "d"))
+        with open(os.path.join(tree, "d", "f"), "w") as f: f.write("x" * 5000)
+        check("mkfs", schemas, [tool("mkfs"), "--json", "-l", "lab\"el", "-O", "extra_attr,inode_checksum", img], 0)
+        pop = os.path.join(t, "p.img")
+        with open(pop, "wb") as f: f.truncate(128 << 20)
+        check("mkfs", schemas, [tool("mkfs"), "--json", "--populate", tree, pop], 0)
+        check("sload", schemas, [tool("sload"), "--json", "-f", tree, "-t", "/in", img], 0)
+        check("sload-error", schemas, [tool("sload"), "--json", "-f", tree, os.path.join(t, "missing.img")], 1)
+        check("fsck", schemas, [tool("fsck"), "-n", "--json", img], 0)
+        check("fsck", schemas, [tool("fsck"), "-p", "-f", "--json", img], 0)
+        junk = os.path.join(t, "junk.img")
+        with open(junk, "wb") as f: f.truncate(64 << 20)
+        check("fsck-error", schemas, [tool("fsck"), "-n", "--json", junk], 8)
+        check("label", schemas, [tool("label"), "--json", img], 0)
+        check("label", schemas, [tool("label"), "--json", img, "new"], 0)
+        check("label-error", schemas, [tool("label"), "--json", junk], 1)
+        raw = os.path.join(t, "raw")
+        with open(raw, "wb") as f: f.write(b"\0" * (4 << 20))
+        check("io", schemas, [tool("io"), raw, "--rw", "read", "--bs", "4k", "--size", "4m", "--buffered",
+                              "--backend", "posix", "--iostat", "--json"], 0)
+        check("io-fs", schemas, [tool("io"), "fs", img, "-w", "smallfiles", "--files", "20", "--file-bytes", "100",
+                                 "--iostat", "--json"], 0)
+
+    # One name, one type, across every schema; the shared names as fields.json says.
+    acc = {}
+    for n, s in schemas.items(): field_types(s, n, acc)
+    for k, ts in sorted(acc.items()):
+        types = {x for x, _ in ts}
+        if len(types) > 1: fail(f"field {k!r} has types {sorted(types)}: {sorted(p for _, p in ts)}")
+    for k, f in fields.items():
+        if k not in acc: fail(f"fields.json names {k!r}, which no schema has")
+        elif {x for x, _ in acc[k]} != {f["type"]}: fail(f"field {k!r}: fields.json says {f['type']}, schemas say {acc[k]}")
+    if failures:
+        print(f"{len(failures)} failure(s)")
+        return 1
+    print("all tool JSON valid against docs/json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+// What every f2fscore tool shares: parsing the command line (usage errors
+// prefixed with the tool's name, CLI11's own included), the exit codes each
+// tool documents in --help and its manual page, and JSON output (every JSON
+// document of the tools is built with nlohmann-json and printed here).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace f2fscore::tools {
+
+// JSON object with keys in insertion order, as the library's renderers use.
+using Json = nlohmann::ordered_json;
+
+// Exit codes of mkfs, sload, dump, label and io.
+namespace exit_code {
+inline constexpr int ok = 0;
+inline constexpr int failure = 1;
+inline constexpr int usage = 2;
+}  // namespace exit_code
+
+// Exit codes of fsck, e2fsck's (e2fsck(8), "EXIT CODE").
+namespace fsck_exit_code {
+inline constexpr int clean = 0;
+inline constexpr int repaired = 1;
+inline constexpr int left_unrepaired = 4;
+inline constexpr int operational = 8;
+inline constexpr int usage = 16;
+}  // namespace fsck_exit_code
+
+// Parses argv into app. Returns std::nullopt when the command line is
+// accepted, else the code the tool exits with: 0 after --help (printed to
+// stdout) or, when version_line is given and -V/--version is among the
+// arguments, after printing version_line; usage_code after a parse error,
+// printed to stderr as "TOOL: MESSAGE" (TOOL is app's name) and a hint
+// line. An argument CLI11 does not know that starts with '-' is named as an
+// unknown option.
+std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, int usage_code,
+                                      const char* version_line = nullptr);
+
+// The text of a parse error as parse_command_line prints it, without the
+// tool's name and the hint line.
+std::string parse_error_message(CLI::App& app, const CLI::ParseError& e);
+
+// Prints "TOOL: MESSAGE" on stderr (the hint line too when hint is set) and
+// returns code.
+int print_error(std::string_view tool, std::string_view message, int code, bool hint = false);
+
+// j on one line ({"a":1,"b":[2]}); invalid UTF-8 in strings replaced by
+// U+FFFD, never an exception.
+std::string json_line(const Json& j);
+
+// j on one line with a space after each ',' and ':' ({"a": 1, "b": [2]}),
+// the layout of f2fscore-io's JSON; strings and numbers as json_line.
+std::string json_line_spaced(const Json& j);
+
+// j indented by two spaces, as f2fscore-dump prints.
+std::string json_pretty(const Json& j);
+
+// Prints j in the layout (json_line, json_line_spaced, json_pretty) and a newline to
+// stdout; false when stdout could not be written.
+enum class JsonLayout { line, line_spaced, pretty };
+bool print_json(const Json& j, JsonLayout layout = JsonLayout::line);
+
+}  // namespace f2fscore::tools
+
+namespace f2fscore::tools {
+
+// A space-separated list of names (as disk::feature_names() gives) as a JSON
+// array of strings, the shape every tool's "features" field has.
+Json name_array(std::string_view names);
+
+}  // namespace f2fscore::tools

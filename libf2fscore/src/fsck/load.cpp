@@ -365,27 +365,54 @@ Status Checker::read_sit(const std::map<std::uint32_t, SitEntry>& journal) {
       std::memcpy(partial.back().second.data(), e.valid_map, kSitVblockMapSize);
     }
   };
-  F2FSCORE_TRY(read_blocks_batched(
-      dev_, saddrs, opts_.batch_blocks, opts_.queue_depth, 1,
-      [&](block_t a, const std::uint8_t* data) {
-        progress(1, ++pass1_done_, pass1_max_);
-        std::uint32_t blk = 0;
-        int copy = 0;
-        if (!g.sit_index(a, &blk, &copy)) return;
-        for (std::uint32_t i = 0; i < kSitEntryPerBlock; ++i) {
-          const std::uint32_t segno = blk * kSitEntryPerBlock + i;
-          if (segno >= main_segs_) break;
-          auto j = journal.find(segno);
-          if (j != journal.end()) {
-            keep(segno, j->second);
-            continue;
-          }
-          SitEntry e;
-          std::memcpy(&e, data + i * sizeof(SitEntry), sizeof(SitEntry));
-          keep(segno, e);
+  auto decode = [&](block_t a, const std::uint8_t* data) {
+    progress(1, ++pass1_done_, pass1_max_);
+    std::uint32_t blk = 0;
+    int copy = 0;
+    if (!g.sit_index(a, &blk, &copy)) return;
+    for (std::uint32_t i = 0; i < kSitEntryPerBlock; ++i) {
+      const std::uint32_t segno = blk * kSitEntryPerBlock + i;
+      if (segno >= main_segs_) break;
+      auto j = journal.find(segno);
+      if (j != journal.end()) {
+        keep(segno, j->second);
+        continue;
+      }
+      SitEntry e;
+      std::memcpy(&e, data + i * sizeof(SitEntry), sizeof(SitEntry));
+      keep(segno, e);
+    }
+  };
+  // SIT blocks the device reports in a hole (a sparse image file:
+  // BlockDevice::next_data()) read as zeroes: decoded without a read.
+  std::vector<block_t> reads;
+  {
+    static const std::uint8_t kZeroBlock[kBlockSize] = {};
+    const std::uint64_t dev_end = dev_.info().size_bytes;
+    std::uint64_t hole_lo = 0, hole_hi = 0, data_lo = 0, data_hi = 0;  // known [lo, hi) ranges
+    reads.reserve(saddrs.size());
+    for (block_t a : saddrs) {
+      const std::uint64_t off = static_cast<std::uint64_t>(a) * kBlockSize, end = off + kBlockSize;
+      if (end > dev_end) {
+        reads.push_back(a);  // past the device: the read reports it
+        continue;
+      }
+      if (!(off >= hole_lo && end <= hole_hi) && !(off >= data_lo && off < data_hi)) {
+        const std::uint64_t d = dev_.next_data(off, dev_end);
+        if (d >= end) {
+          hole_lo = off;
+          hole_hi = d;
+        } else {
+          data_lo = off;
+          data_hi = std::max(dev_.next_hole(std::max(d, off), dev_end), end);
         }
-      },
-      &report_.stats.bytes_read));
+      }
+      if (off >= hole_lo && end <= hole_hi) decode(a, kZeroBlock);
+      else reads.push_back(a);
+    }
+  }
+  F2FSCORE_TRY(read_blocks_batched(dev_, reads, opts_.batch_blocks, opts_.queue_depth, 1, decode,
+                                   &report_.stats.bytes_read));
   std::sort(partial.begin(), partial.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   partial_segnos_.reserve(partial.size());
   partial_maps_.reserve(partial.size());

@@ -42,7 +42,7 @@ Status Writer::Impl::load() {
                       vol->open_report().pending_fsync_nodes)
                       .c_str());
   if (cp.ckpt_flags.get() & (cp_flag::error | cp_flag::fsck | cp_flag::disabled | cp_flag::resizefs))
-    return refuse("the checkpoint carries CP_ERROR, CP_FSCK, CP_DISABLED or CP_RESIZEFS: run fsck first");
+    return refuse("the checkpoint carries CP_ERROR, CP_FSCK, CP_DISABLED or CP_RESIZEFS: run f2fscore-fsck first");
   main_blk = vol->main_blkaddr();
   main_segs = vol->main_segments();
   segs_per_sec = std::max<std::uint32_t>(1, sb.segs_per_sec.get());

@@ -67,13 +67,13 @@ Status SegmentManager::load(Volume& vol, BlockDevice& dev, std::uint64_t main_bl
   auto apply_entry = [&](std::uint32_t s, const SitEntry& e) -> Status {
     const std::uint16_t v = sit_vblocks(e);
     if (v > kSeg)
-      return make_error(Errc::corrupt, fmt("writer: SIT entry of segment %llu claims %llu valid blocks; run fsck", s, v));
+      return make_error(Errc::corrupt, fmt("writer: SIT entry of segment %llu claims %llu valid blocks; run f2fscore-fsck", s, v));
     if (v == 0 && e.vblocks.get() == 0 && e.mtime.get() == 0) return {};
     SegBitmap m;
     std::memcpy(m.data(), e.valid_map, m.size());
     if (popcount(m) != v)
       return make_error(Errc::corrupt, fmt("writer: SIT entry of segment %llu counts %llu valid blocks, its map %llu "
-                                           "(check_block_count() in fs/f2fs/segment.h); run fsck",
+                                           "(check_block_count() in fs/f2fs/segment.h); run f2fscore-fsck",
                                            s, v, popcount(m)));
     const std::uint8_t t = sit_type(e);
     SegChunk& c = chunk(s);

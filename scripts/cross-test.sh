@@ -131,7 +131,7 @@ run_arch() {
   # Every executable whose tests carry the label `unit` (those that do not
   # exist in this configuration are left out).
   local want=(f2fscore f2fscore-mkfs f2fscore_unit_tests f2fscore_corrupt_tests f2fscore_fsck_unit_tests
-              f2fscore_fsck_mutation_tests f2fscore_meta_tests f2fscore_writer_tests
+              f2fscore_fsck_mutation_tests f2fscore_meta_tests f2fscore_writer_tests f2fscore_writer_damage_tests
               f2fscore_writer_fsync_tests f2fscore_writer_ipu_tests f2fscore_writer_cache_tests
               f2fscore_writer_ns_tests f2fscore_writer_gc_tests f2fscore_writer_managers_tests f2fscore_stats_tests)
   local have targets=() t

@@ -69,10 +69,11 @@ struct MountOptions {
   /// Before the first write, a read-write mount checks what the writer
   /// relies on: preen's fast check (every node the NAT points at, inode
   /// checksums and modes, SIT counts against their bitmaps, the
-  /// checkpoint's counts, the fsynced node chain; fsck::Options::fast_only)
-  /// and the active logs (inside the main area, their next block free and,
-  /// for an LFS log, every block after it, as sanity_check_curseg() in
-  /// fs/f2fs/segment.c). A volume with problems (other than informational
+  /// checkpoint's counts, the fsynced node chain; fsck::Options::fast_only),
+  /// the orphan list (every entry an inode with no links, as
+  /// f2fs_recover_orphan_inodes() expects) and the active logs (inside the
+  /// main area, their next block free and, for an LFS log, every block
+  /// after it, as sanity_check_curseg() in fs/f2fs/segment.c). A volume with problems (other than informational
   /// ones, such as a torn checkpoint pack) is, per this option: refused
   /// with Errc::corrupt naming the first problem and "run f2fscore-fsck",
   /// nothing written; mounted read-only; or mounted read-write anyway (the

@@ -73,8 +73,9 @@ struct MountOptions {
   /// the orphan list (every entry an inode with no links, as
   /// f2fs_recover_orphan_inodes() expects) and the active logs (inside the
   /// main area, their next block free and, for an LFS log, every block
-  /// after it, as sanity_check_curseg() in fs/f2fs/segment.c). A volume with problems (other than informational
-  /// ones, such as a torn checkpoint pack) is, per this option: refused
+  /// after it, as sanity_check_curseg() in fs/f2fs/segment.c). A volume
+  /// with problems (other than informational ones, such as a torn
+  /// checkpoint pack) is, per this option: refused
   /// with Errc::corrupt naming the first problem and "run f2fscore-fsck",
   /// nothing written; mounted read-only; or mounted read-write anyway (the
   /// allocation guards still refuse to hand out a nid or block in use).

@@ -336,19 +336,20 @@ void write_tree(const Model& m, const fs::path& dir) {
 // then on: the last checkpoint plus every file as its last fsync left it.
 using DurableFn = std::function<void(const Model&)>;
 
-Status fsync_workload(BlockDevice& dev, const Model& base, const DurableFn& durable) {
-  MountOptions mo;
-  mo.fixed_time = 1700000200;
-  mo.checkpoint_interval_s = 0;
-  auto w = Writer::mount(dev, mo);
-  if (!w) return make_error(w.error());
-  Writer& wr = **w;
-  Model cur = base, cp = base;
+// The tree a workload has made on `wr` (`cur`) and what a power cut may
+// leave of it: the last checkpoint plus every file as its last fsync left it.
+struct DurableTracker {
+  DurableTracker(Writer& w, const Model& base, const DurableFn& fn)
+      : wr(w), cur(base), cp(base), durable(fn), cps(w.stats().checkpoints) {}
+  Writer& wr;
+  Model cur, cp;
   std::map<std::string, ModelEntry> fsynced;
-  std::uint64_t cps = wr.stats().checkpoints;
-  // A checkpoint (sync, or an fsync that took one) makes everything
-  // durable; else the file alone, as it is now.
-  auto after_sync = [&](const std::string& path) {
+  const DurableFn& durable;
+  std::uint64_t cps;
+  // After a durability call on `path` ("" for sync) returned: a checkpoint
+  // (sync, or an fsync that took one) makes everything durable; else the
+  // file alone, as it is now. Calls `durable` with that state.
+  void synced(const std::string& path) {
     if (wr.stats().checkpoints != cps) {
       cps = wr.stats().checkpoints;
       cp = cur;
@@ -359,8 +360,9 @@ Status fsync_workload(BlockDevice& dev, const Model& base, const DurableFn& dura
     Model d = cp;
     for (const auto& [p, e] : fsynced) d[p] = e;
     durable(d);
-  };
-  auto write = [&](const std::string& p, std::uint64_t off, const std::string& d) -> Status {
+  }
+  // Writes `d` at byte `off` of `p`, creating the file when it has no entry.
+  Status write(const std::string& p, std::uint64_t off, const std::string& d) {
     auto ino = wr.lookup(p);
     if (!ino) {
       auto c = wr.create(p);
@@ -374,7 +376,20 @@ Status fsync_workload(BlockDevice& dev, const Model& base, const DurableFn& dura
     if (s.size() < off + d.size()) s.resize(static_cast<std::size_t>(off + d.size()), '\0');
     std::copy(d.begin(), d.end(), s.begin() + static_cast<std::ptrdiff_t>(off));
     return {};
-  };
+  }
+};
+
+Status fsync_workload(BlockDevice& dev, const Model& base, const DurableFn& durable) {
+  MountOptions mo;
+  mo.fixed_time = 1700000200;
+  mo.checkpoint_interval_s = 0;
+  auto w = Writer::mount(dev, mo);
+  if (!w) return make_error(w.error());
+  Writer& wr = **w;
+  DurableTracker t(wr, base, durable);
+  Model& cur = t.cur;
+  auto after_sync = [&](const std::string& path) { t.synced(path); };
+  auto write = [&](const std::string& p, std::uint64_t off, const std::string& d) { return t.write(p, off, d); };
   auto fsync = [&](const std::string& p, bool data) -> Status {
     auto ino = wr.lookup(p);
     if (!ino) return make_error(ino.error());
@@ -543,21 +558,9 @@ Status random_cut_workload(BlockDevice& dev, const Model& base, std::uint32_t se
   if (!w) return make_error(w.error());
   Writer& wr = **w;
   std::mt19937 rng(seed);
-  Model cur = base, cp = base;
-  std::map<std::string, ModelEntry> fsynced;
-  std::uint64_t cps = wr.stats().checkpoints;
-  auto after_sync = [&](const std::string& path) {
-    if (wr.stats().checkpoints != cps) {
-      cps = wr.stats().checkpoints;
-      cp = cur;
-      fsynced.clear();
-    } else if (!path.empty()) {
-      fsynced[path] = cur[path];
-    }
-    Model d = cp;
-    for (const auto& [p, e] : fsynced) d[p] = e;
-    durable(d);
-  };
+  DurableTracker t(wr, base, durable);
+  const Model& cur = t.cur;
+  auto after_sync = [&](const std::string& path) { t.synced(path); };
   auto file = [&]() -> std::string {
     const unsigned k = rng() % 6;
     return k < 3 ? "/base/f" + std::to_string(k) : "/base/r" + std::to_string(k);
@@ -566,22 +569,12 @@ Status random_cut_workload(BlockDevice& dev, const Model& base, std::uint32_t se
     const unsigned op = rng() % 10;
     const std::string p = file();
     if (op < 5) {  // create (first write of a new name) or write
-      auto ino = wr.lookup(p);
-      if (!ino) {
-        auto c = wr.create(p);
-        if (!c) return make_error(c.error());
-        ino = *c;
-        cur[p] = {false, ""};
-      }
-      auto& s = cur[p].data;
+      const auto it = cur.find(p);
+      const std::uint64_t size = it == cur.end() ? 0 : it->second.data.size();
       const std::uint32_t r = rng() % 100;
-      const std::uint64_t off = r < 40 ? s.size() : r < 80 ? rng() % (s.size() + 1) : rng() % 300000;
+      const std::uint64_t off = r < 40 ? size : r < 80 ? rng() % (size + 1) : rng() % 300000;
       const std::size_t len = 1 + rng() % (r % 4 == 0 ? 20000 : 3000);
-      const std::string d = pattern(len, rng());
-      auto wrote = wr.write(*ino, off, bytes(d));
-      if (!wrote) return make_error(wrote.error());
-      if (s.size() < off + len) s.resize(static_cast<std::size_t>(off + len), '\0');
-      std::copy(d.begin(), d.end(), s.begin() + static_cast<std::ptrdiff_t>(off));
+      F2FSCORE_TRY(t.write(p, off, pattern(len, rng())));
     } else if (op < 9) {  // fsync / fdatasync
       if (!cur.count(p)) continue;
       auto ino = wr.lookup(p);

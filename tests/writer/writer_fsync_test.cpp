@@ -448,6 +448,75 @@ struct CutResult {
   int cuts = 0, with_chain = 0, recovered = 0;
 };
 
+using Workload = std::function<Status(BlockDevice&, const DurableFn&)>;
+
+// What cut_every_write() checks beyond the tree, and which cut images it keeps.
+struct CutSpec {
+  std::string trace;                 ///< prefix of each cut's trace
+  bool recovered_iff_chain = false;  ///< our mount rolls forward exactly when a chain is pending
+  bool allow_torn_pack = false;      ///< a torn checkpoint pack is the one finding allowed
+  int fsck_every = 0;                ///< fsck.f2fs on every k-th cut (0: never)
+  fs::path export_dir;               ///< where cut images Linux must roll forward go (empty: none)
+  std::function<bool(std::uint64_t n, std::uint64_t total, int exported)> export_when;
+  std::string tag;                   ///< exported as TAG<n>.img with TAG<n>.tree
+};
+
+// Cuts `workload` (run on `image`; `states`: the durable states it reports,
+// `total` its counted requests) at every write and flush n in turn
+// (unflushed writes dropped), then: our Writer mounts the image (rolling
+// forward), the tree is the durable state of the last completed call (or
+// of the one in flight), and the image is clean.
+void cut_every_write(const f2fstest::SparseImage& image, const std::vector<Model>& states, std::uint64_t total,
+                     const Workload& workload, const CutSpec& spec, CutResult* out) {
+  int exported = 0;
+  for (std::uint64_t n = 0; n <= total; ++n) {
+    SCOPED_TRACE(spec.trace + "cut at request " + std::to_string(n) + " of " + std::to_string(total));
+    FaultPlan fp;
+    fp.ops = io_op_bit(IoOp::write) | io_op_bit(IoOp::flush);
+    fp.drop_unflushed = true;
+    fp.fail_after = n;
+    FaultDevice dev(image.to_device(), fp);
+    std::size_t done = 0;
+    auto r = workload(dev, [&](const Model&) { ++done; });
+    EXPECT_EQ(static_cast<bool>(r), n >= total);
+    dev.power_cut();
+    dev.set_plan({});
+    std::uint64_t pending = 0;
+    {
+      auto v = Volume::open(dev);
+      ASSERT_OK(v);
+      pending = (*v)->open_report().pending_fsync_nodes;
+    }
+    out->with_chain += pending > 0;
+    std::optional<f2fstest::SparseImage> raw;
+    if (!spec.export_dir.empty() && pending > 0 && spec.export_when(n, total, exported))
+      raw = f2fstest::SparseImage::capture(dev);
+    auto w = Writer::mount(dev);
+    ASSERT_OK(w);
+    out->recovered += (*w)->stats().recovered_nodes > 0;
+    if (spec.recovered_iff_chain) EXPECT_EQ((*w)->stats().recovered_nodes > 0, pending > 0);
+    w->reset();
+    const Model got = tree_of(dev);
+    const bool at_last = describe_diff(states[done], got).empty();
+    const bool at_next = done + 1 < states.size() && describe_diff(states[done + 1], got).empty();
+    EXPECT_TRUE(at_last || at_next) << done << " durability calls returned; against the last durable state:\n"
+                                    << describe_diff(states[done], got);
+    writertest::our_fsck_clean(dev, "after a cut", spec.allow_torn_pack);
+    if (spec.fsck_every > 0 && n % static_cast<std::uint64_t>(spec.fsck_every) == 0)
+      writertest::fsck_f2fs_clean(dev, "after a cut");
+    if (raw && at_last && describe_diff(states[done], tree_of(*raw->to_device())) != "") {
+      // (the checkpoint alone reads differently: Linux must roll forward)
+      const std::string tag = spec.tag + std::to_string(n);
+      auto rd = raw->to_device();
+      ASSERT_TRUE(save(*rd, spec.export_dir / (tag + ".img")));
+      write_tree(states[done], spec.export_dir / (tag + ".tree"));
+      ++exported;
+    }
+    ++out->cuts;
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
 // Cuts the workload at every write and flush n in turn (unflushed writes
 // dropped), then: our Writer mounts the image (rolling forward), the tree
 // is the durable state of the last completed call (or of the one in
@@ -480,52 +549,14 @@ void power_cut_run(int fsck_every, CutResult* out, const fs::path& export_dir = 
   ASSERT_GT(total, 20u);
   ASSERT_EQ(states.size(), 13u);
   out->total = total;
-  int exported = 0;
-  for (std::uint64_t n = 0; n <= total; ++n) {
-    SCOPED_TRACE("cut at request " + std::to_string(n) + " of " + std::to_string(total));
-    FaultPlan fp;
-    fp.ops = io_op_bit(IoOp::write) | io_op_bit(IoOp::flush);
-    fp.drop_unflushed = true;
-    fp.fail_after = n;
-    FaultDevice dev(image.to_device(), fp);
-    std::size_t done = 0;
-    auto r = fsync_workload(dev, base, [&](const Model&) { ++done; });
-    EXPECT_EQ(static_cast<bool>(r), n >= total);
-    dev.power_cut();
-    dev.set_plan({});
-    std::uint64_t pending = 0;
-    {
-      auto v = Volume::open(dev);
-      ASSERT_OK(v);
-      pending = (*v)->open_report().pending_fsync_nodes;
-    }
-    out->with_chain += pending > 0;
-    // Cut images for Linux: some with a chain to roll forward.
-    const bool candidate = !export_dir.empty() && pending > 0 && exported < 3 && n % 5 == 0;
-    std::optional<f2fstest::SparseImage> raw;
-    if (candidate) raw = f2fstest::SparseImage::capture(dev);
-    auto w = Writer::mount(dev);
-    ASSERT_OK(w);
-    out->recovered += (*w)->stats().recovered_nodes > 0;
-    EXPECT_EQ((*w)->stats().recovered_nodes > 0, pending > 0);
-    w->reset();
-    const Model got = tree_of(dev);
-    const bool at_last = describe_diff(states[done], got).empty();
-    const bool at_next = done + 1 < states.size() && describe_diff(states[done + 1], got).empty();
-    EXPECT_TRUE(at_last || at_next) << done << " calls returned; against the last durable state:\n"
-                                    << describe_diff(states[done], got);
-    check_clean(dev, "after a cut", fsck_every > 0 && n % static_cast<std::uint64_t>(fsck_every) == 0);
-    if (raw && at_last && describe_diff(states[done], tree_of(*raw->to_device())) != "") {
-      // (the checkpoint alone reads differently: Linux must roll forward)
-      const std::string tag = "cut" + std::to_string(n);
-      auto rd = raw->to_device();
-      ASSERT_TRUE(save(*rd, export_dir / (tag + ".img")));
-      write_tree(states[done], export_dir / (tag + ".tree"));
-      ++exported;
-    }
-    ++out->cuts;
-    if (::testing::Test::HasFailure()) return;
-  }
+  CutSpec spec;
+  spec.recovered_iff_chain = true;
+  spec.fsck_every = fsck_every;
+  spec.export_dir = export_dir;
+  spec.export_when = [](std::uint64_t n, std::uint64_t, int exported) { return exported < 3 && n % 5 == 0; };
+  spec.tag = "cut";
+  cut_every_write(image, states, total, [&](BlockDevice& d, const DurableFn& fn) { return fsync_workload(d, base, fn); },
+                  spec, out);
 }
 
 TEST(Fsync, PowerCutAtEveryWrite) {
@@ -610,51 +641,17 @@ void random_cut_run(std::uint32_t seed, int ops, CutResult* out, int fsck_every,
     total = dev.counted();
   }
   out->total += total;
-  int exported = 0;
-  for (std::uint64_t n = 0; n <= total; ++n) {
-    SCOPED_TRACE("seed " + std::to_string(seed) + ": cut at request " + std::to_string(n) + " of " + std::to_string(total));
-    FaultPlan fp;
-    fp.ops = io_op_bit(IoOp::write) | io_op_bit(IoOp::flush);
-    fp.drop_unflushed = true;
-    fp.fail_after = n;
-    FaultDevice dev(image.to_device(), fp);
-    std::size_t done = 0;
-    auto r = random_cut_workload(dev, base, seed, ops, [&](const Model&) { ++done; });
-    EXPECT_EQ(static_cast<bool>(r), n >= total);
-    dev.power_cut();
-    dev.set_plan({});
-    std::uint64_t pending = 0;
-    {
-      auto v = Volume::open(dev);
-      ASSERT_OK(v);
-      pending = (*v)->open_report().pending_fsync_nodes;
-    }
-    out->with_chain += pending > 0;
-    std::optional<f2fstest::SparseImage> raw;
-    if (!export_dir.empty() && pending > 0 && exported < 1 && n > total / 2) raw = f2fstest::SparseImage::capture(dev);
-    auto w = Writer::mount(dev);
-    ASSERT_OK(w);
-    out->recovered += (*w)->stats().recovered_nodes > 0;
-    w->reset();
-    const Model got = tree_of(dev);
-    const bool at_last = describe_diff(states[done], got).empty();
-    const bool at_next = done + 1 < states.size() && describe_diff(states[done + 1], got).empty();
-    EXPECT_TRUE(at_last || at_next) << done << " durability calls returned; against the last durable state:\n"
-                                    << describe_diff(states[done], got);
-    // A cut during a checkpoint's pack leaves that pack torn (the other is
-    // in use, as Linux picks it): the one finding allowed.
-    writertest::our_fsck_clean(dev, "after a cut", true);
-    if (fsck_every > 0 && n % static_cast<std::uint64_t>(fsck_every) == 0) writertest::fsck_f2fs_clean(dev, "after a cut");
-    if (raw && at_last && describe_diff(states[done], tree_of(*raw->to_device())) != "") {
-      const std::string tag = "cutr" + std::to_string(seed) + "_" + std::to_string(n);
-      auto rd = raw->to_device();
-      ASSERT_TRUE(save(*rd, export_dir / (tag + ".img")));
-      write_tree(states[done], export_dir / (tag + ".tree"));
-      ++exported;
-    }
-    ++out->cuts;
-    if (::testing::Test::HasFailure()) return;
-  }
+  CutSpec spec;
+  spec.trace = "seed " + std::to_string(seed) + ": ";
+  // A cut during a checkpoint's pack leaves that pack torn (the other is
+  // in use, as Linux picks it): the one finding allowed.
+  spec.allow_torn_pack = true;
+  spec.fsck_every = fsck_every;
+  spec.export_dir = export_dir;
+  spec.export_when = [](std::uint64_t n, std::uint64_t t, int exported) { return exported < 1 && n > t / 2; };
+  spec.tag = "cutr" + std::to_string(seed) + "_";
+  cut_every_write(image, states, total,
+                  [&](BlockDevice& d, const DurableFn& fn) { return random_cut_workload(d, base, seed, ops, fn); }, spec, out);
 }
 
 // Seeds from FSYNC_CUT_SEEDS ("FROM-TO"; default 1-3), 40 operations each.

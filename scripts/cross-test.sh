@@ -5,7 +5,8 @@
 #   scripts/cross-test.sh [s390x|i686|all]     (default: all)
 #
 # Builds the library, f2fscore-mkfs and every unit-test executable in
-# build-cross-<arch>/ beside this script's repository, then runs the unit
+# build-cross-<arch>/ beside this script's repository (optimised as the native
+# build, without debug information: it only slows the build down), then runs the unit
 # tests with ctest (CMAKE_CROSSCOMPILING_EMULATOR runs them under qemu).
 # Installs missing Debian packages with apt-get (as root, or through sudo).
 #
@@ -121,7 +122,7 @@ run_arch() {
   t0=$(now)
   if ! cmake -S "$SRC_DIR" -B "$bdir" -G "$GENERATOR" \
       -DCMAKE_TOOLCHAIN_FILE="$SRC_DIR/cmake/toolchains/$triple.cmake" \
-      -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" \
       -DF2FSCORE_HEADER_DEPS="$deps" \
       -DF2FSCORE_BUILD_TOOLS=ON -DF2FSCORE_BUILD_TESTS=ON -DF2FSCORE_BUILD_BENCH=OFF; then
     return 1

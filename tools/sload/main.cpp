@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   app.add_flag("--no-xattrs", no_xattrs, "Do not copy extended attributes");
   app.add_option("--cache-mib", cache_mib, "Page cache bound of the writer, MiB (default 4: copying streams data through it)")->check(CLI::Range(1, 1 << 20));
   app.add_option("--backend", backend, "I/O backend: auto (io_uring if available), posix, io_uring (through Asio) or uring (liburing directly)")
-      ->check(CLI::IsMember({"auto", "posix", "io_uring"}));
+      ->check(CLI::IsMember({"auto", "posix", "io_uring", "uring"}));
   app.add_flag("-v,--verbose", verbose, "Print each path as it is copied");
   app.add_flag("-q,--quiet", quiet, "Print only errors");
   app.add_flag("--json", json, "Print a machine-readable summary");

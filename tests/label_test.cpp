@@ -1,7 +1,7 @@
-// f2fscore-label as a user meets it: get and set, both superblock copies
-// (volume_name UTF-16LE, decoded here by hand), sb_checksum, refusals with
-// nothing written, exit codes; read back by f2fs-tools' f2fslabel and
-// checked by fsck.f2fs -f.
+// f2fscore-label and f2fscore-tune as a user meets them: get and set, both
+// superblock copies (volume_name UTF-16LE, decoded here by hand),
+// sb_checksum, refusals with nothing written, exit codes; read back by
+// f2fs-tools' f2fslabel and checked by fsck.f2fs -f.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -16,6 +16,7 @@ using f2fstest::shell_quote;
 namespace {
 
 const std::string kLabel = F2FSCORE_LABEL_BIN;
+const std::string kTune = F2FSCORE_TUNE_BIN;
 const std::string kMkfs = F2FSCORE_MKFS_BIN;
 const std::string kFsck = F2FSCORE_FSCK_BIN;
 
@@ -194,4 +195,99 @@ TEST(LabelTool, AgreesWithF2fsTools) {
     ASSERT_EQ(run(f2fslabel + " " + q(img) + " theirs").exit_code, 0);
     EXPECT_EQ(run(kLabel + " " + q(img)).output, "theirs\n") << feats;
   }
+}
+
+// ------------------------------------------------------------ f2fscore-tune
+
+TEST(TuneTool, ShowsWhatMkfsWrote) {
+  f2fstest::TempDir t;
+  const auto img = make_volume(t, "-l shown -U 0c1d2e3f-4a5b-6c7d-8e9f-a0b1c2d3e4f5 -O extra_attr,inode_checksum");
+  auto r = run(kTune + " " + q(img));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("label:    shown\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("uuid:     0c1d2e3f-4a5b-6c7d-8e9f-a0b1c2d3e4f5\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("extra_attr"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("inode_checksum"), std::string::npos) << r.output;
+  auto j = run(kTune + " --json " + q(img));
+  ASSERT_EQ(j.exit_code, 0) << j.output;
+  const auto doc = nlohmann::json::parse(j.output);
+  EXPECT_EQ(doc["state"]["label"], "shown");
+  EXPECT_EQ(doc["state"]["uuid"], "0c1d2e3f-4a5b-6c7d-8e9f-a0b1c2d3e4f5");
+  EXPECT_TRUE(doc["state"]["features"].is_array());
+}
+
+TEST(TuneTool, ChangesEveryTunableFieldCleanUnderBothCheckers) {
+  f2fstest::TempDir t;
+  const auto img = make_volume(t, "-l before");
+  auto r = run(kTune + " -l after -U 00112233-4455-6677-8899-aabbccddeeff -O encrypt,verity,sb_checksum -C utf8 " +
+               q(img));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto s = run(kTune + " --json " + q(img));
+  const auto doc = nlohmann::json::parse(s.output);
+  EXPECT_EQ(doc["state"]["label"], "after");
+  EXPECT_EQ(doc["state"]["uuid"], "00112233-4455-6677-8899-aabbccddeeff");
+  for (const char* f : {"encrypt", "verity", "sb_checksum", "casefold"}) {
+    bool found = false;
+    for (const auto& n : doc["state"]["features"]) found = found || n == f;
+    EXPECT_TRUE(found) << f << " " << s.output;
+  }
+  EXPECT_EQ(doc["state"]["encoding"], "utf8");
+  EXPECT_EQ(run(kLabel + " " + q(img)).output, "after\n");
+  auto f = run(kFsck + " -f -n " + q(img));
+  EXPECT_EQ(f.exit_code, 0) << f.output;
+  if (!f2fstest::reference_tool("fsck.f2fs").empty()) {
+    std::string out;
+    EXPECT_EQ(f2fstest::fsck_problems(img, &out), std::vector<std::string>{}) << out;
+  } else if (f2fstest::required("FSCK")) {
+    FAIL() << "fsck.f2fs not installed";
+  }
+}
+
+TEST(TuneTool, RefusalsWriteNothing) {
+  f2fstest::TempDir t;
+  const auto img = make_volume(t, "-O extra_attr,inode_checksum");
+  const auto before = digest(img);
+  auto r = run(kTune + " -O compression -l x " + q(img));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("compression cannot be turned on after format"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("nothing written"), std::string::npos) << r.output;
+  r = run(kTune + " -U random " + q(img));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("inode_checksum"), std::string::npos) << r.output;
+  r = run(kTune + " -n -l dry -O encrypt " + q(img));  // a dry run
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("nothing written"), std::string::npos) << r.output;
+  EXPECT_EQ(digest(img), before);
+  // Usage errors: 2.
+  for (const std::string bad : {"-O nosuchfeature", "-O ^encrypt", "-U not-a-uuid", "-C latin1", "--bogus", ""}) {
+    r = run(kTune + " " + bad + (bad.empty() ? "" : " ") + (bad.empty() ? std::string() : q(img)));
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.output;
+    EXPECT_EQ(r.output.rfind("f2fscore-tune: ", 0), 0u) << bad << ": " << r.output;
+  }
+  EXPECT_EQ(digest(img), before);
+  // Not F2FS: exit 1.
+  f2fstest::make_sparse_file(t / "zeros", 8ull << 20);
+  r = run(kTune + " -l x " + q(t / "zeros"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+}
+
+TEST(TuneTool, FsckF2fsTurnsOnWhatWeReadAndTheReverse) {
+  const std::string mkfs_f2fs = f2fstest::reference_tool("mkfs.f2fs");
+  const std::string fsck_f2fs = f2fstest::reference_tool("fsck.f2fs");
+  if (mkfs_f2fs.empty() || fsck_f2fs.empty()) {
+    if (f2fstest::required("FSCK")) FAIL() << "f2fs-tools not installed";
+    GTEST_SKIP() << "f2fs-tools not installed";
+  }
+  f2fstest::TempDir t;
+  // fsck.f2fs -O encrypt (tune_sb_features()) sets the bit we then read.
+  const auto img = t / "ref.img";
+  f2fstest::make_sparse_file(img, 64ull << 20);
+  ASSERT_EQ(run(mkfs_f2fs + " -q -f " + q(img)).exit_code, 0);
+  run("yes n 2>/dev/null | " + fsck_f2fs + " -O encrypt " + q(img));
+  auto r = run(kTune + " " + q(img));
+  EXPECT_NE(r.output.find("encrypt"), std::string::npos) << r.output;
+  // What we set on mkfs.f2fs's image, fsck.f2fs -f finds clean.
+  ASSERT_EQ(run(kTune + " -O verity,sb_checksum -C utf8 -l theirs " + q(img)).exit_code, 0);
+  std::string out;
+  EXPECT_EQ(f2fstest::fsck_problems(img, &out), std::vector<std::string>{}) << out;
 }

@@ -20,6 +20,31 @@ case "$out" in
   "$expected"*) echo "PASS: example built against the installed package" ;;
   *) echo "FAIL: expected '$expected...'"; exit 1 ;;
 esac
+# Every tool in one directory (sbin, as f2fs-tools and e2fsprogs install
+# theirs), with its bash completion.
+for tool in mkfs fsck dump sload io label tune; do
+  [[ -x "$tmp/prefix/sbin/f2fscore-$tool" ]] || { echo "FAIL: sbin/f2fscore-$tool not installed"; exit 1; }
+  [[ -f "$tmp/prefix/share/bash-completion/completions/f2fscore-$tool" ]] ||
+    { echo "FAIL: no bash completion installed for f2fscore-$tool"; exit 1; }
+done
+if compgen -G "$tmp/prefix/bin/*" >/dev/null; then echo "FAIL: tools installed in bin/: $(ls "$tmp/prefix/bin")"; exit 1; fi
+echo "PASS: every tool in sbin/, each with its bash completion"
+# pkg-config: the same example built with the flags f2fscore.pc gives.
+if command -v pkg-config >/dev/null; then
+  pc_dir=$(dirname "$(find "$tmp/prefix" -name f2fscore.pc | head -n1)")
+  [[ -f "$pc_dir/f2fscore-host.pc" ]] || { echo "FAIL: f2fscore-host.pc not installed"; exit 1; }
+  flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs f2fscore) ||
+    { echo "FAIL: pkg-config --cflags --libs f2fscore"; exit 1; }
+  # shellcheck disable=SC2086  # flags is a word list
+  c++ -o "$tmp/hello-pc" "$src_dir/examples/hello/main.cpp" $flags ||
+    { echo "FAIL: the example does not build with pkg-config's flags: $flags"; exit 1; }
+  out_pc=$("$tmp/hello-pc")
+  [[ "$out_pc" == "$out" ]] || { echo "FAIL: pkg-config build prints '$out_pc', find_package build '$out'"; exit 1; }
+  PKG_CONFIG_PATH="$pc_dir" pkg-config --exists f2fscore-host || { echo "FAIL: pkg-config f2fscore-host"; exit 1; }
+  echo "PASS: example built with pkg-config's flags ($flags)"
+elif [[ "${CI:-}" == "true" ]]; then
+  echo "FAIL: pkg-config missing"; exit 1
+fi
 # Manual pages: built when scdoc is there (a missing scdoc fails under
 # CI=true or F2FSCORE_REQUIRE_MAN=1, else skips this part).
 if ! command -v scdoc >/dev/null || ! command -v man >/dev/null; then
@@ -28,7 +53,7 @@ if ! command -v scdoc >/dev/null || ! command -v man >/dev/null; then
   fi
   echo "SKIP: scdoc or man missing: manual pages not checked"; exit 0
 fi
-for tool in mkfs fsck dump sload io label; do
+for tool in mkfs fsck dump sload io label tune; do
   page="$tmp/prefix/share/man/man8/f2fscore-$tool.8"
   [[ -f "$page" ]] || { echo "FAIL: $page not installed"; exit 1; }
   text=$(MANPAGER=cat MANWIDTH=80 man -M "$tmp/prefix/share/man" "f2fscore-$tool" 2>&1) ||

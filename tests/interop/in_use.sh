@@ -6,7 +6,8 @@
 #       and the image file behind it.
 # Tools: f2fscore-mkfs (plain and --populate), f2fscore-fsck -y / -p / -a,
 # f2fscore-sload, f2fscore-io --rw write / randwrite, f2fscore-io fs,
-# f2fscore-label DEVICE LABEL (when F2FSCORE_LABEL names it). Each
+# f2fscore-label DEVICE LABEL (when F2FSCORE_LABEL names it), f2fscore-tune
+# -l LABEL and -O encrypt (when F2FSCORE_TUNE names it). Each
 # case checks the exit status, the message, and the target's SHA-256 before
 # and after. Also: f2fscore-fsck -n on a device in use checks it read-only
 # (as e2fsck -n), -p on a read-only loop device (blockdev --setro) and on an
@@ -37,6 +38,7 @@ for c in losetup mkfs.ext4 mount umount python3 blockdev sha256sum setpriv; do
 done
 MKFS=${F2FSCORE_MKFS:?} FSCK=${F2FSCORE_FSCK:?} SLOAD=${F2FSCORE_SLOAD:?} IO=${F2FSCORE_IO:?}
 LABEL=${F2FSCORE_LABEL:-}
+TUNE=${F2FSCORE_TUNE:-}
 
 T=$(mktemp -d /tmp/f2fscore-in-use.XXXXXX)
 loops=()
@@ -97,6 +99,10 @@ every_tool() {
   refuses "$label: f2fscore-io fs" "$target" 1 "$why" "$IO" fs "$target" --workload overwrite
   if [[ -n "$LABEL" ]]; then
     refuses "$label: f2fscore-label" "$target" 1 "$why" "$LABEL" "$target" newlabel
+  fi
+  if [[ -n "$TUNE" ]]; then
+    refuses "$label: f2fscore-tune -l" "$target" 1 "$why" "$TUNE" -l newlabel "$target"
+    refuses "$label: f2fscore-tune -O encrypt" "$target" 1 "$why" "$TUNE" -O encrypt "$target"
   fi
   # The messages say why (and -n would check it read-only).
   refuses "$label: f2fscore-fsck -y names -n" "$target" 8 "-n checks it read-only" "$FSCK" -y "$target"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every tool's --json output validated against its schema in docs/json/.
 
-Runs f2fscore-mkfs, -fsck, -sload, -label and -io on scratch images, the
+Runs f2fscore-mkfs, -fsck, -sload, -label, -tune and -io on scratch images, the
 successful runs and the failures that print JSON, parses each output and
 validates it with the JSON Schema subset the schemas use (type, required,
 properties, additionalProperties: false, items, enum; draft 2020-12
@@ -128,6 +128,13 @@ def main():
         check("label", schemas, [tool("label"), "--json", img], 0)
         check("label", schemas, [tool("label"), "--json", img, "new"], 0)
         check("label-error", schemas, [tool("label"), "--json", junk], 1)
+        tuned = os.path.join(t, "tuned.img")
+        with open(tuned, "wb") as f: f.truncate(64 << 20)
+        subprocess.run([tool("mkfs"), "-q", tuned], check=True)
+        check("tune-show", schemas, [tool("tune"), "--json", tuned], 0)
+        check("tune", schemas, [tool("tune"), "--json", "-O", "verity", "-C", "utf8", "-l", "t", tuned], 0)
+        check("tune", schemas, [tool("tune"), "--json", "-n", "-O", "encrypt", tuned], 0)
+        check("tune-error", schemas, [tool("tune"), "--json", "-O", "compression", tuned], 1)
         raw = os.path.join(t, "raw")
         with open(raw, "wb") as f: f.write(b"\0" * (4 << 20))
         check("io", schemas, [tool("io"), raw, "--rw", "read", "--bs", "4k", "--size", "4m", "--buffered",

@@ -259,6 +259,43 @@ TEST(FsckCheckOnly, LeavesTheDeviceByteIdentical) {
   EXPECT_TRUE(before.blocks == after.blocks) << "check-only wrote to the device";
 }
 
+// A file's path in a report is its parent's and the name of its first
+// dentry, read back from that dentry (here the root's dentry block; the
+// image's other names of /small and /fifo are hard links walked later).
+// Expected paths are the names the image was built with.
+TEST(FsckReport, FilePathsComeFromTheirDentries) {
+  auto ri = f2fstest::build_rich_image(rich_specs()[0].second);
+  ASSERT_TRUE(ri.error.empty());
+  const std::vector<std::string> paths = {"/small", "/fifo", "/chr", "/sock"};
+  std::vector<nid_t> inos;
+  {
+    auto dev = ri.img.to_device();
+    auto vol = Volume::open(*dev);
+    ASSERT_TRUE(vol.has_value());
+    for (const auto& path : paths) {
+      auto in = (*vol)->resolve(path);
+      ASSERT_TRUE(in.has_value()) << path;
+      inos.push_back(in->ino);
+    }
+  }
+  for (nid_t ino : inos) {
+    auto* n = ri.img.view<Node>(ri.node_blk.at(ino));
+    n->i.i_links = 9u;
+    f2fstest::reseal_block(ri.img, ri.node_blk.at(ino));
+  }
+  auto dev = ri.img.to_device();
+  auto r = run(*dev, fsck::Mode::check_only);
+  for (std::size_t k = 0; k < inos.size(); ++k) {
+    bool found = false;
+    for (const auto& p : r.problems)
+      if (p.code == fsck::Code::INODE_LINKS && p.ino == inos[k]) {
+        found = true;
+        EXPECT_EQ(p.path, paths[k]);
+      }
+    EXPECT_TRUE(found) << paths[k] << "\n" << dump(r);
+  }
+}
+
 // Aimed edits; each expectation (code and object) is from the edit itself.
 TEST(FsckDetect, AimedEdits) {
   const auto o = rich_specs()[0].second;

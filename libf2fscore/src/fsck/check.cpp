@@ -144,7 +144,7 @@ void Checker::check_global() {
 
   // Unreachable NAT entries (fsck_verify(): "NID[0x%x] is unreachable").
   nids_.for_each(sb_.root_ino.get(), [&](nid_t n, const NidTable::Rec& rec) {
-    if (n >= max_nid_ || rec.reached) return;
+    if (n >= max_nid_ || rec.node.reached) return;
     const NatRec& ne = rec.nat;
     if (ne.blkaddr == kNullAddr || !valid_main(ne.blkaddr)) return;
     Problem p = prob(Code::NAT_ENTRY_UNREACHABLE);

@@ -41,6 +41,7 @@ struct NatRec {
   block_t blkaddr = 0;
   nid_t ino = 0;
   std::uint8_t version = 0;
+  bool from_journal = false;  ///< the entry came from the checkpoint's NAT journal
 };
 
 /// An inode problem found when its block was scanned, reported when the
@@ -75,7 +76,8 @@ struct InodeExtras {
 };
 
 /// An inode as scanned (the fields the walk needs; the block is re-read to
-/// repair it). About 120 bytes; the rare parts are in Checker::extras().
+/// repair it). 104 bytes; the rare parts are in Checker::extras(), its
+/// i_nid[] among its address slots (AddrSlot::kINid).
 struct InodeRec {
   static constexpr std::uint32_t kNoExtras = 0xFFFFFFFFu;
   nid_t ino = 0;
@@ -89,23 +91,24 @@ struct InodeRec {
   /// Compression attributes out of range: the i_log_cluster_size the
   /// repair writes (with compr_alg), else 0.
   std::uint8_t compr_log_fix = 0;
-  std::uint32_t links = 0, flags = 0, pino = 0, namelen = 0, xattr_nid = 0, depth = 0;
+  bool sane = true;  ///< the layout fields could be decoded (false: do not walk its data)
+  std::uint32_t links = 0, flags = 0, pino = 0, namelen = 0, xattr_nid = 0;
   std::uint32_t uid = 0, gid = 0, projid = 0;
+  std::uint32_t extras = kNoExtras;  ///< into Checker's extras table
   std::uint64_t size = 0, blocks = 0, compr_blocks = 0;
   disk::Extent ext{};
-  nid_t i_nid[5] = {};
-  std::uint32_t extras = kNoExtras;  ///< into Checker's extras table
-  bool sane = true;  ///< the layout fields could be decoded (false: do not walk its data)
   bool is_dir() const { return (mode & 0xF000) == 0x4000; }
   bool is_reg() const { return (mode & 0xF000) == 0x8000; }
   bool is_symlink() const { return (mode & 0xF000) == 0xA000; }
 };
+static_assert(sizeof(InodeRec) <= 104);
 
 /// One node block as scanned.
 struct NodeRec {
   nid_t footer_nid = 0, footer_ino = 0;
   std::uint32_t footer_ofs = 0;
   bool read_ok = false;
+  bool reached = false;  ///< reached by the walk
   std::uint32_t addr_begin = 0, addr_count = 0;  ///< into Checker::addrs (slot, blkaddr), non-zero only
   std::int32_t inode = -1;                       ///< into Checker::inodes; kNoInodeRec: an inode, not kept
   static constexpr std::int32_t kNoInodeRec = 0x7FFFFFFF;
@@ -120,8 +123,6 @@ class NidTable {
   struct Rec {
     NatRec nat;
     NodeRec node;
-    bool reached = false;
-    bool from_journal = false;
   };
   void clear() {
     keys_.clear();
@@ -166,7 +167,7 @@ class NidTable {
   }
   void clear_reached() {
     for (auto& c : chunks_)
-      for (auto& r : *c) r.reached = false;
+      for (auto& r : *c) r.node.reached = false;
   }
   std::size_t blocks() const { return keys_.size(); }
 
@@ -191,22 +192,39 @@ struct SegState {
   std::uint8_t map() const { return flags & 3; }
 };
 
+/// A non-zero address of a node block: its slot and the value. An
+/// inode's i_nid[k] is slot kINid + k, past every address slot.
 struct AddrSlot {
+  static constexpr std::uint16_t kINid = 1024;
   std::uint16_t slot;
   block_t blkaddr;
 };
 
-/// The walk's view of one reached inode.
+/// The walk's view of one inode, parallel to Checker::inodes_ (32 bytes).
+/// A file reached through a dentry keeps where that first dentry is (its
+/// name is read back from there when a problem needs the path); a
+/// directory, or an inode reached by no dentry, has a DirState of its own.
 struct InodeState {
+  static constexpr std::uint32_t kNoDir = 0xFFFFFFFFu;
+  static constexpr std::uint8_t kSeen = 1, kOrphan = 2, kNameInline = 4;
   nid_t parent = 0;
   std::uint32_t links_found = 0;   ///< dentries naming it (not "." / "..")
-  std::uint32_t subdirs = 0;
-  std::uint32_t name_len = 0;      ///< of the first dentry naming it
   std::uint64_t blocks_counted = 0;
-  std::string path;                ///< directories and inodes reached by no dentry; files: empty (see path_of())
-  bool orphan = false;
+  std::uint32_t dir = kNoDir;      ///< into Checker::dirs_
+  block_t name_blk = 0;            ///< the block of the first dentry naming it (the parent's inode block: inline)
+  std::uint16_t name_slot = 0;     ///< its slot
+  std::uint8_t name_len = 0;       ///< its name_len (at most F2FS_NAME_LEN)
+  std::uint8_t flags = 0;          ///< kSeen (reached by the walk), kOrphan, kNameInline
+  bool seen() const { return flags & kSeen; }
+  bool orphan() const { return flags & kOrphan; }
+};
+static_assert(sizeof(InodeState) == 32);
+
+/// What the walk keeps of a directory (or of an inode reached by no dentry).
+struct DirState {
+  std::string path;
+  std::uint32_t subdirs = 0;
   std::vector<std::pair<std::uint32_t, block_t>> dir_blocks;  ///< directories: (index, blkaddr)
-  std::string first_name;          ///< the name of the first dentry naming it
 };
 
 /// Where a dentry lives: its block and the layout of the area holding it.
@@ -327,15 +345,47 @@ class Checker {
   }
   bool reached(nid_t n) const {
     const auto* r = nids_.find(n);
-    return r && r->reached;
+    return r && r->node.reached;
   }
-  void set_reached(nid_t n) { nids_.get(n).reached = true; }
+  void set_reached(nid_t n) { nids_.get(n).node.reached = true; }
   Status read_nat_blocks(const std::vector<std::uint32_t>& blocks);
   Status read_sit(const std::map<std::uint32_t, disk::SitEntry>& journal);
   std::uint32_t segno_of(block_t a) const { return geo_->segno_of(a); }
   std::string inode_path(nid_t ino) const;
-  /// The path of an inode reached: its own, or its parent's and its first name.
+  /// The path of an inode reached: its own, or its parent's and its first
+  /// name (read back from its dentry).
   std::string path_of(const InodeState& st) const;
+  /// The walk state of inode `ino` (an inode record; see InodeState).
+  InodeState& walk_state(nid_t ino) { return walk_[static_cast<std::size_t>(node(ino).inode)]; }
+  const InodeState* find_state(nid_t ino) const {
+    const NodeRec& r = node(ino);
+    if (r.inode < 0 || static_cast<std::size_t>(r.inode) >= walk_.size()) return nullptr;
+    const InodeState& st = walk_[static_cast<std::size_t>(r.inode)];
+    return st.seen() ? &st : nullptr;
+  }
+  /// Gives `st` a path of its own (a DirState).
+  DirState& own_dir(InodeState& st, const std::string& path) {
+    if (st.dir == InodeState::kNoDir) {
+      st.dir = static_cast<std::uint32_t>(dirs_.size());
+      dirs_.emplace_back();
+    }
+    dirs_[st.dir].path = path;
+    return dirs_[st.dir];
+  }
+  const std::string& own_path(const InodeState& st) const {
+    static const std::string kEmpty;
+    return st.dir == InodeState::kNoDir ? kEmpty : dirs_[st.dir].path;
+  }
+  /// Whether inode `ino` was reached with path `path` of its own.
+  bool path_is(nid_t ino, const std::string& path) const {
+    const InodeState* st = find_state(ino);
+    return st && own_path(*st) == path;
+  }
+  const std::vector<std::pair<std::uint32_t, block_t>>& dir_blocks_of(nid_t ino) const {
+    static const std::vector<std::pair<std::uint32_t, block_t>> kNone;
+    const InodeState* st = find_state(ino);
+    return st && st->dir != InodeState::kNoDir ? dirs_[st->dir].dir_blocks : kNone;
+  }
 
   BlockDevice& dev_;
   Options opts_;
@@ -361,7 +411,8 @@ class Checker {
   std::unordered_map<nid_t, std::vector<std::uint8_t>> xattr_blocks_;  ///< xattr node payloads
   // Walk truth.
   std::vector<meta::BlockUse> uses_;
-  std::unordered_map<nid_t, InodeState> state_;
+  std::vector<InodeState> walk_;  ///< parallel to inodes_
+  std::vector<DirState> dirs_;    ///< InodeState::dir indexes it
   std::vector<nid_t> reached_inodes_;  ///< in walk order
   std::uint64_t valid_blocks_ = 0;     ///< blocks in use + NEW_ADDR reservations
   std::uint64_t node_count_ = 0, inode_count_ = 0;

@@ -259,7 +259,7 @@ Status Checker::read_nat_blocks(const std::vector<std::uint32_t>& blocks) {
           const nid_t nid = b * kNatEntryPerBlock + i;
           if (nid >= max_nid_) break;
           NidTable::Rec& r = nids_.get(nid);
-          if (r.from_journal) continue;
+          if (r.nat.from_journal) continue;
           r.nat = {nb->entries[i].block_addr.get(), nb->entries[i].ino.get(), nb->entries[i].version};
         }
       },
@@ -308,8 +308,7 @@ Status Checker::load_nat() {
     }
     const auto& ne = nj.nat_j.entries[i].ne;
     NidTable::Rec& r = nids_.get(nid);
-    r.nat = {ne.block_addr.get(), ne.ino.get(), ne.version};
-    r.from_journal = true;
+    r.nat = {ne.block_addr.get(), ne.ino.get(), ne.version, true};
   }
   if (!skipped.empty()) {
     std::uint64_t nodes = 0;
@@ -515,40 +514,33 @@ void Checker::scan_node(nid_t nid, block_t addr, const std::uint8_t* blk) {
 // block, or an inline area), as __chk_dentries() reads them.
 void parse_dentries(const std::uint8_t* bitmap, const DirEntry* de, const std::uint8_t* names, std::uint32_t slots,
                     std::uint32_t bidx, block_t blkaddr, std::vector<Dent>& out, std::vector<LocalIssue>& issues) {
-  for (std::uint32_t i = 0; i < slots;) {
-    if (!test_bit_le(bitmap, i)) {
-      ++i;
-      continue;
-    }
-    DirEntry e;
-    std::memcpy(&e, &de[i], sizeof e);
-    const std::uint32_t len = e.name_len.get();
+  for_each_dentry(bitmap, de, names, slots, [&](const DentrySlot& s) {
+    const std::uint32_t i = s.slot;
     const std::string where = bidx == Dent::kInline ? fmt("inline slot %llu", i) : fmt("block %llu slot %llu", bidx, i);
-    if (len == 0) {
-      if (e.ino.get() == 0 && e.hash_code.get() == 0)
+    switch (s.fault) {
+      case DentryFault::empty_slot:
         issues.push_back({Code::DENTRY_BITMAP, where + ": bitmap bit set for an empty slot", i});
-      else
-        issues.push_back({Code::DENTRY_NAMELEN, where + fmt(": dentry for ino %llu has name_len 0", e.ino.get()), i});
-      ++i;
-      continue;
-    }
-    const std::uint32_t need = (len + kSlotLen - 1) / kSlotLen;
-    if (len > kNameLen || i + need > slots) {
-      issues.push_back({Code::DENTRY_NAMELEN, where + fmt(": name_len %llu runs past the %llu slots", len, slots), i});
-      ++i;
-      continue;
+        return true;
+      case DentryFault::zero_name_len:
+        issues.push_back({Code::DENTRY_NAMELEN, where + fmt(": dentry for ino %llu has name_len 0", s.entry.ino.get()), i});
+        return true;
+      case DentryFault::name_past_end:
+        issues.push_back(
+            {Code::DENTRY_NAMELEN, where + fmt(": name_len %llu runs past the %llu slots", s.entry.name_len.get(), slots), i});
+        return true;
+      case DentryFault::none: break;
     }
     Dent d;
-    d.name.assign(reinterpret_cast<const char*>(names + static_cast<std::size_t>(i) * kSlotLen), len);
-    d.ino = e.ino.get();
-    d.type = e.file_type;
-    d.hash = e.hash_code.get();
+    d.name.assign(s.name);
+    d.ino = s.entry.ino.get();
+    d.type = s.entry.file_type;
+    d.hash = s.entry.hash_code.get();
     d.bidx = bidx;
     d.slot = i;
     d.blkaddr = blkaddr;
     out.push_back(std::move(d));
-    i += need;
-  }
+    return true;
+  });
 }
 
 // An out-of-range compression pair (i_log_cluster_size, i_compress_algorithm)
@@ -608,13 +600,11 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
   in.pino = i.i_pino.get();
   in.namelen = i.i_namelen.get();
   in.xattr_nid = i.i_xattr_nid.get();
-  in.depth = i.i_current_depth.get();
   in.uid = i.i_uid.get();
   in.gid = i.i_gid.get();
   in.size = i.i_size.get();
   in.blocks = i.i_blocks.get();
   in.ext = i.i_ext;
-  for (int k = 0; k < 5; ++k) in.i_nid[k] = i.i_nid[k].get();
   InodeExtras ex;
   auto issue = [&](Code c, std::string d) { ex.issues.push_back({c, std::move(d)}); };
 
@@ -758,6 +748,8 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
       const std::uint32_t v = i.i_addr[base + k].get();
       if (v != 0) addrs_.push_back({static_cast<std::uint16_t>(k), v});
     }
+    for (std::uint32_t k = 0; k < 5; ++k)
+      if (const nid_t v = i.i_nid[k].get(); v != 0) addrs_.push_back({static_cast<std::uint16_t>(AddrSlot::kINid + k), v});
     rec.addr_count = static_cast<std::uint32_t>(addrs_.size()) - rec.addr_begin;
   }
   if (light_scan_ && ex.issues.empty()) {

@@ -132,8 +132,8 @@ void Checker::check_quota_usage() {
       for (int k = 0; k < 3; ++k) is_q |= sb_.qf_ino[k].get() == ino;
       if (is_q) continue;
       const InodeRec& in = inodes_[static_cast<std::size_t>(node(ino).inode)];
-      const auto it = state_.find(ino);
-      const std::uint64_t blocks = it != state_.end() ? it->second.blocks_counted : in.blocks;
+      const InodeState* st = find_state(ino);
+      const std::uint64_t blocks = st ? st->blocks_counted : in.blocks;
       const std::uint32_t id = t == 0 ? in.uid : t == 1 ? in.gid : in.projid;
       auto& u = want[id];
       ++u.inodes;

@@ -172,7 +172,7 @@ bool Checker::add_dentry(const InodeRec& dir, const std::string& name, nid_t ino
   std::vector<std::pair<block_t, DentryArea>> cands;
   if (dir.inline_flags & inline_flag::dentry) cands.emplace_back(dir.blkaddr, dentry_area(dir, dir.blkaddr, true));
   else
-    for (auto& [idx, a] : state_[dir.ino].dir_blocks)
+    for (auto& [idx, a] : dir_blocks_of(dir.ino))
       if (idx < 2) cands.emplace_back(a, dentry_area(dir, a, false));
   std::vector<std::uint8_t> b(kBlockSize);
   for (auto& [blk, area] : cands) {
@@ -308,10 +308,12 @@ bool Checker::create_lost_found() {
   nr.footer_ofs = 0;
   nr.inode = static_cast<std::int32_t>(inodes_.size());
   inodes_.push_back(rec);
+  walk_.emplace_back();
   set_reached(nid);
   reached_inodes_.push_back(nid);
-  InodeState& st = state_[nid];
-  st.path = "/lost+found";
+  InodeState& st = walk_state(nid);
+  st.flags |= InodeState::kSeen;
+  own_dir(st, "/lost+found");
   st.parent = root;
   st.links_found = 1;
   st.blocks_counted = 1;
@@ -329,8 +331,7 @@ bool Checker::create_lost_found() {
 // bucket). False when lost+found is missing or has no room in place.
 bool Checker::reconnect(nid_t ino) {
   auto lf_dent = std::find_if(reached_inodes_.begin(), reached_inodes_.end(), [&](nid_t n) {
-    auto it = state_.find(n);
-    return it != state_.end() && it->second.path == "/lost+found";
+    return path_is(n, "/lost+found");
   });
   const InodeRec& child = inodes_[static_cast<std::size_t>(node(ino).inode)];
   std::string name = "#" + std::to_string(ino);
@@ -374,7 +375,7 @@ bool Checker::reconnect(nid_t ino) {
           std::memcpy(p, &n, sizeof n);
         });
         // ".." of the reconnected directory.
-        auto& cst = state_[ino];
+        const auto& cblocks = dir_blocks_of(ino);
         if (child.inline_flags & inline_flag::dentry) {
           for (const auto& d : extras(child).inline_dents)
             if (d.name == "..") {
@@ -383,8 +384,8 @@ bool Checker::reconnect(nid_t ino) {
                 store_le32(p, o + offsetof(DirEntry, ino), lf);
               });
             }
-        } else if (!cst.dir_blocks.empty() && cst.dir_blocks[0].first == 0) {
-          const block_t b0 = cst.dir_blocks[0].second;
+        } else if (!cblocks.empty() && cblocks[0].first == 0) {
+          const block_t b0 = cblocks[0].second;
           std::vector<std::uint8_t> cb(kBlockSize);
           if (read_at(dev_, static_cast<std::uint64_t>(b0) * kBlockSize, cb)) {
             const auto* db = reinterpret_cast<const DentryBlock*>(cb.data());
@@ -481,8 +482,7 @@ void Checker::repair() {
   bool want_lf = false;
   for (std::size_t idx : lost_found_fixes_) want_lf |= allowed(probs[idx].code);
   if (want_lf && std::none_of(reached_inodes_.begin(), reached_inodes_.end(), [&](nid_t n) {
-        auto it = state_.find(n);
-        return it != state_.end() && it->second.path == "/lost+found";
+        return path_is(n, "/lost+found");
       })) {
     // Not when the only unreachable inode may be lost+found itself.
     bool others = false;
@@ -616,7 +616,7 @@ void Checker::repair() {
       if (ne.blkaddr != kNullAddr) plan.nat.push_back({n, ne.ino, ne.blkaddr, ne.version});
       return;
     }
-    if (!rec.reached) return;
+    if (!rec.node.reached) return;
     // Every reached node is owned by the inode whose tree reached it; the
     // NAT's ino is corrected from the footer (checked equal to the owner).
     plan.nat.push_back({n, rec.node.footer_ino, ne.blkaddr, ne.version});

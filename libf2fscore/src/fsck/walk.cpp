@@ -51,16 +51,25 @@ struct WalkCtx {
 }  // namespace
 
 std::string Checker::path_of(const InodeState& st) const {
-  if (!st.path.empty() || st.parent == 0 || st.first_name.empty()) return st.path;
-  const auto it = state_.find(st.parent);
-  if (it == state_.end()) return st.path;
-  const std::string& pp = it->second.path;
-  return (pp == "/" ? std::string() : pp) + "/" + printable(st.first_name);
+  if (st.dir != InodeState::kNoDir) return dirs_[st.dir].path;
+  if (st.parent == 0 || st.name_len == 0) return {};
+  const InodeState* ps = find_state(st.parent);
+  if (!ps || ps->dir == InodeState::kNoDir) return {};
+  const std::string& pp = dirs_[ps->dir].path;
+  // The first name, read back from its dentry (the walk keeps no names).
+  const InodeRec& pin = inodes_[static_cast<std::size_t>(node(st.parent).inode)];
+  const DentryArea a = dentry_area(pin, st.name_blk, st.flags & InodeState::kNameInline);
+  const std::size_t at = a.names_off + static_cast<std::size_t>(st.name_slot) * kSlotLen;
+  std::vector<std::uint8_t> b(kBlockSize);
+  std::string name = "?";
+  if (at + st.name_len <= kBlockSize && read_at(dev_, static_cast<std::uint64_t>(st.name_blk) * kBlockSize, b))
+    name.assign(reinterpret_cast<const char*>(b.data() + at), st.name_len);
+  return (pp == "/" ? std::string() : pp) + "/" + printable(name);
 }
 
 std::string Checker::inode_path(nid_t ino) const {
-  auto it = state_.find(ino);
-  return it == state_.end() ? std::string() : path_of(it->second);
+  const InodeState* st = find_state(ino);
+  return st ? path_of(*st) : std::string();
 }
 
 // Checks the node `nid` that `in`'s tree points at with footer offset `ofs`
@@ -268,7 +277,8 @@ void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::u
       if (addr != ext_b + (f - ext_f)) ctx->ext_bad = true;
       else ++ctx->ext_matched;
     }
-    if (in.is_dir() && f < 0xFFFFFFFFull) st.dir_blocks.emplace_back(static_cast<std::uint32_t>(f), addr);
+    if (in.is_dir() && st.dir != InodeState::kNoDir && f < 0xFFFFFFFFull)
+      dirs_[st.dir].dir_blocks.emplace_back(static_cast<std::uint32_t>(f), addr);
   }
   close_cluster();
 }
@@ -378,8 +388,9 @@ bool Checker::walk_inode(nid_t ino, const std::string& path, bool named) {
   set_reached(ino);
   reached_inodes_.push_back(ino);
   progress(3, reached_inodes_.size(), inodes_.size());
-  InodeState& st = state_[ino];
-  if (!named || in.is_dir()) st.path = path;
+  InodeState& st = walk_state(ino);
+  st.flags |= InodeState::kSeen;
+  if (!named || in.is_dir()) own_dir(st, path);
   ++node_count_;
   ++inode_count_;
   ++valid_blocks_;
@@ -431,10 +442,13 @@ bool Checker::walk_inode(nid_t ino, const std::string& path, bool named) {
   if (!(in.inline_flags & (inline_flag::data | inline_flag::dentry))) {
     const std::uint32_t ofs[5] = {1, 2, 3, 4 + kN, 5 + 2 * kN};
     const int lvl[5] = {0, 0, 1, 1, 2};
-    for (int k = 0; k < 5; ++k)
-      if (in.i_nid[k])
-        walk_node(in, st, in.i_nid[k], ofs[k], lvl[k], &ctx, in.blkaddr,
-                  static_cast<std::uint32_t>(offsetof(Inode, i_nid)) + 4u * static_cast<std::uint32_t>(k));
+    const AddrSlot* a = addrs_.data() + r.addr_begin;
+    for (std::uint32_t j = 0; j < r.addr_count; ++j) {
+      if (a[j].slot < AddrSlot::kINid) continue;
+      const std::uint32_t k = a[j].slot - AddrSlot::kINid;
+      walk_node(in, st, a[j].blkaddr, ofs[k], lvl[k], &ctx, in.blkaddr,
+                static_cast<std::uint32_t>(offsetof(Inode, i_nid)) + 4u * k);
+    }
   }
   // Per-inode results that need the whole tree.
   if (size_idx != static_cast<std::size_t>(-1))
@@ -509,11 +523,13 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
   const std::uint16_t enc_flags = sb_.s_encoding_flags.get();
   std::uint32_t dots = 0, dotdots = 0;
   std::unordered_set<std::string> names;
+  // A copy: walking the children adds to dirs_.
+  const std::string dir_path = own_path(st);
   auto mk = [&](Code c, const Dent& d, std::string detail) {
     Problem p = prob(c);
     p.ino = dir.ino;
     p.blkaddr = d.blkaddr;
-    p.path = st.path.empty() ? "/" : st.path;
+    p.path = dir_path.empty() ? "/" : dir_path;
     p.detail = (d.bidx == Dent::kInline ? fmt("inline slot %llu", d.slot) : fmt("block %llu slot %llu", d.bidx, d.slot)) +
                " \"" + printable(d.name) + "\": " + detail;
     return p;
@@ -625,7 +641,7 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
     if (ft != 0 && ft != d.type)
       fix(add(mk(Code::DENTRY_FTYPE, d, fmt("file type %llu, inode %llu has type %llu", d.type, c, ft))), d.blkaddr,
           [o = entry_off(d), ft](std::uint8_t* b) { b[o + offsetof(DirEntry, file_type)] = ft; });
-    const std::string cpath = (st.path == "/" ? std::string() : st.path) + "/" + printable(d.name);
+    const std::string cpath = (dir_path == "/" ? std::string() : dir_path) + "/" + printable(d.name);
     if (reached(c)) {
       if (child.is_dir()) {
         // Names the directory linked twice (the entry's directory is in the detail).
@@ -637,16 +653,18 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
         clear(add(p), d);
         continue;
       }
-      auto it = state_.find(c);
-      if (it != state_.end()) ++it->second.links_found;
+      InodeState& cs = walk_state(c);
+      if (cs.seen()) ++cs.links_found;
       continue;
     }
     {
-      InodeState& cs = state_[c];
+      InodeState& cs = walk_state(c);
       cs.parent = dir.ino;
       cs.links_found = 1;
-      cs.name_len = static_cast<std::uint32_t>(d.name.size());
-      cs.first_name = d.name;
+      cs.name_blk = d.blkaddr;
+      cs.name_slot = static_cast<std::uint16_t>(d.slot);
+      cs.name_len = static_cast<std::uint8_t>(d.name.size());
+      if (d.bidx == Dent::kInline) cs.flags |= InodeState::kNameInline;
     }
     walk_inode(c, cpath, true);
     // i_pino and i_namelen name the first link (skipped once the kernel
@@ -686,7 +704,7 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
       });
     }
     if (child.is_dir()) {
-      ++st.subdirs;
+      if (st.dir != InodeState::kNoDir) ++dirs_[st.dir].subdirs;
       next.push_back(c);
     }
   }
@@ -699,7 +717,7 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
     if ((k == 0 ? dots : dotdots) != 0) continue;
     Problem p = prob(k == 0 ? Code::DENTRY_DOT : Code::DENTRY_DOTDOT);
     p.ino = dir.ino;
-    p.path = st.path.empty() ? "/" : st.path;
+    p.path = dir_path.empty() ? "/" : dir_path;
     p.detail = k == 0 ? "no '.' entry" : "no '..' entry";
     const std::size_t idx = add(p);
     const nid_t target = k == 0 ? dir.ino : parent;
@@ -721,7 +739,7 @@ void Checker::expand_dirs(std::vector<nid_t>& level) {
       std::size_t to = from;
       std::vector<block_t> addrs;
       while (to < level.size() && (to == from || addrs.size() < kDirChunkBlocks)) {
-        for (auto& [idx, a] : state_[level[to]].dir_blocks) addrs.push_back(a);
+        for (auto& [idx, a] : dir_blocks_of(level[to])) addrs.push_back(a);
         ++to;
       }
       std::sort(addrs.begin(), addrs.end());
@@ -739,7 +757,8 @@ void Checker::expand_dirs(std::vector<nid_t>& level) {
       for (std::size_t li = from; li < to; ++li) {
         const nid_t d = level[li];
         const InodeRec& dir = inodes_[static_cast<std::size_t>(node(d).inode)];
-        InodeState& ds = state_[d];
+        InodeState& ds = walk_state(d);
+        const std::string ds_path = own_path(ds);
         std::vector<Dent> dents;
         if (dir.inline_flags & inline_flag::dentry) {
           dents = extras(dir).inline_dents;
@@ -747,12 +766,12 @@ void Checker::expand_dirs(std::vector<nid_t>& level) {
             Problem p = prob(is.code);
             p.ino = d;
             p.blkaddr = dir.blkaddr;
-            p.path = ds.path.empty() ? "/" : ds.path;
+            p.path = ds_path.empty() ? "/" : ds_path;
             p.detail = is.detail;
             fix_clear_dentry(add(p), dentry_area(dir, dir.blkaddr, true), is.slot, 1);
           }
         } else {
-          for (auto& [idx, a] : ds.dir_blocks) {
+          for (auto& [idx, a] : dir_blocks_of(d)) {
             auto it = parsed.find(a);
             if (it == parsed.end()) {
               Problem p = prob(Code::NODE_UNREADABLE);
@@ -770,7 +789,7 @@ void Checker::expand_dirs(std::vector<nid_t>& level) {
               Problem p = prob(is.code);
               p.ino = d;
               p.blkaddr = a;
-              p.path = ds.path.empty() ? "/" : ds.path;
+              p.path = ds_path.empty() ? "/" : ds_path;
               p.detail = fmt("block %llu: ", idx) + is.detail.substr(is.detail.find("slot"));
               fix_clear_dentry(add(p), dentry_area(dir, a, false), is.slot, 1);
             }
@@ -787,6 +806,13 @@ void Checker::expand_dirs(std::vector<nid_t>& level) {
 void Checker::walk_namespace() {
   const nid_t root = sb_.root_ino.get();
   nids_.clear_reached();
+  walk_.assign(inodes_.size(), InodeState{});
+  dirs_.clear();
+  // One use per block the SIT counts valid: reserved so that the table does
+  // not grow by doubling.
+  std::uint64_t sit_blocks = 0;
+  for (const SegState& s : segs_) sit_blocks += s.vblocks;
+  uses_.reserve(uses_.size() + static_cast<std::size_t>(sit_blocks) + 64);
   progress(3, 0, inodes_.size());
   auto root_bad = [&](std::string d) {
     Problem p = prob(Code::ROOT_BAD);
@@ -803,8 +829,8 @@ void Checker::walk_namespace() {
     root_bad("the root inode is not a directory");
   else {
     walk_inode(root, "/");
-    state_[root].parent = root;
-    state_[root].links_found = 1;
+    walk_state(root).parent = root;
+    walk_state(root).links_found = 1;
     std::vector<nid_t> level{root};
     expand_dirs(level);
   }
@@ -888,7 +914,7 @@ void Checker::check_orphans() {
     }
     if (!reached(ino)) {
       walk_inode(ino, "");
-      state_[ino].orphan = true;
+      walk_state(ino).flags |= InodeState::kOrphan;
       if (in.is_dir()) {
         std::vector<nid_t> level{ino};
         expand_dirs(level);
@@ -941,7 +967,7 @@ void Checker::check_quota() {
 
 void Checker::check_unreachable() {
   nids_.for_each(sb_.root_ino.get(), [&](nid_t n, const NidTable::Rec& rec) {
-    if (n >= max_nid_ || rec.reached || rec.node.inode < 0 || rec.node.footer_nid != n) return;
+    if (n >= max_nid_ || rec.node.reached || rec.node.inode < 0 || rec.node.footer_nid != n) return;
     if (rec.nat.blkaddr == kNullAddr || !valid_main(rec.nat.blkaddr)) return;
     const InodeRec& in = inodes_[static_cast<std::size_t>(rec.node.inode)];
     if (ftype_of_mode(in.mode) == 0) return;  // not usable: its NAT entry is unreachable
@@ -952,7 +978,7 @@ void Checker::check_unreachable() {
     lost_found_fixes_.push_back(add(p));
     const std::string path = fmt("/lost+found/#%llu", n);
     walk_inode(n, "");
-    state_[n].links_found = 0;
+    walk_state(n).links_found = 0;
     if (in.is_dir()) {
       std::vector<nid_t> level{n};
       expand_dirs(level);
@@ -966,7 +992,7 @@ void Checker::finish_inode_counts() {
   (void)quota_ino;
   for (nid_t ino : reached_inodes_) {
     const InodeRec& in = inodes_[static_cast<std::size_t>(node(ino).inode)];
-    const InodeState& st = state_[ino];
+    const InodeState& st = walk_state(ino);
     bool is_quota = false;
     if (features_ & feature::quota_ino)
       for (int t = 0; t < 3; ++t) is_quota |= sb_.qf_ino[t].get() == ino;
@@ -974,8 +1000,8 @@ void Checker::finish_inode_counts() {
     Problem p;
     p.ino = ino;
     if (in.is_dir()) {
-      if (st.orphan || (st.links_found == 0 && ino != root)) continue;
-      const std::uint64_t want = 2ull + st.subdirs;
+      if (st.orphan() || (st.links_found == 0 && ino != root)) continue;
+      const std::uint64_t want = 2ull + (st.dir != InodeState::kNoDir ? dirs_[st.dir].subdirs : 0);
       if (in.links != want) {
         p.code = Code::DIR_LINKS;
         p.path = path_of(st);
@@ -983,7 +1009,7 @@ void Checker::finish_inode_counts() {
         fix_inode_field(add(p), in, [want](Node& n) { n.i.i_links = static_cast<std::uint32_t>(want); });
       }
     } else {
-      if (st.orphan && in.links == 0) continue;
+      if (st.orphan() && in.links == 0) continue;
       if (st.links_found == 0) continue;  // unreachable: reported, its link comes from lost+found
       if (in.links != st.links_found) {
         p.code = Code::INODE_LINKS;

@@ -22,33 +22,28 @@ using detail::fmt;
 Status parse_dentries(const std::uint8_t* bitmap, const DirEntry* de, const std::uint8_t* names, std::uint32_t slots,
                       nid_t max_nid, const std::string& where, std::vector<DirEntryInfo>& out,
                       std::uint64_t offset = Error::kNoOffset) {
-  for (std::uint32_t i = 0; i < slots;) {
-    if (!test_bit_le(bitmap, i)) {
-      ++i;
-      continue;
+  Status st;
+  for_each_dentry(bitmap, de, names, slots, [&](const DentrySlot& d) {
+    if (d.fault == DentryFault::empty_slot || d.fault == DentryFault::zero_name_len) return true;  // the kernel skips it
+    if (d.fault == DentryFault::name_past_end) {
+      st = make_error(Errc::corrupt,
+                      where + fmt(": dentry slot %llu has name_len %llu past the end", d.slot, d.entry.name_len.get()), offset);
+      return false;
     }
-    DirEntry e;
-    std::memcpy(&e, &de[i], sizeof e);
-    const std::uint32_t len = e.name_len.get();
-    if (len == 0) {  // the kernel skips a zero-length slot
-      ++i;
-      continue;
+    if (d.entry.ino.get() >= max_nid) {
+      st = make_error(Errc::corrupt, where + fmt(": dentry slot %llu points at ino %llu past the NAT", d.slot, d.entry.ino.get()),
+                      offset);
+      return false;
     }
-    const std::uint32_t need = (len + kSlotLen - 1) / kSlotLen;
-    if (len > kNameLen || i + need > slots)
-      return make_error(Errc::corrupt, where + fmt(": dentry slot %llu has name_len %llu past the end", i, len), offset);
-    if (e.ino.get() >= max_nid)
-      return make_error(Errc::corrupt, where + fmt(": dentry slot %llu points at ino %llu past the NAT", i, e.ino.get()),
-                        offset);
-    DirEntryInfo d;
-    d.name.assign(reinterpret_cast<const char*>(names + static_cast<std::size_t>(i) * kSlotLen), len);
-    d.ino = e.ino.get();
-    d.type = static_cast<FileType>(e.file_type);
-    d.hash = e.hash_code.get();
-    out.push_back(std::move(d));
-    i += need;
-  }
-  return {};
+    DirEntryInfo e;
+    e.name.assign(d.name);
+    e.ino = d.entry.ino.get();
+    e.type = static_cast<FileType>(d.entry.file_type);
+    e.hash = d.entry.hash_code.get();
+    out.push_back(std::move(e));
+    return true;
+  });
+  return st;
 }
 
 std::uint64_t dir_block_index(std::uint32_t level, std::uint32_t dir_level, std::uint32_t idx) {

@@ -4,8 +4,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <string_view>
 
 #include "f2fscore/disk/constants.hpp"
+#include "f2fscore/disk/node.hpp"
 #include "f2fscore/endian.hpp"
 
 namespace f2fscore::disk {
@@ -83,6 +86,57 @@ constexpr std::uint32_t dir_buckets(std::uint32_t level, std::uint32_t dir_level
 }
 constexpr std::uint32_t bucket_blocks(std::uint32_t level) {
   return level < kMaxDirHashDepth / 2 ? 2 : 4;
+}
+
+/// What dentry slot walking finds at a slot whose bitmap bit is set.
+enum class DentryFault : std::uint8_t {
+  none,           ///< an entry: `name` holds its name_len bytes
+  empty_slot,     ///< name_len 0, ino 0 and hash 0: the bit alone is set
+  zero_name_len,  ///< name_len 0 in a slot holding an ino or a hash
+  name_past_end,  ///< name_len above F2FS_NAME_LEN or its slots past the area
+};
+
+/// One slot of a dentry area as for_each_dentry() reports it.
+struct DentrySlot {
+  std::uint32_t slot = 0;  ///< index of the entry's first slot
+  DirEntry entry{};        ///< the slot's DirEntry, copied
+  std::string_view name;   ///< the name's bytes (DentryFault::none only)
+  DentryFault fault = DentryFault::none;
+};
+
+/// Walks the `slots` dentries of an area laid out as bitmap / DirEntry[] /
+/// names[][kSlotLen] (a DentryBlock, or an inline area through
+/// InlineDentryLayout) and calls `f(const DentrySlot&)` for each slot whose
+/// bitmap bit is set; `f` returns false to stop. An entry covers
+/// ceil(name_len / kSlotLen) slots; a faulty slot covers one, so the walk
+/// goes on at the next slot (as the kernel's f2fs_fill_dentries() in
+/// fs/f2fs/dir.c skips a zero-length slot, and fsck.f2fs's __chk_dentries()
+/// moves one slot on past a bad name_len).
+template <class F>
+void for_each_dentry(const std::uint8_t* bitmap, const DirEntry* de, const std::uint8_t* names, std::uint32_t slots,
+                     F&& f) {
+  for (std::uint32_t i = 0; i < slots;) {
+    if (!test_bit_le(bitmap, i)) {
+      ++i;
+      continue;
+    }
+    DentrySlot s;
+    s.slot = i;
+    std::memcpy(&s.entry, &de[i], sizeof s.entry);
+    const std::uint32_t len = s.entry.name_len.get();
+    const std::uint32_t need = (len + kSlotLen - 1) / kSlotLen;
+    std::uint32_t step = 1;
+    if (len == 0)
+      s.fault = s.entry.ino.get() == 0 && s.entry.hash_code.get() == 0 ? DentryFault::empty_slot : DentryFault::zero_name_len;
+    else if (len > kNameLen || i + need > slots)
+      s.fault = DentryFault::name_past_end;
+    else {
+      s.name = std::string_view(reinterpret_cast<const char*>(names + static_cast<std::size_t>(i) * kSlotLen), len);
+      step = need;
+    }
+    if (!f(static_cast<const DentrySlot&>(s))) return;
+    i += step;
+  }
 }
 
 }  // namespace f2fscore::disk

@@ -61,6 +61,7 @@ struct ResizeReport {
   ResizePlan plan;
   std::uint32_t sit_blocks_zeroed = 0;   ///< SIT blocks rewritten for a grow's new segments
   std::uint32_t cursegs_moved = 0;       ///< active logs moved out of a shrink's cut
+  std::uint64_t blocks_moved = 0;        ///< valid blocks a shrink moved below the new end
   std::uint64_t checkpoint_ver = 0;      ///< of the new pack
   bool resized = false;                  ///< false: nothing to do
 };
@@ -77,8 +78,9 @@ Result<ResizePlan> plan_resize(BlockDevice& dev, const ResizeOptions& opts);
 
 /// Plans, then carries out the resize (see the file comment for the order
 /// of the writes). Nothing is written when planning fails. A shrink whose
-/// cut area holds valid blocks is refused with Errc::unsupported ("move
-/// them first"): blocks are not moved here. Does not check whether the
+/// cut area holds valid blocks first moves them below the new end through
+/// the writer's GC (Writer::evacuate(), its checkpoints crash-safe; an
+/// error there leaves the old size with the same tree). Does not check whether the
 /// device is in use: open it with OpenOptions::refuse_in_use.
 Result<ResizeReport> resize_volume(BlockDevice& dev, const ResizeOptions& opts);
 

@@ -13,6 +13,7 @@
 #include "f2fscore/disk/superblock.hpp"
 #include "f2fscore/meta_rebuild.hpp"
 #include "f2fscore/volume.hpp"
+#include "f2fscore/writer.hpp"
 #include "mkfs/plan_internal.hpp"
 #include "util/text.hpp"
 
@@ -150,10 +151,32 @@ Result<ResizeReport> resize_volume(BlockDevice& dev, const ResizeOptions& opts) 
   r.plan = l->plan;
   const ResizePlan& p = r.plan;
   if (p.unchanged()) return r;
-  if (p.segments_to_empty)
-    return make_error(Errc::unsupported,
-                      fmt("%llu segments past the new end hold %llu valid blocks: move them first", p.segments_to_empty,
-                          p.blocks_to_move));
+  if (p.segments_to_empty) {
+    // A shrink over data: the writer's GC moves the blocks below the new
+    // end, each move committed by its checkpoints (the volume stays the old
+    // one, with the same tree).
+    l->vol.reset();
+    MountOptions mo;
+    mo.refuse_in_use = false;  // the caller opened the device (see resize.hpp)
+    mo.checkpoint_interval_s = 0;
+    mo.gc.background = false;
+    mo.discard = false;
+    auto w = Writer::mount(dev, mo);
+    if (!w) return make_error(w.error().code, "mounting to move the blocks past the new end: " + w.error().message);
+    auto left = (*w)->evacuate(p.new_main_segments);
+    if (!left) return make_error(left.error().code, "moving the blocks past the new end: " + left.error().message);
+    F2FSCORE_TRY((*w)->unmount());
+    if (*left)
+      return make_error(Errc::no_space, fmt("%llu valid blocks could not be moved below segment %llu", *left,
+                                            p.new_main_segments));
+    r.blocks_moved = p.blocks_to_move;
+    auto again = load_and_plan(dev, opts);
+    if (!again) return make_error(again.error());
+    l = std::move(again);
+    if (l->plan.segments_to_empty)
+      return make_error(Errc::no_space, "blocks are still past the new end after moving them");
+    r.plan = l->plan;
+  }
   const bool grow = p.new_main_segments >= p.old_main_segments;
   const std::uint32_t keep = std::min(p.old_main_segments, p.new_main_segments);
 

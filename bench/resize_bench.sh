@@ -1,17 +1,15 @@
 #!/bin/sh
 # Resize side by side: f2fscore-resize and resize.f2fs (f2fs-tools) on the same
-# images. For each size (GiB) and fill (percent of the volume's size, in files
-# of 8 MiB written by sload.f2fs from a scratch directory, spread by deleting
-# every other one is not possible through sload, so data sits at the start
-# of the main area as mkfs+sload leave it):
+# images. For each size (GiB) and fill (percent of the volume, files of 8 MiB
+# copied in by sload.f2fs; sload writes them from the start of the main area,
+# so a shrink to 60% of a 50% fill moves few blocks):
 #   shrink to 60%      resize.f2fs -s -t   vs  f2fscore-resize --shrink -t
 #   grow back to 100%  resize.f2fs -s      vs  f2fscore-resize
-#   grow to 200%       resize.f2fs         vs  f2fscore-resize   (metadata must move)
-# Each result is checked with fsck.f2fs -f (clean per ../shared/NOTES.md) and
-# the file list and contents (dump.f2fs is not used: sha256 of the files read
-# back through f2fscore-dump cat is too slow for big fills; the check is
-# fsck.f2fs plus our fsck). Prints one line per run: tool, op, exit code,
-# seconds, fsck.f2fs verdict. Images live in $TMPDIR (ext4 /tmp: sparse).
+#   grow to 200%       resize.f2fs         vs  f2fscore-resize   (the metadata must move)
+# Each result is checked with fsck.f2fs -f (clean as ../shared/NOTES.md says)
+# and f2fscore-fsck -f. Prints one line per run: tool, operation, exit code,
+# seconds, both verdicts, the tool's first error line. Images live in $TMPDIR
+# (ext4 /tmp: sparse files).
 #
 #   bench/resize_bench.sh BUILD_DIR [SIZES_GIB] [FILLS]
 #   bench/resize_bench.sh build "1 4 16 64" "0 50"

@@ -60,6 +60,9 @@ struct MountOptions {
   enum class Recovery : std::uint8_t { roll_forward, refuse } recovery = Recovery::roll_forward;
   IpuOptions ipu{};
   GcOptions gc{};
+  /// New blocks go only to main-area sections wholly below this segment
+  /// number (0: anywhere); evacuate() sets it. f2fscore-resize's shrink.
+  std::uint32_t allocation_limit_segno = 0;
   /// A read-write mount of a file or block device refuses one that
   /// check_in_use() reports in use (mounted, an image whose loop device is
   /// mounted or held, a block device another open holds with O_EXCL), with
@@ -324,6 +327,14 @@ class Writer {
   /// left (F2FS_IOC_GARBAGE_COLLECT); returns the sections freed by the
   /// checkpoint it takes.
   Result<std::uint32_t> gc(std::uint32_t sections = 1);
+  /// Moves every valid block of the main-area segments from `first_segno`
+  /// on below it, through GC (do_garbage_collect()'s moves: data to the
+  /// cold data log, nodes with the checkpoint's node writes), and takes
+  /// checkpoints; from then on blocks are allocated only below it
+  /// (MountOptions::allocation_limit_segno). Returns the valid blocks left
+  /// at or past `first_segno` (0: all moved). Errors: invalid_argument for
+  /// a segment number past the main area, no_space, the device's.
+  Result<std::uint64_t> evacuate(std::uint32_t first_segno);
 
   /// A copy of the counters, taken under the handle's lock.
   WriterStats stats() const;

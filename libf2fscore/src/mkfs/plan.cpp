@@ -13,6 +13,7 @@
 #include "f2fscore/disk/nat.hpp"
 #include "f2fscore/disk/geometry.hpp"
 #include "f2fscore/mkfs.hpp"
+#include "mkfs/plan_internal.hpp"
 
 namespace f2fscore {
 
@@ -71,6 +72,8 @@ Status fill_extensions(SuperBlock& sb, const MkfsOptions& o) {
   return {};
 }
 
+}  // namespace
+
 // get_best_overprovision() of f2fs-tools 1.15: scan candidate percentages
 // and keep the one leaving the most usable space. The floating-point steps
 // are kept exactly (accumulated candidate, double arithmetic) so that the
@@ -95,6 +98,8 @@ double best_overprovision(std::uint32_t segment_count_main, std::uint32_t usable
   }
   return max_ovp;
 }
+
+namespace {
 
 }  // namespace
 

@@ -98,6 +98,12 @@ struct SegView {
     return false;
   }
   bool sec_free(std::uint32_t sec) const { return !is_cur_sec(sec) && w.sm.section_free(sec); }
+  // A section new blocks may go to (MountOptions::allocation_limit_segno).
+  bool sec_allowed(std::uint32_t sec) const {
+    const std::uint32_t lim = w.opts.allocation_limit_segno;
+    const Geometry& g = w.vol->geometry();
+    return lim == 0 || g.first_seg_of_sec(sec) + g.segs_per_sec() <= lim;
+  }
   std::uint32_t next_free(std::uint32_t s, std::uint32_t from) const { return w.sm.next_free_blkoff(s, from); }
 };
 }  // namespace
@@ -139,13 +145,16 @@ Status Writer::Impl::new_segment(std::uint8_t type) {
   // kind (node or data) towards hot or cold as 6.1 orders them; greedy on
   // ckpt_valid_blocks (get_gc_cost() for SSR), a full one never chosen.
   auto ssr = [&]() -> std::uint32_t {
-    return sm.ssr_segment(type, [&](std::uint32_t sec) { return v.is_cur_sec(sec) || sec == cur_victim_sec; });
+    return sm.ssr_segment(type, [&](std::uint32_t sec) {
+      return v.is_cur_sec(sec) || sec == cur_victim_sec || !v.sec_allowed(sec);
+    });
   };
   // The log's next segment when it is in the same section, free and no
   // other log's (an LFS log stays in its section).
   auto next_in_sec = [&] {
     return log_usable[type] && l.alloc_type == 0 && l.segno + 1 < main_segs &&
-           g.sec_of_seg(l.segno + 1) == g.sec_of_seg(l.segno) && sm.free_at_cp(l.segno + 1) && !v.is_cur_seg(l.segno + 1);
+           g.sec_of_seg(l.segno + 1) == g.sec_of_seg(l.segno) && sm.free_at_cp(l.segno + 1) && !v.is_cur_seg(l.segno + 1) &&
+           v.sec_allowed(g.sec_of_seg(l.segno + 1));
   };
   const bool crc = cp.ckpt_flags.get() & cp_flag::crc_recovery;
   const bool warm_node_lfs = type == wr::kWarmNode && !crc;
@@ -164,7 +173,7 @@ Status Writer::Impl::new_segment(std::uint8_t type) {
   const std::uint32_t start = l.segno < main_segs ? g.sec_of_seg(l.segno) : 0;
   for (std::uint32_t sec = sm.next_free_section(start), k = 0; sec != kNoSeg && k < nsecs;
        sec = sm.next_free_section(sec), ++k)
-    if (v.sec_free(sec)) return take_free(g.first_seg_of_sec(sec));
+    if (v.sec_free(sec) && v.sec_allowed(sec)) return take_free(g.first_seg_of_sec(sec));
   // No free section: the kernel never gets here (GC keeps the reserve);
   // rather than fail, reuse a dirty segment's free blocks if any.
   const std::uint32_t s = fsync_recovering ? kNoSeg : ssr();
@@ -449,6 +458,44 @@ Status Writer::Impl::balance_fs() {
 Result<std::uint32_t> Writer::Impl::gc_foreground(std::uint32_t sections) {
   if (in_gc) return 0u;
   return Gc{*this}.run(true, std::max<std::uint32_t>(1, sections), true);
+}
+
+Result<std::uint64_t> Writer::Impl::evacuate(std::uint32_t first) {
+  const Geometry& g = vol->geometry();
+  if (first >= main_segs) return make_error(Errc::invalid_argument, fmt("segment %llu is past the main area", first));
+  opts.allocation_limit_segno = first;
+  auto left = [&] {
+    std::uint64_t n = 0;
+    for (std::uint32_t s = first; s < main_segs; ++s) n += sm.valid(s);
+    return n;
+  };
+  // Logs in the cut area move on at once; their segments become victims.
+  for (std::uint8_t t = 0; t < kNrCursegType; ++t)
+    if (logs[t].segno < main_segs && !SegView{*this}.sec_allowed(g.sec_of_seg(logs[t].segno))) F2FSCORE_TRY(new_segment(t));
+  for (int round = 0; round < 4 && left(); ++round) {
+    Gc gc{*this};
+    in_gc = true;
+    for (std::uint32_t sec = g.sec_of_seg(first); sec < g.main_sections(); ++sec) {
+      if (sm.section_valid(sec) == 0) continue;
+      auto r = gc.move_section(sec);
+      if (!r) {
+        in_gc = false;
+        cur_victim_sec = kNoSeg;
+        return make_error(r.error());
+      }
+      ++stats.gc.victims;
+    }
+    in_gc = false;
+    cur_victim_sec = kNoSeg;
+    F2FSCORE_TRY(checkpoint(false));
+  }
+  return left();
+}
+
+Result<std::uint64_t> Writer::evacuate(std::uint32_t first_segno) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
+  return impl_->evacuate(first_segno);
 }
 
 Result<std::uint32_t> Writer::gc(std::uint32_t sections) {

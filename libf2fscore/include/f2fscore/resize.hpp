@@ -1,0 +1,87 @@
+// Resizing an unmounted volume: grow it to a larger device or shrink it,
+// keeping the metadata areas (CP, SIT, NAT, SSA) where they are, as
+// resize.f2fs -s (f2fs-tools fsck/resize.c, "safe resize") does.
+//
+// The main area ends where the new size puts it: segment_count and
+// segment_count_main are recomputed for the new size from segment0_blkaddr
+// as mkfs.f2fs lays segments (whole zones), the reserved and overprovision
+// segments as mkfs.f2fs 1.15 picks them for that main area
+// (get_best_overprovision()), user_block_count and free_segment_count
+// follow. A grow is possible while the SIT (55 entries a block) and the SSA
+// (one block a segment) areas cover the new main area; a larger grow needs
+// those areas moved and every main-area block with them, which no write
+// order makes survive a power cut, and is refused.
+//
+// Order of the writes: a metadata rebuild of the old layout first (a
+// checkpoint of its own, crash-safe as meta::rebuild() is: journals
+// emptied into the SIT/NAT blocks, active logs out of the area a shrink
+// cuts), SIT entries of the segments a grow adds zeroed where the current
+// SIT copy holds stale ones (entries the old volume does not read), then
+// the commit: for a grow both superblocks (copy 1, flush, copy 0, flush)
+// and then a checkpoint pack for the new size in the other CP slot; for a
+// shrink the pack first, then the superblocks. docs/resize.md says what a
+// power cut leaves after each write.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "f2fscore/device.hpp"
+#include "f2fscore/result.hpp"
+
+namespace f2fscore {
+
+struct ResizeOptions {
+  /// New size in 512-byte sectors; 0: the device's size.
+  std::uint64_t target_sectors = 0;
+  /// Allow a size smaller than the volume's (resize.f2fs's -s -t).
+  bool shrink = false;
+};
+
+/// The old and the new layout. Blocks are 4 KiB, segments 512 blocks.
+struct ResizePlan {
+  std::uint64_t old_block_count = 0, new_block_count = 0;        ///< SB block_count
+  std::uint32_t old_segment_count = 0, new_segment_count = 0;    ///< SB segment_count (from segment0)
+  std::uint32_t old_main_segments = 0, new_main_segments = 0;    ///< SB segment_count_main
+  /// Main segments the existing SIT and SSA areas can describe.
+  std::uint32_t sit_capacity_segments = 0, ssa_capacity_segments = 0;
+  std::uint32_t reserved_segments = 0;   ///< new CP rsvd_segment_count
+  std::uint32_t overprov_segments = 0;   ///< new CP overprov_segment_count (reserved included)
+  double overprovision = 0;              ///< percent
+  std::uint64_t old_user_block_count = 0, new_user_block_count = 0;
+  std::uint64_t valid_block_count = 0;   ///< CP valid_block_count
+  /// Segments at or past new_main_segments holding valid blocks (a shrink
+  /// must empty them first).
+  std::uint32_t segments_to_empty = 0;
+  std::uint64_t blocks_to_move = 0;      ///< valid blocks in those segments
+  bool unchanged() const { return old_block_count == new_block_count && old_main_segments == new_main_segments; }
+};
+
+struct ResizeReport {
+  ResizePlan plan;
+  std::uint32_t sit_blocks_zeroed = 0;   ///< SIT blocks rewritten for a grow's new segments
+  std::uint32_t cursegs_moved = 0;       ///< active logs moved out of a shrink's cut
+  std::uint64_t blocks_moved = 0;        ///< valid blocks a shrink moved below the new end
+  std::uint64_t checkpoint_ver = 0;      ///< of the new pack
+  bool resized = false;                  ///< false: nothing to do
+};
+
+/// Plans a resize of the volume on `dev` without writing. Errors, naming
+/// the reason: Errc::invalid_argument (a size larger than the device, a
+/// smaller size without `shrink`, a size below mkfs.f2fs's minimum: not
+/// enough main segments for the reserved ones), Errc::unsupported (a grow
+/// past what the SIT or SSA area covers, multi-device, zoned or read-only
+/// volumes, a volume not cleanly unmounted or with fsynced data to roll
+/// forward), Errc::no_space (a shrink below the valid blocks), the reader's
+/// errors (Errc::corrupt...) and the device's.
+Result<ResizePlan> plan_resize(BlockDevice& dev, const ResizeOptions& opts);
+
+/// Plans, then carries out the resize (see the file comment for the order
+/// of the writes). Nothing is written when planning fails. A shrink whose
+/// cut area holds valid blocks first moves them below the new end through
+/// the writer's GC (Writer::evacuate(), its checkpoints crash-safe; an
+/// error there leaves the old size with the same tree). Does not check whether the
+/// device is in use: open it with OpenOptions::refuse_in_use.
+Result<ResizeReport> resize_volume(BlockDevice& dev, const ResizeOptions& opts);
+
+}  // namespace f2fscore

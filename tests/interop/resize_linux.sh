@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# f2fscore-resize against Linux: a volume populated with a tree (files of
+# random data filling about half of it, a directory tree, small files) is
+# shrunk by f2fscore-resize (the GC moving blocks out of the cut: the data
+# was spread over the volume by deleting every other file after filling it
+# with Linux) and a copy is shrunk and grown back; Linux mounts both, reads
+# the same tree (sha256 of every file, as listed before the resize), writes
+# and unmounts; fsck.f2fs -f finds both clean afterwards.
+# Tools from the environment: F2FSCORE_MKFS, F2FSCORE_RESIZE. Skips (77)
+# without ../shared/oracle/linux-f2fs, fails instead under
+# F2FSCORE_REQUIRE_ORACLE=1.
+set -uo pipefail
+name=resize_linux.sh
+repo_root=$(cd "$(dirname "$0")/../.." && pwd)
+oracle="${ORACLE:-$repo_root/../shared/oracle/linux-f2fs}"
+MKFS=${F2FSCORE_MKFS:?} RESIZE=${F2FSCORE_RESIZE:?}
+if [[ ! -x "$oracle" ]]; then
+  if [[ "${F2FSCORE_REQUIRE_ORACLE:-0}" == 1 ]]; then
+    echo "$name: FAIL: Linux oracle not found at $oracle and F2FSCORE_REQUIRE_ORACLE=1" >&2; exit 1
+  fi
+  echo "$name: SKIP: Linux oracle not found at $oracle" >&2; exit 77
+fi
+T=$(mktemp -d /tmp/f2fscore-resize-linux.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+mkdir -p "$T/src/d/e"
+for i in $(seq 1 20); do head -c $((i * 37)) /dev/urandom > "$T/src/d/e/s$i"; done
+truncate -s 256M "$T/a.img"
+"$MKFS" -q --populate "$T/src" "$T/a.img" || { echo "$name: FAIL: mkfs"; exit 1; }
+# Linux fills the volume with 4 MiB files and deletes every other one, so
+# that what stays is spread over the main area, across any cut.
+cat > "$T/fill.sh" <<'GUEST'
+mount -t f2fs /dev/vda /mnt || { echo "FAIL: mount"; exit 1; }
+i=0
+while [ $i -lt 48 ]; do dd if=/dev/urandom of=/mnt/f$i bs=1M count=4 2>/dev/null || break; i=$((i + 1)); done
+sync
+i=0
+while [ $i -lt 48 ]; do rm -f /mnt/f$i; i=$((i + 2)); done
+sync
+(cd /mnt && find . -type f | sort | while read f; do sha256sum "$f"; done) > /out/sums
+umount /mnt || { echo "FAIL: umount"; exit 1; }
+echo "guest: filled, spread, $(wc -l < /out/sums) files summed"
+GUEST
+mkdir -p "$T/out"
+"$oracle" --out "$T/out" "$T/fill.sh" "$T/a.img" || { echo "$name: FAIL: filling in Linux"; exit 1; }
+cp "$T/out/sums" "$T/sums"
+cp --sparse=always "$T/a.img" "$T/b.img"
+small=$((200 * 2048))
+"$RESIZE" --shrink -t $small "$T/a.img" || { echo "$name: FAIL: shrink exited $?"; exit 1; }
+truncate -s $((small * 512)) "$T/a.img"
+"$RESIZE" --shrink -t $small "$T/b.img" || { echo "$name: FAIL: shrink of the copy exited $?"; exit 1; }
+"$RESIZE" "$T/b.img" || { echo "$name: FAIL: grow exited $?"; exit 1; }
+mkdir -p "$T/in" && cp "$T/sums" "$T/in/sums"
+cat > "$T/check.sh" <<'GUEST'
+for dev in vda vdb; do
+  mount -t f2fs /dev/$dev /mnt || { echo "FAIL: Linux does not mount the resized /dev/$dev"; exit 1; }
+  (cd /mnt && find . -type f | sort | while read f; do sha256sum "$f"; done) > /tmp/sums.$dev
+  cmp /tmp/sums.$dev /in/sums || { echo "FAIL: /dev/$dev: the tree differs"; diff /tmp/sums.$dev /in/sums | head; exit 1; }
+  dd if=/dev/urandom of=/mnt/new bs=1M count=2 2>/dev/null && sync || { echo "FAIL: write on /dev/$dev"; exit 1; }
+  umount /mnt || { echo "FAIL: umount /dev/$dev"; exit 1; }
+  echo "guest: /dev/$dev mounted, $(wc -l < /in/sums) files read back equal, written, unmounted"
+done
+GUEST
+out=$("$oracle" --in "$T/in" --dmesg "$T/check.sh" "$T/a.img" "$T/b.img" 2>&1)
+rc=$?
+echo "$out"
+if [[ $rc != 0 ]]; then echo "$name: FAIL: guest exited $rc"; exit 1; fi
+if command -v fsck.f2fs >/dev/null; then
+  for img in a b; do
+    o=$(fsck.f2fs -f "$T/$img.img" </dev/null 2>&1)
+    if printf '%s\n' "$o" | grep -qE '\[Fail\]|\[ASSERT\]|\[FIX\]|Fixing|Reconnect|Move curseg'; then
+      echo "$o"; echo "$name: FAIL: fsck.f2fs -f finds $img.img not clean after Linux"; exit 1
+    fi
+  done
+fi
+echo "$name: PASS"

@@ -1,0 +1,411 @@
+// f2fscore-resize's library part (f2fscore/resize.hpp): grow and shrink of
+// volumes empty, half and 90% full, with files across the cut; after each,
+// our fsck and fsck.f2fs -f clean and the tree read back equal to the tree
+// before. Refusals leave the image byte for byte as it was. A power cut at
+// every write of a shrink over data and of a grow leaves the old or the new
+// volume with the same tree.
+//
+// Expected layouts come from the rules resize.f2fs and mkfs.f2fs follow
+// (segment_count from segment0 in whole zones, segment_count_main =
+// segment_count - metadata segments), computed here by hand from the old
+// superblock, not from the code under test.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "f2fscore/device.hpp"
+#include "f2fscore/fault_device.hpp"
+#include "f2fscore/fsck.hpp"
+#include "f2fscore/mkfs.hpp"
+#include "f2fscore/resize.hpp"
+#include "f2fscore/volume.hpp"
+#include "f2fscore/writer.hpp"
+#include "support/test_support.hpp"
+
+namespace fs = std::filesystem;
+using namespace f2fscore;
+using f2fstest::TempDir;
+namespace test = f2fstest;
+
+namespace {
+
+constexpr std::uint64_t kMiB = 1ull << 20;
+
+struct FileSig {
+  std::uint16_t mode = 0;
+  std::uint64_t size = 0;
+  std::uint64_t hash = 0;
+  bool operator==(const FileSig&) const = default;
+};
+using Tree = std::map<std::string, FileSig>;
+
+std::uint64_t fnv(std::uint64_t h, const std::uint8_t* p, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+// The tree as the reader sees it: every path with its mode, size and a hash
+// of its contents.
+Tree read_tree(BlockDevice& dev) {
+  Tree t;
+  auto v = Volume::open(dev);
+  EXPECT_TRUE(v) << (v ? "" : v.error().to_string());
+  if (!v) return t;
+  Volume& vol = **v;
+  std::vector<std::pair<std::string, nid_t>> todo{{"", disk::kRootIno}};
+  std::vector<std::uint8_t> buf(1 << 20);
+  while (!todo.empty()) {
+    auto [path, ino] = todo.back();
+    todo.pop_back();
+    auto in = vol.read_inode(ino);
+    EXPECT_TRUE(in) << path;
+    if (!in) continue;
+    FileSig s{in->mode, in->size, 0xcbf29ce484222325ull};
+    if (in->is_dir()) {
+      auto ents = vol.read_dir(*in);
+      EXPECT_TRUE(ents) << path;
+      if (ents)
+        for (const auto& e : *ents)
+          if (e.name != "." && e.name != "..") todo.push_back({path + "/" + e.name, e.ino});
+    } else if (in->is_reg()) {
+      for (std::uint64_t off = 0; off < in->size;) {
+        auto n = vol.read(*in, off, buf);
+        EXPECT_TRUE(n && *n > 0) << path;
+        if (!n || *n == 0) break;
+        s.hash = fnv(s.hash, buf.data(), *n);
+        off += *n;
+      }
+    }
+    t[path.empty() ? "/" : path] = s;
+  }
+  return t;
+}
+
+std::vector<std::string> our_fsck(BlockDevice& dev) {
+  fsck::Options o;
+  o.force = true;
+  auto r = fsck::check(dev, o);
+  if (!r) return {"fsck failed: " + r.error().to_string()};
+  std::vector<std::string> out;
+  for (const auto& p : r->problems) out.push_back(p.to_string());
+  return out;
+}
+
+std::unique_ptr<BlockDevice> open_file(const fs::path& p) {
+  OpenOptions oo;
+  auto d = open_posix_device(p.string(), oo);
+  EXPECT_TRUE(d) << (d ? "" : d.error().to_string());
+  return d ? std::move(*d) : nullptr;
+}
+
+void format(BlockDevice& dev, std::uint64_t bytes = 0) {
+  MkfsOptions o;
+  o.wanted_sectors = bytes / 512;
+  o.wanted_sector_size = 512;
+  o.discard = false;
+  o.timestamp = 1700000000;
+  MkfsTarget t{&dev, ""};
+  auto r = format_volume(std::span<const MkfsTarget>(&t, 1), o);
+  ASSERT_TRUE(r) << r.error().to_string();
+}
+
+std::vector<std::uint8_t> pattern(std::uint64_t seed, std::size_t n) {
+  std::vector<std::uint8_t> b(n);
+  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    b[i] = static_cast<std::uint8_t>(x);
+  }
+  return b;
+}
+
+// Fills the volume to about `fraction` of its user blocks, spread over the
+// whole main area: files written, every other one deleted, then big files
+// written into the holes (so files cross any cut), a directory tree and
+// small files with inline data too.
+void fill(BlockDevice& dev, double fraction) {
+  MountOptions mo;
+  mo.checkpoint_interval_s = 0;
+  mo.discard = false;
+  mo.fixed_time = 1700000000;
+  auto w = Writer::mount(dev, mo);
+  ASSERT_TRUE(w) << w.error().to_string();
+  auto v = Volume::open(dev);
+  const std::uint64_t user = (*v)->checkpoint().user_block_count.get() * 4096;
+  v->reset();
+  ASSERT_TRUE((*w)->mkdir("/d"));
+  ASSERT_TRUE((*w)->mkdir("/d/e"));
+  for (int i = 0; i < 20; ++i) {
+    auto ino = (*w)->create("/d/e/s" + std::to_string(i));
+    ASSERT_TRUE(ino);
+    auto b = pattern(1000 + i, 10 + i * 7);
+    ASSERT_TRUE((*w)->write(*ino, 0, b));
+  }
+  if (fraction <= 0) {
+    ASSERT_TRUE((*w)->unmount());
+    return;
+  }
+  const std::size_t chunk = 4 * kMiB;
+  const auto target = static_cast<std::uint64_t>(static_cast<double>(user) * fraction);
+  // Spread: files over the whole area, then every other one removed.
+  const std::uint64_t spread_files = (static_cast<std::uint64_t>(static_cast<double>(user) * 0.9)) / chunk;
+  for (std::uint64_t i = 0; i < spread_files; ++i) {
+    auto ino = (*w)->create("/spread" + std::to_string(i));
+    ASSERT_TRUE(ino);
+    auto b = pattern(i, chunk);
+    auto n = (*w)->write(*ino, 0, b);
+    ASSERT_TRUE(n) << n.error().to_string();
+  }
+  ASSERT_TRUE((*w)->sync());
+  std::uint64_t used = 0;
+  for (std::uint64_t i = 0; i < spread_files; ++i) {
+    if (i % 2 == 0 || used + chunk > target) {
+      ASSERT_TRUE((*w)->unlink("/spread" + std::to_string(i)));
+    } else {
+      used += chunk;
+    }
+  }
+  ASSERT_TRUE((*w)->sync());
+  // Big files into the holes.
+  for (int f = 0; used + chunk <= target; ++f) {
+    auto ino = (*w)->create("/d/big" + std::to_string(f));
+    ASSERT_TRUE(ino);
+    for (int k = 0; k < 8 && used + chunk <= target; ++k) {
+      auto b = pattern(5000 + f * 8 + k, chunk);
+      auto n = (*w)->write(*ino, static_cast<std::uint64_t>(k) * chunk, b);
+      ASSERT_TRUE(n) << n.error().to_string();
+      used += chunk;
+    }
+  }
+  ASSERT_TRUE((*w)->unmount());
+}
+
+struct Layout {
+  std::uint64_t block_count = 0;
+  std::uint32_t segment_count = 0, main_segments = 0;
+};
+
+Layout layout(BlockDevice& dev) {
+  auto v = Volume::open(dev);
+  EXPECT_TRUE(v);
+  if (!v) return {};
+  const auto& sb = (*v)->superblock();
+  return {sb.block_count.get(), sb.segment_count.get(), sb.segment_count_main.get()};
+}
+
+// The layout a size gives with the metadata areas kept: whole segments from
+// segment0 (segs_per_zone 1 here), less the metadata segments.
+Layout expected_layout(BlockDevice& dev, std::uint64_t bytes) {
+  auto v = Volume::open(dev);
+  const auto& sb = (*v)->superblock();
+  Layout l;
+  l.block_count = bytes / 4096;
+  l.segment_count = static_cast<std::uint32_t>((l.block_count - sb.segment0_blkaddr.get()) / 512);
+  const std::uint32_t meta = sb.segment_count_ckpt.get() + sb.segment_count_sit.get() + sb.segment_count_nat.get() +
+                             sb.segment_count_ssa.get();
+  l.main_segments = l.segment_count - meta;
+  return l;
+}
+
+void expect_clean_file(const fs::path& img) {
+  if (test::reference_tool("fsck.f2fs").empty()) {
+    if (test::required("F2FS_TOOLS")) ADD_FAILURE() << "fsck.f2fs is required";
+    return;
+  }
+  std::string out;
+  auto probs = test::fsck_problems(img, &out);
+  EXPECT_TRUE(probs.empty()) << out;
+}
+
+Status do_resize(BlockDevice& dev, std::uint64_t bytes, bool shrink) {
+  ResizeOptions o;
+  o.target_sectors = bytes / 512;
+  o.shrink = shrink;
+  auto r = resize_volume(dev, o);
+  if (!r) return make_error(r.error());
+  return {};
+}
+
+// One volume of `size` formatted at its full size, filled, shrunk to
+// `small` and grown back; every step checked.
+void shrink_and_grow(std::uint64_t size, std::uint64_t small, double fraction) {
+  TempDir tmp;
+  const fs::path img = tmp.path() / "v.img";
+  test::make_sparse_file(img, size);
+  auto dev = open_file(img);
+  ASSERT_TRUE(dev);
+  format(*dev);
+  fill(*dev, fraction);
+  if (testing::Test::HasFatalFailure()) return;
+  const Tree before = read_tree(*dev);
+  ASSERT_GT(before.size(), 20u);
+  const Layout want_small = expected_layout(*dev, small);
+  const Layout want_big = layout(*dev);
+
+  auto st = do_resize(*dev, small, true);
+  ASSERT_TRUE(st) << st.error().to_string();
+  const Layout got = layout(*dev);
+  EXPECT_EQ(got.block_count, want_small.block_count);
+  EXPECT_EQ(got.segment_count, want_small.segment_count);
+  EXPECT_EQ(got.main_segments, want_small.main_segments);
+  EXPECT_EQ(read_tree(*dev), before);
+  EXPECT_EQ(our_fsck(*dev), std::vector<std::string>{});
+  expect_clean_file(img);
+
+  st = do_resize(*dev, size, false);
+  ASSERT_TRUE(st) << st.error().to_string();
+  const Layout back = layout(*dev);
+  EXPECT_EQ(back.block_count, want_big.block_count);
+  EXPECT_EQ(back.main_segments, want_big.main_segments);
+  EXPECT_EQ(read_tree(*dev), before);
+  EXPECT_EQ(our_fsck(*dev), std::vector<std::string>{});
+  expect_clean_file(img);
+}
+
+}  // namespace
+
+TEST(Resize, EmptyShrinkAndGrow1GiB) { shrink_and_grow(1024 * kMiB, 600 * kMiB, 0); }
+
+TEST(Resize, HalfFullShrinkAcrossData1GiB) { shrink_and_grow(1024 * kMiB, 760 * kMiB, 0.5); }
+
+// 90% of the smaller size's user blocks: the data fills the shrunk volume.
+TEST(Resize, NinetyPercentOfTheNewSize1GiB) { shrink_and_grow(1024 * kMiB, 768 * kMiB, 0.9 * 0.72); }
+
+TEST(Resize, ShrinkBelowTheDataRefusedImageUnchanged) {
+  TempDir tmp;
+  const fs::path img = tmp.path() / "v.img", copy = tmp.path() / "c.img";
+  test::make_sparse_file(img, 512 * kMiB);
+  {
+    auto dev = open_file(img);
+    format(*dev);
+    fill(*dev, 0.6);
+  }
+  fs::copy_file(img, copy);
+  auto dev = open_file(img);
+  ResizeOptions o;
+  o.target_sectors = 256 * kMiB / 512;
+  o.shrink = true;
+  auto r = resize_volume(*dev, o);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::no_space) << r.error().to_string();
+  EXPECT_NE(r.error().message.find("does not fit"), std::string::npos) << r.error().message;
+  // Without --shrink a smaller size is refused too.
+  o.target_sectors = 480 * kMiB / 512;
+  o.shrink = false;
+  r = resize_volume(*dev, o);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::invalid_argument);
+  dev.reset();
+  EXPECT_EQ(test::differing_blocks(img, copy), std::vector<std::uint64_t>{});
+}
+
+// mkfs sizes the SSA for its size: a grow past it would move the metadata.
+TEST(Resize, GrowPastTheSsaAreaRefusedImageUnchanged) {
+  TempDir tmp;
+  const fs::path img = tmp.path() / "v.img", copy = tmp.path() / "c.img";
+  test::make_sparse_file(img, 4096 * kMiB);
+  {
+    auto dev = open_file(img);
+    format(*dev, 1024 * kMiB);
+  }
+  fs::copy_file(img, copy);
+  auto dev = open_file(img);
+  ResizeOptions o;
+  auto r = resize_volume(*dev, o);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::unsupported) << r.error().to_string();
+  EXPECT_NE(r.error().message.find("power cut"), std::string::npos) << r.error().message;
+  dev.reset();
+  EXPECT_EQ(test::differing_blocks(img, copy), std::vector<std::uint64_t>{});
+}
+
+// A power cut at every write of a shrink over data and of the grow back:
+// the volume is the old or the new one, with the same tree, and our fsck
+// finds it clean except, between the checkpoint and the superblocks, the
+// free segment count of the other size.
+TEST(Resize, PowerCutAtEveryWrite) {
+  const std::uint64_t big = 96 * kMiB, small = 72 * kMiB;
+  auto base = make_memory_device(big);
+  format(*base);
+  fill(*base, 0.35);
+  ASSERT_FALSE(testing::Test::HasFatalFailure());
+  const Tree before = read_tree(*base);
+  // Copies of the base image.
+  std::vector<std::uint8_t> image(big);
+  ASSERT_TRUE(read_at(*base, 0, image));
+  // Only the chunks holding data are copied (the memory device is sparse).
+  auto fresh = [&](const std::vector<std::uint8_t>& from) {
+    auto d = make_memory_device(big);
+    constexpr std::size_t kChunk = 64 * 1024;
+    static const std::vector<std::uint8_t> zero(kChunk);
+    for (std::size_t off = 0; off < from.size(); off += kChunk) {
+      std::span<const std::uint8_t> c(from.data() + off, kChunk);
+      if (std::memcmp(c.data(), zero.data(), kChunk) != 0) EXPECT_TRUE(write_at(*d, off, c));
+    }
+    return d;
+  };
+  for (int phase = 0; phase < 2; ++phase) {
+    const bool shrink = phase == 0;
+    const std::uint64_t to = shrink ? small : big;
+    // Count the writes of an uninterrupted run, and keep its result.
+    FaultPlan count;
+    count.ops = io_op_bit(IoOp::write);
+    FaultDevice probe(fresh(image), count);
+    ASSERT_TRUE(do_resize(probe, to, shrink));
+    const std::uint64_t writes = probe.counted();
+    const std::uint32_t new_main = layout(probe).main_segments;
+    ASSERT_NE(new_main, layout(*fresh(image)).main_segments);
+    ASSERT_GT(writes, 3u);
+    std::printf("%s: %llu writes\n", shrink ? "shrink" : "grow", static_cast<unsigned long long>(writes));
+    std::fflush(stdout);
+    std::uint64_t old_seen = 0, new_seen = 0, window = 0;
+    // Every write of the resize's own part (the rebuild's checkpoint, the
+    // superblocks, the new pack: the last writes); in the GC moves before
+    // them (the writer's checkpoints, whose cuts tests/writer covers), every
+    // step-th.
+    const std::uint64_t tail = std::min<std::uint64_t>(writes, 96);
+    const std::uint64_t step = std::max<std::uint64_t>(1, (writes - tail) / 24);
+    std::vector<std::uint64_t> cuts;
+    for (std::uint64_t n = 0; n < writes - tail; n += step) cuts.push_back(n);
+    for (std::uint64_t n = writes - tail; n < writes; ++n) cuts.push_back(n);
+    const std::uint32_t old_main_segs = layout(*fresh(image)).main_segments;
+    for (std::uint64_t n : cuts) {
+      FaultPlan p;
+      p.ops = io_op_bit(IoOp::write);
+      p.fail_after = n;
+      p.drop_unflushed = true;
+      FaultDevice fd(fresh(image), p);
+      EXPECT_FALSE(do_resize(fd, to, shrink)) << "cut at write " << n;
+      fd.power_cut();
+      BlockDevice& d = fd.inner();
+      const std::uint32_t m = layout(d).main_segments;
+      ASSERT_TRUE(m == new_main || m == old_main_segs) << "cut at write " << n << ": " << m;
+      EXPECT_EQ(read_tree(d), before) << "cut at write " << n;
+      // What a cut may leave besides the old or new volume: a torn pack
+      // (the other pack is the valid one), superblock copy 1 ahead of copy 0
+      // (a cut between the two), and in the window between the superblocks
+      // and the pack the other size's free segment count (docs/resize.md).
+      auto probs = our_fsck(d);
+      bool in_window = false;
+      for (const auto& s : probs) {
+        const bool allowed = s.rfind("[CP_PACK_BAD]", 0) == 0 || s.rfind("[SB_BACKUP_BAD]", 0) == 0 ||
+                             s.rfind("[CP_FREE_SEGMENT_COUNT]", 0) == 0;
+        EXPECT_TRUE(allowed) << "cut at write " << n << ": " << s;
+        in_window = in_window || s.rfind("[CP_FREE_SEGMENT_COUNT]", 0) == 0;
+      }
+      window += in_window;
+      (m == new_main ? new_seen : old_seen)++;
+    }
+    EXPECT_GT(old_seen, 0u);
+    EXPECT_LE(window, 4u) << "cuts leaving the other size's free segment count";
+    // The next phase starts from the completed result.
+    ASSERT_TRUE(read_at(probe.inner(), 0, image));
+    EXPECT_EQ(read_tree(probe.inner()), before);
+  }
+}

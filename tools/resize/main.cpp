@@ -1,0 +1,109 @@
+// f2fscore-resize: grow or shrink an unmounted F2FS volume, keeping its
+// metadata areas in place (f2fscore/resize.hpp). A thin front end: parse the
+// arguments, open the device refusing one in use, resize_volume(), print.
+#ifndef _FILE_OFFSET_BITS
+#define _FILE_OFFSET_BITS 64
+#endif
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <string>
+
+#include "f2fscore/device.hpp"
+#include "f2fscore/resize.hpp"
+#include "f2fscore/tools/common.hpp"
+
+namespace {
+
+namespace ftools = f2fscore::tools;
+constexpr int kExitOk = ftools::exit_code::ok, kExitFailure = ftools::exit_code::failure,
+              kExitUsage = ftools::exit_code::usage;
+
+const char* kFooter =
+    "Grows the volume to the device's size (or -t SECTORS of 512 bytes), or shrinks it with --shrink.\n"
+    "The CP, SIT, NAT and SSA areas stay where they are: a grow past what the SIT and SSA areas\n"
+    "describe is refused. A shrink needs the blocks past the new end free.\n"
+    "Exit status: 0 success (also when there is nothing to do); 1 failure (device in use, not F2FS,\n"
+    "not cleanly unmounted, the data does not fit, a layout that cannot be reached safely, I/O\n"
+    "error; nothing is written on a refusal); 2 usage error.";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Grow or shrink an F2FS file system (f2fscore " F2FSCORE_VERSION_STRING ")", "f2fscore-resize"};
+  app.footer(kFooter);
+  std::string device;
+  std::uint64_t sectors = 0;
+  bool shrink = false, json = false, version = false, dry_run = false, force = false;
+  app.add_option("device", device, "Block device or image file");
+  app.add_option("-t,--target-sectors", sectors, "New size in 512-byte sectors (default: the device's size)");
+  app.add_flag("-s,--shrink", shrink, "Allow a size smaller than the volume's");
+  app.add_flag("-n,--dry-run", dry_run, "Print the plan and write nothing");
+  app.add_flag("-f,--force", force, "Accepted for resize.f2fs compatibility (no prompt is ever asked)");
+  app.add_flag("--json", json, "Print one JSON object with the old and new layout");
+  app.add_flag("-V,--version", version, "Print the version and exit");
+  if (auto rc = ftools::parse_command_line(app, argc, argv, kExitUsage)) return *rc;
+  if (version) {
+    std::printf("f2fscore-resize %s\n", F2FSCORE_VERSION_STRING);
+    return kExitOk;
+  }
+  if (device.empty()) {
+    std::fprintf(stderr, "f2fscore-resize: a device is required (see --help)\n");
+    return kExitUsage;
+  }
+  auto fail = [&](const std::string& m) {
+    if (json) {
+      ftools::print_json({{"device", device}, {"error", m}, {"exit_code", kExitFailure}});
+    } else {
+      std::fprintf(stderr, "f2fscore-resize: %s\n", m.c_str());
+    }
+    return kExitFailure;
+  };
+  f2fscore::OpenOptions oo;
+  oo.read_only = dry_run;
+  oo.refuse_in_use = !dry_run;
+  auto dev = f2fscore::open_posix_device(device, oo);
+  if (!dev) {
+    const auto& e = dev.error();
+    if (e.code == f2fscore::Errc::busy) return fail(e.message + "; refusing to resize it");
+    return fail("cannot open " + device + ": " + e.to_string());
+  }
+  f2fscore::ResizeOptions ro;
+  ro.target_sectors = sectors;
+  ro.shrink = shrink;
+  f2fscore::ResizeReport rep;
+  if (dry_run) {
+    auto p = f2fscore::plan_resize(**dev, ro);
+    if (!p) return fail(device + ": " + p.error().message);
+    rep.plan = *p;
+  } else {
+    auto r = f2fscore::resize_volume(**dev, ro);
+    if (!r) return fail(device + ": " + r.error().message);
+    rep = *r;
+  }
+  const auto& p = rep.plan;
+  if (json) {
+    ftools::Json j{{"device", device},
+                   {"resized", rep.resized},
+                   {"dry_run", dry_run},
+                   {"old", {{"block_count", p.old_block_count}, {"segment_count_main", p.old_main_segments},
+                            {"user_block_count", p.old_user_block_count}}},
+                   {"new", {{"block_count", p.new_block_count}, {"segment_count_main", p.new_main_segments},
+                            {"user_block_count", p.new_user_block_count}, {"reserved_segments", p.reserved_segments},
+                            {"overprov_segments", p.overprov_segments}}},
+                   {"valid_block_count", p.valid_block_count},
+                   {"checkpoint_ver", rep.checkpoint_ver}};
+    if (!ftools::print_json(j)) return kExitFailure;
+    return kExitOk;
+  }
+  if (p.unchanged()) {
+    std::printf("%s: already %llu blocks (%u main segments): nothing to do\n", device.c_str(),
+                static_cast<unsigned long long>(p.old_block_count), p.old_main_segments);
+    return kExitOk;
+  }
+  std::printf("%s: %s %llu -> %llu blocks, main area %u -> %u segments, user blocks %llu -> %llu\n", device.c_str(),
+              dry_run ? "would resize" : "resized", static_cast<unsigned long long>(p.old_block_count),
+              static_cast<unsigned long long>(p.new_block_count), p.old_main_segments, p.new_main_segments,
+              static_cast<unsigned long long>(p.old_user_block_count),
+              static_cast<unsigned long long>(p.new_user_block_count));
+  return kExitOk;
+}

@@ -6,7 +6,7 @@
 set -uo pipefail
 build_dir=${1:?usage: completion_test.sh BUILD_DIR}
 src_dir=$(cd "$(dirname "$0")/../.." && pwd)
-for t in mkfs fsck dump sload io label tune; do PATH="$build_dir/tools/$t:$PATH"; done
+for t in mkfs fsck dump sload io label tune resize; do PATH="$build_dir/tools/$t:$PATH"; done
 export PATH
 # shellcheck source=../../tools/completion/f2fscore.bash
 source "$src_dir/tools/completion/f2fscore.bash"
@@ -35,7 +35,7 @@ expect_has "fsck --j" --json "$got"
 got=$(complete_words f2fscore-fsck -)
 for o in -n -p -a -y -f -C --json -V --version; do expect_has "fsck -" "$o" "$got"; done
 # Every option of every tool's --help is offered after "-".
-for t in mkfs fsck dump sload io label tune; do
+for t in mkfs fsck dump sload io label tune resize; do
   got=$(complete_words "f2fscore-$t" -)
   while read -r o; do
     expect_has "$t -" "$o" "$got"

@@ -22,7 +22,7 @@ case "$out" in
 esac
 # Every tool in one directory (sbin, as f2fs-tools and e2fsprogs install
 # theirs), with its bash completion.
-for tool in mkfs fsck dump sload io label tune; do
+for tool in mkfs fsck dump sload io label tune resize; do
   [[ -x "$tmp/prefix/sbin/f2fscore-$tool" ]] || { echo "FAIL: sbin/f2fscore-$tool not installed"; exit 1; }
   [[ -f "$tmp/prefix/share/bash-completion/completions/f2fscore-$tool" ]] ||
     { echo "FAIL: no bash completion installed for f2fscore-$tool"; exit 1; }
@@ -53,7 +53,7 @@ if ! command -v scdoc >/dev/null || ! command -v man >/dev/null; then
   fi
   echo "SKIP: scdoc or man missing: manual pages not checked"; exit 0
 fi
-for tool in mkfs fsck dump sload io label tune; do
+for tool in mkfs fsck dump sload io label tune resize; do
   page="$tmp/prefix/share/man/man8/f2fscore-$tool.8"
   [[ -f "$page" ]] || { echo "FAIL: $page not installed"; exit 1; }
   text=$(MANPAGER=cat MANWIDTH=80 man -M "$tmp/prefix/share/man" "f2fscore-$tool" 2>&1) ||

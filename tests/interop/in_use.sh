@@ -7,7 +7,8 @@
 # Tools: f2fscore-mkfs (plain and --populate), f2fscore-fsck -y / -p / -a,
 # f2fscore-sload, f2fscore-io --rw write / randwrite, f2fscore-io fs,
 # f2fscore-label DEVICE LABEL (when F2FSCORE_LABEL names it), f2fscore-tune
-# -l LABEL and -O encrypt (when F2FSCORE_TUNE names it). Each
+# -l LABEL and -O encrypt (when F2FSCORE_TUNE names it), f2fscore-resize
+# --shrink (when F2FSCORE_RESIZE names it). Each
 # case checks the exit status, the message, and the target's SHA-256 before
 # and after. Also: f2fscore-fsck -n on a device in use checks it read-only
 # (as e2fsck -n), -p on a read-only loop device (blockdev --setro) and on an
@@ -39,6 +40,7 @@ done
 MKFS=${F2FSCORE_MKFS:?} FSCK=${F2FSCORE_FSCK:?} SLOAD=${F2FSCORE_SLOAD:?} IO=${F2FSCORE_IO:?}
 LABEL=${F2FSCORE_LABEL:-}
 TUNE=${F2FSCORE_TUNE:-}
+RESIZE=${F2FSCORE_RESIZE:-}
 
 T=$(mktemp -d /tmp/f2fscore-in-use.XXXXXX)
 loops=()
@@ -103,6 +105,9 @@ every_tool() {
   if [[ -n "$TUNE" ]]; then
     refuses "$label: f2fscore-tune -l" "$target" 1 "$why" "$TUNE" -l newlabel "$target"
     refuses "$label: f2fscore-tune -O encrypt" "$target" 1 "$why" "$TUNE" -O encrypt "$target"
+  fi
+  if [[ -n "$RESIZE" ]]; then
+    refuses "$label: f2fscore-resize --shrink" "$target" 1 "$why" "$RESIZE" --shrink -t 65536 "$target"
   fi
   # The messages say why (and -n would check it read-only).
   refuses "$label: f2fscore-fsck -y names -n" "$target" 8 "-n checks it read-only" "$FSCK" -y "$target"

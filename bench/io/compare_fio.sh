@@ -131,6 +131,8 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?")
+started=$(date -u '+%Y-%m-%d %H:%M UTC')
 note "$("$fio" --version), $("$ours" --version); file $file ($fstype); $runs runs of ${runtime}s per case and tool"
 for ((run = 1; run <= runs; run++)); do
   for c in $cases; do
@@ -188,3 +190,11 @@ for c in $cases; do
 done
 echo
 echo "Medians over $runs runs of ${runtime}s; ratios are medians of the per-run ratios of back-to-back runs."
+# The conditions, so that a table can be read against the machine it ran on.
+echo "Conditions: $started, $(uname -sr), $(nproc) CPUs, load average $load_start at the start and" \
+  "$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo "?") at the end; $("$fio" --version); file $file ($fstype)."
+if [[ $control -eq 1 ]]; then
+  # The noise floor over every case: a ratio inside it does not separate the tools.
+  cat "$tmp"/*.control | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END {
+    printf "Noise (fio against itself, every run of every case): %.2f..%.2f; an IOPS ratio inside this range is not a difference.\n", lo, hi }'
+fi

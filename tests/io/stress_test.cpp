@@ -145,3 +145,119 @@ TEST(IostatStress, ToggleThousandsOfTimesUnderLoad) {
   }
   EXPECT_GT(accounted, 0u) << "something was accounted after the last switch-on";
 }
+
+namespace {
+
+// A fixed mix on one device: `n` requests of 4 KiB, cycling through
+// `types`, at depth 8, resubmitted from the callbacks.
+struct MixWorker {
+  std::unique_ptr<IostatDevice> dev;
+  std::vector<IostatType> types;
+  std::uint64_t n = 0;
+  std::uint64_t submitted = 0;
+  std::uint64_t errors = 0;
+  std::vector<IoRequest> reqs = std::vector<IoRequest>(8);
+  iotest::AlignedBuf buf{8 * 4096};
+
+  void fill(IoRequest& r) {
+    const IostatType t = types[submitted % types.size()];
+    r.tag = io_tag(t);
+    r.op = static_cast<std::size_t>(t) >= static_cast<std::size_t>(IostatType::app_direct_read_io) ? IoOp::read
+                                                                                                     : IoOp::write;
+    r.flags = submitted % 3 == 0 ? io_flag::sync : 0;
+    r.offset = (submitted % 64) * 4096;
+    r.length = 4096;
+    ++submitted;
+  }
+  static void done(IoRequest& r) noexcept {
+    auto& w = *static_cast<MixWorker*>(r.user);
+    if (!r.ok()) ++w.errors;
+    if (w.submitted == w.n) return;
+    w.fill(r);
+    w.dev->submit(r);
+  }
+  void run() {
+    for (auto& r : reqs) {
+      r.buf = buf.data() + 4096 * (&r - reqs.data());
+      r.on_complete = &done;
+      r.user = this;
+      fill(r);
+      dev->submit(r);
+    }
+    while (dev->in_flight() > 0) dev->poll(true);
+  }
+};
+
+}  // namespace
+
+// Two threads count into one Iostat, each through its own layer, while
+// snapshots are taken: every snapshot is consistent (completions never
+// ahead of submissions, 4 KiB per request in every type, the hidden sums
+// equal to their parts, nothing going backwards), and the end state is
+// exactly the requests made (kernel rules: f2fs_update_iostat() per
+// submission, APP_WRITE_IO = buffered + direct, APP_READ_IO likewise).
+TEST(IostatStress, TwoThreadsCountAndSnapshotsStayConsistent) {
+  using T = IostatType;
+  Iostat stats;
+  stats.set_enabled(true);
+  constexpr std::uint64_t kN = 30000;
+  MixWorker a, b;
+  a.dev = std::make_unique<IostatDevice>(make_memory_device(1 << 20, 4096), stats);
+  a.types = {T::app_direct_io, T::fs_node_read_io, T::app_direct_read_io};
+  a.n = kN;
+  b.dev = std::make_unique<IostatDevice>(make_memory_device(1 << 20, 4096), stats);
+  b.types = {T::app_buffered_io, T::fs_meta_io, T::app_direct_read_io, T::fs_node_read_io};
+  b.n = kN;
+  std::atomic<int> running{2};
+  std::thread ta([&] { a.run(); --running; });
+  std::thread tb([&] { b.run(); --running; });
+
+  auto ix = [](T t) { return static_cast<std::size_t>(t); };
+  std::uint64_t violations = 0, checks = 0;
+  IostatSnapshot last;
+  auto check = [&](const IostatSnapshot& s) {
+    ++checks;
+    for (std::size_t t = 0; t < kIostatTypes; ++t) {
+      if (s.completed[t] > s.count[t]) ++violations;
+      if (s.bytes[t] != 4096 * s.count[t]) ++violations;
+      if (s.count[t] < last.count[t] || s.completed[t] < last.completed[t]) ++violations;
+    }
+    if (s.count[ix(T::app_write_io)] != s.count[ix(T::app_direct_io)] + s.count[ix(T::app_buffered_io)]) ++violations;
+    if (s.count[ix(T::app_read_io)] != s.count[ix(T::app_direct_read_io)]) ++violations;
+    std::uint64_t timed = 0, done = 0;
+    for (const auto& row : s.latency)
+      for (const auto& l : row) timed += l.count;
+    for (std::size_t t = 0; t < kIostatTypes; ++t)
+      if (t != ix(T::app_write_io) && t != ix(T::app_read_io)) done += s.completed[t];
+    if (timed != done) ++violations;  // every completion here is a timed read or write
+    last = s;
+  };
+  while (running.load() > 0) check(stats.snapshot());
+  ta.join();
+  tb.join();
+  const auto s = stats.snapshot();
+  check(s);
+  EXPECT_EQ(violations, 0u) << checks << " snapshots";
+  EXPECT_GT(checks, 1u);
+  EXPECT_EQ(a.errors + b.errors, 0u);
+  // The exact totals: request i of a worker has type types[i % size].
+  auto want = [&](const MixWorker& w, T t) {
+    std::uint64_t c = 0;
+    for (std::size_t k = 0; k < w.types.size(); ++k)
+      if (w.types[k] == t) c += (w.n - k + w.types.size() - 1) / w.types.size();
+    return c;
+  };
+  for (T t : {T::app_direct_io, T::app_buffered_io, T::fs_meta_io, T::fs_node_read_io, T::app_direct_read_io}) {
+    SCOPED_TRACE(std::string(iostat_type_key(t)));
+    EXPECT_EQ(s.count_of(t), want(a, t) + want(b, t));
+    EXPECT_EQ(s.completed[ix(t)], s.count_of(t));
+    EXPECT_EQ(s.bytes_of(t), 4096 * s.count_of(t));
+  }
+  EXPECT_EQ(s.count_of(T::app_write_io), want(a, T::app_direct_io) + want(b, T::app_buffered_io));
+  EXPECT_EQ(s.count_of(T::app_read_io), want(a, T::app_direct_read_io) + want(b, T::app_direct_read_io));
+  // The layers' counters stay in the volume's sums after the layers go.
+  a.dev.reset();
+  b.dev.reset();
+  EXPECT_EQ(stats.snapshot().count, s.count);
+  EXPECT_EQ(stats.snapshot().completed, s.completed);
+}

@@ -24,7 +24,12 @@
 //
 // An Iostat may be shared by the devices of a volume and used from several
 // threads (each device still has one submitting/polling thread at a time):
-// enable/disable, period changes and snapshots are thread-safe.
+// enable/disable, period changes and snapshots are thread-safe. Each layer
+// keeps its own counters, written only by the thread that submits to and
+// polls its device (no atomic read-modify-write, no lock per request);
+// snapshot() and the period records sum them, each layer's read under its
+// sequence lock, so a snapshot taken while I/O runs is consistent per
+// device (a completion is never seen without its submission).
 #pragma once
 
 #include <array>
@@ -108,7 +113,7 @@ constexpr std::uint16_t io_tag(IostatType t, bool compressed = false) noexcept {
 /// A clock for iostat: nanoseconds from any fixed origin. Injectable so
 /// tests can count reads and script latencies.
 struct IostatClock {
-  std::uint64_t (*now_ns)(void* ctx) noexcept = nullptr;  ///< null: std::chrono::steady_clock
+  std::uint64_t (*now_ns)(void* ctx) noexcept = nullptr;  ///< null: CLOCK_MONOTONIC (steady_clock's source)
   void* ctx = nullptr;
 };
 
@@ -140,6 +145,35 @@ struct IostatSnapshot {
     return latency[static_cast<std::size_t>(l)][static_cast<std::size_t>(p)];
   }
 };
+
+namespace detail {
+/// Counter slots: (type, compressed) pairs, slot = 2 * type + compressed.
+/// The hidden sums and the cdata variants are derived from them when read.
+inline constexpr std::size_t kIostatSlots = 2 * kIostatTypes;
+/// Latency buckets: lat * 3 + page.
+inline constexpr std::size_t kIostatBuckets = 9;
+
+/// Plain sums of counter slots (a snapshot's raw material).
+struct IostatTotals {
+  std::array<std::uint64_t, kIostatSlots> bytes{}, count{}, completed{};
+  std::array<std::uint64_t, kIostatBuckets> lat_sum{}, lat_count{}, lat_peak{};
+  void add(const IostatTotals& o, bool with_peak) noexcept;
+};
+
+/// One layer's counters. Written by the thread that owns the device (a
+/// store of load + n, relaxed, inside a sequence-lock write: odd `seq`
+/// while writing); read by snapshots with the sequence lock's retry.
+/// `gen` is the Iostat generation they belong to (older: they count as
+/// zero and are cleared by the owner at its next submission); `epoch` the
+/// period of lat_peak.
+struct IostatBlock {
+  std::atomic<std::uint32_t> seq{0};
+  std::atomic<std::uint32_t> gen{0};
+  std::atomic<std::uint32_t> epoch{0};
+  std::array<std::atomic<std::uint64_t>, kIostatSlots> bytes{}, count{}, completed{};
+  std::array<std::atomic<std::uint64_t>, kIostatBuckets> lat_sum{}, lat_count{}, lat_peak{};
+};
+}  // namespace detail
 
 /// Statistics of one volume (the kernel keeps them in f2fs_sb_info).
 class Iostat {
@@ -189,29 +223,35 @@ class Iostat {
  private:
   friend class IostatDevice;
   std::uint64_t now() const noexcept;
-  // Accounts a submission under the lock if still enabled; returns the
-  // generation to store in the request, or 0 if not accounted.
-  std::uint64_t submit(IostatType type, std::uint64_t bytes, bool compressed) noexcept;
-  // Records a completion of a request accounted in `generation`.
-  void complete(IostatType type, bool compressed, IostatLat lat, std::uint64_t generation,
-                std::uint64_t submit_ns, std::uint64_t now_ns) noexcept;
-  void add_locked(IostatType type, std::uint64_t bytes, bool compressed) noexcept;
   void reset_locked() noexcept;
-  bool claim_period_locked(std::uint64_t now_ns) noexcept;
-  void emit_period(std::uint64_t now_ns) noexcept;  // cold, out of line
+  // The sums of the shared counters and every layer's (generation_'s
+  // only; peaks of epoch_ only). Under mu_.
+  detail::IostatTotals gather_locked() const noexcept;
+  // A completion saw now_ns >= next_period_ns_: claims the period under
+  // the lock and emits the record when one is due. Cold, out of line.
+  void emit_period(std::uint64_t now_ns) noexcept;
+  void arm_period_locked() noexcept;  // next_period_ns_ after a change
 
   IostatClock clock_;
   std::atomic<bool> enabled_{false};
   std::atomic<std::uint32_t> period_ms_{kDefaultPeriodMs};
+  // Bumped by every switch on or off (a reset); never 0. A request
+  // carries the generation it was accounted in.
+  std::atomic<std::uint32_t> generation_{1};
+  // Bumped by every period record: the period of the layers' peaks.
+  std::atomic<std::uint32_t> epoch_{1};
+  // The first completion at or after this time claims a period record;
+  // the maximum while there is no sink or iostat is off, 0 to start the
+  // first period at the next completion.
+  std::atomic<std::uint64_t> next_period_ns_{~std::uint64_t{0}};
+  bool started_ = false;  // the first period has begun (under mu_)
   mutable std::mutex mu_;
-  std::uint64_t generation_ = 1;  // bumped by every reset; 0 means "not accounted"
-  std::uint64_t next_period_ns_ = 0;
+  bool on_ = false;  // enabled, under mu_
   Sink sink_ = nullptr;
   void* sink_ctx_ = nullptr;
-  IostatDevice* taps_ = nullptr;  // layers whose route follows enabled_
-  IostatSnapshot cur_;   // cumulative counters + current latency period
-  std::array<std::uint64_t, kIostatTypes> prev_bytes_{};  // at the last period record
-  std::array<std::uint64_t, kIostatTypes> prev_count_{};
+  IostatDevice* taps_ = nullptr;  // attached layers: their route follows enabled_, their counters are summed
+  detail::IostatTotals shared_;   // account() and the layers already destroyed
+  detail::IostatTotals prev_;     // the sums at the last period record
 };
 
 /// The iostat layer: a BlockDevice that accounts what passes through it
@@ -222,9 +262,12 @@ class Iostat {
 /// submit timestamp, the generation); they are restored before the callback,
 /// so the caller sees its own request and may resubmit it from the callback.
 /// The clock is read once per accounted read/write completion and once per
-/// such submission made outside a completion callback of this layer; a
-/// request submitted from inside one takes that completion's reading as
-/// its submission time (so its latency includes the rest of the callback).
+/// such submission made outside poll(); a request submitted from a
+/// completion callback takes the reading of the last timed completion of
+/// that poll() as its submission time (so its latency includes the rest of
+/// the callbacks before its submission). After a poll() during which
+/// iostat was switched on, submissions until the next poll() ends may take
+/// a completion time of that poll() as their submission time.
 class IostatDevice final : public BlockDevice {
  public:
   friend class Iostat;
@@ -253,28 +296,38 @@ class IostatDevice final : public BlockDevice {
   // Where submit() sends a request: the device below while iostat is off,
   // the accounting entry below while it is on. Iostat::set_enabled() flips
   // it, so the gate costs one load and the forward's indirect call. Only a
-  // route: the decision is re-checked under the Iostat's lock.
+  // route: a submission that races with a switch counts into a generation
+  // that the switch has already ended, which no snapshot shows.
   struct Accounting final : BlockDevice {
     IostatDevice* owner = nullptr;
     const DeviceInfo& info() const noexcept override { return owner->inner_->info(); }
-    void submit(IoRequest& req) noexcept override { owner->submit_accounted(req); }
-    std::size_t poll(bool wait) noexcept override { return owner->inner_->poll(wait); }
+    void submit(IoRequest& req) noexcept override;
+    std::size_t poll(bool wait) noexcept override;  // and ends the callbacks' clock reading
     std::size_t in_flight() const noexcept override { return owner->inner_->in_flight(); }
   };
 
   void route(bool on) noexcept;
   void submit_accounted(IoRequest& req) noexcept;
+  void submit_clocked(IoRequest& req) noexcept;
+  void restart_and_submit(IoRequest& req) noexcept;
   static void on_done(IoRequest& req) noexcept;
+  void done_unrecorded(IoRequest& req, std::uint64_t now_ns, bool timed) noexcept;
+  void done_new_peak(IoRequest& req, std::uint64_t packed, std::uint64_t now_ns, std::uint64_t d) noexcept;
+  void done_period(IoRequest& req, std::uint64_t now_ns) noexcept;
+  void after_timed(IoRequest& req, std::uint64_t now_ns) noexcept;
+  void restart_block(std::uint32_t gen) noexcept;  // the owner clears counters of an older generation
 
   std::atomic<BlockDevice*> route_{nullptr};
   std::unique_ptr<BlockDevice> inner_;
   Iostat& stats_;
   Accounting accounting_;
   IostatDevice* next_tap_ = nullptr;  // Iostat's list of attached layers
-  // While a timed completion's callback runs: that completion's clock
-  // reading, the submission time of what the callback submits.
+  // From a timed completion to the end of the poll() that ran it: that
+  // completion's clock reading, the submission time of what is submitted
+  // meanwhile (from its callback or a later one of the same poll()).
   std::uint64_t cb_now_ = 0;
   bool cb_timed_ = false;
+  detail::IostatBlock block_;  // this layer's counters (see detail::IostatBlock)
 };
 
 // ---- Output ----

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <ctime>
+#include <thread>
 
 namespace f2fscore {
 namespace {
@@ -48,7 +50,7 @@ constexpr TypeNames kNames[kIostatTypes] = {
     {"fs zone reset", "fs_zone_reset_io"},
 };
 
-std::uint64_t steady_now_ns(void*) noexcept {
+[[maybe_unused]] std::uint64_t steady_now_ns(void*) noexcept {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                         std::chrono::steady_clock::now().time_since_epoch())
                                         .count());
@@ -100,15 +102,133 @@ constexpr const Fan& fans_of(IostatType type, bool compressed) noexcept {
   return kFans[static_cast<std::size_t>(type)][compressed ? 1 : 0];
 }
 
-// scratch[3] of an accounted request: generation (48 bits), latency kind,
-// type, compressed.
-constexpr std::uint64_t pack(std::uint64_t gen, unsigned lat, IostatType t, bool compressed) noexcept {
-  return (gen & 0xffffffffffffull) | (static_cast<std::uint64_t>(lat) << 48) |
-         (static_cast<std::uint64_t>(t) << 52) | (compressed ? 1ull << 63 : 0);
+// The page type of each IostatType's latency bucket.
+constexpr std::array<std::uint8_t, kIostatTypes> make_pages() noexcept {
+  std::array<std::uint8_t, kIostatTypes> p{};
+  for (std::size_t i = 0; i < kIostatTypes; ++i) {
+    using T = IostatType;
+    switch (static_cast<T>(i)) {
+      case T::fs_node_io: case T::fs_gc_node_io: case T::fs_cp_node_io: case T::fs_node_read_io:
+        p[i] = static_cast<std::uint8_t>(IostatPage::node); break;
+      case T::fs_meta_io: case T::fs_cp_meta_io: case T::fs_meta_read_io: case T::fs_flush_io:
+        p[i] = static_cast<std::uint8_t>(IostatPage::meta); break;
+      default: p[i] = static_cast<std::uint8_t>(IostatPage::data); break;
+    }
+  }
+  return p;
 }
+constexpr auto kPages = make_pages();
+
+// scratch[3] of an accounted request: generation (32 bits), latency
+// bucket (lat * 3 + page, or kNoLatency), counter slot.
 constexpr unsigned kNoLatency = 0xf;
+constexpr std::uint64_t pack(std::uint32_t gen, unsigned bucket, unsigned slot) noexcept {
+  return std::uint64_t{gen} | (std::uint64_t{bucket} << 32) | (std::uint64_t{slot} << 36);
+}
+
+// The counter slot of an untagged request, by op (Iostat::classify()).
+constexpr unsigned kNoSlot = 0xff;
+constexpr std::array<std::uint8_t, 8> make_op_slots() noexcept {
+  std::array<std::uint8_t, 8> a{};
+  a.fill(kNoSlot);
+  auto set = [&a](IoOp op, IostatType t) { a[static_cast<unsigned>(op) & 7u] = static_cast<std::uint8_t>(2 * idx(t)); };
+  set(IoOp::read, IostatType::app_direct_read_io);
+  set(IoOp::write, IostatType::app_direct_io);
+  set(IoOp::discard, IostatType::fs_discard_io);
+  set(IoOp::flush, IostatType::fs_flush_io);
+  return a;
+}
+constexpr auto kSlotOfOp = make_op_slots();
+
+// The latency kind's first bucket (lat * 3) by op * 2 + the sync flag;
+// a value past the buckets for ops without latency.
+constexpr std::array<std::uint8_t, 16> make_lat_of() noexcept {
+  std::array<std::uint8_t, 16> a{};
+  a.fill(0x40);
+  const auto r = static_cast<unsigned>(IoOp::read), w = static_cast<unsigned>(IoOp::write);
+  a[r * 2] = a[r * 2 + 1] = static_cast<std::uint8_t>(3 * static_cast<unsigned>(IostatLat::read));
+  a[w * 2] = static_cast<std::uint8_t>(3 * static_cast<unsigned>(IostatLat::write_async));
+  a[w * 2 + 1] = static_cast<std::uint8_t>(3 * static_cast<unsigned>(IostatLat::write_sync));
+  return a;
+}
+constexpr auto kLatOf = make_lat_of();
+static_assert(io_flag::sync == 1);
+constexpr unsigned kIostatBuckets = detail::kIostatBuckets;
+
+constexpr auto kRelaxed = std::memory_order_relaxed;
+
+// A counter of the owner's block: one writer, so a load and a store.
+inline void bump(std::atomic<std::uint64_t>& a, std::uint64_t v) noexcept {
+  a.store(a.load(kRelaxed) + v, kRelaxed);
+}
+
+// The owner's write section of its block's sequence lock.
+struct WriteSection {
+  std::atomic<std::uint32_t>& seq;
+  std::uint32_t s;
+  explicit WriteSection(std::atomic<std::uint32_t>& q) noexcept : seq(q), s(q.load(kRelaxed)) {
+    seq.store(s + 1, kRelaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+  }
+  ~WriteSection() { seq.store(s + 2, std::memory_order_release); }
+  WriteSection(const WriteSection&) = delete;
+  WriteSection& operator=(const WriteSection&) = delete;
+};
+
+// A consistent copy of a block (the sequence lock's read side); false when
+// the block belongs to another generation than `gen`. Peaks of another
+// period than `epoch` read as 0.
+bool read_block(const detail::IostatBlock& b, std::uint32_t gen, std::uint32_t epoch,
+                detail::IostatTotals& out) noexcept {
+  for (;;) {
+    const std::uint32_t s1 = b.seq.load(std::memory_order_acquire);
+    if ((s1 & 1u) == 0) {
+      const bool same_gen = b.gen.load(kRelaxed) == gen;
+      const bool same_epoch = b.epoch.load(kRelaxed) == epoch;
+      if (same_gen) {
+        for (std::size_t i = 0; i < detail::kIostatSlots; ++i) {
+          out.bytes[i] = b.bytes[i].load(kRelaxed);
+          out.count[i] = b.count[i].load(kRelaxed);
+          out.completed[i] = b.completed[i].load(kRelaxed);
+        }
+        for (std::size_t i = 0; i < detail::kIostatBuckets; ++i) {
+          out.lat_sum[i] = b.lat_sum[i].load(kRelaxed);
+          out.lat_count[i] = b.lat_count[i].load(kRelaxed);
+          out.lat_peak[i] = same_epoch ? b.lat_peak[i].load(kRelaxed) : 0;
+        }
+      }
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (b.seq.load(kRelaxed) == s1) return same_gen;
+    }
+    std::this_thread::yield();  // the owner is inside a write: a few instructions
+  }
+}
+
+// Slot sums fanned out into the kernel's types.
+void fan_into(const std::array<std::uint64_t, detail::kIostatSlots>& slots,
+              std::array<std::uint64_t, kIostatTypes>& out) noexcept {
+  out.fill(0);
+  for (std::size_t slot = 0; slot < detail::kIostatSlots; ++slot) {
+    if (slots[slot] == 0) continue;
+    const Fan& f = fans_of(static_cast<IostatType>(slot / 2), (slot & 1u) != 0);
+    for (std::size_t k = 0; k < f.n; ++k) out[f.t[k]] += slots[slot];
+  }
+}
 
 }  // namespace
+
+void detail::IostatTotals::add(const IostatTotals& o, bool with_peak) noexcept {
+  for (std::size_t i = 0; i < kIostatSlots; ++i) {
+    bytes[i] += o.bytes[i];
+    count[i] += o.count[i];
+    completed[i] += o.completed[i];
+  }
+  for (std::size_t i = 0; i < kIostatBuckets; ++i) {
+    lat_sum[i] += o.lat_sum[i];
+    lat_count[i] += o.lat_count[i];
+    if (with_peak && o.lat_peak[i] > lat_peak[i]) lat_peak[i] = o.lat_peak[i];
+  }
+}
 
 std::string_view iostat_type_name(IostatType t) noexcept {
   return idx(t) < kIostatTypes ? kNames[idx(t)].name : "?";
@@ -117,30 +237,50 @@ std::string_view iostat_type_key(IostatType t) noexcept {
   return idx(t) < kIostatTypes ? kNames[idx(t)].key : "?";
 }
 
-Iostat::Iostat(IostatClock clock) noexcept : clock_(clock) {
-  if (clock_.now_ns == nullptr) clock_.now_ns = &steady_now_ns;
+Iostat::Iostat(IostatClock clock) noexcept : clock_(clock) {}  // null now_ns: the monotonic clock
+
+inline std::uint64_t Iostat::now() const noexcept {
+  if (clock_.now_ns == nullptr) [[likely]] {
+#if defined(CLOCK_MONOTONIC)
+    // steady_clock's own source on POSIX systems, without its wrappers.
+    timespec ts;
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + static_cast<std::uint64_t>(ts.tv_nsec);
+#else
+    return steady_now_ns(nullptr);
+#endif
+  }
+  return clock_.now_ns(clock_.ctx);
 }
 
-std::uint64_t Iostat::now() const noexcept { return clock_.now_ns(clock_.ctx); }
+void Iostat::arm_period_locked() noexcept {
+  // The first completion after switching on, setting a sink or changing
+  // the period starts the first period.
+  started_ = false;
+  next_period_ns_.store(on_ && sink_ != nullptr ? 0 : ~std::uint64_t{0}, kRelaxed);
+}
 
 void Iostat::set_enabled(bool on) noexcept {
   std::lock_guard<std::mutex> lock(mu_);
-  if (on == enabled_.load(std::memory_order_relaxed)) return;
-  if (!on) reset_locked();  // f2fs_reset_iostat() on "echo 0 > iostat_enable"
-  cur_.enabled = on;
-  next_period_ns_ = 0;  // the first completion after enabling starts a period
-  enabled_.store(on, std::memory_order_relaxed);
+  if (on == on_) return;
+  // f2fs_reset_iostat() on "echo 0 > iostat_enable"; switching on starts
+  // from the same zeroes (a new generation, so that nothing counted by a
+  // submission racing with the switch off shows).
+  reset_locked();
+  on_ = on;
+  arm_period_locked();
+  enabled_.store(on, kRelaxed);
   for (IostatDevice* d = taps_; d != nullptr; d = d->next_tap_) d->route(on);
 }
 
 void Iostat::reset_locked() noexcept {
-  const bool en = cur_.enabled;
-  cur_ = IostatSnapshot{};
-  cur_.enabled = en;
-  prev_bytes_.fill(0);
-  prev_count_.fill(0);
-  ++generation_;  // completions of requests accounted before now are not recorded
-  if ((generation_ & 0xffffffffffffull) == 0) generation_ = 1;
+  shared_ = detail::IostatTotals{};
+  prev_ = detail::IostatTotals{};
+  // Completions of requests accounted before now are not recorded, and
+  // every layer's counters count as zero until its owner clears them.
+  std::uint32_t g = generation_.load(kRelaxed) + 1;
+  if (g == 0) g = 1;
+  generation_.store(g, kRelaxed);
 }
 
 Status Iostat::set_period_ms(std::uint32_t ms) {
@@ -148,8 +288,8 @@ Status Iostat::set_period_ms(std::uint32_t ms) {
     return make_error(Errc::invalid_argument, "iostat_period_ms " + std::to_string(ms) +
                                                   " outside [100, 8640000]");
   std::lock_guard<std::mutex> lock(mu_);
-  period_ms_.store(ms, std::memory_order_relaxed);
-  next_period_ns_ = 0;
+  period_ms_.store(ms, kRelaxed);
+  arm_period_locked();
   return {};
 }
 
@@ -157,48 +297,56 @@ void Iostat::set_sink(Sink sink, void* ctx) noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   sink_ = sink;
   sink_ctx_ = ctx;
+  arm_period_locked();
 }
+
+detail::IostatTotals Iostat::gather_locked() const noexcept {
+  detail::IostatTotals t = shared_;
+  const std::uint32_t gen = generation_.load(kRelaxed), epoch = epoch_.load(kRelaxed);
+  for (const IostatDevice* d = taps_; d != nullptr; d = d->next_tap_) {
+    detail::IostatTotals b;
+    if (read_block(d->block_, gen, epoch, b)) t.add(b, true);
+  }
+  return t;
+}
+
+namespace {
+// The latency of a period: the sums since `prev`, the peaks as they are.
+void latency_since(const detail::IostatTotals& t, const detail::IostatTotals& prev, IostatSnapshot& s) noexcept {
+  for (std::size_t k = 0; k < detail::kIostatBuckets; ++k) {
+    IostatLatency& l = s.latency[k / kIostatPages][k % kIostatPages];
+    l.sum_ns = t.lat_sum[k] - prev.lat_sum[k];
+    l.count = t.lat_count[k] - prev.lat_count[k];
+    l.peak_ns = t.lat_peak[k];
+  }
+}
+}  // namespace
 
 IostatSnapshot Iostat::snapshot() const {
   IostatSnapshot s;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    s = cur_;
+    s.enabled = on_;
+    if (on_) {
+      const detail::IostatTotals t = gather_locked();
+      fan_into(t.bytes, s.bytes);
+      fan_into(t.count, s.count);
+      fan_into(t.completed, s.completed);
+      latency_since(t, prev_, s);
+    }
   }
   s.time_ns = now();
   return s;
 }
 
-void Iostat::add_locked(IostatType type, std::uint64_t bytes, bool compressed) noexcept {
-  const Fan& f = fans_of(type, compressed);
-  for (std::size_t i = 0; i < f.n; ++i) {
-    cur_.bytes[f.t[i]] += bytes;
-    cur_.count[f.t[i]] += 1;
-  }
-}
-
 bool Iostat::account(IostatType type, std::uint64_t bytes, bool compressed) noexcept {
-  if (!enabled()) return false;
+  if (!enabled() || idx(type) >= kIostatTypes) return false;
   std::lock_guard<std::mutex> lock(mu_);
-  if (!cur_.enabled) return false;
-  add_locked(type, bytes, compressed);
+  if (!on_) return false;
+  const std::size_t slot = 2 * idx(type) + (compressed ? 1 : 0);
+  shared_.bytes[slot] += bytes;
+  shared_.count[slot] += 1;
   return true;
-}
-
-std::uint64_t Iostat::submit(IostatType type, std::uint64_t bytes, bool compressed) noexcept {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!cur_.enabled) return 0;  // switched off since the caller's check
-  add_locked(type, type == IostatType::fs_flush_io ? 0 : bytes, compressed);
-  return generation_;
-}
-
-bool Iostat::claim_period_locked(std::uint64_t now_ns) noexcept {
-  // f2fs_record_iostat(): at most once per period. The first completion
-  // after switching on (or changing the period) starts the first period.
-  if (now_ns < next_period_ns_) return false;
-  const bool first = next_period_ns_ == 0;
-  next_period_ns_ = now_ns + std::uint64_t{period_ms()} * 1000000u;
-  return !first;
 }
 
 [[gnu::noinline, gnu::cold]] void Iostat::emit_period(std::uint64_t now_ns) noexcept {
@@ -208,43 +356,35 @@ bool Iostat::claim_period_locked(std::uint64_t now_ns) noexcept {
   void* ctx;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!cur_.enabled || sink_ == nullptr) return;
+    // f2fs_record_iostat(): at most once per period; the first completion
+    // of a period only starts it.
+    if (!on_ || sink_ == nullptr || now_ns < next_period_ns_.load(kRelaxed)) return;
+    next_period_ns_.store(now_ns + std::uint64_t{period_ms()} * 1000000u, kRelaxed);
+    if (!started_) {
+      started_ = true;
+      return;
+    }
+    const detail::IostatTotals t = gather_locked();
     out.enabled = true;
     out.time_ns = now_ns;
-    for (std::size_t i = 0; i < kIostatTypes; ++i) {  // deltas since the last record
-      out.bytes[i] = cur_.bytes[i] - prev_bytes_[i];
-      out.count[i] = cur_.count[i] - prev_count_[i];
-      out.completed[i] = cur_.completed[i];
-      prev_bytes_[i] = cur_.bytes[i];
-      prev_count_[i] = cur_.count[i];
-    }
-    out.latency = cur_.latency;  // __record_iostat_latency(): emit, then clear
-    for (auto& row : cur_.latency) row.fill(IostatLatency{});
+    std::array<std::uint64_t, kIostatTypes> prev;
+    fan_into(t.bytes, out.bytes);  // deltas since the last record
+    fan_into(prev_.bytes, prev);
+    for (std::size_t i = 0; i < kIostatTypes; ++i) out.bytes[i] -= prev[i];
+    fan_into(t.count, out.count);
+    fan_into(prev_.count, prev);
+    for (std::size_t i = 0; i < kIostatTypes; ++i) out.count[i] -= prev[i];
+    fan_into(t.completed, out.completed);
+    latency_since(t, prev_, out);  // __record_iostat_latency(): emit, then clear
+    prev_ = t;
+    shared_.lat_peak.fill(0);
+    std::uint32_t e = epoch_.load(kRelaxed) + 1;  // the layers' peaks start again
+    if (e == 0) e = 1;
+    epoch_.store(e, kRelaxed);
     sink = sink_;
     ctx = sink_ctx_;
   }
   sink(out, ctx);
-}
-
-void Iostat::complete(IostatType type, bool compressed, IostatLat lat, std::uint64_t generation,
-                      std::uint64_t submit_ns, std::uint64_t now_ns) noexcept {
-  // The caller read the clock, outside the lock, for latency-bearing requests only.
-  const bool timed = static_cast<unsigned>(lat) != kNoLatency;
-  bool due = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!cur_.enabled || generation != (generation_ & 0xffffffffffffull)) return;
-    const Fan& f = fans_of(type, compressed);
-    for (std::size_t i = 0; i < f.n; ++i) cur_.completed[f.t[i]] += 1;
-    if (!timed) return;
-    const std::uint64_t d = now_ns >= submit_ns ? now_ns - submit_ns : 0;
-    IostatLatency& b = cur_.latency[static_cast<std::size_t>(lat)][static_cast<std::size_t>(page_of(type))];
-    b.sum_ns += d;
-    b.count += 1;
-    if (d > b.peak_ns) b.peak_ns = d;
-    due = sink_ != nullptr && claim_period_locked(now_ns);
-  }
-  if (due) [[unlikely]] emit_period(now_ns);
 }
 
 bool Iostat::classify(const IoRequest& req, IostatType& type) noexcept {
@@ -265,15 +405,7 @@ bool Iostat::classify(const IoRequest& req, IostatType& type) noexcept {
 }
 
 IostatPage Iostat::page_of(IostatType type) noexcept {
-  using T = IostatType;
-  switch (type) {
-    case T::fs_node_io: case T::fs_gc_node_io: case T::fs_cp_node_io: case T::fs_node_read_io:
-      return IostatPage::node;
-    case T::fs_meta_io: case T::fs_cp_meta_io: case T::fs_meta_read_io: case T::fs_flush_io:
-      return IostatPage::meta;
-    default:
-      return IostatPage::data;
-  }
+  return idx(type) < kIostatTypes ? static_cast<IostatPage>(kPages[idx(type)]) : IostatPage::data;
 }
 
 // ---- The layer ----
@@ -289,12 +421,16 @@ IostatDevice::IostatDevice(std::unique_ptr<BlockDevice> inner, Iostat& stats) no
   std::lock_guard<std::mutex> lock(stats_.mu_);
   next_tap_ = stats_.taps_;
   stats_.taps_ = this;
-  route(stats_.cur_.enabled);
+  route(stats_.on_);
 }
 
 IostatDevice::~IostatDevice() {
   drain(*this);  // accounted completions still refer to stats_
   std::lock_guard<std::mutex> lock(stats_.mu_);
+  // What this layer counted stays in the volume's sums.
+  detail::IostatTotals mine;
+  if (read_block(block_, stats_.generation_.load(kRelaxed), stats_.epoch_.load(kRelaxed), mine))
+    stats_.shared_.add(mine, true);
   for (IostatDevice** p = &stats_.taps_; *p != nullptr; p = &(*p)->next_tap_) {
     if (*p == this) {
       *p = next_tap_;
@@ -304,68 +440,178 @@ IostatDevice::~IostatDevice() {
 }
 
 void IostatDevice::route(bool on) noexcept {
-  route_.store(on ? static_cast<BlockDevice*>(&accounting_) : inner_.get(), std::memory_order_relaxed);
+  route_.store(on ? static_cast<BlockDevice*>(&accounting_) : inner_.get(), kRelaxed);
 }
 
 const DeviceInfo& IostatDevice::info() const noexcept { return inner_->info(); }
 
 void IostatDevice::submit(IoRequest& req) noexcept {
-  route_.load(std::memory_order_relaxed)->submit(req);  // off: straight to the device below
+  route_.load(kRelaxed)->submit(req);  // off: straight to the device below
 }
 
-std::size_t IostatDevice::poll(bool wait) noexcept { return inner_->poll(wait); }
+std::size_t IostatDevice::poll(bool wait) noexcept {
+  return route_.load(kRelaxed)->poll(wait);  // off: straight to the device below
+}
+
+std::size_t IostatDevice::Accounting::poll(bool wait) noexcept {
+  const std::size_t n = owner->inner_->poll(wait);
+  owner->cb_timed_ = false;  // a submission after poll() reads the clock
+  return n;
+}
 
 std::size_t IostatDevice::in_flight() const noexcept { return inner_->in_flight(); }
 
-void IostatDevice::submit_accounted(IoRequest& req) noexcept {
-  IostatType type;
-  if (!Iostat::classify(req, type)) return inner_->submit(req);
-  const bool compressed = (req.tag & io_tag_compressed) != 0;
-  const bool rw = req.op == IoOp::read || req.op == IoOp::write;
-  const std::uint64_t gen = stats_.submit(type, req.length, compressed);
-  if (gen == 0) return inner_->submit(req);  // switched off meanwhile: not accounted
-  unsigned lat = kNoLatency;
-  if (rw) {
-    lat = static_cast<unsigned>(req.op == IoOp::read ? IostatLat::read
-                                : (req.flags & io_flag::sync) != 0 ? IostatLat::write_sync
-                                                                   : IostatLat::write_async);
-    // Submitted from inside a completion callback of this layer: that
-    // completion's clock reading is the submission time.
-    req.scratch[2] = cb_timed_ ? cb_now_ : stats_.now();
+[[gnu::noinline, gnu::cold]] void IostatDevice::restart_block(std::uint32_t gen) noexcept {
+  // Inside the caller's write section.
+  for (std::size_t i = 0; i < detail::kIostatSlots; ++i) {
+    block_.bytes[i].store(0, kRelaxed);
+    block_.count[i].store(0, kRelaxed);
+    block_.completed[i].store(0, kRelaxed);
   }
+  for (std::size_t i = 0; i < detail::kIostatBuckets; ++i) {
+    block_.lat_sum[i].store(0, kRelaxed);
+    block_.lat_count[i].store(0, kRelaxed);
+    block_.lat_peak[i].store(0, kRelaxed);
+  }
+  block_.epoch.store(stats_.epoch_.load(kRelaxed), kRelaxed);
+  block_.gen.store(gen, kRelaxed);
+}
+
+// Both ends of an accounted request avoid calls that return (only tail
+// calls, and the clock on the completion side, with nothing but the
+// request live across it): the uncommon cases are out of line.
+
+[[gnu::always_inline]] inline void IostatDevice::after_timed(IoRequest& req, std::uint64_t now_ns) noexcept {
+  // What is submitted through this layer from now to the end of this
+  // poll() (Accounting::poll()) takes now_ns as its submission time instead
+  // of reading the clock again.
+  cb_now_ = now_ns;
+  cb_timed_ = true;
+  if (req.on_complete != nullptr) req.on_complete(req);
+}
+
+[[gnu::always_inline]] inline void IostatDevice::submit_accounted(IoRequest& req) noexcept {
+  // The slot: the tag's type (1 + IostatType in the low byte) and its
+  // compressed bit, or the op's default type.
+  unsigned slot;
+  const unsigned t = req.tag & 0xffu;
+  if (t != 0) [[likely]] {
+    if (t > kIostatTypes) return inner_->submit(req);
+    slot = 2 * (t - 1) + ((req.tag & io_tag_compressed) != 0 ? 1u : 0u);
+  } else {
+    static_assert(static_cast<unsigned>(IoOp::write_zeroes) < 8);
+    slot = kSlotOfOp[static_cast<unsigned>(req.op) & 7u];  // classify()'s default types
+    if (slot == kNoSlot) return inner_->submit(req);
+  }
+  const std::uint32_t gen = stats_.generation_.load(kRelaxed);
+  if (block_.gen.load(kRelaxed) != gen) [[unlikely]] return restart_and_submit(req);
+  {
+    WriteSection w(block_.seq);
+    bump(block_.bytes[slot], req.op == IoOp::flush ? 0 : req.length);  // FS_FLUSH_IO: count only
+    bump(block_.count[slot], 1);
+  }
+  // The latency bucket: {read, sync write, async write} of the op and
+  // flags, x the type's page; none for other ops.
+  const unsigned bucket = kLatOf[(static_cast<unsigned>(req.op) & 7u) * 2 + (req.flags & io_flag::sync)] +
+                          kPages[slot / 2];
   // Bind: the decision travels with the request (bio_iostat_ctx's job).
   req.scratch[0] = reinterpret_cast<std::uintptr_t>(req.on_complete);
   req.scratch[1] = reinterpret_cast<std::uintptr_t>(req.user);
-  req.scratch[3] = pack(gen, lat, type, compressed);
+  req.scratch[3] = pack(gen, bucket < kIostatBuckets ? bucket : kNoLatency, slot);
   req.on_complete = &IostatDevice::on_done;
   req.user = this;
+  if (bucket >= kIostatBuckets) return inner_->submit(req);
+  // Submitted from a completion callback of this layer's poll(): that
+  // poll's last completion time is the submission time.
+  if (!cb_timed_) [[unlikely]] return submit_clocked(req);
+  req.scratch[2] = cb_now_;
   inner_->submit(req);
 }
 
+void IostatDevice::Accounting::submit(IoRequest& req) noexcept { owner->submit_accounted(req); }
+
+[[gnu::noinline]] void IostatDevice::submit_clocked(IoRequest& req) noexcept {
+  req.scratch[2] = stats_.now();
+  inner_->submit(req);
+}
+
+[[gnu::noinline, gnu::cold]] void IostatDevice::restart_and_submit(IoRequest& req) noexcept {
+  {
+    WriteSection w(block_.seq);
+    restart_block(stats_.generation_.load(kRelaxed));
+  }
+  submit_accounted(req);
+}
+
 void IostatDevice::on_done(IoRequest& req) noexcept {
+  // The clock first, while nothing but the request is live.
+  const bool timed = ((req.scratch[3] >> 32) & 0xfu) != kNoLatency;
+  const std::uint64_t now_ns = timed ? static_cast<IostatDevice*>(req.user)->stats_.now() : 0;
   auto& dev = *static_cast<IostatDevice*>(req.user);
   const std::uint64_t packed = req.scratch[3];
   const std::uint64_t submit_ns = req.scratch[2];
   // Unbind before the caller's callback, which may resubmit the request.
   req.on_complete = reinterpret_cast<IoCallback>(static_cast<std::uintptr_t>(req.scratch[0]));
   req.user = reinterpret_cast<void*>(static_cast<std::uintptr_t>(req.scratch[1]));
-  const auto lat = static_cast<unsigned>((packed >> 48) & 0xf);
-  const bool timed = lat != kNoLatency;
-  const std::uint64_t now_ns = timed ? dev.stats_.now() : 0;  // one clock read per completion
-  dev.stats_.complete(static_cast<IostatType>((packed >> 52) & 0x7f), (packed >> 63) != 0,
-                      static_cast<IostatLat>(lat), packed & 0xffffffffffffull, submit_ns, now_ns);
-  if (req.on_complete == nullptr) return;
-  if (!timed) return req.on_complete(req);
-  // What the callback submits through this layer takes now_ns as its
-  // submission time instead of reading the clock again.
-  const std::uint64_t outer_now = dev.cb_now_;
-  const bool outer_timed = dev.cb_timed_;
-  dev.cb_now_ = now_ns;
-  dev.cb_timed_ = true;
-  req.on_complete(req);
-  dev.cb_now_ = outer_now;
-  dev.cb_timed_ = outer_timed;
+  Iostat& st = dev.stats_;
+  // Not recorded when the counters were reset since its submission.
+  if (static_cast<std::uint32_t>(packed) != st.generation_.load(kRelaxed)) [[unlikely]] return dev.done_unrecorded(req, now_ns, timed);
+  const auto slot = static_cast<unsigned>(packed >> 36);
+  detail::IostatBlock& b = dev.block_;
+  if (!timed) {
+    {
+      WriteSection w(b.seq);
+      bump(b.completed[slot], 1);
+    }
+    if (req.on_complete != nullptr) req.on_complete(req);
+    return;
+  }
+  const auto bucket = static_cast<unsigned>((packed >> 32) & 0xfu);
+  const std::uint64_t d = now_ns >= submit_ns ? now_ns - submit_ns : 0;
+  const std::uint32_t epoch = st.epoch_.load(kRelaxed);
+  if (b.epoch.load(kRelaxed) != epoch) [[unlikely]] return dev.done_new_peak(req, packed, now_ns, d);
+  {
+    WriteSection w(b.seq);
+    bump(b.completed[slot], 1);
+    bump(b.lat_sum[bucket], d);
+    bump(b.lat_count[bucket], 1);
+    if (d > b.lat_peak[bucket].load(kRelaxed)) b.lat_peak[bucket].store(d, kRelaxed);
+  }
+  if (now_ns >= st.next_period_ns_.load(kRelaxed)) [[unlikely]] return dev.done_period(req, now_ns);
+  dev.after_timed(req, now_ns);
 }
+
+[[gnu::noinline, gnu::cold]] void IostatDevice::done_unrecorded(IoRequest& req, std::uint64_t now_ns,
+                                                                bool timed) noexcept {
+  (void)now_ns, (void)timed;
+  if (req.on_complete != nullptr) req.on_complete(req);
+}
+
+[[gnu::noinline, gnu::cold]] void IostatDevice::done_new_peak(IoRequest& req, std::uint64_t packed,
+                                                              std::uint64_t now_ns, std::uint64_t d) noexcept {
+  // The first timed completion of this layer since a period record: its
+  // peaks start again.
+  const auto slot = static_cast<unsigned>(packed >> 36);
+  const auto bucket = static_cast<unsigned>((packed >> 32) & 0xfu);
+  detail::IostatBlock& b = block_;
+  {
+    WriteSection w(b.seq);
+    for (auto& p : b.lat_peak) p.store(0, kRelaxed);
+    b.epoch.store(stats_.epoch_.load(kRelaxed), kRelaxed);
+    bump(b.completed[slot], 1);
+    bump(b.lat_sum[bucket], d);
+    bump(b.lat_count[bucket], 1);
+    b.lat_peak[bucket].store(d, kRelaxed);
+  }
+  if (now_ns >= stats_.next_period_ns_.load(kRelaxed)) stats_.emit_period(now_ns);
+  after_timed(req, now_ns);
+}
+
+[[gnu::noinline, gnu::cold]] void IostatDevice::done_period(IoRequest& req, std::uint64_t now_ns) noexcept {
+  stats_.emit_period(now_ns);
+  after_timed(req, now_ns);
+}
+
 
 // ---- Output ----
 

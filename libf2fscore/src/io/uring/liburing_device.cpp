@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "io/uring/request_queues.hpp"
 #include "io/uring/uring_backend.hpp"
 
 namespace f2fscore::detail {
@@ -57,10 +58,7 @@ class LiburingDevice final : public BlockDevice {
     // With a fault hook set, every transfer takes issue(), which applies it.
     if (hooked_) lbs_mask_ = ~std::uint64_t{0};
     fast_max_ = info_.size_bytes < kMaxChunk ? info_.size_bytes : kMaxChunk;
-    for (std::uint32_t i = o.queue_depth; i > 0; --i) {
-      slots_[i - 1].next_free = free_;
-      free_ = i;
-    }
+    free_.init(slots_, o.queue_depth);
   }
 
   ~LiburingDevice() override {
@@ -76,13 +74,12 @@ class LiburingDevice final : public BlockDevice {
     req.sys_errno = 0;
     req.status = Errc::ok;
     ++in_flight_;
-    if (fast_ok(req) && free_ != 0) [[likely]] {
+    if (fast_ok(req) && !free_.empty()) [[likely]] {
       // A valid read or write, in one SQE, with a slot free: prepared here.
-      const std::uint32_t i = free_ - 1;
       io_uring_sqe* sqe = get_sqe();
       if (sqe != nullptr) [[likely]] {
+        const std::uint32_t i = free_.take(slots_);
         Slot& s = slots_[i];
-        free_ = s.next_free;
         s.req = &req;
         s.retries = 0;
         ++in_kernel_;
@@ -100,7 +97,7 @@ class LiburingDevice final : public BlockDevice {
 
   std::size_t poll(bool wait) noexcept override {
     const std::uint64_t before = completed_;
-    if (ready_head_ != nullptr) [[unlikely]] deliver_ready();
+    if (!ready_.empty()) [[unlikely]] deliver_ready(ready_, in_flight_, completed_);
     const bool block = wait && completed_ == before;
     while (in_kernel_ != 0) {
       // One system call at most: what is prepared, with the wait when
@@ -116,7 +113,7 @@ class LiburingDevice final : public BlockDevice {
       // Woken without a callback run (only retries, or a signal): wait again.
       if (!block || completed_ != before) break;
     }
-    if (ready_head_ != nullptr) [[unlikely]] deliver_ready();
+    if (!ready_.empty()) [[unlikely]] deliver_ready(ready_, in_flight_, completed_);
     return static_cast<std::size_t>(completed_ - before);
   }
 
@@ -148,18 +145,16 @@ class LiburingDevice final : public BlockDevice {
       if (broken_ != 0) {
         req.status = Errc::io;
         req.sys_errno = broken_;
-        enqueue(ready_head_, ready_tail_, req);
-      } else if (free_ != 0) {
-        const std::uint32_t i = free_ - 1;
-        free_ = slots_[i].next_free;
-        start(i, req);
+        ready_.push(req);
+      } else if (!free_.empty()) {
+        start(free_.take(slots_), req);
       } else {
-        enqueue(wait_head_, wait_tail_, req);  // all slots busy: FIFO, no allocation
+        wait_.push(req);  // all slots busy: FIFO, no allocation
       }
       return;
     }
     if (req.status == Errc::ok) sync_op(fd_, info_, req, refuse_zeroing_);
-    enqueue(ready_head_, ready_tail_, req);
+    ready_.push(req);
   }
 
   // check_request() for a valid read or write that one SQE carries, in a
@@ -169,12 +164,6 @@ class LiburingDevice final : public BlockDevice {
     return op <= rw_ops_max_ &&
            (((req.offset | req.length) & lbs_mask_) | (reinterpret_cast<std::uintptr_t>(req.buf) & align_mask_)) == 0 &&
            req.buf != nullptr && req.length <= fast_max_ && req.offset <= info_.size_bytes - req.length;
-  }
-
-  static void enqueue(IoRequest*& head, IoRequest*& tail, IoRequest& req) noexcept {
-    req.link = nullptr;
-    if (tail != nullptr) tail->link = &req; else head = &req;
-    tail = &req;
   }
 
   [[gnu::always_inline]] void start(std::uint32_t i, IoRequest& req) noexcept {
@@ -218,17 +207,9 @@ class LiburingDevice final : public BlockDevice {
     r.sys_errno = EBUSY;
     --in_kernel_;
     slots_[i].req = nullptr;
-    slots_[i].next_free = free_;
-    free_ = i + 1;
-    enqueue(ready_head_, ready_tail_, r);
-    while (wait_head_ != nullptr) {  // and so do the waiting ones, which would find none either
-      IoRequest* w = wait_head_;
-      wait_head_ = w->link;
-      w->status = Errc::io;
-      w->sys_errno = EBUSY;
-      enqueue(ready_head_, ready_tail_, *w);
-    }
-    wait_tail_ = nullptr;
+    free_.put(slots_, i);
+    ready_.push(r);
+    wait_.fail_into(ready_, Errc::io, EBUSY);  // and so do the waiting ones, which would find none either
   }
 
   // Handles every completion in the CQ ring. Each entry is read and given
@@ -298,36 +279,25 @@ class LiburingDevice final : public BlockDevice {
   // holding a slot completes with the error, as does every later one. Cold.
   [[gnu::cold, gnu::noinline]] void fail_all(int e) noexcept {
     broken_ = e;
-    while (wait_head_ != nullptr) {  // the waiting ones complete at the next poll()
-      IoRequest* w = wait_head_;
-      wait_head_ = w->link;
-      w->status = Errc::io;
-      w->sys_errno = e;
-      enqueue(ready_head_, ready_tail_, *w);
-    }
-    wait_tail_ = nullptr;
+    wait_.fail_into(ready_, Errc::io, e);  // the waiting ones complete at the next poll()
     for (auto& s : slots_) {
       if (s.req == nullptr) continue;
       s.req->status = Errc::io;
       s.req->sys_errno = e;
-      enqueue(ready_head_, ready_tail_, *s.req);
+      ready_.push(*s.req);
       s.req = nullptr;
       --in_kernel_;
     }
-    free_ = 0;  // nothing goes to the ring any more
+    free_.first = 0;  // nothing goes to the ring any more
   }
 
   [[gnu::always_inline]] void release(std::uint32_t i) noexcept {
-    if (wait_head_ != nullptr) [[unlikely]] {  // hand the slot to the oldest waiting request
-      IoRequest* w = wait_head_;
-      wait_head_ = w->link;
-      if (wait_head_ == nullptr) wait_tail_ = nullptr;
-      start(i, *w);
+    if (!wait_.empty()) [[unlikely]] {  // hand the slot to the oldest waiting request
+      start(i, *wait_.pop());
       return;
     }
     slots_[i].req = nullptr;
-    slots_[i].next_free = free_;
-    free_ = i + 1;
+    free_.put(slots_, i);
   }
 
   [[gnu::always_inline]] void finish(std::uint32_t i) noexcept {
@@ -337,17 +307,6 @@ class LiburingDevice final : public BlockDevice {
     --in_flight_;
     ++completed_;
     if (r.on_complete != nullptr) r.on_complete(r);
-  }
-
-  void deliver_ready() noexcept {
-    while (ready_head_ != nullptr) {
-      IoRequest* r = ready_head_;
-      ready_head_ = r->link;
-      if (ready_head_ == nullptr) ready_tail_ = nullptr;
-      --in_flight_;
-      ++completed_;
-      if (r->on_complete != nullptr) r->on_complete(*r);
-    }
   }
 
   int fd_;
@@ -362,11 +321,9 @@ class LiburingDevice final : public BlockDevice {
   std::uint64_t hook_count_ = 0;
   io_uring ring_;
   std::vector<Slot> slots_;
-  std::uint32_t free_ = 0;          // index + 1 of the first free slot; 0: none
-  IoRequest* wait_head_ = nullptr;  // valid requests waiting for a slot
-  IoRequest* wait_tail_ = nullptr;
-  IoRequest* ready_head_ = nullptr;  // completed at submission (errors, sync ops)
-  IoRequest* ready_tail_ = nullptr;
+  SlotFreeList<Slot> free_;
+  RequestFifo wait_;   // valid requests waiting for a slot
+  RequestFifo ready_;  // completed at submission (errors, sync ops)
   std::size_t in_flight_ = 0;  // submitted, callback not yet run
   std::size_t in_kernel_ = 0;  // holding a slot
   std::uint64_t completed_ = 0;

@@ -59,6 +59,7 @@ static_assert(BOOST_VERSION / 100 == 1081, "io/uring/uring_device.cpp is written
 #include <new>
 #include <vector>
 
+#include "io/uring/request_queues.hpp"
 #include "io/uring/uring_backend.hpp"
 
 #if !defined(BOOST_ASIO_HAS_IO_URING_AS_DEFAULT)
@@ -166,7 +167,8 @@ struct Slot {
   std::uint32_t retries = 0;
   IoRequest* req = nullptr;
   UringDevice* dev = nullptr;
-  Slot* next_free = nullptr;
+  std::uint32_t index = 0;      // in the device's slots
+  std::uint32_t next_free = 0;  // SlotFreeList's link
   File file;
   explicit Slot(asio::io_context& ctx) : file(ctx.get_executor()) {}
 };
@@ -217,11 +219,11 @@ class UringDevice final : public BlockDevice {
         // kernel refuses io_uring.
         auto s = std::make_unique<Slot>(ctx_);
         s->dev = this;
+        s->index = i;
         s->file.assign(fd_);
-        s->next_free = free_;
-        free_ = s.get();
         slots_.push_back(std::move(s));
       }
+      free_.init(slots_, o.queue_depth);
     } catch (...) {
       release_files();  // the caller still owns the descriptor
       throw;
@@ -249,22 +251,20 @@ class UringDevice final : public BlockDevice {
     if (fast_ok(req) || ((req.status = check_request(info_, req)) == Errc::ok &&
                          (req.op == IoOp::read || req.op == IoOp::write))) [[likely]] {
       req.status = Errc::ok;
-      Slot* s = free_;
-      if (s != nullptr) [[likely]] {
-        free_ = s->next_free;
-        start(s, req);
+      if (!free_.empty()) [[likely]] {
+        start(slots_[free_.take(slots_)].get(), req);
       } else {
-        enqueue(wait_head_, wait_tail_, req);  // all slots busy: FIFO, no allocation
+        wait_.push(req);  // all slots busy: FIFO, no allocation
       }
       return;
     }
     if (req.status == Errc::ok) sync_op(fd_, info_, req, refuse_zeroing_);
-    enqueue(ready_head_, ready_tail_, req);
+    ready_.push(req);
   }
 
   std::size_t poll(bool wait) noexcept override {
     const std::uint64_t before = completed_;
-    deliver_ready();
+    deliver_ready(ready_, in_flight_, completed_);
     if (in_kernel_ == 0) return static_cast<std::size_t>(completed_ - before);
     try {
       // The handlers run with the device's own scheduler thread record on
@@ -276,7 +276,7 @@ class UringDevice final : public BlockDevice {
     } catch (...) {
       // Asio's scheduler only throws what handlers throw; ours do not.
     }
-    deliver_ready();
+    deliver_ready(ready_, in_flight_, completed_);
     return static_cast<std::size_t>(completed_ - before);
   }
 
@@ -346,12 +346,6 @@ class UringDevice final : public BlockDevice {
       if (s->file.is_open()) (void)s->file.release(ec);  // the descriptor is ours, closed once
     }
     slots_.clear();
-  }
-
-  static void enqueue(IoRequest*& head, IoRequest*& tail, IoRequest& req) noexcept {
-    req.link = nullptr;
-    if (tail != nullptr) tail->link = &req; else head = &req;
-    tail = &req;
   }
 
   void start(Slot* s, IoRequest& req) noexcept {
@@ -439,21 +433,17 @@ class UringDevice final : public BlockDevice {
       r.status = Errc::no_space;  // only if an allocation failed
       --in_kernel_;
       release(s);
-      enqueue(ready_head_, ready_tail_, r);
+      ready_.push(r);
     }
   }
 
   void release(Slot* s) noexcept {
-    if (wait_head_ != nullptr) {  // hand the slot to the oldest waiting request
-      IoRequest* w = wait_head_;
-      wait_head_ = w->link;
-      if (wait_head_ == nullptr) wait_tail_ = nullptr;
-      start(s, *w);
+    if (!wait_.empty()) {  // hand the slot to the oldest waiting request
+      start(s, *wait_.pop());
       return;
     }
     s->req = nullptr;
-    s->next_free = free_;
-    free_ = s;
+    free_.put(slots_, s->index);
   }
 
   void finish(Slot* s) noexcept {
@@ -463,17 +453,6 @@ class UringDevice final : public BlockDevice {
     --in_flight_;
     ++completed_;
     if (r.on_complete != nullptr) r.on_complete(r);
-  }
-
-  void deliver_ready() noexcept {
-    while (ready_head_ != nullptr) {
-      IoRequest* r = ready_head_;
-      ready_head_ = r->link;
-      if (ready_head_ == nullptr) ready_tail_ = nullptr;
-      --in_flight_;
-      ++completed_;
-      if (r->on_complete != nullptr) r->on_complete(*r);
-    }
   }
 
   int fd_;
@@ -486,11 +465,9 @@ class UringDevice final : public BlockDevice {
   std::uint64_t hook_count_ = 0;
   asio::io_context ctx_;
   std::vector<std::unique_ptr<Slot>> slots_;  // after ctx_: destroyed first
-  Slot* free_ = nullptr;
-  IoRequest* wait_head_ = nullptr;  // valid requests waiting for a slot
-  IoRequest* wait_tail_ = nullptr;
-  IoRequest* ready_head_ = nullptr;  // completed at submission (errors, sync ops)
-  IoRequest* ready_tail_ = nullptr;
+  SlotFreeList<Slot> free_;
+  RequestFifo wait_;   // valid requests waiting for a slot
+  RequestFifo ready_;  // completed at submission (errors, sync ops)
   Service* service_ = nullptr;  // Asio's io_uring service of ctx_
   Scheduler* sched_ = nullptr;  // and its scheduler
   asio::detail::scheduler_thread_info thread_;  // for the polling thread; one at a time

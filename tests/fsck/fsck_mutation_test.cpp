@@ -146,7 +146,10 @@ const std::vector<Template>& templates() {
       for (const auto& [b, data] : tp.img.blocks) (b < main_blk ? tp.meta : tp.main).push_back(b);
       v->push_back(std::move(tp));
     };
-    for (const auto& [name, s] : specs) {
+    for (const auto& [name, spec] : specs) {
+      f2fstest::RichImageOptions s = spec;
+      s.node_segment = true;
+      s.consistent = true;
       auto r = f2fstest::build_rich_image(s);
       if (!r.error.empty()) {
         ADD_FAILURE() << "template " << name << ": " << r.error;
@@ -756,3 +759,44 @@ TEST(MutationBench, DISABLED_Run) {
     std::printf("\n");
   }
 }
+
+namespace {
+
+// Every template is clean before it is mutated: our full check (-n -f)
+// reports nothing, and fsck.f2fs -f (FSCK_F2FS, default
+// /usr/sbin/fsck.f2fs; skipped where it is not installed, a failure under
+// F2FSCORE_REQUIRE_FSCK=1 or F2FSCORE_REQUIRE_ORACLE=1) neither fails nor fixes anything. A
+// mutant's problems are then the mutation's, not the template's.
+TEST(MutationTemplates, CleanUnderBothCheckers) {
+  const auto& ts = templates();
+  ASSERT_EQ(ts.size(), 4u);
+  const char* ff = std::getenv("FSCK_F2FS");
+  const std::string fsck_bin = ff && *ff ? ff : "/usr/sbin/fsck.f2fs";
+  const bool have_fsck = access(fsck_bin.c_str(), X_OK) == 0;
+  auto required = [](const char* v) { return std::getenv(v) && std::string(std::getenv(v)) == "1"; };
+  if (!have_fsck && (required("F2FSCORE_REQUIRE_FSCK") || required("F2FSCORE_REQUIRE_ORACLE")))
+    ADD_FAILURE() << fsck_bin << " not found but F2FSCORE_REQUIRE_FSCK or F2FSCORE_REQUIRE_ORACLE is 1";
+  for (const auto& t : ts) {
+    auto dev = t.img.to_device();
+    f2fscore::fsck::Options o;
+    o.force = true;
+    auto rep = f2fscore::fsck::check(*dev, o);
+    ASSERT_TRUE(rep) << t.name << ": " << rep.error().to_string();
+    EXPECT_TRUE(rep->full_check) << t.name;
+    EXPECT_EQ(rep->exit_code(), 0) << t.name;
+    for (const auto& p : rep->problems) ADD_FAILURE() << t.name << ": " << p.to_string();
+    if (!have_fsck) continue;
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("f2fscore-template-" + std::string(t.name) + "-" + std::to_string(getpid()) + ".img"))
+                                 .string();
+    ASSERT_TRUE(bench::save_image(t.img, ~0ull, path)) << path;
+    // fsck.f2fs -f rewrites the checkpoint: keep the template as it was.
+    std::filesystem::copy_file(path, path + ".keep", std::filesystem::copy_options::overwrite_existing);
+    const std::string verdict = bench::fsck_f2fs(fsck_bin, path);
+    EXPECT_EQ(verdict, "clean") << t.name << " (image kept at " << path << ".keep)";
+    if (verdict == "clean") std::filesystem::remove(path + ".keep");
+    std::filesystem::remove(path);
+  }
+}
+
+}  // namespace

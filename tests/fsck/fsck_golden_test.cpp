@@ -511,6 +511,24 @@ const std::vector<Case>& cases() {
      return Spec{{"inode[/small].i_namelen=300"}, {E(Code::INODE_NAMELEN).Ino(ino(L, "/small"))}}; }},
   {"sit_vblocks_one_less", Base::sload, "SIT", [](Corruptor& L) {
      return Spec{{"sit[/big@100].vblocks-=1"}, {E(Code::SIT_VBLOCKS_MISMATCH).Seg(segno(L, blk(L, "/big", 100)))}}; }},
+  // A data log's segment with another data type in the SIT (fsck.f2fs's
+  // fsck_chk_curseg_info() wants the log's own type).
+  {"curseg_data_type", Base::sload, "cursegs", [](Corruptor& L) {
+     const auto s = L.cp().cur_data_segno[2].get();
+     return Spec{{"sit[" + S(s) + "].type=0"}, {E(Code::CURSEG_TYPE_MISMATCH).Seg(s)}}; }},
+  // The extra_attr flag lost on a flexible_inline_xattr volume (the kernel's
+  // sanity_check_inode() refuses such an inode): set again, the extra
+  // attributes as they were.
+  {"inode_extra_attr_flag_lost", Base::sload, "inode", [](Corruptor& L) {
+     return Spec{{"inode[/medium].i_inline^=0x20"}, {E(Code::INODE_EXTRA_ISIZE).Ino(ino(L, "/medium"))}, 4, false,
+                 {"/medium"}}; }},
+  // An unreachable fifo reconnected: its /lost+found entry has the fifo
+  // type. (sload.f2fs copies no special files: /dir/sub/f becomes a fifo,
+  // its inline data flags and size cleared, then loses its entry.)
+  {"unreachable_fifo", Base::sload, "lost+found", [](Corruptor& L) {
+     return Spec{{"inode[/dir/sub/f].i_inline=0x21", "inode[/dir/sub/f].i_size=0", "inode[/dir/sub/f].addr[1]=0",
+                  "inode[/dir/sub/f].i_mode=0x11a4", "dentry_del[/dir/sub/f]=1"},
+                 {E(Code::INODE_UNREACHABLE).Ino(ino(L, "/dir/sub/f"))}}; }},
   {"ssa_dnode_nid", Base::sload, "SSA", [](Corruptor& L) {
      const nid_t dn = i_nid(L, "/big", 0);
      return Spec{{"ssa[" + S(node_blk(L, dn)) + "].nid+=1"}, {E(Code::SSA_NODE_MISMATCH).Blk(node_blk(L, dn))}}; }},

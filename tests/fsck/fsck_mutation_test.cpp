@@ -624,6 +624,12 @@ void child_run(const Mutant& m, const std::string& repaired_path, const std::str
     out.put("y1_exit", r1 ? std::to_string(r1->exit_code()) : "8");
     if (r1) {
       out.put("step", "repair2");
+      // The file reopened, as f2fscore-fsck opens it again (its size may
+      // have grown).
+      if (o.grow) {
+        f2fscore::OpenOptions oo;
+        if (auto d = f2fscore::open_posix_device(trunc_path, oo)) dev = std::move(*d);
+      }
       auto r2 = check(*dev, o);
       out.put("y2_exit", r2 ? std::to_string(r2->exit_code()) : "8");
       out.put("y2_codes", r2 ? codes_of(*r2) : "ERROR");

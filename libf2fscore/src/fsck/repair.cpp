@@ -480,6 +480,17 @@ void Checker::check_truncated_tail() {
 void Checker::repair() {
   if (opts_.mode == Mode::check_only) return;
   auto& probs = report_.problems;
+  // A device cut short where the lost tail held blocks in use: what the
+  // walk could not reach there still owns its blocks and nids, so a
+  // rebuild from the rest would free them. Nothing is written; the loss is
+  // reported (VOLUME_TRUNCATED names what is lost).
+  if (truncated_problem_ != kNoProblem && !truncated_tail_empty_) {
+    Problem p = prob(Code::REPAIR_FAILED);
+    p.detail = "repair refused, nothing written: the missing end of the device held blocks in use (restore the "
+               "image's end, then repair)";
+    add(p);
+    return;
+  }
   // In preen, a repair-class problem left unfixed means the walk's truth
   // (which assumes its pointers dropped) must not be written as metadata.
   bool unsafe_left = false;

@@ -535,6 +535,16 @@ const std::vector<Case>& cases() {
      const auto q = L.sb().qf_ino[0].get();
      const auto b = must(L.data_blk(q, 0), "quota file block 0");
      return Spec{{"block[" + S(b) + "].u32[1024]=0xffff"}, {E(Code::QUOTA_INODE_BAD).Ino(q)}}; }},
+  // A SIT block's entry that the SIT journal supersedes, with a bit set past
+  // its count (the kernel's build_sit_entries() checks it all the same):
+  // the same byte in both SIT copies, so the copy in use has it.
+  {"sit_block_entry_under_journal", Base::mkfs, "SIT", [](Corruptor& L) {
+     const auto s = L.cp().cur_node_segno[0].get();
+     const auto a0 = L.sb().sit_blkaddr.get(), a1 = a0 + L.sb().segment_count_sit.get() / 2 * 512;
+     const auto off = (s % 55) * 74 + 2 + 63;
+     return Spec{{"block[" + S(a0 + s / 55) + "].u8[" + S(off) + "]|=0x01",
+                  "block[" + S(a1 + s / 55) + "].u8[" + S(off) + "]|=0x01"},
+                 {E(Code::SIT_VBLOCKS_MISMATCH).Seg(s)}}; }},
   {"ssa_dnode_nid", Base::sload, "SSA", [](Corruptor& L) {
      const nid_t dn = i_nid(L, "/big", 0);
      return Spec{{"ssa[" + S(node_blk(L, dn)) + "].nid+=1"}, {E(Code::SSA_NODE_MISMATCH).Blk(node_blk(L, dn))}}; }},

@@ -4,6 +4,7 @@
 // fsck_chk_meta() and sanity_check_nid() in fsck/fsck.c (f2fs-tools) and
 // sanity_check_inode() in fs/f2fs/inode.c.
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -376,6 +377,23 @@ Status Checker::read_sit(const std::map<std::uint32_t, SitEntry>& journal) {
       auto j = journal.find(segno);
       if (j != journal.end()) {
         keep(segno, j->second);
+        // The block's own entry, which the journal supersedes, must still be
+        // consistent: the kernel checks it while it loads the SIT
+        // (build_sit_entries() -> check_block_count() in fs/f2fs/segment.c)
+        // and refuses to mount otherwise. The rebuild rewrites the block.
+        SitEntry e;
+        std::memcpy(&e, data + i * sizeof(SitEntry), sizeof(SitEntry));
+        std::uint32_t bits = 0;
+        for (std::uint32_t k = 0; k < kSitVblockMapSize; ++k) bits += static_cast<std::uint32_t>(std::popcount(e.valid_map[k]));
+        if (bits != sit_vblocks(e) || sit_type(e) >= 6) {
+          Problem p = prob(Code::SIT_VBLOCKS_MISMATCH);
+          p.segno = segno;
+          p.blkaddr = a;
+          p.detail = fmt("SIT block entry of segment %llu (the journal's supersedes it): vblocks %llu, type %llu, ", segno,
+                         sit_vblocks(e), sit_type(e)) +
+                     fmt("%llu bits set in its bitmap", bits);
+          add(p);
+        }
         continue;
       }
       SitEntry e;

@@ -545,6 +545,10 @@ const std::vector<Case>& cases() {
      return Spec{{"block[" + S(a0 + s / 55) + "].u8[" + S(off) + "]|=0x01",
                   "block[" + S(a1 + s / 55) + "].u8[" + S(off) + "]|=0x01"},
                  {E(Code::SIT_VBLOCKS_MISMATCH).Seg(s)}}; }},
+  // The user quota file in the orphan list: the entry goes, the file stays.
+  {"orphan_quota_file", Base::sload, "orphan", [](Corruptor& L) {
+     const auto q = L.sb().qf_ino[0].get();
+     return Spec{{"orphan_add=" + S(q)}, {E(Code::ORPHAN_ENTRY_INVALID).Ino(q)}}; }},
   {"ssa_dnode_nid", Base::sload, "SSA", [](Corruptor& L) {
      const nid_t dn = i_nid(L, "/big", 0);
      return Spec{{"ssa[" + S(node_blk(L, dn)) + "].nid+=1"}, {E(Code::SSA_NODE_MISMATCH).Blk(node_blk(L, dn))}}; }},

@@ -24,7 +24,10 @@
 # checksums re-sealed or not, and one mutant in twelve truncated.
 # Per mutant, in a child process (a crash or a 120 s hang is counted):
 #   our fsck -n (must not write), -y then -y again (the second must be
-#   clean: converged), the writer mounting it as f2fscore-sload
+#   clean: converged; a truncated mutant is repaired in an image file the
+#   repair may grow back, as f2fscore-fsck does, and one whose lost tail
+#   held blocks in use is counted apart: left, exit 4, the loss
+#   reported), the writer mounting it as f2fscore-sload
 #   (populate()) and `f2fscore-io fs` (run_workload(), smallfiles) do: a
 #   refusal must change no byte, an accepted mutant must not be left with a
 #   problem code our checker did not report before; then fsck.f2fs -f on

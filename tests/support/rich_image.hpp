@@ -44,6 +44,15 @@ struct RichImageOptions {
   /// Node blocks in a segment of their own (typed warm node, with a node
   /// summary), as Linux keeps them; false puts nodes and data in one segment.
   bool node_segment = false;
+  /// The volume as a file system would leave it, clean under our full check
+  /// and fsck.f2fs -f (with node_segment): the checkpoint's block, node,
+  /// inode and free segment counts, the data blocks' summaries (owner nid
+  /// and offset), i_links of every hard-linked inode, '.' and '..' in the
+  /// inline directory, the compressed clusters' reserved slots counted in
+  /// i_blocks and i_compr_blocks, and the quota files' usage of id 0.
+  /// False leaves those as mkfs wrote them, for tests of the checker's
+  /// findings on exactly those shortcuts.
+  bool consistent = false;
 };
 
 /// Byte `i` of the data block tagged `tag` (every data block has a tag).
@@ -86,6 +95,7 @@ class RichBuilder {
     using namespace f2fscore::disk;
     sb_ = v.superblock();
     cp_ = v.checkpoint();
+    cp_pack_ = v.open_report().checkpoint_pack;
     const auto cpb = v.checkpoint_blocks();
     cp_blocks_.assign(cpb.begin(), cpb.end());
     feat_ = sb_.feature.get();
@@ -101,6 +111,9 @@ class RichBuilder {
     seg_ = seg;
     seg_start_ = next_blk_ = v.segment_start(seg);
   }
+
+  /// See RichImageOptions::consistent.
+  void make_consistent() { consistent_ = true; }
 
   /// Nodes go to the next free segment after the data segment.
   void separate_nodes(const f2fscore::Volume& v) {
@@ -189,6 +202,12 @@ class RichBuilder {
       root.i.i_links.set(root.i.i_links.get() + 1);
     }
     root.i.i_links.set(root.i.i_links.get() + 1);
+    if (consistent_) {
+      set_file_links();
+      find_data_owners();
+      update_quota();
+      update_checkpoint();
+    }
     inodes_.push_back(root_blk);
 
     for (std::uint64_t b : inodes_) reseal_block(img_, b);
@@ -214,6 +233,99 @@ class RichBuilder {
   }
 
   nid_t nid() { return next_nid_++; }
+
+  static bool is_dir(const Node& n) { return (n.i.i_mode.get() & 0170000) == 040000; }
+
+  // i_links of every inode that is not a directory: the entries naming it.
+  void set_file_links() {
+    for (std::uint64_t b : inodes_) {
+      Node& n = *img_.view<Node>(b);
+      if (is_dir(n)) continue;
+      const auto it = names_.find(n.footer.ino.get());
+      if (it != names_.end()) n.i.i_links.set(it->second);
+    }
+  }
+
+  // The owner (nid, offset in that node's address array) of every data
+  // block of the data segment, for its summary entry, as the kernel's
+  // f2fs_summary for a block written through dnode `nid` at ofs_in_node.
+  void find_data_owners() {
+    using namespace f2fscore::disk;
+    auto mine = [&](std::uint32_t a) { return a >= seg_start_ && a < next_blk_; };
+    for (std::uint64_t b : inodes_) {
+      const Node& n = *img_.view<Node>(b);
+      if (n.i.i_inline & (inline_flag::data | inline_flag::dentry)) continue;
+      if ((n.i.i_mode.get() & 0170000) == 0020000) continue;  // a device number, not an address
+      for (std::uint32_t k = 0; k < api(); ++k)
+        if (mine(n.i.i_addr[slot0() + k].get())) owners_[n.i.i_addr[slot0() + k].get()] = {n.footer.nid.get(), k};
+    }
+    for (nid_t d : {r_.big_dn, r_.big_in_dn0, r_.big_in_dn1017, r_.big_din_dn}) {
+      const Node& n = *img_.view<Node>(r_.node_blk.at(d));
+      for (std::uint32_t k = 0; k < kDefAddrsPerBlock; ++k)
+        if (mine(n.dn.addr[k].get())) owners_[n.dn.addr[k].get()] = {d, k};
+    }
+  }
+
+  // The quota files' record of id 0 (every file here is root's): mkfs
+  // counted the root and lost+found; add each inode written here and its
+  // blocks other than the inode itself (i_blocks - 1), as the kernel
+  // charges dquot_alloc_inode() and dquot_reserve_block() per data and
+  // node block. A v2 quota file's leaf blocks hold struct v2r1_disk_dqblk
+  // entries (id at 0, dqb_curinodes at 24, dqb_curspace at 48, in bytes)
+  // after a 16-byte header; mkfs's record of id 0 is the one with inodes
+  // and space counted.
+  void update_quota() {
+    using namespace f2fscore::disk;
+    if (!(feat_ & feature::quota_ino)) return;
+    std::uint64_t inodes = 0, space = 0;
+    for (std::uint64_t b : inodes_) {
+      const Node& n = *img_.view<Node>(b);
+      ++inodes;
+      space += (n.i.i_blocks.get() - 1) * kBlockSize;
+    }
+    for (std::uint32_t q = 0; q < kMaxQuotas; ++q) {
+      const nid_t qino = sb_.qf_ino[q].get();
+      if (qino == 0) continue;
+      const Node& qn = *img_.view<Node>(nat_get(qino));
+      const std::uint32_t qslot0 = (qn.i.i_inline & inline_flag::extra_attr) ? qn.i.extra.i_extra_isize.get() / 4u : 0u;
+      for (std::uint32_t k = 0; k < 16; ++k) {
+        const std::uint32_t a = qn.i.i_addr[qslot0 + k].get();
+        if (a == 0 || a == kNewAddr || a < sb_.main_blkaddr.get()) continue;
+        std::uint8_t* d = img_.at(a);
+        for (std::size_t off = 16; off + 72 <= kBlockSize; off += 8) {
+          if (f2fscore::load_le64(d, off) != 0) continue;
+          const std::uint64_t cur_inodes = f2fscore::load_le64(d, off + 24);
+          const std::uint64_t cur_space = f2fscore::load_le64(d, off + 48);
+          if (cur_inodes == 0 || cur_inodes > 16 || cur_space == 0 || cur_space % kBlockSize != 0) continue;
+          f2fscore::store_le64(d, off + 24, cur_inodes + inodes);
+          f2fscore::store_le64(d, off + 48, f2fscore::load_le64(d, off + 48) + space);
+        }
+      }
+    }
+  }
+
+  // The current pack's checkpoint block and its copy at the pack's end:
+  // counts of what was written here (write_sit_and_ssa() marks the
+  // segments in use), the CRC re-sealed. valid_block_count counts what
+  // i_blocks charges: node and data blocks and the compressed clusters'
+  // reserved slots (as fsck.f2fs counts them against the checkpoint).
+  void update_checkpoint() {
+    using namespace f2fscore::disk;
+    std::uint64_t blocks = 0;
+    for (std::uint64_t b : inodes_) blocks += img_.view<Node>(b)->i.i_blocks.get();
+    const std::uint32_t nodes = static_cast<std::uint32_t>(r_.node_blk.size());
+    const std::uint32_t inodes = static_cast<std::uint32_t>(inodes_.size());
+    const std::uint32_t segs = separate_ ? 2u : 1u;
+    const std::uint64_t pack = sb_.cp_blkaddr.get() + static_cast<std::uint64_t>(cp_pack_) * kDefaultBlocksPerSeg;
+    for (std::uint64_t b : {pack, pack + cp_.cp_pack_total_block_count.get() - 1}) {
+      auto& c = *img_.view<Checkpoint>(b);
+      c.valid_block_count.set(c.valid_block_count.get() + blocks);
+      c.valid_node_count.set(c.valid_node_count.get() + nodes);
+      c.valid_inode_count.set(c.valid_inode_count.get() + inodes);
+      c.free_segment_count.set(c.free_segment_count.get() - segs);
+      f2fscore::disk::seal_checkpoint(img_.at(b));
+    }
+  }
 
   // The segment's SIT entry (current copy) and SSA block: every block used,
   // node blocks owned by their nid.
@@ -244,6 +356,12 @@ class RichBuilder {
     sum.footer.entry_type = node_sum ? kSumTypeNode : kSumTypeData;
     for (const auto& [n, b] : r_.node_blk)
       if (b >= start && b < end) sum.entries[b - start].nid.set(n);
+    if (!node_sum)
+      for (const auto& [b, o] : owners_)
+        if (b >= start && b < end) {
+          sum.entries[b - start].nid.set(o.first);
+          sum.entries[b - start].ofs_in_node.set(static_cast<std::uint16_t>(o.second));
+        }
   }
 
   const std::uint8_t* nat_bitmap() const {
@@ -314,8 +432,9 @@ class RichBuilder {
     return b;
   }
 
-  static void put(View v, std::uint32_t slot, std::string_view name, nid_t ino, f2fscore::disk::FileType t) {
+  void put(View v, std::uint32_t slot, std::string_view name, nid_t ino, f2fscore::disk::FileType t) {
     using namespace f2fscore::disk;
+    if (name != "." && name != "..") ++names_[ino];
     DirEntry& e = v.de[slot];
     e.hash_code.set(name == "." || name == ".." ? 0u : f2fscore::dentry_hash(name));
     e.ino.set(ino);
@@ -326,7 +445,7 @@ class RichBuilder {
     for (std::uint32_t i = 0; i < slots; ++i) f2fscore::set_bit_le(v.bitmap, slot + i);
   }
   // Adds at the first run of free slots; false when the area is full.
-  static bool add(View v, std::string_view name, nid_t ino, f2fscore::disk::FileType t) {
+  bool add(View v, std::string_view name, nid_t ino, f2fscore::disk::FileType t) {
     const std::uint32_t need = static_cast<std::uint32_t>((name.size() + 7) / 8);
     for (std::uint32_t s = 0; s + need <= v.nr; ++s) {
       bool free = true;
@@ -449,7 +568,11 @@ class RichBuilder {
     in.i.i_addr[slot0() + 2].set(kNewAddr);
     in.i.i_addr[slot0() + 3].set(kNewAddr);
     for (std::uint32_t k = 4; k < 8; ++k) in.i.i_addr[slot0() + k].set(static_cast<std::uint32_t>(data_block(100 + k)));
-    in.i.i_blocks.set(1 + 1 + 2 + 4);
+    // Linux reserves the cluster's slots after the compressed block
+    // (NEW_ADDR) and counts the COMPRESS_ADDR slot and those in i_blocks;
+    // i_compr_blocks counts the blocks compression saved (4 - 1).
+    in.i.i_blocks.set(consistent_ ? 1 + 1 + 1 + 2 + 4 : 1 + 1 + 2 + 4);
+    if (consistent_) in.i.extra.i_compr_blocks.set(3);
     return ino;
   }
 
@@ -521,6 +644,10 @@ class RichBuilder {
       const auto lay = inline_dentry_layout(max_inline());
       std::uint8_t* base = inline_area(n);
       View v{base, reinterpret_cast<DirEntry*>(base + lay.dentry_offset()), base + lay.filename_offset(), lay.nr_slots};
+      if (consistent_) {
+        put(v, 0, ".", r_.inl, FileType::dir);
+        put(v, 1, "..", r_.dir, FileType::dir);
+      }
       add(v, "x", r_.small, FileType::reg_file);
       add(v, "y", r_.fifo, FileType::fifo);
     }
@@ -576,6 +703,10 @@ class RichBuilder {
   std::uint32_t node_seg_ = 0;
   std::uint64_t node_start_ = 0, next_node_blk_ = 0;
   std::vector<std::uint64_t> inodes_;  ///< blocks to re-seal at the end
+  int cp_pack_ = 0;
+  bool consistent_ = false;
+  std::map<nid_t, std::uint32_t> names_;  ///< ino -> entries naming it ('.' and '..' aside)
+  std::map<std::uint64_t, std::pair<nid_t, std::uint32_t>> owners_;  ///< data block -> (nid, ofs_in_node)
 };
 
 }  // namespace detail
@@ -605,6 +736,7 @@ inline RichImage build_rich_image(const RichImageOptions& o) {
   r.img = SparseImage::capture(*dev);
   detail::RichBuilder b(r, **vol);
   if (o.node_segment) b.separate_nodes(**vol);
+  if (o.consistent) b.make_consistent();
   b.build();
   return r;
 }

@@ -133,8 +133,11 @@ void Checker::check_global() {
       }
       if (!lfs) break;
     }
+    // The SIT type of an active log's segment is the log's own (hot, warm,
+    // cold data 0-2, node 3-5), as fsck_chk_curseg_info() in
+    // fsck.f2fs's fsck.c requires.
     const std::uint8_t type = segs_[segno].type;
-    if ((t < 3) != (type < 3)) {
+    if (type != t) {
       Problem p = prob(Code::CURSEG_TYPE_MISMATCH);
       p.segno = segno;
       p.detail = fmt("active log %llu is in segment %llu whose SIT type is %llu", t, segno, type);

@@ -4,6 +4,7 @@
 // fsck_chk_meta() and sanity_check_nid() in fsck/fsck.c (f2fs-tools) and
 // sanity_check_inode() in fs/f2fs/inode.c.
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -375,6 +376,23 @@ Status Checker::read_sit(const std::map<std::uint32_t, SitEntry>& journal) {
       auto j = journal.find(segno);
       if (j != journal.end()) {
         keep(segno, j->second);
+        // The block's own entry, which the journal supersedes, must still be
+        // consistent: the kernel checks it while it loads the SIT
+        // (build_sit_entries() -> check_block_count() in fs/f2fs/segment.c)
+        // and refuses to mount otherwise. The rebuild rewrites the block.
+        SitEntry e;
+        std::memcpy(&e, data + i * sizeof(SitEntry), sizeof(SitEntry));
+        std::uint32_t bits = 0;
+        for (std::uint32_t k = 0; k < kSitVblockMapSize; ++k) bits += static_cast<std::uint32_t>(std::popcount(e.valid_map[k]));
+        if (bits != sit_vblocks(e) || sit_type(e) >= 6) {
+          Problem p = prob(Code::SIT_VBLOCKS_MISMATCH);
+          p.segno = segno;
+          p.blkaddr = a;
+          p.detail = fmt("SIT block entry of segment %llu (the journal's supersedes it): vblocks %llu, type %llu, ", segno,
+                         sit_vblocks(e), sit_type(e)) +
+                     fmt("%llu bits set in its bitmap", bits);
+          add(p);
+        }
         continue;
       }
       SitEntry e;
@@ -610,6 +628,15 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
 
   const std::uint32_t type = in.mode & 0xF000;
   if (file_type_of_mode(in.mode) == 0) issue(Code::INODE_MODE, fmt("i_mode 0%llo has no valid file type", in.mode));
+  // flexible_inline_xattr keeps i_inline_xattr_size among the extra
+  // attributes: an inode without them is corrupted (sanity_check_inode() in
+  // fs/f2fs/inode.c). Walked as the repair leaves it: the flag set again.
+  const bool extra_missing = (features_ & feature::flexible_inline_xattr) && (features_ & feature::extra_attr) &&
+                             !(in.inline_flags & inline_flag::extra_attr);
+  if (extra_missing) {
+    issue(Code::INODE_EXTRA_ISIZE, "lacks the extra_attr flag that the flexible_inline_xattr feature requires");
+    in.inline_flags = static_cast<std::uint8_t>(in.inline_flags | inline_flag::extra_attr);
+  }
   if (in.inline_flags & inline_flag::extra_attr) {
     in.extra_isize = i.extra.i_extra_isize.get();
     if (!(features_ & feature::extra_attr)) {
@@ -637,7 +664,7 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
     }
   }
   // Inode checksum (f2fs_inode_chksum_verify(): only when the field fits).
-  if ((features_ & feature::inode_checksum) && (in.inline_flags & inline_flag::extra_attr) &&
+  if ((features_ & feature::inode_checksum) && (in.inline_flags & inline_flag::extra_attr) && !extra_missing &&
       in.extra_isize >= offsetof(InodeExtra, i_inode_checksum) + 4) {
     const std::uint32_t want = inode_checksum(chksum_seed_, reinterpret_cast<const std::uint8_t*>(&n));
     if (want != i.extra.i_inode_checksum.get())

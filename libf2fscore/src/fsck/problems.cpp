@@ -55,7 +55,7 @@ constexpr ProblemDef kTable[] = {
     // SIT and SSA
     {Code::SIT_BITMAP_MISMATCH, S::warning, F::safe, "a SIT valid-map bit differs from whether the block is in use",
      "rewrite the SIT from the blocks reached", "[FSCK] SIT valid block bitmap checking, rewrite_sit_area_bitmap"},
-    {Code::SIT_VBLOCKS_MISMATCH, S::warning, F::safe, "a SIT entry's valid-block count differs from its valid map",
+    {Code::SIT_VBLOCKS_MISMATCH, S::warning, F::safe, "a SIT entry's valid-block count differs from its valid map (also a SIT block's entry the journal supersedes)",
      "rewrite the SIT entry", "check_block_count: \"Wrong SIT valid blocks: segno=0x%x, %u vs. %u\""},
     {Code::SIT_TYPE_MISMATCH, S::warning, F::safe, "a segment's SIT type differs from the type of the blocks in it",
      "rewrite the SIT type", "check_sit_types / fsck_chk_curseg_info (\"[FSCK] fixing SIT types\")"},
@@ -67,7 +67,7 @@ constexpr ProblemDef kTable[] = {
      "rewrite the summary entry", "is_valid_ssa_data_blk: \"Set data summary 0x%x -> [0x%x] [0x%x] [0x%x]\""},
     {Code::CURSEG_NEXT_BLOCK_NOT_FREE, S::error, F::safe, "an active log's next block is already in use",
      "move the active log to a free segment", "check_curseg_offsets (\"Next block offset:%u is not free\"), Move curseg"},
-    {Code::CURSEG_TYPE_MISMATCH, S::warning, F::safe, "an active log's segment has another type in the SIT",
+    {Code::CURSEG_TYPE_MISMATCH, S::warning, F::safe, "an active log's segment has another type in the SIT than the log's",
      "rewrite the SIT type", "check_curseg_offsets / fsck_chk_curseg_info (\"Incorrect curseg [%d]: segno [0x%x] type\")"},
     // nodes
     {Code::NODE_NID_INVALID, S::error, F::repair, "a pointer names nid 0, a reserved nid or a nid past the NAT",
@@ -91,8 +91,8 @@ constexpr ProblemDef kTable[] = {
      "recompute the checksum", "fsck_chk_inode_blk: \"ino: 0x%x has wrong inode checksum\" (f2fs_inode_chksum_verify)"},
     {Code::INODE_MODE, S::error, F::repair, "an inode's i_mode has no valid file type",
      "clear the dentries naming it", "fsck_chk_inode_blk / __chk_dentries: \"Unknown file type\""},
-    {Code::INODE_EXTRA_ISIZE, S::error, F::safe, "i_extra_isize is invalid, or extra attributes without the feature",
-     "set i_extra_isize to the feature set's size", "fsck_chk_inode_blk: \"ino[0x%x] recover i_extra_isize\""},
+    {Code::INODE_EXTRA_ISIZE, S::error, F::safe, "i_extra_isize is invalid, extra attributes without the feature, or no extra_attr flag with flexible_inline_xattr",
+     "clear the flag without the feature; else set it, and an invalid i_extra_isize to the feature set's size", "fsck_chk_inode_blk: \"ino[0x%x] recover i_extra_isize\""},
     {Code::INODE_INLINE_XATTR_SIZE, S::error, F::safe, "i_inline_xattr_size is invalid",
      "set the default size", "fsck_chk_inode_blk: \"ino[0x%x] recover inline xattr size\""},
     {Code::INODE_FLAGS, S::error, F::safe, "an inode flag is set where it is not allowed (casefold, compression)",
@@ -168,7 +168,8 @@ constexpr ProblemDef kTable[] = {
      "drop it from the orphan list (it stays linked)", "fsck_chk_orphan_node / fsck_chk_inode_blk: orphan with i_links"},
     {Code::QUOTA_INODE_BAD, S::error, F::repair, "a quota inode is missing or invalid",
      "restore i_mode to S_IFREG|0600 (as mkfs) when only the mode is wrong and the blocks read as the quota file; "
-     "zero superblock qf_ino[] on a volume without the quota_ino feature; else left",
+     "zero superblock qf_ino[] on a volume without the quota_ino feature; a tree pointing outside the file or looping "
+     "rebuilt in the file's blocks from the counted usage; else left",
      "fsck_chk_quota_node: \"Wrong quota inode\""},
     {Code::QUOTA_USAGE, S::warning, F::safe, "a quota file's usage differs from the usage counted",
      "rewrite the id's usage (dqb_curinodes, dqb_curspace) in place",
@@ -179,7 +180,8 @@ constexpr ProblemDef kTable[] = {
      "cut the chain (drop the roll-forward data)", "do_record_fsync_data / find_fsync_inode sanity checks"},
     // the repair itself
     {Code::REPAIR_FAILED, S::error, F::none,
-     "a repair was refused (it would free a block or node a reachable inode still maps) or its metadata rebuild failed",
+     "a repair was refused (it would free a block or node a reachable inode still maps, or the device's missing end "
+     "held blocks in use) or its metadata rebuild failed",
      "", ""},
     {Code::VOLUME_TRUNCATED, S::error, F::safe,
      "the device ends before the volume (a truncated image); checked as far as it goes",

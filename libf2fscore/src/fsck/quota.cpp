@@ -202,10 +202,6 @@ void Checker::check_quota_usage() {
         u.space = load_le64(b, o + 48);   // dqb_curspace
       }
     }
-    if (tree_bad) {
-      bad_file("quota tree references blocks outside the file or loops");
-      continue;
-    }
     std::uint32_t reports = 0;
     // The file as allocated: i_size rounded up to its last 4 KiB block,
     // which the tree may grow into (dqi_blocks) without allocating.
@@ -213,6 +209,30 @@ void Checker::check_quota_usage() {
     padded.resize((file.size() + kBlockSize - 1) / kBlockSize * kBlockSize, 0);
     std::vector<std::uint8_t> new_file = padded;  // with the corrections and inserted entries
     std::vector<std::size_t> inserted;          // problems repaired by insertion
+    if (tree_bad) {
+      // The tree is rebuilt in the file's own blocks: block 0's header and
+      // info kept (free lists emptied, dqi_blocks 2: the header and the
+      // root), every other byte zeroed, then one entry per counted id
+      // inserted (insert_dquot()), as fsck.f2fs rewrites a quota file from
+      // its counts. Left when the counted ids do not fit the file.
+      Problem p = prob(Code::QUOTA_INODE_BAD);
+      p.ino = q;
+      p.path = std::string("<quota:") + kNames[t] + ">";
+      p.detail = "quota tree references blocks outside the file or loops";
+      std::fill(new_file.begin() + 32, new_file.end(), std::uint8_t{0});
+      store_le32(new_file.data(), kDqiBlocks, kQtTreeOff + 1);
+      store_le32(new_file.data(), kDqiFreeBlk, 0);
+      store_le32(new_file.data(), kDqiFreeEntry, 0);
+      std::string left;
+      for (const auto& [id, u] : want)
+        if (left.empty()) left = insert_dquot(new_file, id, u.inodes, u.space);
+      if (!left.empty()) p.detail += " (the tree cannot be rebuilt in place: " + left + ")";
+      const std::size_t idx = add(p);
+      if (!left.empty()) continue;
+      inserted.push_back(idx);
+      want.clear();
+      have.clear();
+    }
     std::set<std::uint32_t> ids;
     for (auto& [id, u] : want) ids.insert(id);
     for (auto& [id, u] : have) ids.insert(id);

@@ -87,9 +87,17 @@ void Checker::local_issue_fix(std::size_t idx, const InodeRec& in, Code c) {
       fix(idx, in.blkaddr, [](std::uint8_t*) {});  // recomputed when written
       break;
     case Code::INODE_EXTRA_ISIZE:
+      // Without the feature the flag goes; with it the flag is set (an
+      // inode of a flexible_inline_xattr volume needs it) and an invalid
+      // i_extra_isize becomes the feature set's.
       fix_inode_field(idx, in, [feats](Node& n) {
-        if (!(feats & feature::extra_attr)) n.i.i_inline = n.i.i_inline & ~inline_flag::extra_attr;
-        else n.i.extra.i_extra_isize = extra_isize_for_features(feats);
+        if (!(feats & feature::extra_attr)) {
+          n.i.i_inline = n.i.i_inline & ~inline_flag::extra_attr;
+          return;
+        }
+        n.i.i_inline = static_cast<std::uint8_t>(n.i.i_inline | inline_flag::extra_attr);
+        const std::uint32_t cur = n.i.extra.i_extra_isize.get();
+        if (cur % 4 != 0 || cur < 4 || cur > sizeof(InodeExtra)) n.i.extra.i_extra_isize = extra_isize_for_features(feats);
       });
       break;
     case Code::INODE_INLINE_XATTR_SIZE:
@@ -351,7 +359,9 @@ bool Checker::reconnect(nid_t ino) {
   }
   const InodeRec& dir = inodes_[static_cast<std::size_t>(node(lf).inode)];
   if (!dir.is_dir() || (dir.flags & iflag::casefold) || (dir.advise & advise::encrypt)) return false;
-  const std::uint8_t ft = child.is_dir() ? 2 : child.is_reg() ? 1 : child.is_symlink() ? 7 : 0;
+  // The entry's file type from i_mode, as the walk checks it (fifo,
+  // socket and device types too).
+  const std::uint8_t ft = file_type_of_mode(static_cast<std::uint16_t>(child.mode));
   if (!add_dentry(dir, name, ino, ft)) return false;
   {
     {
@@ -471,6 +481,17 @@ void Checker::check_truncated_tail() {
 void Checker::repair() {
   if (opts_.mode == Mode::check_only) return;
   auto& probs = report_.problems;
+  // A device cut short where the lost tail held blocks in use: what the
+  // walk could not reach there still owns its blocks and nids, so a
+  // rebuild from the rest would free them. Nothing is written; the loss is
+  // reported (VOLUME_TRUNCATED names what is lost).
+  if (truncated_problem_ != kNoProblem && !truncated_tail_empty_) {
+    Problem p = prob(Code::REPAIR_FAILED);
+    p.detail = "repair refused, nothing written: the missing end of the device held blocks in use (restore the "
+               "image's end, then repair)";
+    add(p);
+    return;
+  }
   // In preen, a repair-class problem left unfixed means the walk's truth
   // (which assumes its pointers dropped) must not be written as metadata.
   bool unsafe_left = false;

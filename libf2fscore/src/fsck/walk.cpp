@@ -900,6 +900,15 @@ void Checker::check_orphans() {
       fix_global(add(p));
       continue;
     }
+    // A quota file is never an orphan (the superblock names it): the entry
+    // goes, the inode stays as it is.
+    bool quota_file = false;
+    for (std::uint32_t k = 0; k < kMaxQuotas; ++k) quota_file |= (features_ & feature::quota_ino) && sb_.qf_ino[k].get() == ino;
+    if (quota_file) {
+      p.detail = fmt("orphan entry %llu names a quota file", ino);
+      fix_global(add(p));
+      continue;
+    }
     const InodeRec& in = inodes_[static_cast<std::size_t>(node(ino).inode)];
     // Linked from the namespace: leaves the orphan list. Otherwise it stays
     // an orphan and its i_links becomes 0 (fsck_chk_orphan_node()).

@@ -87,7 +87,7 @@ if [[ $tools -eq 1 ]]; then
   head -c 70000 /dev/zero | tr '\0' c > "$src/sub/c"
   ln -sf a "$src/l"
   python3 - "$build/tools" "$keep" "$src" <<'PY'
-import collections, hashlib, json, os, shutil, subprocess, sys, time
+import collections, hashlib, json, os, re, shutil, subprocess, sys, time
 tools, keep, src = sys.argv[1:4]
 fsck = os.path.join(tools, "fsck/f2fscore-fsck")
 runs = {
@@ -128,6 +128,13 @@ for idx, path, what in lines:
         except subprocess.TimeoutExpired:
             rc = "hang"
         count("tools_exit %s %s" % (name, rc), what)
+        if rc != 0 and rc != "hang":
+            # What refused, its message with numbers and quoted names elided.
+            msg = (r.stderr.decode(errors="replace").strip().splitlines() or ["(no message)"])[0]
+            if "writer: " in msg:
+                msg = msg[msg.index("writer: ") + 8:]
+            msg = re.sub(r"[0-9]+", "N", msg.replace(copy, "IMAGE"))
+            count("tools_refused %s: %s" % (name, msg[:100]), what)
         if rc == "hang" or (isinstance(rc, int) and rc < 0):
             count("tools_%s %s" % ("hang" if rc == "hang" else "crash", name), what)
         changed = sha(copy) != h0

@@ -662,7 +662,8 @@ void child_run(const Mutant& m, const std::string& repaired_path, const std::str
 // each run in a child process (a crash or a hang, 120 s, is counted, not
 // fatal); FSCK_F2FS (if set) also checks each mutant and each of our
 // repaired images; F2FSCORE_MUTATION_WORK: the directory for those images;
-// F2FSCORE_MUTATION_BASELINE=1 runs the templates unchanged.
+// F2FSCORE_MUTATION_BASELINE=1 runs the templates unchanged;
+// F2FSCORE_MUTATION_KEEP: a directory to save every mutant in.
 TEST(MutationBench, DISABLED_Run) {
   using namespace bench;
   const std::uint64_t n = env_u64("F2FSCORE_MUTANTS", 2000), seed0 = env_u64("F2FSCORE_MUTATION_SEED", 1);
@@ -673,6 +674,12 @@ TEST(MutationBench, DISABLED_Run) {
   const auto& ts = templates();
   ASSERT_FALSE(ts.empty());
   populate_source();
+  // F2FSCORE_MUTATION_KEEP: a directory that gets every mutant (N.img) and
+  // their list ("N PATH TEMPLATE #N: EDITS" lines, list.txt).
+  const char* kd = std::getenv("F2FSCORE_MUTATION_KEEP");
+  const std::string keep_dir = kd && *kd ? kd : "";
+  std::ofstream keep_list;
+  if (!keep_dir.empty()) keep_list.open(keep_dir + "/list.txt");
   std::map<std::string, std::uint64_t> fig;
   std::map<std::string, std::string> examples;  // figure/class -> one mutant
   // Each figure in all and per template ("NAME [template]").
@@ -692,6 +699,11 @@ TEST(MutationBench, DISABLED_Run) {
     else m = mutate_any(t, seed0 * 1000003ull + i);
     const std::string what = std::string(t.name) + " #" + std::to_string(i) + ": " + m.what;
     tname = t.name;
+    if (!keep_dir.empty()) {
+      // The mutant as an image file, for bench/mutation_bench.sh's runs of the tool binaries.
+      const std::string img = keep_dir + "/" + std::to_string(i) + ".img";
+      if (save_image(m.img, m.truncate_to, img)) keep_list << i << ' ' << img << ' ' << what << '\n';
+    }
     const std::string rep_path = fsck_bin.empty() ? "" : work + "/repaired.img";
     std::filesystem::remove(rep_path.empty() ? work + "/none" : rep_path);
     int fds[2];

@@ -264,6 +264,45 @@ TEST(WriterDamage, LogOverLiveBlocksDoesNotOverwrite) {
   EXPECT_TRUE((*v)->resolve("/d/sub"));
 }
 
+// A data pointer that names a node block in use (the mutation run's
+// `inode[/big].addr[1]+=2`, which landed on /big's direct node), with
+// checkpoint counts that send the mount to a walk of the tree: the walk
+// finds the block with two owners (a block has one owner:
+// fsck.f2fs's fsck_chk_data_blk()) and the mount is refused before any
+// write, naming the block; the writer never takes either owner as the
+// truth (once it dropped the node's NAT entry, NODE_NAT_MISSING). Both
+// orders of the walk: the data pointer's inode before the node's nid
+// (/d/f1 onto /d/f2's inode) and after it (/d/f1 onto /d's inode).
+TEST(WriterDamage, BlockWithTwoOwnersRefused) {
+  for (const char* victim : {"/d/f2", "/d"}) {
+    SCOPED_TRACE(victim);
+    Damaged d = damage({"inode[/d/f1].addr[1]=%NODE%", "cp.valid_node_count+=1"}, victim);
+    std::uint64_t node_blk = 0;
+    {
+      auto c = f2fstest::corrupt::Corruptor::open(*d.dev);
+      ASSERT_TRUE(c);
+      auto ino = (*c)->ino(victim);
+      ASSERT_TRUE(ino);
+      auto nb = (*c)->node_blk(*ino);
+      ASSERT_TRUE(nb);
+      node_blk = *nb;
+    }
+    for (auto on_damage : {MountOptions::OnDamage::refuse, MountOptions::OnDamage::read_write}) {
+      MountOptions mo;
+      mo.on_damage = on_damage;
+      f2fstest::BudgetDevice g(*d.dev, 1'000'000);
+      auto w = Writer::mount(g, mo);
+      ASSERT_FALSE(w);
+      EXPECT_EQ(w.error().code, Errc::corrupt) << w.error().to_string();
+      EXPECT_NE(w.error().message.find("block " + std::to_string(node_blk) + " is claimed twice"), std::string::npos)
+          << w.error().message;
+      EXPECT_NE(w.error().message.find("run f2fscore-fsck"), std::string::npos) << w.error().message;
+      EXPECT_EQ(g.writes(), 0u);
+      EXPECT_TRUE(same(d.before, SparseImage::capture(*d.dev))) << "the refusal changed the image";
+    }
+  }
+}
+
 // The pre-mount check's cost (F2FSCORE_MOUNT_IMAGES: image files, comma
 // separated; F2FSCORE_MOUNT_RUNS runs, default 5): per image the medians of
 // the fast check alone (fsck::Options::fast_only), a read-only mount (no
@@ -341,3 +380,4 @@ TEST(WriterDamageBench, DISABLED_MountTime) {
 }
 
 }  // namespace
+

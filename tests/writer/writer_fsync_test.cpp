@@ -623,9 +623,11 @@ Status random_cut_workload(BlockDevice& dev, const Model& base, std::uint32_t se
 // Cuts random_cut_workload(seed) at every write and flush in turn: our
 // roll-forward must read the last checkpoint plus what was fsynced (the
 // durable state of the last call that returned, or of the one in flight),
-// and the image must be clean. `export_dir`: keep a few raw cut images
-// whose chain Linux must roll forward, with the tree ours read.
-void random_cut_run(std::uint32_t seed, int ops, CutResult* out, int fsck_every, const fs::path& export_dir = {}) {
+// and the image must be clean. `export_dir`: keep up to `keep` raw cut
+// images whose chain Linux must roll forward (spread over the second half of
+// the writes and later), with the tree ours read.
+void random_cut_run(std::uint32_t seed, int ops, CutResult* out, int fsck_every, const fs::path& export_dir = {},
+                    int keep = 1) {
   Model base;
   auto basedev = base_image(&base);
   ASSERT_TRUE(basedev);
@@ -648,7 +650,9 @@ void random_cut_run(std::uint32_t seed, int ops, CutResult* out, int fsck_every,
   spec.allow_torn_pack = true;
   spec.fsck_every = fsck_every;
   spec.export_dir = export_dir;
-  spec.export_when = [](std::uint64_t n, std::uint64_t t, int exported) { return exported < 1 && n > t / 2; };
+  spec.export_when = [keep](std::uint64_t n, std::uint64_t t, int exported) {
+    return exported < keep && n * static_cast<std::uint64_t>(keep + 1) > t * static_cast<std::uint64_t>(exported + 1);
+  };
   spec.tag = "cutr" + std::to_string(seed) + "_";
   cut_every_write(image, states, total,
                   [&](BlockDevice& d, const DurableFn& fn) { return random_cut_workload(d, base, seed, ops, fn); }, spec, out);
@@ -1037,6 +1041,26 @@ TEST(FsyncOracle, DISABLED_LongChainImage) {
 
 // Acceptance 4's Linux sample: raw cut images (not recovered by us) with
 // their expected trees, into FSYNC_CUTS.
+//
+// The random sequences' raw cut images, for fsync_random_linux.sh: seeds
+// FSYNC_CUT_SEEDS ("FROM-TO", default 1-4), up to FSYNC_CUT_KEEP (default 2)
+// cuts with a chain per seed, each TAG.img with TAG.tree (the tree our
+// roll-forward read, the last checkpoint plus what was fsynced) in
+// FSYNC_CUTS.
+TEST(FsyncOracle, DISABLED_RandomCutImages) {
+  const char* out = std::getenv("FSYNC_CUTS");
+  ASSERT_NE(out, nullptr) << "set FSYNC_CUTS";
+  fs::create_directories(out);
+  std::uint32_t from = 1, to = 4;
+  int keep = 2;
+  if (const char* e = std::getenv("FSYNC_CUT_SEEDS")) std::sscanf(e, "%u-%u", &from, &to);
+  if (const char* e = std::getenv("FSYNC_CUT_KEEP")) keep = std::atoi(e);
+  CutResult r;
+  for (std::uint32_t seed = from; seed <= to && !::testing::Test::HasFailure(); ++seed)
+    random_cut_run(seed, 40, &r, 0, out, keep);
+  std::cout << "seeds " << from << "-" << to << ": cuts " << r.cuts << ", with a chain " << r.with_chain << "\n";
+}
+
 // The stale-mark sequences' raw cut images, for fsync_stale_linux.sh
 // (FSYNC_CUTS: the directory): Linux must read each as our recovery did.
 TEST(FsyncOracle, DISABLED_StaleMarkCutImages) {

@@ -239,8 +239,8 @@ Result<RebuildStats> rebuild(BlockDevice& dev, Volume& vol, const RebuildPlan& p
 
 /// The plan a healthy volume implies (trusts the NAT and the nodes; ignores
 /// SIT, SSA and the checkpoint counts). A NAT entry (current copy and the
-/// journal) is in use when its block is in the main area, claimed by no one
-/// before, and holds a node whose footer carries the entry's nid and ino;
+/// journal) is in use when its block is in the main area and holds a node
+/// whose footer carries the entry's nid and ino;
 /// data blocks are the pointers of those inodes (regular files, directories
 /// and symlinks without inline data) and direct nodes (by their footer
 /// offset, IS_DNODE() in fs/f2fs/node.h). NEW_ADDR and the COMPRESS_ADDR of
@@ -248,7 +248,8 @@ Result<RebuildStats> rebuild(BlockDevice& dev, Volume& vol, const RebuildPlan& p
 /// the checkpoint; valid_inode_count is the number of inodes found.
 /// For tests and for rebuilding SIT/SSA/counts when only they are wrong.
 /// Errors: corrupt when a data pointer leaves the main area or a block has
-/// two owners, an inode read fails (bad checksum...); io.
+/// two owners (two data pointers, or a data pointer and a node in use), an
+/// inode read fails (bad checksum...); io.
 Result<RebuildPlan> plan_from_volume(Volume& vol);
 
 }  // namespace meta

@@ -95,10 +95,16 @@ Result<RebuildPlan> plan_from_volume(Volume& vol) {
     const block_t addr = e.block_addr.get();
     if (addr == kNullAddr) continue;
     // A NAT entry is in use when its block is a node that says it is this nid.
-    if (!vol.is_valid_main_addr(addr) || used.count(addr)) continue;
+    if (!vol.is_valid_main_addr(addr)) continue;
     F2FSCORE_TRY(mv.read(addr, b.data()));
     const auto* n = reinterpret_cast<const Node*>(b.data());
     if (n->footer.nid.get() != nid || n->footer.ino.get() != e.ino.get()) continue;
+    // The node block of an entry in use that a data pointer read before
+    // also names: two owners (fsck.f2fs's fsck_chk_data_blk() finds the
+    // block already set in its main-area bitmap).
+    if (used.count(addr))
+      return make_error(Errc::corrupt, fmt("block %llu is claimed twice (the node block of nid %llu, and a data pointer)",
+                                           addr, nid));
     plan.nat.push_back({nid, e.ino.get(), addr, e.version});
     F2FSCORE_TRY(add_block({addr, nid, 0, e.version, true}));
     const std::uint32_t ofs = n->footer.flag.get() >> node_flag::offset_shift;

@@ -112,8 +112,12 @@ Status Writer::Impl::usable(bool modify) {
 // the NAT entries that differ from it are changed, and the next checkpoint
 // writes them.
 Status Writer::Impl::load_from_tree() {
+  // A walk that finds a block with two owners (or another damage it cannot
+  // count through) refuses the mount: nothing has been written yet.
   auto plan = meta::plan_from_volume(*vol);
-  if (!plan) return make_error(plan.error());
+  if (!plan)
+    return make_error(plan.error().code, "writer: refusing to mount read-write: the walk of the tree to recount "
+                                         "the checkpoint failed: " + plan.error().message + "; run f2fscore-fsck");
   sm.reset_to(plan->blocks);
   valid_blocks = sm.valid_blocks();
   reserved_blocks = plan->reserved_blocks;

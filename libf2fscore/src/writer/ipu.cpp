@@ -113,9 +113,9 @@ bool ipu_inplace_without_io(const IpuOptions& o, const SpaceState& s, bool ssr_n
 void Writer::Impl::resolve_ipu_defaults() {
   ipu = opts.ipu;
   if (ipu.ipu_policy == IpuOptions::kKernelDefault)
-    ipu.ipu_policy = main_segs <= 16u * 512u ? (ipu_bit::force | ipu_bit::honor_opu_write) : ipu_bit::fsync;
+    ipu.ipu_policy = vol->main_segments() <= 16u * 512u ? (ipu_bit::force | ipu_bit::honor_opu_write) : ipu_bit::fsync;
   if (ipu.min_ssr_sections == IpuOptions::kKernelDefault)
-    ipu.min_ssr_sections = cp.rsvd_segment_count.get() / vol->geometry().segs_per_sec();
+    ipu.min_ssr_sections = reserved_sections();
 }
 
 SpaceState Writer::Impl::ipu_space() const {

@@ -1,6 +1,6 @@
 // Private state of the writer (writer/*.cpp): the node manager (NAT entries,
-// free nids), the segment manager (SIT state, summaries), the active logs,
-// the node page cache, the page cache, the fsync and GC state.
+// free nids), the segment manager (SIT state, summaries, the active logs and
+// block allocation), the node page cache, the page cache, the fsync and GC state.
 #pragma once
 
 #include <array>
@@ -153,13 +153,10 @@ struct Writer::Impl {
   disk::Checkpoint cp{};
   std::uint64_t cp_ver_stamp = 0;  ///< cp_ver written in node footers
   std::uint64_t main_blk = 0;
-  std::uint32_t main_segs = 0, segs_per_sec = 1;
   nid_t max_nid = 0;
   std::uint32_t csum_seed = 0;
   wr::NodeManager nm;     ///< NAT entries, free nids (writer/node_manager.hpp)
-  wr::SegmentManager sm;  ///< SIT state, summaries (writer/segment_manager.hpp)
-  std::array<meta::LogPosition, 6> logs{};
-  std::array<bool, 6> log_usable{};
+  wr::SegmentManager sm;  ///< SIT state, summaries, active logs, allocation (writer/segment_manager.hpp)
   std::unordered_map<nid_t, std::unique_ptr<wr::NodePage>> nodes;
   std::unordered_map<nid_t, bool> dirty;
   std::uint64_t valid_blocks = 0, reserved_blocks = 0;
@@ -211,7 +208,6 @@ struct Writer::Impl {
   // ---- writer/gc.cpp: SSR and GC (docs/gc.md) ----
   std::uint64_t mtime_base = 0, clock_base = 0;  ///< checkpoint elapsed_time and now() at mount
   std::uint64_t min_mtime = 0, max_mtime = 0;    ///< sit_i->min_mtime / max_mtime (cost-benefit)
-  std::uint32_t cur_victim_sec = 0xFFFFFFFFu;    ///< section GC is moving (never an SSR target)
   std::uint64_t gc_move_mtime = 0;               ///< while GC moves a block: its old segment's mtime
   bool in_gc = false;
   std::uint64_t last_call_time = 0;              ///< now() at the last public call (idle detection)
@@ -237,10 +233,14 @@ struct Writer::Impl {
   /// At a safe point (no operation in flight): background GC when idle,
   /// foreground GC when free sections run low (f2fs_balance_fs()).
   Status balance_fs();
+  /// The writer's inputs to the segment manager's allocation for log
+  /// `type`: LFS only for the warm node log without CP_CRC_RECOVERY_FLAG,
+  /// no SSR while rolling forward, need_ssr().
+  wr::AllocRules alloc_rules(std::uint8_t type) const;
   /// The address alloc_block(type) gives next (NEXT_FREE_BLKADDR), opening
-  /// a segment for the log if it has none.
+  /// a segment for the log if it has none (SegmentManager::next_block()).
   Result<disk::block_t> next_block(std::uint8_t type);
-  /// alloc_block()'s body: LFS or SSR (allocate_segment_by_default()).
+  /// alloc_block()'s body: LFS or SSR (SegmentManager::allocate_block()).
   Result<disk::block_t> allocate_block(std::uint8_t type);
   Status new_segment(std::uint8_t type);
   std::uint64_t get_mtime() const;

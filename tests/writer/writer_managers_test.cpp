@@ -665,4 +665,36 @@ TEST(SegmentManager, FullVolumeIsRefused) {
   EXPECT_EQ(full.error().code, Errc::no_space);
 }
 
+// SIT mtimes (get_mtime() in fs/f2fs/segment.h, update_segment_mtime() in
+// fs/f2fs/segment.c): the clock runs from the checkpoint's elapsed_time; a
+// segment's mtime is the mean of its blocks' times, a GC move bringing its
+// old segment's time; max_mtime follows the clock. Blocks at 100 and 400:
+// (100 + 400) / 2 = 250; a move from a segment of time 10: (250 * 2 + 10)
+// / 3 = 170.
+TEST(SegmentManager, SegmentMtimeIsTheMeanOfItsBlocks) {
+  AllocFixture f;
+  ASSERT_TRUE(f.load(1));
+  place_logs(f.sm, *f.vol, {40, 41, 42, 43, 44, 45});
+  f.sm.start_mtime(50, 1000);
+  EXPECT_EQ(f.sm.sit_mtime(1030), 80u);
+  EXPECT_EQ(f.sm.max_mtime(), 50u);
+  const wr::AllocRules lfs;
+  auto alloc = [&](std::uint64_t ctime, std::uint64_t old) {
+    auto a = f.sm.allocate_block(*f.vol, 0, lfs, ctime, old);
+    ASSERT_TRUE(a);
+    ASSERT_TRUE(f.sm.set_valid(40, static_cast<std::uint32_t>((*a - f.vol->main_blkaddr()) % 512)));
+  };
+  alloc(100, 0);
+  EXPECT_EQ(f.sm.mtime(40), 100u);
+  alloc(400, 0);
+  EXPECT_EQ(f.sm.mtime(40), 250u);
+  alloc(500, 10);
+  EXPECT_EQ(f.sm.mtime(40), 170u);
+  EXPECT_EQ(f.sm.max_mtime(), 500u);
+  f.sm.note_mtime(3);
+  EXPECT_EQ(f.sm.min_mtime(), 0u) << "no section older than 0 (mkfs's mtimes are 0)";
+  f.sm.note_mtime(900);
+  EXPECT_EQ(f.sm.max_mtime(), 900u);
+}
+
 }  // namespace

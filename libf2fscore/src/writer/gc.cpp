@@ -26,17 +26,10 @@ constexpr std::uint32_t kNoSeg = 0xFFFFFFFFu;
 
 // The kernel's clock for SIT mtimes: seconds the volume has been mounted
 // (get_mtime(): elapsed_time of the checkpoint plus the time since mount).
-std::uint64_t Writer::Impl::get_mtime() const {
-  const std::uint64_t t = now();
-  return mtime_base + (t >= clock_base ? t - clock_base : 0);
-}
+std::uint64_t Writer::Impl::get_mtime() const { return sm.sit_mtime(now()); }
 
 void Writer::Impl::gc_load() {
-  mtime_base = cp.elapsed_time.get();
-  clock_base = now();
-  // init_min_max_mtime(): the oldest section's mean mtime, and now.
-  min_mtime = sm.min_section_mtime();
-  max_mtime = get_mtime();
+  sm.start_mtime(cp.elapsed_time.get(), now());
   sm.set_victim_sec(kNoSeg);
 }
 
@@ -117,13 +110,11 @@ Result<block_t> Writer::Impl::next_block(std::uint8_t type) {
 // update_segment_mtime(): a GC move keeps its old segment's time.
 Result<block_t> Writer::Impl::allocate_block(std::uint8_t type) {
   const wr::SegmentManager::AllocCounts c0 = sm.alloc_counts();
-  const std::uint64_t ctime = get_mtime();
-  auto a = sm.allocate_block(*vol, type, alloc_rules(type), gc_move_mtime ? gc_move_mtime : ctime);
+  auto a = sm.allocate_block(*vol, type, alloc_rules(type), get_mtime(), gc_move_mtime);
   const wr::SegmentManager::AllocCounts& c = sm.alloc_counts();
   stats.segments_allocated += c.segments - c0.segments;
   stats.gc.ssr_blocks += c.ssr_blocks - c0.ssr_blocks;
   stats.gc.lfs_blocks += c.lfs_blocks - c0.lfs_blocks;
-  if (a) max_mtime = std::max(max_mtime, ctime);
   return a;
 }
 
@@ -146,10 +137,10 @@ struct Gc {
     mtime /= g.segs_per_sec();
     const std::uint64_t vblocks = sec_valid(sec) / g.segs_per_sec();
     const std::uint64_t u = (vblocks * 100) / kSeg;
-    if (mtime < w.min_mtime) w.min_mtime = mtime;
-    if (mtime > w.max_mtime) w.max_mtime = mtime;
+    w.sm.note_mtime(mtime);
+    const std::uint64_t lo = w.sm.min_mtime(), hi = w.sm.max_mtime();
     std::uint64_t age = 0;
-    if (w.max_mtime != w.min_mtime) age = 100 - (100 * (mtime - w.min_mtime)) / (w.max_mtime - w.min_mtime);
+    if (hi != lo) age = 100 - (100 * (mtime - lo)) / (hi - lo);
     return UINT_MAX - ((100 * (100 - u) * age) / (100 + u));
   }
 

@@ -442,6 +442,13 @@ void SegmentManager::committed() {
   dirty_sum_.clear();
 }
 
+void SegmentManager::start_mtime(std::uint64_t elapsed_time, std::uint64_t now) {
+  mtime_base_ = elapsed_time;
+  clock_base_ = now;
+  min_mtime_ = min_section_mtime();
+  max_mtime_ = sit_mtime(now);
+}
+
 // ---- Active logs and allocation ----
 
 void SegmentManager::load_cursegs(const Checkpoint& cp) {
@@ -561,14 +568,16 @@ Result<block_t> SegmentManager::next_block(Volume& vol, std::uint8_t type, const
 }
 
 Result<block_t> SegmentManager::allocate_block(Volume& vol, std::uint8_t type, const AllocRules& rules,
-                                               std::uint64_t block_mtime) {
+                                               std::uint64_t ctime, std::uint64_t old_mtime) {
   auto a = next_block(vol, type, rules);
   if (!a) return a;
   Curseg& l = cursegs_[type];
   const std::uint32_t seg = l.segno;
   mark_ckpt_valid(seg, l.next_blkoff);
+  const std::uint64_t m = old_mtime ? old_mtime : ctime;
   const std::uint64_t mt = mtime(seg);
-  set_mtime(seg, mt ? (mt * valid(seg) + block_mtime) / (valid(seg) + 1u) : block_mtime);
+  set_mtime(seg, mt ? (mt * valid(seg) + m) / (valid(seg) + 1u) : m);
+  max_mtime_ = std::max(max_mtime_, ctime);
   if (l.alloc_type) {
     ++counts_.ssr_blocks;
     l.next_blkoff = static_cast<std::uint16_t>(next_free_blkoff(seg, l.next_blkoff + 1u));

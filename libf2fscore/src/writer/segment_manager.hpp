@@ -94,6 +94,24 @@ class SegmentManager {
   /// The lowest mean mtime of a section (init_min_max_mtime() in
   /// fs/f2fs/segment.c); 0 without a whole section.
   std::uint64_t min_section_mtime() const;
+  /// Starts the clock of SIT mtimes (sit_i's elapsed_time and
+  /// mounted_time): `elapsed_time` seconds (the checkpoint's) at `now`
+  /// seconds of the caller's clock; min_mtime() and max_mtime() as
+  /// init_min_max_mtime() sets them.
+  void start_mtime(std::uint64_t elapsed_time, std::uint64_t now);
+  /// get_mtime() in fs/f2fs/segment.h: the checkpoint's elapsed_time plus
+  /// the seconds since start_mtime().
+  std::uint64_t sit_mtime(std::uint64_t now) const noexcept {
+    return mtime_base_ + (now >= clock_base_ ? now - clock_base_ : 0);
+  }
+  /// sit_i->min_mtime / max_mtime: the range cost-benefit GC ages by.
+  std::uint64_t min_mtime() const noexcept { return min_mtime_; }
+  std::uint64_t max_mtime() const noexcept { return max_mtime_; }
+  /// Widens the range to take `t` (get_cb_cost() in fs/f2fs/gc.c).
+  void note_mtime(std::uint64_t t) noexcept {
+    if (t < min_mtime_) min_mtime_ = t;
+    if (t > max_mtime_) max_mtime_ = t;
+  }
   /// Calls f(seg) for every segment that may have valid blocks, a type or
   /// an mtime (every other one has a zero SIT entry), ascending.
   template <class F>
@@ -268,12 +286,15 @@ class SegmentManager {
   Result<disk::block_t> next_block(Volume& vol, std::uint8_t type, const AllocRules& rules);
   /// f2fs_allocate_data_block(): the log's next block, marked in the
   /// checkpoint-valid map, the segment's mtime moved to the mean with
-  /// `block_mtime` (update_segment_mtime()); the log moves on (LFS: the
+  /// `old_mtime` (a GC move keeping its old segment's time) or else `ctime`
+  /// (sit_mtime() now), max_mtime() raised to `ctime`
+  /// (update_segment_mtime()); the log moves on (LFS: the
   /// next block, SSR: the next free one by next_free_blkoff()) and a full
   /// log opens its next segment at once, so that the next block is known
   /// (a failure there is left for the next call). The block's valid bit is
   /// the caller's to set. Errors: next_block()'s.
-  Result<disk::block_t> allocate_block(Volume& vol, std::uint8_t type, const AllocRules& rules, std::uint64_t block_mtime);
+  Result<disk::block_t> allocate_block(Volume& vol, std::uint8_t type, const AllocRules& rules, std::uint64_t ctime,
+                                       std::uint64_t old_mtime = 0);
   /// Segments opened, blocks given by LFS and by SSR since load().
   struct AllocCounts {
     std::uint64_t segments = 0, lfs_blocks = 0, ssr_blocks = 0;
@@ -346,6 +367,7 @@ class SegmentManager {
   std::array<Curseg, 6> cursegs_{};
   std::uint32_t victim_sec_ = kNoSeg;
   AllocCounts counts_;
+  std::uint64_t mtime_base_ = 0, clock_base_ = 0, min_mtime_ = 0, max_mtime_ = 0;
   /// The first free section from `start` on that get_new_segment() takes.
   std::uint32_t new_section(std::uint8_t type, std::uint32_t start) const;
 };

@@ -206,8 +206,6 @@ struct Writer::Impl {
   std::unordered_set<nid_t> opu_write;  ///< FI_OPU_WRITE: files defragment() is rewriting
 
   // ---- writer/gc.cpp: SSR and GC (docs/gc.md) ----
-  std::uint64_t mtime_base = 0, clock_base = 0;  ///< checkpoint elapsed_time and now() at mount
-  std::uint64_t min_mtime = 0, max_mtime = 0;    ///< sit_i->min_mtime / max_mtime (cost-benefit)
   std::uint64_t gc_move_mtime = 0;               ///< while GC moves a block: its old segment's mtime
   bool in_gc = false;
   std::uint64_t last_call_time = 0;              ///< now() at the last public call (idle detection)
@@ -215,7 +213,7 @@ struct Writer::Impl {
   /// nothing to move: not retried until one of them changes.
   std::uint64_t gc_futile_at = ~std::uint64_t{0};
 
-  /// Rebuilds the state above from the segment manager (load()).
+  /// Starts the segment manager's SIT mtime clock, no GC victim (load()).
   void gc_load();
   /// need_SSR() of fs/f2fs/segment.c (6.1): free sections at or under the
   /// dirty node and dentry sections + min_ssr_sections + reserved sections.
@@ -243,6 +241,7 @@ struct Writer::Impl {
   /// alloc_block()'s body: LFS or SSR (SegmentManager::allocate_block()).
   Result<disk::block_t> allocate_block(std::uint8_t type);
   Status new_segment(std::uint8_t type);
+  /// get_mtime(): the segment manager's SIT clock at now().
   std::uint64_t get_mtime() const;
 
   // ---- writer/fsync.cpp: fsync chains and roll-forward ----

@@ -352,7 +352,7 @@ static Status reserve_block(Writer::Impl& w, nid_t ino, std::uint64_t index) {
   auto old = w.map(ino, index, true, &dn, &slot);
   if (!old) return make_error(old.error());
   if (*old != kNullAddr) return {};
-  if (w.valid_blocks + w.reserved_blocks + w.pending_new_nodes + 1 > w.cp.user_block_count.get())
+  if (w.valid_user_blocks() + 1 > w.cp.user_block_count.get())
     return make_error(Errc::no_space, "writer: every user block is in use");
   auto dp = w.node(dn);
   if (!dp) return make_error(dp.error());

@@ -177,7 +177,7 @@ struct Fsync {
     if (auto it = w.fsync_lost_nodes.find(ino); it != w.fsync_lost_nodes.end() && it->second == w.cp.checkpoint_ver.get())
       return "a node of the file was freed since the checkpoint";
     if (!chain_ready()) return "the warm node log does not continue the chain";
-    if (w.valid_blocks + w.reserved_blocks + w.pending_new_nodes + nodes_to_write + 2 * wr::kBlocksPerSeg >
+    if (w.valid_user_blocks() + nodes_to_write + 2 * wr::kBlocksPerSeg >
         w.cp.user_block_count.get())
       return "no space for roll-forward (CP_NO_SPC_ROLL)";
     if (need_dentry_mark(ino)) {

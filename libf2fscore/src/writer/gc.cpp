@@ -69,9 +69,9 @@ bool Writer::Impl::has_not_enough_free_secs(std::uint32_t freed, std::uint32_t n
 }
 
 Status Writer::Impl::check_space(std::uint64_t blocks) const {
-  if (valid_blocks + reserved_blocks + pending_new_nodes + blocks > cp.user_block_count.get())
+  if (valid_user_blocks() + blocks > cp.user_block_count.get())
     return make_error(Errc::no_space, fmt("writer: every user block is in use (%llu of user_block_count %llu)",
-                                          valid_blocks + reserved_blocks + pending_new_nodes, cp.user_block_count.get()));
+                                          valid_user_blocks(), cp.user_block_count.get()));
   return {};
 }
 

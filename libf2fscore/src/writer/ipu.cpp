@@ -123,7 +123,7 @@ SpaceState Writer::Impl::ipu_space() const {
   const std::uint32_t sps = g.segs_per_sec();
   SpaceState sp;
   sp.user_blocks = cp.user_block_count.get();
-  sp.valid_blocks = valid_blocks + reserved_blocks + pending_new_nodes;
+  sp.valid_blocks = valid_user_blocks();
   sp.segs_per_sec = sps;
   sp.main_sections = g.main_sections();
   sp.reserved_sections = cp.rsvd_segment_count.get() / sps;

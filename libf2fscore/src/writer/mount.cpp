@@ -62,7 +62,7 @@ Status Writer::Impl::load() {
   const Geometry& g = vol->geometry();
   F2FSCORE_TRY(sm.load(*vol, dev, main_blk, g.main_segments(), g.segs_per_sec(), g.secs_per_zone()));
   F2FSCORE_TRY(nm.load(*vol, dev, sb.root_ino.get() + 1));
-  valid_blocks = sm.valid_blocks();
+  const std::uint64_t valid_blocks = sm.valid_blocks();
   if (!recount && valid_blocks <= cp.valid_block_count.get() && sm.valid_node_blocks() == cp.valid_node_count.get()) {
     // Blocks the checkpoint counts that have no address: NEW_ADDR slots.
     reserved_blocks = cp.valid_block_count.get() - valid_blocks;
@@ -101,7 +101,6 @@ Status Writer::Impl::load_from_tree() {
   auto plan = meta::plan_from_volume(*vol);
   if (!plan) return make_error(plan.error());
   sm.reset_to(plan->blocks);
-  valid_blocks = sm.valid_blocks();
   reserved_blocks = plan->reserved_blocks;
   valid_inodes = plan->valid_inode_count;
   orphans = plan->orphans;
@@ -166,7 +165,7 @@ Status Writer::Impl::claim(block_t addr, const meta::BlockUse& u) {
   // A segment holds node or data blocks, never both (its SIT type says which).
   const bool node_seg = sm.type(seg) >= wr::kHotNode;
   if (node_seg != u.node) sm.set_type(seg, u.node ? wr::kWarmNode : wr::kWarmData);
-  if (sm.set_valid(seg, off)) ++valid_blocks;
+  sm.set_valid(seg, off);
   auto sp = sm.dirty_summary(*vol, seg, false);
   if (!sp) return make_error(sp.error());
   Summary& e = (*sp)->entries[off];
@@ -180,7 +179,7 @@ Status Writer::Impl::claim(block_t addr, const meta::BlockUse& u) {
 
 void Writer::Impl::invalidate(block_t addr) {
   if (!in_main(addr)) return;
-  if (sm.clear_valid(seg_of(addr), off_of(addr))) --valid_blocks;
+  sm.clear_valid(seg_of(addr), off_of(addr));
 }
 
 // Block allocation (LFS and SSR, as f2fs_allocate_data_block()): writer/gc.cpp.
@@ -356,7 +355,7 @@ Status Writer::Impl::checkpoint(bool umount) {
   }
   d.nat = nm.changed_entries();
   d.nat_block_used = nm.changed_block_usage();
-  d.valid_block_count = valid_blocks + reserved_blocks;
+  d.valid_block_count = sm.valid_blocks() + reserved_blocks;
   d.valid_node_count = static_cast<std::uint32_t>(sm.valid_node_blocks());
   d.free_segment_count = sm.empty_segments();
   for (std::uint8_t t = 0; t < 6; ++t) {

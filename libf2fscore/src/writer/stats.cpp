@@ -12,7 +12,7 @@ SpaceState Writer::space() const {
   // As the kernel's total_valid_block_count: blocks reserved for dirty
   // cached pages and nodes not yet written count from the moment they are
   // reserved (inc_valid_block_count(), inc_valid_node_count()).
-  s.valid_blocks = m.valid_blocks + m.reserved_blocks + m.pending_new_nodes;
+  s.valid_blocks = m.valid_user_blocks();
   const disk::Geometry& g = m.vol->geometry();
   s.segs_per_sec = g.segs_per_sec();
   s.main_sections = g.main_sections();

@@ -159,7 +159,7 @@ struct Writer::Impl {
   wr::SegmentManager sm;  ///< SIT state, summaries, active logs, allocation (writer/segment_manager.hpp)
   std::unordered_map<nid_t, std::unique_ptr<wr::NodePage>> nodes;
   std::unordered_map<nid_t, bool> dirty;
-  std::uint64_t valid_blocks = 0, reserved_blocks = 0;
+  std::uint64_t reserved_blocks = 0;  ///< NEW_ADDR slots: blocks reserved for pages not yet written
   std::uint64_t pending_new_nodes = 0;  ///< nodes made since the checkpoint, not yet on disk
   std::uint32_t valid_inodes = 0;
   std::vector<nid_t> orphans;
@@ -228,6 +228,10 @@ struct Writer::Impl {
   /// Errc::no_space when `blocks` more blocks would pass user_block_count
   /// (valid + NEW_ADDR + unwritten new nodes; inc_valid_block_count()).
   Status check_space(std::uint64_t blocks) const;
+  /// valid_user_blocks() in fs/f2fs/segment.h (total_valid_block_count):
+  /// blocks valid in the SIT, reserved (NEW_ADDR) and new nodes not yet
+  /// written (inc_valid_block_count(), inc_valid_node_count()).
+  std::uint64_t valid_user_blocks() const { return sm.valid_blocks() + reserved_blocks + pending_new_nodes; }
   /// At a safe point (no operation in flight): background GC when idle,
   /// foreground GC when free sections run low (f2fs_balance_fs()).
   Status balance_fs();

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <string>
 #include <vector>
 
 #include "f2fscore/disk/checkpoint.hpp"
@@ -222,7 +224,7 @@ TEST(SegmentManager, CheckpointValidBlocksAreNotReusedBeforeTheNextCheckpoint) {
   ASSERT_TRUE(f.load());
   const std::uint32_t s = 20;
   for (std::uint32_t i = 0; i < 5; ++i) ASSERT_TRUE(f.sm.set_valid(s, i));
-  f.sm.committed({});  // the checkpoint: blocks 0..4 valid in it
+  f.sm.committed();  // the checkpoint: blocks 0..4 valid in it
   EXPECT_EQ(f.sm.ckpt_valid_count(s), 5u);
   ASSERT_TRUE(f.sm.clear_valid(s, 1));
   EXPECT_FALSE(f.sm.is_valid(s, 1));
@@ -235,7 +237,7 @@ TEST(SegmentManager, CheckpointValidBlocksAreNotReusedBeforeTheNextCheckpoint) {
   ASSERT_TRUE(f.sm.clear_valid(s, 5));
   EXPECT_EQ(f.sm.next_free_blkoff(s, 0), 6u);
   EXPECT_TRUE(f.sm.changed(s));
-  f.sm.committed({});
+  f.sm.committed();
   EXPECT_FALSE(f.sm.changed(s));
   EXPECT_EQ(f.sm.next_free_blkoff(s, 0), 1u);
   EXPECT_EQ(f.sm.ckpt_valid_count(s), 4u);
@@ -257,7 +259,7 @@ TEST(SegmentManager, SsrChoosesByTypeThenCheckpointValidBlocks) {
   for (std::uint32_t i = 0; i < 5; ++i) f.sm.set_valid(b, i);
   f.sm.set_valid(c, 0);
   for (std::uint32_t i = 0; i < 512; ++i) f.sm.set_valid(full, i);
-  f.sm.committed({});
+  f.sm.committed();
   // a: 1 valid now but 10 at the checkpoint; b: 5 and 5.
   for (std::uint32_t i = 1; i < 10; ++i) f.sm.clear_valid(a, i);
   // The active logs' sections are never SSR targets (the writer skips
@@ -291,7 +293,7 @@ TEST(SegmentManager, SummariesOfChangedSegments) {
   ASSERT_TRUE(fresh);
   EXPECT_EQ((*fresh)->entries[0].nid.get(), 0u);
   EXPECT_NE(f.sm.find_dirty_summary(30), nullptr);
-  f.sm.committed({});
+  f.sm.committed();
   EXPECT_EQ(f.sm.find_dirty_summary(30), nullptr);
 }
 
@@ -424,7 +426,7 @@ TEST(SegmentManager, FreeAndDirtySectionMaps) {
   EXPECT_TRUE(sm.clear_valid(sec * 4 + 1, 7));
   EXPECT_TRUE(sm.clear_valid(sec * 4 + 2, 8));
   EXPECT_FALSE(sm.section_free(sec));
-  sm.committed({});
+  sm.committed();
   EXPECT_TRUE(sm.section_free(sec));
   EXPECT_EQ(sm.free_sections(), nsecs - used);
   // ALLOC_RIGHT: the next free section after one, wrapping round.
@@ -443,6 +445,256 @@ TEST(SegmentManager, FreeAndDirtySectionMaps) {
   EXPECT_EQ(sm.full_sections([](std::uint32_t) { return false; }), 1u);
   EXPECT_EQ(sm.full_sections([&](std::uint32_t s) { return s == fsec; }), 0u);
   EXPECT_FALSE(sm.section_free(fsec));
+}
+
+// ---- Active logs and allocation ----------------------------------------------
+
+// The six logs placed by hand: a copy of the volume's checkpoint with the
+// logs at `segs` (hot, warm, cold data, then hot, warm, cold node), each at
+// offset 0, LFS.
+void place_logs(wr::SegmentManager& sm, const Volume& vol, const std::array<std::uint32_t, 6>& segs) {
+  Checkpoint cp = vol.checkpoint();
+  for (int t = 0; t < 3; ++t) {
+    cp.cur_data_segno[t].set(segs[t]);
+    cp.cur_data_blkoff[t].set(0);
+    cp.cur_node_segno[t].set(segs[t + 3]);
+    cp.cur_node_blkoff[t].set(0);
+  }
+  for (auto& a : cp.alloc_type) a = 0;
+  sm.load_cursegs(cp);
+}
+
+struct AllocFixture {
+  std::unique_ptr<BlockDevice> dev;
+  std::unique_ptr<Volume> vol;
+  wr::SegmentManager sm;
+  std::uint32_t ds = 0, ns = 0;  ///< mkfs's root dentry and inode segments
+  bool load(std::uint32_t secs_per_zone) {
+    dev = our_mkfs(256ull << 20, 0);
+    if (!dev) return false;
+    vol = open(*dev);
+    if (!vol) return false;
+    auto r = sm.load(*vol, *dev, vol->main_blkaddr(), vol->main_segments(), 1, secs_per_zone);
+    EXPECT_TRUE(r) << r.error().to_string();
+    ds = vol->checkpoint().cur_data_segno[0].get();
+    ns = vol->checkpoint().cur_node_segno[0].get();
+    // The segments the tests place logs in hold nothing of mkfs's.
+    EXPECT_GT(vol->main_segments(), 100u);
+    EXPECT_TRUE(ds < 30 || ds > 99) << ds;
+    EXPECT_TRUE(ns < 30 || ns > 99) << ns;
+    return r && vol->main_segments() > 100 && (ds < 30 || ds > 99) && (ns < 30 || ns > 99);
+  }
+  block_t addr(std::uint32_t seg, std::uint32_t off) const { return vol->main_blkaddr() + seg * 512ull + off; }
+};
+
+// LFS (new_curseg() and get_new_segment() with ALLOC_RIGHT in
+// fs/f2fs/segment.c, one segment a section): a log hands out its segment's
+// blocks in order, each checkpoint-valid from then on (valid only once the
+// caller writes it), and when full takes the first free section at or after
+// its own: with the logs in segments 40..45, the hot data log in 40 goes
+// to 46, then the cold data log in 42 to 47 (43..46 taken). The warm data
+// log moved to the last segment wraps round to the first free section.
+TEST(SegmentManager, LfsTakesTheNextFreeSectionAfterTheLog) {
+  AllocFixture f;
+  ASSERT_TRUE(f.load(1));
+  place_logs(f.sm, *f.vol, {40, 41, 42, 43, 44, 45});
+  for (std::uint32_t s = 40; s <= 45; ++s) {
+    EXPECT_FALSE(f.sm.free_at_cp(s)) << "a log's segment is held";
+    EXPECT_TRUE(f.sm.is_cur_seg(s));
+  }
+  EXPECT_TRUE(f.sm.curseg(0).usable);
+  const wr::AllocRules lfs;
+  for (std::uint32_t i = 0; i < 512; ++i) {
+    auto a = f.sm.allocate_block(*f.vol, 0, lfs, 100);
+    ASSERT_TRUE(a) << a.error().to_string();
+    ASSERT_EQ(*a, f.addr(40, i));
+    ASSERT_TRUE(f.sm.ckpt_valid(40, i));
+    ASSERT_FALSE(f.sm.is_valid(40, i));
+    ASSERT_TRUE(f.sm.set_valid(40, i));  // the caller writes it
+  }
+  EXPECT_EQ(f.sm.alloc_counts().lfs_blocks, 512u);
+  EXPECT_EQ(f.sm.alloc_counts().ssr_blocks, 0u);
+  // Full: the log opened its next segment at once.
+  EXPECT_EQ(f.sm.curseg(0).segno, 46u);
+  EXPECT_EQ(f.sm.curseg(0).next_blkoff, 0u);
+  EXPECT_EQ(f.sm.curseg(0).alloc_type, 0u);
+  EXPECT_EQ(f.sm.alloc_counts().segments, 1u);
+  EXPECT_FALSE(f.sm.section_free(46));
+  EXPECT_EQ(f.sm.type(46), 0u);
+  auto nb = f.sm.next_block(*f.vol, 0, lfs);
+  ASSERT_TRUE(nb);
+  EXPECT_EQ(*nb, f.addr(46, 0)) << "NEXT_FREE_BLKADDR";
+  ASSERT_TRUE(f.sm.new_segment(*f.vol, 2, lfs));
+  EXPECT_EQ(f.sm.curseg(2).segno, 47u);
+  // Wrapping round: from the last segment to the lowest free one.
+  f.sm.curseg(1).segno = f.vol->main_segments() - 1;
+  ASSERT_TRUE(f.sm.new_segment(*f.vol, 1, lfs));
+  std::uint32_t low = 0;
+  while (low == f.ds || low == f.ns) ++low;
+  EXPECT_EQ(f.sm.curseg(1).segno, low);
+  // Free and dirty: segment 40, full, then emptied, is prefree (not free)
+  // until the checkpoint commits it; then free again.
+  for (std::uint32_t i = 0; i < 512; ++i) ASSERT_TRUE(f.sm.clear_valid(40, i));
+  auto pf = f.sm.prefree();
+  EXPECT_NE(std::find(pf.begin(), pf.end(), 40u), pf.end());
+  EXPECT_EQ(std::find(pf.begin(), pf.end(), 46u), pf.end()) << "an active log is never prefree";
+  EXPECT_FALSE(f.sm.section_free(40));
+  f.sm.committed();
+  EXPECT_TRUE(f.sm.section_free(40));
+  EXPECT_FALSE(f.sm.section_free(46)) << "the log in it keeps it";
+}
+
+// The zone rule of get_new_segment(): with 4 sections a zone, a free
+// section in a zone another log is in is passed over for the next zone;
+// one in the log's own zone is not. Hot data log in 39 (zone 9), warm
+// data log in 41 (zone 10): the hot data log's next section is 44 (zone
+// 11), not 40; then the warm data log's is 42 (its own zone).
+TEST(SegmentManager, LfsPassesOverZonesOfOtherLogs) {
+  AllocFixture f;
+  ASSERT_TRUE(f.load(4));
+  place_logs(f.sm, *f.vol, {39, 41, 80, 84, 88, 92});
+  const wr::AllocRules lfs;
+  ASSERT_TRUE(f.sm.new_segment(*f.vol, 0, lfs));
+  EXPECT_EQ(f.sm.curseg(0).segno, 44u);
+  ASSERT_TRUE(f.sm.new_segment(*f.vol, 1, lfs));
+  EXPECT_EQ(f.sm.curseg(1).segno, 42u);
+}
+
+// SSR (get_ssr_segment() and __next_free_blkoff() in fs/f2fs/segment.c):
+// under need_SSR a full log takes the dirty segment of its type with the
+// fewest checkpoint-valid blocks and hands out its blocks free in both the
+// current and the checkpoint-valid map, in order. Segment b (50): blocks
+// 0..4 valid at the checkpoint; a (51): 0..9 valid at the checkpoint, 1..9
+// freed since. The warm data log takes b at block 5. Block 2 freed since
+// the checkpoint and block 6 allocated and freed since are not handed out
+// again: the log runs 5, 6, 7, ..., 511 (507 blocks, 6 once). Then a, at
+// block 10.
+// After the next checkpoint b's blocks 2 and 6 are free again: SSR gives 2.
+TEST(SegmentManager, SsrReusesOnlyBlocksFreeAtTheCheckpoint) {
+  AllocFixture f;
+  ASSERT_TRUE(f.load(1));
+  const std::uint32_t b = 50, a = 51;
+  f.sm.set_type(a, 1);
+  f.sm.set_type(b, 1);
+  for (std::uint32_t i = 0; i < 10; ++i) f.sm.set_valid(a, i);
+  for (std::uint32_t i = 0; i < 5; ++i) f.sm.set_valid(b, i);
+  f.sm.committed();
+  place_logs(f.sm, *f.vol, {40, 41, 42, 43, 44, 45});
+  for (std::uint32_t i = 1; i < 10; ++i) f.sm.clear_valid(a, i);
+  wr::AllocRules ssr;
+  ssr.need_ssr = [] { return true; };
+  // The warm node log with lfs_only: never SSR, the next free section.
+  wr::AllocRules node = ssr;
+  node.lfs_only = true;
+  ASSERT_TRUE(f.sm.new_segment(*f.vol, 4, node));
+  EXPECT_EQ(f.sm.curseg(4).segno, 46u);
+  EXPECT_EQ(f.sm.curseg(4).alloc_type, 0u);
+  ASSERT_TRUE(f.sm.new_segment(*f.vol, 1, ssr));
+  EXPECT_EQ(f.sm.curseg(1).segno, b);
+  EXPECT_EQ(f.sm.curseg(1).alloc_type, 1u) << "SSR";
+  EXPECT_EQ(f.sm.curseg(1).next_blkoff, 5u);
+  ASSERT_TRUE(f.sm.clear_valid(b, 2));
+  std::vector<std::uint32_t> got;
+  for (int i = 0; i < 507; ++i) {
+    auto x = f.sm.allocate_block(*f.vol, 1, ssr, 7);
+    ASSERT_TRUE(x) << x.error().to_string();
+    ASSERT_EQ((*x - f.vol->main_blkaddr()) / 512, b);
+    const auto off = static_cast<std::uint32_t>((*x - f.vol->main_blkaddr()) % 512);
+    got.push_back(off);
+    ASSERT_TRUE(f.sm.set_valid(b, off));
+    if (off == 6) ASSERT_TRUE(f.sm.clear_valid(b, 6));  // freed again at once
+  }
+  EXPECT_EQ(got[0], 5u);
+  EXPECT_EQ(got[1], 6u);
+  EXPECT_EQ(got[2], 7u);
+  EXPECT_EQ(got.back(), 511u);
+  EXPECT_EQ(std::count(got.begin(), got.end(), 2u), 0);
+  EXPECT_EQ(std::count(got.begin(), got.end(), 6u), 1);
+  EXPECT_EQ(f.sm.alloc_counts().ssr_blocks, 507u);
+  // b full by the checkpoint-valid rule: the log moved on to a at once.
+  EXPECT_EQ(f.sm.curseg(1).segno, a);
+  EXPECT_EQ(f.sm.curseg(1).next_blkoff, 10u);
+  EXPECT_EQ(f.sm.valid(b), 510u);
+  f.sm.committed();
+  EXPECT_EQ(f.sm.ckpt_valid_count(b), 510u);
+  ASSERT_TRUE(f.sm.new_segment(*f.vol, 1, ssr));
+  EXPECT_EQ(f.sm.curseg(1).segno, b) << "the only dirty warm data segment not a log's";
+  EXPECT_EQ(f.sm.curseg(1).next_blkoff, 2u) << "freed before the checkpoint: reusable after it";
+  auto x = f.sm.allocate_block(*f.vol, 1, ssr, 7);
+  ASSERT_TRUE(x);
+  EXPECT_EQ(*x, f.addr(b, 2));
+  EXPECT_EQ(f.sm.curseg(1).next_blkoff, 6u);
+}
+
+// No free section and no segment with a free block: Errc::no_space naming
+// it, the log not usable, next_block() failing the same way; without SSR
+// (roll-forward) a dirty segment is no way out either. Every section taken;
+// one cold data segment (60) with block 0 valid, mkfs's hot data segment
+// (the root's dentry block) made full.
+TEST(SegmentManager, FullVolumeIsRefused) {
+  AllocFixture f;
+  ASSERT_TRUE(f.load(1));
+  place_logs(f.sm, *f.vol, {40, 41, 42, 43, 44, 45});
+  for (std::uint32_t s = 0; s < f.vol->main_segments(); ++s)
+    if (s != 60) f.sm.take(s);
+  for (std::uint32_t i = 1; i < 512; ++i) ASSERT_TRUE(f.sm.set_valid(f.ds, i));
+  f.sm.set_type(60, 2);
+  f.sm.take(60);
+  ASSERT_TRUE(f.sm.set_valid(60, 0));
+  EXPECT_EQ(f.sm.free_sections(), 0u);
+  wr::AllocRules no_ssr;
+  no_ssr.no_ssr = true;
+  auto r = f.sm.new_segment(*f.vol, 2, no_ssr);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::no_space);
+  EXPECT_NE(r.error().message.find("no free section"), std::string::npos) << r.error().message;
+  EXPECT_FALSE(f.sm.curseg(2).usable);
+  auto nb = f.sm.next_block(*f.vol, 2, no_ssr);
+  ASSERT_FALSE(nb);
+  EXPECT_EQ(nb.error().code, Errc::no_space);
+  // With SSR allowed the dirty segment's first free block is taken.
+  auto s = f.sm.next_block(*f.vol, 2, wr::AllocRules{});
+  ASSERT_TRUE(s) << s.error().to_string();
+  EXPECT_EQ(*s, f.addr(60, 1));
+  EXPECT_EQ(f.sm.curseg(2).alloc_type, 1u);
+  // Every block of it taken: nothing is left.
+  for (std::uint32_t i = 1; i < 512; ++i) ASSERT_TRUE(f.sm.set_valid(60, i));
+  f.sm.curseg(2).next_blkoff = 512;
+  auto full = f.sm.next_block(*f.vol, 2, wr::AllocRules{});
+  ASSERT_FALSE(full);
+  EXPECT_EQ(full.error().code, Errc::no_space);
+}
+
+// SIT mtimes (get_mtime() in fs/f2fs/segment.h, update_segment_mtime() in
+// fs/f2fs/segment.c): the clock runs from the checkpoint's elapsed_time; a
+// segment's mtime is the mean of its blocks' times, a GC move bringing its
+// old segment's time; max_mtime follows the clock. Blocks at 100 and 400:
+// (100 + 400) / 2 = 250; a move from a segment of time 10: (250 * 2 + 10)
+// / 3 = 170.
+TEST(SegmentManager, SegmentMtimeIsTheMeanOfItsBlocks) {
+  AllocFixture f;
+  ASSERT_TRUE(f.load(1));
+  place_logs(f.sm, *f.vol, {40, 41, 42, 43, 44, 45});
+  f.sm.start_mtime(50, 1000);
+  EXPECT_EQ(f.sm.sit_mtime(1030), 80u);
+  EXPECT_EQ(f.sm.max_mtime(), 50u);
+  const wr::AllocRules lfs;
+  auto alloc = [&](std::uint64_t ctime, std::uint64_t old) {
+    auto a = f.sm.allocate_block(*f.vol, 0, lfs, ctime, old);
+    ASSERT_TRUE(a);
+    ASSERT_TRUE(f.sm.set_valid(40, static_cast<std::uint32_t>((*a - f.vol->main_blkaddr()) % 512)));
+  };
+  alloc(100, 0);
+  EXPECT_EQ(f.sm.mtime(40), 100u);
+  alloc(400, 0);
+  EXPECT_EQ(f.sm.mtime(40), 250u);
+  alloc(500, 10);
+  EXPECT_EQ(f.sm.mtime(40), 170u);
+  EXPECT_EQ(f.sm.max_mtime(), 500u);
+  f.sm.note_mtime(3);
+  EXPECT_EQ(f.sm.min_mtime(), 0u) << "no section older than 0 (mkfs's mtimes are 0)";
+  f.sm.note_mtime(900);
+  EXPECT_EQ(f.sm.max_mtime(), 900u);
 }
 
 }  // namespace

@@ -352,7 +352,7 @@ static Status reserve_block(Writer::Impl& w, nid_t ino, std::uint64_t index) {
   auto old = w.map(ino, index, true, &dn, &slot);
   if (!old) return make_error(old.error());
   if (*old != kNullAddr) return {};
-  if (w.valid_blocks + w.reserved_blocks + w.pending_new_nodes + 1 > w.cp.user_block_count.get())
+  if (w.valid_user_blocks() + 1 > w.cp.user_block_count.get())
     return make_error(Errc::no_space, "writer: every user block is in use");
   auto dp = w.node(dn);
   if (!dp) return make_error(dp.error());
@@ -371,9 +371,11 @@ static Status reserve_block(Writer::Impl& w, nid_t ino, std::uint64_t index) {
 // nodes of the next checkpoint need: the blocks left in each data log's
 // segment, and the wholly free sections beyond those.
 static void count_room(const Writer::Impl& w, wr::PageCache& c) {
-  const std::uint32_t sps = w.segs_per_sec;
-  for (int t = 0; t < 3; ++t)
-    c.log_room[t] = w.log_usable[t] && w.logs[t].blkoff < wr::kBlocksPerSeg ? wr::kBlocksPerSeg - w.logs[t].blkoff : 0;
+  const std::uint32_t sps = w.vol->geometry().segs_per_sec();
+  for (std::uint8_t t = 0; t < 3; ++t) {
+    const wr::Curseg& l = w.sm.curseg(t);
+    c.log_room[t] = l.usable && l.next_blkoff < wr::kBlocksPerSeg ? wr::kBlocksPerSeg - l.next_blkoff : 0;
+  }
   // Wholly free sections holding no log (free_sections(), writer/gc.cpp).
   const std::uint64_t free_secs = w.free_sections();
   // The GC reserve is not the cache's to keep: balance_fs() (writer/gc.cpp)
@@ -402,7 +404,7 @@ static bool dirty_fits(const wr::PageCache& c, std::uint8_t type, std::uint64_t 
 // pages and after each checkpoint, so the count follows nodes and
 // directories too.
 static Status room_for_dirty(Writer::Impl& w, wr::PageCache& c, std::uint8_t type) {
-  const std::uint64_t bps = static_cast<std::uint64_t>(w.segs_per_sec) * wr::kBlocksPerSeg;
+  const std::uint64_t bps = w.vol->geometry().blocks_per_sec();
   for (int pass = 0; pass < 2; ++pass) {
     if (!c.budget_valid || c.budget_cps != w.stats.checkpoints || c.dirtied_since >= 256 || !dirty_fits(c, type, bps)) {
       count_room(w, c);
@@ -606,20 +608,13 @@ Status Writer::Impl::reload_committed() {
     const std::uint32_t off = cp.checksum_offset.get();
     if (off + 4 <= kBlockSize) cp_ver_stamp |= static_cast<std::uint64_t>(load_le32(blocks.data(), off)) << 32;
   }
-  for (int t = 0; t < 3; ++t) {
-    logs[t] = {cp.cur_data_segno[t].get(), cp.cur_data_blkoff[t].get(), cp.alloc_type[t]};
-    logs[t + 3] = {cp.cur_node_segno[t].get(), cp.cur_node_blkoff[t].get(), cp.alloc_type[t + 3]};
+  // The logs as the pack has them (as load()), typed as their log.
+  sm.load_cursegs(cp);
+  for (std::uint8_t t = 0; t < 6; ++t) {
+    const std::uint32_t seg = sm.curseg(t).segno;
+    if (seg < sm.main_segs() && sm.type(seg) != t) sm.set_type(seg, t);
   }
-  for (int t = 0; t < 6; ++t) {
-    const auto& l = logs[t];
-    if (l.segno < main_segs && sm.type(l.segno) != t) sm.set_type(l.segno, static_cast<std::uint8_t>(t));
-    // As load(): written on only when LFS and free from blkoff on.
-    bool usable = l.alloc_type <= 1 && l.segno < main_segs && l.blkoff < wr::kBlocksPerSeg;
-    for (std::uint32_t j = l.blkoff; usable && j < (l.alloc_type ? l.blkoff + 1u : wr::kBlocksPerSeg); ++j)
-      if (sm.is_valid(l.segno, j)) usable = false;
-    log_usable[t] = usable;
-  }
-  sm.committed(logs);
+  sm.committed();
   F2FSCORE_TRY(nm.load(*vol, dev, sb.root_ino.get() + 1));
   F2FSCORE_TRY(load_curseg_summaries(false));
   gc_load();  // free sections and mtimes (writer/gc.cpp)
@@ -640,7 +635,7 @@ Status Writer::Impl::maybe_periodic_checkpoint() {
   return r;
 }
 
-std::vector<std::uint32_t> Writer::Impl::prefree_segments() const { return sm.prefree(logs); }
+std::vector<std::uint32_t> Writer::Impl::prefree_segments() const { return sm.prefree(); }
 
 // After the checkpoint that made them free: contiguous runs in one request
 // each (f2fs_clear_prefree_segments() with the discard option); with
@@ -650,12 +645,13 @@ std::vector<std::uint32_t> Writer::Impl::prefree_segments() const { return sm.pr
 void Writer::Impl::discard_segments(const std::vector<std::uint32_t>& segs) {
   if (!opts.discard || segs.empty()) return;
   std::vector<std::uint32_t> ok;
-  if (segs_per_sec > 1) {
+  const Geometry& g = vol->geometry();
+  if (g.segs_per_sec() > 1) {
     for (std::size_t i = 0; i < segs.size();) {
-      const std::uint32_t sec = segs[i] / segs_per_sec;
+      const std::uint32_t sec = g.sec_of_seg(segs[i]);
       std::size_t j = i;
-      while (j < segs.size() && segs[j] / segs_per_sec == sec) ++j;
-      if (j - i == segs_per_sec)
+      while (j < segs.size() && g.sec_of_seg(segs[j]) == sec) ++j;
+      if (j - i == g.segs_per_sec())
         for (std::size_t k = i; k < j; ++k) ok.push_back(segs[k]);
       i = j;
     }

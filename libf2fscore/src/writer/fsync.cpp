@@ -101,8 +101,8 @@ struct Fsync {
   Writer::Impl& w;
 
   block_t log_pos() const {
-    const auto& l = w.logs[wr::kWarmNode];
-    return static_cast<block_t>(w.vol->segment_start(l.segno) + l.blkoff);
+    const wr::Curseg& l = w.sm.curseg(wr::kWarmNode);
+    return static_cast<block_t>(w.vol->segment_start(l.segno) + l.next_blkoff);
   }
   block_t cp_pos() const {
     return static_cast<block_t>(w.vol->segment_start(w.cp.cur_node_segno[1].get()) + w.cp.cur_node_blkoff[1].get());
@@ -125,8 +125,8 @@ struct Fsync {
   bool need_dentry_mark(nid_t ino) const { return !checkpointed(ino) && !w.fsynced_inodes.count(ino); }
   /// The chain can take the next node where roll-forward will look for it.
   bool chain_ready() const {
-    const auto& l = w.logs[wr::kWarmNode];
-    if (!w.log_usable[wr::kWarmNode] || l.alloc_type != 0 || l.segno >= w.main_segs || l.blkoff >= wr::kBlocksPerSeg)
+    const wr::Curseg& l = w.sm.curseg(wr::kWarmNode);
+    if (!l.usable || l.alloc_type != 0 || l.segno >= w.sm.main_segs() || l.next_blkoff >= wr::kBlocksPerSeg)
       return false;
     return log_pos() == (w.fsync_chain_next ? w.fsync_chain_next : cp_pos()) && block_free(log_pos());
   }
@@ -136,12 +136,12 @@ struct Fsync {
   /// Opens the warm node log's next segment now (an LFS segment from its
   /// first block); false when the allocator gave anything else.
   Result<bool> open_next_segment() {
-    auto& l = w.logs[wr::kWarmNode];
+    wr::Curseg& l = w.sm.curseg(wr::kWarmNode);
     auto b = w.alloc_block(wr::kWarmNode);
     if (!b) return make_error(b.error());
     const auto start = static_cast<block_t>(w.vol->segment_start(l.segno));
-    if (l.alloc_type != 0 || l.blkoff != 1 || *b != start) return false;
-    l.blkoff = 0;  // the block is taken by the next node write
+    if (l.alloc_type != 0 || l.next_blkoff != 1 || *b != start) return false;
+    l.next_blkoff = 0;  // the block is taken by the next node write
     return true;
   }
 
@@ -177,7 +177,7 @@ struct Fsync {
     if (auto it = w.fsync_lost_nodes.find(ino); it != w.fsync_lost_nodes.end() && it->second == w.cp.checkpoint_ver.get())
       return "a node of the file was freed since the checkpoint";
     if (!chain_ready()) return "the warm node log does not continue the chain";
-    if (w.valid_blocks + w.reserved_blocks + w.pending_new_nodes + nodes_to_write + 2 * wr::kBlocksPerSeg >
+    if (w.valid_user_blocks() + nodes_to_write + 2 * wr::kBlocksPerSeg >
         w.cp.user_block_count.get())
       return "no space for roll-forward (CP_NO_SPC_ROLL)";
     if (need_dentry_mark(ino)) {
@@ -195,8 +195,8 @@ struct Fsync {
     // A warm node log that cannot start a chain at the next checkpoint's
     // curseg (full, or busy after its offset) opens its next segment now, so
     // that the checkpoint records a position fsync can continue from.
-    auto& l = w.logs[wr::kWarmNode];
-    if (!w.log_usable[wr::kWarmNode] || l.blkoff >= wr::kBlocksPerSeg) {
+    const wr::Curseg& l = w.sm.curseg(wr::kWarmNode);
+    if (!l.usable || l.next_blkoff >= wr::kBlocksPerSeg) {
       auto a = open_next_segment();
       if (!a) return make_error(a.error());
     }
@@ -219,7 +219,7 @@ struct Fsync {
   Result<bool> write_chain(nid_t ino, const std::vector<nid_t>& ns, bool datasync) {
     const bool csum = w.sb.feature.get() & feature::inode_checksum;
     const bool dent = need_dentry_mark(ino);
-    auto& l = w.logs[wr::kWarmNode];
+    wr::Curseg& l = w.sm.curseg(wr::kWarmNode);
     bool wrote_inode = false;
     for (nid_t n : ns) {
       auto np = w.node(n);
@@ -232,8 +232,8 @@ struct Fsync {
         // never hand a chain block out again before the next checkpoint.
         w.sm.mark_ckpt_valid(w.seg_of(a), w.off_of(a));
       }
-      ++l.blkoff;
-      if (l.blkoff >= wr::kBlocksPerSeg) {
+      ++l.next_blkoff;
+      if (l.next_blkoff >= wr::kBlocksPerSeg) {
         // The kernel moves a full curseg at once, so next_blkaddr names the
         // first block of the next segment: open it now.
         auto b = open_next_segment();
@@ -720,7 +720,7 @@ struct Recovery {
     // every log opens a fresh segment on its next write, and no segment the
     // chain or its blocks touch is opened (the kernel's
     // f2fs_allocate_new_segments() after do_recover_data).
-    w.log_usable.fill(false);
+    w.sm.close_cursegs();
     auto keep = [&](block_t b) {
       if (valid_addr(b) && in_main(b)) w.sm.hold(w.seg_of(b));
     };

@@ -26,18 +26,11 @@ constexpr std::uint32_t kNoSeg = 0xFFFFFFFFu;
 
 // The kernel's clock for SIT mtimes: seconds the volume has been mounted
 // (get_mtime(): elapsed_time of the checkpoint plus the time since mount).
-std::uint64_t Writer::Impl::get_mtime() const {
-  const std::uint64_t t = now();
-  return mtime_base + (t >= clock_base ? t - clock_base : 0);
-}
+std::uint64_t Writer::Impl::get_mtime() const { return sm.sit_mtime(now()); }
 
 void Writer::Impl::gc_load() {
-  mtime_base = cp.elapsed_time.get();
-  clock_base = now();
-  // init_min_max_mtime(): the oldest section's mean mtime, and now.
-  min_mtime = sm.min_section_mtime();
-  max_mtime = get_mtime();
-  cur_victim_sec = kNoSeg;
+  sm.start_mtime(cp.elapsed_time.get(), now());
+  sm.set_victim_sec(kNoSeg);
 }
 
 std::uint32_t Writer::Impl::reserved_sections() const { return cp.rsvd_segment_count.get() / vol->geometry().segs_per_sec(); }
@@ -68,171 +61,67 @@ bool Writer::Impl::has_not_enough_free_secs(std::uint32_t freed, std::uint32_t n
   if (free <= need_lower) return true;
   // has_curseg_enough_space(): the rest fits each node log's segment.
   for (std::uint8_t t = wr::kHotNode; t <= wr::kColdNode; ++t) {
-    const auto& l = logs[t];
-    const std::uint64_t left = l.segno < main_segs ? kSeg - sm.ckpt_valid_count(l.segno) : 0;
-    if (!log_usable[t] || node_blocks > left) return true;
+    const wr::Curseg& l = sm.curseg(t);
+    const std::uint64_t left = l.segno < sm.main_segs() ? kSeg - sm.ckpt_valid_count(l.segno) : 0;
+    if (!l.usable || node_blocks > left) return true;
   }
   return false;
 }
 
 Status Writer::Impl::check_space(std::uint64_t blocks) const {
-  if (valid_blocks + reserved_blocks + pending_new_nodes + blocks > cp.user_block_count.get())
+  if (valid_user_blocks() + blocks > cp.user_block_count.get())
     return make_error(Errc::no_space, fmt("writer: every user block is in use (%llu of user_block_count %llu)",
-                                          valid_blocks + reserved_blocks + pending_new_nodes, cp.user_block_count.get()));
+                                          valid_user_blocks(), cp.user_block_count.get()));
   return {};
 }
 
 // ---- Allocation -------------------------------------------------------------------
 
-namespace {
-struct SegView {
-  const Writer::Impl& w;
-  bool is_cur_seg(std::uint32_t s) const {
-    for (const auto& l : w.logs)
-      if (l.segno == s) return true;
-    return false;
-  }
-  bool is_cur_sec(std::uint32_t sec) const {
-    for (const auto& l : w.logs)
-      if (l.segno < w.main_segs && w.vol->geometry().sec_of_seg(l.segno) == sec) return true;
-    return false;
-  }
-  bool sec_free(std::uint32_t sec) const { return !is_cur_sec(sec) && w.sm.section_free(sec); }
-  // A section new blocks may go to (MountOptions::allocation_limit_segno).
-  bool sec_allowed(std::uint32_t sec) const {
-    const std::uint32_t lim = w.opts.allocation_limit_segno;
-    const Geometry& g = w.vol->geometry();
-    return lim == 0 || g.first_seg_of_sec(sec) + g.segs_per_sec() <= lim;
-  }
-  std::uint32_t next_free(std::uint32_t s, std::uint32_t from) const { return w.sm.next_free_blkoff(s, from); }
-};
-}  // namespace
-
-// new_curseg() / change_curseg() as allocate_segment_by_default() picks:
-// the warm node log always takes a new segment unless the checkpoint has
-// CP_CRC_RECOVERY_FLAG (fsync chains); an LFS log the next segment of its
-// section when free; under need_SSR() a dirty segment (get_ssr_segment());
-// else the first wholly free section after the log's.
-Status Writer::Impl::new_segment(std::uint8_t type) {
-  SegView v{*this};
-  auto& l = logs[type];
-  const Geometry& g = vol->geometry();
-  const std::uint32_t nsecs = g.main_sections();
-  // A free segment starts a blank summary; its SIT entry and summary are
-  // written by the next checkpoint.
-  auto take_free = [&](std::uint32_t seg) -> Status {
-    sm.take(seg);
-    sm.set_type(seg, type);
-    auto sp = sm.dirty_summary(*vol, seg, true);
-    if (!sp) return make_error(sp.error());
-    l = {seg, 0, 0};
-    log_usable[type] = true;
-    ++stats.segments_allocated;
-    return {};
-  };
-  // An SSR segment keeps its summary (read from the SSA) for the blocks
-  // still valid in it.
-  auto take_ssr = [&](std::uint32_t seg) -> Status {
-    sm.set_type(seg, type);
-    auto sp = sm.dirty_summary(*vol, seg, false);
-    if (!sp) return make_error(sp.error());
-    l = {seg, static_cast<std::uint16_t>(v.next_free(seg, 0)), 1};
-    log_usable[type] = true;
-    ++stats.segments_allocated;
-    return {};
-  };
-  // get_ssr_segment(): the log's own type first, then the others of its
-  // kind (node or data) towards hot or cold as 6.1 orders them; greedy on
-  // ckpt_valid_blocks (get_gc_cost() for SSR), a full one never chosen.
-  auto ssr = [&]() -> std::uint32_t {
-    return sm.ssr_segment(type, [&](std::uint32_t sec) {
-      return v.is_cur_sec(sec) || sec == cur_victim_sec || !v.sec_allowed(sec);
-    });
-  };
-  // The log's next segment when it is in the same section, free and no
-  // other log's (an LFS log stays in its section).
-  auto next_in_sec = [&] {
-    return log_usable[type] && l.alloc_type == 0 && l.segno + 1 < main_segs &&
-           g.sec_of_seg(l.segno + 1) == g.sec_of_seg(l.segno) && sm.free_at_cp(l.segno + 1) && !v.is_cur_seg(l.segno + 1) &&
-           v.sec_allowed(g.sec_of_seg(l.segno + 1));
-  };
-  const bool crc = cp.ckpt_flags.get() & cp_flag::crc_recovery;
-  const bool warm_node_lfs = type == wr::kWarmNode && !crc;
-  if (!warm_node_lfs && next_in_sec())
-    return take_free(l.segno + 1);
+// The segment manager allocates (writer/segment_manager.cpp); the writer
+// gives the rules that depend on its state.
+wr::AllocRules Writer::Impl::alloc_rules(std::uint8_t type) const {
+  wr::AllocRules r;
+  r.lfs_only = type == wr::kWarmNode && !(cp.ckpt_flags.get() & cp_flag::crc_recovery);
   // Not while rolling forward: the fsync chain's blocks are in no
   // checkpoint yet and must survive until the recovery's checkpoint.
-  if (!warm_node_lfs && need_ssr() && !fsync_recovering) {
-    const std::uint32_t s = ssr();
-    if (s != kNoSeg) return take_ssr(s);
-  }
-  // new_curseg(): the next free segment of the log's section (LFS), else the
-  // first wholly free section after it (get_new_segment(), ALLOC_RIGHT).
-  if (next_in_sec())
-    return take_free(l.segno + 1);
-  const std::uint32_t start = l.segno < main_segs ? g.sec_of_seg(l.segno) : 0;
-  for (std::uint32_t sec = sm.next_free_section(start), k = 0; sec != kNoSeg && k < nsecs;
-       sec = sm.next_free_section(sec), ++k)
-    if (v.sec_free(sec) && v.sec_allowed(sec)) return take_free(g.first_seg_of_sec(sec));
-  // No free section: the kernel never gets here (GC keeps the reserve);
-  // rather than fail, reuse a dirty segment's free blocks if any.
-  const std::uint32_t s = fsync_recovering ? kNoSeg : ssr();
-  if (s != kNoSeg) return take_ssr(s);
-  log_usable[type] = false;
-  return make_error(Errc::no_space, fmt("writer: no free section and no segment with a free block for log %llu", type) +
-                                        fmt(" (free %llu, reserved %llu, dirty nodes %llu, dirty pages %llu)", free_sections(),
-                                            reserved_sections(), dirty.size(), dirty_pages(0)) +
-                                        fmt(" (in_gc %llu, depth %llu)", in_gc, call_depth));
+  r.no_ssr = fsync_recovering;
+  r.need_ssr = [this] { return need_ssr(); };
+  r.limit_segno = opts.allocation_limit_segno;
+  return r;
+}
+
+Status Writer::Impl::new_segment(std::uint8_t type) {
+  const std::uint64_t n0 = sm.alloc_counts().segments;
+  auto r = sm.new_segment(*vol, type, alloc_rules(type));
+  stats.segments_allocated += sm.alloc_counts().segments - n0;
+  if (!r && r.error().code == Errc::no_space)
+    return make_error(Errc::no_space, r.error().message +
+                                          fmt(" (reserved %llu, dirty nodes %llu, dirty pages %llu)", reserved_sections(),
+                                              dirty.size(), dirty_pages(0)));
+  return r;
 }
 
 Result<block_t> Writer::Impl::next_block(std::uint8_t type) {
-  auto& l = logs[type];
-  if (!log_usable[type] || l.blkoff >= kSeg) F2FSCORE_TRY(new_segment(type));
-  return static_cast<block_t>(vol->segment_start(l.segno) + l.blkoff);
+  const std::uint64_t n0 = sm.alloc_counts().segments;
+  auto a = sm.next_block(*vol, type, alloc_rules(type));
+  stats.segments_allocated += sm.alloc_counts().segments - n0;
+  return a;
 }
 
-// f2fs_allocate_data_block(): the log's next block; SIT information (here
-// ckpt_valid and the segment's mtime) before the log moves on; a full log
-// takes its next segment at once, so that the next block is known (node
-// footers' next_blkaddr, fsync chains).
+// update_segment_mtime(): a GC move keeps its old segment's time.
 Result<block_t> Writer::Impl::allocate_block(std::uint8_t type) {
-  auto a = next_block(type);
-  if (!a) return make_error(a.error());
-  auto& l = logs[type];
-  const std::uint32_t seg = l.segno;
-  sm.mark_ckpt_valid(seg, off_of(*a));
-  // update_segment_mtime(): the mean of the blocks' times, a GC move keeping
-  // its old segment's time.
-  const std::uint64_t ctime = get_mtime();
-  const std::uint64_t m = gc_move_mtime ? gc_move_mtime : ctime;
-  const std::uint64_t mt = sm.mtime(seg);
-  sm.set_mtime(seg, mt ? (mt * sm.valid(seg) + m) / (sm.valid(seg) + 1u) : m);
-  max_mtime = std::max(max_mtime, ctime);
-  if (l.alloc_type) {
-    ++stats.gc.ssr_blocks;
-    l.blkoff = static_cast<std::uint16_t>(SegView{*this}.next_free(seg, l.blkoff + 1u));
-  } else {
-    ++stats.gc.lfs_blocks;
-    ++l.blkoff;
-  }
-  if (l.blkoff >= kSeg) (void)new_segment(type);  // on failure the next call tries again
-  return *a;
+  const wr::SegmentManager::AllocCounts c0 = sm.alloc_counts();
+  auto a = sm.allocate_block(*vol, type, alloc_rules(type), get_mtime(), gc_move_mtime);
+  const wr::SegmentManager::AllocCounts& c = sm.alloc_counts();
+  stats.segments_allocated += c.segments - c0.segments;
+  stats.gc.ssr_blocks += c.ssr_blocks - c0.ssr_blocks;
+  stats.gc.lfs_blocks += c.lfs_blocks - c0.lfs_blocks;
+  return a;
 }
 
 // ---- Garbage collection ------------------------------------------------------------
 
 namespace {
-
-// f2fs_start_bidx_of_node(): the first file block a direct node maps.
-std::uint64_t start_bidx_of_node(std::uint32_t node_ofs, std::uint32_t addrs_per_inode) {
-  if (node_ofs == 0) return 0;
-  const std::uint32_t indirect_blks = 2 * kNidsPerBlock + 4;
-  std::uint64_t bidx;
-  if (node_ofs <= 2) bidx = node_ofs - 1;
-  else if (node_ofs <= indirect_blks) bidx = node_ofs - 2 - (node_ofs - 4) / (kNidsPerBlock + 1);
-  else bidx = node_ofs - 5 - (node_ofs - indirect_blks - 3) / (kNidsPerBlock + 1);
-  return bidx * kDefAddrsPerBlock + addrs_per_inode;
-}
 
 struct Gc {
   Writer::Impl& w;
@@ -249,10 +138,10 @@ struct Gc {
     mtime /= g.segs_per_sec();
     const std::uint64_t vblocks = sec_valid(sec) / g.segs_per_sec();
     const std::uint64_t u = (vblocks * 100) / kSeg;
-    if (mtime < w.min_mtime) w.min_mtime = mtime;
-    if (mtime > w.max_mtime) w.max_mtime = mtime;
+    w.sm.note_mtime(mtime);
+    const std::uint64_t lo = w.sm.min_mtime(), hi = w.sm.max_mtime();
     std::uint64_t age = 0;
-    if (w.max_mtime != w.min_mtime) age = 100 - (100 * (mtime - w.min_mtime)) / (w.max_mtime - w.min_mtime);
+    if (hi != lo) age = 100 - (100 * (mtime - lo)) / (hi - lo);
     return UINT_MAX - ((100 * (100 - u) * age) / (100 + u));
   }
 
@@ -260,13 +149,12 @@ struct Gc {
   // log, of least cost (valid blocks for greedy, get_cb_cost() for
   // cost-benefit); ties go to the lowest section.
   std::uint32_t select_victim(GcPolicy policy) {
-    SegView v{w};
     std::uint64_t best_cost = policy == GcPolicy::greedy ? 2ull * w.vol->geometry().blocks_per_sec() : UINT_MAX;
     std::uint32_t best = kNoSeg;
     // Candidates: the sections in the dirty segment list (some segment
     // holds valid blocks but is not full), ascending.
     for (std::uint32_t sec : w.sm.dirty_sections()) {
-      if (v.is_cur_sec(sec) || sec == w.cur_victim_sec || tried.count(sec)) continue;
+      if (w.sm.is_cur_sec(sec) || sec == w.sm.victim_sec() || tried.count(sec)) continue;
       const std::uint64_t cost = policy == GcPolicy::greedy ? sec_valid(sec) : cb_cost(sec);
       if (cost < best_cost) {
         best_cost = cost;
@@ -283,7 +171,7 @@ struct Gc {
   // are dirtied and move with the next checkpoint's node writes
   // (f2fs_move_node_page()). Returns whether every valid block was handled.
   Result<bool> move_section(std::uint32_t sec) {
-    w.cur_victim_sec = sec;
+    w.sm.set_victim_sec(sec);
     std::vector<std::uint8_t> buf(kBlockSize);
     bool all = true;
     const Geometry& g = w.vol->geometry();
@@ -337,7 +225,7 @@ struct Gc {
           auto np2 = w.node(dn);
           if (!np2) return make_error(np2.error());
           cur = (*np2)->dn.addr[o.ofs_in_node].get();
-          index = start_bidx_of_node(ofs, api) + o.ofs_in_node;
+          index = disk::start_bidx_of_node(ofs, api, kDefAddrsPerBlock) + o.ofs_in_node;
         }
         if (cur != o.blkaddr) {  // not alive: the summary entry is stale
           all = false;
@@ -356,12 +244,12 @@ struct Gc {
         ++w.stats.gc.data_blocks_moved;
       }
     }
-    w.cur_victim_sec = kNoSeg;
+    w.sm.set_victim_sec(kNoSeg);
     return all;
   }
 
   std::uint32_t prefree_segments() const {
-    return static_cast<std::uint32_t>(w.sm.prefree(w.logs).size());
+    return static_cast<std::uint32_t>(w.sm.prefree().size());
   }
 
   // f2fs_gc(): foreground until enough sections are free (and at least
@@ -373,7 +261,7 @@ struct Gc {
       Writer::Impl& w;
       ~Reset() {
         w.in_gc = false;
-        w.cur_victim_sec = kNoSeg;
+        w.sm.set_victim_sec(wr::SegmentManager::kNoSeg);
       }
     } reset{w};
     // Segments emptied since the last checkpoint become free with the next
@@ -388,8 +276,7 @@ struct Gc {
     // after it (the writer reloads).
     auto commit = [&]() -> Status {
       F2FSCORE_TRY(w.checkpoint(false));
-      SegView v{w};
-      for (std::uint32_t sec : victims) freed += v.sec_free(sec);
+      for (std::uint32_t sec : victims) freed += !w.sm.is_cur_sec(sec) && w.sm.section_free(sec);
       victims.clear();
       sec_freed = 0;
       return {};
@@ -462,16 +349,19 @@ Result<std::uint32_t> Writer::Impl::gc_foreground(std::uint32_t sections) {
 
 Result<std::uint64_t> Writer::Impl::evacuate(std::uint32_t first) {
   const Geometry& g = vol->geometry();
-  if (first >= main_segs) return make_error(Errc::invalid_argument, fmt("segment %llu is past the main area", first));
+  const std::uint32_t nsegs = sm.main_segs();
+  if (first >= nsegs) return make_error(Errc::invalid_argument, fmt("segment %llu is past the main area", first));
   opts.allocation_limit_segno = first;
   auto left = [&] {
     std::uint64_t n = 0;
-    for (std::uint32_t s = first; s < main_segs; ++s) n += sm.valid(s);
+    for (std::uint32_t s = first; s < nsegs; ++s) n += sm.valid(s);
     return n;
   };
   // Logs in the cut area move on at once; their segments become victims.
-  for (std::uint8_t t = 0; t < kNrCursegType; ++t)
-    if (logs[t].segno < main_segs && !SegView{*this}.sec_allowed(g.sec_of_seg(logs[t].segno))) F2FSCORE_TRY(new_segment(t));
+  for (std::uint8_t t = 0; t < kNrCursegType; ++t) {
+    const std::uint32_t seg = sm.curseg(t).segno;
+    if (seg < nsegs && (g.sec_of_seg(seg) + 1) * g.segs_per_sec() > first) F2FSCORE_TRY(new_segment(t));
+  }
   for (int round = 0; round < 4 && left(); ++round) {
     Gc gc{*this};
     in_gc = true;
@@ -480,13 +370,13 @@ Result<std::uint64_t> Writer::Impl::evacuate(std::uint32_t first) {
       auto r = gc.move_section(sec);
       if (!r) {
         in_gc = false;
-        cur_victim_sec = kNoSeg;
+        sm.set_victim_sec(kNoSeg);
         return make_error(r.error());
       }
       ++stats.gc.victims;
     }
     in_gc = false;
-    cur_victim_sec = kNoSeg;
+    sm.set_victim_sec(kNoSeg);
     F2FSCORE_TRY(checkpoint(false));
   }
   return left();

@@ -113,9 +113,9 @@ bool ipu_inplace_without_io(const IpuOptions& o, const SpaceState& s, bool ssr_n
 void Writer::Impl::resolve_ipu_defaults() {
   ipu = opts.ipu;
   if (ipu.ipu_policy == IpuOptions::kKernelDefault)
-    ipu.ipu_policy = main_segs <= 16u * 512u ? (ipu_bit::force | ipu_bit::honor_opu_write) : ipu_bit::fsync;
+    ipu.ipu_policy = vol->main_segments() <= 16u * 512u ? (ipu_bit::force | ipu_bit::honor_opu_write) : ipu_bit::fsync;
   if (ipu.min_ssr_sections == IpuOptions::kKernelDefault)
-    ipu.min_ssr_sections = cp.rsvd_segment_count.get() / vol->geometry().segs_per_sec();
+    ipu.min_ssr_sections = reserved_sections();
 }
 
 SpaceState Writer::Impl::ipu_space() const {
@@ -123,7 +123,7 @@ SpaceState Writer::Impl::ipu_space() const {
   const std::uint32_t sps = g.segs_per_sec();
   SpaceState sp;
   sp.user_blocks = cp.user_block_count.get();
-  sp.valid_blocks = valid_blocks + reserved_blocks + pending_new_nodes;
+  sp.valid_blocks = valid_user_blocks();
   sp.segs_per_sec = sps;
   sp.main_sections = g.main_sections();
   sp.reserved_sections = cp.rsvd_segment_count.get() / sps;

@@ -44,8 +44,6 @@ Status Writer::Impl::load() {
   if (cp.ckpt_flags.get() & (cp_flag::error | cp_flag::fsck | cp_flag::disabled | cp_flag::resizefs))
     return refuse("the checkpoint carries CP_ERROR, CP_FSCK, CP_DISABLED or CP_RESIZEFS: run f2fscore-fsck first");
   main_blk = vol->main_blkaddr();
-  main_segs = vol->main_segments();
-  segs_per_sec = std::max<std::uint32_t>(1, sb.segs_per_sec.get());
   max_nid = vol->max_nid();
   csum_seed = inode_checksum_seed(sb.uuid);
   cp_ver_stamp = cp.checkpoint_ver.get();
@@ -61,9 +59,10 @@ Status Writer::Impl::load() {
   // counts, the orphans, the active logs; the SIT read whole but for the
   // blocks in a hole (build_sit_entries()), the NAT block by block as nids
   // are used.
-  F2FSCORE_TRY(sm.load(*vol, dev, main_blk, main_segs, segs_per_sec));
+  const Geometry& g = vol->geometry();
+  F2FSCORE_TRY(sm.load(*vol, dev, main_blk, g.main_segments(), g.segs_per_sec(), g.secs_per_zone()));
   F2FSCORE_TRY(nm.load(*vol, dev, sb.root_ino.get() + 1));
-  valid_blocks = sm.valid_blocks();
+  const std::uint64_t valid_blocks = sm.valid_blocks();
   if (!recount && valid_blocks <= cp.valid_block_count.get() && sm.valid_node_blocks() == cp.valid_node_count.get()) {
     // Blocks the checkpoint counts that have no address: NEW_ADDR slots.
     reserved_blocks = cp.valid_block_count.get() - valid_blocks;
@@ -74,22 +73,9 @@ Status Writer::Impl::load() {
   } else {
     F2FSCORE_TRY(load_from_tree());
   }
-  for (int t = 0; t < 3; ++t) {
-    logs[t] = {cp.cur_data_segno[t].get(), cp.cur_data_blkoff[t].get(), cp.alloc_type[t]};
-    logs[t + 3] = {cp.cur_node_segno[t].get(), cp.cur_node_blkoff[t].get(), cp.alloc_type[t + 3]};
-  }
-  // A log is written on only when its next block is free and, for an LFS
-  // log, every block after it (as sanity_check_curseg() in
-  // fs/f2fs/segment.c demands); else its first write opens a new segment.
-  for (int t = 0; t < 6; ++t) {
-    const auto& l = logs[t];
-    bool usable = l.alloc_type <= 1 && l.segno < main_segs && l.blkoff < wr::kBlocksPerSeg;
-    for (std::uint32_t j = l.blkoff; usable && j < (l.alloc_type ? l.blkoff + 1u : wr::kBlocksPerSeg); ++j)
-      if (sm.is_valid(l.segno, j)) usable = false;
-    log_usable[t] = usable;
-  }
-  for (const auto& l : logs)
-    if (l.segno < main_segs) sm.hold(l.segno);
+  // The active logs, their segments held; a log whose next block is in use
+  // opens a new segment on its first write (SegmentManager::load_cursegs()).
+  sm.load_cursegs(cp);
   F2FSCORE_TRY(load_curseg_summaries(true));
   gc_load();
   if (pending_fsync) F2FSCORE_TRY(recover_fsync());
@@ -119,7 +105,6 @@ Status Writer::Impl::load_from_tree() {
     return make_error(plan.error().code, "writer: refusing to mount read-write: the walk of the tree to recount "
                                          "the checkpoint failed: " + plan.error().message + "; run f2fscore-fsck");
   sm.reset_to(plan->blocks);
-  valid_blocks = sm.valid_blocks();
   reserved_blocks = plan->reserved_blocks;
   valid_inodes = plan->valid_inode_count;
   orphans = plan->orphans;
@@ -151,9 +136,9 @@ Status Writer::Impl::load_from_tree() {
 }
 
 Status Writer::Impl::load_curseg_summaries(bool restore_node_summaries) {
-  for (std::size_t t = 0; t < logs.size(); ++t) {
-    const auto& l = logs[t];
-    if (l.segno >= main_segs) continue;
+  for (std::uint8_t t = 0; t < 6; ++t) {
+    const wr::Curseg& l = sm.curseg(t);
+    if (l.segno >= sm.main_segs()) continue;
     auto s = sm.dirty_summary(*vol, l.segno, false);
     if (!s) return make_error(s.error());
     // A checkpoint without CP_UMOUNT_FLAG holds no node summaries, and the
@@ -184,7 +169,7 @@ Status Writer::Impl::claim(block_t addr, const meta::BlockUse& u) {
   // A segment holds node or data blocks, never both (its SIT type says which).
   const bool node_seg = sm.type(seg) >= wr::kHotNode;
   if (node_seg != u.node) sm.set_type(seg, u.node ? wr::kWarmNode : wr::kWarmData);
-  if (sm.set_valid(seg, off)) ++valid_blocks;
+  sm.set_valid(seg, off);
   auto sp = sm.dirty_summary(*vol, seg, false);
   if (!sp) return make_error(sp.error());
   Summary& e = (*sp)->entries[off];
@@ -198,7 +183,7 @@ Status Writer::Impl::claim(block_t addr, const meta::BlockUse& u) {
 
 void Writer::Impl::invalidate(block_t addr) {
   if (!in_main(addr)) return;
-  if (sm.clear_valid(seg_of(addr), off_of(addr))) --valid_blocks;
+  sm.clear_valid(seg_of(addr), off_of(addr));
 }
 
 // Block allocation (LFS and SSR, as f2fs_allocate_data_block()): writer/gc.cpp.
@@ -338,19 +323,14 @@ Status Writer::Impl::checkpoint(bool umount) {
   F2FSCORE_TRY(io_batch().drain());
   // An active log whose next block is in use takes a new segment (the
   // checkpoint records positions the next mount can write at).
-  for (std::uint8_t t = 0; t < 6; ++t) {
-    const auto& l = logs[t];
-    bool busy = l.segno >= main_segs || l.blkoff >= wr::kBlocksPerSeg;
-    for (std::uint32_t j = l.blkoff; !busy && j < (l.alloc_type ? l.blkoff + 1u : wr::kBlocksPerSeg); ++j)
-      busy = sm.is_valid(l.segno, j);
-    if (busy) F2FSCORE_TRY(new_segment(t));
-  }
+  for (std::uint8_t t = 0; t < 6; ++t)
+    if (!sm.curseg_writable(t)) F2FSCORE_TRY(new_segment(t));
   F2FSCORE_TRY(nm.error());
   const std::vector<std::uint32_t> prefree = prefree_segments();
   meta::RebuildPlan plan;
   plan.orphans = orphans;
   plan.valid_inode_count = valid_inodes;
-  plan.cursegs = logs;
+  plan.cursegs = sm.curseg_positions();
   plan.elapsed_time = get_mtime();
   plan.umount = umount;
   plan.move_busy_cursegs = false;
@@ -359,7 +339,7 @@ Status Writer::Impl::checkpoint(bool umount) {
   // written to (NAT/SIT journals when they fit).
   meta::CheckpointDelta& d = plan.delta.emplace();
   std::vector<std::uint32_t> segs = sm.changed_segments();
-  for (const auto& l : logs) segs.push_back(l.segno);
+  for (std::uint8_t t = 0; t < 6; ++t) segs.push_back(sm.curseg(t).segno);
   for (int t = 0; t < 3; ++t) {
     segs.push_back(cp.cur_data_segno[t].get());
     segs.push_back(cp.cur_node_segno[t].get());
@@ -367,7 +347,7 @@ Status Writer::Impl::checkpoint(bool umount) {
   std::sort(segs.begin(), segs.end());
   segs.erase(std::unique(segs.begin(), segs.end()), segs.end());
   for (std::uint32_t s : segs) {
-    if (s >= main_segs) continue;
+    if (s >= sm.main_segs()) continue;
     meta::SegmentUpdate u;
     u.segno = s;
     u.type = sm.type(s);
@@ -379,13 +359,14 @@ Status Writer::Impl::checkpoint(bool umount) {
   }
   d.nat = nm.changed_entries();
   d.nat_block_used = nm.changed_block_usage();
-  d.valid_block_count = valid_blocks + reserved_blocks;
+  d.valid_block_count = sm.valid_blocks() + reserved_blocks;
   d.valid_node_count = static_cast<std::uint32_t>(sm.valid_node_blocks());
   d.free_segment_count = sm.empty_segments();
-  for (std::size_t t = 0; t < logs.size(); ++t) {
+  for (std::uint8_t t = 0; t < 6; ++t) {
+    const std::uint32_t seg = sm.curseg(t).segno;
     bool dup = false;
-    for (std::size_t o = 0; o < t; ++o) dup = dup || logs[o].segno == logs[t].segno;
-    if (!dup && logs[t].segno < main_segs && sm.valid(logs[t].segno) == 0) --d.free_segment_count;
+    for (std::uint8_t o = 0; o < t; ++o) dup = dup || sm.curseg(o).segno == seg;
+    if (!dup && seg < sm.main_segs() && sm.valid(seg) == 0) --d.free_segment_count;
   }
   auto r = meta::rebuild(dev, *vol, plan);
   if (!r) return make_error(r.error());

@@ -511,7 +511,7 @@ Status fill_zero(Writer::Impl& w, nid_t ino, std::uint64_t index, std::size_t st
     std::uint32_t slot = 0;
     auto a2 = w.map(ino, index, true, &dn, &slot);
     if (!a2) return make_error(a2.error());
-    if (w.valid_blocks + w.reserved_blocks + w.pending_new_nodes + 1 > w.cp.user_block_count.get())
+    if (w.valid_user_blocks() + 1 > w.cp.user_block_count.get())
       return make_error(Errc::no_space, "writer: every user block is in use");
     auto dp = w.node(dn);
     if (!dp) return make_error(dp.error());
@@ -541,7 +541,7 @@ Status reserve_block(Writer::Impl& w, nid_t ino, std::uint64_t index, bool keep_
   if (!a) return make_error(a.error());
   if (*a == kNewAddr) return {};
   if (*a != kNullAddr && keep_written) return {};
-  if (*a == kNullAddr && w.valid_blocks + w.reserved_blocks + w.pending_new_nodes + 1 > w.cp.user_block_count.get())
+  if (*a == kNullAddr && w.valid_user_blocks() + 1 > w.cp.user_block_count.get())
     return make_error(Errc::no_space, "writer: every user block is in use (fallocate)");
   if (*a != kNullAddr) w.invalidate(*a);
   auto dp = w.node(dn);

@@ -82,8 +82,8 @@ Status Writer::Impl::premount_check() {
     const std::uint8_t alloc = cp.alloc_type[t];
     const std::string log =
         std::string("[CURSEG] ") + kLogNames[t] + fmt(" log (segment %llu, offset %llu): ", segno, blkoff);
-    if (segno >= main_segs) {
-      found.push_back(log + fmt("segment outside the main area (%llu segments)", main_segs));
+    if (segno >= vol->main_segments()) {
+      found.push_back(log + fmt("segment outside the main area (%llu segments)", vol->main_segments()));
       continue;
     }
     if (blkoff >= wr::kBlocksPerSeg) {

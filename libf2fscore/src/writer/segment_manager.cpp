@@ -40,10 +40,14 @@ bool all_zero(const std::uint8_t* p, std::size_t n) {
 }  // namespace
 
 Status SegmentManager::load(Volume& vol, BlockDevice& dev, std::uint64_t main_blk, std::uint32_t main_segs,
-                            std::uint32_t segs_per_sec) {
+                            std::uint32_t segs_per_sec, std::uint32_t secs_per_zone) {
   main_blk_ = main_blk;
   main_segs_ = main_segs;
   segs_per_sec_ = std::max<std::uint32_t>(1, segs_per_sec);
+  secs_per_zone_ = std::max<std::uint32_t>(1, secs_per_zone);
+  cursegs_ = {};
+  victim_sec_ = kNoSeg;
+  counts_ = {};
   chunks_.clear();
   chunks_.resize((static_cast<std::size_t>(main_segs) + kChunkSegs - 1) / kChunkSegs);
   reset_free();
@@ -242,12 +246,10 @@ void SegmentManager::hold(std::uint32_t seg) {
   held_.push_back(seg);
 }
 
-std::vector<std::uint32_t> SegmentManager::prefree(const std::array<meta::LogPosition, 6>& logs) const {
+std::vector<std::uint32_t> SegmentManager::prefree() const {
   std::vector<std::uint32_t> out;
   auto consider = [&](std::uint32_t s) {
-    if (s >= main_segs_ || valid(s) || free_[s]) return;
-    for (const auto& l : logs)
-      if (l.segno == s) return;
+    if (s >= main_segs_ || valid(s) || free_[s] || is_cur_seg(s)) return;
     out.push_back(s);
   };
   for (const auto& [s, c] : changed_) consider(s);
@@ -430,14 +432,168 @@ void SegmentManager::reset_to(const std::vector<meta::BlockUse>& blocks) {
   });
 }
 
-void SegmentManager::committed(const std::array<meta::LogPosition, 6>& logs) {
+void SegmentManager::committed() {
   for (const auto& [s, c] : changed_) set_free(s, valid(s) == 0);
   for (std::uint32_t s : held_) set_free(s, valid(s) == 0);
   held_.clear();
-  for (const auto& l : logs)
+  for (const auto& l : cursegs_)
     if (l.segno < main_segs_) hold(l.segno);
   changed_.clear();
   dirty_sum_.clear();
+}
+
+void SegmentManager::start_mtime(std::uint64_t elapsed_time, std::uint64_t now) {
+  mtime_base_ = elapsed_time;
+  clock_base_ = now;
+  min_mtime_ = min_section_mtime();
+  max_mtime_ = sit_mtime(now);
+}
+
+// ---- Active logs and allocation ----
+
+void SegmentManager::load_cursegs(const Checkpoint& cp) {
+  for (std::uint8_t t = 0; t < 3; ++t) {
+    cursegs_[t] = {cp.cur_data_segno[t].get(), cp.cur_data_blkoff[t].get(), cp.alloc_type[t], false};
+    cursegs_[t + 3] = {cp.cur_node_segno[t].get(), cp.cur_node_blkoff[t].get(), cp.alloc_type[t + 3], false};
+  }
+  for (std::uint8_t t = 0; t < 6; ++t) {
+    cursegs_[t].usable = curseg_writable(t);
+    if (cursegs_[t].segno < main_segs_) hold(cursegs_[t].segno);
+  }
+}
+
+bool SegmentManager::curseg_writable(std::uint8_t type) const {
+  const Curseg& l = cursegs_[type];
+  if (l.alloc_type > 1 || l.segno >= main_segs_ || l.next_blkoff >= kSeg) return false;
+  const std::uint32_t end = l.alloc_type ? l.next_blkoff + 1u : kSeg;
+  for (std::uint32_t j = l.next_blkoff; j < end; ++j)
+    if (is_valid(l.segno, j)) return false;
+  return true;
+}
+
+std::array<meta::LogPosition, 6> SegmentManager::curseg_positions() const {
+  std::array<meta::LogPosition, 6> out{};
+  for (std::size_t t = 0; t < 6; ++t) out[t] = {cursegs_[t].segno, cursegs_[t].next_blkoff, cursegs_[t].alloc_type};
+  return out;
+}
+
+void SegmentManager::close_cursegs() {
+  for (auto& l : cursegs_) l.usable = false;
+}
+
+bool SegmentManager::is_cur_seg(std::uint32_t seg) const {
+  for (const auto& l : cursegs_)
+    if (l.segno == seg) return true;
+  return false;
+}
+
+bool SegmentManager::is_cur_sec(std::uint32_t sec) const {
+  for (const auto& l : cursegs_)
+    if (l.segno < main_segs_ && l.segno / segs_per_sec_ == sec) return true;
+  return false;
+}
+
+std::uint32_t SegmentManager::new_section(std::uint8_t type, std::uint32_t start, std::uint32_t limit_segno) const {
+  // get_new_segment(): the next free section; with several sections a zone,
+  // one in a zone another log is in is passed over for the next zone (the
+  // log's own zone is fine). When every free section is in such a zone, the
+  // first free one.
+  const std::uint32_t nsecs = main_sections();
+  const Curseg& l = cursegs_[type];
+  const std::uint32_t old_zone = l.segno < main_segs_ ? l.segno / segs_per_sec_ / secs_per_zone_ : kNoSeg;
+  auto zone_of_other_log = [&](std::uint32_t zone) {
+    for (std::size_t t = 0; t < cursegs_.size(); ++t)
+      if (t != type && cursegs_[t].segno < main_segs_ && cursegs_[t].segno / segs_per_sec_ / secs_per_zone_ == zone)
+        return true;
+    return false;
+  };
+  std::uint32_t first = kNoSeg;
+  std::uint32_t k = 0;
+  for (std::uint32_t sec = next_free_section(start); sec != kNoSeg && k < nsecs; sec = next_free_section(sec), ++k) {
+    if (is_cur_sec(sec) || !section_free(sec)) continue;
+    if (limit_segno != 0 && (sec + 1) * segs_per_sec_ > limit_segno) continue;
+    if (first == kNoSeg) first = sec;
+    const std::uint32_t zone = sec / secs_per_zone_;
+    if (secs_per_zone_ == 1 || zone == old_zone || !zone_of_other_log(zone)) return sec;
+  }
+  return first;
+}
+
+Status SegmentManager::new_segment(Volume& vol, std::uint8_t type, const AllocRules& rules) {
+  Curseg& l = cursegs_[type];
+  auto take_free = [&](std::uint32_t seg) -> Status {
+    take(seg);
+    set_type(seg, type);
+    auto sp = dirty_summary(vol, seg, true);
+    if (!sp) return make_error(sp.error());
+    l = {seg, 0, 0, true};
+    ++counts_.segments;
+    return {};
+  };
+  auto take_ssr = [&](std::uint32_t seg) -> Status {
+    set_type(seg, type);
+    auto sp = dirty_summary(vol, seg, false);
+    if (!sp) return make_error(sp.error());
+    l = {seg, static_cast<std::uint16_t>(next_free_blkoff(seg, 0)), 1, true};
+    ++counts_.segments;
+    return {};
+  };
+  // A section new blocks may go to (AllocRules::limit_segno).
+  auto allowed = [&](std::uint32_t sec) {
+    return rules.limit_segno == 0 || (sec + 1) * segs_per_sec_ <= rules.limit_segno;
+  };
+  auto ssr = [&] {
+    return ssr_segment(type, [&](std::uint32_t sec) { return is_cur_sec(sec) || sec == victim_sec_ || !allowed(sec); });
+  };
+  auto next_in_sec = [&] {
+    return l.usable && l.alloc_type == 0 && l.segno + 1 < main_segs_ && (l.segno + 1) / segs_per_sec_ == l.segno / segs_per_sec_ &&
+           free_at_cp(l.segno + 1) && !is_cur_seg(l.segno + 1) && allowed((l.segno + 1) / segs_per_sec_);
+  };
+  if (!rules.lfs_only && next_in_sec()) return take_free(l.segno + 1);
+  if (!rules.lfs_only && !rules.no_ssr && rules.need_ssr && rules.need_ssr()) {
+    const std::uint32_t s = ssr();
+    if (s != kNoSeg) return take_ssr(s);
+  }
+  if (next_in_sec()) return take_free(l.segno + 1);
+  const std::uint32_t start = l.segno < main_segs_ ? l.segno / segs_per_sec_ : 0;
+  const std::uint32_t sec = new_section(type, start, rules.limit_segno);
+  if (sec != kNoSeg) return take_free(sec * segs_per_sec_);
+  // No free section: the kernel never gets here (GC keeps the reserve);
+  // rather than fail, a dirty segment's free blocks if any.
+  const std::uint32_t s = rules.no_ssr ? kNoSeg : ssr();
+  if (s != kNoSeg) return take_ssr(s);
+  l.usable = false;
+  return make_error(Errc::no_space, fmt("writer: no free section and no segment with a free block for log %llu "
+                                        "(%llu free sections of %llu)",
+                                        type, free_sections(), main_sections()));
+}
+
+Result<block_t> SegmentManager::next_block(Volume& vol, std::uint8_t type, const AllocRules& rules) {
+  const Curseg& l = cursegs_[type];
+  if (!l.usable || l.next_blkoff >= kSeg) F2FSCORE_TRY(new_segment(vol, type, rules));
+  return static_cast<block_t>(main_blk_ + static_cast<std::uint64_t>(l.segno) * kSeg + l.next_blkoff);
+}
+
+Result<block_t> SegmentManager::allocate_block(Volume& vol, std::uint8_t type, const AllocRules& rules,
+                                               std::uint64_t ctime, std::uint64_t old_mtime) {
+  auto a = next_block(vol, type, rules);
+  if (!a) return a;
+  Curseg& l = cursegs_[type];
+  const std::uint32_t seg = l.segno;
+  mark_ckpt_valid(seg, l.next_blkoff);
+  const std::uint64_t m = old_mtime ? old_mtime : ctime;
+  const std::uint64_t mt = mtime(seg);
+  set_mtime(seg, mt ? (mt * valid(seg) + m) / (valid(seg) + 1u) : m);
+  max_mtime_ = std::max(max_mtime_, ctime);
+  if (l.alloc_type) {
+    ++counts_.ssr_blocks;
+    l.next_blkoff = static_cast<std::uint16_t>(next_free_blkoff(seg, l.next_blkoff + 1u));
+  } else {
+    ++counts_.lfs_blocks;
+    ++l.next_blkoff;
+  }
+  if (l.next_blkoff >= kSeg) (void)new_segment(vol, type, rules);  // on failure the next call tries again
+  return a;
 }
 
 std::size_t SegmentManager::memory_bytes() const {

@@ -3,16 +3,19 @@
 // (55 segments) and only for SIT blocks with an entry that is not zero,
 // valid bitmaps only for segments partially valid, a free bit per segment,
 // the checkpoint-valid map only for segments changed since the checkpoint,
-// the summaries of segments written since the checkpoint. Block allocation
-// (LFS/SSR) and GC use it from writer/gc.cpp.
+// the summaries of segments written since the checkpoint, the six active
+// logs (curseg_info) and block allocation from them (LFS/SSR), the GC
+// victim section. The writer (writer/gc.cpp, writer/mount.cpp) calls it.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <vector>
 
+#include "f2fscore/disk/checkpoint.hpp"
 #include "f2fscore/disk/sit.hpp"
 #include "f2fscore/disk/summary.hpp"
 #include "f2fscore/meta_rebuild.hpp"
@@ -28,6 +31,33 @@ namespace f2fscore::wr {
 /// A segment's valid map: 512 bits, MSB first (the SIT's valid_map order).
 using SegBitmap = std::array<std::uint8_t, 64>;
 
+/// One active log (curseg_info in fs/f2fs/segment.h): its main-area
+/// segment, the offset of the block it hands out next, LFS (0) or SSR (1),
+/// and whether it can be written on at that offset. The summary block being
+/// filled is the segment's dirty summary (SegmentManager::dirty_summary()).
+struct Curseg {
+  std::uint32_t segno = 0xFFFFFFFFu;  ///< 0xFFFFFFFF: no segment
+  std::uint16_t next_blkoff = 0;
+  std::uint8_t alloc_type = 0;
+  bool usable = false;
+};
+
+/// What the writer decides for allocate_segment_by_default() in
+/// fs/f2fs/segment.c (Linux 6.1).
+struct AllocRules {
+  /// The log always takes a fresh LFS segment when full (the warm node log
+  /// without CP_CRC_RECOVERY_FLAG: fsync chains continue in it).
+  bool lfs_only = false;
+  /// No dirty segment is reused (roll-forward in progress: the recovered
+  /// blocks are in no checkpoint yet).
+  bool no_ssr = false;
+  /// f2fs_need_SSR(), asked only when a segment is opened; empty: false.
+  std::function<bool()> need_ssr;
+  /// Sections reaching segment `limit_segno` or past it get no new blocks
+  /// (MountOptions::allocation_limit_segno: a shrink's cut); 0: no limit.
+  std::uint32_t limit_segno = 0;
+};
+
 class SegmentManager {
  public:
   static constexpr std::uint32_t kSeg = 512;
@@ -40,7 +70,10 @@ class SegmentManager {
   /// as do blocks read as all zero; neither costs memory. Errors: corrupt
   /// for a valid count over 512 or one that disagrees with its valid map
   /// (check_block_count()); io.
-  Status load(Volume& vol, BlockDevice& dev, std::uint64_t main_blk, std::uint32_t main_segs, std::uint32_t segs_per_sec);
+  /// `secs_per_zone`: the zone rule of allocation (get_new_segment()).
+  /// The active logs are none until load_cursegs().
+  Status load(Volume& vol, BlockDevice& dev, std::uint64_t main_blk, std::uint32_t main_segs, std::uint32_t segs_per_sec,
+              std::uint32_t secs_per_zone = 1);
 
   // ---- Per-segment state (4 KiB blocks, main-area segment numbers) ----
   std::uint32_t main_segs() const noexcept { return main_segs_; }
@@ -64,6 +97,24 @@ class SegmentManager {
   /// The lowest mean mtime of a section (init_min_max_mtime() in
   /// fs/f2fs/segment.c); 0 without a whole section.
   std::uint64_t min_section_mtime() const;
+  /// Starts the clock of SIT mtimes (sit_i's elapsed_time and
+  /// mounted_time): `elapsed_time` seconds (the checkpoint's) at `now`
+  /// seconds of the caller's clock; min_mtime() and max_mtime() as
+  /// init_min_max_mtime() sets them.
+  void start_mtime(std::uint64_t elapsed_time, std::uint64_t now);
+  /// get_mtime() in fs/f2fs/segment.h: the checkpoint's elapsed_time plus
+  /// the seconds since start_mtime().
+  std::uint64_t sit_mtime(std::uint64_t now) const noexcept {
+    return mtime_base_ + (now >= clock_base_ ? now - clock_base_ : 0);
+  }
+  /// sit_i->min_mtime / max_mtime: the range cost-benefit GC ages by.
+  std::uint64_t min_mtime() const noexcept { return min_mtime_; }
+  std::uint64_t max_mtime() const noexcept { return max_mtime_; }
+  /// Widens the range to take `t` (get_cb_cost() in fs/f2fs/gc.c).
+  void note_mtime(std::uint64_t t) noexcept {
+    if (t < min_mtime_) min_mtime_ = t;
+    if (t > max_mtime_) max_mtime_ = t;
+  }
   /// Calls f(seg) for every segment that may have valid blocks, a type or
   /// an mtime (every other one has a zero SIT entry), ascending.
   template <class F>
@@ -125,8 +176,9 @@ class SegmentManager {
   /// Segments with no valid block.
   std::uint32_t empty_segments() const noexcept { return empty_count_; }
   /// Segments with no valid block that were not free at the last
-  /// checkpoint, `logs` aside (the kernel's prefree segments), ascending.
-  std::vector<std::uint32_t> prefree(const std::array<meta::LogPosition, 6>& logs) const;
+  /// checkpoint, the active logs' aside (the kernel's prefree segments),
+  /// ascending.
+  std::vector<std::uint32_t> prefree() const;
   /// Whether main-area block `off` of `seg` is valid now.
   bool is_valid(std::uint32_t seg, std::uint32_t off) const;
   /// Valid at the last checkpoint or allocated since (ckpt_valid_map):
@@ -193,6 +245,65 @@ class SegmentManager {
   /// Segments with a valid map of their own (neither empty nor full).
   std::size_t partial_segments() const noexcept { return partial_.size(); }
 
+  // ---- Active logs (curseg_info) and allocation ----
+  static constexpr std::uint32_t kNoSeg = 0xFFFFFFFFu;
+  /// The six logs as checkpoint `cp` records them (cur_data_segno /
+  /// cur_data_blkoff / alloc_type, then the node ones), hot data first.
+  /// A log is usable when its segment is in the main area and its next
+  /// block free and, for an LFS log, every block after it (as
+  /// sanity_check_curseg() in fs/f2fs/segment.c demands); else its first
+  /// write opens a new segment. The logs' segments are held (hold()).
+  void load_cursegs(const disk::Checkpoint& cp);
+  const Curseg& curseg(std::uint8_t type) const { return cursegs_[type]; }
+  Curseg& curseg(std::uint8_t type) { return cursegs_[type]; }
+  /// The logs' positions, for the checkpoint pack.
+  std::array<meta::LogPosition, 6> curseg_positions() const;
+  /// Whether log `type` can go on at its position: the rule of
+  /// load_cursegs(), its usable flag aside.
+  bool curseg_writable(std::uint8_t type) const;
+  /// Every log opens a new segment on its next write (roll-forward:
+  /// f2fs_allocate_new_segments()).
+  void close_cursegs();
+  /// Whether segment `seg` / section `sec` holds an active log.
+  bool is_cur_seg(std::uint32_t seg) const;
+  bool is_cur_sec(std::uint32_t sec) const;
+  /// The section GC is moving (never an SSR target); kNoSeg: none.
+  std::uint32_t victim_sec() const noexcept { return victim_sec_; }
+  void set_victim_sec(std::uint32_t sec) noexcept { victim_sec_ = sec; }
+
+  /// Opens a new segment for log `type` as allocate_segment_by_default()
+  /// and new_curseg() / change_curseg() in fs/f2fs/segment.c (6.1) do: the
+  /// log's next segment when in its section and free (an LFS log stays in
+  /// its section), unless `lfs_only`; under need_ssr() a dirty segment
+  /// (ssr_segment(), the active logs' and the victim's sections skipped),
+  /// the log then at its first free block (next_free_blkoff()); else the
+  /// first wholly free section after the log's, wrapping round
+  /// (get_new_segment() with ALLOC_RIGHT), skipping with several sections a
+  /// zone a zone another log is in; with no free section, a dirty segment
+  /// unless `no_ssr`. A free segment taken starts a blank summary, an SSR
+  /// one keeps its summary. Errors: no_space naming the log when neither
+  /// is left (the log is then not usable); io reading a summary.
+  Status new_segment(Volume& vol, std::uint8_t type, const AllocRules& rules);
+  /// The block log `type` hands out next (NEXT_FREE_BLKADDR), opening a
+  /// segment when the log has none (new_segment()'s errors).
+  Result<disk::block_t> next_block(Volume& vol, std::uint8_t type, const AllocRules& rules);
+  /// f2fs_allocate_data_block(): the log's next block, marked in the
+  /// checkpoint-valid map, the segment's mtime moved to the mean with
+  /// `old_mtime` (a GC move keeping its old segment's time) or else `ctime`
+  /// (sit_mtime() now), max_mtime() raised to `ctime`
+  /// (update_segment_mtime()); the log moves on (LFS: the
+  /// next block, SSR: the next free one by next_free_blkoff()) and a full
+  /// log opens its next segment at once, so that the next block is known
+  /// (a failure there is left for the next call). The block's valid bit is
+  /// the caller's to set. Errors: next_block()'s.
+  Result<disk::block_t> allocate_block(Volume& vol, std::uint8_t type, const AllocRules& rules, std::uint64_t ctime,
+                                       std::uint64_t old_mtime = 0);
+  /// Segments opened, blocks given by LFS and by SSR since load().
+  struct AllocCounts {
+    std::uint64_t segments = 0, lfs_blocks = 0, ssr_blocks = 0;
+  };
+  const AllocCounts& alloc_counts() const noexcept { return counts_; }
+
   // ---- Summaries ----
   /// The summary block being built for `seg` (written by the next
   /// checkpoint): read from the SSA (or the CP pack for active logs) the
@@ -210,8 +321,9 @@ class SegmentManager {
   void reset_to(const std::vector<meta::BlockUse>& blocks);
 
   /// After a checkpoint committed the state: the checkpoint-valid maps and
-  /// the change sets start over, segments with no valid block become free.
-  void committed(const std::array<meta::LogPosition, 6>& logs);
+  /// the change sets start over, segments with no valid block become free
+  /// but for the active logs' (held).
+  void committed();
 
   /// Σ valid counts.
   std::uint64_t valid_blocks() const noexcept { return total_valid_; }
@@ -254,6 +366,13 @@ class SegmentManager {
   /// Segments changed since the checkpoint, with their checkpoint-valid map.
   std::unordered_map<std::uint32_t, CkptSeg> changed_;
   std::unordered_map<std::uint32_t, std::unique_ptr<disk::SummaryBlock>> dirty_sum_;
+  std::uint32_t secs_per_zone_ = 1;
+  std::array<Curseg, 6> cursegs_{};
+  std::uint32_t victim_sec_ = kNoSeg;
+  AllocCounts counts_;
+  std::uint64_t mtime_base_ = 0, clock_base_ = 0, min_mtime_ = 0, max_mtime_ = 0;
+  /// The first free section from `start` on that get_new_segment() takes.
+  std::uint32_t new_section(std::uint8_t type, std::uint32_t start, std::uint32_t limit_segno) const;
 };
 
 }  // namespace f2fscore::wr

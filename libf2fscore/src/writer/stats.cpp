@@ -12,11 +12,11 @@ SpaceState Writer::space() const {
   // As the kernel's total_valid_block_count: blocks reserved for dirty
   // cached pages and nodes not yet written count from the moment they are
   // reserved (inc_valid_block_count(), inc_valid_node_count()).
-  s.valid_blocks = m.valid_blocks + m.reserved_blocks + m.pending_new_nodes;
+  s.valid_blocks = m.valid_user_blocks();
   const disk::Geometry& g = m.vol->geometry();
   s.segs_per_sec = g.segs_per_sec();
   s.main_sections = g.main_sections();
-  s.reserved_sections = m.cp.rsvd_segment_count.get() / s.segs_per_sec;
+  s.reserved_sections = m.reserved_sections();
   s.overprov_sections = m.cp.overprov_segment_count.get() / s.segs_per_sec;
   // Sections holding an active log count in none of the three; a section
   // is free when every segment is free at the last checkpoint and not taken
@@ -25,7 +25,7 @@ SpaceState Writer::space() const {
   std::array<std::uint32_t, 6> log_secs{};
   std::uint32_t active = 0;
   for (std::size_t t = 0; t < 6; ++t) {
-    log_secs[t] = g.sec_of_seg(m.logs[t].segno);
+    log_secs[t] = g.sec_of_seg(m.sm.curseg(static_cast<std::uint8_t>(t)).segno);
     bool dup = log_secs[t] >= s.main_sections;
     for (std::size_t u = 0; u < t && !dup; ++u) dup = log_secs[u] == log_secs[t];
     active += !dup;

@@ -1,6 +1,6 @@
 // Private state of the writer (writer/*.cpp): the node manager (NAT entries,
-// free nids), the segment manager (SIT state, summaries), the active logs,
-// the node page cache, the page cache, the fsync and GC state.
+// free nids), the segment manager (SIT state, summaries, the active logs and
+// block allocation), the node page cache, the page cache, the fsync and GC state.
 #pragma once
 
 #include <array>
@@ -153,16 +153,13 @@ struct Writer::Impl {
   disk::Checkpoint cp{};
   std::uint64_t cp_ver_stamp = 0;  ///< cp_ver written in node footers
   std::uint64_t main_blk = 0;
-  std::uint32_t main_segs = 0, segs_per_sec = 1;
   nid_t max_nid = 0;
   std::uint32_t csum_seed = 0;
   wr::NodeManager nm;     ///< NAT entries, free nids (writer/node_manager.hpp)
-  wr::SegmentManager sm;  ///< SIT state, summaries (writer/segment_manager.hpp)
-  std::array<meta::LogPosition, 6> logs{};
-  std::array<bool, 6> log_usable{};
+  wr::SegmentManager sm;  ///< SIT state, summaries, active logs, allocation (writer/segment_manager.hpp)
   std::unordered_map<nid_t, std::unique_ptr<wr::NodePage>> nodes;
   std::unordered_map<nid_t, bool> dirty;
-  std::uint64_t valid_blocks = 0, reserved_blocks = 0;
+  std::uint64_t reserved_blocks = 0;  ///< NEW_ADDR slots: blocks reserved for pages not yet written
   std::uint64_t pending_new_nodes = 0;  ///< nodes made since the checkpoint, not yet on disk
   std::uint32_t valid_inodes = 0;
   std::vector<nid_t> orphans;
@@ -209,9 +206,6 @@ struct Writer::Impl {
   std::unordered_set<nid_t> opu_write;  ///< FI_OPU_WRITE: files defragment() is rewriting
 
   // ---- writer/gc.cpp: SSR and GC (docs/gc.md) ----
-  std::uint64_t mtime_base = 0, clock_base = 0;  ///< checkpoint elapsed_time and now() at mount
-  std::uint64_t min_mtime = 0, max_mtime = 0;    ///< sit_i->min_mtime / max_mtime (cost-benefit)
-  std::uint32_t cur_victim_sec = 0xFFFFFFFFu;    ///< section GC is moving (never an SSR target)
   std::uint64_t gc_move_mtime = 0;               ///< while GC moves a block: its old segment's mtime
   bool in_gc = false;
   std::uint64_t last_call_time = 0;              ///< now() at the last public call (idle detection)
@@ -219,7 +213,7 @@ struct Writer::Impl {
   /// nothing to move: not retried until one of them changes.
   std::uint64_t gc_futile_at = ~std::uint64_t{0};
 
-  /// Rebuilds the state above from the segment manager (load()).
+  /// Starts the segment manager's SIT mtime clock, no GC victim (load()).
   void gc_load();
   /// need_SSR() of fs/f2fs/segment.c (6.1): free sections at or under the
   /// dirty node and dentry sections + min_ssr_sections + reserved sections.
@@ -234,15 +228,24 @@ struct Writer::Impl {
   /// Errc::no_space when `blocks` more blocks would pass user_block_count
   /// (valid + NEW_ADDR + unwritten new nodes; inc_valid_block_count()).
   Status check_space(std::uint64_t blocks) const;
+  /// valid_user_blocks() in fs/f2fs/segment.h (total_valid_block_count):
+  /// blocks valid in the SIT, reserved (NEW_ADDR) and new nodes not yet
+  /// written (inc_valid_block_count(), inc_valid_node_count()).
+  std::uint64_t valid_user_blocks() const { return sm.valid_blocks() + reserved_blocks + pending_new_nodes; }
   /// At a safe point (no operation in flight): background GC when idle,
   /// foreground GC when free sections run low (f2fs_balance_fs()).
   Status balance_fs();
+  /// The writer's inputs to the segment manager's allocation for log
+  /// `type`: LFS only for the warm node log without CP_CRC_RECOVERY_FLAG,
+  /// no SSR while rolling forward, need_ssr().
+  wr::AllocRules alloc_rules(std::uint8_t type) const;
   /// The address alloc_block(type) gives next (NEXT_FREE_BLKADDR), opening
-  /// a segment for the log if it has none.
+  /// a segment for the log if it has none (SegmentManager::next_block()).
   Result<disk::block_t> next_block(std::uint8_t type);
-  /// alloc_block()'s body: LFS or SSR (allocate_segment_by_default()).
+  /// alloc_block()'s body: LFS or SSR (SegmentManager::allocate_block()).
   Result<disk::block_t> allocate_block(std::uint8_t type);
   Status new_segment(std::uint8_t type);
+  /// get_mtime(): the segment manager's SIT clock at now().
   std::uint64_t get_mtime() const;
 
   // ---- writer/fsync.cpp: fsync chains and roll-forward ----

@@ -15,9 +15,11 @@
 #include "f2fscore/disk/superblock.hpp"
 #include "f2fscore/endian.hpp"
 #include "f2fscore/volume.hpp"
+#include "f2fscore/writer.hpp"
 #include "meta/meta_test_util.hpp"
 #include "writer/node_manager.hpp"
 #include "writer/segment_manager.hpp"
+#include "writer/writer_test_util.hpp"
 
 namespace {
 
@@ -173,6 +175,173 @@ TEST(NodeManager, ChangedEntriesAndNatBlockUsage) {
   EXPECT_EQ(use[0].second, 6u);
   nm.committed();
   EXPECT_TRUE(nm.changed_entries().empty());
+}
+
+// The node page cache (the kernel's NODE_MAPPING) on its own: shrink()
+// evicts clean pages, least recently used first, down to 7/8 of the bound
+// (bound 8: 8 - 8 / 8 = 7 kept); a dirty page is never dropped, however
+// far past the bound the cache is.
+TEST(NodeManager, PageCacheBoundKeepsDirtyPagesAndEvictsLeastRecentlyUsed) {
+  auto dev = our_mkfs(128ull << 20, 0);
+  ASSERT_TRUE(dev);
+  auto vol = open(*dev);
+  ASSERT_TRUE(vol);
+  wr::NodeManager nm;
+  ASSERT_TRUE(nm.load(*vol, *dev, 4));
+  nm.set_bounds(8, 1024);
+  // Ten pages written (clean), used in the order 10..19, then 10 again.
+  for (nid_t n = 10; n < 20; ++n) {
+    nm.new_page(n)->footer.nid.set(n);
+    nm.clear_dirty(n);
+  }
+  ASSERT_NE(nm.cached_page(10), nullptr);
+  nm.shrink();
+  // 10 held, 7 kept: the three least recently used, 11, 12 and 13, go.
+  EXPECT_EQ(nm.cached_pages(), 7u);
+  EXPECT_EQ(nm.pages_evicted(), 3u);
+  for (nid_t n : {11u, 12u, 13u}) EXPECT_FALSE(nm.page_cached(n)) << n;
+  for (nid_t n : {10u, 14u, 15u, 16u, 17u, 18u, 19u}) EXPECT_TRUE(nm.page_cached(n)) << n;
+  EXPECT_EQ(nm.cached_page(11), nullptr);
+  // Twelve dirty pages more: 19 held, only the 7 clean ones may go.
+  for (nid_t n = 30; n < 42; ++n) nm.new_page(n)->footer.nid.set(n);
+  nm.shrink();
+  EXPECT_EQ(nm.cached_pages(), 12u);
+  EXPECT_EQ(nm.dirty_pages(), 12u);
+  for (nid_t n = 30; n < 42; ++n) EXPECT_TRUE(nm.page_cached(n) && nm.page_dirty(n)) << n;
+  const std::vector<nid_t> want_dirty = {30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41};
+  EXPECT_EQ(nm.dirty_nids(), want_dirty);
+  // Written by a checkpoint: clean, and evicted down to 7.
+  nm.pages_written();
+  nm.shrink();
+  EXPECT_EQ(nm.cached_pages(), 7u);
+  EXPECT_EQ(nm.dirty_pages(), 0u);
+  // A freed node's page goes at once, dirty or not.
+  nm.new_page(50);
+  nm.drop_page(50);
+  EXPECT_FALSE(nm.page_cached(50));
+  EXPECT_EQ(nm.dirty_pages(), 0u);
+}
+
+// A node page read from the device: the root inode (nid 3) from its NAT
+// address, clean; a block whose footer names another nid is refused (as
+// f2fs_get_node_page() checks nid_of_node() against the nid asked for).
+TEST(NodeManager, ReadPageChecksTheFooterNid) {
+  auto dev = our_mkfs(128ull << 20, 0);
+  ASSERT_TRUE(dev);
+  auto vol = open(*dev);
+  ASSERT_TRUE(vol);
+  wr::NodeManager nm;
+  ASSERT_TRUE(nm.load(*vol, *dev, 4));
+  const block_t root = nm.get(3).addr;
+  auto p = nm.read_page(*dev, 3, root, 0);
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_EQ((*p)->footer.ino.get(), 3u);
+  EXPECT_TRUE(nm.page_cached(3));
+  EXPECT_FALSE(nm.page_dirty(3));
+  auto bad = nm.read_page(*dev, 4, root, 0);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, Errc::corrupt);
+  EXPECT_NE(bad.error().to_string().find("not node 4"), std::string::npos) << bad.error().to_string();
+  EXPECT_FALSE(nm.page_cached(4));
+}
+
+// Clean NAT blocks are evicted past their bound; a block holding an entry
+// changed since the checkpoint stays until committed() (the kernel keeps a
+// dirty NAT entry in its nat_entry_set until the checkpoint writes it,
+// __flush_nat_entry_set() in fs/f2fs/node.c). Bound 2: 2 - 2 / 8 = 2 kept.
+// Blocks of nids 4, 455, 910, 1365: NAT blocks 0..3 (455 entries a block).
+TEST(NodeManager, NatEntryChangedSinceTheCheckpointSurvivesEviction) {
+  auto dev = our_mkfs(128ull << 20, 0);
+  ASSERT_TRUE(dev);
+  auto vol = open(*dev);
+  ASSERT_TRUE(vol);
+  wr::NodeManager nm;
+  ASSERT_TRUE(nm.load(*vol, *dev, 4));
+  ASSERT_GE(nm.max_nid(), 4 * kNatEntryPerBlock);
+  nm.set_bounds(8, 2);
+  const auto a = static_cast<block_t>(vol->main_blkaddr() + 7);
+  nm.set(4) = {4, a, 0};
+  for (std::uint32_t b = 1; b <= 3; ++b) EXPECT_EQ(nm.get(b * kNatEntryPerBlock).addr, kNullAddr);
+  EXPECT_EQ(nm.blocks_read(), 4u);
+  nm.shrink();
+  // Four held, two kept: the changed block 0 and the most recent clean one (3).
+  EXPECT_EQ(nm.cached_blocks(), 2u);
+  EXPECT_EQ(nm.get(4).addr, a);
+  EXPECT_EQ(nm.get(3 * kNatEntryPerBlock).addr, kNullAddr);
+  EXPECT_EQ(nm.blocks_read(), 4u) << "blocks 0 and 3 are still cached";
+  const auto ch = nm.changed_entries();
+  ASSERT_EQ(ch.size(), 1u);
+  EXPECT_EQ(ch[0].nid, 4u);
+  EXPECT_EQ(ch[0].blkaddr, a);
+  // The free-nid search sees the changed entry: 4 is in use, 5 is free.
+  nm.set_cursor(4);
+  auto n = nm.alloc(3, 1, 2);
+  ASSERT_TRUE(n);
+  EXPECT_EQ(*n, 5u);
+  EXPECT_EQ(nm.blocks_read(), 4u);
+  // An evicted block is read again on use.
+  EXPECT_EQ(nm.get(kNatEntryPerBlock).addr, kNullAddr);
+  EXPECT_EQ(nm.blocks_read(), 5u);
+  // After the checkpoint block 0 is clean and may go like any other: a
+  // bound of 1 keeps only the most recent block (1); block 0 read again
+  // shows the entry as the device holds it (this test wrote no NAT: free).
+  nm.committed();
+  nm.set_bounds(8, 1);
+  nm.shrink();
+  EXPECT_EQ(nm.cached_blocks(), 1u);
+  EXPECT_EQ(nm.get(4).addr, kNullAddr);
+  EXPECT_EQ(nm.blocks_read(), 6u);
+}
+
+// In the writer: a node page cache of 32 pages. At the start of every call
+// the clean pages past 32 are evicted and, once 16 (half) are dirty, a
+// checkpoint writes them (MountOptions::node_cache_pages); one create or
+// write of a small file touches at most its inode and its directory's
+// inode. 300 files, each a new dirty inode: at least 300 / (16 + 2)
+// checkpoints; every file reads back after a remount with an 8-page cache.
+TEST(NodeManager, WriterKeepsTheNodePageCacheBound) {
+  auto dev = our_mkfs(256ull << 20, 0);
+  ASSERT_TRUE(dev);
+  MountOptions o;
+  o.fixed_time = 1700000100;
+  o.checkpoint_interval_s = 0;
+  o.node_cache_pages = 32;
+  auto w = Writer::mount(*dev, o);
+  ASSERT_TRUE(w) << w.error().to_string();
+  ASSERT_TRUE((*w)->mkdir("/d"));
+  constexpr int kFiles = 300;
+  std::uint64_t max_cached = 0, max_dirty = 0;
+  for (int i = 0; i < kFiles; ++i) {
+    const std::string path = "/d/f" + std::to_string(i), data = "file " + std::to_string(i);
+    auto f = (*w)->create(path);
+    ASSERT_TRUE(f) << path << ": " << f.error().to_string();
+    ASSERT_TRUE((*w)->write(*f, 0, writertest::bytes(data)));
+    const WriterStats st = (*w)->stats();
+    max_cached = std::max(max_cached, st.node_pages_cached);
+    max_dirty = std::max(max_dirty, st.node_pages_dirty);
+  }
+  const WriterStats st = (*w)->stats();
+  EXPECT_LE(max_cached, 32u + 2u);
+  EXPECT_LE(max_dirty, 16u + 2u);
+  EXPECT_GE(st.checkpoints, static_cast<std::uint64_t>(kFiles / 18));
+  EXPECT_GT(st.node_pages_evicted, 0u);
+  ASSERT_TRUE((*w)->unmount());
+  w->reset();
+  writertest::our_fsck_clean(*dev, "300 files through a 32-page node cache");
+  o.node_cache_pages = 8;
+  auto r = Writer::mount(*dev, o);
+  ASSERT_TRUE(r) << r.error().to_string();
+  for (int i = 0; i < kFiles; ++i) {
+    const std::string path = "/d/f" + std::to_string(i), data = "file " + std::to_string(i);
+    auto f = (*r)->lookup(path);
+    ASSERT_TRUE(f) << path;
+    std::string back(data.size(), '\0');
+    auto got = (*r)->read(*f, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(back.data()), back.size()));
+    ASSERT_TRUE(got) << path;
+    EXPECT_EQ(back, data) << path;
+    EXPECT_LE((*r)->stats().node_pages_cached, 8u + 2u);
+  }
+  ASSERT_TRUE((*r)->unmount());
 }
 
 // ---- Segment manager -------------------------------------------------------

@@ -282,6 +282,7 @@ int main(int argc, char** argv) {
     mo.fixed_time = o.timestamp.value_or(0);
     mo.checkpoint_interval_s = 0;
     mo.cache_bytes = 4u << 20;  // as f2fscore-sload: the copy streams through a small cache
+    mo.node_cache_pages = 1024;  // and so do its nodes (a directory inode and the files being made)
     auto w = f2fscore::Writer::mount(*devs[0], mo);
     if (!w) return fail("--populate: cannot mount the new volume read-write: " + w.error().message);
     f2fscore::PopulateOptions po;

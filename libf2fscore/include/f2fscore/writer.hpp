@@ -48,9 +48,16 @@ struct MountOptions {
   /// written back when it fills, at fsync, sync and checkpoints).
   std::uint64_t cache_bytes = 64ull << 20;
   /// A checkpoint is taken by the first call after this many seconds since
-  /// the last one (the kernel's cp_interval, 60 s); 0: only at sync() and
-  /// unmount().
+  /// the last one (the kernel's cp_interval, 60 s); 0: only at sync(),
+  /// unmount() and when dirty node pages fill half the node page cache.
   std::uint32_t checkpoint_interval_s = 60;
+  /// Bound of the node page cache, in 4 KiB node blocks: clean pages past
+  /// it are evicted, least recently used first, at the start of each call;
+  /// when half of it is dirty, the first changing call takes a checkpoint
+  /// that writes them (as f2fs_balance_fs_bg() syncs when
+  /// excess_dirty_nodes(), fs/f2fs/segment.c). One call may pass the bound
+  /// while it runs (a large write, a truncate, GC).
+  std::uint32_t node_cache_pages = 4096;
   /// Discard segments freed by a checkpoint (the kernel's "discard" mount
   /// option, on by default); devices without discard ignore it.
   bool discard = true;
@@ -153,6 +160,11 @@ struct WriterStats {
   std::uint64_t meta_blocks_written = 0;  ///< 4 KiB NAT/SIT/SSA/checkpoint blocks
   std::uint64_t discards = 0;             ///< discard requests issued
   std::uint64_t recovered_nodes = 0;      ///< fsynced node blocks rolled forward at mount
+  /// The node page cache and the NAT cache when stats() was called
+  /// (MountOptions::node_cache_pages): node pages held, dirty among them,
+  /// clean pages evicted so far; NAT blocks held.
+  std::uint64_t node_pages_cached = 0, node_pages_dirty = 0, node_pages_evicted = 0;
+  std::uint64_t nat_blocks_cached = 0;
   /// Problems the pre-mount check found (MountOptions::on_damage other than
   /// refuse let the mount go on); the first of them.
   std::uint64_t premount_problems = 0;

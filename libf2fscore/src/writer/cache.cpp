@@ -382,7 +382,7 @@ static void count_room(const Writer::Impl& w, wr::PageCache& c) {
   // runs foreground GC before each block of a write, counting these dirty
   // pages, so that free sections stay over the reserve; here only the
   // sections the checkpoint's dirty nodes need are set aside.
-  const std::uint64_t rsvd = (w.dirty.size() + wr::kBlocksPerSeg - 1) / wr::kBlocksPerSeg / sps;
+  const std::uint64_t rsvd = (w.nm.dirty_pages() + wr::kBlocksPerSeg - 1) / wr::kBlocksPerSeg / sps;
   c.free_secs = free_secs > rsvd ? free_secs - rsvd : 0;
   c.budget_valid = true;
 }
@@ -628,8 +628,13 @@ Status Writer::Impl::reload_committed() {
 // outermost call (nested calls hold node pointers a checkpoint would drop).
 // A failed checkpoint closes the handle, as sync() does.
 Status Writer::Impl::maybe_periodic_checkpoint() {
-  if (opts.checkpoint_interval_s == 0 || call_depth > 1 || unmounted || opts.read_only) return {};
-  if (wr::mono_ms() - last_checkpoint_time < static_cast<std::uint64_t>(opts.checkpoint_interval_s) * 1000) return {};
+  if (call_depth > 1 || unmounted || opts.read_only) return {};
+  const bool timed = opts.checkpoint_interval_s != 0 &&
+                     wr::mono_ms() - last_checkpoint_time >= static_cast<std::uint64_t>(opts.checkpoint_interval_s) * 1000;
+  // Dirty node pages are written by a checkpoint once they fill half the
+  // node page cache (excess_dirty_nodes() in f2fs_balance_fs_bg()).
+  const bool dirty_nodes = nm.dirty_pages() > 0 && nm.dirty_pages() >= std::max<std::size_t>(1, nm.page_bound() / 2);
+  if (!timed && !dirty_nodes) return {};
   auto r = checkpoint(false);
   if (!r) unmounted = true;
   return r;

@@ -41,19 +41,6 @@ bool is_dnode_ofs(std::uint32_t ofs) {
   return true;
 }
 
-// f2fs_start_bidx_of_node() in fs/f2fs/data.c: the first file block a
-// direct node at node offset `ofs` maps.
-std::uint64_t start_bidx(std::uint32_t ofs, std::uint32_t api) {
-  constexpr std::uint64_t N = kNidsPerBlock;
-  const std::uint64_t indirect_blks = 2 * N + 4;
-  if (ofs == 0) return 0;
-  std::uint64_t bidx = 0;
-  if (ofs <= 2) bidx = ofs - 1;
-  else if (ofs <= indirect_blks) bidx = ofs - 2 - (ofs - 4) / (N + 1);
-  else bidx = ofs - 5 - (ofs - indirect_blks - 3) / (N + 1);
-  return bidx * kDefAddrsPerBlock + api;
-}
-
 bool valid_addr(block_t b) { return b != kNullAddr && b != kNewAddr; }
 
 FileType type_of_mode(std::uint16_t mode) {
@@ -263,7 +250,7 @@ struct Fsync {
       w.invalidate(w.nm.get(n).addr);
       w.nm.set(n).addr = a;
       F2FSCORE_TRY(w.claim(a, {a, n, 0, 0, true}));
-      w.dirty.erase(n);
+      w.nm.clear_dirty(n);
       w.fsync_chain_next = next;
       if (n == ino) wrote_inode = true;
       ++w.stats.node_blocks_written;
@@ -287,8 +274,8 @@ struct Fsync {
     auto inp = w.node(ino);
     if (!inp) return make_error(inp.error());
     std::vector<nid_t> ns;
-    for (const auto& [n, d] : w.dirty) {
-      if (!d || n >= w.max_nid || w.nm.get(n).ino != ino) continue;
+    for (nid_t n : w.nm.dirty_nids()) {
+      if (n >= w.max_nid || w.nm.get(n).ino != ino) continue;
       auto np = w.node(n);
       if (!np) return make_error(np.error());
       const std::uint32_t fl = (*np)->footer.flag.get();
@@ -386,8 +373,7 @@ struct Recovery {
     if (ino == 0 || ino >= w.max_nid) return corrupt(fmt("inode number %llu outside the NAT", ino));
     if (w.nm.get(ino).addr != kNullAddr)
       return corrupt(fmt("inode %llu carries the dentry mark but its NAT entry is in use", ino));
-    auto p = std::make_unique<wr::NodePage>();
-    Node& d = p->n;
+    Node& d = *w.nm.new_page(ino);
     d.footer.nid.set(ino);
     d.footer.ino.set(ino);
     d.footer.flag.set(node_flag::cold);
@@ -413,8 +399,6 @@ struct Recovery {
     w.nm.set(ino).addr = kNewAddr;
     ++w.pending_new_nodes;
     ++w.valid_inodes;
-    w.nodes[ino] = std::move(p);
-    w.mark_dirty(ino);
     return {};
   }
 
@@ -639,7 +623,7 @@ struct Recovery {
     if (!ip) return make_error(ip.error());
     const std::uint32_t api = w.addrs_per_inode(**ip);
     const std::uint32_t xw = w.extra_words(**ip);
-    const std::uint64_t start = start_bidx(ofs, api);
+    const std::uint64_t start = start_bidx_of_node(ofs, api, kDefAddrsPerBlock);
     const std::uint32_t count = ofs == 0 ? api : kDefAddrsPerBlock;
     nid_t dn = 0;
     std::uint32_t slot0 = 0;

@@ -40,7 +40,7 @@ std::uint32_t Writer::Impl::reserved_sections() const { return cp.rsvd_segment_c
 // written with their nodes here, so they count as zero.
 bool Writer::Impl::need_ssr() const {
   const Geometry& g = vol->geometry();
-  const std::uint64_t segs = (dirty.size() + g.blocks_per_sec() - 1) / kSeg;
+  const std::uint64_t segs = (nm.dirty_pages() + g.blocks_per_sec() - 1) / kSeg;
   const std::uint64_t node_secs = segs / g.segs_per_sec();
   const std::uint32_t min_ssr =
       ipu.min_ssr_sections == IpuOptions::kKernelDefault ? reserved_sections() : ipu.min_ssr_sections;
@@ -49,7 +49,7 @@ bool Writer::Impl::need_ssr() const {
 
 bool Writer::Impl::has_not_enough_free_secs(std::uint32_t freed, std::uint32_t needed) const {
   const std::uint64_t per_sec = vol->geometry().blocks_per_sec();
-  const std::uint64_t node_total = dirty.size();
+  const std::uint64_t node_total = nm.dirty_pages();
   const std::uint64_t node_secs = node_total / per_sec, node_blocks = node_total % per_sec;
   // Ours: the page cache holds dirty data the kernel would have balanced
   // page by page; its sections are needed too.
@@ -97,7 +97,7 @@ Status Writer::Impl::new_segment(std::uint8_t type) {
   if (!r && r.error().code == Errc::no_space)
     return make_error(Errc::no_space, r.error().message +
                                           fmt(" (reserved %llu, dirty nodes %llu, dirty pages %llu)", reserved_sections(),
-                                              dirty.size(), dirty_pages(0)));
+                                              nm.dirty_pages(), dirty_pages(0)));
   return r;
 }
 
@@ -291,7 +291,7 @@ struct Gc {
       // free_sections() < NR_CURSEG_PERSIST_TYPE with prefree segments),
       // here also keeping the sections the dirtied nodes need.
       if (foreground && !victims.empty() &&
-          w.free_sections() <= kNrCursegType + (w.dirty.size() + per_sec - 1) / per_sec && prefree_segments())
+          w.free_sections() <= kNrCursegType + (w.nm.dirty_pages() + per_sec - 1) / per_sec && prefree_segments())
         F2FSCORE_TRY(commit());
       std::uint32_t sec = select_victim(policy);
       // Foreground GC must make room: when cost-benefit sees no age

@@ -88,9 +88,11 @@ Status Writer::Impl::usable(bool modify) {
   if (modify) {
     F2FSCORE_TRY(guard_status());
     F2FSCORE_TRY(maybe_periodic_checkpoint());
-    return balance_fs();
   }
-  return {};
+  // At the start of an outermost call no node page pointer or NAT entry
+  // reference is held: the node manager trims its caches to their bounds.
+  if (call_depth <= 1) nm.shrink();
+  return modify ? balance_fs() : Status{};
 }
 
 // The checkpoint's counts disagree with the SIT: the truth comes from a walk
@@ -214,42 +216,31 @@ Result<nid_t> Writer::Impl::alloc_nid() {
                                      *n))
                           .error());
   const wr::NatMem& e = nm.get(*n);
-  if (e.addr != kNullAddr || e.ino != 0 || nodes.count(*n))
+  if (e.addr != kNullAddr || e.ino != 0 || nm.page_cached(*n))
     return make_error(guard_trip(fmt("nid %llu to be allocated is in use (NAT block address %llu, ino %llu)", *n, e.addr, e.ino)).error());
   return n;
 }
 
 Result<Node*> Writer::Impl::node(nid_t nid) {
-  if (auto it = nodes.find(nid); it != nodes.end()) return &it->second->n;
+  if (Node* p = nm.cached_page(nid)) return p;
   if (nid == 0 || nid >= max_nid) return make_error(Errc::corrupt, fmt("writer: nid %llu outside the NAT", nid));
   const block_t addr = nm.get(nid).addr;
   F2FSCORE_TRY(nm.error());
   if (!in_main(addr))
     return make_error(Errc::corrupt, fmt("writer: nid %llu has no node block (address %llu)", nid, addr));
-  auto p = std::make_unique<wr::NodePage>();
-  F2FSCORE_TRY(read_at(dev, static_cast<std::uint64_t>(addr) * kBlockSize,
-                   std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(&p->n), kBlockSize),
-                   io_tag(IostatType::fs_node_read_io)));
-  if (p->n.footer.nid.get() != nid)
-    return make_error(Errc::corrupt, fmt("writer: block %llu is not node %llu (footer says %llu)", addr, nid, p->n.footer.nid.get()));
-  Node* r = &p->n;
-  nodes.emplace(nid, std::move(p));
-  return r;
+  return nm.read_page(dev, nid, addr, io_tag(IostatType::fs_node_read_io));
 }
 
 Node* Writer::Impl::new_node(nid_t nid, nid_t ino, std::uint32_t ofs, bool dir) {
-  auto p = std::make_unique<wr::NodePage>();
-  p->n.footer.nid.set(nid);
-  p->n.footer.ino.set(ino);
+  Node* r = nm.new_page(nid);
+  r->footer.nid.set(nid);
+  r->footer.ino.set(ino);
   // Nodes of files carry the cold bit, of directories not (set_cold_node()).
-  p->n.footer.flag.set((ofs << node_flag::offset_shift) | (dir ? 0 : node_flag::cold));
+  r->footer.flag.set((ofs << node_flag::offset_shift) | (dir ? 0 : node_flag::cold));
   wr::NatMem& e = nm.set(nid);
   e.ino = ino;
   e.addr = kNewAddr;
   ++pending_new_nodes;
-  Node* r = &p->n;
-  nodes[nid] = std::move(p);
-  mark_dirty(nid);
   return r;
 }
 
@@ -261,8 +252,7 @@ void Writer::Impl::free_node(nid_t nid) {
   e.addr = kNullAddr;
   e.ino = 0;
   nm.mark_freed(nid);
-  nodes.erase(nid);
-  dirty.erase(nid);
+  nm.drop_page(nid);
 }
 
 // The checkpoint: dirty nodes to new blocks of the node logs, then the
@@ -275,9 +265,7 @@ Status Writer::Impl::checkpoint(bool umount) {
     ctx.origin = wr::WriteContext::Origin::sync_writeback;
     F2FSCORE_TRY(writeback(0, ctx));
   }
-  std::vector<nid_t> ds;
-  for (const auto& [n, d] : dirty) ds.push_back(n);
-  std::sort(ds.begin(), ds.end());
+  const std::vector<nid_t> ds = nm.dirty_nids();
   const bool csum = sb.feature.get() & feature::inode_checksum;
   for (nid_t n : ds) {
     auto np = node(n);
@@ -374,9 +362,8 @@ Status Writer::Impl::checkpoint(bool umount) {
   stats.meta_blocks_written += r->nat_blocks_written + r->sit_blocks_written + r->ssa_blocks_written + r->cp_blocks_written;
   last_checkpoint_time = wr::mono_ms();
   discard_segments(prefree);
-  dirty.clear();
+  nm.pages_written();  // the pages stay cached, clean (shrink() evicts them)
   pending_new_nodes = 0;
-  nodes.clear();
   if (umount) return {};  // the handle closes: nothing to reload
   // The new checkpoint's view: the pack from the device, the rest is what
   // the plan was made of (no walk of the tree again).
@@ -436,7 +423,12 @@ Status Writer::unmount() {
 
 WriterStats Writer::stats() const {
   F2FSCORE_WRITER_LOCK(impl_);
-  return impl_->stats;
+  WriterStats s = impl_->stats;
+  s.node_pages_cached = impl_->nm.cached_pages();
+  s.node_pages_dirty = impl_->nm.dirty_pages();
+  s.node_pages_evicted = impl_->nm.pages_evicted();
+  s.nat_blocks_cached = impl_->nm.cached_blocks();
+  return s;
 }
 
 }  // namespace f2fscore

@@ -68,7 +68,10 @@ bool NodeManager::nat_block_empty(std::uint32_t b) const {
 }
 
 Result<NodeManager::NatBlock*> NodeManager::block(std::uint32_t b) {
-  if (auto it = cache_.find(b); it != cache_.end()) return it->second.get();
+  if (auto it = cache_.find(b); it != cache_.end()) {
+    it->second->used = ++clock_;
+    return it->second.get();
+  }
   if (b >= nat_blocks_) return make_error(Errc::out_of_range, fmt("writer: NAT block %llu past the NAT", b));
   std::vector<std::uint8_t> raw(kBlockSize);
   F2FSCORE_TRY(read_at(*dev_, vol_->geometry().current_nat_addr(b, vol_->version_bitmaps()) * kBlockSize,
@@ -82,6 +85,7 @@ Result<NodeManager::NatBlock*> NodeManager::block(std::uint32_t b) {
     if (auto it = journal_.find(n); it != journal_.end()) e = it->second;
     p->e[i] = {e.ino.get(), e.block_addr.get(), e.version};
   }
+  p->used = ++clock_;
   NatBlock* r = p.get();
   cache_.emplace(b, std::move(p));
   return r;
@@ -112,6 +116,7 @@ NatMem& NodeManager::set(nid_t n) {
     return scratch;
   }
   changed_.insert(n);
+  (*b)->dirty = true;
   return (*b)->e[n % kNatEntryPerBlock];
 }
 
@@ -186,6 +191,81 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> NodeManager::changed_block_
 void NodeManager::committed() {
   changed_.clear();
   freed_.clear();
+  for (auto& [b, blk] : cache_) blk->dirty = false;
+}
+
+// ---- Node page cache ---------------------------------------------------------
+
+Node* NodeManager::cached_page(nid_t n) {
+  auto it = pages_.find(n);
+  if (it == pages_.end()) return nullptr;
+  it->second->used = ++clock_;
+  return &it->second->n;
+}
+
+Result<Node*> NodeManager::read_page(BlockDevice& dev, nid_t n, block_t addr, std::uint16_t tag) {
+  auto p = std::make_unique<NodePage>();
+  F2FSCORE_TRY(read_at(dev, static_cast<std::uint64_t>(addr) * kBlockSize,
+                   std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(&p->n), kBlockSize), tag));
+  if (p->n.footer.nid.get() != n)
+    return make_error(Errc::corrupt, fmt("writer: block %llu is not node %llu (footer says %llu)", addr, n, p->n.footer.nid.get()));
+  p->used = ++clock_;
+  Node* r = &p->n;
+  pages_[n] = std::move(p);
+  return r;
+}
+
+Node* NodeManager::new_page(nid_t n) {
+  auto p = std::make_unique<NodePage>();
+  p->used = ++clock_;
+  Node* r = &p->n;
+  pages_[n] = std::move(p);
+  dirty_.insert(n);
+  return r;
+}
+
+void NodeManager::drop_page(nid_t n) {
+  pages_.erase(n);
+  dirty_.erase(n);
+}
+
+std::vector<nid_t> NodeManager::dirty_nids() const {
+  std::vector<nid_t> out(dirty_.begin(), dirty_.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+// Keys of the `count` least recently used of `cand` ((used, key) pairs).
+template <class K>
+void oldest_first(std::vector<std::pair<std::uint64_t, K>>& cand, std::size_t count) {
+  if (count < cand.size())
+    std::nth_element(cand.begin(), cand.begin() + static_cast<std::ptrdiff_t>(count), cand.end());
+  cand.resize(std::min(count, cand.size()));
+}
+}  // namespace
+
+void NodeManager::shrink() {
+  if (pages_.size() > page_bound_) {
+    const std::size_t target = page_bound_ - page_bound_ / 8;
+    std::vector<std::pair<std::uint64_t, nid_t>> cand;
+    cand.reserve(pages_.size());
+    for (const auto& [n, p] : pages_)
+      if (!dirty_.count(n)) cand.push_back({p->used, n});
+    oldest_first(cand, pages_.size() - target);
+    for (const auto& c : cand) pages_.erase(c.second);
+    pages_evicted_ += cand.size();
+  }
+  if (cache_.size() > nat_block_bound_) {
+    const std::size_t target = nat_block_bound_ - nat_block_bound_ / 8;
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> cand;
+    cand.reserve(cache_.size());
+    for (const auto& [b, blk] : cache_)
+      if (!blk->dirty) cand.push_back({blk->used, b});
+    oldest_first(cand, cache_.size() - target);
+    for (const auto& c : cand) cache_.erase(c.second);
+    blocks_evicted_ += cand.size();
+  }
 }
 
 }  // namespace f2fscore::wr

@@ -2,19 +2,24 @@
 // by NAT block as they are read (the current copy through the version
 // bitmap, the NAT journal on top), the set of entries changed since the
 // checkpoint (what the next checkpoint writes), the nids freed since the
-// checkpoint (not reused before it) and the free-nid search through
-// nat_bits and the loaded NAT blocks.
+// checkpoint (not reused before it), the free-nid search through nat_bits
+// and the loaded NAT blocks, and the node page cache (the kernel's
+// NODE_MAPPING): node blocks read or made, the dirty ones kept until they
+// are written, the clean ones evicted least recently used first beyond a
+// bound, as clean NAT blocks are.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "f2fscore/disk/constants.hpp"
 #include "f2fscore/disk/nat.hpp"
+#include "f2fscore/disk/node.hpp"
 #include "f2fscore/meta_rebuild.hpp"
 #include "f2fscore/result.hpp"
 
@@ -27,6 +32,12 @@ struct MetaView;
 }  // namespace f2fscore
 
 namespace f2fscore::wr {
+
+/// A node block in memory (the kernel's node page).
+struct NodePage {
+  disk::Node n{};
+  std::uint64_t used = 0;  ///< the cache's clock at its last use (eviction order)
+};
 
 struct NatMem {
   disk::nid_t ino = 0;
@@ -87,9 +98,56 @@ class NodeManager {
   std::size_t cached_blocks() const noexcept { return cache_.size(); }
   std::uint64_t blocks_read() const noexcept { return blocks_read_; }
 
+  // ---- Node page cache ----
+  // Pointers and references this class returns (pages, NAT entries) stay
+  // valid until shrink(), drop_page() or new_page() of the same nid: the
+  // caller calls shrink() only where it holds none (the writer: at the
+  // start of an outermost public call).
+
+  /// Bounds of what shrink() keeps: node pages and NAT blocks (clean ones
+  /// are evicted beyond them; dirty ones are never dropped).
+  void set_bounds(std::size_t pages, std::size_t nat_blocks) noexcept {
+    page_bound_ = pages;
+    nat_block_bound_ = nat_blocks;
+  }
+  std::size_t page_bound() const noexcept { return page_bound_; }
+  std::size_t nat_block_bound() const noexcept { return nat_block_bound_; }
+  /// The cached page of node `n`, or nullptr (a use: it moves to the back
+  /// of the eviction order).
+  disk::Node* cached_page(disk::nid_t n);
+  bool page_cached(disk::nid_t n) const { return pages_.count(n) != 0; }
+  /// Reads node `n` from block `addr` of `dev` into the cache, clean.
+  /// Errors: io; corrupt when the block's footer names another nid (as
+  /// f2fs_get_node_page() checks nid_of_node()).
+  Result<disk::Node*> read_page(BlockDevice& dev, disk::nid_t n, disk::block_t addr, std::uint16_t tag);
+  /// A zeroed page for node `n`, dirty, replacing any cached one.
+  disk::Node* new_page(disk::nid_t n);
+  /// Marks the cached page of `n` dirty (the next checkpoint writes it).
+  void mark_dirty(disk::nid_t n) { dirty_.insert(n); }
+  /// The page of `n` was written (it stays cached, clean).
+  void clear_dirty(disk::nid_t n) { dirty_.erase(n); }
+  bool page_dirty(disk::nid_t n) const { return dirty_.count(n) != 0; }
+  /// Drops the page of `n`, dirty or not (the node is freed).
+  void drop_page(disk::nid_t n);
+  /// The nids of the dirty pages, ascending.
+  std::vector<disk::nid_t> dirty_nids() const;
+  std::size_t dirty_pages() const noexcept { return dirty_.size(); }
+  std::size_t cached_pages() const noexcept { return pages_.size(); }
+  /// After a checkpoint wrote every dirty page: all pages clean.
+  void pages_written() { dirty_.clear(); }
+  /// Evicts clean pages past the page bound and clean NAT blocks (none of
+  /// their entries changed since the checkpoint) past the block bound,
+  /// least recently used first, down to 7/8 of each bound (so that eviction
+  /// runs once per bound/8 new pages, not at every call).
+  void shrink();
+  std::uint64_t pages_evicted() const noexcept { return pages_evicted_; }
+  std::uint64_t blocks_evicted() const noexcept { return blocks_evicted_; }
+
  private:
   struct NatBlock {
     std::array<NatMem, disk::kNatEntryPerBlock> e;
+    std::uint64_t used = 0;  ///< clock at its last use
+    bool dirty = false;      ///< an entry changed since the checkpoint
   };
   Result<NatBlock*> block(std::uint32_t b);
   Volume* vol_ = nullptr;
@@ -104,6 +162,11 @@ class NodeManager {
   std::vector<std::uint8_t> full_bits_, empty_bits_;
   std::uint64_t blocks_read_ = 0;
   std::string error_;
+  std::unordered_map<disk::nid_t, std::unique_ptr<NodePage>> pages_;
+  std::unordered_set<disk::nid_t> dirty_;
+  std::uint64_t clock_ = 0;
+  std::size_t page_bound_ = 4096, nat_block_bound_ = 1024;
+  std::uint64_t pages_evicted_ = 0, blocks_evicted_ = 0;
 };
 
 }  // namespace f2fscore::wr

@@ -1,6 +1,7 @@
 // Private state of the writer (writer/*.cpp): the node manager (NAT entries,
-// free nids), the segment manager (SIT state, summaries, the active logs and
-// block allocation), the node page cache, the page cache, the fsync and GC state.
+// free nids, the node page cache), the segment manager (SIT state,
+// summaries, the active logs and block allocation), the page cache, the fsync
+// and GC state.
 #pragma once
 
 #include <array>
@@ -28,10 +29,6 @@ namespace f2fscore {
 namespace wr {
 using disk::kBlocksPerSeg;
 inline constexpr std::uint8_t kHotData = 0, kWarmData = 1, kColdData = 2, kHotNode = 3, kWarmNode = 4, kColdNode = 5;
-
-struct NodePage {
-  disk::Node n{};
-};
 
 /// Where a file block's pointer lives (get_node_path() in fs/f2fs/node.c):
 /// level 0 the inode, 1 a direct node under i_nid[offset[0]], 2 through an
@@ -155,10 +152,8 @@ struct Writer::Impl {
   std::uint64_t main_blk = 0;
   nid_t max_nid = 0;
   std::uint32_t csum_seed = 0;
-  wr::NodeManager nm;     ///< NAT entries, free nids (writer/node_manager.hpp)
+  wr::NodeManager nm;     ///< NAT entries, free nids, node pages (writer/node_manager.hpp)
   wr::SegmentManager sm;  ///< SIT state, summaries, active logs, allocation (writer/segment_manager.hpp)
-  std::unordered_map<nid_t, std::unique_ptr<wr::NodePage>> nodes;
-  std::unordered_map<nid_t, bool> dirty;
   std::uint64_t reserved_blocks = 0;  ///< NEW_ADDR slots: blocks reserved for pages not yet written
   std::uint64_t pending_new_nodes = 0;  ///< nodes made since the checkpoint, not yet on disk
   std::uint32_t valid_inodes = 0;
@@ -278,7 +273,11 @@ struct Writer::Impl {
 
   Impl(BlockDevice& d, const MountOptions& o)
       : tagged(d), dev(tagged), iostat(dynamic_cast<IostatDevice*>(&d) ? &dynamic_cast<IostatDevice*>(&d)->stats() : nullptr),
-        opts(o) {}
+        opts(o) {
+    nm.set_bounds(o.node_cache_pages, kNatCacheBlocks);
+  }
+  /// NAT blocks the node manager keeps clean past their changes (5.4 KiB each).
+  static constexpr std::size_t kNatCacheBlocks = 1024;
 
   /// Errc::invalid_argument after unmount, Errc::read_only on a read-only
   /// mount when `modify`; else ok. With `modify`, at the start of an
@@ -323,7 +322,7 @@ struct Writer::Impl {
   Result<nid_t> alloc_nid();
   Result<disk::Node*> node(nid_t nid);
   disk::Node* new_node(nid_t nid, nid_t ino, std::uint32_t ofs, bool dir);
-  void mark_dirty(nid_t nid) { dirty[nid] = true; }
+  void mark_dirty(nid_t nid) { nm.mark_dirty(nid); }
   void free_node(nid_t nid);
   std::uint64_t now() const;
   bool ok() const { return !unmounted; }

@@ -255,6 +255,29 @@ TEST(InUse, AnotherFileSystemOnlyWhenAsked) {
   EXPECT_NE(d.error().message.find("another kind"), std::string::npos) << d.error().message;
 }
 
+// Two writers on one image file: the second open for writing with
+// refuse_in_use finds the first's exclusive flock() and is refused (an image
+// file has no O_EXCL); read-only opens are not; the lock goes with the first.
+TEST(InUse, SecondWriterOfAnImageFileIsRefused) {
+  f2fstest::TempDir tmp;
+  const auto path = tmp / "v.img";
+  f2fstest::make_sparse_file(path, 4ull << 20);
+  OpenOptions w;
+  w.refuse_in_use = true;
+  auto first = open_posix_device(path.string(), w);
+  ASSERT_OK(first);
+  auto second = open_posix_device(path.string(), w);
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().code, Errc::busy);
+  EXPECT_NE(second.error().message.find("in use"), std::string::npos) << second.error().message;
+  OpenOptions r;
+  r.read_only = true;
+  r.refuse_in_use = true;
+  EXPECT_OK(open_posix_device(path.string(), r));
+  first->reset();
+  EXPECT_OK(open_posix_device(path.string(), w));
+}
+
 // An image behind a loop device that another open holds with O_EXCL (here
 // a descriptor of this process, as a program holding it would): in use for
 // check_in_use(), Writer::mount and open_device(refuse_in_use); the loop

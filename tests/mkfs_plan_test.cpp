@@ -104,6 +104,11 @@ TEST(MkfsPlan, ParseFeatures) {
   EXPECT_NE(bad.error().message.find("frobnicate"), std::string::npos);
   EXPECT_TRUE(parse_uuid("0c1d2e3f-4a5b-6c7d-8e9f-a0b1c2d3e4f5"));
   EXPECT_FALSE(parse_uuid("0c1d2e3f-4a5b-6c7d-8e9f"));
+  // libuuid's forms only: 32 hex digits, or dashes exactly at 8, 13, 18, 23.
+  EXPECT_TRUE(parse_uuid("0c1d2e3f4a5b6c7d8e9fa0b1c2d3e4f5"));
+  EXPECT_FALSE(parse_uuid("0123456789abcdef0123456789abcdef----"));
+  EXPECT_FALSE(parse_uuid("0c1d2e3f4-a5b-6c7d-8e9f-a0b1c2d3e4f5"));
+  EXPECT_FALSE(parse_uuid("0c1d2e3f-4a5b-6c7d-8e9f-a0b1c2d3e4f"));
   auto e = parse_encoding("utf8:strict");
   ASSERT_TRUE(e);
   EXPECT_EQ(e->second, kEncStrictModeFl);

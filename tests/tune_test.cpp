@@ -92,6 +92,15 @@ TEST(VolumeLabel, TooLongOrInvalidWritesNothing) {
   r = write_volume_label(*dev, "\xFF");
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, Errc::invalid_argument);
+  // Overlong forms (of NUL and '/'), a surrogate half, past U+10FFFF, a NUL:
+  // not UTF-8 (RFC 3629), refused rather than stored as other characters.
+  for (const std::string bad : {std::string("\xC0\x80xyz"), std::string("\xE0\x80\xAF"),
+                                std::string("\xED\xA0\x80"), std::string("\xF4\x90\x80\x80"),
+                                std::string("a\0b", 3)}) {
+    r = write_volume_label(*dev, bad);
+    ASSERT_FALSE(r) << bad.size();
+    EXPECT_EQ(r.error().code, Errc::invalid_argument);
+  }
   EXPECT_EQ(block(*dev, 0), b0);
   EXPECT_EQ(block(*dev, 1), b1);
   EXPECT_TRUE(write_volume_label(*dev, std::string(512, 'x')));

@@ -54,6 +54,17 @@ got=$(complete_words f2fscore-dump "$tmp/di")
 expect_has "dump (image)" "$tmp/disk.img" "$got"
 got=$(complete_words f2fscore-mkfs -f "$tmp/d")
 expect_has "mkfs -f (device)" "$tmp/disk.img" "$got"
+got=$(complete_words f2fscore-sload --backend=u)
+expect_has "sload --backend=u" uring "$got"
+got=$(complete_words f2fscore-tune -O "")
+for f in encrypt casefold verity sb_checksum; do expect_has "tune -O" "$f" "$got"; done
+expect_not "tune -O (only what tune turns on)" extra_attr "$got"
+got=$(complete_words f2fscore-mkfs -O extra_attr,inode_c)
+expect_has "mkfs -O LIST,PARTIAL" extra_attr,inode_checksum "$got"
+got=$(complete_words f2fscore-tune -C "")
+expect_has "tune -C" utf8:strict "$got"
+got=$(complete_words f2fscore-io --rw rand)
+expect_has "io --rw rand" randwrite "$got"
 got=$(complete_words f2fscore-fsck -C "")
 expect_not "fsck -C (a number, not options)" --json "$got"
 if ((fail)); then exit 1; fi

@@ -43,9 +43,29 @@ _f2fscore_help_table() {
   done < <("$tool" --help 2>/dev/null)
 }
 
+# _f2fscore_known_values TOOL OPTION: the values of options whose --help
+# describes them in words rather than as a {set}: feature names, encodings,
+# I/O patterns (comma-separated lists complete their last item).
+_f2fscore_known_values() {
+  case "${1##*/} $2" in
+    "f2fscore-mkfs -O")
+      echo "encrypt extra_attr project_quota inode_checksum flexible_inline_xattr quota inode_crtime lost_found verity sb_checksum casefold compression" ;;
+    "f2fscore-mkfs -C" | "f2fscore-tune -C" | "f2fscore-tune --encoding") echo "utf8 utf8:strict" ;;
+    "f2fscore-tune -O" | "f2fscore-tune --features") echo "encrypt casefold verity sb_checksum" ;;
+    "f2fscore-tune -U" | "f2fscore-tune --uuid") echo "random" ;;
+    "f2fscore-io --rw") echo "read write randread randwrite" ;;
+    "f2fscore-io --backend") echo "auto io_uring uring posix" ;;
+  esac
+}
+
 _f2fscore() {
   local cur=${COMP_WORDS[COMP_CWORD]} prev="" tool=${COMP_WORDS[0]} key
   ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
+  # --option=value: complete the value of --option.
+  if [[ $cur == --*=* ]]; then
+    prev=${cur%%=*}
+    cur=${cur#*=}
+  fi
   key=_f2fscore_table_${tool//[^A-Za-z0-9]/_}
   if [[ -z ${!key+set} ]]; then
     printf -v "$key" '%s' "$(_f2fscore_help_table "$tool")"
@@ -63,6 +83,14 @@ _f2fscore() {
   done <<<"$table"
 
   COMPREPLY=()
+  local known
+  known=$(_f2fscore_known_values "$tool" "$prev")
+  if ((prev_takes)) && [[ -n $known ]]; then
+    local head="" last=$cur
+    if [[ $cur == *,* ]]; then head=${cur%,*},; last=${cur##*,}; fi
+    mapfile -t COMPREPLY < <(compgen -P "$head" -W "$known" -- "$last")
+    return 0
+  fi
   if ((prev_takes)); then
     if [[ -n $prev_values ]]; then
       mapfile -t COMPREPLY < <(compgen -W "${prev_values//,/ }" -- "$cur")

@@ -21,7 +21,8 @@ constexpr int kExitOk = ftools::exit_code::ok, kExitFailure = ftools::exit_code:
 const char* kFooter =
     "Grows the volume to the device's size (or -t SECTORS of 512 bytes), or shrinks it with --shrink.\n"
     "The CP, SIT, NAT and SSA areas stay where they are: a grow past what the SIT and SSA areas\n"
-    "describe is refused. A shrink needs the blocks past the new end free.\n"
+    "describe is refused. A shrink first moves the blocks past the new end below it (the data\n"
+    "must fit the new size). -t takes 1 to 36028797018963967 sectors.\n"
     "Exit status: 0 success (also when there is nothing to do); 1 failure (device in use, not F2FS,\n"
     "not cleanly unmounted, the data does not fit, a layout that cannot be reached safely, I/O\n"
     "error; nothing is written on a refusal); 2 usage error.";
@@ -32,10 +33,11 @@ int main(int argc, char** argv) {
   CLI::App app{"Grow or shrink an F2FS file system (f2fscore " F2FSCORE_VERSION_STRING ")", "f2fscore-resize"};
   app.footer(kFooter);
   std::string device;
-  std::uint64_t sectors = 0;
+  std::string sectors_text;
   bool shrink = false, json = false, version = false, dry_run = false, force = false;
   app.add_option("device", device, "Block device or image file");
-  app.add_option("-t,--target-sectors", sectors, "New size in 512-byte sectors (default: the device's size)");
+  auto* sectors_opt =
+      app.add_option("-t,--target-sectors", sectors_text, "New size in 512-byte sectors (default: the device's size)");
   app.add_flag("-s,--shrink", shrink, "Allow a size smaller than the volume's");
   app.add_flag("-n,--dry-run", dry_run, "Print the plan and write nothing");
   app.add_flag("-f,--force", force, "Accepted for resize.f2fs compatibility (no prompt is ever asked)");
@@ -49,6 +51,27 @@ int main(int argc, char** argv) {
   if (device.empty()) {
     std::fprintf(stderr, "f2fscore-resize: a device is required (see --help)\n");
     return kExitUsage;
+  }
+  // -t: decimal digits, at least 1, at most what 64 bits of bytes hold.
+  std::uint64_t sectors = 0;
+  if (sectors_opt->count()) {
+    bool ok = !sectors_text.empty() && sectors_text.size() <= 20;
+    for (char c : sectors_text) ok = ok && c >= '0' && c <= '9';
+    if (ok) {
+      for (char c : sectors_text) {
+        const auto d = static_cast<std::uint64_t>(c - '0');
+        if (sectors > (UINT64_MAX / 512 - d) / 10) {
+          ok = false;
+          break;
+        }
+        sectors = sectors * 10 + d;
+      }
+    }
+    if (!ok || sectors == 0) {
+      std::fprintf(stderr, "f2fscore-resize: -t: \"%s\" is not a sector count from 1 to %llu\n",
+                   sectors_text.c_str(), static_cast<unsigned long long>(UINT64_MAX / 512));
+      return kExitUsage;
+    }
   }
   auto fail = [&](const std::string& m) {
     if (json) {

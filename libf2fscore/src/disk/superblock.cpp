@@ -184,6 +184,12 @@ Status set_volume_label(SuperBlock& sb, std::string_view label) {
       if ((b & 0xC0) != 0x80) return make_error(Errc::invalid_argument, "volume label is not valid UTF-8");
       cp = (cp << 6) | (b & 0x3Fu);
     }
+    // The shortest form only, no surrogate halves, nothing past U+10FFFF
+    // (RFC 3629, section 3), and no NUL: volume_name ends at the first one.
+    static constexpr std::uint32_t kMinOfLen[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMinOfLen[len] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+      return make_error(Errc::invalid_argument, "volume label is not valid UTF-8");
+    if (cp == 0) return make_error(Errc::invalid_argument, "volume label holds a NUL character");
     i += len;
     bool ok;
     if (cp >= 0x10000) {

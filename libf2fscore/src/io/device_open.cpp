@@ -6,6 +6,7 @@
 #define _FILE_OFFSET_BITS 64
 #endif
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -259,6 +260,21 @@ Result<Opened> open_fd(const std::string& path, const OpenOptions& opts, const B
   }
   o.info.direct = direct;
   if (o.info.kind == DeviceKind::regular_file) {
+    // An image file has no O_EXCL: an exclusive advisory lock stands in for
+    // it, so that two of our writing tools never work on one image at once
+    // (the kernel's loop driver takes no such lock; check_in_use() covers it).
+    if (opts.refuse_in_use && !opts.read_only) {
+      if (::flock(o.fd, LOCK_EX | LOCK_NB) != 0) {
+        const int e = errno;
+        ::close(o.fd);
+        if (e == EWOULDBLOCK)
+          return make_error(Errc::busy,
+                            "cannot open " + path + " for writing: it is in use (another program holds its lock: "
+                            "an f2fscore tool at work on it)",
+                            Error::kNoOffset, EBUSY);
+        return make_error(Errc::io, "cannot lock " + path, Error::kNoOffset, e);
+      }
+    }
     o.info.size_bytes = static_cast<std::uint64_t>(st.st_size);
     o.info.logical_block_size = 512;
     o.info.cheap_write_zeroes = !bo.faults.refuse_zeroing;

@@ -71,7 +71,14 @@ Result<std::array<std::uint8_t, 16>> parse_uuid(std::string_view t) {
   std::array<std::uint8_t, 16> out{};
   std::size_t n = 0;
   int hi = -1;
-  for (char c : t) {
+  // 32 hex digits, or 36 characters with the dashes at 8, 13, 18 and 23
+  // (the form uuid_parse() of libuuid takes).
+  const bool dashed = t.size() == 36;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const char c = t[i];
+    const bool dash_here = dashed && (i == 8 || i == 13 || i == 18 || i == 23);
+    if (dash_here != (c == '-'))
+      return make_error(Errc::invalid_argument, "\"" + std::string(t) + "\" is not a valid UUID");
     if (c == '-') continue;
     int v;
     if (c >= '0' && c <= '9') v = c - '0';

@@ -71,6 +71,8 @@ Result<Loaded> load_and_plan(BlockDevice& dev, const ResizeOptions& o) {
     return make_error(Errc::unsupported, fmt("the checkpoint asks for a check (ckpt_flags 0x%llx): run f2fscore-fsck first", flags));
 
   const std::uint64_t dev_bytes = dev.info().size_bytes;
+  if (o.target_sectors > UINT64_MAX / 512)
+    return make_error(Errc::invalid_argument, fmt("target size %llu sectors does not fit in 64 bits of bytes", o.target_sectors));
   const std::uint64_t target_bytes = o.target_sectors ? o.target_sectors * 512 : dev_bytes;
   if (target_bytes > dev_bytes)
     return make_error(Errc::invalid_argument, fmt("target size %llu bytes is larger than the device (%llu bytes)",

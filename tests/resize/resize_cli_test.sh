@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# f2fscore-resize's command line: -t values that are not a sector count from 1
+# to 2^55-1 (negative, empty, zero, not decimal, past 64 bits of bytes) are
+# usage errors (exit 2, prefixed with the tool's name), and the image is not
+# changed; a valid -t with -n plans without writing.
+set -uo pipefail
+MKFS=${F2FSCORE_MKFS:?} RESIZE=${F2FSCORE_RESIZE:?}
+T=$(mktemp -d /tmp/f2fscore-resize-cli.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+truncate -s 256M "$T/v.img"
+"$MKFS" -q "$T/v.img" || { echo "FAIL: mkfs"; exit 1; }
+before=$(sha256sum <"$T/v.img")
+fail=0
+for t in -1 "" 0 abc 12x 0x100 36028797018963968 18446744073709551616 99999999999999999999999; do
+  out=$("$RESIZE" -s -t "$t" "$T/v.img" 2>&1); rc=$?
+  if [[ $rc != 2 || "$out" != f2fscore-resize:* ]]; then
+    echo "FAIL: -t '$t': exit $rc, expected 2 with the tool's name: $out"; fail=1
+  fi
+done
+out=$("$RESIZE" -n -s -t 409600 "$T/v.img" 2>&1); rc=$?
+[[ $rc == 0 ]] || { echo "FAIL: -n -s -t 409600: exit $rc: $out"; fail=1; }
+[[ "$(sha256sum <"$T/v.img")" == "$before" ]] || { echo "FAIL: the image changed"; fail=1; }
+((fail)) && exit 1
+echo "PASS: f2fscore-resize -t refuses what is not a sector count, writes nothing"

@@ -505,6 +505,8 @@ TEST(SloadCli, BadArguments) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   r = run(kSload + " -f /tmp -t relative " + qi);
   EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = run(kSload + " -f /tmp -T -5 " + qi);  // a time before the epoch: not kept silently as the source's
+  EXPECT_EQ(r.exit_code, 2) << r.output;
   r = run(kSload + " -f " + shell_quote((t / "missing").string()) + " " + qi);
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("No such file"), std::string::npos) << r.output;

@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
   app.add_option("device", device, "Image file or block device holding an F2FS volume");
   app.add_option("-f,--from", source, "Source directory on the host");
   app.add_option("-t,--target", target, "Directory in the image to copy into, created if missing (default /)");
-  app.add_option("-T,--timestamp", timestamp, "Every inode's times, seconds since the epoch (default: the source's)");
+  app.add_option("-T,--timestamp", timestamp, "Every inode's times, seconds since the epoch (default: the source's)")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("-P,--preserve-owner", preserve, "Keep the source's uid and gid (default: root, 0:0)");
   app.add_flag("--no-xattrs", no_xattrs, "Do not copy extended attributes");
   app.add_option("--cache-mib", cache_mib, "Page cache bound of the writer, MiB (default 4: copying streams data through it)")->check(CLI::Range(1, 1 << 20));

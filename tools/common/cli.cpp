@@ -40,6 +40,14 @@ int print_error(std::string_view tool, std::string_view message, int code, bool 
   return code;
 }
 
+int report_device_failure(std::string_view tool, const std::string& device, bool json, const std::string& message) {
+  if (json) {
+    print_json({{"device", device}, {"error", message}, {"exit_code", exit_code::failure}});
+    return exit_code::failure;
+  }
+  return print_error(tool, message, exit_code::failure);
+}
+
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, int usage_code,
                                       const char* version_line) {
   try {

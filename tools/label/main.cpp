@@ -47,14 +47,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   const bool set = label_opt->count() > 0;
-  auto fail = [&](const std::string& m) {
-    if (json) {
-      ftools::print_json({{"device", device}, {"error", m}, {"exit_code", kExitFailure}});
-    } else {
-      std::fprintf(stderr, "f2fscore-label: %s\n", m.c_str());
-    }
-    return kExitFailure;
-  };
+  auto fail = [&](const std::string& m) { return ftools::report_device_failure("f2fscore-label", device, json, m); };
   // What a device that is not F2FS holds, for the message.
   auto why = [&](const f2fscore::Error& e) {
     if (e.code == f2fscore::Errc::corrupt) {

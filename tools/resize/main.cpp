@@ -73,14 +73,7 @@ int main(int argc, char** argv) {
       return kExitUsage;
     }
   }
-  auto fail = [&](const std::string& m) {
-    if (json) {
-      ftools::print_json({{"device", device}, {"error", m}, {"exit_code", kExitFailure}});
-    } else {
-      std::fprintf(stderr, "f2fscore-resize: %s\n", m.c_str());
-    }
-    return kExitFailure;
-  };
+  auto fail = [&](const std::string& m) { return ftools::report_device_failure("f2fscore-resize", device, json, m); };
   f2fscore::OpenOptions oo;
   oo.read_only = dry_run;
   oo.refuse_in_use = !dry_run;

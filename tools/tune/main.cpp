@@ -113,14 +113,7 @@ int main(int argc, char** argv) {
   }
   const bool change = label_opt->count() || uuid_opt->count() || feat_opt->count() || enc_opt->count();
 
-  auto fail = [&](const std::string& m) {
-    if (json) {
-      ftools::print_json({{"device", device}, {"error", m}, {"exit_code", kExitFailure}});
-    } else {
-      std::fprintf(stderr, "f2fscore-tune: %s\n", m.c_str());
-    }
-    return kExitFailure;
-  };
+  auto fail = [&](const std::string& m) { return ftools::report_device_failure("f2fscore-tune", device, json, m); };
   f2fscore::OpenOptions oo;
   oo.read_only = !change || dry_run;
   oo.refuse_in_use = change && !dry_run;

@@ -49,6 +49,11 @@ std::string parse_error_message(CLI::App& app, const CLI::ParseError& e);
 // returns code.
 int print_error(std::string_view tool, std::string_view message, int code, bool hint = false);
 
+// A failure of a tool that works on one device: with `json`, the object
+// {"device", "error": message, "exit_code": 1} on stdout, else "TOOL: MESSAGE"
+// on stderr. Returns exit_code::failure.
+int report_device_failure(std::string_view tool, const std::string& device, bool json, const std::string& message);
+
 // j on one line ({"a":1,"b":[2]}); invalid UTF-8 in strings replaced by
 // U+FFFD, never an exception.
 std::string json_line(const Json& j);

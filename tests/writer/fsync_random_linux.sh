@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# fsync_random_linux.sh TEST_BINARY [--seeds FROM-TO] [--keep K]: Linux 6.1
-# rolls forward the random crash test's cut images as our roll-forward does
-# (issue 12, acceptance 4).
+# fsync_random_linux.sh TEST_BINARY [--seeds FROM-TO] [--keep K] [--node-cache N]:
+# Linux 6.1 rolls forward the random crash test's cut images as our
+# roll-forward does.
 #
 #   1. TEST_BINARY (f2fscore_writer_fsync_interop_tests) runs
 #      FsyncOracle.DISABLED_RandomCutImages: seeded random sequences of
@@ -10,7 +10,10 @@
 #      checkpoint alone reads differently from what our roll-forward read,
 #      each with that tree (the last checkpoint plus what was fsynced).
 #      Defaults: seeds 1-4, K 2 (the CI run, ~50 s); the bench run is
-#      --seeds 1-40 --keep 3 (the unit test's 40 seeds, 5 boots).
+#      --seeds 1-40 --keep 3 (the unit test's 40 seeds, 5 boots). The same
+#      seeds run a second time with a node page cache of N pages (default 4;
+#      0: not), so that node writeback between checkpoints ends the chains
+#      Linux walks (FSYNC_CUT_NODE_CACHE).
 #   2. The images are packed as partitions of a few disks (an MS-DOS
 #      partition table, 4 primary partitions a disk, 1 MiB aligned), so one
 #      boot reads up to 24 images (the oracle attaches 8 disks, /in is one);
@@ -27,18 +30,19 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo_root=$(cd "$here/../.." && pwd)
-usage() { echo "usage: fsync_random_linux.sh TEST_BINARY [--seeds FROM-TO] [--keep K]" >&2; exit 2; }
+usage() { echo "usage: fsync_random_linux.sh TEST_BINARY [--seeds FROM-TO] [--keep K] [--node-cache N]" >&2; exit 2; }
 [[ $# -ge 1 && -x "$1" ]] || usage
 bin="$1"; shift
-seeds=1-4 keep=2
+seeds=1-4 keep=2 node_cache=4
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --seeds) seeds="$2"; shift 2 ;;
     --keep) keep="$2"; shift 2 ;;
+    --node-cache) node_cache="$2"; shift 2 ;;
     *) usage ;;
   esac
 done
-[[ "$seeds" =~ ^[0-9]+-[0-9]+$ && "$keep" =~ ^[0-9]+$ ]] || usage
+[[ "$seeds" =~ ^[0-9]+-[0-9]+$ && "$keep" =~ ^[0-9]+$ && "$node_cache" =~ ^[0-9]+$ ]] || usage
 source "$repo_root/tests/support/oracle_common.sh"
 oracle_setup fsync_random_linux.sh --fsck
 
@@ -51,6 +55,12 @@ FSYNC_CUTS="$work/cuts" FSYNC_CUT_SEEDS="$seeds" FSYNC_CUT_KEEP="$keep" "$bin" -
   --gtest_filter=FsyncOracle.DISABLED_RandomCutImages > "$work/cuts.log" 2>&1 ||
   { cat "$work/cuts.log"; fail "could not make the cut images"; }
 grep -E '^seeds ' "$work/cuts.log" || true
+if [[ $node_cache -gt 0 ]]; then
+  FSYNC_CUTS="$work/cuts" FSYNC_CUT_SEEDS="$seeds" FSYNC_CUT_KEEP="$keep" FSYNC_CUT_NODE_CACHE="$node_cache" "$bin" \
+    --gtest_also_run_disabled_tests --gtest_filter=FsyncOracle.DISABLED_RandomCutImages > "$work/cuts-wb.log" 2>&1 ||
+    { cat "$work/cuts-wb.log"; fail "could not make the cut images with node writeback"; }
+  grep -E '^seeds ' "$work/cuts-wb.log" | sed 's/^/node cache '"$node_cache"': /' || true
+fi
 imgs=()
 for c in "$work"/cuts/*.img; do
   [[ -f "$c" ]] || continue

@@ -445,6 +445,7 @@ Status fsync_workload(BlockDevice& dev, const Model& base, const DurableFn& dura
 
 struct CutResult {
   std::uint64_t total = 0;
+  std::uint64_t writebacks = 0;  ///< node writebacks in the uncut runs
   int cuts = 0, with_chain = 0, recovered = 0;
 };
 
@@ -577,10 +578,15 @@ TEST(Fsync, PowerCutAtEveryWrite) {
 // A seeded random sequence of creates, writes (appends, overwrites, holes),
 // fsyncs, fdatasyncs and syncs on a few files of /base; `durable` as in
 // fsync_workload(). Stops without a checkpoint.
-Status random_cut_workload(BlockDevice& dev, const Model& base, std::uint32_t seed, int ops, const DurableFn& durable) {
+// `node_cache_pages` (0: the default) bounds the node page cache; a small
+// one makes node writeback run between checkpoints. `writebacks`: where the
+// count of node writebacks goes.
+Status random_cut_workload(BlockDevice& dev, const Model& base, std::uint32_t seed, int ops, const DurableFn& durable,
+                           std::uint32_t node_cache_pages = 0, std::uint64_t* writebacks = nullptr) {
   MountOptions mo;
   mo.fixed_time = 1700000300;
   mo.checkpoint_interval_s = 0;
+  if (node_cache_pages) mo.node_cache_pages = node_cache_pages;
   // Every write out of place (ipu_policy 0): an in-place write reaches a
   // checkpointed block before any fsync, which no durable state describes
   // (in Linux too).
@@ -617,6 +623,7 @@ Status random_cut_workload(BlockDevice& dev, const Model& base, std::uint32_t se
       after_sync("");
     }
   }
+  if (writebacks) *writebacks = wr.stats().node_writebacks;
   return {};
 }
 
@@ -627,7 +634,7 @@ Status random_cut_workload(BlockDevice& dev, const Model& base, std::uint32_t se
 // images whose chain Linux must roll forward (spread over the second half of
 // the writes and later), with the tree ours read.
 void random_cut_run(std::uint32_t seed, int ops, CutResult* out, int fsck_every, const fs::path& export_dir = {},
-                    int keep = 1) {
+                    int keep = 1, std::uint32_t node_cache_pages = 0) {
   Model base;
   auto basedev = base_image(&base);
   ASSERT_TRUE(basedev);
@@ -639,8 +646,10 @@ void random_cut_run(std::uint32_t seed, int ops, CutResult* out, int fsck_every,
     fp.ops = io_op_bit(IoOp::write) | io_op_bit(IoOp::flush);
     fp.drop_unflushed = true;
     FaultDevice dev(image.to_device(), fp);
-    ASSERT_OK(random_cut_workload(dev, base, seed, ops, [&](const Model& m) { states.push_back(m); }));
+    std::uint64_t wb = 0;
+    ASSERT_OK(random_cut_workload(dev, base, seed, ops, [&](const Model& m) { states.push_back(m); }, node_cache_pages, &wb));
     total = dev.counted();
+    out->writebacks += wb;
   }
   out->total += total;
   CutSpec spec;
@@ -653,9 +662,11 @@ void random_cut_run(std::uint32_t seed, int ops, CutResult* out, int fsck_every,
   spec.export_when = [keep](std::uint64_t n, std::uint64_t t, int exported) {
     return exported < keep && n * static_cast<std::uint64_t>(keep + 1) > t * static_cast<std::uint64_t>(exported + 1);
   };
-  spec.tag = "cutr" + std::to_string(seed) + "_";
-  cut_every_write(image, states, total,
-                  [&](BlockDevice& d, const DurableFn& fn) { return random_cut_workload(d, base, seed, ops, fn); }, spec, out);
+  spec.tag = (node_cache_pages ? "cutw" : "cutr") + std::to_string(seed) + "_";
+  cut_every_write(
+      image, states, total,
+      [&](BlockDevice& d, const DurableFn& fn) { return random_cut_workload(d, base, seed, ops, fn, node_cache_pages); },
+      spec, out);
 }
 
 // Seeds from FSYNC_CUT_SEEDS ("FROM-TO"; default 1-3), 40 operations each.
@@ -672,6 +683,23 @@ TEST(Fsync, RandomSequencesPowerCutAtEveryWrite) {
   std::cout << "seeds " << from << "-" << to << ": " << r.total << " writes, cuts " << r.cuts << ", with a chain "
             << r.with_chain << ", rolled forward " << r.recovered << "\n";
   EXPECT_GT(r.with_chain, 0);
+  EXPECT_EQ(r.recovered, r.with_chain);
+}
+
+// The same sequences with a node page cache of 4 pages: node writeback
+// runs between checkpoints (dirty pages to the node logs, no checkpoint).
+// A written-back node in the warm node log ends roll-forward's chain, so
+// every cut still reads as the last checkpoint plus what was fsynced before
+// it, and an fsync after a writeback takes a checkpoint.
+TEST(Fsync, RandomSequencesWithNodeWritebackPowerCutAtEveryWrite) {
+  std::uint32_t from = 1, to = 3;
+  if (const char* e = std::getenv("FSYNC_CUT_SEEDS")) std::sscanf(e, "%u-%u", &from, &to);
+  CutResult r;
+  for (std::uint32_t seed = from; seed <= to && !::testing::Test::HasFailure(); ++seed)
+    random_cut_run(seed, 40, &r, 0, {}, 1, 4);
+  std::cout << "seeds " << from << "-" << to << ": " << r.total << " writes, " << r.writebacks << " node writebacks, cuts "
+            << r.cuts << ", with a chain " << r.with_chain << ", rolled forward " << r.recovered << "\n";
+  EXPECT_GT(r.writebacks, 0u);
   EXPECT_EQ(r.recovered, r.with_chain);
 }
 
@@ -1055,9 +1083,11 @@ TEST(FsyncOracle, DISABLED_RandomCutImages) {
   int keep = 2;
   if (const char* e = std::getenv("FSYNC_CUT_SEEDS")) std::sscanf(e, "%u-%u", &from, &to);
   if (const char* e = std::getenv("FSYNC_CUT_KEEP")) keep = std::atoi(e);
+  std::uint32_t cache = 0;  // FSYNC_CUT_NODE_CACHE: node page cache bound (node writeback)
+  if (const char* e = std::getenv("FSYNC_CUT_NODE_CACHE")) cache = static_cast<std::uint32_t>(std::atoi(e));
   CutResult r;
   for (std::uint32_t seed = from; seed <= to && !::testing::Test::HasFailure(); ++seed)
-    random_cut_run(seed, 40, &r, 0, out, keep);
+    random_cut_run(seed, 40, &r, 0, out, keep, cache);
   std::cout << "seeds " << from << "-" << to << ": cuts " << r.cuts << ", with a chain " << r.with_chain << "\n";
 }
 

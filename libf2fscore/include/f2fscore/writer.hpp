@@ -49,14 +49,20 @@ struct MountOptions {
   std::uint64_t cache_bytes = 64ull << 20;
   /// A checkpoint is taken by the first call after this many seconds since
   /// the last one (the kernel's cp_interval, 60 s); 0: only at sync(),
-  /// unmount() and when dirty node pages fill half the node page cache.
+  /// unmount(), fsync() where roll-forward cannot carry it, and when the
+  /// NAT entries changed since the last one pass the bounds below.
   std::uint32_t checkpoint_interval_s = 60;
   /// Bound of the node page cache, in 4 KiB node blocks: clean pages past
   /// it are evicted, least recently used first, at the start of each call;
-  /// when half of it is dirty, the first changing call takes a checkpoint
-  /// that writes them (as f2fs_balance_fs_bg() syncs when
-  /// excess_dirty_nodes(), fs/f2fs/segment.c). One call may pass the bound
-  /// while it runs (a large write, a truncate, GC).
+  /// when half of it is dirty, the first changing call writes the dirty
+  /// pages to the node logs without a checkpoint (node writeback, as
+  /// f2fs_write_node_pages(); an fsync after it in the same checkpoint
+  /// takes a checkpoint). A checkpoint is taken when the NAT entries
+  /// changed since the last one reach a tenth of the NAT (excess_dirty_nats(),
+  /// the kernel's dirty_nats_ratio 10) or fill half of the 1,024 NAT blocks
+  /// the node manager keeps (a block with a changed entry stays cached until
+  /// the checkpoint). One call may pass the bound while it runs (a large
+  /// write, a truncate, GC).
   std::uint32_t node_cache_pages = 4096;
   /// Discard segments freed by a checkpoint (the kernel's "discard" mount
   /// option, on by default); devices without discard ignore it.
@@ -160,6 +166,8 @@ struct WriterStats {
   std::uint64_t meta_blocks_written = 0;  ///< 4 KiB NAT/SIT/SSA/checkpoint blocks
   std::uint64_t discards = 0;             ///< discard requests issued
   std::uint64_t recovered_nodes = 0;      ///< fsynced node blocks rolled forward at mount
+  std::uint64_t node_writebacks = 0;      ///< node writebacks between checkpoints (MountOptions::node_cache_pages)
+  std::uint64_t node_writeback_blocks = 0;  ///< node blocks they wrote (counted in node_blocks_written too)
   /// The node page cache and the NAT cache when stats() was called
   /// (MountOptions::node_cache_pages): node pages held, dirty among them,
   /// clean pages evicted so far; NAT blocks held.

@@ -25,14 +25,7 @@ constexpr std::uint32_t kXattrNodeOffset = 0xFFFFFFFFu >> node_flag::offset_shif
 // 5 + 2 * NIDS_PER_BLOCK and every (NIDS_PER_BLOCK + 1)-th offset after
 // that; the xattr node holds no addresses.
 bool is_direct_node(std::uint32_t ofs) {
-  if (ofs == kXattrNodeOffset) return false;
-  if (ofs == 0) return false;  // an inode: handled apart
-  if (ofs == 3 || ofs == 4 + kNidsPerBlock || ofs == 5 + 2 * kNidsPerBlock) return false;
-  if (ofs >= 6 + 2 * kNidsPerBlock) {
-    const std::uint32_t rel = ofs - (6 + 2 * kNidsPerBlock);
-    if (rel % (kNidsPerBlock + 1) == 0) return false;
-  }
-  return true;
+  return ofs != 0 && ofs != kXattrNodeOffset && is_dnode_offset(ofs);
 }
 
 

@@ -624,18 +624,30 @@ Status Writer::Impl::reload_committed() {
 // ---- Periodic checkpoints and discard -------------------------------------------
 
 // As f2fs_balance_fs_bg(): a changing call finds CP_TIME over
-// cp_interval and syncs the file system first. Only at the start of an
-// outermost call (nested calls hold node pointers a checkpoint would drop).
-// A failed checkpoint closes the handle, as sync() does.
+// cp_interval, or the NAT entries changed since the checkpoint past a tenth
+// of the NAT (excess_dirty_nats(), dirty_nats_ratio 10) or past half of the
+// NAT blocks the node manager keeps, and syncs the file system first. Dirty
+// node pages past half the node page cache are written back without a
+// checkpoint (the flusher's f2fs_write_node_pages()), or by a checkpoint
+// when free sections run low. Only at the start of
+// an outermost call (nested calls hold node pointers a checkpoint or an
+// eviction would drop). A failed checkpoint or writeback closes the handle,
+// as sync() does.
 Status Writer::Impl::maybe_periodic_checkpoint() {
   if (call_depth > 1 || unmounted || opts.read_only) return {};
   const bool timed = opts.checkpoint_interval_s != 0 &&
                      wr::mono_ms() - last_checkpoint_time >= static_cast<std::uint64_t>(opts.checkpoint_interval_s) * 1000;
-  // Dirty node pages are written by a checkpoint once they fill half the
-  // node page cache (excess_dirty_nodes() in f2fs_balance_fs_bg()).
-  const bool dirty_nodes = nm.dirty_pages() > 0 && nm.dirty_pages() >= std::max<std::size_t>(1, nm.page_bound() / 2);
-  if (!timed && !dirty_nodes) return {};
-  auto r = checkpoint(false);
+  const bool nats = nm.changed_count() > 0 &&
+                    (nm.changed_count() >= std::max<std::uint64_t>(disk::kNatEntryPerBlock, nm.max_nid() / 10) ||
+                     nm.dirty_blocks() >= std::max<std::size_t>(1, nm.nat_block_bound() / 2));
+  Status r;
+  if (timed || nats) {
+    r = checkpoint(false);
+  } else if (nm.dirty_pages() > 0 && nm.dirty_pages() >= std::max<std::size_t>(1, nm.page_bound() / 2)) {
+    // With free sections low (need_ssr()), the blocks a writeback leaves
+    // invalid stay unusable until a checkpoint: take the checkpoint.
+    r = need_ssr() ? checkpoint(false) : write_back_nodes();
+  }
   if (!r) unmounted = true;
   return r;
 }

@@ -31,15 +31,7 @@ constexpr std::uint32_t kXattrNodeOffset = (~std::uint32_t{0} << node_flag::offs
 
 std::uint32_t ofs_of(const Node& n) { return n.footer.flag.get() >> node_flag::offset_shift; }
 
-// IS_DNODE() in fs/f2fs/node.h: xattr nodes count as direct nodes; the
-// indirect and double indirect offsets do not.
-bool is_dnode_ofs(std::uint32_t ofs) {
-  if (ofs == kXattrNodeOffset) return true;
-  constexpr std::uint32_t N = kNidsPerBlock;
-  if (ofs == 3 || ofs == 4 + N || ofs == 5 + 2 * N) return false;
-  if (ofs >= 6 + 2 * N && (ofs - (6 + 2 * N)) % (N + 1) == 0) return false;
-  return true;
-}
+bool is_dnode_ofs(std::uint32_t ofs) { return is_dnode_offset(ofs); }
 
 bool valid_addr(block_t b) { return b != kNullAddr && b != kNewAddr; }
 
@@ -310,6 +302,13 @@ struct Fsync {
 }  // namespace
 
 Status Writer::Impl::fsync_file(nid_t ino, bool datasync) { return Fsync{*this}.run(ino, datasync); }
+
+void Writer::Impl::node_written_back(nid_t n, bool was_new, bool warm) {
+  Fsync f{*this};
+  f.new_epoch();
+  if (was_new) fsync_new_nodes.insert(n);
+  if (warm) fsync_chain_next = ~block_t{0};  // no chain continues in this checkpoint
+}
 
 // ---- Roll-forward ------------------------------------------------------------
 

@@ -255,6 +255,69 @@ void Writer::Impl::free_node(nid_t nid) {
   nm.drop_page(nid);
 }
 
+// A dirty node page to the next block of its node log (f2fs_write_node_page()):
+// direct nodes of directories hot, of files warm, indirect nodes cold
+// (__get_segment_type_6() in fs/f2fs/segment.c); the NAT entry in memory
+// takes the new address, the old block is invalid (kept from reuse until the
+// checkpoint by the checkpoint-valid map), the page is clean. Every copy
+// goes without the fsync and dentry marks (set_fsync_mark(page, 0),
+// set_dentry_mark(page, 0) in f2fs_sync_node_pages(), fs/f2fs/node.c): a
+// node read back from an fsync chain still has them. A checkpoint's copies
+// carry the version the pack commits; a writeback between checkpoints into
+// the warm node log carries the one before it, so that roll-forward's chain
+// (is_recoverable_dnode()) ends there, and no fsync chain continues after it
+// in this checkpoint (end_fsync_chain()).
+Status Writer::Impl::write_node_page(nid_t n, bool for_checkpoint) {
+  auto np = node(n);
+  if (!np) return make_error(np.error());
+  Node& nd = **np;
+  const std::uint32_t ofs = nd.footer.flag.get() >> node_flag::offset_shift;
+  const bool is_inode = ofs == 0 && nd.footer.ino.get() == n;
+  const bool dnode = is_inode || is_dnode_offset(ofs);
+  const bool cold = nd.footer.flag.get() & node_flag::cold;
+  const std::uint8_t type = !dnode ? wr::kColdNode : cold ? wr::kWarmNode : wr::kHotNode;
+  auto a = alloc_block(type);
+  if (!a) return make_error(a.error());
+  wr::NatMem& e = nm.set(n);
+  const bool was_new = e.addr == kNewAddr;
+  if (was_new) --pending_new_nodes;
+  invalidate(e.addr);
+  e.addr = *a;
+  F2FSCORE_TRY(claim(*a, {*a, n, 0, 0, true}));
+  nd.footer.flag.set(nd.footer.flag.get() & ~(node_flag::fsync | node_flag::dent));
+  std::uint64_t ver = cp_ver_stamp;
+  if (!for_checkpoint && type == wr::kWarmNode)
+    ver = (cp_ver_stamp & ~std::uint64_t{0xFFFFFFFF}) | ((cp_ver_stamp - 1) & 0xFFFFFFFF);
+  nd.footer.cp_ver.set(ver);
+  {
+    // NEXT_FREE_BLKADDR after the allocation (fill_node_footer_blkaddr()).
+    auto nx = next_block(type);
+    nd.footer.next_blkaddr.set(nx ? *nx : *a + 1);
+  }
+  const bool csum = sb.feature.get() & feature::inode_checksum;
+  if (is_inode && csum && (nd.i.i_inline & inline_flag::extra_attr) &&
+      nd.i.extra.i_extra_isize.get() >= offsetof(InodeExtra, i_inode_checksum) + 4)
+    nd.i.extra.i_inode_checksum.set(inode_checksum(csum_seed, reinterpret_cast<const std::uint8_t*>(&nd)));
+  F2FSCORE_TRY(io_batch().add(*a, reinterpret_cast<const std::uint8_t*>(&nd),
+                              io_tag(for_checkpoint ? IostatType::fs_cp_node_io : IostatType::fs_node_io)));
+  nm.clear_dirty(n);
+  ++stats.node_blocks_written;
+  if (!for_checkpoint) {
+    ++stats.node_writeback_blocks;
+    node_written_back(n, was_new, type == wr::kWarmNode);
+  }
+  return {};
+}
+
+// Node writeback between checkpoints (the flusher's f2fs_write_node_pages()
+// when dirty node pages pass half the node page cache): every dirty page to
+// its log, then the cache can evict them.
+Status Writer::Impl::write_back_nodes() {
+  for (nid_t n : nm.dirty_nids()) F2FSCORE_TRY(write_node_page(n, false));
+  ++stats.node_writebacks;
+  return io_batch().drain();
+}
+
 // The checkpoint: dirty nodes to new blocks of the node logs, then the
 // metadata rebuild from the in-memory truth (NAT/SIT to the other copies,
 // SSA, the new pack; flushes between) — f2fs_write_checkpoint()'s order.
@@ -265,49 +328,7 @@ Status Writer::Impl::checkpoint(bool umount) {
     ctx.origin = wr::WriteContext::Origin::sync_writeback;
     F2FSCORE_TRY(writeback(0, ctx));
   }
-  const std::vector<nid_t> ds = nm.dirty_nids();
-  const bool csum = sb.feature.get() & feature::inode_checksum;
-  for (nid_t n : ds) {
-    auto np = node(n);
-    if (!np) return make_error(np.error());
-    Node& nd = **np;
-    const std::uint32_t ofs = nd.footer.flag.get() >> node_flag::offset_shift;
-    const bool is_inode = ofs == 0 && nd.footer.ino.get() == n;
-    bool dnode = is_inode;
-    if (!is_inode) {
-      dnode = !(ofs == 3 || ofs == 4 + kNidsPerBlock || ofs == 5 + 2 * kNidsPerBlock ||
-                (ofs >= 6 + 2 * kNidsPerBlock && (ofs - (6 + 2 * kNidsPerBlock)) % (kNidsPerBlock + 1) == 0));
-    }
-    // Direct nodes of directories hot, of files warm, indirect nodes cold
-    // (__get_segment_type_6() in fs/f2fs/segment.c).
-    const bool cold = nd.footer.flag.get() & node_flag::cold;
-    const std::uint8_t type = !dnode ? wr::kColdNode : cold ? wr::kWarmNode : wr::kHotNode;
-    auto a = alloc_block(type);
-    if (!a) return make_error(a.error());
-    wr::NatMem& e = nm.set(n);
-    if (e.addr == kNewAddr) --pending_new_nodes;
-    invalidate(e.addr);
-    e.addr = *a;
-    F2FSCORE_TRY(claim(*a, {*a, n, 0, 0, true}));
-    // A checkpoint writes every node without the fsync and dentry marks
-    // (set_fsync_mark(page, 0), set_dentry_mark(page, 0) in
-    // f2fs_sync_node_pages(), fs/f2fs/node.c): the copy carries the old
-    // version until the pack commits, and a cut before that must leave no
-    // chain for roll-forward. A node read back from an fsync chain still
-    // has them.
-    nd.footer.flag.set(nd.footer.flag.get() & ~(node_flag::fsync | node_flag::dent));
-    nd.footer.cp_ver.set(cp_ver_stamp);
-    {
-      // NEXT_FREE_BLKADDR after the allocation (fill_node_footer_blkaddr()).
-      auto nx = next_block(type);
-      nd.footer.next_blkaddr.set(nx ? *nx : *a + 1);
-    }
-    if (is_inode && csum && (nd.i.i_inline & inline_flag::extra_attr) &&
-        nd.i.extra.i_extra_isize.get() >= offsetof(InodeExtra, i_inode_checksum) + 4)
-      nd.i.extra.i_inode_checksum.set(inode_checksum(csum_seed, reinterpret_cast<const std::uint8_t*>(&nd)));
-    F2FSCORE_TRY(io_batch().add(*a, reinterpret_cast<const std::uint8_t*>(&nd), io_tag(IostatType::fs_cp_node_io)));
-    ++stats.node_blocks_written;
-  }
+  for (nid_t n : nm.dirty_nids()) F2FSCORE_TRY(write_node_page(n, true));
   F2FSCORE_TRY(io_batch().drain());
   // An active log whose next block is in use takes a new segment (the
   // checkpoint records positions the next mount can write at).

@@ -30,8 +30,7 @@ Status NodeManager::load(Volume& vol, BlockDevice& dev, nid_t first_nid) {
   journal_.clear();
   for (std::uint32_t i = 0; i < mv.nat_journal.n_entries.get(); ++i)
     journal_[mv.nat_journal.nat_j.entries[i].nid.get()] = mv.nat_journal.nat_j.entries[i].ne;
-  changed_.clear();
-  freed_.clear();
+  committed();  // the cached entries are the checkpoint's now
   error_.clear();
   // nat_bits (f2fs_init_nat_bits()): the full and empty bitmaps after the
   // 8-byte header at the end of the CP pack's segment, only when the header
@@ -116,6 +115,7 @@ NatMem& NodeManager::set(nid_t n) {
     return scratch;
   }
   changed_.insert(n);
+  if (!(*b)->dirty) ++dirty_blocks_;
   (*b)->dirty = true;
   return (*b)->e[n % kNatEntryPerBlock];
 }
@@ -192,6 +192,7 @@ void NodeManager::committed() {
   changed_.clear();
   freed_.clear();
   for (auto& [b, blk] : cache_) blk->dirty = false;
+  dirty_blocks_ = 0;
 }
 
 // ---- Node page cache ---------------------------------------------------------

@@ -89,6 +89,11 @@ class NodeManager {
   /// After the checkpoint that wrote the changes: nothing changed, nothing
   /// freed since.
   void committed();
+  /// Entries changed since the checkpoint (the kernel's DIRTY_NAT count).
+  std::size_t changed_count() const noexcept { return changed_.size(); }
+  /// NAT blocks holding an entry changed since the checkpoint: cached until
+  /// it, whatever the block bound.
+  std::size_t dirty_blocks() const noexcept { return dirty_blocks_; }
 
   /// The first failed NAT block read since load(), if any.
   Status error() const;
@@ -158,6 +163,7 @@ class NodeManager {
   std::unordered_map<std::uint32_t, std::unique_ptr<NatBlock>> cache_;
   std::unordered_map<disk::nid_t, disk::NatEntry> journal_;
   std::unordered_set<disk::nid_t> changed_, freed_;
+  std::size_t dirty_blocks_ = 0;
   bool bits_ok_ = false;
   std::vector<std::uint8_t> full_bits_, empty_bits_;
   std::uint64_t blocks_read_ = 0;

@@ -258,6 +258,11 @@ struct Writer::Impl {
   /// their fsync in that checkpoint takes a checkpoint.
   std::unordered_map<nid_t, std::uint64_t> fsync_lost_nodes;
   bool fsync_recovering = false;
+  /// Node writeback wrote node `n` (`was_new`: made since the checkpoint, so
+  /// not IS_CHECKPOINTED although it has an address now); `warm`: into the
+  /// warm node log, where its block ends roll-forward's chain, so no fsync
+  /// chain continues in this checkpoint.
+  void node_written_back(nid_t n, bool was_new, bool warm);
 
   // ---- writer/ns.cpp: namespace, open files ----
   std::unordered_map<nid_t, std::uint32_t> open_count;
@@ -309,6 +314,12 @@ struct Writer::Impl {
   // writer/mount.cpp
   Status load();
   Status checkpoint(bool umount);
+  /// The dirty page of node `n` to a new block of its node log, clean after
+  /// (the checkpoint's copy when `for_checkpoint`, else node writeback).
+  /// Errors: no_space, io, the guards'.
+  Status write_node_page(nid_t n, bool for_checkpoint);
+  /// Every dirty node page to its log, no checkpoint (node writeback).
+  Status write_back_nodes();
   Result<disk::block_t> alloc_block(std::uint8_t type);
   void invalidate(disk::block_t addr);
   /// Records a block written: valid in the SIT, its summary entry (node

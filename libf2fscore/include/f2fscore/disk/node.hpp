@@ -172,6 +172,20 @@ constexpr std::uint64_t start_bidx_of_node(std::uint32_t node_ofs, std::uint32_t
   return bidx * addrs_per_block + addrs_per_inode;
 }
 
+/// Whether the node at footer offset `node_ofs` is a direct node, as
+/// IS_DNODE() in fs/f2fs/node.h: the inode (0), the direct nodes and the
+/// xattr node (every offset bit set) are; the indirect nodes at 3,
+/// 4 + kNidsPerBlock, 5 + 2 * kNidsPerBlock and every (kNidsPerBlock + 1)-th
+/// offset after that are not.
+constexpr bool is_dnode_offset(std::uint32_t node_ofs) noexcept {
+  constexpr std::uint32_t N = kNidsPerBlock;
+  if (node_ofs == 3 || node_ofs == 4 + N || node_ofs == 5 + 2 * N) return false;
+  if (node_ofs >= 6 + 2 * N && node_ofs != (0xFFFFFFFFu >> node_flag::offset_shift) &&
+      (node_ofs - (6 + 2 * N)) % (N + 1) == 0)
+    return false;
+  return true;
+}
+
 /// The dentry file type (1 regular .. 7 symlink) of an i_mode; 0 for a mode
 /// of no known type. As fs_umode_to_ftype() / f2fs_type_by_mode.
 constexpr std::uint8_t file_type_of_mode(std::uint16_t mode) noexcept {

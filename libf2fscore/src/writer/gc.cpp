@@ -90,14 +90,21 @@ wr::AllocRules Writer::Impl::alloc_rules(std::uint8_t type) const {
   return r;
 }
 
+namespace {
+// A no_space from the segment manager's allocation, with what the writer
+// holds (the reserve, dirty node and data pages); other errors as they are.
+tl::unexpected<Error> alloc_failure(const Writer::Impl& w, const Error& e) {
+  if (e.code != Errc::no_space) return tl::unexpected<Error>(e);
+  return make_error(Errc::no_space, e.message + fmt(" (reserved %llu, dirty nodes %llu, dirty pages %llu)",
+                                                   w.reserved_sections(), w.nm.dirty_pages(), w.dirty_pages(0)));
+}
+}  // namespace
+
 Status Writer::Impl::new_segment(std::uint8_t type) {
   const std::uint64_t n0 = sm.alloc_counts().segments;
   auto r = sm.new_segment(*vol, type, alloc_rules(type));
   stats.segments_allocated += sm.alloc_counts().segments - n0;
-  if (!r && r.error().code == Errc::no_space)
-    return make_error(Errc::no_space, r.error().message +
-                                          fmt(" (reserved %llu, dirty nodes %llu, dirty pages %llu)", reserved_sections(),
-                                              nm.dirty_pages(), dirty_pages(0)));
+  if (!r) return alloc_failure(*this, r.error());
   return r;
 }
 
@@ -105,6 +112,7 @@ Result<block_t> Writer::Impl::next_block(std::uint8_t type) {
   const std::uint64_t n0 = sm.alloc_counts().segments;
   auto a = sm.next_block(*vol, type, alloc_rules(type));
   stats.segments_allocated += sm.alloc_counts().segments - n0;
+  if (!a) return alloc_failure(*this, a.error());
   return a;
 }
 
@@ -116,6 +124,7 @@ Result<block_t> Writer::Impl::allocate_block(std::uint8_t type) {
   stats.segments_allocated += c.segments - c0.segments;
   stats.gc.ssr_blocks += c.ssr_blocks - c0.ssr_blocks;
   stats.gc.lfs_blocks += c.lfs_blocks - c0.lfs_blocks;
+  if (!a) return alloc_failure(*this, a.error());
   return a;
 }
 

@@ -303,11 +303,10 @@ struct Fsync {
 
 Status Writer::Impl::fsync_file(nid_t ino, bool datasync) { return Fsync{*this}.run(ino, datasync); }
 
-void Writer::Impl::node_written_back(nid_t n, bool was_new, bool warm) {
+void Writer::Impl::end_fsync_chain() {
   Fsync f{*this};
   f.new_epoch();
-  if (was_new) fsync_new_nodes.insert(n);
-  if (warm) fsync_chain_next = ~block_t{0};  // no chain continues in this checkpoint
+  fsync_chain_next = ~block_t{0};  // no chain continues in this checkpoint
 }
 
 // ---- Roll-forward ------------------------------------------------------------

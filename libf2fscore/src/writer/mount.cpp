@@ -265,8 +265,7 @@ void Writer::Impl::free_node(nid_t nid) {
 // node read back from an fsync chain still has them. A checkpoint's copies
 // carry the version the pack commits; a writeback between checkpoints into
 // the warm node log carries the one before it, so that roll-forward's chain
-// (is_recoverable_dnode()) ends there, and no fsync chain continues after it
-// in this checkpoint (end_fsync_chain()).
+// (is_recoverable_dnode()) ends there.
 Status Writer::Impl::write_node_page(nid_t n, bool for_checkpoint) {
   auto np = node(n);
   if (!np) return make_error(np.error());
@@ -279,8 +278,7 @@ Status Writer::Impl::write_node_page(nid_t n, bool for_checkpoint) {
   auto a = alloc_block(type);
   if (!a) return make_error(a.error());
   wr::NatMem& e = nm.set(n);
-  const bool was_new = e.addr == kNewAddr;
-  if (was_new) --pending_new_nodes;
+  if (e.addr == kNewAddr) --pending_new_nodes;
   invalidate(e.addr);
   e.addr = *a;
   F2FSCORE_TRY(claim(*a, {*a, n, 0, 0, true}));
@@ -302,18 +300,19 @@ Status Writer::Impl::write_node_page(nid_t n, bool for_checkpoint) {
                               io_tag(for_checkpoint ? IostatType::fs_cp_node_io : IostatType::fs_node_io)));
   nm.clear_dirty(n);
   ++stats.node_blocks_written;
-  if (!for_checkpoint) {
-    ++stats.node_writeback_blocks;
-    node_written_back(n, was_new, type == wr::kWarmNode);
-  }
+  if (!for_checkpoint) ++stats.node_writeback_blocks;
   return {};
 }
 
 // Node writeback between checkpoints (the flusher's f2fs_write_node_pages()
 // when dirty node pages pass half the node page cache): every dirty page to
 // its log, then the cache can evict them.
+// No fsync chain continues after it in this checkpoint (end_fsync_chain()).
 Status Writer::Impl::write_back_nodes() {
-  for (nid_t n : nm.dirty_nids()) F2FSCORE_TRY(write_node_page(n, false));
+  const std::vector<nid_t> ds = nm.dirty_nids();
+  if (ds.empty()) return {};
+  end_fsync_chain();
+  for (nid_t n : ds) F2FSCORE_TRY(write_node_page(n, false));
   ++stats.node_writebacks;
   return io_batch().drain();
 }

@@ -114,10 +114,15 @@ NatMem& NodeManager::set(nid_t n) {
     scratch = {};
     return scratch;
   }
-  changed_.insert(n);
-  if (!(*b)->dirty) ++dirty_blocks_;
-  (*b)->dirty = true;
-  return (*b)->e[n % kNatEntryPerBlock];
+  NatBlock& blk = **b;
+  const std::uint32_t i = n % kNatEntryPerBlock;
+  if (!blk.changed.test(i)) {
+    blk.changed.set(i);
+    ++changed_count_;
+  }
+  if (!blk.dirty) ++dirty_blocks_;
+  blk.dirty = true;
+  return blk.e[i];
 }
 
 Result<nid_t> NodeManager::alloc(nid_t reserved, nid_t node_ino, nid_t meta_ino) {
@@ -158,41 +163,44 @@ Result<nid_t> NodeManager::alloc(nid_t reserved, nid_t node_ino, nid_t meta_ino)
   return make_error(Errc::no_space, "writer: no free nid");
 }
 
+// The changed entries are in the NAT blocks marked dirty, which shrink()
+// never evicts.
 std::vector<meta::NatUse> NodeManager::changed_entries() const {
   std::vector<meta::NatUse> out;
-  out.reserve(changed_.size());
-  for (nid_t n : changed_) {
-    auto it = cache_.find(n / kNatEntryPerBlock);
-    if (it == cache_.end()) continue;
-    const NatMem& e = it->second->e[n % kNatEntryPerBlock];
-    out.push_back({n, e.ino, e.addr, e.version});
+  out.reserve(changed_count_);
+  for (const auto& [b, blk] : cache_) {
+    if (!blk->dirty) continue;
+    for (std::uint32_t i = 0; i < kNatEntryPerBlock; ++i) {
+      if (!blk->changed.test(i)) continue;
+      const NatMem& e = blk->e[i];
+      out.push_back({b * kNatEntryPerBlock + i, e.ino, e.addr, e.version});
+    }
   }
   std::sort(out.begin(), out.end(), [](const meta::NatUse& a, const meta::NatUse& b) { return a.nid < b.nid; });
   return out;
 }
 
 std::vector<std::pair<std::uint32_t, std::uint32_t>> NodeManager::changed_block_usage() const {
-  std::vector<std::uint32_t> blocks;
-  for (nid_t n : changed_) blocks.push_back(n / kNatEntryPerBlock);
-  std::sort(blocks.begin(), blocks.end());
-  blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
   std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
-  for (std::uint32_t b : blocks) {
-    auto it = cache_.find(b);
-    if (it == cache_.end()) continue;
+  for (const auto& [b, blk] : cache_) {
+    if (!blk->dirty || blk->changed.none()) continue;
     std::uint32_t used = 0;
     for (std::uint32_t i = 0; i < kNatEntryPerBlock; ++i)
-      if (it->second->e[i].addr != kNullAddr || (b == 0 && i == 0)) ++used;
+      if (blk->e[i].addr != kNullAddr || (b == 0 && i == 0)) ++used;
     out.push_back({b, used});
   }
+  std::sort(out.begin(), out.end());
   return out;
 }
 
 void NodeManager::committed() {
-  changed_.clear();
   freed_.clear();
-  for (auto& [b, blk] : cache_) blk->dirty = false;
+  for (auto& [b, blk] : cache_) {
+    blk->dirty = false;
+    blk->changed.reset();
+  }
   dirty_blocks_ = 0;
+  changed_count_ = 0;
 }
 
 // ---- Node page cache ---------------------------------------------------------

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <array>
+#include <bitset>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -90,7 +91,7 @@ class NodeManager {
   /// freed since.
   void committed();
   /// Entries changed since the checkpoint (the kernel's DIRTY_NAT count).
-  std::size_t changed_count() const noexcept { return changed_.size(); }
+  std::size_t changed_count() const noexcept { return changed_count_; }
   /// NAT blocks holding an entry changed since the checkpoint: cached until
   /// it, whatever the block bound.
   std::size_t dirty_blocks() const noexcept { return dirty_blocks_; }
@@ -153,6 +154,7 @@ class NodeManager {
     std::array<NatMem, disk::kNatEntryPerBlock> e;
     std::uint64_t used = 0;  ///< clock at its last use
     bool dirty = false;      ///< an entry changed since the checkpoint
+    std::bitset<disk::kNatEntryPerBlock> changed;  ///< the entries changed since the checkpoint
   };
   Result<NatBlock*> block(std::uint32_t b);
   Volume* vol_ = nullptr;
@@ -162,8 +164,8 @@ class NodeManager {
   disk::nid_t cursor_ = 0;
   std::unordered_map<std::uint32_t, std::unique_ptr<NatBlock>> cache_;
   std::unordered_map<disk::nid_t, disk::NatEntry> journal_;
-  std::unordered_set<disk::nid_t> changed_, freed_;
-  std::size_t dirty_blocks_ = 0;
+  std::unordered_set<disk::nid_t> freed_;
+  std::size_t dirty_blocks_ = 0, changed_count_ = 0;
   bool bits_ok_ = false;
   std::vector<std::uint8_t> full_bits_, empty_bits_;
   std::uint64_t blocks_read_ = 0;

@@ -258,11 +258,11 @@ struct Writer::Impl {
   /// their fsync in that checkpoint takes a checkpoint.
   std::unordered_map<nid_t, std::uint64_t> fsync_lost_nodes;
   bool fsync_recovering = false;
-  /// Node writeback wrote node `n` (`was_new`: made since the checkpoint, so
-  /// not IS_CHECKPOINTED although it has an address now); `warm`: into the
-  /// warm node log, where its block ends roll-forward's chain, so no fsync
-  /// chain continues in this checkpoint.
-  void node_written_back(nid_t n, bool was_new, bool warm);
+  /// After node writeback: no fsync chain continues in this checkpoint (a
+  /// written-back node in the warm node log ends roll-forward's chain, and
+  /// nodes made since the checkpoint have addresses now although they are
+  /// not IS_CHECKPOINTED), so every later fsync in it takes a checkpoint.
+  void end_fsync_chain();
 
   // ---- writer/ns.cpp: namespace, open files ----
   std::unordered_map<nid_t, std::uint32_t> open_count;

@@ -3,28 +3,71 @@
 # f2fs-tools, the installed-package example, the Linux oracle, the
 # sanitizer build, and the big-endian and 32-bit cross builds under qemu-user.
 # In CI (CI=true) a test that lacks what it needs fails instead of skipping.
+# Ends with the wall time of each phase.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+jobs=$(nproc)
+phases=()
+t_phase=$SECONDS
+# phase_done NAME: records the seconds since the previous phase ended.
+phase_done() { phases+=("$(printf '%-28s %5d s' "$1" $((SECONDS - t_phase)))"); t_phase=$SECONDS; }
+# side_by_side LOG_PREFIX CMD... (one command per argument, run with bash -c):
+# runs the commands at the same time, then prints their output one after the
+# other; fails when one of them fails.
+side_by_side() {
+  local prefix=$1 i=0 rc=0 pids=()
+  shift
+  for cmd in "$@"; do
+    bash -c "$cmd" > "$prefix.$i.log" 2>&1 &
+    pids+=($!)
+    i=$((i + 1))
+  done
+  i=0
+  for cmd in "$@"; do
+    wait "${pids[$i]}" || rc=1
+    echo "-- $cmd"
+    cat "$prefix.$i.log"
+    i=$((i + 1))
+  done
+  return $rc
+}
+
 "$root/scripts/setup.sh" --test || exit 1
+phase_done "setup"
 if [[ "${CI:-}" == "true" || "${F2FSCORE_STRICT:-}" == "1" ]]; then
   export F2FSCORE_REQUIRE_ORACLE=1 F2FSCORE_REQUIRE_FSCK=1 F2FSCORE_REQUIRE_SHARED=1 F2FSCORE_REQUIRE_MAN=1
 fi
 status=0
 "$root/scripts/build.sh" || exit 1
+phase_done "build (native)"
 
 echo "== sanitizers (ASan + UBSan): unit tests, the checker on seeded mutations"
 asan="$root/build-asan"
-cmake -S "$root" -B "$asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DF2FSCORE_SANITIZE=ON >/dev/null &&
-  cmake --build "$asan" -j "$(nproc)" --target f2fscore_unit_tests f2fscore_fsck_mutation_tests >/dev/null &&
-  "$asan/tests/f2fscore_unit_tests" --gtest_brief=1 &&
-  "$asan/tests/fsck/f2fscore_fsck_mutation_tests" --gtest_brief=1 || status=1
+if cmake -S "$root" -B "$asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DF2FSCORE_SANITIZE=ON >/dev/null &&
+   cmake --build "$asan" -j "$jobs" --target f2fscore_unit_tests f2fscore_fsck_mutation_tests >/dev/null; then
+  phase_done "sanitizers: build"
+  # Both single-threaded: side by side on the cores.
+  side_by_side "$asan/run" \
+    "'$asan/tests/f2fscore_unit_tests' --gtest_brief=1" \
+    "'$asan/tests/fsck/f2fscore_fsck_mutation_tests' --gtest_brief=1" || status=1
+else
+  status=1
+fi
+phase_done "sanitizers: tests"
 
 echo "== fuzz: open and walk, and the checker (libFuzzer, ASan + UBSan)"
 "$root/scripts/fuzz.sh" "${F2FSCORE_FUZZ_SECONDS:-60}" || status=1
+phase_done "fuzz (build + run)"
 
 echo "== cross builds: s390x (big-endian) and i686 (32-bit) under qemu-user"
 "$root/scripts/cross-test.sh" all || status=1
+phase_done "cross builds + tests"
 
 echo "== ctest: unit, interop, install, oracle"
 (cd "$root/build" && ctest --output-on-failure -j 2 --timeout 1800) || status=1
+phase_done "ctest (native)"
+
+echo "== wall time per phase"
+printf '%s\n' "${phases[@]}"
+printf '%-28s %5d s\n' "total" "$SECONDS"
 exit $status

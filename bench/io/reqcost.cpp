@@ -31,8 +31,17 @@ using namespace f2fscore;
 
 namespace {
 
+// The device as the caller holds it: the IostatDevice itself (its gate is
+// inline: one load per call when off), or the backend's device when the
+// layer is compiled out.
+#if defined(F2FSCORE_BENCH_NO_IOSTAT)
+using Dev = BlockDevice;
+#else
+using Dev = IostatDevice;
+#endif
+
 struct Loop {
-  BlockDevice* dev = nullptr;
+  Dev* dev = nullptr;
   std::uint64_t blocks = 0;
   std::uint64_t rng = 88172645463325252ull;
   std::uint64_t left = 0;  // submissions still to make

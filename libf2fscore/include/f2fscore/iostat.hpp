@@ -170,8 +170,16 @@ struct IostatBlock {
   std::atomic<std::uint32_t> seq{0};
   std::atomic<std::uint32_t> gen{0};
   std::atomic<std::uint32_t> epoch{0};
-  std::array<std::atomic<std::uint64_t>, kIostatSlots> bytes{}, count{}, completed{};
-  std::array<std::atomic<std::uint64_t>, kIostatBuckets> lat_sum{}, lat_count{}, lat_peak{};
+  /// A slot's counters side by side (one address per request).
+  struct SlotCell {
+    std::atomic<std::uint64_t> bytes{0}, count{0}, completed{0};
+  };
+  /// A latency bucket's sums side by side.
+  struct LatCell {
+    std::atomic<std::uint64_t> sum{0}, count{0}, peak{0};
+  };
+  std::array<SlotCell, kIostatSlots> slot{};
+  std::array<LatCell, kIostatBuckets> lat{};
 };
 }  // namespace detail
 
@@ -257,17 +265,20 @@ class Iostat {
 /// The iostat layer: a BlockDevice that accounts what passes through it
 /// into `stats` and forwards everything to `inner`, which it owns.
 ///
-/// Accounted read/write requests use IoRequest::scratch[0..3] until just
-/// before their callback runs (the original callback and user pointer, the
-/// submit timestamp, the generation); they are restored before the callback,
-/// so the caller sees its own request and may resubmit it from the callback.
+/// Accounted requests use IoRequest::scratch[0..3] until just before their
+/// callback runs (the original callback, this layer, the submit timestamp,
+/// the generation, counter slot and latency bucket); the callback is
+/// restored before it runs (IoRequest::user is never changed), so the
+/// caller sees its own request and may resubmit it from the callback.
 /// The clock is read once per accounted read/write completion and once per
-/// such submission made outside poll(); a request submitted from a
-/// completion callback takes the reading of the last timed completion of
-/// that poll() as its submission time (so its latency includes the rest of
-/// the callbacks before its submission). After a poll() during which
-/// iostat was switched on, submissions until the next poll() ends may take
-/// a completion time of that poll() as their submission time.
+/// such submission made outside a completion callback; a request
+/// submitted from the callback of a timed completion of this layer takes
+/// that completion's clock reading as its submission time.
+///
+/// The gate: submit() and poll() are inline, so a caller that holds the
+/// IostatDevice itself (not a BlockDevice&) pays one load per call when
+/// iostat is off (the route), and calls the device below directly; a call
+/// through BlockDevice& adds the virtual forward.
 class IostatDevice final : public BlockDevice {
  public:
   friend class Iostat;
@@ -278,9 +289,11 @@ class IostatDevice final : public BlockDevice {
 
   const DeviceInfo& info() const noexcept override;
   /// The gate: when iostat is off this only forwards the request.
-  void submit(IoRequest& req) noexcept override;
-  std::size_t poll(bool wait) noexcept override;
-  std::size_t in_flight() const noexcept override;
+  void submit(IoRequest& req) noexcept override { route_.load(std::memory_order_relaxed)->submit(req); }
+  /// Completions are detoured through the requests themselves: the device
+  /// below is polled directly, on or off.
+  std::size_t poll(bool wait) noexcept override { return inner_->poll(wait); }
+  std::size_t in_flight() const noexcept override { return inner_->in_flight(); }
   /// The device below's holes (reads are only counted, not changed).
   std::uint64_t next_data(std::uint64_t offset, std::uint64_t end) noexcept override {
     return inner_->next_data(offset, end);
@@ -295,14 +308,15 @@ class IostatDevice final : public BlockDevice {
  private:
   // Where submit() sends a request: the device below while iostat is off,
   // the accounting entry below while it is on. Iostat::set_enabled() flips
-  // it, so the gate costs one load and the forward's indirect call. Only a
+  // it, so the gate costs one load (and, through BlockDevice&, the
+  // forward's indirect call). Only a
   // route: a submission that races with a switch counts into a generation
   // that the switch has already ended, which no snapshot shows.
   struct Accounting final : BlockDevice {
     IostatDevice* owner = nullptr;
     const DeviceInfo& info() const noexcept override { return owner->inner_->info(); }
     void submit(IoRequest& req) noexcept override;
-    std::size_t poll(bool wait) noexcept override;  // and ends the callbacks' clock reading
+    std::size_t poll(bool wait) noexcept override { return owner->inner_->poll(wait); }
     std::size_t in_flight() const noexcept override { return owner->inner_->in_flight(); }
   };
 
@@ -310,9 +324,11 @@ class IostatDevice final : public BlockDevice {
   void submit_accounted(IoRequest& req) noexcept;
   void submit_clocked(IoRequest& req) noexcept;
   void restart_and_submit(IoRequest& req) noexcept;
-  static void on_done(IoRequest& req) noexcept;
-  void done_unrecorded(IoRequest& req, std::uint64_t now_ns, bool timed) noexcept;
-  void done_new_peak(IoRequest& req, std::uint64_t packed, std::uint64_t now_ns, std::uint64_t d) noexcept;
+  static void on_done(IoRequest& req) noexcept;          // read/write: the latency too
+  static void on_done_untimed(IoRequest& req) noexcept;  // flush, discard: the completion only
+  void done_unrecorded(IoRequest& req) noexcept;
+  void done_new_peak(IoRequest& req, std::size_t slot_off, std::size_t lat_off, std::uint64_t now_ns,
+                     std::uint64_t d) noexcept;
   void done_period(IoRequest& req, std::uint64_t now_ns) noexcept;
   void after_timed(IoRequest& req, std::uint64_t now_ns) noexcept;
   void restart_block(std::uint32_t gen) noexcept;  // the owner clears counters of an older generation
@@ -322,9 +338,8 @@ class IostatDevice final : public BlockDevice {
   Iostat& stats_;
   Accounting accounting_;
   IostatDevice* next_tap_ = nullptr;  // Iostat's list of attached layers
-  // From a timed completion to the end of the poll() that ran it: that
-  // completion's clock reading, the submission time of what is submitted
-  // meanwhile (from its callback or a later one of the same poll()).
+  // While the callback of a timed completion runs: that completion's clock
+  // reading, the submission time of what the callback submits.
   std::uint64_t cb_now_ = 0;
   bool cb_timed_ = false;
   detail::IostatBlock block_;  // this layer's counters (see detail::IostatBlock)

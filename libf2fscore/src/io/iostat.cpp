@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <cinttypes>
+#include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <thread>
 
@@ -119,13 +121,6 @@ constexpr std::array<std::uint8_t, kIostatTypes> make_pages() noexcept {
 }
 constexpr auto kPages = make_pages();
 
-// scratch[3] of an accounted request: generation (32 bits), latency
-// bucket (lat * 3 + page, or kNoLatency), counter slot.
-constexpr unsigned kNoLatency = 0xf;
-constexpr std::uint64_t pack(std::uint32_t gen, unsigned bucket, unsigned slot) noexcept {
-  return std::uint64_t{gen} | (std::uint64_t{bucket} << 32) | (std::uint64_t{slot} << 36);
-}
-
 // The counter slot of an untagged request, by op (Iostat::classify()).
 constexpr unsigned kNoSlot = 0xff;
 constexpr std::array<std::uint8_t, 8> make_op_slots() noexcept {
@@ -187,14 +182,14 @@ bool read_block(const detail::IostatBlock& b, std::uint32_t gen, std::uint32_t e
       const bool same_epoch = b.epoch.load(kRelaxed) == epoch;
       if (same_gen) {
         for (std::size_t i = 0; i < detail::kIostatSlots; ++i) {
-          out.bytes[i] = b.bytes[i].load(kRelaxed);
-          out.count[i] = b.count[i].load(kRelaxed);
-          out.completed[i] = b.completed[i].load(kRelaxed);
+          out.bytes[i] = b.slot[i].bytes.load(kRelaxed);
+          out.count[i] = b.slot[i].count.load(kRelaxed);
+          out.completed[i] = b.slot[i].completed.load(kRelaxed);
         }
         for (std::size_t i = 0; i < detail::kIostatBuckets; ++i) {
-          out.lat_sum[i] = b.lat_sum[i].load(kRelaxed);
-          out.lat_count[i] = b.lat_count[i].load(kRelaxed);
-          out.lat_peak[i] = same_epoch ? b.lat_peak[i].load(kRelaxed) : 0;
+          out.lat_sum[i] = b.lat[i].sum.load(kRelaxed);
+          out.lat_count[i] = b.lat[i].count.load(kRelaxed);
+          out.lat_peak[i] = same_epoch ? b.lat[i].peak.load(kRelaxed) : 0;
         }
       }
       std::atomic_thread_fence(std::memory_order_acquire);
@@ -445,84 +440,149 @@ void IostatDevice::route(bool on) noexcept {
 
 const DeviceInfo& IostatDevice::info() const noexcept { return inner_->info(); }
 
-void IostatDevice::submit(IoRequest& req) noexcept {
-  route_.load(kRelaxed)->submit(req);  // off: straight to the device below
-}
-
-std::size_t IostatDevice::poll(bool wait) noexcept {
-  return route_.load(kRelaxed)->poll(wait);  // off: straight to the device below
-}
-
-std::size_t IostatDevice::Accounting::poll(bool wait) noexcept {
-  const std::size_t n = owner->inner_->poll(wait);
-  owner->cb_timed_ = false;  // a submission after poll() reads the clock
-  return n;
-}
-
-std::size_t IostatDevice::in_flight() const noexcept { return inner_->in_flight(); }
-
 [[gnu::noinline, gnu::cold]] void IostatDevice::restart_block(std::uint32_t gen) noexcept {
   // Inside the caller's write section.
   for (std::size_t i = 0; i < detail::kIostatSlots; ++i) {
-    block_.bytes[i].store(0, kRelaxed);
-    block_.count[i].store(0, kRelaxed);
-    block_.completed[i].store(0, kRelaxed);
+    block_.slot[i].bytes.store(0, kRelaxed);
+    block_.slot[i].count.store(0, kRelaxed);
+    block_.slot[i].completed.store(0, kRelaxed);
   }
   for (std::size_t i = 0; i < detail::kIostatBuckets; ++i) {
-    block_.lat_sum[i].store(0, kRelaxed);
-    block_.lat_count[i].store(0, kRelaxed);
-    block_.lat_peak[i].store(0, kRelaxed);
+    block_.lat[i].sum.store(0, kRelaxed);
+    block_.lat[i].count.store(0, kRelaxed);
+    block_.lat[i].peak.store(0, kRelaxed);
   }
   block_.epoch.store(stats_.epoch_.load(kRelaxed), kRelaxed);
   block_.gen.store(gen, kRelaxed);
 }
 
-// Both ends of an accounted request avoid calls that return (only tail
-// calls, and the clock on the completion side, with nothing but the
-// request live across it): the uncommon cases are out of line.
+// Both ends of an accounted request avoid calls that return where they
+// can (tail calls; the clock and the callback on the completion side, with
+// only the request and the layer live across them): the uncommon cases are
+// out of line.
+
+namespace {
+// scratch[3] of an accounted request, in host order (written and read
+// only here): the generation it was counted in, and the byte offsets in
+// the layer's block of its counter slot and of its latency bucket (or 0:
+// none). Each field is read on its own, so that it is one narrow load.
+struct Ctx {
+  std::uint32_t gen;
+  std::uint16_t slot_off;
+  std::uint16_t lat_off;
+};
+static_assert(sizeof(Ctx) == sizeof(std::uint64_t));
+static_assert(sizeof(detail::IostatBlock) <= 0xffff);
+inline void put_ctx(IoRequest& req, const Ctx& c) noexcept { std::memcpy(&req.scratch[3], &c, sizeof c); }
+template <typename T, std::size_t Off>
+inline T ctx_field(const IoRequest& req) noexcept {
+  T v;
+  std::memcpy(&v, reinterpret_cast<const unsigned char*>(&req.scratch[3]) + Off, sizeof v);
+  return v;
+}
+inline std::uint32_t ctx_gen(const IoRequest& req) noexcept { return ctx_field<std::uint32_t, offsetof(Ctx, gen)>(req); }
+inline std::size_t ctx_slot_off(const IoRequest& req) noexcept { return ctx_field<std::uint16_t, offsetof(Ctx, slot_off)>(req); }
+inline std::size_t ctx_lat_off(const IoRequest& req) noexcept { return ctx_field<std::uint16_t, offsetof(Ctx, lat_off)>(req); }
+template <typename Cell>
+inline Cell& cell_at(detail::IostatBlock& b, std::size_t off) noexcept {
+  return *reinterpret_cast<Cell*>(reinterpret_cast<unsigned char*>(&b) + off);
+}
+// What a request's tag and op select, as byte offsets in the layer's
+// block (so that accounting adds an offset to the block's address):
+// its counter slot (0: not accounted) and its type's page in the latency
+// cells of a latency kind.
+struct SlotPick {
+  std::uint16_t slot_off = 0;
+  std::uint16_t page_off = 0;
+};
+constexpr SlotPick pick_of(unsigned slot) noexcept {
+  return {static_cast<std::uint16_t>(offsetof(detail::IostatBlock, slot) + slot * sizeof(detail::IostatBlock::SlotCell)),
+          static_cast<std::uint16_t>(kPages[slot / 2] * sizeof(detail::IostatBlock::LatCell))};
+}
+// By the tag's type byte and compressed bit (tag & 0x1ff); type byte 0 is
+// looked up by op instead (kPickOfOp).
+constexpr std::array<SlotPick, 0x200> make_pick_of_tag() noexcept {
+  std::array<SlotPick, 0x200> a{};
+  for (unsigned key = 0; key < 0x200; ++key) {
+    const unsigned t = key & 0xffu;
+    if (t == 0 || t > kIostatTypes) continue;
+    a[key] = pick_of(2 * (t - 1) + ((key & io_tag_compressed) != 0 ? 1u : 0u));
+  }
+  return a;
+}
+constexpr auto kPickOfTag = make_pick_of_tag();
+constexpr std::array<SlotPick, 8> make_pick_of_op() noexcept {
+  std::array<SlotPick, 8> a{};
+  for (unsigned op = 0; op < 8; ++op)
+    if (kSlotOfOp[op] != kNoSlot) a[op] = pick_of(kSlotOfOp[op]);
+  return a;
+}
+constexpr auto kPickOfOp = make_pick_of_op();
+static_assert(io_tag_compressed == 0x100);
+// The first latency cell of a request's latency kind, by op * 2 + the
+// sync flag (0: no latency for this op).
+constexpr std::array<std::uint16_t, 16> make_lat_base() noexcept {
+  std::array<std::uint16_t, 16> a{};
+  for (unsigned k = 0; k < 16; ++k)
+    if (kLatOf[k] < kIostatBuckets)
+      a[k] = static_cast<std::uint16_t>(offsetof(detail::IostatBlock, lat) + kLatOf[k] * sizeof(detail::IostatBlock::LatCell));
+  return a;
+}
+constexpr auto kLatBase = make_lat_base();
+static_assert(offsetof(detail::IostatBlock, lat) != 0 && offsetof(detail::IostatBlock, slot) != 0);
+
+inline IostatDevice* layer_of(const IoRequest& req) noexcept {
+  return reinterpret_cast<IostatDevice*>(static_cast<std::uintptr_t>(req.scratch[1]));
+}
+// Unbind: the caller's callback back in place, before it runs (it may
+// resubmit the request).
+inline IoCallback unbind(IoRequest& req) noexcept {
+  const auto cb = reinterpret_cast<IoCallback>(static_cast<std::uintptr_t>(req.scratch[0]));
+  req.on_complete = cb;
+  return cb;
+}
+}  // namespace
 
 [[gnu::always_inline]] inline void IostatDevice::after_timed(IoRequest& req, std::uint64_t now_ns) noexcept {
-  // What is submitted through this layer from now to the end of this
-  // poll() (Accounting::poll()) takes now_ns as its submission time instead
-  // of reading the clock again.
+  // What the callback submits through this layer takes now_ns as its
+  // submission time instead of reading the clock again.
+  if (req.on_complete == nullptr) return;
   cb_now_ = now_ns;
   cb_timed_ = true;
-  if (req.on_complete != nullptr) req.on_complete(req);
+  req.on_complete(req);
+  cb_timed_ = false;
 }
 
 [[gnu::always_inline]] inline void IostatDevice::submit_accounted(IoRequest& req) noexcept {
   // The slot: the tag's type (1 + IostatType in the low byte) and its
-  // compressed bit, or the op's default type.
-  unsigned slot;
-  const unsigned t = req.tag & 0xffu;
-  if (t != 0) [[likely]] {
-    if (t > kIostatTypes) return inner_->submit(req);
-    slot = 2 * (t - 1) + ((req.tag & io_tag_compressed) != 0 ? 1u : 0u);
-  } else {
-    static_assert(static_cast<unsigned>(IoOp::write_zeroes) < 8);
-    slot = kSlotOfOp[static_cast<unsigned>(req.op) & 7u];  // classify()'s default types
-    if (slot == kNoSlot) return inner_->submit(req);
-  }
+  // compressed bit, or the op's default type (classify()'s).
+  static_assert(static_cast<unsigned>(IoOp::write_zeroes) < 8);
+  const unsigned op = static_cast<unsigned>(req.op) & 7u;
+  const SlotPick pick = (req.tag & 0xffu) != 0 ? kPickOfTag[req.tag & 0x1ffu] : kPickOfOp[op];
+  if (pick.slot_off == 0) [[unlikely]] return inner_->submit(req);
   const std::uint32_t gen = stats_.generation_.load(kRelaxed);
   if (block_.gen.load(kRelaxed) != gen) [[unlikely]] return restart_and_submit(req);
   {
     WriteSection w(block_.seq);
-    bump(block_.bytes[slot], req.op == IoOp::flush ? 0 : req.length);  // FS_FLUSH_IO: count only
-    bump(block_.count[slot], 1);
+    auto& cell = cell_at<detail::IostatBlock::SlotCell>(block_, pick.slot_off);
+    bump(cell.bytes, req.op == IoOp::flush ? 0 : req.length);  // FS_FLUSH_IO: count only
+    bump(cell.count, 1);
   }
-  // The latency bucket: {read, sync write, async write} of the op and
-  // flags, x the type's page; none for other ops.
-  const unsigned bucket = kLatOf[(static_cast<unsigned>(req.op) & 7u) * 2 + (req.flags & io_flag::sync)] +
-                          kPages[slot / 2];
   // Bind: the decision travels with the request (bio_iostat_ctx's job).
   req.scratch[0] = reinterpret_cast<std::uintptr_t>(req.on_complete);
-  req.scratch[1] = reinterpret_cast<std::uintptr_t>(req.user);
-  req.scratch[3] = pack(gen, bucket < kIostatBuckets ? bucket : kNoLatency, slot);
+  req.scratch[1] = reinterpret_cast<std::uintptr_t>(this);
+  // The latency bucket: {read, sync write, async write} of the op and
+  // flags, x the type's page; none for other ops.
+  const std::uint16_t lat_base = kLatBase[op * 2 + (req.flags & io_flag::sync)];
+  if (lat_base == 0) {
+    put_ctx(req, Ctx{gen, pick.slot_off, 0});
+    req.on_complete = &IostatDevice::on_done_untimed;
+    return inner_->submit(req);
+  }
+  put_ctx(req, Ctx{gen, pick.slot_off, static_cast<std::uint16_t>(lat_base + pick.page_off)});
   req.on_complete = &IostatDevice::on_done;
-  req.user = this;
-  if (bucket >= kIostatBuckets) return inner_->submit(req);
-  // Submitted from a completion callback of this layer's poll(): that
-  // poll's last completion time is the submission time.
+  // Submitted from the callback of a timed completion of this layer: that
+  // completion's time is the submission time.
   if (!cb_timed_) [[unlikely]] return submit_clocked(req);
   req.scratch[2] = cb_now_;
   inner_->submit(req);
@@ -545,63 +605,56 @@ void IostatDevice::Accounting::submit(IoRequest& req) noexcept { owner->submit_a
 
 void IostatDevice::on_done(IoRequest& req) noexcept {
   // The clock first, while nothing but the request is live.
-  const bool timed = ((req.scratch[3] >> 32) & 0xfu) != kNoLatency;
-  const std::uint64_t now_ns = timed ? static_cast<IostatDevice*>(req.user)->stats_.now() : 0;
-  auto& dev = *static_cast<IostatDevice*>(req.user);
-  const std::uint64_t packed = req.scratch[3];
+  IostatDevice& dev = *layer_of(req);
+  const std::uint64_t now_ns = dev.stats_.now();
   const std::uint64_t submit_ns = req.scratch[2];
-  // Unbind before the caller's callback, which may resubmit the request.
-  req.on_complete = reinterpret_cast<IoCallback>(static_cast<std::uintptr_t>(req.scratch[0]));
-  req.user = reinterpret_cast<void*>(static_cast<std::uintptr_t>(req.scratch[1]));
+  unbind(req);
   Iostat& st = dev.stats_;
   // Not recorded when the counters were reset since its submission.
-  if (static_cast<std::uint32_t>(packed) != st.generation_.load(kRelaxed)) [[unlikely]] return dev.done_unrecorded(req, now_ns, timed);
-  const auto slot = static_cast<unsigned>(packed >> 36);
-  detail::IostatBlock& b = dev.block_;
-  if (!timed) {
-    {
-      WriteSection w(b.seq);
-      bump(b.completed[slot], 1);
-    }
-    if (req.on_complete != nullptr) req.on_complete(req);
-    return;
-  }
-  const auto bucket = static_cast<unsigned>((packed >> 32) & 0xfu);
+  if (ctx_gen(req) != st.generation_.load(kRelaxed)) [[unlikely]] return dev.done_unrecorded(req);
   const std::uint64_t d = now_ns >= submit_ns ? now_ns - submit_ns : 0;
-  const std::uint32_t epoch = st.epoch_.load(kRelaxed);
-  if (b.epoch.load(kRelaxed) != epoch) [[unlikely]] return dev.done_new_peak(req, packed, now_ns, d);
+  detail::IostatBlock& b = dev.block_;
+  if (b.epoch.load(kRelaxed) != st.epoch_.load(kRelaxed)) [[unlikely]] return dev.done_new_peak(req, ctx_slot_off(req), ctx_lat_off(req), now_ns, d);
   {
     WriteSection w(b.seq);
-    bump(b.completed[slot], 1);
-    bump(b.lat_sum[bucket], d);
-    bump(b.lat_count[bucket], 1);
-    if (d > b.lat_peak[bucket].load(kRelaxed)) b.lat_peak[bucket].store(d, kRelaxed);
+    bump(cell_at<detail::IostatBlock::SlotCell>(b, ctx_slot_off(req)).completed, 1);
+    auto& lat = cell_at<detail::IostatBlock::LatCell>(b, ctx_lat_off(req));
+    bump(lat.sum, d);
+    bump(lat.count, 1);
+    if (d > lat.peak.load(kRelaxed)) lat.peak.store(d, kRelaxed);
   }
   if (now_ns >= st.next_period_ns_.load(kRelaxed)) [[unlikely]] return dev.done_period(req, now_ns);
   dev.after_timed(req, now_ns);
 }
 
-[[gnu::noinline, gnu::cold]] void IostatDevice::done_unrecorded(IoRequest& req, std::uint64_t now_ns,
-                                                                bool timed) noexcept {
-  (void)now_ns, (void)timed;
+void IostatDevice::on_done_untimed(IoRequest& req) noexcept {
+  IostatDevice& dev = *layer_of(req);
+  const IoCallback cb = unbind(req);
+  if (ctx_gen(req) == dev.stats_.generation_.load(kRelaxed)) [[likely]] {
+    WriteSection w(dev.block_.seq);
+    bump(cell_at<detail::IostatBlock::SlotCell>(dev.block_, ctx_slot_off(req)).completed, 1);
+  }
+  if (cb != nullptr) cb(req);
+}
+
+[[gnu::noinline, gnu::cold]] void IostatDevice::done_unrecorded(IoRequest& req) noexcept {
   if (req.on_complete != nullptr) req.on_complete(req);
 }
 
-[[gnu::noinline, gnu::cold]] void IostatDevice::done_new_peak(IoRequest& req, std::uint64_t packed,
+[[gnu::noinline, gnu::cold]] void IostatDevice::done_new_peak(IoRequest& req, std::size_t slot_off, std::size_t lat_off,
                                                               std::uint64_t now_ns, std::uint64_t d) noexcept {
   // The first timed completion of this layer since a period record: its
   // peaks start again.
-  const auto slot = static_cast<unsigned>(packed >> 36);
-  const auto bucket = static_cast<unsigned>((packed >> 32) & 0xfu);
   detail::IostatBlock& b = block_;
   {
     WriteSection w(b.seq);
-    for (auto& p : b.lat_peak) p.store(0, kRelaxed);
+    for (auto& l : b.lat) l.peak.store(0, kRelaxed);
     b.epoch.store(stats_.epoch_.load(kRelaxed), kRelaxed);
-    bump(b.completed[slot], 1);
-    bump(b.lat_sum[bucket], d);
-    bump(b.lat_count[bucket], 1);
-    b.lat_peak[bucket].store(d, kRelaxed);
+    bump(cell_at<detail::IostatBlock::SlotCell>(b, slot_off).completed, 1);
+    auto& lat = cell_at<detail::IostatBlock::LatCell>(b, lat_off);
+    bump(lat.sum, d);
+    bump(lat.count, 1);
+    lat.peak.store(d, kRelaxed);
   }
   if (now_ns >= stats_.next_period_ns_.load(kRelaxed)) stats_.emit_period(now_ns);
   after_timed(req, now_ns);

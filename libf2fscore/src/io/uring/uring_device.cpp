@@ -78,16 +78,15 @@ using Operation = asio::detail::scheduler_operation;
 using CallStack = asio::detail::call_stack<asio::detail::thread_context, asio::detail::thread_info_base>;
 
 // Asio submits the SQEs it prepares later, from an operation it posts to
-// its scheduler, which runs only after every completion already reaped has
-// been handled. A request resubmitted from a completion callback would thus
-// wait for the whole batch, and the device would see bursts: submit 32,
-// wait for 32 (about 8% fewer IOPS than fio at depth 32 here, the same as
-// fio with iodepth_batch_complete_min=32). So this device sends the SQEs
-// itself (Asio's flag "submit operation pending" is held for good, so it
-// never posts one): a request issued from a completion goes to the kernel
-// at once, as fio does, through the service's own submit_sqes(), unless
-// the device would be idle anyway; the rest goes with the next poll()'s
-// wait, in one io_uring_enter. And poll() runs the service's task and the
+// its scheduler. This device sends them itself instead (Asio's flag
+// "submit operation pending" is held for good, so it never posts one), as
+// the direct backend does: what is submitted between two poll() calls,
+// from a completion callback or not, goes to the kernel with the next
+// poll()'s wait, in one io_uring_enter (io_uring_submit_and_wait). At
+// depth 32 that is one system call per wake-up, not one per request (0.03
+// io_uring_enter per request against 1.0 when each resubmission from a
+// callback was sent at once, as fio does by default; strace -c,
+// docs/benchmarks.md). And poll() runs the service's task and the
 // operations it returns itself, as io_context::run_one() would, without
 // the scheduler pass (about 300 instructions) per wake-up. The members
 // this needs are private to Asio and reached with the explicit-
@@ -355,17 +354,8 @@ class UringDevice final : public BlockDevice {
     issue(s);
   }
 
-  void issue(Slot* s) noexcept {
-    issue_one(s);
-    // Issued from a completion (a resubmission, a retry, the rest of a
-    // partial transfer, a waiting request getting a slot) while another
-    // request is in the kernel: to the kernel now, so that it does not wait
-    // for the rest of the batch. Otherwise (submit() outside a callback, or
-    // the device would be idle anyway) at the next poll(), in the same
-    // io_uring_enter as its wait.
-    if (in_completion_ && in_kernel_ > static_cast<std::size_t>(service_->*get(PendingSqes{})))
-      (service_->*get(SubmitSqes{}))();
-  }
+  // The SQE is prepared now and sent with the next poll()'s wait.
+  void issue(Slot* s) noexcept { issue_one(s); }
 
   // One pass over the ring: send what Asio has prepared, and wait for a
   // completion in the same io_uring_enter when `block`; reap what has
@@ -471,19 +461,13 @@ class UringDevice final : public BlockDevice {
   Service* service_ = nullptr;  // Asio's io_uring service of ctx_
   Scheduler* sched_ = nullptr;  // and its scheduler
   asio::detail::scheduler_thread_info thread_;  // for the polling thread; one at a time
- public:
-  bool in_completion_ = false;  // inside one of our handlers
- private:
   std::size_t in_flight_ = 0;   // submitted, callback not yet run
   std::size_t in_kernel_ = 0;   // holding a slot
   std::uint64_t completed_ = 0;
 };
 
 void Handler::operator()(const boost::system::error_code& ec, std::size_t n) const noexcept {
-  UringDevice& d = *slot->dev;
-  d.in_completion_ = true;
-  d.on_complete(slot, ec, n);
-  d.in_completion_ = false;
+  slot->dev->on_complete(slot, ec, n);
 }
 
 }  // namespace

@@ -549,6 +549,17 @@ const std::vector<Case>& cases() {
   {"orphan_quota_file", Base::sload, "orphan", [](Corruptor& L) {
      const auto q = L.sb().qf_ino[0].get();
      return Spec{{"orphan_add=" + S(q)}, {E(Code::ORPHAN_ENTRY_INVALID).Ino(q)}}; }},
+  // An inline-data file's i_mode damaged into a socket (only regular files
+  // and symlinks hold inline data, support_inline_data() in
+  // fs/f2fs/inline.c): the type comes back from its dentry's file type
+  // (F2FS_FT_REG_FILE), the data kept.
+  {"inode_mode_socket_inline", Base::sload, "inode", [](Corruptor& L) {
+     return Spec{{"inode[/inl/x].i_mode=0xc1a4"}, {E(Code::INODE_MODE).Ino(ino(L, "/inl/x"))}, 4, false, {"/inl/x"}}; }},
+  // The same with the dentry saying socket too: the inode stays a socket
+  // and loses what a socket cannot hold (the inline data flag, area and size).
+  {"inode_mode_socket_inline_dentry_sock", Base::sload, "inode", [](Corruptor& L) {
+     return Spec{{"inode[/inl/x].i_mode=0xc1a4", "dentry[/inl/x].file_type=6"},
+                 {E(Code::INODE_MODE).Ino(ino(L, "/inl/x"))}}; }},
   {"ssa_dnode_nid", Base::sload, "SSA", [](Corruptor& L) {
      const nid_t dn = i_nid(L, "/big", 0);
      return Spec{{"ssa[" + S(node_blk(L, dn)) + "].nid+=1"}, {E(Code::SSA_NODE_MISMATCH).Blk(node_blk(L, dn))}}; }},

@@ -307,6 +307,7 @@ class Checker {
   bool root_mode_repairable(nid_t root);
   void fix_zero_word(std::size_t idx, block_t blk, std::uint32_t byte_off);
   void local_issue_fix(std::size_t idx, const InodeRec& in, Code c);
+  void mode_from_dentry(InodeRec& in, std::uint8_t dentry_type);
   bool reconnect(nid_t ino);
   bool add_dentry(const InodeRec& dir, const std::string& name, nid_t ino, std::uint8_t ft, std::size_t problem = static_cast<std::size_t>(-1));
   bool create_lost_found();

@@ -133,9 +133,47 @@ void Checker::local_issue_fix(std::size_t idx, const InodeRec& in, Code c) {
     case Code::XATTR_NID_BAD:
       fix_inode_field(idx, in, [](Node& n) { n.i.i_xattr_nid = 0u; });
       break;
+    case Code::INODE_MODE: {
+      // Inline data under a device, fifo or socket mode (the scan's issue):
+      // a type taken from the dentry (mode_from_dentry()) is written; else
+      // the inode keeps its type and loses what the type cannot hold: the
+      // inline data flag, the inline area and i_size (such an inode keeps
+      // no data, f2fs_update_inode() in fs/f2fs/inode.c).
+      if (!(in.inline_flags & inline_flag::data) || file_type_of_mode(in.mode) == 0 || in.is_dir()) break;
+      if (in.is_reg() || in.is_symlink()) {
+        fix_inode_field(idx, in, [m = in.mode](Node& n) { n.i.i_mode = m; });
+        break;
+      }
+      const std::uint32_t base = in.extra_isize / 4u;
+      const std::uint32_t end = in.inline_xattr_addrs < kDefAddrsPerInode ? kDefAddrsPerInode - in.inline_xattr_addrs : 0u;
+      fix_inode_field(idx, in, [base, end](Node& n) {
+        n.i.i_inline = static_cast<std::uint8_t>(n.i.i_inline & ~inline_flag::data);
+        for (std::uint32_t k = base; k < end; ++k) n.i.i_addr[k] = 0u;
+        n.i.i_size = static_cast<std::uint64_t>(0);
+      });
+      break;
+    }
     default:
       break;
   }
+}
+
+// An inode holding inline data under a device, fifo or socket mode, named
+// by a dentry whose file type can hold it (F2FS_FT_REG_FILE or
+// F2FS_FT_SYMLINK, include/linux/f2fs_fs.h): the mode's type is taken from
+// that dentry, the first that reaches the inode (the permission bits
+// kept), so that the walk and the dentry type check see the repaired
+// mode; the INODE_MODE issue the scan raised writes it
+// (local_issue_fix()). Other dentry types leave the mode as it is.
+void Checker::mode_from_dentry(InodeRec& in, std::uint8_t dentry_type) {
+  if (!(in.inline_flags & inline_flag::data) || in.is_reg() || in.is_symlink() || in.is_dir() ||
+      file_type_of_mode(in.mode) == 0)
+    return;
+  std::uint16_t type = 0;
+  if (dentry_type == static_cast<std::uint8_t>(FileType::reg_file)) type = 0x8000;
+  else if (dentry_type == static_cast<std::uint8_t>(FileType::symlink)) type = 0xA000;
+  else return;
+  in.mode = static_cast<std::uint16_t>(type | (in.mode & 07777));
 }
 
 DentryArea Checker::dentry_area(const InodeRec& dir, block_t blk, bool inline_area) const {

@@ -626,7 +626,8 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
       clear(add(p), d);
       continue;
     }
-    const InodeRec& child = inodes_[static_cast<std::size_t>(r.inode)];
+    InodeRec& child = inodes_[static_cast<std::size_t>(r.inode)];
+    if (!reached(c)) mode_from_dentry(child, d.type);
     const std::uint8_t ft = ftype_of_mode(child.mode);
     if (ft == 0) {
       // An inode of no known type cannot be used: its dentry goes, and with

@@ -560,6 +560,15 @@ const std::vector<Case>& cases() {
   {"inode_mode_socket_inline_dentry_sock", Base::sload, "inode", [](Corruptor& L) {
      return Spec{{"inode[/inl/x].i_mode=0xc1a4", "dentry[/inl/x].file_type=6"},
                  {E(Code::INODE_MODE).Ino(ino(L, "/inl/x"))}}; }},
+  // An unusable root (its node block zeroed; fsck.f2fs -f -y fails on it
+  // too): a new empty root, the old root's children linked back under
+  // their i_name, their data kept (/small and /hard, one inode, come back
+  // as one name: the one in i_name).
+  {"root_block_zeroed", Base::sload, "inode", [](Corruptor& L) {
+     return Spec{{"block[" + S(node_blk(L, 3)) + "].zero=1"}, {E(Code::ROOT_BAD).Ino(3)}, 4, false,
+                 {"/medium", "/dir/sub/f", "/big", "/inl/x"}}; }},
+  {"root_nat_null", Base::mkfs, "inode", [](Corruptor&) {
+     return Spec{{"nat[3].block_addr=0"}, {E(Code::ROOT_BAD).Ino(3)}}; }},
   {"ssa_dnode_nid", Base::sload, "SSA", [](Corruptor& L) {
      const nid_t dn = i_nid(L, "/big", 0);
      return Spec{{"ssa[" + S(node_blk(L, dn)) + "].nid+=1"}, {E(Code::SSA_NODE_MISMATCH).Blk(node_blk(L, dn))}}; }},

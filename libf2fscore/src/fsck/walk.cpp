@@ -815,12 +815,17 @@ void Checker::walk_namespace() {
   for (const SegState& s : segs_) sit_blocks += s.vblocks;
   uses_.reserve(uses_.size() + static_cast<std::size_t>(sit_blocks) + 64);
   progress(3, 0, inodes_.size());
+  // An unusable root is rebuilt by -y (rebuild_root()): what was under it
+  // is then unreachable and reconnected (repair()).
   auto root_bad = [&](std::string d) {
     Problem p = prob(Code::ROOT_BAD);
     p.ino = root;
     p.path = "/";
     p.detail = std::move(d);
-    add(p);
+    if (!rebuild_root(add(p))) return;
+    walk_inode(root, "/");
+    walk_state(root).parent = root;
+    walk_state(root).links_found = 1;
   };
   if (root >= max_nid_ || nat(root).blkaddr == kNullAddr || !valid_main(nat(root).blkaddr))
     root_bad("the root inode has no valid NAT entry");

@@ -441,6 +441,9 @@ class Checker {
   /// reconnect() linked it back into that root in this pass.
   bool root_rebuilt_ = false;
   nid_t lf_relinked_ = 0;
+  /// Files walked as unreachable that a later directory names: the first
+  /// such directory and name.
+  std::unordered_map<nid_t, std::pair<nid_t, std::string>> late_links_;
 };
 
 }  // namespace f2fscore::fsck

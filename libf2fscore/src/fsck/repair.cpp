@@ -473,6 +473,8 @@ bool Checker::reconnect(nid_t ino) {
     return path_is(n, "/lost+found");
   });
   const InodeRec& child = inodes_[static_cast<std::size_t>(node(ino).inode)];
+  // Links of a file found by directories walked after it (hard links).
+  const std::uint32_t found = child.is_dir() ? 0u : walk_state(ino).links_found;
   std::string name = "#" + std::to_string(ino);
   nid_t lf = 0;
   const nid_t root = sb_.root_ino.get();
@@ -507,6 +509,22 @@ bool Checker::reconnect(nid_t ino) {
   if (!own.empty()) {
     lf = root;
     name = own;
+  } else if (found > 0) {
+    // Not unlinked after all: no new name (INODE_LINKS sets i_links to the
+    // links found); with one link, i_pino and i_name follow it.
+    const auto it = late_links_.find(ino);
+    if (found == 1 && it != late_links_.end() && !(child.advise & advise::lost_pino) && !it->second.second.empty() &&
+        it->second.second.size() <= kNameLen)
+      fix(kNoProblem, child.blkaddr, [pino = it->second.first, nm = it->second.second](std::uint8_t* p) {
+        Node n;
+        std::memcpy(&n, p, sizeof n);
+        n.i.i_pino = pino;
+        n.i.i_namelen = static_cast<std::uint32_t>(nm.size());
+        std::memset(n.i.i_name, 0, sizeof n.i.i_name);
+        std::memcpy(n.i.i_name, nm.data(), std::min(nm.size(), sizeof n.i.i_name));
+        std::memcpy(p, &n, sizeof n);
+      });
+    return true;
   } else if (lf_relinked_ != 0) {
     lf = lf_relinked_;
   } else if (lf_dent != reached_inodes_.end()) {
@@ -533,14 +551,14 @@ bool Checker::reconnect(nid_t ino) {
     {
       // The inode: parent, name, one link (directories: ".." too, and
       // lost+found gains a subdirectory).
-      fix(kNoProblem, child.blkaddr, [lf, name, isdir = child.is_dir(), links = child.links](std::uint8_t* p) {
+      fix(kNoProblem, child.blkaddr, [lf, name, isdir = child.is_dir(), found](std::uint8_t* p) {
         Node n;
         std::memcpy(&n, p, sizeof n);
         n.i.i_pino = lf;
         n.i.i_namelen = static_cast<std::uint32_t>(name.size());
         std::memset(n.i.i_name, 0, sizeof n.i.i_name);
         std::memcpy(n.i.i_name, name.data(), name.size());
-        if (!isdir) n.i.i_links = 1u;  // its one link: no dentry named it
+        if (!isdir) n.i.i_links = found + 1;  // the new name and the links found
         std::memcpy(p, &n, sizeof n);
       });
       if (child.is_dir()) {
@@ -773,7 +791,12 @@ void Checker::repair() {
       if (e.problem != kNoProblem) probs[e.problem].fixed = true;
   }
   // Superblock quota inode numbers on a volume without quota: zeroed in
-  // both copies (the CRC resealed with sb_checksum).
+  // both copies (the CRC resealed with sb_checksum); after the metadata
+  // rebuild when that restores a superblock copy from the one in memory.
+  bool sb_restore = false;
+  for (const auto& p : probs)
+    sb_restore |= (p.code == Code::SB_PRIMARY_BAD || p.code == Code::SB_BACKUP_BAD) && allowed(p.code);
+  auto zero_qf_ino = [&] {
   if (sb_quota_problem_ != kNoProblem && allowed(Code::QUOTA_INODE_BAD) && !io_failed) {
     bool ok = true;
     for (std::uint64_t slot = 0; slot < 2 && ok; ++slot) {
@@ -792,6 +815,8 @@ void Checker::repair() {
     if (ok) probs[sb_quota_problem_].fixed = true;
     else io_failed = true;
   }
+  };
+  if (!sb_restore) zero_qf_ino();
   if (report_.wrote) (void)flush(dev_);
   for (std::size_t idx : reconnected) probs[idx].fixed = !io_failed;
 
@@ -826,8 +851,7 @@ void Checker::repair() {
   // valid_block_count also holds reserved blocks (NEW_ADDR, compressed
   // cluster headers), as Linux writes it and fsck.f2fs counts it.
   plan.reserved_blocks = valid_blocks_ > uses_.size() ? valid_blocks_ - uses_.size() : 0;
-  for (const auto& p : probs)
-    if ((p.code == Code::SB_PRIMARY_BAD || p.code == Code::SB_BACKUP_BAD) && allowed(p.code)) plan.restore_superblocks = true;
+  plan.restore_superblocks = sb_restore;
   auto st = meta::rebuild(dev_, *vol_, plan);
   if (!st) {
     Problem p = prob(Code::REPAIR_FAILED);
@@ -836,6 +860,10 @@ void Checker::repair() {
     return;
   }
   report_.wrote = true;
+  if (sb_restore) {
+    zero_qf_ino();
+    if (sb_quota_problem_ != kNoProblem && probs[sb_quota_problem_].fixed) (void)flush(dev_);
+  }
   for (std::size_t idx : global_fixes_) probs[idx].fixed = true;
   for (auto& p : probs)
     if (is_global(p.code) && allowed(p.code)) p.fixed = true;

@@ -655,7 +655,11 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
         continue;
       }
       InodeState& cs = walk_state(c);
-      if (cs.seen()) ++cs.links_found;
+      if (cs.seen()) {
+        // The first dentry of a file walked as unreachable (reconnect() names it after that link).
+        if (cs.links_found == 0) late_links_.emplace(c, std::make_pair(dir.ino, d.name));
+        ++cs.links_found;
+      }
       continue;
     }
     {
@@ -1002,7 +1006,6 @@ void Checker::check_unreachable() {
 }
 
 void Checker::finish_inode_counts() {
-  const nid_t root = sb_.root_ino.get();
   bool quota_ino[1] = {false};
   (void)quota_ino;
   for (nid_t ino : reached_inodes_) {
@@ -1015,7 +1018,8 @@ void Checker::finish_inode_counts() {
     Problem p;
     p.ino = ino;
     if (in.is_dir()) {
-      if (st.orphan() || (st.links_found == 0 && ino != root)) continue;
+      // Unreachable directories too: their reconnection leaves i_links as it is.
+      if (st.orphan()) continue;
       const std::uint64_t want = 2ull + (st.dir != InodeState::kNoDir ? dirs_[st.dir].subdirs : 0);
       if (in.links != want) {
         p.code = Code::DIR_LINKS;

@@ -569,6 +569,19 @@ const std::vector<Case>& cases() {
                  {"/medium", "/dir/sub/f", "/big", "/inl/x"}}; }},
   {"root_nat_null", Base::mkfs, "inode", [](Corruptor&) {
      return Spec{{"nat[3].block_addr=0"}, {E(Code::ROOT_BAD).Ino(3)}}; }},
+  // A quota inode number in superblock #0 only, on a volume without quota:
+  // #1 is restored from #0 by the rebuild, the numbers zeroed after it.
+  {"sb_quota_ino_one_copy", Base::compress, "superblock", [](Corruptor&) {
+     return Spec{{"sb[0].qf_ino[0]=4"}, {E(Code::QUOTA_INODE_BAD).Blk(0), E(Code::SB_BACKUP_BAD)}}; }},
+  // Both names of a hard-linked file removed: reconnected with i_links 1,
+  // its one name in /lost+found.
+  {"unreachable_hardlinked_file", Base::sload, "lost+found", [](Corruptor& L) {
+     return Spec{{"dentry_del[/small]=1", "dentry_del[/hard]=1"}, {E(Code::INODE_UNREACHABLE).Ino(ino(L, "/small"))}}; }},
+  // An unreachable directory's own i_links is checked before it is
+  // reconnected (the new link is in lost+found, not in its count).
+  {"unreachable_dir_links", Base::sload, "lost+found", [](Corruptor& L) {
+     return Spec{{"inode[/dir].i_links+=1", "dentry_del[/dir]=1"},
+                 {E(Code::INODE_UNREACHABLE).Ino(ino(L, "/dir")), E(Code::DIR_LINKS).Ino(ino(L, "/dir"))}}; }},
   {"ssa_dnode_nid", Base::sload, "SSA", [](Corruptor& L) {
      const nid_t dn = i_nid(L, "/big", 0);
      return Spec{{"ssa[" + S(node_blk(L, dn)) + "].nid+=1"}, {E(Code::SSA_NODE_MISMATCH).Blk(node_blk(L, dn))}}; }},

@@ -549,6 +549,39 @@ const std::vector<Case>& cases() {
   {"orphan_quota_file", Base::sload, "orphan", [](Corruptor& L) {
      const auto q = L.sb().qf_ino[0].get();
      return Spec{{"orphan_add=" + S(q)}, {E(Code::ORPHAN_ENTRY_INVALID).Ino(q)}}; }},
+  // An inline-data file's i_mode damaged into a socket (only regular files
+  // and symlinks hold inline data, support_inline_data() in
+  // fs/f2fs/inline.c): the type comes back from its dentry's file type
+  // (F2FS_FT_REG_FILE), the data kept.
+  {"inode_mode_socket_inline", Base::sload, "inode", [](Corruptor& L) {
+     return Spec{{"inode[/inl/x].i_mode=0xc1a4"}, {E(Code::INODE_MODE).Ino(ino(L, "/inl/x"))}, 4, false, {"/inl/x"}}; }},
+  // The same with the dentry saying socket too: the inode stays a socket
+  // and loses what a socket cannot hold (the inline data flag, area and size).
+  {"inode_mode_socket_inline_dentry_sock", Base::sload, "inode", [](Corruptor& L) {
+     return Spec{{"inode[/inl/x].i_mode=0xc1a4", "dentry[/inl/x].file_type=6"},
+                 {E(Code::INODE_MODE).Ino(ino(L, "/inl/x"))}}; }},
+  // An unusable root (its node block zeroed; fsck.f2fs -f -y fails on it
+  // too): a new empty root, the old root's children linked back under
+  // their i_name, their data kept (/small and /hard, one inode, come back
+  // as one name: the one in i_name).
+  {"root_block_zeroed", Base::sload, "inode", [](Corruptor& L) {
+     return Spec{{"block[" + S(node_blk(L, 3)) + "].zero=1"}, {E(Code::ROOT_BAD).Ino(3)}, 4, false,
+                 {"/medium", "/dir/sub/f", "/big", "/inl/x"}}; }},
+  {"root_nat_null", Base::mkfs, "inode", [](Corruptor&) {
+     return Spec{{"nat[3].block_addr=0"}, {E(Code::ROOT_BAD).Ino(3)}}; }},
+  // A quota inode number in superblock #0 only, on a volume without quota:
+  // #1 is restored from #0 by the rebuild, the numbers zeroed after it.
+  {"sb_quota_ino_one_copy", Base::compress, "superblock", [](Corruptor&) {
+     return Spec{{"sb[0].qf_ino[0]=4"}, {E(Code::QUOTA_INODE_BAD).Blk(0), E(Code::SB_BACKUP_BAD)}}; }},
+  // Both names of a hard-linked file removed: reconnected with i_links 1,
+  // its one name in /lost+found.
+  {"unreachable_hardlinked_file", Base::sload, "lost+found", [](Corruptor& L) {
+     return Spec{{"dentry_del[/small]=1", "dentry_del[/hard]=1"}, {E(Code::INODE_UNREACHABLE).Ino(ino(L, "/small"))}}; }},
+  // An unreachable directory's own i_links is checked before it is
+  // reconnected (the new link is in lost+found, not in its count).
+  {"unreachable_dir_links", Base::sload, "lost+found", [](Corruptor& L) {
+     return Spec{{"inode[/dir].i_links+=1", "dentry_del[/dir]=1"},
+                 {E(Code::INODE_UNREACHABLE).Ino(ino(L, "/dir")), E(Code::DIR_LINKS).Ino(ino(L, "/dir"))}}; }},
   {"ssa_dnode_nid", Base::sload, "SSA", [](Corruptor& L) {
      const nid_t dn = i_nid(L, "/big", 0);
      return Spec{{"ssa[" + S(node_blk(L, dn)) + "].nid+=1"}, {E(Code::SSA_NODE_MISMATCH).Blk(node_blk(L, dn))}}; }},

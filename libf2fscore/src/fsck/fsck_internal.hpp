@@ -307,6 +307,8 @@ class Checker {
   bool root_mode_repairable(nid_t root);
   void fix_zero_word(std::size_t idx, block_t blk, std::uint32_t byte_off);
   void local_issue_fix(std::size_t idx, const InodeRec& in, Code c);
+  void mode_from_dentry(InodeRec& in, std::uint8_t dentry_type);
+  bool rebuild_root(std::size_t problem);
   bool reconnect(nid_t ino);
   bool add_dentry(const InodeRec& dir, const std::string& name, nid_t ino, std::uint8_t ft, std::size_t problem = static_cast<std::size_t>(-1));
   bool create_lost_found();
@@ -435,6 +437,13 @@ class Checker {
   std::map<block_t, std::vector<Edit>> edits_;
   std::vector<std::size_t> global_fixes_;
   std::vector<std::size_t> lost_found_fixes_;
+  /// ROOT_BAD repaired by a new root inode (rebuild_root()); lost+found when
+  /// reconnect() linked it back into that root in this pass.
+  bool root_rebuilt_ = false;
+  nid_t lf_relinked_ = 0;
+  /// Files walked as unreachable that a later directory names: the first
+  /// such directory and name.
+  std::unordered_map<nid_t, std::pair<nid_t, std::string>> late_links_;
 };
 
 }  // namespace f2fscore::fsck

@@ -89,8 +89,10 @@ constexpr ProblemDef kTable[] = {
     // inodes
     {Code::INODE_CHECKSUM, S::error, F::safe, "an inode's checksum does not match its contents",
      "recompute the checksum", "fsck_chk_inode_blk: \"ino: 0x%x has wrong inode checksum\" (f2fs_inode_chksum_verify)"},
-    {Code::INODE_MODE, S::error, F::repair, "an inode's i_mode has no valid file type",
-     "clear the dentries naming it", "fsck_chk_inode_blk / __chk_dentries: \"Unknown file type\""},
+    {Code::INODE_MODE, S::error, F::repair,
+     "an inode's i_mode has no valid file type, or a device, fifo or socket type with inline data",
+     "no valid type: clear the dentries naming it; inline data: the type from the dentry naming it (regular file or "
+     "symlink), else clear the inline data flag, area and i_size", "fsck_chk_inode_blk / __chk_dentries: \"Unknown file type\""},
     {Code::INODE_EXTRA_ISIZE, S::error, F::safe, "i_extra_isize is invalid, extra attributes without the feature, or no extra_attr flag with flexible_inline_xattr",
      "clear the flag without the feature; else set it, and an invalid i_extra_isize to the feature set's size", "fsck_chk_inode_blk: \"ino[0x%x] recover i_extra_isize\""},
     {Code::INODE_INLINE_XATTR_SIZE, S::error, F::safe, "i_inline_xattr_size is invalid",
@@ -118,7 +120,8 @@ constexpr ProblemDef kTable[] = {
     {Code::SYMLINK_SIZE, S::warning, F::safe, "a symlink's i_size differs from its target's length",
      "set i_size", "fsck_chk_inode_blk: \"ino: 0x%x i_blocks: %lu with zero i_size\""},
     {Code::ROOT_BAD, S::error, F::repair, "the root inode is missing or not a directory",
-     "restore S_IFDIR when only the mode is wrong (its first block is a dentry block with . and .. naming the root); else left",
+     "restore S_IFDIR when only the mode is wrong (its first block is a dentry block with . and .. naming the root); else "
+     "a new empty root, the old root's children linked back under their i_name (others to /lost+found)",
      "fsck_chk_root_inode (1.16) / do_mount: \"root inode is not valid\""},
     // data
     {Code::DATA_BLKADDR_INVALID, S::error, F::repair, "a data pointer is outside the main area",

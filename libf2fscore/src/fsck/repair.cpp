@@ -133,9 +133,47 @@ void Checker::local_issue_fix(std::size_t idx, const InodeRec& in, Code c) {
     case Code::XATTR_NID_BAD:
       fix_inode_field(idx, in, [](Node& n) { n.i.i_xattr_nid = 0u; });
       break;
+    case Code::INODE_MODE: {
+      // Inline data under a device, fifo or socket mode (the scan's issue):
+      // a type taken from the dentry (mode_from_dentry()) is written; else
+      // the inode keeps its type and loses what the type cannot hold: the
+      // inline data flag, the inline area and i_size (such an inode keeps
+      // no data, f2fs_update_inode() in fs/f2fs/inode.c).
+      if (!(in.inline_flags & inline_flag::data) || file_type_of_mode(in.mode) == 0 || in.is_dir()) break;
+      if (in.is_reg() || in.is_symlink()) {
+        fix_inode_field(idx, in, [m = in.mode](Node& n) { n.i.i_mode = m; });
+        break;
+      }
+      const std::uint32_t base = in.extra_isize / 4u;
+      const std::uint32_t end = in.inline_xattr_addrs < kDefAddrsPerInode ? kDefAddrsPerInode - in.inline_xattr_addrs : 0u;
+      fix_inode_field(idx, in, [base, end](Node& n) {
+        n.i.i_inline = static_cast<std::uint8_t>(n.i.i_inline & ~inline_flag::data);
+        for (std::uint32_t k = base; k < end; ++k) n.i.i_addr[k] = 0u;
+        n.i.i_size = static_cast<std::uint64_t>(0);
+      });
+      break;
+    }
     default:
       break;
   }
+}
+
+// An inode holding inline data under a device, fifo or socket mode, named
+// by a dentry whose file type can hold it (F2FS_FT_REG_FILE or
+// F2FS_FT_SYMLINK, include/linux/f2fs_fs.h): the mode's type is taken from
+// that dentry, the first that reaches the inode (the permission bits
+// kept), so that the walk and the dentry type check see the repaired
+// mode; the INODE_MODE issue the scan raised writes it
+// (local_issue_fix()). Other dentry types leave the mode as it is.
+void Checker::mode_from_dentry(InodeRec& in, std::uint8_t dentry_type) {
+  if (!(in.inline_flags & inline_flag::data) || in.is_reg() || in.is_symlink() || in.is_dir() ||
+      file_type_of_mode(in.mode) == 0)
+    return;
+  std::uint16_t type = 0;
+  if (dentry_type == static_cast<std::uint8_t>(FileType::reg_file)) type = 0x8000;
+  else if (dentry_type == static_cast<std::uint8_t>(FileType::symlink)) type = 0xA000;
+  else return;
+  in.mode = static_cast<std::uint16_t>(type | (in.mode & 07777));
 }
 
 DentryArea Checker::dentry_area(const InodeRec& dir, block_t blk, bool inline_area) const {
@@ -333,6 +371,99 @@ bool Checker::create_lost_found() {
   return true;
 }
 
+// Replaces an unusable root (ROOT_BAD, -y only) with a new one, as e2fsck
+// recreates a missing root: an empty directory inode at the root's nid
+// (sb.root_ino) with inline dentries "." and ".." naming itself
+// (f2fs_make_empty_inline_dir() in fs/f2fs/inline.c), mode 040755,
+// i_links 2, in the next free block of the warm (else hot, cold) node log.
+// The walk's truth gains it before the namespace walk, so the counts,
+// the NAT entry and quota usage include it; what was under the old root is
+// unreachable and reconnect() links it back (into the new root under its
+// i_name when its i_pino names the root, else into /lost+found). False
+// when the mode does not repair or no block is free.
+bool Checker::rebuild_root(std::size_t problem) {
+  const nid_t root = sb_.root_ino.get();
+  if (!allowed(Code::ROOT_BAD) || opts_.mode != Mode::repair_all || root == 0 || root >= max_nid_) return false;
+  if ((features_ & feature::flexible_inline_xattr) && !(features_ & feature::extra_attr)) return false;
+  // A block no NAT entry names either (the walk has not marked blocks in use yet).
+  auto named_by_nat = [&](block_t a) {
+    bool hit = false;
+    nids_.for_each(1, [&](nid_t, const NidTable::Rec& r) { hit |= r.nat.blkaddr == a; });
+    return hit;
+  };
+  block_t blk = 0;
+  for (int t : {1, 0, 2}) {
+    const std::uint32_t seg = cp_.cur_node_segno[t].get();
+    if (seg >= main_segs_) continue;
+    for (std::uint32_t off = cp_.cur_node_blkoff[t].get(); off < kDefaultBlocksPerSeg && blk == 0; ++off) {
+      const auto a = static_cast<block_t>(vol_->segment_start(seg) + off);
+      if (!valid_main(a) || used(a) || sit_valid(a) || edits_.find(a) != edits_.end() || named_by_nat(a)) continue;
+      blk = a;
+    }
+    if (blk != 0) break;
+  }
+  if (blk == 0) {
+    report_.problems[problem].detail += "; no free node block for a new root: left";
+    return false;
+  }
+  Node n;
+  std::memset(&n, 0, sizeof n);
+  n.i.i_mode = static_cast<std::uint16_t>(040755);
+  InodeRec rec;
+  rec.ino = root;
+  rec.blkaddr = blk;
+  rec.mode = 040755;
+  rec.inline_flags = static_cast<std::uint8_t>(inline_flag::dentry | inline_flag::xattr);
+  if (features_ & feature::extra_attr) {
+    rec.inline_flags = static_cast<std::uint8_t>(rec.inline_flags | inline_flag::extra_attr);
+    rec.extra_isize = extra_isize_for_features(features_);
+    n.i.extra.i_extra_isize = rec.extra_isize;
+    if (features_ & feature::flexible_inline_xattr)
+      n.i.extra.i_inline_xattr_size = static_cast<std::uint16_t>(kDefaultInlineXattrAddrs);
+  }
+  rec.inline_xattr_addrs = kDefaultInlineXattrAddrs;
+  const std::uint32_t used_slots = rec.extra_isize / 4 + rec.inline_xattr_addrs + kDefInlineReservedSize;
+  if (used_slots >= kDefAddrsPerInode) return false;
+  const std::uint32_t max_inline = 4 * (kDefAddrsPerInode - used_slots);
+  rec.links = 2;
+  rec.pino = root;
+  rec.blocks = 1;
+  rec.size = max_inline;
+  rec.addrs_per_inode = static_cast<std::uint16_t>(kDefAddrsPerInode - rec.extra_isize / 4u - rec.inline_xattr_addrs);
+  rec.addrs_per_block = kDefAddrsPerBlock;
+  n.i.i_inline = rec.inline_flags;
+  n.i.i_links = 2u;
+  n.i.i_blocks = static_cast<std::uint64_t>(1);
+  n.i.i_size = static_cast<std::uint64_t>(max_inline);
+  n.i.i_current_depth = 1u;
+  n.i.i_pino = root;
+  const DentryArea area = dentry_area(rec, blk, true);
+  auto* raw = reinterpret_cast<std::uint8_t*>(&n);
+  for (std::uint32_t k = 0; k < 2; ++k) {
+    raw[area.bitmap_off] |= static_cast<std::uint8_t>(1u << k);
+    std::uint8_t* de = raw + area.dentry_off + k * sizeof(DirEntry);
+    store_le32(de, offsetof(DirEntry, ino), root);
+    de[offsetof(DirEntry, name_len)] = static_cast<std::uint8_t>(k + 1);
+    de[offsetof(DirEntry, file_type)] = static_cast<std::uint8_t>(FileType::dir);
+    std::memcpy(raw + area.names_off + k * kSlotLen, "..", k + 1);
+  }
+  n.footer.nid = root;
+  n.footer.ino = root;
+  n.footer.cp_ver = cp_.checkpoint_ver.get();
+  edits_[blk].insert(edits_[blk].begin(), Edit{[n](std::uint8_t* p) { std::memcpy(p, &n, sizeof n); }, problem});
+  NidTable::Rec& r = nids_.get(root);
+  r.nat = {blk, root, r.nat.version, r.nat.from_journal};
+  r.node = NodeRec{};
+  r.node.read_ok = true;
+  r.node.footer_nid = r.node.footer_ino = root;
+  r.node.inode = static_cast<std::int32_t>(inodes_.size());
+  inodes_.push_back(rec);
+  walk_.emplace_back();
+  root_rebuilt_ = true;
+  report_.problems[problem].detail += fmt("; a new empty root at block %llu, what was under it reconnected", blk);
+  return true;
+}
+
 // Links unreachable inode `ino` into /lost+found as "#<ino>" (the name
 // fsck.f2fs's fsck_reconnect_file() uses), in a free run of slots of the
 // inline area or of a level-0 block (any hash belongs in level 0's single
@@ -342,9 +473,61 @@ bool Checker::reconnect(nid_t ino) {
     return path_is(n, "/lost+found");
   });
   const InodeRec& child = inodes_[static_cast<std::size_t>(node(ino).inode)];
+  // Links of a file found by directories walked after it (hard links).
+  const std::uint32_t found = child.is_dir() ? 0u : walk_state(ino).links_found;
   std::string name = "#" + std::to_string(ino);
   nid_t lf = 0;
-  if (lf_dent != reached_inodes_.end()) {
+  const nid_t root = sb_.root_ino.get();
+  std::string own;  // a rebuilt root's child: its i_name, when usable as a name there
+  if (root_rebuilt_ && child.pino == root) {
+    std::vector<std::uint8_t> ib(kBlockSize);
+    if (read_at(dev_, static_cast<std::uint64_t>(child.blkaddr) * kBlockSize, ib)) {
+      const auto* n = reinterpret_cast<const Node*>(ib.data());
+      const std::uint32_t len = n->i.i_namelen.get();
+      if (len >= 1 && len <= kNameLen && len <= sizeof n->i.i_name) {
+        own.assign(reinterpret_cast<const char*>(n->i.i_name), len);
+        if (own == "." || own == ".." || own.find('/') != std::string::npos || own.find('\0') != std::string::npos)
+          own.clear();
+      }
+    }
+    // A name already given in the new root (two children claiming one name) goes to lost+found.
+    for (const auto& [b, es] : edits_)
+      if (b == inodes_[static_cast<std::size_t>(node(root).inode)].blkaddr && !own.empty()) {
+        std::vector<std::uint8_t> rb(kBlockSize, 0);
+        for (auto& e : es) e.fn(rb.data());
+        const DentryArea ra = dentry_area(inodes_[static_cast<std::size_t>(node(root).inode)], b, true);
+        for (std::uint32_t k = 0; k < ra.nslots; ++k) {
+          if (!test_bit_le(rb.data() + ra.bitmap_off, k)) continue;
+          const std::uint8_t* de = rb.data() + ra.dentry_off + k * sizeof(DirEntry);
+          const std::uint16_t nl = static_cast<std::uint16_t>(de[offsetof(DirEntry, name_len)] | de[offsetof(DirEntry, name_len) + 1] << 8);
+          if (nl == own.size() && k * kSlotLen + nl <= ra.nslots * kSlotLen &&
+              std::memcmp(rb.data() + ra.names_off + k * kSlotLen, own.data(), nl) == 0)
+            own.clear();
+        }
+      }
+  }
+  if (!own.empty()) {
+    lf = root;
+    name = own;
+  } else if (found > 0) {
+    // Not unlinked after all: no new name (INODE_LINKS sets i_links to the
+    // links found); with one link, i_pino and i_name follow it.
+    const auto it = late_links_.find(ino);
+    if (found == 1 && it != late_links_.end() && !(child.advise & advise::lost_pino) && !it->second.second.empty() &&
+        it->second.second.size() <= kNameLen)
+      fix(kNoProblem, child.blkaddr, [pino = it->second.first, nm = it->second.second](std::uint8_t* p) {
+        Node n;
+        std::memcpy(&n, p, sizeof n);
+        n.i.i_pino = pino;
+        n.i.i_namelen = static_cast<std::uint32_t>(nm.size());
+        std::memset(n.i.i_name, 0, sizeof n.i.i_name);
+        std::memcpy(n.i.i_name, nm.data(), std::min(nm.size(), sizeof n.i.i_name));
+        std::memcpy(p, &n, sizeof n);
+      });
+    return true;
+  } else if (lf_relinked_ != 0) {
+    lf = lf_relinked_;
+  } else if (lf_dent != reached_inodes_.end()) {
     lf = *lf_dent;
   } else if (child.is_dir() && child.pino == sb_.root_ino.get() && reached(sb_.root_ino.get())) {
     // lost+found itself lost its dentry: back into the root under its own name.
@@ -363,18 +546,19 @@ bool Checker::reconnect(nid_t ino) {
   // socket and device types too).
   const std::uint8_t ft = file_type_of_mode(static_cast<std::uint16_t>(child.mode));
   if (!add_dentry(dir, name, ino, ft)) return false;
+  if (lf == root && name == "lost+found" && child.is_dir()) lf_relinked_ = ino;
   {
     {
       // The inode: parent, name, one link (directories: ".." too, and
       // lost+found gains a subdirectory).
-      fix(kNoProblem, child.blkaddr, [lf, name, isdir = child.is_dir(), links = child.links](std::uint8_t* p) {
+      fix(kNoProblem, child.blkaddr, [lf, name, isdir = child.is_dir(), found](std::uint8_t* p) {
         Node n;
         std::memcpy(&n, p, sizeof n);
         n.i.i_pino = lf;
         n.i.i_namelen = static_cast<std::uint32_t>(name.size());
         std::memset(n.i.i_name, 0, sizeof n.i.i_name);
         std::memcpy(n.i.i_name, name.data(), name.size());
-        if (!isdir && links == 0) n.i.i_links = 1u;
+        if (!isdir) n.i.i_links = found + 1;  // the new name and the links found
         std::memcpy(p, &n, sizeof n);
       });
       if (child.is_dir()) {
@@ -506,13 +690,26 @@ void Checker::repair() {
         return path_is(n, "/lost+found");
       })) {
     // Not when the only unreachable inode may be lost+found itself.
-    bool others = false;
+    // Nor when the root was rebuilt and lost+found, a child of the old
+    // root, is among them (linked back first, under its name).
+    bool others = false, old_lf = false;
     for (std::size_t idx : lost_found_fixes_) {
       const InodeRec& c = inodes_[static_cast<std::size_t>(node(*probs[idx].ino).inode)];
-      others |= !(c.is_dir() && c.pino == sb_.root_ino.get() && c.namelen == 10);
+      const bool is_lf = c.is_dir() && c.pino == sb_.root_ino.get() && c.namelen == 10;
+      old_lf |= is_lf;
+      others |= !is_lf && !(root_rebuilt_ && c.pino == sb_.root_ino.get());
     }
-    if (others) create_lost_found();
+    if (others && !(root_rebuilt_ && old_lf)) create_lost_found();
   }
+  // The old root's children first (a rebuilt root), lost+found among them.
+  if (root_rebuilt_)
+    std::stable_sort(lost_found_fixes_.begin(), lost_found_fixes_.end(), [&](std::size_t a, std::size_t b) {
+      auto rank = [&](std::size_t idx) {
+        const InodeRec& c = inodes_[static_cast<std::size_t>(node(*probs[idx].ino).inode)];
+        return c.pino == sb_.root_ino.get() ? (c.is_dir() && c.namelen == 10 ? 0 : 1) : 2;
+      };
+      return rank(a) < rank(b);
+    });
   for (std::size_t idx : lost_found_fixes_) {
     if (!allowed(probs[idx].code)) continue;
     const nid_t ino = *probs[idx].ino;
@@ -594,7 +791,12 @@ void Checker::repair() {
       if (e.problem != kNoProblem) probs[e.problem].fixed = true;
   }
   // Superblock quota inode numbers on a volume without quota: zeroed in
-  // both copies (the CRC resealed with sb_checksum).
+  // both copies (the CRC resealed with sb_checksum); after the metadata
+  // rebuild when that restores a superblock copy from the one in memory.
+  bool sb_restore = false;
+  for (const auto& p : probs)
+    sb_restore |= (p.code == Code::SB_PRIMARY_BAD || p.code == Code::SB_BACKUP_BAD) && allowed(p.code);
+  auto zero_qf_ino = [&] {
   if (sb_quota_problem_ != kNoProblem && allowed(Code::QUOTA_INODE_BAD) && !io_failed) {
     bool ok = true;
     for (std::uint64_t slot = 0; slot < 2 && ok; ++slot) {
@@ -613,6 +815,8 @@ void Checker::repair() {
     if (ok) probs[sb_quota_problem_].fixed = true;
     else io_failed = true;
   }
+  };
+  if (!sb_restore) zero_qf_ino();
   if (report_.wrote) (void)flush(dev_);
   for (std::size_t idx : reconnected) probs[idx].fixed = !io_failed;
 
@@ -647,8 +851,7 @@ void Checker::repair() {
   // valid_block_count also holds reserved blocks (NEW_ADDR, compressed
   // cluster headers), as Linux writes it and fsck.f2fs counts it.
   plan.reserved_blocks = valid_blocks_ > uses_.size() ? valid_blocks_ - uses_.size() : 0;
-  for (const auto& p : probs)
-    if ((p.code == Code::SB_PRIMARY_BAD || p.code == Code::SB_BACKUP_BAD) && allowed(p.code)) plan.restore_superblocks = true;
+  plan.restore_superblocks = sb_restore;
   auto st = meta::rebuild(dev_, *vol_, plan);
   if (!st) {
     Problem p = prob(Code::REPAIR_FAILED);
@@ -657,6 +860,10 @@ void Checker::repair() {
     return;
   }
   report_.wrote = true;
+  if (sb_restore) {
+    zero_qf_ino();
+    if (sb_quota_problem_ != kNoProblem && probs[sb_quota_problem_].fixed) (void)flush(dev_);
+  }
   for (std::size_t idx : global_fixes_) probs[idx].fixed = true;
   for (auto& p : probs)
     if (is_global(p.code) && allowed(p.code)) p.fixed = true;

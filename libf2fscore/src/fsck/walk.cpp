@@ -626,7 +626,8 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
       clear(add(p), d);
       continue;
     }
-    const InodeRec& child = inodes_[static_cast<std::size_t>(r.inode)];
+    InodeRec& child = inodes_[static_cast<std::size_t>(r.inode)];
+    if (!reached(c)) mode_from_dentry(child, d.type);
     const std::uint8_t ft = ftype_of_mode(child.mode);
     if (ft == 0) {
       // An inode of no known type cannot be used: its dentry goes, and with
@@ -654,7 +655,11 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
         continue;
       }
       InodeState& cs = walk_state(c);
-      if (cs.seen()) ++cs.links_found;
+      if (cs.seen()) {
+        // The first dentry of a file walked as unreachable (reconnect() names it after that link).
+        if (cs.links_found == 0) late_links_.emplace(c, std::make_pair(dir.ino, d.name));
+        ++cs.links_found;
+      }
       continue;
     }
     {
@@ -814,12 +819,17 @@ void Checker::walk_namespace() {
   for (const SegState& s : segs_) sit_blocks += s.vblocks;
   uses_.reserve(uses_.size() + static_cast<std::size_t>(sit_blocks) + 64);
   progress(3, 0, inodes_.size());
+  // An unusable root is rebuilt by -y (rebuild_root()): what was under it
+  // is then unreachable and reconnected (repair()).
   auto root_bad = [&](std::string d) {
     Problem p = prob(Code::ROOT_BAD);
     p.ino = root;
     p.path = "/";
     p.detail = std::move(d);
-    add(p);
+    if (!rebuild_root(add(p))) return;
+    walk_inode(root, "/");
+    walk_state(root).parent = root;
+    walk_state(root).links_found = 1;
   };
   if (root >= max_nid_ || nat(root).blkaddr == kNullAddr || !valid_main(nat(root).blkaddr))
     root_bad("the root inode has no valid NAT entry");
@@ -996,7 +1006,6 @@ void Checker::check_unreachable() {
 }
 
 void Checker::finish_inode_counts() {
-  const nid_t root = sb_.root_ino.get();
   bool quota_ino[1] = {false};
   (void)quota_ino;
   for (nid_t ino : reached_inodes_) {
@@ -1009,7 +1018,8 @@ void Checker::finish_inode_counts() {
     Problem p;
     p.ino = ino;
     if (in.is_dir()) {
-      if (st.orphan() || (st.links_found == 0 && ino != root)) continue;
+      // Unreachable directories too: their reconnection leaves i_links as it is.
+      if (st.orphan()) continue;
       const std::uint64_t want = 2ull + (st.dir != InodeState::kNoDir ? dirs_[st.dir].subdirs : 0);
       if (in.links != want) {
         p.code = Code::DIR_LINKS;

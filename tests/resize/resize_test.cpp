@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -408,4 +409,131 @@ TEST(Resize, PowerCutAtEveryWrite) {
     ASSERT_TRUE(read_at(probe.inner(), 0, image));
     EXPECT_EQ(read_tree(probe.inner()), before);
   }
+}
+
+namespace {
+
+struct CpCounts {
+  std::uint64_t user_block_count = 0;
+  std::uint32_t reserved = 0, overprov = 0, main_blkaddr = 0;
+  bool operator==(const CpCounts&) const = default;
+};
+
+std::ostream& operator<<(std::ostream& os, const CpCounts& c) {
+  return os << "user " << c.user_block_count << " rsvd " << c.reserved << " ovp " << c.overprov << " main@"
+            << c.main_blkaddr;
+}
+
+CpCounts cp_counts(const fs::path& img) {
+  auto dev = open_file(img);
+  if (!dev) return {};
+  auto v = Volume::open(*dev);
+  EXPECT_TRUE(v) << (v ? "" : v.error().to_string());
+  if (!v) return {};
+  const auto& cp = (*v)->checkpoint();
+  return {cp.user_block_count.get(), cp.rsvd_segment_count.get(), cp.overprov_segment_count.get(),
+          (*v)->superblock().main_blkaddr.get()};
+}
+
+// mkfs.f2fs -s 3 -z 3 on a file of `mib` MiB.
+bool reference_mkfs(const fs::path& img, std::uint64_t mib) {
+  test::make_sparse_file(img, mib * kMiB);
+  auto r = test::run(test::reference_tool("mkfs.f2fs") + " -q -f -s 3 -z 3 " + test::shell_quote(img.string()));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return r.exit_code == 0;
+}
+
+}  // namespace
+
+// The reserved, overprovision and user blocks after a resize are what
+// mkfs.f2fs writes for a device of that size (sections of 3 segments, zones
+// of 3 sections: the average segments a section enters the rule): a
+// mkfs.f2fs image of 1 GiB shrunk to 512, 300 and 760 MiB and grown back,
+// each result compared with mkfs.f2fs run at that size.
+TEST(Resize, CountsMatchMkfsF2fsOfTheSameSize) {
+  if (test::reference_tool("mkfs.f2fs").empty()) {
+    if (test::required("F2FS_TOOLS")) ADD_FAILURE() << "mkfs.f2fs is required";
+    GTEST_SKIP() << "mkfs.f2fs not installed";
+  }
+  TempDir tmp;
+  const fs::path img = tmp.path() / "v.img", ref = tmp.path() / "r.img";
+  ASSERT_TRUE(reference_mkfs(img, 1024));
+  const CpCounts full = cp_counts(img);
+  for (std::uint64_t mib : {512u, 300u, 760u}) {
+    ASSERT_TRUE(reference_mkfs(ref, mib));
+    const CpCounts want = cp_counts(ref);
+    // Same metadata zones at both sizes, so a fresh mkfs is the reference.
+    ASSERT_EQ(want.main_blkaddr, full.main_blkaddr) << mib << " MiB";
+    {
+      auto dev = open_file(img);
+      auto st = do_resize(*dev, mib * kMiB, true);
+      ASSERT_TRUE(st) << st.error().to_string();
+    }
+    EXPECT_EQ(cp_counts(img), want) << "shrunk to " << mib << " MiB";
+    expect_clean_file(img);
+    {
+      auto dev = open_file(img);
+      auto st = do_resize(*dev, 1024 * kMiB, false);
+      ASSERT_TRUE(st) << st.error().to_string();
+    }
+    EXPECT_EQ(cp_counts(img), full) << "grown back from " << mib << " MiB";
+    expect_clean_file(img);
+  }
+}
+
+// A truncated image: fitted to the device (a shrink) when the lost tail held
+// nothing; refused, the image unchanged, when blocks in use were past the
+// device's end; a shrink without --shrink refused naming the truncation.
+TEST(Resize, TruncatedImageFittedWhenTheLostTailIsFree) {
+  TempDir tmp;
+  const fs::path img = tmp.path() / "v.img", copy = tmp.path() / "c.img";
+  test::make_sparse_file(img, 256 * kMiB);
+  {
+    auto dev = open_file(img);
+    format(*dev);
+    fill(*dev, 0);
+  }
+  if (testing::Test::HasFatalFailure()) return;
+  Tree before;
+  {
+    auto dev = open_file(img);
+    before = read_tree(*dev);
+  }
+  fs::resize_file(img, 200 * kMiB + 4096 * 3);
+  auto dev = open_file(img);
+  ResizeOptions o;
+  auto r = resize_volume(*dev, o);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::invalid_argument);
+  EXPECT_NE(r.error().message.find("truncated image"), std::string::npos) << r.error().message;
+  o.shrink = true;
+  r = resize_volume(*dev, o);
+  ASSERT_TRUE(r) << r.error().to_string();
+  // Whole segments from segment0 (one segment a zone), less the metadata.
+  const Layout want = expected_layout(*dev, 200 * kMiB + 4096 * 3);
+  const Layout got = layout(*dev);
+  EXPECT_EQ(got.block_count, want.block_count);
+  EXPECT_EQ(got.main_segments, want.main_segments);
+  EXPECT_EQ(read_tree(*dev), before);
+  EXPECT_EQ(our_fsck(*dev), std::vector<std::string>{});
+  dev.reset();
+  expect_clean_file(img);
+
+  // Blocks in use past the end: refused, nothing written.
+  test::make_sparse_file(img, 256 * kMiB);
+  {
+    auto d = open_file(img);
+    format(*d);
+    fill(*d, 0.8);
+  }
+  if (testing::Test::HasFatalFailure()) return;
+  fs::resize_file(img, 128 * kMiB);
+  fs::copy_file(img, copy, fs::copy_options::overwrite_existing);
+  dev = open_file(img);
+  r = resize_volume(*dev, o);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::corrupt) << r.error().to_string();
+  EXPECT_NE(r.error().message.find("past its end"), std::string::npos) << r.error().message;
+  dev.reset();
+  EXPECT_EQ(test::differing_blocks(img, copy), std::vector<std::uint64_t>{});
 }

@@ -4,10 +4,12 @@
 //
 // The main area ends where the new size puts it: segment_count and
 // segment_count_main are recomputed for the new size from segment0_blkaddr
-// as mkfs.f2fs lays segments (whole zones), the reserved and overprovision
-// segments as mkfs.f2fs 1.15 picks them for that main area
-// (get_best_overprovision()), user_block_count and free_segment_count
-// follow. A grow is possible while the SIT (55 entries a block) and the SSA
+// as mkfs.f2fs lays segments (whole zones); the reserved and overprovision
+// segments and user_block_count as mkfs.f2fs 1.15 writes them for a device
+// of the new size (f2fs_format.c: usable segments, the average segments a
+// section, get_best_overprovision()); free_segment_count counts the free
+// main segments. A truncated image (the device ends inside the main area)
+// is fitted to the device by a shrink when nothing past its end is in use. A grow is possible while the SIT (55 entries a block) and the SSA
 // (one block a segment) areas cover the new main area; a larger grow needs
 // those areas moved and every main-area block with them, which no write
 // order makes survive a power cut, and is refused.
@@ -72,7 +74,9 @@ struct ResizeReport {
 /// enough main segments for the reserved ones), Errc::unsupported (a grow
 /// past what the SIT or SSA area covers, multi-device, zoned or read-only
 /// volumes, a volume not cleanly unmounted or with fsynced data to roll
-/// forward), Errc::no_space (a shrink below the valid blocks), the reader's
+/// forward, a truncated image with blocks in use past the new end),
+/// Errc::no_space (a shrink below the valid blocks), Errc::corrupt (a
+/// truncated image with blocks in use past the device's end), the reader's
 /// errors (Errc::corrupt...) and the device's.
 Result<ResizePlan> plan_resize(BlockDevice& dev, const ResizeOptions& opts);
 

@@ -30,6 +30,7 @@ constexpr std::uint32_t kNoSeg = 0xFFFFFFFFu;
 struct Loaded {
   std::unique_ptr<Volume> vol;
   ResizePlan plan;
+  bool truncated = false;  ///< the device ends before the volume
 };
 
 // The segment numbers of the six active logs of a checkpoint.
@@ -48,10 +49,32 @@ bool pending_or_dirty(const OpenReport& rep, const Checkpoint& cp) {
   return rep.pending_fsync_nodes != 0 || !(cp.ckpt_flags.get() & cp_flag::umount);
 }
 
-Result<Loaded> load_and_plan(BlockDevice& dev, const ResizeOptions& o) {
+// Opens the volume; a truncated image (the device ends inside the main
+// area) is opened as the checker opens it, the blocks past the device's end
+// read as errors. `truncated` says which.
+Result<std::unique_ptr<Volume>> open_volume(BlockDevice& dev, bool& truncated) {
+  truncated = false;
   auto v = Volume::open(dev);
-  if (!v) return make_error(v.error().code, "cannot open the volume: " + v.error().message);
+  if (v) return v;
+  VolumeOpenOptions lo;
+  lo.lenient_checkpoint = true;
+  auto t = Volume::open(dev, lo);
+  const std::uint64_t dev_blocks = dev.info().size_bytes / kBlockSize;
+  // Only the truncation may be what the normal open refused: nothing the
+  // lenient open clamps in the checkpoint.
+  if (!t || (*t)->superblock().block_count.get() <= dev_blocks || (*t)->open_report().next_free_nid_clamped ||
+      (*t)->open_report().nat_journal_claimed || (*t)->open_report().sit_journal_claimed)
+    return make_error(v.error().code, "cannot open the volume: " + v.error().message);
+  truncated = true;
+  return t;
+}
+
+Result<Loaded> load_and_plan(BlockDevice& dev, const ResizeOptions& o) {
+  bool truncated = false;
+  auto v = open_volume(dev, truncated);
+  if (!v) return make_error(v.error());
   Loaded l{std::move(*v), {}};
+  l.truncated = truncated;
   Volume& vol = *l.vol;
   const SuperBlock& sb = vol.superblock();
   const Checkpoint& cp = vol.checkpoint();
@@ -87,7 +110,10 @@ Result<Loaded> load_and_plan(BlockDevice& dev, const ResizeOptions& o) {
   const std::uint32_t segs_per_sec = g.segs_per_sec();
   const std::uint32_t segs_per_zone = segs_per_sec * sb.secs_per_zone.get();
   const std::uint64_t seg0 = sb.segment0_blkaddr.get();
-  const std::uint64_t whole = p.new_block_count > seg0 ? (p.new_block_count - seg0) / kSeg / segs_per_zone * segs_per_zone : 0;
+  // The device's whole segments from segment0, and those in whole zones
+  // (segment_count), as mkfs.f2fs counts them for a device of the new size.
+  const std::uint64_t dev_segs = p.new_block_count > seg0 ? (p.new_block_count - seg0) / kSeg : 0;
+  const std::uint64_t whole = dev_segs / segs_per_zone * segs_per_zone;
   const std::uint32_t meta = g.meta_segments();
   if (whole <= meta + kNrCursegType)
     return make_error(Errc::invalid_argument, fmt("target size %llu bytes leaves no room for the main area (%llu metadata segments)",
@@ -99,10 +125,40 @@ Result<Loaded> load_and_plan(BlockDevice& dev, const ResizeOptions& o) {
   p.ssa_capacity_segments = static_cast<std::uint32_t>(std::min<std::uint64_t>(
       0xFFFFFFFFull, static_cast<std::uint64_t>(sb.segment_count_ssa.get()) * kSeg));
   const bool smaller = p.new_main_segments < p.old_main_segments || p.new_block_count < p.old_block_count;
+  if (smaller && !o.shrink && l.truncated)
+    return make_error(Errc::invalid_argument,
+                      fmt("the device (%llu bytes) ends before the volume (%llu bytes, a truncated image): fitting the "
+                          "volume to it is a shrink: give --shrink",
+                          dev_bytes, p.old_block_count * kBlockSize));
   if (smaller && !o.shrink)
     return make_error(Errc::invalid_argument,
                       fmt("target size %llu bytes is smaller than the volume (%llu bytes): shrinking needs --shrink",
                           target_bytes, p.old_block_count * kBlockSize));
+  if (l.truncated) {
+    // The SIT (before the device's end) says what the lost tail held: a
+    // truncated image is fitted to the device only when none of the blocks
+    // past the device's end is in use.
+    const std::uint64_t dev_blocks = dev_bytes / kBlockSize;
+    const std::uint64_t main0 = g.main_blkaddr();
+    const auto first_lost = static_cast<std::uint32_t>(dev_blocks > main0 ? (dev_blocks - main0) / kSeg : 0);
+    std::uint64_t lost = 0;
+    if (first_lost < p.old_main_segments) {
+      std::vector<SegmentInfo> segs;
+      F2FSCORE_TRY(vol.segments(first_lost, p.old_main_segments - first_lost, segs));
+      for (std::size_t i = 0; i < segs.size(); ++i)
+        for (std::uint32_t b = 0; b < kSeg; ++b)
+          if (((segs[i].valid_map[b / 8] >> (7 - b % 8)) & 1) &&
+              main0 + (static_cast<std::uint64_t>(first_lost) + i) * kSeg + b >= dev_blocks)
+            ++lost;
+    }
+    if (lost)
+      return make_error(Errc::corrupt,
+                        fmt("the device ends at block %llu, before the volume's %llu blocks (a truncated image), and ",
+                            dev_blocks, p.old_block_count) +
+                            fmt("%llu blocks in use lie past its end: they are lost; restore the image's tail or run "
+                                "f2fscore-fsck",
+                                lost));
+  }
   const std::uint32_t cap = std::min(p.sit_capacity_segments, p.ssa_capacity_segments);
   if (p.new_main_segments > cap)
     return make_error(Errc::unsupported,
@@ -111,18 +167,26 @@ Result<Loaded> load_and_plan(BlockDevice& dev, const ResizeOptions& o) {
                           fmt("at most %llu MiB of main area): moving the metadata areas and the main area could not "
                               "survive a power cut, so it is not done",
                               static_cast<unsigned long long>(cap) * 2));
-  // Reserved and overprovision segments as mkfs.f2fs 1.15 computes them.
-  p.overprovision = best_overprovision(p.new_main_segments, p.new_main_segments, segs_per_sec);
+  // Reserved and overprovision segments as mkfs.f2fs 1.15 computes them
+  // for a device of the new size (f2fs_format.c): from the usable segments
+  // (every whole segment of the device past the metadata zones, as
+  // f2fs_get_usable_segments() counts them) and the average segments a
+  // section (usable segments over sections, rounded up); user_block_count
+  // is (usable - overprovision segments) x 512.
+  const std::uint64_t meta_area_segs = (static_cast<std::uint64_t>(sb.main_blkaddr.get()) - seg0) / kSeg;
+  const auto usable = static_cast<std::uint32_t>(dev_segs - std::min(dev_segs, meta_area_segs));
+  const std::uint32_t sections = p.new_main_segments / segs_per_sec;
+  const std::uint32_t segs_per_sec_avg = sections ? (usable + sections - 1) / sections : 1;
+  p.overprovision = best_overprovision(p.new_main_segments, usable, segs_per_sec_avg);
   if (p.overprovision <= 0) return make_error(Errc::invalid_argument, "target size too small for an F2FS volume");
-  p.reserved_segments = static_cast<std::uint32_t>((2 * (100 / p.overprovision + 1) + kNrCursegType) * segs_per_sec);
-  const auto ovp = static_cast<std::uint32_t>((p.new_main_segments - std::min(p.new_main_segments, p.reserved_segments)) *
-                                              p.overprovision / 100);
+  p.reserved_segments = static_cast<std::uint32_t>((2 * (100 / p.overprovision + 1) + kNrCursegType) * segs_per_sec_avg);
+  const auto ovp = static_cast<std::uint32_t>((usable - std::min(usable, p.reserved_segments)) * p.overprovision / 100);
   p.overprov_segments = ovp + p.reserved_segments;
   if (p.new_main_segments < kNrCursegType || p.new_main_segments - kNrCursegType < p.reserved_segments ||
-      p.new_main_segments <= p.overprov_segments)
+      p.new_main_segments <= p.overprov_segments || usable <= p.overprov_segments)
     return make_error(Errc::invalid_argument,
                       fmt("target size too small: %llu main segments, %llu reserved", p.new_main_segments, p.reserved_segments));
-  p.new_user_block_count = static_cast<std::uint64_t>(p.new_main_segments - p.overprov_segments) * kSeg;
+  p.new_user_block_count = static_cast<std::uint64_t>(usable - p.overprov_segments) * kSeg;
   if (p.valid_block_count > p.new_user_block_count)
     return make_error(Errc::no_space, fmt("the data does not fit: %llu blocks in use, the new size holds %llu",
                                           p.valid_block_count, p.new_user_block_count));
@@ -134,6 +198,13 @@ Result<Loaded> load_and_plan(BlockDevice& dev, const ResizeOptions& o) {
         ++p.segments_to_empty;
         p.blocks_to_move += s.valid_blocks;
       }
+  }
+  if (l.truncated) {
+    if (p.segments_to_empty)
+      return make_error(Errc::unsupported,
+                        fmt("a truncated image with %llu blocks in use past the new end: grow the image back to %llu "
+                            "bytes first (f2fscore-fsck -y does), then resize",
+                            p.blocks_to_move, p.old_block_count * kBlockSize));
   }
   return l;
 }
@@ -222,7 +293,8 @@ Result<ResizeReport> resize_volume(BlockDevice& dev, const ResizeOptions& opts) 
     auto st = meta::rebuild(dev, vol, *plan);
     if (!st) return make_error(st.error().code, "checkpoint before the resize: " + st.error().message);
   }
-  auto v = Volume::open(dev);
+  bool truncated = false;
+  auto v = open_volume(dev, truncated);
   if (!v) return make_error(v.error().code, "reopening after the checkpoint: " + v.error().message);
   Volume& vol = **v;
   const SuperBlock& osb = vol.superblock();

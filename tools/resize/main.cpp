@@ -117,6 +117,12 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(p.new_block_count));
     return kExitOk;
   }
+  if (rep.checkpoint_counts_fixed) {
+    std::printf("%s: already %llu blocks; the checkpoint's counts were another size's (an interrupted resize): "
+                "rewritten for this size\n",
+                device.c_str(), static_cast<unsigned long long>(p.old_block_count));
+    return kExitOk;
+  }
   if (p.unchanged()) {
     std::printf("%s: already %llu blocks (%u main segments): nothing to do\n", device.c_str(),
                 static_cast<unsigned long long>(p.old_block_count), p.old_main_segments);

@@ -82,6 +82,10 @@ struct ResizeReport {
   std::uint64_t blocks_moved = 0;        ///< valid blocks a shrink (or a moving grow) moved
   std::uint64_t blocks_staged = 0;       ///< moving grow: metadata blocks staged past the old end
   bool finished_interrupted = false;     ///< an interrupted moving grow was completed
+  /// The size was already the target's but the checkpoint's free segment
+  /// count and user blocks were another size's (a grow cut between its
+  /// superblocks and its pack): a pack with this size's counts was written.
+  bool checkpoint_counts_fixed = false;
   std::uint64_t checkpoint_ver = 0;      ///< of the new pack
   bool resized = false;                  ///< false: nothing to do
 };

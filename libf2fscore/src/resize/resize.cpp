@@ -33,6 +33,10 @@ struct Loaded {
   std::unique_ptr<Volume> vol;
   ResizePlan plan;
   bool truncated = false;  ///< the device ends before the volume
+  /// The size is the target's, but the checkpoint's free segment count and
+  /// user blocks are not this size's: a resize cut between its superblocks
+  /// and its pack.
+  bool stale_counts = false;
 };
 
 // The metadata areas mkfs.f2fs lays out for `seg_count` segments from
@@ -262,6 +266,15 @@ Result<Loaded> load_and_plan(BlockDevice& dev, const ResizeOptions& o) {
         ++p.segments_to_empty;
         p.blocks_to_move += s.valid_blocks;
       }
+  }
+  if (p.unchanged() && p.new_user_block_count != p.old_user_block_count) {
+    std::vector<SegmentInfo> segs;
+    F2FSCORE_TRY(vol.segments(0, p.new_main_segments, segs));
+    const auto logs = curseg_segnos(cp);
+    std::uint32_t free_segs = 0;
+    for (std::uint32_t s = 0; s < p.new_main_segments; ++s)
+      if (!segs[s].valid_blocks && std::find(logs.begin(), logs.end(), s) == logs.end()) ++free_segs;
+    l.stale_counts = free_segs != cp.free_segment_count.get();
   }
   if (l.truncated) {
     if (p.segments_to_empty)
@@ -688,7 +701,8 @@ Result<ResizeReport> resize_volume(BlockDevice& dev, const ResizeOptions& opts) 
   r.plan = l->plan;
   r.finished_interrupted = false;
   const ResizePlan& p = r.plan;
-  if (p.unchanged()) return r;
+  if (p.unchanged() && !l->stale_counts) return r;
+  r.checkpoint_counts_fixed = l->stale_counts;
   if (p.moves_metadata) return grow_moving(dev, opts, std::move(*l), r);
   if (p.segments_to_empty) {
     // A shrink over data: the writer's GC moves the blocks below the new

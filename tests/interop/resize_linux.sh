@@ -3,7 +3,9 @@
 # random data filling about half of it, a directory tree, small files) is
 # shrunk by f2fscore-resize (the GC moving blocks out of the cut: the data
 # was spread over the volume by deleting every other file after filling it
-# with Linux) and a copy is shrunk and grown back; Linux mounts both, reads
+# with Linux), a copy is shrunk and grown back, and another copy is grown
+# from 256 MiB to 1.5 GiB, past what its SSA area describes (the SIT, NAT and
+# SSA moved, the main area's first segments emptied); Linux mounts all, reads
 # the same tree (sha256 of every file, as listed before the resize), writes
 # and unmounts; fsck.f2fs -f finds both clean afterwards.
 # Tools from the environment: F2FSCORE_MKFS, F2FSCORE_RESIZE. Skips (77)
@@ -44,6 +46,9 @@ mkdir -p "$T/out"
 "$oracle" --out "$T/out" "$T/fill.sh" "$T/a.img" || { echo "$name: FAIL: filling in Linux"; exit 1; }
 cp "$T/out/sums" "$T/sums"
 cp --sparse=always "$T/a.img" "$T/b.img"
+cp --sparse=always "$T/a.img" "$T/c.img"
+truncate -s 1536M "$T/c.img"
+"$RESIZE" "$T/c.img" || { echo "$name: FAIL: grow moving the metadata exited $?"; exit 1; }
 small=$((200 * 2048))
 "$RESIZE" --shrink -t $small "$T/a.img" || { echo "$name: FAIL: shrink exited $?"; exit 1; }
 truncate -s $((small * 512)) "$T/a.img"
@@ -51,7 +56,7 @@ truncate -s $((small * 512)) "$T/a.img"
 "$RESIZE" "$T/b.img" || { echo "$name: FAIL: grow exited $?"; exit 1; }
 mkdir -p "$T/in" && cp "$T/sums" "$T/in/sums"
 cat > "$T/check.sh" <<'GUEST'
-for dev in vda vdb; do
+for dev in vda vdb vdc; do
   mount -t f2fs /dev/$dev /mnt || { echo "FAIL: Linux does not mount the resized /dev/$dev"; exit 1; }
   (cd /mnt && find . -type f | sort | while read f; do sha256sum "$f"; done) > /tmp/sums.$dev
   cmp /tmp/sums.$dev /in/sums || { echo "FAIL: /dev/$dev: the tree differs"; diff /tmp/sums.$dev /in/sums | head; exit 1; }
@@ -60,12 +65,12 @@ for dev in vda vdb; do
   echo "guest: /dev/$dev mounted, $(wc -l < /in/sums) files read back equal, written, unmounted"
 done
 GUEST
-out=$("$oracle" --in "$T/in" --dmesg "$T/check.sh" "$T/a.img" "$T/b.img" 2>&1)
+out=$("$oracle" --in "$T/in" --dmesg "$T/check.sh" "$T/a.img" "$T/b.img" "$T/c.img" 2>&1)
 rc=$?
 echo "$out"
 if [[ $rc != 0 ]]; then echo "$name: FAIL: guest exited $rc"; exit 1; fi
 if command -v fsck.f2fs >/dev/null; then
-  for img in a b; do
+  for img in a b c; do
     o=$(fsck.f2fs -f "$T/$img.img" </dev/null 2>&1)
     if printf '%s\n' "$o" | grep -qE '\[Fail\]|\[ASSERT\]|\[FIX\]|Fixing|Reconnect|Move curseg'; then
       echo "$o"; echo "$name: FAIL: fsck.f2fs -f finds $img.img not clean after Linux"; exit 1

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "f2fscore/fsck.hpp"
+#include "f2fscore/resize.hpp"
 #include "f2fscore/tools/common.hpp"
 #include "f2fscore/uring_device.hpp"
 
@@ -185,6 +186,15 @@ int main(int argc, char** argv) {
   ctx.mode = opts.mode;
   ctx.seconds = secs;
   if (!r) {
+    // A resize that moves the metadata areas, interrupted in its copy: no
+    // superblock is valid until f2fscore-resize completes it.
+    if (auto ir = f2fscore::interrupted_resize(*opened->device); ir && !ir->empty()) {
+      if (json)
+        std::fputs(fsck::render_error_json(ctx, *ir, fexit::left_unrepaired).c_str(), stdout);
+      else
+        std::fprintf(stderr, "f2fscore-fsck: %s: %s\n", device.c_str(), ir->c_str());
+      return fexit::left_unrepaired;
+    }
     if (json)
       std::fputs(fsck::render_error_json(ctx, r.error().message, kExitOperational).c_str(), stdout);
     else

@@ -111,6 +111,18 @@ int main(int argc, char** argv) {
     if (!ftools::print_json(j)) return kExitFailure;
     return kExitOk;
   }
+  if (rep.finished_interrupted) {
+    std::printf("%s: completed an interrupted resize that moves the metadata areas: %llu -> %llu blocks\n",
+                device.c_str(), static_cast<unsigned long long>(p.old_block_count),
+                static_cast<unsigned long long>(p.new_block_count));
+    return kExitOk;
+  }
+  if (rep.checkpoint_counts_fixed) {
+    std::printf("%s: already %llu blocks; the checkpoint's counts were another size's (an interrupted resize): "
+                "rewritten for this size\n",
+                device.c_str(), static_cast<unsigned long long>(p.old_block_count));
+    return kExitOk;
+  }
   if (p.unchanged()) {
     std::printf("%s: already %llu blocks (%u main segments): nothing to do\n", device.c_str(),
                 static_cast<unsigned long long>(p.old_block_count), p.old_main_segments);

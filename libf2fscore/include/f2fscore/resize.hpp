@@ -1,16 +1,27 @@
 // Resizing an unmounted volume: grow it to a larger device or shrink it,
 // keeping the metadata areas (CP, SIT, NAT, SSA) where they are, as
-// resize.f2fs -s (f2fs-tools fsck/resize.c, "safe resize") does.
+// resize.f2fs -s (f2fs-tools fsck/resize.c, "safe resize") does, or, for a
+// grow past what the SIT and SSA areas describe, laying them out as
+// mkfs.f2fs does for the new size (resize.f2fs without -s).
 //
 // The main area ends where the new size puts it: segment_count and
 // segment_count_main are recomputed for the new size from segment0_blkaddr
-// as mkfs.f2fs lays segments (whole zones), the reserved and overprovision
-// segments as mkfs.f2fs 1.15 picks them for that main area
-// (get_best_overprovision()), user_block_count and free_segment_count
-// follow. A grow is possible while the SIT (55 entries a block) and the SSA
-// (one block a segment) areas cover the new main area; a larger grow needs
-// those areas moved and every main-area block with them, which no write
-// order makes survive a power cut, and is refused.
+// as mkfs.f2fs lays segments (whole zones); the reserved and overprovision
+// segments and user_block_count as mkfs.f2fs 1.15 writes them for a device
+// of the new size (f2fs_format.c: usable segments, the average segments a
+// section, get_best_overprovision()); free_segment_count counts the free
+// main segments. A truncated image (the device ends inside the main area)
+// is fitted to the device by a shrink when nothing past its end is in use.
+//
+// A grow is done in place while the SIT (55 entries a block) and the SSA
+// (one block a segment) areas cover the new main area. A larger grow moves
+// them: the main area's first segments are emptied by the writer's GC
+// (Writer::evacuate_front()), the new SIT, NAT, SSA, pack and superblocks
+// are staged past the old end, a record in block 0 (bytes before the
+// superblock) names them, both superblocks are made invalid, the staged
+// blocks are copied into place and the new superblocks written. A power
+// cut in the copy leaves a state no checker opens: interrupted_resize()
+// names it and a rerun of resize_volume() completes it (docs/resize.md).
 //
 // Order of the writes: a metadata rebuild of the old layout first (a
 // checkpoint of its own, crash-safe as meta::rebuild() is: journals
@@ -54,6 +65,13 @@ struct ResizePlan {
   /// must empty them first).
   std::uint32_t segments_to_empty = 0;
   std::uint64_t blocks_to_move = 0;      ///< valid blocks in those segments
+  /// A grow past what the SIT and SSA areas describe: SIT, NAT and SSA are
+  /// laid out as mkfs.f2fs lays them for the new size, and the main area
+  /// starts `front_segments` segments later (its first segments become
+  /// part of the SSA area: emptied first).
+  bool moves_metadata = false;
+  std::uint32_t front_segments = 0;
+  std::uint64_t new_main_blkaddr = 0;    ///< SB main_blkaddr after the resize
   bool unchanged() const { return old_block_count == new_block_count && old_main_segments == new_main_segments; }
 };
 
@@ -61,7 +79,13 @@ struct ResizeReport {
   ResizePlan plan;
   std::uint32_t sit_blocks_zeroed = 0;   ///< SIT blocks rewritten for a grow's new segments
   std::uint32_t cursegs_moved = 0;       ///< active logs moved out of a shrink's cut
-  std::uint64_t blocks_moved = 0;        ///< valid blocks a shrink moved below the new end
+  std::uint64_t blocks_moved = 0;        ///< valid blocks a shrink (or a moving grow) moved
+  std::uint64_t blocks_staged = 0;       ///< moving grow: metadata blocks staged past the old end
+  bool finished_interrupted = false;     ///< an interrupted moving grow was completed
+  /// The size was already the target's but the checkpoint's free segment
+  /// count and user blocks were another size's (a grow cut between its
+  /// superblocks and its pack): a pack with this size's counts was written.
+  bool checkpoint_counts_fixed = false;
   std::uint64_t checkpoint_ver = 0;      ///< of the new pack
   bool resized = false;                  ///< false: nothing to do
 };
@@ -70,18 +94,31 @@ struct ResizeReport {
 /// the reason: Errc::invalid_argument (a size larger than the device, a
 /// smaller size without `shrink`, a size below mkfs.f2fs's minimum: not
 /// enough main segments for the reserved ones), Errc::unsupported (a grow
-/// past what the SIT or SSA area covers, multi-device, zoned or read-only
+/// moving the metadata areas whose new layout needs another cp_payload, of
+/// a volume with a large NAT bitmap, or adding fewer blocks than its
+/// staging needs, multi-device, zoned or read-only
 /// volumes, a volume not cleanly unmounted or with fsynced data to roll
-/// forward), Errc::no_space (a shrink below the valid blocks), the reader's
+/// forward, a truncated image with blocks in use past the new end),
+/// Errc::no_space (a shrink below the valid blocks), Errc::corrupt (a
+/// truncated image with blocks in use past the device's end), the reader's
 /// errors (Errc::corrupt...) and the device's.
 Result<ResizePlan> plan_resize(BlockDevice& dev, const ResizeOptions& opts);
 
 /// Plans, then carries out the resize (see the file comment for the order
-/// of the writes). Nothing is written when planning fails. A shrink whose
+/// of the writes). Nothing is written when planning fails. When block 0
+/// holds the record of an interrupted moving grow, completes that grow
+/// first, whatever `opts` (ResizeReport::finished_interrupted), or, when
+/// the copy had not begun, removes the record and resizes as asked. A shrink whose
 /// cut area holds valid blocks first moves them below the new end through
 /// the writer's GC (Writer::evacuate(), its checkpoints crash-safe; an
 /// error there leaves the old size with the same tree). Does not check whether the
 /// device is in use: open it with OpenOptions::refuse_in_use.
 Result<ResizeReport> resize_volume(BlockDevice& dev, const ResizeOptions& opts);
+
+/// Whether `dev` holds a moving grow interrupted in its copy (no valid
+/// superblock, the staged metadata and the record of block 0 in place):
+/// a description naming the state and the rerun of f2fscore-resize that
+/// completes it; empty when there is none. Errors: the device's.
+Result<std::string> interrupted_resize(BlockDevice& dev);
 
 }  // namespace f2fscore

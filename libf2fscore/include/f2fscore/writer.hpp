@@ -76,6 +76,10 @@ struct MountOptions {
   /// New blocks go only to main-area sections wholly below this segment
   /// number (0: anywhere); evacuate() sets it. f2fscore-resize's shrink.
   std::uint32_t allocation_limit_segno = 0;
+  /// New blocks go only to main-area sections wholly at or past this
+  /// segment number (0: anywhere); evacuate_front() sets it.
+  /// f2fscore-resize's grow that moves the main area's start.
+  std::uint32_t allocation_floor_segno = 0;
   /// A read-write mount of a file or block device refuses one that
   /// check_in_use() reports in use (mounted, an image whose loop device is
   /// mounted or held, a block device another open holds with O_EXCL), with
@@ -355,6 +359,12 @@ class Writer {
   /// at or past `first_segno` (0: all moved). Errors: invalid_argument for
   /// a segment number past the main area, no_space, the device's.
   Result<std::uint64_t> evacuate(std::uint32_t first_segno);
+  /// As evacuate(), for the main-area segments below `end_segno` (rounded
+  /// up to a section): their valid blocks move to sections at or past it,
+  /// and blocks are allocated only there from then on
+  /// (MountOptions::allocation_floor_segno). Returns the valid blocks left
+  /// below it. Errors: as evacuate().
+  Result<std::uint64_t> evacuate_front(std::uint32_t end_segno);
 
   /// A copy of the counters, taken under the handle's lock.
   WriterStats stats() const;

@@ -87,6 +87,7 @@ wr::AllocRules Writer::Impl::alloc_rules(std::uint8_t type) const {
   r.no_ssr = fsync_recovering;
   r.need_ssr = [this] { return need_ssr(); };
   r.limit_segno = opts.allocation_limit_segno;
+  r.floor_segno = opts.allocation_floor_segno;
   return r;
 }
 
@@ -389,6 +390,49 @@ Result<std::uint64_t> Writer::Impl::evacuate(std::uint32_t first) {
     F2FSCORE_TRY(checkpoint(false));
   }
   return left();
+}
+
+Result<std::uint64_t> Writer::Impl::evacuate_front(std::uint32_t end) {
+  const Geometry& g = vol->geometry();
+  const std::uint32_t nsegs = sm.main_segs();
+  const std::uint32_t sps = g.segs_per_sec();
+  if (end >= nsegs) return make_error(Errc::invalid_argument, fmt("segment %llu is past the main area", end));
+  const std::uint32_t end_sec = (end + sps - 1) / sps;
+  opts.allocation_floor_segno = end_sec * sps;
+  auto left = [&] {
+    std::uint64_t n = 0;
+    for (std::uint32_t s = 0; s < end_sec * sps; ++s) n += sm.valid(s);
+    return n;
+  };
+  // Logs in the area to empty move on at once; their segments become victims.
+  for (std::uint8_t t = 0; t < kNrCursegType; ++t) {
+    const std::uint32_t seg = sm.curseg(t).segno;
+    if (seg < nsegs && g.sec_of_seg(seg) < end_sec) F2FSCORE_TRY(new_segment(t));
+  }
+  for (int round = 0; round < 4 && left(); ++round) {
+    Gc gc{*this};
+    in_gc = true;
+    for (std::uint32_t sec = 0; sec < end_sec; ++sec) {
+      if (sm.section_valid(sec) == 0) continue;
+      auto r = gc.move_section(sec);
+      if (!r) {
+        in_gc = false;
+        sm.set_victim_sec(kNoSeg);
+        return make_error(r.error());
+      }
+      ++stats.gc.victims;
+    }
+    in_gc = false;
+    sm.set_victim_sec(kNoSeg);
+    F2FSCORE_TRY(checkpoint(false));
+  }
+  return left();
+}
+
+Result<std::uint64_t> Writer::evacuate_front(std::uint32_t end_segno) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
+  return impl_->evacuate_front(end_segno);
 }
 
 Result<std::uint64_t> Writer::evacuate(std::uint32_t first_segno) {

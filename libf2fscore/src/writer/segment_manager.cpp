@@ -493,7 +493,8 @@ bool SegmentManager::is_cur_sec(std::uint32_t sec) const {
   return false;
 }
 
-std::uint32_t SegmentManager::new_section(std::uint8_t type, std::uint32_t start, std::uint32_t limit_segno) const {
+std::uint32_t SegmentManager::new_section(std::uint8_t type, std::uint32_t start, std::uint32_t limit_segno,
+                                          std::uint32_t floor_segno) const {
   // get_new_segment(): the next free section; with several sections a zone,
   // one in a zone another log is in is passed over for the next zone (the
   // log's own zone is fine). When every free section is in such a zone, the
@@ -512,6 +513,7 @@ std::uint32_t SegmentManager::new_section(std::uint8_t type, std::uint32_t start
   for (std::uint32_t sec = next_free_section(start); sec != kNoSeg && k < nsecs; sec = next_free_section(sec), ++k) {
     if (is_cur_sec(sec) || !section_free(sec)) continue;
     if (limit_segno != 0 && (sec + 1) * segs_per_sec_ > limit_segno) continue;
+    if (sec * segs_per_sec_ < floor_segno) continue;
     if (first == kNoSeg) first = sec;
     const std::uint32_t zone = sec / secs_per_zone_;
     if (secs_per_zone_ == 1 || zone == old_zone || !zone_of_other_log(zone)) return sec;
@@ -538,9 +540,10 @@ Status SegmentManager::new_segment(Volume& vol, std::uint8_t type, const AllocRu
     ++counts_.segments;
     return {};
   };
-  // A section new blocks may go to (AllocRules::limit_segno).
+  // A section new blocks may go to (AllocRules::limit_segno, floor_segno).
   auto allowed = [&](std::uint32_t sec) {
-    return rules.limit_segno == 0 || (sec + 1) * segs_per_sec_ <= rules.limit_segno;
+    return (rules.limit_segno == 0 || (sec + 1) * segs_per_sec_ <= rules.limit_segno) &&
+           sec * segs_per_sec_ >= rules.floor_segno;
   };
   auto ssr = [&] {
     return ssr_segment(type, [&](std::uint32_t sec) { return is_cur_sec(sec) || sec == victim_sec_ || !allowed(sec); });
@@ -556,7 +559,7 @@ Status SegmentManager::new_segment(Volume& vol, std::uint8_t type, const AllocRu
   }
   if (next_in_sec()) return take_free(l.segno + 1);
   const std::uint32_t start = l.segno < main_segs_ ? l.segno / segs_per_sec_ : 0;
-  const std::uint32_t sec = new_section(type, start, rules.limit_segno);
+  const std::uint32_t sec = new_section(type, start, rules.limit_segno, rules.floor_segno);
   if (sec != kNoSeg) return take_free(sec * segs_per_sec_);
   // No free section: the kernel never gets here (GC keeps the reserve);
   // rather than fail, a dirty segment's free blocks if any.

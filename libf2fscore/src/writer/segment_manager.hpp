@@ -56,6 +56,9 @@ struct AllocRules {
   /// Sections reaching segment `limit_segno` or past it get no new blocks
   /// (MountOptions::allocation_limit_segno: a shrink's cut); 0: no limit.
   std::uint32_t limit_segno = 0;
+  /// Sections starting below segment `floor_segno` get no new blocks
+  /// (MountOptions::allocation_floor_segno); 0: no floor.
+  std::uint32_t floor_segno = 0;
 };
 
 class SegmentManager {
@@ -372,7 +375,8 @@ class SegmentManager {
   AllocCounts counts_;
   std::uint64_t mtime_base_ = 0, clock_base_ = 0, min_mtime_ = 0, max_mtime_ = 0;
   /// The first free section from `start` on that get_new_segment() takes.
-  std::uint32_t new_section(std::uint8_t type, std::uint32_t start, std::uint32_t limit_segno) const;
+  std::uint32_t new_section(std::uint8_t type, std::uint32_t start, std::uint32_t limit_segno,
+                            std::uint32_t floor_segno = 0) const;
 };
 
 }  // namespace f2fscore::wr

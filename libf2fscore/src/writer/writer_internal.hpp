@@ -408,6 +408,7 @@ struct Writer::Impl {
   /// Foreground GC until `sections` more sections are free (or no victim).
   Result<std::uint32_t> gc_foreground(std::uint32_t sections);
   Result<std::uint64_t> evacuate(std::uint32_t first_segno);
+  Result<std::uint64_t> evacuate_front(std::uint32_t end_segno);
 
   // writer/fsync.cpp
   Status fsync_file(nid_t ino, bool datasync);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Cross-build f2fscore for big-endian s390x and 32-bit i686 with Debian's
+# Cross-build f2fscore for big-endian s390x, 32-bit i686 and 64-bit ARM
+# (aarch64) with Debian's
 # cross compilers and run the unit tests under qemu-user.
 #
-#   scripts/cross-test.sh [s390x|i686|all]     (default: all)
+#   scripts/cross-test.sh [s390x|i686|aarch64|all]     (default: all)
 #
 # Builds the library, f2fscore-mkfs and every unit-test executable in
 # build-cross-<arch>/ beside this script's repository (optimised as the native
@@ -26,7 +27,7 @@
 set -uo pipefail
 
 usage() {
-  echo "usage: $0 [s390x|i686|all]" >&2
+  echo "usage: $0 [s390x|i686|aarch64|all]" >&2
   exit 2
 }
 
@@ -34,8 +35,9 @@ usage() {
 case "${1:-all}" in
   s390x) ARCHES=(s390x) ;;
   i686) ARCHES=(i686) ;;
-  all) ARCHES=(s390x i686) ;;
-  -h|--help) echo "usage: $0 [s390x|i686|all]"; exit 0 ;;
+  aarch64) ARCHES=(aarch64) ;;
+  all) ARCHES=(s390x i686 aarch64) ;;
+  -h|--help) echo "usage: $0 [s390x|i686|aarch64|all]"; exit 0 ;;
   *) usage ;;
 esac
 
@@ -78,13 +80,17 @@ if ((${#missing[@]})); then
   fi
 fi
 
+# ccache, where installed, keeps rebuilds of an unchanged tree cheap.
+LAUNCHER=()
+command -v ccache >/dev/null 2>&1 && LAUNCHER=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+
 if command -v ninja >/dev/null 2>&1; then
   GENERATOR=Ninja
 else
   GENERATOR="Unix Makefiles"
 fi
 
-declare -A QEMU=([s390x]=qemu-s390x [i686]=qemu-i386)
+declare -A QEMU=([s390x]=qemu-s390x [i686]=qemu-i386 [aarch64]=qemu-aarch64)
 declare -A RESULT CONF_T BUILD_T TEST_T TESTS SKIPPED IMAGE_SUM
 
 now() { date +%s; }
@@ -124,7 +130,8 @@ run_arch() {
       -DCMAKE_TOOLCHAIN_FILE="$SRC_DIR/cmake/toolchains/$triple.cmake" \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" \
       -DF2FSCORE_HEADER_DEPS="$deps" \
-      -DF2FSCORE_BUILD_TOOLS=ON -DF2FSCORE_BUILD_TESTS=ON -DF2FSCORE_BUILD_BENCH=OFF; then
+      -DF2FSCORE_BUILD_TOOLS=ON -DF2FSCORE_BUILD_TESTS=ON -DF2FSCORE_BUILD_BENCH=OFF \
+      "${LAUNCHER[@]}"; then
     return 1
   fi
   t1=$(now); CONF_T[$arch]=$((t1 - t0))
@@ -232,14 +239,14 @@ fi
 
 echo
 echo "======================== cross-test summary ========================"
-printf '%-6s %-22s %9s %7s %7s  %-18s %s\n' arch result configure build tests "mkfs cksum" "ctest"
+printf '%-7s %-22s %9s %7s %7s  %-18s %s\n' arch result configure build tests "mkfs cksum" "ctest"
 for arch in "${ARCHES[@]}"; do
   skipped=""
   [[ ${SKIPPED[$arch]} == - || ${SKIPPED[$arch]} == 0 ]] || skipped=" (${SKIPPED[$arch]} skipped)"
-  printf '%-6s %-22s %8ss %6ss %6ss  %-18s %s\n' "$arch" "${RESULT[$arch]}" \
+  printf '%-7s %-22s %8ss %6ss %6ss  %-18s %s\n' "$arch" "${RESULT[$arch]}" \
     "${CONF_T[$arch]}" "${BUILD_T[$arch]}" "${TEST_T[$arch]}" "${IMAGE_SUM[$arch]}" "${TESTS[$arch]}$skipped"
 done
-[[ -z ${IMAGE_SUM[native]:-} ]] || printf '%-6s %-22s %9s %7s %7s  %-18s\n' native reference "" "" "" "${IMAGE_SUM[native]}"
+[[ -z ${IMAGE_SUM[native]:-} ]] || printf '%-7s %-22s %9s %7s %7s  %-18s\n' native reference "" "" "" "${IMAGE_SUM[native]}"
 echo "mkfs images across arches: $image_check"
 echo "===================================================================="
 if ((failed)); then

@@ -3,26 +3,12 @@
 #include <cstdio>
 #include <string>
 #include <vector>
-#if defined(_WIN32)
-#include <fcntl.h>
-#include <io.h>
-#endif
 
 namespace f2fscore::tools {
 
 namespace {
 
 constexpr const char* kHint = "Run with --help for more information.";
-
-#if defined(_WIN32)
-// Standard output and error in binary mode: a tool's output (text, JSON, a
-// file's bytes from dump cat) is the same bytes as on Linux, LF line ends.
-const bool kBinaryStdio = [] {
-  ::_setmode(::_fileno(stdout), _O_BINARY);
-  ::_setmode(::_fileno(stderr), _O_BINARY);
-  return true;
-}();
-#endif
 
 }  // namespace
 

@@ -13,6 +13,11 @@ link counts and xattrs are not kept on Windows and not compared. Names are
 decoded from the Windows mapping of docs/design.md (%XX is the byte XX).
 Entries the report lists as "encrypted, not extracted" are left out.
 Exit status 0 when equal, 1 with the differences listed otherwise.
+
+    compare-extract.py --manifest DIR
+
+prints the manifest of a POSIX host tree (the source of an image made
+with f2fscore-mkfs --populate) in the same form.
 """
 import hashlib
 import os
@@ -26,7 +31,33 @@ def decode(s):
     return re.sub(rb"%([0-9A-F]{2})", lambda m: bytes([int(m.group(1), 16)]), s)
 
 
+def manifest_of(root):
+    """The manifest lines of a POSIX host tree, in the Linux manifest's form."""
+    broot = os.fsencode(root)
+    out = []
+    for dirpath, dirnames, filenames in os.walk(broot):
+        rel_dir = os.path.relpath(dirpath, broot)
+        rel_dir = b"" if rel_dir == b"." else rel_dir
+        for n in dirnames + filenames:
+            full = os.path.join(dirpath, n)
+            rel = os.path.join(rel_dir, n) if rel_dir else n
+            st = os.lstat(full)
+            mode = b"%o" % (st.st_mode & 0o7777)
+            if os.path.islink(full):
+                out.append(b"L|" + rel + b"|" + os.readlink(full))
+            elif os.path.isdir(full):
+                out.append(b"D|" + rel + b"|" + mode)
+            else:
+                with open(full, "rb") as f:
+                    sha = hashlib.sha256(f.read()).hexdigest().encode()
+                out.append(b"F|%s|%s|%d|%d|%s" % (rel, mode, st.st_size, st.st_nlink, sha))
+    sys.stdout.buffer.write(b"".join(sorted(x + b"\n" for x in out)))
+    return 0
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--manifest":
+        return manifest_of(sys.argv[2])
     if len(sys.argv) not in (3, 4):
         print(__doc__, file=sys.stderr)
         return 2

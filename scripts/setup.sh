@@ -10,7 +10,8 @@ pkgs=(g++ cmake ninja-build pkg-config
       libcli11-dev libexpected-dev libgtest-dev libgmock-dev libbenchmark-dev libblkid-dev
       nlohmann-json3-dev libicu-dev f2fs-tools zstd e2fsprogs util-linux scdoc)
 if [[ "${1:-}" == "--test" ]]; then
-  pkgs+=(qemu-system-x86 busybox-static cpio qemu-user qemu-user-binfmt g++-s390x-linux-gnu g++-i686-linux-gnu
+  pkgs+=(qemu-system-x86 busybox-static cpio qemu-user qemu-user-binfmt g++-s390x-linux-gnu g++-i686-linux-gnu g++-aarch64-linux-gnu
+         g++-mingw-w64-x86-64 wine wine64
          fio valgrind strace time clang-14 libclang-rt-14-dev gnuplot-nox
          man-db groff-base)
 fi

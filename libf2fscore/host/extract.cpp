@@ -10,10 +10,14 @@
 #ifndef _FILE_OFFSET_BITS
 #define _FILE_OFFSET_BITS 64
 #endif
+// Windows has no *at() calls, modes or symlinks of this kind: its
+// extractor is extract_win32.cpp, which shares render_extract_report().
+#if !defined(_WIN32)
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
+#endif
 #if defined(__linux__)
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
@@ -38,6 +42,7 @@ namespace f2fscore::inspect {
 using namespace disk;
 using namespace detail;
 
+#if !defined(_WIN32)
 namespace {
 
 constexpr int kMaxDepth = 512;  // one open directory per level
@@ -491,6 +496,7 @@ Result<ExtractReport> extract(Volume& vol, std::string_view path, const std::str
   ::close(pfd);
   return rep;
 }
+#endif  // !_WIN32
 
 Output render_extract_report(const ExtractReport& r, Format f) {
   Output o;

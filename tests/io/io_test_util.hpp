@@ -5,6 +5,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#if defined(_WIN32)
+#include <malloc.h>
+#endif
 #include <memory>
 #include <vector>
 
@@ -28,10 +31,18 @@ struct FakeClock {
 /// Aligned, zeroed memory.
 struct AlignedBuf {
   explicit AlignedBuf(std::size_t n, std::size_t align = 4096)
+#if defined(_WIN32)  // no aligned_alloc in the Windows C runtime
+      : size(n), p(static_cast<std::uint8_t*>(::_aligned_malloc((n + align - 1) / align * align, align))) {
+#else
       : size(n), p(static_cast<std::uint8_t*>(std::aligned_alloc(align, (n + align - 1) / align * align))) {
+#endif
     std::memset(p, 0, n);
   }
+#if defined(_WIN32)
+  ~AlignedBuf() { ::_aligned_free(p); }
+#else
   ~AlignedBuf() { std::free(p); }
+#endif
   AlignedBuf(const AlignedBuf&) = delete;
   AlignedBuf& operator=(const AlignedBuf&) = delete;
   std::uint8_t* data() { return p; }

@@ -9,6 +9,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#if defined(_WIN32)
+#include <malloc.h>
+#endif
 #include <memory>
 #include <vector>
 
@@ -201,8 +204,13 @@ Result<IoJobReport> run_io_job(BlockDevice& dev, const IoJob& job) {
 
   const std::size_t align = std::max<std::size_t>(4096, di.buffer_alignment);
   const std::size_t buf_bytes = (job.block_size + align - 1) / align * align;
+#if defined(_WIN32)  // the Windows C runtime has _aligned_malloc, freed by _aligned_free
+  std::unique_ptr<std::uint8_t, void (*)(void*)> bufs(
+      static_cast<std::uint8_t*>(::_aligned_malloc(buf_bytes * job.queue_depth, align)), &::_aligned_free);
+#else
   std::unique_ptr<std::uint8_t, void (*)(void*)> bufs(
       static_cast<std::uint8_t*>(std::aligned_alloc(align, buf_bytes * job.queue_depth)), &std::free);
+#endif
   if (!bufs) return make_error(Errc::no_space, "cannot allocate the I/O buffers");
   std::uint64_t x = r.rng;
   for (std::size_t i = 0; i < buf_bytes * job.queue_depth; ++i) {  // incompressible data for writes

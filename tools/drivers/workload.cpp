@@ -22,7 +22,11 @@ namespace {
 
 constexpr std::uint32_t kBlk = 4096;
 
+#if defined(__MINGW32__)  // GCC's "printf" is Microsoft's there; vsnprintf is mingw's C99 one
+std::string fmtv(const char* f, ...) __attribute__((format(gnu_printf, 1, 2)));
+#else
 std::string fmtv(const char* f, ...) __attribute__((format(printf, 1, 2)));
+#endif
 std::string fmtv(const char* f, ...) {
   char buf[1024];
   va_list ap;

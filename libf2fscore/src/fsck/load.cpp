@@ -17,6 +17,7 @@
 #include "fsck/fsck_internal.hpp"
 #include "reader/volume_internal.hpp"
 #include "util/text.hpp"
+#include "util/aligned.hpp"
 
 namespace f2fscore::fsck {
 
@@ -27,8 +28,8 @@ using detail::fmt;
 
 struct AlignedBuf {
   std::uint8_t* p = nullptr;
-  explicit AlignedBuf(std::size_t n) { p = static_cast<std::uint8_t*>(std::aligned_alloc(4096, n)); }
-  ~AlignedBuf() { std::free(p); }
+  explicit AlignedBuf(std::size_t n) { p = static_cast<std::uint8_t*>(detail::aligned_alloc_bytes(4096, n)); }
+  ~AlignedBuf() { detail::aligned_free(p); }
   AlignedBuf(const AlignedBuf&) = delete;
   AlignedBuf& operator=(const AlignedBuf&) = delete;
 };

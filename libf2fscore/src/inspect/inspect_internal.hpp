@@ -31,7 +31,11 @@ std::string json_with_list(const Json& head, std::string_view key, const std::ve
                            const std::vector<std::string>& problems = {});
 
 /// Appends printf-style text.
+#if defined(__MINGW32__)  // GCC's "printf" is Microsoft's there; vsnprintf is mingw's C99 one (%zu, %llu)
+void appendf(std::string& out, const char* fmt, ...) __attribute__((format(gnu_printf, 2, 3)));
+#else
 void appendf(std::string& out, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+#endif
 
 /// dump.f2fs's DISP_u32/DISP_u64 line: name padded to 30, two tabs, "[0x%8x : %u]".
 void disp(std::string& out, std::string_view name, std::uint64_t value, std::string_view note = {});

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "util/aligned.hpp"
+
 namespace f2fscore {
 
 // A request forwarded to the inner device on behalf of a caller's request.
@@ -215,9 +217,9 @@ Errc FaultDevice::write_back() noexcept {
   const std::uint64_t lbs = di.logical_block_size;
   const std::size_t align = di.buffer_alignment > 1 ? di.buffer_alignment : 64;
   constexpr std::uint64_t kRun = 1 << 20;
-  void* raw = std::aligned_alloc(align, kRun);
+  void* raw = detail::aligned_alloc_bytes(align, kRun);
   if (raw == nullptr) return Errc::no_space;
-  std::unique_ptr<void, void (*)(void*)> hold(raw, &std::free);
+  std::unique_ptr<void, void (*)(void*)> hold(raw, &detail::aligned_free);
   auto* run = static_cast<std::uint8_t*>(raw);
   Errc result = Errc::ok;
   auto it = cache_.begin();

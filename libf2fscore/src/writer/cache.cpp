@@ -24,6 +24,7 @@
 #include "f2fscore/iostat.hpp"
 #include "meta/meta_internal.hpp"
 #include "writer/writer_internal.hpp"
+#include "util/aligned.hpp"
 
 namespace f2fscore {
 
@@ -80,7 +81,7 @@ struct BatchWriter::State {
   State(BlockDevice& d, std::uint32_t mb, std::uint32_t dp) : dev(d), max_blocks(mb), depth(dp), slots(dp) {}
   ~State() {
     drain_all();
-    for (auto& s : slots) std::free(s.buf);
+    for (auto& s : slots) detail::aligned_free(s.buf);
   }
   void reap(Slot& s) {
     s.busy = false;
@@ -142,7 +143,7 @@ Status BatchWriter::add(block_t addr, const std::uint8_t* block, std::uint16_t t
   if (!s.open) {
     Slot* sl = s.free_slot();
     if (!sl->buf) {
-      sl->buf = static_cast<std::uint8_t*>(std::aligned_alloc(kBlockSize, static_cast<std::size_t>(s.max_blocks) * kBlockSize));
+      sl->buf = static_cast<std::uint8_t*>(detail::aligned_alloc_bytes(kBlockSize, static_cast<std::size_t>(s.max_blocks) * kBlockSize));
       if (!sl->buf) return make_error(Errc::io, "writer: no memory for a write buffer");
     }
     s.open = sl;
@@ -237,8 +238,8 @@ struct PageCache {
   explicit PageCache(BlockDevice& dev, std::uint64_t bytes) : io(dev), limit(bytes / kBlockSize) {}
   ~PageCache() {
     for (auto& [ino, f] : files)
-      for (auto& [i, p] : f.pages) std::free(p.data);
-    for (auto* b : spare) std::free(b);
+      for (auto& [i, p] : f.pages) detail::aligned_free(p.data);
+    for (auto* b : spare) detail::aligned_free(b);
   }
   BatchWriter io;
   std::uint64_t limit;  // pages; 0: no cache (writes go through at once)
@@ -261,7 +262,7 @@ struct PageCache {
       spare.pop_back();
       return b;
     }
-    return static_cast<std::uint8_t*>(std::aligned_alloc(kBlockSize, kBlockSize));
+    return static_cast<std::uint8_t*>(detail::aligned_alloc_bytes(kBlockSize, kBlockSize));
   }
   Page* find(nid_t ino, std::uint64_t idx) {
     auto f = files.find(ino);
@@ -326,7 +327,7 @@ struct PageCache {
     }
     // Spare buffers for the pages to come, within the bound.
     while (!spare.empty() && pages + spare.size() > limit) {
-      std::free(spare.back());
+      detail::aligned_free(spare.back());
       spare.pop_back();
     }
   }

@@ -732,7 +732,7 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
 // entries held at once stay bounded), then checks each directory's entries
 // in order.
 void Checker::expand_dirs(std::vector<nid_t>& level) {
-  constexpr std::size_t kDirChunkBlocks = 128;
+  constexpr std::size_t kDirChunkBlocks = 16;
   while (!level.empty()) {
     std::vector<nid_t> next;
     for (std::size_t from = 0; from < level.size();) {

@@ -498,6 +498,9 @@ Status Checker::scan_nodes() {
     }
   }
   progress(2, addrs.size(), addrs.size());
+  // The address slots grew by doubling: the slack goes before the walk's
+  // tables are made.
+  addrs_.shrink_to_fit();
   return {};
 }
 

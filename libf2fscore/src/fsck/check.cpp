@@ -213,8 +213,10 @@ void Checker::check_ssa() {
   // Uses by block address; the SSA blocks of their segments.
   std::vector<std::uint32_t> order(uses_.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::uint32_t a, std::uint32_t b) { return uses_[a].blkaddr < uses_[b].blkaddr; });
+  // Ties in use order (a stable order without stable_sort's buffer).
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return uses_[a].blkaddr != uses_[b].blkaddr ? uses_[a].blkaddr < uses_[b].blkaddr : a < b;
+  });
   const Geometry& g = vol_->geometry();
   const block_t ssa_base = static_cast<block_t>(g.ssa_addr(0));
   std::vector<block_t> addrs;

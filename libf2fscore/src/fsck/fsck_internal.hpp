@@ -65,54 +65,70 @@ struct Dent {
 };
 
 /// What few inodes have: problems found by the scan, a non-zero inline
-/// xattr area, inline dentries. Kept apart so that the record of a plain
-/// inode holds none of it.
+/// xattr area, inline dentries, a project id, the compression counts, an
+/// inline symlink's length. Kept apart so that the record of a plain inode
+/// holds none of it.
 struct InodeExtras {
   std::vector<LocalIssue> issues;
   std::vector<std::uint8_t> inline_xattr;  ///< the inline xattr bytes when any is non-zero
   std::vector<Dent> inline_dents;          ///< inline directories
   std::vector<LocalIssue> inline_dent_issues;
-  bool empty() const { return issues.empty() && inline_xattr.empty() && inline_dents.empty() && inline_dent_issues.empty(); }
+  std::uint64_t compr_blocks = 0;  ///< i_compr_blocks (compressed files)
+  std::uint32_t projid = 0;
+  std::uint16_t symlink_len = 0;   ///< inline symlinks: strnlen of the target
+  std::uint8_t compr_alg = 0;
+  /// Compression attributes out of range: the i_log_cluster_size the
+  /// repair writes (with compr_alg), else 0.
+  std::uint8_t compr_log_fix = 0;
+  bool empty() const {
+    return issues.empty() && inline_xattr.empty() && inline_dents.empty() && inline_dent_issues.empty() &&
+           compr_blocks == 0 && projid == 0 && symlink_len == 0 && compr_alg == 0 && compr_log_fix == 0;
+  }
 };
 
 /// An inode as scanned (the fields the walk needs; the block is re-read to
-/// repair it). 104 bytes; the rare parts are in Checker::extras(), its
+/// repair it). 80 bytes; the rare parts are in Checker::extras(), its
 /// i_nid[] among its address slots (AddrSlot::kINid).
 struct InodeRec {
   static constexpr std::uint32_t kNoExtras = 0xFFFFFFFFu;
   nid_t ino = 0;
   block_t blkaddr = 0;
-  std::uint16_t mode = 0;
-  std::uint8_t advise = 0, inline_flags = 0, dir_level = 0, compr_alg = 0;
-  std::uint16_t extra_isize = 0, inline_xattr_addrs = 0;  ///< bytes; 4-byte words
-  std::uint16_t addrs_per_inode = 0, addrs_per_block = 0;
-  std::uint16_t cluster_blocks = 0;  ///< 0 unless compressed
-  std::uint16_t symlink_len = 0;     ///< inline symlinks: strnlen of the target
-  /// Compression attributes out of range: the i_log_cluster_size the
-  /// repair writes (with compr_alg), else 0.
-  std::uint8_t compr_log_fix = 0;
-  bool sane = true;  ///< the layout fields could be decoded (false: do not walk its data)
   std::uint32_t links = 0, flags = 0, pino = 0, namelen = 0, xattr_nid = 0;
-  std::uint32_t uid = 0, gid = 0, projid = 0;
+  std::uint32_t uid = 0, gid = 0;
   std::uint32_t extras = kNoExtras;  ///< into Checker's extras table
-  std::uint64_t size = 0, blocks = 0, compr_blocks = 0;
+  std::uint64_t size = 0, blocks = 0;
   disk::Extent ext{};
+  std::uint16_t mode = 0;
+  std::uint16_t inline_xattr_addrs = 0;  ///< 4-byte words
+  std::uint16_t addrs_per_inode = 0;
+  std::uint8_t extra_isize = 0;          ///< bytes (at most 36: sizeof(InodeExtra))
+  std::uint8_t advise = 0, inline_flags = 0, dir_level = 0;
+  std::uint8_t cluster_log = 0;  ///< log2 of the cluster's blocks; 0 unless compressed
+  bool sane = true;  ///< the layout fields could be decoded (false: do not walk its data)
+  /// Blocks of a compressed cluster; 0 unless compressed.
+  std::uint32_t cluster_blocks() const { return cluster_log ? 1u << cluster_log : 0u; }
+  /// Addresses a direct node holds for this file (whole clusters when compressed).
+  std::uint32_t addrs_per_block() const {
+    return cluster_log ? disk::kDefAddrsPerBlock & ~(cluster_blocks() - 1u) : disk::kDefAddrsPerBlock;
+  }
   bool is_dir() const { return (mode & 0xF000) == 0x4000; }
   bool is_reg() const { return (mode & 0xF000) == 0x8000; }
   bool is_symlink() const { return (mode & 0xF000) == 0xA000; }
 };
-static_assert(sizeof(InodeRec) <= 104);
+static_assert(sizeof(InodeRec) <= 80);
 
 /// One node block as scanned.
 struct NodeRec {
   nid_t footer_nid = 0, footer_ino = 0;
   std::uint32_t footer_ofs = 0;
+  std::uint32_t addr_begin = 0;  ///< into Checker::addrs (slot, blkaddr), non-zero only
+  std::int32_t inode = -1;       ///< into Checker::inodes; kNoInodeRec: an inode, not kept
+  std::uint16_t addr_count = 0;  ///< at most kDefAddrsPerBlock, or an inode's addresses and 5 i_nid[]
   bool read_ok = false;
   bool reached = false;  ///< reached by the walk
-  std::uint32_t addr_begin = 0, addr_count = 0;  ///< into Checker::addrs (slot, blkaddr), non-zero only
-  std::int32_t inode = -1;                       ///< into Checker::inodes; kNoInodeRec: an inode, not kept
   static constexpr std::int32_t kNoInodeRec = 0x7FFFFFFF;
 };
+static_assert(sizeof(NodeRec) <= 24);
 
 /// The per-nid state (NAT entry, scanned node, reached by the walk) of the
 /// NAT blocks holding an entry in use; a NAT block whose entries are all
@@ -200,7 +216,7 @@ struct AddrSlot {
   block_t blkaddr;
 };
 
-/// The walk's view of one inode, parallel to Checker::inodes_ (at most 32 bytes).
+/// The walk's view of one inode, parallel to Checker::inodes_ (24 bytes).
 /// A file reached through a dentry keeps where that first dentry is (its
 /// name is read back from there when a problem needs the path); a
 /// directory, or an inode reached by no dentry, has a DirState of its own.
@@ -209,7 +225,9 @@ struct InodeState {
   static constexpr std::uint8_t kSeen = 1, kOrphan = 2, kNameInline = 4;
   nid_t parent = 0;
   std::uint32_t links_found = 0;   ///< dentries naming it (not "." / "..")
-  std::uint64_t blocks_counted = 0;
+  /// Blocks found (a file's slots and node blocks: below 2^32, at most
+  /// 923 + 2 * 1018 + 2 * 1018^2 + 1018^3 data slots).
+  std::uint32_t blocks_counted = 0;
   std::uint32_t dir = kNoDir;      ///< into Checker::dirs_
   block_t name_blk = 0;            ///< the block of the first dentry naming it (the parent's inode block: inline)
   std::uint16_t name_slot = 0;     ///< its slot
@@ -218,7 +236,7 @@ struct InodeState {
   bool seen() const { return flags & kSeen; }
   bool orphan() const { return flags & kOrphan; }
 };
-static_assert(sizeof(InodeState) <= 32);  // 28 where uint64_t is 4-aligned (i686)
+static_assert(sizeof(InodeState) <= 24);
 
 /// What the walk keeps of a directory (or of an inode reached by no dentry).
 struct DirState {

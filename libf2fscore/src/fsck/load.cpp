@@ -499,6 +499,9 @@ Status Checker::scan_nodes() {
     }
   }
   progress(2, addrs.size(), addrs.size());
+  // The address slots grew by doubling: the slack goes before the walk's
+  // tables are made.
+  addrs_.shrink_to_fit();
   return {};
 }
 
@@ -525,7 +528,7 @@ void Checker::scan_node(nid_t nid, block_t addr, const std::uint8_t* blk) {
     const std::uint32_t v = n.dn.addr[i].get();
     if (v != 0) addrs_.push_back({static_cast<std::uint16_t>(i), v});
   }
-  r.addr_count = static_cast<std::uint32_t>(addrs_.size()) - r.addr_begin;
+  r.addr_count = static_cast<std::uint16_t>(addrs_.size() - r.addr_begin);
 }
 
 
@@ -625,6 +628,8 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
   in.blocks = i.i_blocks.get();
   in.ext = i.i_ext;
   InodeExtras ex;
+  // extra_isize as the walk and the repair take it (in [4, 36] or 0).
+  std::uint32_t extra_isize = 0;
   auto issue = [&](Code c, std::string d) { ex.issues.push_back({c, std::move(d)}); };
 
   const std::uint32_t type = in.mode & 0xF000;
@@ -639,18 +644,19 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
     in.inline_flags = static_cast<std::uint8_t>(in.inline_flags | inline_flag::extra_attr);
   }
   if (in.inline_flags & inline_flag::extra_attr) {
-    in.extra_isize = i.extra.i_extra_isize.get();
+    extra_isize = i.extra.i_extra_isize.get();
     if (!(features_ & feature::extra_attr)) {
       // Walked as the repair leaves it: without extra attributes.
       issue(Code::INODE_EXTRA_ISIZE, "has the extra_attr flag but the volume lacks the extra_attr feature");
-      in.extra_isize = 0;
-    } else if (in.extra_isize % 4 != 0 || in.extra_isize < 4 || in.extra_isize > sizeof(InodeExtra)) {
+      extra_isize = 0;
+    } else if (extra_isize % 4 != 0 || extra_isize < 4 || extra_isize > sizeof(InodeExtra)) {
       // Walked with the size the repair writes (the feature set's).
-      issue(Code::INODE_EXTRA_ISIZE, fmt("i_extra_isize %llu is not a multiple of 4 in [4, 36]", in.extra_isize));
-      in.extra_isize = static_cast<std::uint16_t>(extra_isize_for_features(features_));
+      issue(Code::INODE_EXTRA_ISIZE, fmt("i_extra_isize %llu is not a multiple of 4 in [4, 36]", extra_isize));
+      extra_isize = extra_isize_for_features(features_);
     }
-    if (in.extra_isize >= offsetof(InodeExtra, i_inode_checksum)) in.projid = i.extra.i_projid.get();
+    if (extra_isize >= offsetof(InodeExtra, i_inode_checksum)) ex.projid = i.extra.i_projid.get();
   }
+  in.extra_isize = static_cast<std::uint8_t>(extra_isize);
   if (in.inline_flags & inline_flag::xattr) {
     if (features_ & feature::flexible_inline_xattr) {
       in.inline_xattr_addrs = in.extra_isize >= 4 ? i.extra.i_inline_xattr_size.get() : std::uint16_t{0};
@@ -672,7 +678,6 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
       issue(Code::INODE_CHECKSUM, fmt("inode checksum 0x%llx, computed 0x%llx", i.extra.i_inode_checksum.get(), want));
   }
   in.addrs_per_inode = static_cast<std::uint16_t>(kDefAddrsPerInode - in.extra_isize / 4u - in.inline_xattr_addrs);
-  in.addrs_per_block = kDefAddrsPerBlock;
   // Flags.
   if ((in.flags & iflag::casefold) && (!(features_ & feature::casefold) || type != 0x4000))
     issue(Code::INODE_FLAGS, type != 0x4000 ? "casefold flag on a non-directory"
@@ -686,35 +691,31 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
         in.sane = false;
       } else {
         const std::uint32_t log = i.extra.i_log_cluster_size;
-        in.compr_alg = i.extra.i_compress_algorithm;
-        in.compr_blocks = i.extra.i_compr_blocks.get();
-        if (log < 2 || log > 8 || in.compr_alg > 3) {
+        ex.compr_alg = i.extra.i_compress_algorithm;
+        ex.compr_blocks = i.extra.i_compr_blocks.get();
+        if (log < 2 || log > 8 || ex.compr_alg > 3) {
           // The kernel refuses such an inode (sanity_check_inode() in
           // fs/f2fs/inode.c: MIN/MAX_COMPRESS_LOG_SIZE, COMPRESS_MAX). Its
           // blocks are kept: the attributes are inferred from the first
           // compressed cluster of i_addr (the pair that decompresses it
           // to exactly the cluster's size), and the repair writes them.
-          const auto guess = infer_compression(n, in.extra_isize / 4, in.addrs_per_inode, log, in.compr_alg);
+          const auto guess = infer_compression(n, in.extra_isize / 4, in.addrs_per_inode, log, ex.compr_alg);
           if (!guess) {
             issue(Code::INODE_FLAGS, fmt("i_log_cluster_size %llu / i_compress_algorithm %llu invalid, and no valid pair "
-                                         "decompresses the first compressed cluster", log, in.compr_alg));
+                                         "decompresses the first compressed cluster", log, ex.compr_alg));
             in.sane = false;
           } else {
             issue(Code::INODE_FLAGS, fmt("i_log_cluster_size %llu / i_compress_algorithm %llu invalid (the clusters read as "
                                          "i_log_cluster_size %llu, i_compress_algorithm %llu)",
-                                         log, in.compr_alg, guess->first, guess->second));
-            in.compr_log_fix = static_cast<std::uint8_t>(guess->first);
-            in.compr_alg = guess->second;
-            in.cluster_blocks = static_cast<std::uint16_t>(1u << guess->first);
-            const std::uint32_t mask = ~(static_cast<std::uint32_t>(in.cluster_blocks) - 1u);
-            in.addrs_per_inode = static_cast<std::uint16_t>(in.addrs_per_inode & mask);
-            in.addrs_per_block = static_cast<std::uint16_t>(in.addrs_per_block & mask);
+                                         log, ex.compr_alg, guess->first, guess->second));
+            ex.compr_log_fix = static_cast<std::uint8_t>(guess->first);
+            ex.compr_alg = guess->second;
+            in.cluster_log = static_cast<std::uint8_t>(guess->first);
+            in.addrs_per_inode = static_cast<std::uint16_t>(in.addrs_per_inode & ~(in.cluster_blocks() - 1u));
           }
         } else {
-          in.cluster_blocks = static_cast<std::uint16_t>(1u << log);
-          const std::uint32_t mask = ~(static_cast<std::uint32_t>(in.cluster_blocks) - 1u);
-          in.addrs_per_inode = static_cast<std::uint16_t>(in.addrs_per_inode & mask);
-          in.addrs_per_block = static_cast<std::uint16_t>(in.addrs_per_block & mask);
+          in.cluster_log = static_cast<std::uint8_t>(log);
+          in.addrs_per_inode = static_cast<std::uint16_t>(in.addrs_per_inode & ~(in.cluster_blocks() - 1u));
         }
       }
     }
@@ -763,7 +764,7 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
       const std::uint8_t* p = raw + inline_off;
       std::uint32_t l = 0;
       while (l < max_inline && p[l]) ++l;
-      in.symlink_len = static_cast<std::uint16_t>(l);
+      ex.symlink_len = static_cast<std::uint16_t>(l);
     }
     if (in.inline_flags & inline_flag::dentry) {
       if (max_inline == 0) {
@@ -784,7 +785,7 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
     }
     for (std::uint32_t k = 0; k < 5; ++k)
       if (const nid_t v = i.i_nid[k].get(); v != 0) addrs_.push_back({static_cast<std::uint16_t>(AddrSlot::kINid + k), v});
-    rec.addr_count = static_cast<std::uint32_t>(addrs_.size()) - rec.addr_begin;
+    rec.addr_count = static_cast<std::uint16_t>(addrs_.size() - rec.addr_begin);
   }
   if (light_scan_ && ex.issues.empty()) {
     rec.inode = NodeRec::kNoInodeRec;

@@ -134,7 +134,7 @@ void Checker::check_quota_usage() {
       const InodeRec& in = inodes_[static_cast<std::size_t>(node(ino).inode)];
       const InodeState* st = find_state(ino);
       const std::uint64_t blocks = st ? st->blocks_counted : in.blocks;
-      const std::uint32_t id = t == 0 ? in.uid : t == 1 ? in.gid : in.projid;
+      const std::uint32_t id = t == 0 ? in.uid : t == 1 ? in.gid : extras(in).projid;
       auto& u = want[id];
       ++u.inodes;
       u.space += (blocks ? blocks - 1 : 0) * kBlockSize;

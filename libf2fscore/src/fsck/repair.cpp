@@ -119,8 +119,8 @@ void Checker::local_issue_fix(std::size_t idx, const InodeRec& in, Code c) {
       if ((in.flags & iflag::compr) && (!(feats & feature::compression) || (type != 0x8000 && type != 0x4000)))
         clear |= iflag::compr;
       if (clear) fix_inode_field(idx, in, [clear](Node& n) { n.i.i_flags = n.i.i_flags.get() & ~clear; });
-      if (in.compr_log_fix != 0)
-        fix_inode_field(idx, in, [log = in.compr_log_fix, alg = in.compr_alg](Node& n) {
+      if (extras(in).compr_log_fix != 0)
+        fix_inode_field(idx, in, [log = extras(in).compr_log_fix, alg = extras(in).compr_alg](Node& n) {
           n.i.extra.i_log_cluster_size = static_cast<std::uint8_t>(log);
           n.i.extra.i_compress_algorithm = alg;
         });

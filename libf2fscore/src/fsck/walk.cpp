@@ -151,7 +151,7 @@ void Checker::walk_node(const InodeRec& in, InodeState& st, nid_t nid, std::uint
   const AddrSlot* a = addrs_.data() + r.addr_begin;
   const std::uint32_t n = r.addr_count;
   if (level == 0) {
-    walk_data(in, st, nid, start_bidx(ofs, in.addrs_per_block, in.addrs_per_inode), a, n, in.addrs_per_block, vctx);
+    walk_data(in, st, nid, start_bidx(ofs, in.addrs_per_block(), in.addrs_per_inode), a, n, in.addrs_per_block(), vctx);
     return;
   }
   // Copy: descending may grow addrs_? No (scan is done), but keep it simple and safe.
@@ -175,7 +175,7 @@ void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::u
     return holder == in.ino ? static_cast<std::uint32_t>(offsetof(Inode, i_addr)) + 4 * (in.extra_isize / 4 + slot) : 4 * slot;
   };
   const bool released = in.inline_flags & inline_flag::compress_released;
-  const std::uint32_t cb = in.cluster_blocks;
+  const std::uint32_t cb = in.cluster_blocks();
   const std::uint64_t ext_f = in.ext.fofs.get(), ext_b = in.ext.blk_addr.get(), ext_l = in.ext.len.get();
   // Compressed clusters: a COMPRESS_ADDR only at a cluster's first slot;
   // i_compr_blocks sums cluster_size - blocks written over the clusters
@@ -462,11 +462,11 @@ bool Checker::walk_inode(nid_t ino, const std::string& path, bool named) {
                    in.ext.blk_addr.get(), el);
     fix_inode_field(add(p), in, [](Node& n) { std::memset(&n.i.i_ext, 0, sizeof n.i.i_ext); });
   }
-  if (in.cluster_blocks && ctx.compr_counted != in.compr_blocks) {
+  if (in.cluster_log && ctx.compr_counted != extras(in).compr_blocks) {
     Problem p = prob(Code::INODE_COMPR_BLOCKS);
     p.ino = ino;
     p.path = path;
-    p.detail = fmt("i_compr_blocks %llu, counted %llu", in.compr_blocks, ctx.compr_counted);
+    p.detail = fmt("i_compr_blocks %llu, counted %llu", extras(in).compr_blocks, ctx.compr_counted);
     const std::uint64_t v = ctx.compr_counted;
     fix_inode_field(add(p), in, [v](Node& n) { n.i.extra.i_compr_blocks = v; });
   }
@@ -485,12 +485,12 @@ bool Checker::walk_inode(nid_t ino, const std::string& path, bool named) {
     p.detail = "symlink with blocks but i_size 0";
     add(p);
   } else if (in.is_symlink() && (in.inline_flags & inline_flag::data) && !(in.advise & advise::encrypt) &&
-             in.symlink_len != in.size) {
+             extras(in).symlink_len != in.size) {
     Problem p = prob(Code::SYMLINK_SIZE);
     p.ino = ino;
     p.path = path;
-    p.detail = fmt("symlink i_size %llu, target length %llu", in.size, in.symlink_len);
-    const std::uint64_t v = in.symlink_len;
+    p.detail = fmt("symlink i_size %llu, target length %llu", in.size, extras(in).symlink_len);
+    const std::uint64_t v = extras(in).symlink_len;
     fix_inode_field(add(p), in, [v](Node& n) { n.i.i_size = v; });
   }
   return true;
@@ -737,7 +737,7 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
 // entries held at once stay bounded), then checks each directory's entries
 // in order.
 void Checker::expand_dirs(std::vector<nid_t>& level) {
-  constexpr std::size_t kDirChunkBlocks = 128;
+  constexpr std::size_t kDirChunkBlocks = 16;
   while (!level.empty()) {
     std::vector<nid_t> next;
     for (std::size_t from = 0; from < level.size();) {

@@ -551,7 +551,7 @@ TEST(Dump, JsonOfADefaultGiBVolumeMatchesTheHandComputedLayout) {
   Json ls = dump_json(img.string(), "ls -l /");
   EXPECT_TRUE(ls["entries"].empty());
   Json map = dump_json(img.string(), "map");
-  EXPECT_TRUE(map["files"].empty());
+  EXPECT_TRUE(map["entries"].empty());
   // Text forms of the same views print too.
   for (const char* c : {"info", "sb", "cp", "nat 0~-1", "sit 0~", "ssa 0~5", "inode 3", "block 6656", "ls -lR",
                         "space"}) {
@@ -637,9 +637,9 @@ TEST(Dump, ExtractionOfTheCraftedImageKeepsEverything) {
   ASSERT_EQ(in["block_map"].size(), 4u);
   EXPECT_EQ(in["block_map"][3]["file_block"], 1000u);
   EXPECT_EQ(in["block_map"][3]["blkaddr"], c.sparse_blocks[3]);
-  ASSERT_EQ(in["nodes"].size(), 1u);
-  EXPECT_EQ(in["nodes"][0]["offset"], 1u);
-  EXPECT_EQ(in["nodes"][0]["kind"], "direct");
+  ASSERT_EQ(in["node_blocks"].size(), 1u);
+  EXPECT_EQ(in["node_blocks"][0]["offset"], 1u);
+  EXPECT_EQ(in["node_blocks"][0]["kind"], "direct");
   Json sec = dump_json(img.string(), "inode /secret");
   EXPECT_EQ(sec["encryption"]["version"], 2);
   EXPECT_EQ(sec["encryption"]["contents_mode_name"], "AES-256-XTS");
@@ -1005,4 +1005,32 @@ TEST(Dump, LibraryParsesRangesAndNumbers) {
   EXPECT_EQ(inspect::checkpoint_flag_names(0x4).back(), "sudden-power-off");
   EXPECT_EQ(inspect::mode_string(0104755), "-rwsr-xr-x");
   EXPECT_EQ(inspect::mode_string(041777), "drwxrwxrwt");
+}
+
+// Every error line carries the tool's name (CLI11's parse errors included),
+// an unknown command is named as one, and under --json a failure or a
+// usage error prints the object {"device", "error", "exit_code"} on stdout.
+TEST(Dump, ErrorsNameTheToolAndPrintJson) {
+  f2fstest::TempDir t;
+  const auto img = t / "e.img";
+  format_file(img, 64ull << 20, 0);
+  auto r = f2fstest::run(kDump + " " + q(img) + " bogus 2>&1 >/dev/null");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.output.rfind("f2fscore-dump: unknown command \"bogus\" (commands: info, sb,", 0), 0u) << r.output;
+  r = f2fstest::run(kDump + " " + q(img) + " ls --frob 2>&1 >/dev/null");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.output.rfind("f2fscore-dump: ", 0), 0u) << r.output;
+  struct Case {
+    std::string args;
+    int code;
+  };
+  for (const Case& c : {Case{"cat /missing", 1}, Case{"bogus", 2}, Case{"inode /nowhere", 1}, Case{"block nine", 2}}) {
+    r = dump("--json " + q(img) + " " + c.args);
+    EXPECT_EQ(r.exit_code, c.code) << c.args;
+    nlohmann::json doc;
+    ASSERT_NO_THROW(doc = nlohmann::json::parse(r.output)) << c.args << ": " << r.output;
+    EXPECT_EQ(doc["exit_code"], c.code) << c.args;
+    EXPECT_EQ(doc["device"], img.string()) << c.args;
+    EXPECT_TRUE(doc["error"].is_string()) << c.args;
+  }
 }

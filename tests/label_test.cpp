@@ -291,3 +291,87 @@ TEST(TuneTool, FsckF2fsTurnsOnWhatWeReadAndTheReverse) {
   std::string out;
   EXPECT_EQ(f2fstest::fsck_problems(img, &out), std::vector<std::string>{}) << out;
 }
+
+// -C utf8:hashonly stores SB_ENC_NO_COMPAT_FALLBACK_FL (0x2, include/linux/
+// f2fs_fs.h) in s_encoding_flags (superblock offset 2760), and tune shows
+// it by the name -C takes; a refusal names the encodings, never numbers.
+TEST(TuneTool, EncodingFlagsShownByName) {
+  f2fstest::TempDir t;
+  const auto img = make_volume(t);
+  auto r = run(kTune + " -C utf8:hashonly " + q(img));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (int copy = 0; copy < 2; ++copy) {
+    const auto b = f2fstest::read_block(img, static_cast<std::uint64_t>(copy));
+    EXPECT_EQ(b[1024 + 2758] | (b[1024 + 2759] << 8), 1) << "s_encoding: utf8-12.1";
+    EXPECT_EQ(b[1024 + 2760] | (b[1024 + 2761] << 8), 2) << "s_encoding_flags: hashonly only";
+  }
+  r = run(kTune + " " + q(img));
+  EXPECT_NE(r.output.find("encoding: utf8:hashonly\n"), std::string::npos) << r.output;
+  auto j = run(kTune + " --json " + q(img));
+  ASSERT_EQ(j.exit_code, 0) << j.output;
+  const auto doc = nlohmann::json::parse(j.output);
+  EXPECT_EQ(doc["state"]["encoding"], "utf8");
+  EXPECT_EQ(doc["state"]["encoding_flags"], nlohmann::json::array({"hashonly"}));
+  EXPECT_EQ(doc["state"]["encoding_strict"], false);
+  // Another encoding for a casefolded volume: refused, both named.
+  const auto before = digest(img);
+  r = run(kTune + " -C utf8:strict " + q(img));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("casefolded with encoding utf8:hashonly, not utf8:strict"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("0x"), std::string::npos) << r.output;
+  EXPECT_EQ(digest(img), before);
+}
+
+// An empty name in -O is a usage error (nothing written); -O quota is
+// refused under the name asked, with the superblock's name beside it.
+TEST(TuneTool, FeatureListErrorsNameWhatWasAsked) {
+  f2fstest::TempDir t;
+  const auto img = make_volume(t);
+  const auto before = digest(img);
+  auto r = run(kTune + " -O encrypt,,casefold " + q(img));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(r.output.rfind("f2fscore-tune: -O: empty feature name", 0), 0u) << r.output;
+  r = run(kTune + " -O quota " + q(img));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("feature quota (quota_ino in the feature list) cannot be turned on"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(digest(img), before);
+  // mkfs takes the same lists: the empty name is a usage error there too.
+  const auto img2 = t / "two.img";
+  f2fstest::make_sparse_file(img2, 64ull << 20);
+  r = run(kMkfs + " -q -O extra_attr,,inode_checksum " + q(img2));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+// Turning on encrypt or casefold warns that f2fscore's writer refuses such
+// volumes (Writer::mount, writer.md); verity does not.
+TEST(TuneTool, WarnsWhenTheWriterIsLockedOut) {
+  f2fstest::TempDir t;
+  const auto img = make_volume(t);
+  auto r = run(kTune + " -O verity " + q(img));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+  r = run(kTune + " --json -O encrypt,casefold " + q(img) + " 2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto doc = nlohmann::json::parse(r.output);
+  ASSERT_EQ(doc["warnings"].size(), 2u) << r.output;
+  EXPECT_NE(doc["warnings"][0].get<std::string>().find("f2fscore-sload"), std::string::npos) << r.output;
+  r = run(kTune + " -l again " + q(img));  // already on: no warning
+  EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+}
+
+// Usage errors under --json print the error object too (exit_code 2), for
+// label and tune as for their failures.
+TEST(TuneTool, UsageErrorsUnderJsonPrintAnObject) {
+  f2fstest::TempDir t;
+  const auto img = make_volume(t);
+  for (const std::string& cmd : {kTune + " --json -O nosuch " + q(img), kTune + " --json --bogus " + q(img),
+                                 kTune + " --json", kLabel + " --json", kLabel + " --json --bogus " + q(img)}) {
+    auto r = run(cmd + " 2>/dev/null");
+    EXPECT_EQ(r.exit_code, 2) << cmd << ": " << r.output;
+    nlohmann::json doc;
+    ASSERT_NO_THROW(doc = nlohmann::json::parse(r.output)) << cmd << ": " << r.output;
+    EXPECT_EQ(doc["exit_code"], 2) << cmd;
+    EXPECT_TRUE(doc["error"].is_string()) << cmd;
+  }
+}

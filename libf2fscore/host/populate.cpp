@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "f2fscore/disk/xattr.hpp"
@@ -152,8 +153,13 @@ class Populator {
     if (!dir && st.st_nlink > 1) {
       auto it = links_.find({st.st_dev, st.st_ino});
       if (it != links_.end()) {
-        auto s = w_.link(it->second.path, dst);
-        if (!s) return fail(src, dst, s.error(), "link to " + it->second.path);
+        bool made = false;
+        auto s = make_entry(src, dst, "link to " + it->second.path, made, [&]() -> Result<nid_t> {
+          auto l = w_.link(it->second.path, dst);
+          if (!l) return tl::unexpected(l.error());
+          return it->second.ino;
+        });
+        if (!s || !made) return s;
         ++rep_.hard_links;
         done(dst);
         return {};
@@ -163,12 +169,26 @@ class Populator {
     const auto perm = static_cast<std::uint16_t>(st.st_mode & 07777);
     if (dir) {
       ino = w_.mkdir(dst, perm);
-      if (!ino) return fail(src, dst, ino.error(), "mkdir");
-      ++rep_.directories;
+      if (!ino && ino.error().code == Errc::exists) {
+        // A second populate into the same target: merge into the directory.
+        auto there = existing(src, dst);
+        if (!there) return tl::unexpected(there.error());
+        if (!*there) return {};
+        if (!(*there)->is_dir()) {
+          problem(src, dst, Error{Errc::exists, 0, Error::kNoOffset, "exists in the volume and is not a directory"});
+          return {};
+        }
+        ino = (*there)->ino;
+        ++rep_.merged_directories;
+      } else if (!ino) {
+        return fail(src, dst, ino.error(), "mkdir");
+      } else {
+        ++rep_.directories;
+      }
       if (auto s = directory(src, dst); !s) return s;
     } else if (S_ISREG(st.st_mode)) {
-      ino = w_.create(dst, perm);
-      if (!ino) return fail(src, dst, ino.error(), "create");
+      bool made = false;
+      if (auto s = make_entry(src, dst, "create", made, [&] { return ino = w_.create(dst, perm); }); !s || !made) return s;
       ++rep_.files;
       if (auto s = copy_data(src, dst, *ino, st); !s) return s;
     } else if (S_ISLNK(st.st_mode)) {
@@ -180,13 +200,18 @@ class Populator {
         return {};
       }
       target.resize(static_cast<std::size_t>(n));
-      ino = w_.symlink(target, dst);
-      if (!ino) return fail(src, dst, ino.error(), "symlink");
+      bool made = false;
+      if (auto s = make_entry(src, dst, "symlink", made, [&] { return ino = w_.symlink(target, dst); }); !s || !made)
+        return s;
       ++rep_.symlinks;
     } else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
       const bool dev = S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode);
-      ino = w_.mknod(dst, static_cast<std::uint16_t>(st.st_mode & 0xFFFF), dev ? encode_dev(st.st_rdev) : 0);
-      if (!ino) return fail(src, dst, ino.error(), "mknod");
+      bool made = false;
+      if (auto s = make_entry(src, dst, "mknod", made, [&] {
+            return ino = w_.mknod(dst, static_cast<std::uint16_t>(st.st_mode & 0xFFFF), dev ? encode_dev(st.st_rdev) : 0);
+          });
+          !s || !made)
+        return s;
       ++rep_.specials;
     } else {
       problem(src, dst, Error{Errc::unsupported, 0, Error::kNoOffset, "unknown file type"});
@@ -221,6 +246,50 @@ class Populator {
     nid_t ino = 0;
     struct stat st {};
   };
+
+  // What is at dst in the volume (a populate into a target that has
+  // entries): its stat, or nullopt after recording a problem.
+  Result<std::optional<WriterStat>> existing(const std::string& src, const std::string& dst) {
+    auto ino = w_.lookup(dst);
+    if (!ino) {
+      if (auto f = fail(src, dst, ino.error(), "lookup of the existing entry"); !f) return tl::unexpected(f.error());
+      return std::optional<WriterStat>{};
+    }
+    auto st = w_.stat(*ino);
+    if (!st) {
+      if (auto f = fail(src, dst, st.error(), "stat of the existing entry"); !f) return tl::unexpected(f.error());
+      return std::optional<WriterStat>{};
+    }
+    return std::optional<WriterStat>{*st};
+  }
+
+  // Calls make() to create the non-directory dst. When dst exists: kept as
+  // it is (counted in kept), or with overwrite unlinked and made again; a
+  // directory there is a problem of the entry. `made`: dst was created.
+  template <class Make>
+  Status make_entry(const std::string& src, const std::string& dst, const std::string& op, bool& made, Make make) {
+    Result<nid_t> r = make();
+    if (!r && r.error().code == Errc::exists) {
+      auto there = existing(src, dst);
+      if (!there) return tl::unexpected(there.error());
+      if (!*there) return {};
+      if ((*there)->is_dir()) {
+        problem(src, dst, Error{Errc::exists, 0, Error::kNoOffset, "a directory of that name exists in the volume"});
+        return {};
+      }
+      if (!o_.overwrite) {
+        ++rep_.kept;
+        done(dst);
+        return {};
+      }
+      if (auto u = w_.unlink(dst); !u) return fail(src, dst, u.error(), "unlink of the existing entry");
+      ++rep_.replaced;
+      r = make();
+    }
+    if (!r) return fail(src, dst, r.error(), op);
+    made = true;
+    return {};
+  }
 
   void problem(const std::string& src, const std::string& dst, Error e) {
     rep_.problems.push_back(PopulateProblem{src, dst, std::move(e)});
@@ -359,7 +428,16 @@ class Populator {
       if (got > 0) {
         auto wr = w_.write(ino, from, std::span<const std::uint8_t>(buf_.data(), got));
         ++rep_.write_calls;
-        if (!wr) return fail(src, dst, wr.error(), "write at byte " + std::to_string(from));
+        if (!wr) {
+          // The failed call may have mapped part of its span and moved
+          // i_size: cut the file back to what the earlier calls wrote.
+          Error e = wr.error();
+          if (auto t = w_.truncate(ino, from); t)
+            e.message += "; the file is kept with its first " + std::to_string(from) + " bytes";
+          else
+            e.message += "; truncating it to " + std::to_string(from) + " bytes failed too: " + t.error().message;
+          return fail(src, dst, std::move(e), "write at byte " + std::to_string(from));
+        }
         rep_.bytes_written += got;
       }
       if (got < want) {

@@ -523,3 +523,60 @@ TEST(FsckQuota, UsageMismatchIsReported) {
   EXPECT_TRUE(has(r, fsck::Code::QUOTA_USAGE, qino)) << dump(r);
   EXPECT_EQ(r.problems.size(), 1u) << dump(r);
 }
+
+// Preen's summary counts each inode once: the fast path counts the inodes
+// the NAT holds and walks no directory (dirs, files and data blocks stay
+// 0 and are left out of the JSON); a preen that escalates to the full
+// check counts what the walk finds, not the NAT's count on top of it. The
+// reference: valid_inode_count of the checkpoint Linux wrote.
+TEST(FsckPreen, SummaryCountsEachInodeOnce) {
+  SparseImage img;
+  ASSERT_TRUE(load_zst(fs::path(F2FSCORE_TESTDATA_DIR) / "linux61-compress.img.zst", img));
+  auto dev = img.to_device();
+  std::uint64_t linux_inodes = 0;
+  {
+    auto v = Volume::open(*dev);
+    ASSERT_TRUE(v);
+    linux_inodes = (*v)->checkpoint().valid_inode_count.get();
+  }
+  ASSERT_GT(linux_inodes, 2u);
+  auto fast = run(*dev, fsck::Mode::preen);
+  ASSERT_FALSE(fast.full_check);
+  EXPECT_EQ(fast.stats.inodes, linux_inodes);
+  EXPECT_EQ(fast.stats.dirs + fast.stats.files + fast.stats.data_blocks, 0u);
+  fsck::ReportContext c;
+  c.device = "img";
+  c.mode = fsck::Mode::preen;
+  const std::string j = fsck::render_report_json(fast, c);
+  EXPECT_EQ(j.find("\"dirs\""), std::string::npos) << j;
+  EXPECT_EQ(j.find("\"data_blocks\""), std::string::npos) << j;
+  const std::string t = fsck::render_report_text(fast, c, false);
+  EXPECT_NE(t.find("fast check (preen): 0 problems, 0 fixed; " + std::to_string(linux_inodes) + " inodes,"),
+            std::string::npos)
+      << t;
+  EXPECT_EQ(t.find("0 dirs"), std::string::npos) << t;
+  auto full = run(*dev, fsck::Mode::preen, true);
+  ASSERT_TRUE(full.full_check);
+  EXPECT_EQ(full.stats.inodes, linux_inodes);
+  EXPECT_EQ(full.stats.dirs + full.stats.files, linux_inodes);
+  EXPECT_NE(fsck::render_report_json(full, c).find("\"dirs\":"), std::string::npos);
+}
+
+// An escalating preen (the fast check finds a zeroed inode block) reports
+// the inodes of its full check once, as a check-only full check does.
+TEST(FsckPreen, EscalatedPreenCountsAsTheFullCheck) {
+  auto ri = f2fstest::build_rich_image(rich_specs()[0].second);
+  ASSERT_TRUE(ri.error.empty());
+  ri.img.blocks.erase(ri.node_blk.at(ri.small));
+  auto dev = ri.img.to_device();
+  auto n = run(*dev, fsck::Mode::check_only, true);
+  ASSERT_TRUE(n.full_check);
+  ASSERT_GT(n.stats.inodes, 2u);
+  fsck::Options o;
+  o.mode = fsck::Mode::preen;
+  auto p = fsck::check(*dev, o);
+  ASSERT_TRUE(p.has_value());
+  ASSERT_TRUE(p->full_check);
+  EXPECT_EQ(p->stats.inodes, n.stats.inodes);
+  EXPECT_EQ(p->stats.nodes, n.stats.nodes);
+}

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Every tool's --json output validated against its schema in docs/json/.
 
-Runs f2fscore-mkfs, -fsck, -sload, -label, -tune and -io on scratch images, the
-successful runs and the failures that print JSON, parses each output and
+Runs f2fscore-mkfs, -fsck, -sload, -label, -tune, -io and -dump (every
+command) on scratch images, the successful runs and the failures and usage
+errors that print JSON, parses each output and
 validates it with the JSON Schema subset the schemas use (type, required,
 properties, additionalProperties: false, items, enum; draft 2020-12
 meanings). Then checks that a field name has one type across all schemas
@@ -135,6 +136,40 @@ def main():
         check("tune", schemas, [tool("tune"), "--json", "-O", "verity", "-C", "utf8", "-l", "t", tuned], 0)
         check("tune", schemas, [tool("tune"), "--json", "-n", "-O", "encrypt", tuned], 0)
         check("tune-error", schemas, [tool("tune"), "--json", "-O", "compression", tuned], 1)
+        # Usage errors under --json: the failure object, exit_code the usage code.
+        check("tune-error", schemas, [tool("tune"), "--json", "-O", "encrypt,,casefold", tuned], 2)
+        check("tune-error", schemas, [tool("tune"), "--json", "--bogus", tuned], 2)
+        check("label-error", schemas, [tool("label"), "--json", "--bogus", tuned], 2)
+        check("sload-error", schemas, [tool("sload"), "--json", "--bogus", img], 2)
+        check("fsck-error", schemas, [tool("fsck"), "--json", "-n", "-y", img], 16)
+        check("fsck-error", schemas, [tool("fsck"), "--json", "--bogus", img], 16)
+
+        # f2fscore-dump: every command, on the populated image (/d/f).
+        dump = lambda *a: [tool("dump"), "--json", pop] + list(a)
+        sb = check("dump-sb", schemas, dump("sb"), 0)
+        check("dump-sb", schemas, dump("sb", "--copy", "1"), 0)
+        check("dump-info", schemas, dump("info"), 0)
+        check("dump-cp", schemas, dump("cp"), 0)
+        check("dump-nat", schemas, dump("nat", "0~20"), 0)
+        check("dump-sit", schemas, dump("sit", "0~3"), 0)
+        check("dump-ssa", schemas, dump("ssa", "0~1"), 0)
+        check("dump-inode", schemas, dump("inode", "/d/f"), 0)
+        check("dump-inode", schemas, dump("inode", "/"), 0)
+        check("dump-block", schemas, dump("block", "0"), 0)
+        if sb is not None and isinstance(sb.get("main_blkaddr"), int):
+            check("dump-block", schemas, dump("block", str(sb["main_blkaddr"])), 0)
+        check("dump-ls", schemas, dump("ls", "-l", "-R", "/"), 0)
+        check("dump-ls-entry", schemas, dump("ls", "-l", "/d/f"), 0)
+        check("dump-cat", schemas, dump("cat", "/d/f"), 0)
+        check("dump-map", schemas, dump("map", "/"), 0)
+        check("dump-space", schemas, dump("space"), 0)
+        check("dump-ipu", schemas, dump("ipu", "--segments"), 0)
+        check("dump-extract", schemas, dump("extract", "/", os.path.join(t, "out")), 0)
+        check("dump-error", schemas, dump("cat", "/missing"), 1)
+        check("dump-error", schemas, dump("bogus"), 2)
+        check("dump-error", schemas, dump("block", str(1 << 40)), 2)
+        check("dump-error", schemas, [tool("dump"), "--json", junk, "info"], 1)
+
         raw = os.path.join(t, "raw")
         with open(raw, "wb") as f: f.write(b"\0" * (4 << 20))
         check("io", schemas, [tool("io"), raw, "--rw", "read", "--bs", "4k", "--size", "4m", "--buffered",

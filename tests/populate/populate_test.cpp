@@ -541,6 +541,103 @@ TEST(SloadCli, ImageTooSmallIsNoSpaceAndStaysClean) {
   EXPECT_NE(r.output.find("no space left in the image"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("/f"), std::string::npos) << "names the file: " << r.output;
   expect_clean(img, "after no_space");
+  // Every file the image holds reads back as the start of its source, with
+  // every block below i_size mapped (the sources have no holes): the file
+  // being written when space ran out does not claim bytes it does not store.
+  auto dev = open_posix_device(img.string(), {true});
+  ASSERT_TRUE(dev);
+  auto v = Volume::open(**dev);
+  ASSERT_TRUE(v);
+  int present = 0;
+  for (int i = 0; i < 4; ++i) {
+    auto in = (*v)->resolve("/f" + std::to_string(i));
+    if (!in) continue;
+    ++present;
+    ASSERT_LE(in->size, 30 * MiB);
+    std::string got(static_cast<std::size_t>(in->size), '\0');
+    auto n = (*v)->read(*in, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(got.data()), got.size()));
+    ASSERT_TRUE(n);
+    EXPECT_EQ(got.find_first_not_of(static_cast<char>('a' + i)), std::string::npos)
+        << "/f" << i << " (" << in->size << " bytes) holds bytes its source does not have";
+    for (std::uint64_t b = 0; b < (in->size + 4095) / 4096; ++b) {
+      auto a = (*v)->map_block(*in, b);
+      ASSERT_TRUE(a);
+      ASSERT_NE(*a, 0u) << "/f" << i << ": block " << b << " below i_size " << in->size << " is not mapped";
+    }
+    // ... and none past it (the failed write's blocks are freed).
+    for (std::uint64_t b = (in->size + 4095) / 4096; b < 30 * MiB / 4096; ++b) {
+      auto a = (*v)->map_block(*in, b);
+      ASSERT_TRUE(a);
+      ASSERT_EQ(*a, 0u) << "/f" << i << ": block " << b << " past i_size " << in->size << " is mapped";
+    }
+  }
+  EXPECT_GE(present, 1);
+}
+
+// A second sload into the same image merges (issue 15): existing
+// directories get the new entries, existing files are kept unless
+// --overwrite, and the result is the union of the two trees, clean under
+// both checkers. The expected trees are the host's, built here.
+TEST(SloadCli, SecondLoadMergesIntoExistingDirectories) {
+  f2fstest::TempDir t;
+  const auto a = t / "a", b = t / "b", both = t / "both", over = t / "over";
+  fs::create_directories(a / "etc/conf.d");
+  fs::create_directories(a / "usr/bin");
+  write_at(a / "etc/hosts", 0, "from a\n");
+  write_at(a / "etc/conf.d/one", 0, "one\n");
+  write_at(a / "usr/bin/tool", 0, random_bytes(20000, 1));
+  fs::create_directories(b / "etc/conf.d");
+  fs::create_directories(b / "var/log");
+  write_at(b / "etc/hosts", 0, "from b, longer than a's\n");
+  write_at(b / "etc/conf.d/two", 0, "two\n");
+  write_at(b / "var/log/big", 0, random_bytes(300000, 2));
+  fs::create_symlink("hosts", b / "etc/link");
+  // The expected trees, by cp -a on the host: b then a over it (a was
+  // loaded first and its files are kept), and a then b over it (b's files
+  // replace a's).
+  for (const auto& [dst, first, second] : {std::tuple{both, b, a}, std::tuple{over, a, b}}) {
+    fs::create_directories(dst);
+    for (const auto& src : {first, second})
+      ASSERT_EQ(std::system(("cp -a " + shell_quote(src.string()) + "/. " + shell_quote(dst.string()) + "/").c_str()), 0);
+  }
+  for (const bool overwrite : {false, true}) {
+    const auto img = our_image(t, overwrite ? "over.img" : "kept.img", 64 * MiB, "");
+    auto r = run(kSload + " -q -T 1234567890 -f " + shell_quote(a.string()) + " " + shell_quote(img.string()));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    r = run(kSload + " -T 1234567890 --json" + (overwrite ? " --overwrite" : "") + " -f " + shell_quote(b.string()) + " " +
+            shell_quote(img.string()));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    // b's directories etc and etc/conf.d exist (merged into); etc/hosts is
+    // b's one existing file; var, var/log created.
+    EXPECT_NE(r.output.find("\"directories\":2"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("\"merged_directories\":2"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(overwrite ? "\"kept\":0" : "\"kept\":1"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(overwrite ? "\"replaced\":1" : "\"replaced\":0"), std::string::npos) << r.output;
+    {
+      auto dev = open_posix_device(img.string(), {true});
+      ASSERT_TRUE(dev);
+      auto v = Volume::open(**dev);
+      ASSERT_TRUE(v);
+      CompareOptions co;
+      co.owners = false;
+      co.fixed_time = 1234567890;
+      co.root_attrs = false;
+      expect_same_tree(**v, overwrite ? over : both, "/", co);
+    }
+    expect_clean(img, overwrite ? "second sload --overwrite" : "second sload");
+  }
+  // A directory where the source has a file: reported, exit 1, the rest copied.
+  const auto img = our_image(t, "clash.img", 64 * MiB, "");
+  ASSERT_EQ(run(kSload + " -q -f " + shell_quote(a.string()) + " " + shell_quote(img.string())).exit_code, 0);
+  const auto c = t / "c";
+  fs::create_directories(c / "usr");
+  write_at(c / "usr/bin", 0, "a file where a has a directory\n");
+  write_at(c / "new", 0, "copied\n");
+  auto r = run(kSload + " --overwrite -f " + shell_quote(c.string()) + " " + shell_quote(img.string()));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("/usr/bin"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("a directory of that name exists"), std::string::npos) << r.output;
+  expect_clean(img, "sload over a directory clash");
 }
 
 TEST(MkfsPopulate, FormatsAndCopiesInOneStep) {

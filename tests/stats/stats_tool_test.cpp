@@ -95,7 +95,9 @@ TEST(StatsTool, ImageFile) {
   auto r = run(io_bin() + " fs " + img.string() + " -w smallfiles --files 200 --file-bytes 100 --iostat --json");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(json_num(r.out, "app_bytes_written"), 20000);
-  EXPECT_NE(r.out.find("\"ipu_policy\": \"0x81 (force|honor_opu_write)\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"ipu_policy\": 129, \"ipu_policy_string\": \"0x81 (force|honor_opu_write)\""),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("\"app_buffered_io\": {\"name\": \"app buffered data\", \"bytes\": 20000"), std::string::npos)
       << r.out;
   expect_clean(img);

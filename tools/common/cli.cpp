@@ -1,6 +1,7 @@
 #include "f2fscore/tools/common.hpp"
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,36 @@ int report_device_failure(std::string_view tool, const std::string& device, bool
   return print_error(tool, message, exit_code::failure);
 }
 
+bool json_requested(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a(argv[i]);
+    if (a == "--") return false;
+    if (a == "--json") return true;
+  }
+  return false;
+}
+
+int report_usage_error(std::string_view tool, const std::string& device, bool json, const std::string& message,
+                       int code) {
+  if (json) print_json({{"device", device}, {"error", message}, {"exit_code", code}});
+  return print_error(tool, message, code, true);
+}
+
+std::optional<int> parse_device_command_line(CLI::App& app, int argc, char** argv, int usage_code,
+                                             const std::string& device) {
+  try {
+    app.parse(argc, argv);
+    return std::nullopt;
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return report_usage_error(app.get_name(), device, json_requested(argc, argv), parse_error_message(app, e),
+                              usage_code);
+  }
+}
+
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, int usage_code,
                                       const char* version_line) {
   try {
@@ -66,6 +97,17 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, int 
         }
     return print_error(app.get_name(), parse_error_message(app, e), usage_code, true);
   }
+}
+
+std::string open_failure_text(const std::string& device, const Error& e) {
+  if (e.code == Errc::read_only) return "cannot open " + device + " for writing: it is read-only";
+  if (e.code == Errc::not_found) return "cannot open " + device + ": no such file or device";
+  std::string m = e.message.rfind("cannot open", 0) == 0 ? e.message : "cannot open " + device + ": " + e.message;
+  if (e.sys_errno != 0) {
+    const std::string os = std::strerror(e.sys_errno);
+    if (m.find(os) == std::string::npos) m += " [" + os + "]";
+  }
+  return m;
 }
 
 std::string json_line(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }

@@ -1,6 +1,7 @@
 // run_io_job(): keep queue_depth requests in flight on a device; each
 // completion resubmits its own request with the next offset.
 #include "f2fscore/drivers/io_job.hpp"
+#include "f2fscore/tools/common.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -279,27 +280,21 @@ std::string format_io_report(const IoJob& job, const IoJobReport& r) {
 }
 
 std::string io_report_json(const IoJob& job, const IoJobReport& r) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "{\"rw\": \"%s\", \"bs\": %u, \"iodepth\": %u, \"ios\": %" PRIu64 ", \"bytes\": %" PRIu64
-                ", \"runtime_s\": %.6f, \"iops\": %.1f, \"bw_bytes\": %.0f",
-                std::string(io_pattern_name(job.pattern)).c_str(), job.block_size, job.queue_depth, r.ios,
-                r.bytes, r.seconds, r.iops(), r.bytes_per_second());
-  std::string out = buf;
+  using Json = tools::Json;
   const LatencyHistogram& h = r.latency;
-  std::snprintf(buf, sizeof buf,
-                ", \"lat_ns\": {\"count\": %" PRIu64 ", \"min\": %" PRIu64 ", \"mean\": %.1f, \"max\": %" PRIu64
-                ", \"percentile\": {",
-                h.count(), h.min_ns(), h.mean_ns(), h.max_ns());
-  out += buf;
-  bool first = true;
-  for (const auto& p : kPcts) {
-    std::snprintf(buf, sizeof buf, "%s\"%s\": %" PRIu64, first ? "" : ", ", p.name, h.percentile_ns(p.p));
-    out += buf;
-    first = false;
-  }
-  out += "}}}";
-  return out;
+  Json pct = Json::object();
+  for (const auto& p : kPcts) pct[p.name] = h.percentile_ns(p.p);
+  Json j = {{"rw", std::string(io_pattern_name(job.pattern))},
+            {"bs", job.block_size},
+            {"iodepth", job.queue_depth},
+            {"ios", r.ios},
+            {"bytes", r.bytes},
+            {"runtime_s", r.seconds},
+            {"iops", r.iops()},
+            {"bw_bytes", r.bytes_per_second()},
+            {"lat_ns", {{"count", h.count()}, {"min", h.min_ns()}, {"mean", h.mean_ns()}, {"max", h.max_ns()},
+                        {"percentile", std::move(pct)}}}};
+  return tools::json_line_spaced(j);
 }
 
 }  // namespace f2fscore

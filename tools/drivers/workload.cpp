@@ -3,6 +3,7 @@
 // docs/stats.md).
 #include <cctype>
 #include "f2fscore/drivers/workload.hpp"
+#include "f2fscore/tools/common.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -664,101 +665,135 @@ std::string format_workload_report(const WorkloadReport& r) {
 
 namespace {
 
-std::string json_str(std::string_view s) {
+// A gnuplot double-quoted string: '"' and '\\' escaped with a backslash.
+std::string gnuplot_str(std::string_view s) {
   std::string o = "\"";
   for (unsigned char c : s) {
     if (c == '"' || c == '\\') o += '\\', o += static_cast<char>(c);
-    else if (c < 0x20) o += fmtv("\\u%04x", c);
+    else if (c < 0x20) o += fmtv("\\%03o", c);  // gnuplot takes octal escapes
     else o += static_cast<char>(c);
   }
   return o + "\"";
 }
 
-std::string writer_json(const WriterStats& ws) {
-  std::string o = fmtv("{\"data_blocks_written\": %" PRIu64 ", \"node_blocks_written\": %" PRIu64
-                       ", \"meta_blocks_written\": %" PRIu64 ", \"checkpoints\": %" PRIu64 ", \"segments_allocated\": %" PRIu64
-                       ", \"discards\": %" PRIu64 ", \"recovered_nodes\": %" PRIu64 ", \"ipu\": {\"in_place\": %" PRIu64
-                       ", \"out_of_place\": %" PRIu64 ", \"by_reason\": {",
-                       ws.data_blocks_written, ws.node_blocks_written, ws.meta_blocks_written, ws.checkpoints,
-                       ws.segments_allocated, ws.discards, ws.recovered_nodes, ws.ipu.in_place(), ws.ipu.out_of_place());
-  for (std::size_t i = 0; i < kIpuReasonCount; ++i)
-    o += fmtv("%s\"%s\": %" PRIu64, i ? ", " : "", to_string(static_cast<IpuReason>(i)), ws.ipu.data_blocks[i]);
-  o += fmtv("}, \"fsyncs\": %" PRIu64 ", \"fdatasyncs\": %" PRIu64 ", \"fsync_node_blocks\": %" PRIu64
-            ", \"fsync_meta_blocks\": %" PRIu64 ", \"fdatasync_node_blocks\": %" PRIu64 ", \"fdatasync_meta_blocks\": %" PRIu64
-            ", \"fsync_checkpoints\": %" PRIu64 "}, ",
-            ws.ipu.fsyncs, ws.ipu.fdatasyncs, ws.ipu.fsync_node_blocks, ws.ipu.fsync_meta_blocks,
-            ws.ipu.fdatasync_node_blocks, ws.ipu.fdatasync_meta_blocks, ws.ipu.fsync_checkpoints);
-  o += fmtv("\"gc\": {\"foreground_runs\": %" PRIu64 ", \"background_runs\": %" PRIu64 ", \"victims\": %" PRIu64
-            ", \"data_blocks_moved\": %" PRIu64 ", \"node_blocks_moved\": %" PRIu64 ", \"sections_freed\": %" PRIu64
-            ", \"ssr_blocks\": %" PRIu64 ", \"lfs_blocks\": %" PRIu64 "}}",
-            ws.gc.foreground_runs, ws.gc.background_runs, ws.gc.victims, ws.gc.data_blocks_moved, ws.gc.node_blocks_moved,
-            ws.gc.sections_freed, ws.gc.ssr_blocks, ws.gc.lfs_blocks);
-  return o;
+using tools::Json;
+
+Json writer_json(const WriterStats& ws) {
+  Json by_reason = Json::object();
+  for (std::size_t i = 0; i < kIpuReasonCount; ++i) by_reason[to_string(static_cast<IpuReason>(i))] = ws.ipu.data_blocks[i];
+  return {{"data_blocks_written", ws.data_blocks_written},
+          {"node_blocks_written", ws.node_blocks_written},
+          {"meta_blocks_written", ws.meta_blocks_written},
+          {"checkpoints", ws.checkpoints},
+          {"segments_allocated", ws.segments_allocated},
+          {"discards", ws.discards},
+          {"recovered_nodes", ws.recovered_nodes},
+          {"ipu",
+           {{"in_place", ws.ipu.in_place()},
+            {"out_of_place", ws.ipu.out_of_place()},
+            {"by_reason", std::move(by_reason)},
+            {"fsyncs", ws.ipu.fsyncs},
+            {"fdatasyncs", ws.ipu.fdatasyncs},
+            {"fsync_node_blocks", ws.ipu.fsync_node_blocks},
+            {"fsync_meta_blocks", ws.ipu.fsync_meta_blocks},
+            {"fdatasync_node_blocks", ws.ipu.fdatasync_node_blocks},
+            {"fdatasync_meta_blocks", ws.ipu.fdatasync_meta_blocks},
+            {"fsync_checkpoints", ws.ipu.fsync_checkpoints}}},
+          {"gc",
+           {{"foreground_runs", ws.gc.foreground_runs},
+            {"background_runs", ws.gc.background_runs},
+            {"victims", ws.gc.victims},
+            {"data_blocks_moved", ws.gc.data_blocks_moved},
+            {"node_blocks_moved", ws.gc.node_blocks_moved},
+            {"sections_freed", ws.gc.sections_freed},
+            {"ssr_blocks", ws.gc.ssr_blocks},
+            {"lfs_blocks", ws.gc.lfs_blocks}}}};
 }
 
-std::string space_json(const SpaceState& s) {
-  return fmtv("{\"utilization\": %u, \"valid_blocks\": %" PRIu64 ", \"user_blocks\": %" PRIu64
-              ", \"main_sections\": %u, \"free_sections\": %u, \"dirty_sections\": %u, \"full_sections\": %u"
-              ", \"reserved_sections\": %u, \"overprov_sections\": %u, \"segs_per_sec\": %u}",
-              s.utilization(), s.valid_blocks, s.user_blocks, s.main_sections, s.free_sections, s.dirty_sections,
-              s.full_sections, s.reserved_sections, s.overprov_sections, s.segs_per_sec);
+Json space_json(const SpaceState& s) {
+  return {{"utilization", s.utilization()},         {"valid_blocks", s.valid_blocks},
+          {"user_blocks", s.user_blocks},           {"main_sections", s.main_sections},
+          {"free_sections", s.free_sections},       {"dirty_sections", s.dirty_sections},
+          {"full_sections", s.full_sections},       {"reserved_sections", s.reserved_sections},
+          {"overprov_sections", s.overprov_sections}, {"segs_per_sec", s.segs_per_sec}};
 }
 
 }  // namespace
 
 std::string workload_report_json(const WorkloadReport& r) {
   const auto& s = r.spec;
-  std::string o = "{\"workload\": " + json_str(workload_name(s.kind)) + ", \"description\": " + json_str(describe(s));
-  o += fmtv(", \"spec\": {\"dir\": %s, \"file_size\": %" PRIu64 ", \"block_size\": %u, \"ops\": %" PRIu64
-            ", \"sync\": \"%s\", \"sync_at_end\": %s, \"direct\": %s, \"files\": %u, \"file_bytes\": %u"
-            ", \"fill_percent\": %u, \"journal\": \"%s\", \"pages_per_txn\": %u, \"period_ms\": %u, \"seed\": %" PRIu64 "}",
-            json_str(s.dir).c_str(), s.file_size, s.block_size, s.ops, std::string(sync_mode_name(s.sync)).c_str(),
-            s.sync_at_end ? "true" : "false", s.direct ? "true" : "false", s.files, s.file_bytes, s.fill_percent,
-            s.journal == WorkloadSpec::Journal::wal ? "wal" : "rollback", s.pages_per_txn, s.period_ms, s.seed);
-  o += fmtv(", \"seconds\": %.6f, \"calls\": %" PRIu64 ", \"calls_per_second\": %.3f, \"stopped_no_space\": %s"
-            ", \"app_bytes_written\": %" PRIu64 ", \"app_bytes_read\": %" PRIu64 ", \"device_bytes_written\": %" PRIu64
-            ", \"write_amplification\": %.6f",
-            r.seconds, r.ops, r.ops_per_second(), r.stopped_no_space ? "true" : "false", r.app_bytes_written,
-            r.app_bytes_read, r.device_bytes_written(), r.write_amplification());
-  o += ", \"latency\": {";
-  bool first = true;
+  Json j;
+  j["workload"] = std::string(workload_name(s.kind));
+  j["description"] = describe(s);
+  j["spec"] = {{"dir", s.dir},
+               {"file_size", s.file_size},
+               {"block_size", s.block_size},
+               {"ops", s.ops},
+               {"sync", std::string(sync_mode_name(s.sync))},
+               {"sync_at_end", s.sync_at_end},
+               {"direct", s.direct},
+               {"files", s.files},
+               {"file_bytes", s.file_bytes},
+               {"fill_percent", s.fill_percent},
+               {"journal", s.journal == WorkloadSpec::Journal::wal ? "wal" : "rollback"},
+               {"pages_per_txn", s.pages_per_txn},
+               {"period_ms", s.period_ms},
+               {"seed", s.seed}};
+  j["seconds"] = r.seconds;
+  j["calls"] = r.ops;
+  j["calls_per_second"] = r.ops_per_second();
+  j["stopped_no_space"] = r.stopped_no_space;
+  j["app_bytes_written"] = r.app_bytes_written;
+  j["app_bytes_read"] = r.app_bytes_read;
+  j["device_bytes_written"] = r.device_bytes_written();
+  j["write_amplification"] = r.write_amplification();
+  Json lat = Json::object();
   for (std::size_t i = 0; i < kWorkloadOps; ++i) {
     const auto& h = r.latency[i];
     if (!h.count()) continue;
-    o += fmtv("%s\"%s\": {\"calls\": %" PRIu64 ", \"min_us\": %.3f, \"avg_us\": %.3f, \"p50_us\": %.3f, \"p90_us\": %.3f"
-              ", \"p99_us\": %.3f, \"p99_9_us\": %.3f, \"max_us\": %.3f}",
-              first ? "" : ", ", std::string(workload_op_name(static_cast<WorkloadOp>(i))).c_str(), h.count(),
-              us(h.min_ns()), h.mean_ns() / 1000.0, us(h.percentile_ns(50)), us(h.percentile_ns(90)),
-              us(h.percentile_ns(99)), us(h.percentile_ns(99.9)), us(h.max_ns()));
-    first = false;
+    lat[std::string(workload_op_name(static_cast<WorkloadOp>(i)))] = {
+        {"calls", h.count()},
+        {"min_us", us(h.min_ns())},
+        {"avg_us", h.mean_ns() / 1000.0},
+        {"p50_us", us(h.percentile_ns(50))},
+        {"p90_us", us(h.percentile_ns(90))},
+        {"p99_us", us(h.percentile_ns(99))},
+        {"p99_9_us", us(h.percentile_ns(99.9))},
+        {"max_us", us(h.max_ns())}};
   }
-  o += "}, \"writer\": " + writer_json(r.writer);
-  o += ", \"space_before\": " + space_json(r.space_before) + ", \"space_after\": " + space_json(r.space_after);
+  j["latency"] = std::move(lat);
+  j["writer"] = writer_json(r.writer);
+  j["space_before"] = space_json(r.space_before);
+  j["space_after"] = space_json(r.space_after);
   if (r.iostat_enabled) {
     IostatSnapshot sn = r.iostat;
     sn.enabled = true;
-    o += fmtv(", \"iostat_device_bytes_written\": %" PRIu64, r.iostat_device_bytes_written());
-    o += ", \"iostat\": " + iostat_json(sn, static_cast<std::int64_t>(std::time(nullptr)));
+    j["iostat_device_bytes_written"] = r.iostat_device_bytes_written();
+    // The library renders iostat as a JSON text (iostat_json()); kept as
+    // the same value here.
+    j["iostat"] = Json::parse(iostat_json(sn, static_cast<std::int64_t>(std::time(nullptr))));
   }
-  o += ", \"periods\": [";
-  for (std::size_t i = 0; i < r.periods.size(); ++i) {
-    const auto& p = r.periods[i];
-    o += fmtv("%s{\"start_s\": %.6f, \"end_s\": %.6f, \"calls\": %" PRIu64 ", \"app_bytes_written\": %" PRIu64
-              ", \"app_bytes_read\": %" PRIu64 ", \"p50_us\": %.3f, \"p99_us\": %.3f, \"max_us\": %.3f, \"writer\": ",
-              i ? ", " : "", p.start_s, p.end_s, p.ops, p.app_bytes_written, p.app_bytes_read, us(p.latency_p50_ns),
-              us(p.latency_p99_ns), us(p.latency_max_ns));
-    o += writer_json(p.writer);
+  Json periods = Json::array();
+  for (const auto& p : r.periods) {
+    Json o = {{"start_s", p.start_s},
+              {"end_s", p.end_s},
+              {"calls", p.ops},
+              {"app_bytes_written", p.app_bytes_written},
+              {"app_bytes_read", p.app_bytes_read},
+              {"p50_us", us(p.latency_p50_ns)},
+              {"p99_us", us(p.latency_p99_ns)},
+              {"max_us", us(p.latency_max_ns)},
+              {"writer", writer_json(p.writer)}};
     if (r.iostat_enabled) {
-      o += ", \"iostat_bytes\": {";
+      Json b = Json::object();
       for (std::size_t t = 0; t < kIostatTypes; ++t)
-        o += fmtv("%s\"%s\": %" PRIu64, t ? ", " : "", std::string(iostat_type_key(static_cast<IostatType>(t))).c_str(),
-                  p.iostat_bytes[t]);
-      o += "}";
+        b[std::string(iostat_type_key(static_cast<IostatType>(t)))] = p.iostat_bytes[t];
+      o["iostat_bytes"] = std::move(b);
     }
-    o += "}";
+    periods.push_back(std::move(o));
   }
-  o += "]}";
-  return o;
+  j["periods"] = std::move(periods);
+  return tools::json_line_spaced(j);
 }
 
 std::optional<PlotFormat> plot_format(std::string_view path) {
@@ -784,8 +819,8 @@ std::string workload_gnuplot_script(const WorkloadReport& r, std::string_view pa
   o += "EOD\n";
   o += format == PlotFormat::png ? "set terminal pngcairo size 900,600 background rgb 'white'\n"
                                  : "set terminal svg size 900,600 dynamic background rgb 'white'\n";
-  o += "set output " + json_str(path) + "\n";
-  o += "set multiplot layout 2,1 title " + json_str("f2fscore-io fs: " + describe(r.spec)) + " font ',10'\n";
+  o += "set output " + gnuplot_str(path) + "\n";
+  o += "set multiplot layout 2,1 title " + gnuplot_str("f2fscore-io fs: " + describe(r.spec)) + " font ',10'\n";
   o += fmtv("set xlabel 'seconds (periods of %u ms)'\nset grid\nset key outside right\n", r.spec.period_ms);
   o += "set ylabel 'calls/s'\nset y2label 'p99 latency (us)'\nset y2tics\nset ytics nomirror\n";
   o += "plot $data using 1:2 with linespoints title 'calls/s', '' using 1:7 axes x1y2 with linespoints title 'p99 us'\n";

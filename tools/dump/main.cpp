@@ -13,6 +13,7 @@
 #include "f2fscore/disk/superblock.hpp"
 #include "f2fscore/extract.hpp"
 #include "f2fscore/inspect.hpp"
+#include "f2fscore/tools/common.hpp"
 #include "f2fscore/volume.hpp"
 
 namespace {
@@ -35,15 +36,28 @@ int write_out(const std::string& s) {
   return std::fflush(stdout) == 0 ? kExitOk : kExitFailure;
 }
 
-int fail(const std::string& m) {
+// With --json, a failure or usage error prints the object {"device",
+// "error", "exit_code"} on stdout, unless a view was printed already (one
+// JSON document per run); the message goes to stderr in every case.
+struct ErrorJson {
+  bool json = false;
+  bool printed = false;
+  std::string image;
+} g_err;
+
+int report(const std::string& m, int code) {
   std::fprintf(stderr, "f2fscore-dump: %s\n", m.c_str());
-  return kExitFailure;
+  if (g_err.json && !g_err.printed) {
+    g_err.printed = true;
+    namespace ftools = f2fscore::tools;
+    ftools::print_json({{"device", g_err.image}, {"error", m}, {"exit_code", code}});
+  }
+  return code;
 }
 
-int usage(const std::string& m) {
-  std::fprintf(stderr, "f2fscore-dump: %s\n", m.c_str());
-  return kExitUsage;
-}
+int fail(const std::string& m) { return report(m, kExitFailure); }
+
+int usage(const std::string& m) { return report(m, kExitUsage); }
 
 // A library error: bad arguments are usage errors, the rest failures.
 int error_exit(const f2fscore::Error& e) {
@@ -54,6 +68,7 @@ int error_exit(const f2fscore::Error& e) {
 int emit(const f2fscore::Result<insp::Output>& r) {
   if (!r) return error_exit(r.error());
   const int rc = write_out(r->text);
+  g_err.printed = g_err.printed || !r->text.empty();
   for (const auto& p : r->problems) std::fprintf(stderr, "f2fscore-dump: %s\n", p.c_str());
   if (rc != kExitOk) return rc;
   return r->problems.empty() ? kExitOk : kExitFailure;
@@ -133,9 +148,20 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kExitUsage;
+    g_err.json = f2fscore::tools::json_requested(argc, argv);
+    g_err.image = image;
+    // After the image, a word that is no command: name it as a command.
+    const auto extras = app.remaining(true);
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !image.empty() && app.get_subcommands().empty() &&
+        !extras.empty() && !extras.front().empty() && extras.front()[0] != '-') {
+      std::string names;
+      for (const auto* c : app.get_subcommands({})) names += (names.empty() ? "" : ", ") + c->get_name();
+      return usage("unknown command \"" + extras.front() + "\" (commands: " + names + ")");
+    }
+    return usage(f2fscore::tools::parse_error_message(app, e) + " (try --help)");
   }
+  g_err.json = json;
+  g_err.image = image;
   if (version) {
     std::printf("f2fscore-dump %s\n", F2FSCORE_VERSION_STRING);
     return kExitOk;
@@ -231,6 +257,7 @@ int main(int argc, char** argv) {
   if (c_map->parsed()) return emit(insp::render_map(v, path_s, fmt));
   if (c_cat->parsed()) {
     auto st = insp::cat(v, path_s, fmt, [](std::span<const std::uint8_t> d) -> f2fscore::Status {
+      g_err.printed = g_err.printed || !d.empty();
       if (std::fwrite(d.data(), 1, d.size(), stdout) != d.size())
         return f2fscore::make_error(f2fscore::Errc::io, "write to stdout failed");
       return {};

@@ -108,22 +108,37 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_flag("-V,--version", version, "print the version");
   app.add_option("device", device, "block device or image file");
-  if (auto rc = f2fscore::tools::parse_command_line(app, argc, argv, kExitUsage)) return *rc;
+  fsck::Options opts;
+  // A usage or operational error: "f2fscore-fsck: MESSAGE" on stderr and,
+  // with --json, render_error_json() on stdout.
+  auto error_exit = [&](const std::string& m, int code, bool hint = false) {
+    f2fscore::tools::print_error("f2fscore-fsck", m, code, hint);
+    if (json) {
+      fsck::ReportContext c;
+      c.device = device;
+      c.mode = opts.mode;
+      std::fputs(fsck::render_error_json(c, m, code).c_str(), stdout);
+    }
+    return code;
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    json = f2fscore::tools::json_requested(argc, argv);
+    return error_exit(f2fscore::tools::parse_error_message(app, e), kExitUsage, true);
+  }
   if (version) {
     std::printf("f2fscore-fsck %s\n", F2FSCORE_VERSION_STRING);
     return kExitClean;
   }
-  if (device.empty()) {
-    std::fprintf(stderr, "f2fscore-fsck: a device is required (see --help)\n");
-    return kExitUsage;
-  }
-  const int modes = (no ? 1 : 0) + ((preen || auto_) ? 1 : 0) + (yes ? 1 : 0);
-  if (modes > 1) {
-    std::fprintf(stderr, "f2fscore-fsck: -n, -p/-a and -y exclude each other\n");
-    return kExitUsage;
-  }
-  fsck::Options opts;
   opts.mode = yes ? fsck::Mode::repair_all : (preen || auto_) ? fsck::Mode::preen : fsck::Mode::check_only;
+  if (device.empty()) return error_exit("a device is required", kExitUsage, true);
+  const int modes = (no ? 1 : 0) + ((preen || auto_) ? 1 : 0) + (yes ? 1 : 0);
+  if (modes > 1) return error_exit("-n, -p/-a and -y exclude each other", kExitUsage, true);
   opts.force = force;
   opts.batch_blocks = batch;
   opts.queue_depth = depth;
@@ -141,11 +156,8 @@ int main(int argc, char** argv) {
   oo.read_only = check_only;
   oo.refuse_in_use = !check_only;
   auto opened = open_device(device, oo);
-  if (!opened && opened.error().code == Errc::busy) {
-    std::fprintf(stderr, "f2fscore-fsck: %s; refusing to repair it (-n checks it read-only)\n",
-                 opened.error().message.c_str());
-    return kExitOperational;
-  }
+  if (!opened && opened.error().code == Errc::busy)
+    return error_exit(opened.error().message + "; refusing to repair it (-n checks it read-only)", kExitOperational);
   if (!opened && opened.error().code == Errc::read_only && opts.mode == fsck::Mode::preen) {
     // A write-protected device or an image without write permission: preen
     // checks it read-only, as e2fsck falls back for -p.
@@ -155,10 +167,7 @@ int main(int argc, char** argv) {
     oo.refuse_in_use = false;
     opened = open_device(device, oo);
   }
-  if (!opened) {
-    std::fprintf(stderr, "f2fscore-fsck: %s: %s\n", device.c_str(), opened.error().message.c_str());
-    return kExitOperational;
-  }
+  if (!opened) return error_exit(f2fscore::tools::open_failure_text(device, opened.error()), kExitOperational);
   // An image file shorter than its volume may be grown back by a repair
   // (only when the lost tail held nothing in use).
   struct stat dst {};

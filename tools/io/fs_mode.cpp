@@ -219,7 +219,8 @@ int fs_main(int argc, char** argv) {
   if (json) {
     tools::Json j;
     j["target"] = target;
-    j["ipu_policy"] = ipu_policy_string(ipu_in_force.ipu_policy);
+    j["ipu_policy"] = ipu_in_force.ipu_policy;  // a number, as f2fscore-dump ipu gives it
+    j["ipu_policy_string"] = ipu_policy_string(ipu_in_force.ipu_policy);
     j["min_ipu_util"] = ipu_in_force.min_ipu_util;
     j["min_fsync_blocks"] = ipu_in_force.min_fsync_blocks;
     j["fdatasync_in_place"] = ipu_in_force.fdatasync_in_place;

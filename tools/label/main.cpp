@@ -37,15 +37,12 @@ int main(int argc, char** argv) {
   auto* label_opt = app.add_option("label", label, "New label (UTF-8)");
   app.add_flag("--json", json, "Print one JSON object {\"device\", \"label\"}");
   app.add_flag("-V,--version", version, "Print the version and exit");
-  if (auto rc = ftools::parse_command_line(app, argc, argv, kExitUsage)) return *rc;
+  if (auto rc = ftools::parse_device_command_line(app, argc, argv, kExitUsage, device)) return *rc;
   if (version) {
     std::printf("f2fscore-label %s\n", F2FSCORE_VERSION_STRING);
     return kExitOk;
   }
-  if (device.empty()) {
-    std::fprintf(stderr, "f2fscore-label: a device is required (see --help)\n");
-    return kExitUsage;
-  }
+  if (device.empty()) return ftools::report_usage_error("f2fscore-label", device, json, "a device is required", kExitUsage);
   const bool set = label_opt->count() > 0;
   auto fail = [&](const std::string& m) { return ftools::report_device_failure("f2fscore-label", device, json, m); };
   // What a device that is not F2FS holds, for the message.
@@ -67,7 +64,7 @@ int main(int argc, char** argv) {
   if (!dev) {
     const auto& e = dev.error();
     if (e.code == f2fscore::Errc::busy) return fail(e.message + "; refusing to change its label");
-    return fail("cannot open " + device + ": " + e.to_string());
+    return fail(ftools::open_failure_text(device, e));
   }
   if (!set) {
     auto l = f2fscore::read_volume_label(**dev);

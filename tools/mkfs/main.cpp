@@ -249,10 +249,7 @@ int main(int argc, char** argv) {
     if (!d) {
       const auto& e = d.error();
       if (e.code == f2fscore::Errc::busy) return fail(e.message + "; refusing to format it");
-      std::string why = e.code == f2fscore::Errc::not_found ? "no such file or device"
-                        : e.code == f2fscore::Errc::read_only ? "not writable (read-only or permission denied)"
-                        : e.to_string();
-      return fail("cannot open " + p + ": " + why);
+      return fail(ftools::open_failure_text(p, e));
     }
     if (!force) {
       if (auto sig = existing_signature(p, **d); !sig.empty())

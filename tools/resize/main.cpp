@@ -43,15 +43,15 @@ int main(int argc, char** argv) {
   app.add_flag("-f,--force", force, "Accepted for resize.f2fs compatibility (no prompt is ever asked)");
   app.add_flag("--json", json, "Print one JSON object with the old and new layout");
   app.add_flag("-V,--version", version, "Print the version and exit");
-  if (auto rc = ftools::parse_command_line(app, argc, argv, kExitUsage)) return *rc;
+  if (auto rc = ftools::parse_device_command_line(app, argc, argv, kExitUsage, device)) return *rc;
   if (version) {
     std::printf("f2fscore-resize %s\n", F2FSCORE_VERSION_STRING);
     return kExitOk;
   }
-  if (device.empty()) {
-    std::fprintf(stderr, "f2fscore-resize: a device is required (see --help)\n");
-    return kExitUsage;
-  }
+  auto usage = [&](const std::string& m) {
+    return ftools::report_usage_error("f2fscore-resize", device, json, m, kExitUsage);
+  };
+  if (device.empty()) return usage("a device is required");
   // -t: decimal digits, at least 1, at most what 64 bits of bytes hold.
   std::uint64_t sectors = 0;
   if (sectors_opt->count()) {
@@ -68,9 +68,7 @@ int main(int argc, char** argv) {
       }
     }
     if (!ok || sectors == 0) {
-      std::fprintf(stderr, "f2fscore-resize: -t: \"%s\" is not a sector count from 1 to %llu\n",
-                   sectors_text.c_str(), static_cast<unsigned long long>(UINT64_MAX / 512));
-      return kExitUsage;
+      return usage("-t: \"" + sectors_text + "\" is not a sector count from 1 to " + std::to_string(UINT64_MAX / 512));
     }
   }
   auto fail = [&](const std::string& m) { return ftools::report_device_failure("f2fscore-resize", device, json, m); };
@@ -81,7 +79,7 @@ int main(int argc, char** argv) {
   if (!dev) {
     const auto& e = dev.error();
     if (e.code == f2fscore::Errc::busy) return fail(e.message + "; refusing to resize it");
-    return fail("cannot open " + device + ": " + e.to_string());
+    return fail(ftools::open_failure_text(device, e));
   }
   f2fscore::ResizeOptions ro;
   ro.target_sectors = sectors;

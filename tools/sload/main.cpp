@@ -26,7 +26,16 @@ const char* kExitHelp =
     "Exit status: 0 every entry copied and the image unmounted cleanly; 1 failure (no such\n"
     "source directory or not a directory, image missing or not F2FS, a volume the writer\n"
     "refuses, no space left, an entry that could not be copied: each is named); 2 usage error.\n"
+    "Into an image that has entries already: directories are merged into, existing files\n"
+    "are kept unless --overwrite replaces them.\n"
     "Unlike sload.f2fs the image needs no fsck afterwards.";
+
+// The part of the summary line about entries that existed in the image.
+std::string merge_text(const f2fscore::PopulateReport& r) {
+  if (r.merged_directories == 0 && r.kept == 0 && r.replaced == 0) return "";
+  return "; existing: " + std::to_string(r.merged_directories) + " directories merged into, " + std::to_string(r.kept) +
+         " entries kept, " + std::to_string(r.replaced) + " replaced";
+}
 
 }  // namespace
 
@@ -35,7 +44,8 @@ int main(int argc, char** argv) {
   app.footer(kExitHelp);
   std::string device, source, target = "/";
   std::int64_t timestamp = -1;
-  bool preserve = false, quiet = false, json = false, version = false, no_xattrs = false, verbose = false;
+  bool preserve = false, quiet = false, json = false, version = false, no_xattrs = false, verbose = false,
+       overwrite = false;
   std::uint64_t cache_mib = 4;  // a stream of new data: a small cache stays in the CPU caches, measured faster than 64
   std::string backend = "auto";
   app.add_option("device", device, "Image file or block device holding an F2FS volume");
@@ -45,6 +55,9 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_flag("-P,--preserve-owner", preserve, "Keep the source's uid and gid (default: root, 0:0)");
   app.add_flag("--no-xattrs", no_xattrs, "Do not copy extended attributes");
+  app.add_flag("--overwrite", overwrite,
+               "Replace files that already exist in the image (default: keep them; existing directories are always "
+               "merged into)");
   app.add_option("--cache-mib", cache_mib, "Page cache bound of the writer, MiB (default 4: copying streams data through it)")->check(CLI::Range(1, 1 << 20));
   app.add_option("--backend", backend, "I/O backend: auto (io_uring if available), posix, io_uring (through Asio) or uring (liburing directly)")
       ->check(CLI::IsMember({"auto", "posix", "io_uring", "uring"}));
@@ -52,15 +65,25 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", quiet, "Print only errors");
   app.add_flag("--json", json, "Print a machine-readable summary");
   app.add_flag("-V,--version", version, "Print the version and exit");
-  if (auto rc = ftools::parse_command_line(app, argc, argv, kExitUsage)) return *rc;
+  // With --json, a usage error prints the failure object too (exit_code 2).
+  auto usage = [&](const std::string& m) {
+    if (json) ftools::print_json({{"device", device}, {"source", source}, {"error", m}, {"exit_code", kExitUsage}});
+    return ftools::print_error("f2fscore-sload", m, kExitUsage, true);
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    json = ftools::json_requested(argc, argv);
+    return usage(ftools::parse_error_message(app, e));
+  }
   if (version) {
     std::printf("f2fscore-sload %s\n", F2FSCORE_VERSION_STRING);
     return kExitOk;
   }
-  auto usage = [](const std::string& m) {
-    std::fprintf(stderr, "f2fscore-sload: %s (see --help)\n", m.c_str());
-    return kExitUsage;
-  };
   if (device.empty()) return usage("a device is required");
   if (source.empty()) return usage("a source directory is required (-f DIR)");
   if (target.empty() || target[0] != '/') return usage("-t: the target must be an absolute path in the image");
@@ -84,7 +107,7 @@ int main(int argc, char** argv) {
   auto opened = f2fscore::open_device(device, oo, bo);
   if (!opened)
     return fail(opened.error().code == f2fscore::Errc::busy ? opened.error().message + "; refusing to write to it"
-                                                            : device + ": " + opened.error().message);
+                                                            : ftools::open_failure_text(device, opened.error()));
   f2fscore::MountOptions mo;
   if (timestamp >= 0) mo.fixed_time = static_cast<std::uint64_t>(timestamp);
   mo.cache_bytes = cache_mib << 20;
@@ -98,6 +121,7 @@ int main(int argc, char** argv) {
   if (timestamp >= 0) po.fixed_time = static_cast<std::uint64_t>(timestamp);
   po.preserve_owner = preserve;
   po.xattrs = !no_xattrs;
+  po.overwrite = overwrite;
   if (verbose && !quiet && !json) po.on_entry = [](const std::string& p) { std::printf("%s\n", p.c_str()); };
   const auto t0 = std::chrono::steady_clock::now();
   auto rep = f2fscore::populate(**w, source, po);
@@ -130,12 +154,12 @@ int main(int argc, char** argv) {
   for (const auto& p : r.problems) std::fprintf(stderr, "f2fscore-sload: %s\n", p.to_string().c_str());
   if (!quiet)
     std::printf("Copied %s into %s:%s: %llu directories, %llu files, %llu hard links, %llu symlinks, %llu special "
-                "files, %llu xattrs; %llu bytes of data, %llu bytes left as holes; %.3f s%s\n",
+                "files, %llu xattrs; %llu bytes of data, %llu bytes left as holes; %.3f s%s%s\n",
                 source.c_str(), device.c_str(), target.c_str(), static_cast<unsigned long long>(r.directories),
                 static_cast<unsigned long long>(r.files), static_cast<unsigned long long>(r.hard_links),
                 static_cast<unsigned long long>(r.symlinks), static_cast<unsigned long long>(r.specials),
                 static_cast<unsigned long long>(r.xattrs), static_cast<unsigned long long>(r.bytes_written),
-                static_cast<unsigned long long>(r.hole_bytes), secs,
+                static_cast<unsigned long long>(r.hole_bytes), secs, merge_text(r).c_str(),
                 r.problems.empty() ? "" : (" (" + std::to_string(r.problems.size()) + " entries not copied)").c_str());
   return code;
 }

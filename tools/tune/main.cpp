@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "f2fscore/device.hpp"
 #include "f2fscore/disk/superblock.hpp"
@@ -29,6 +31,8 @@ const char* kFooter =
     "change is refused. Features that can be turned on: encrypt, casefold (with -C, default utf8),\n"
     "verity, sb_checksum; the others need what only mkfs lays down. None can be turned off.\n"
     "The uuid cannot change with inode_checksum (it seeds every inode's checksum) or encrypt.\n"
+    "encrypt and casefold lock f2fscore's writer out: f2fscore-sload and f2fscore-io fs refuse such\n"
+    "volumes (a warning says so when they are turned on).\n"
     "Exit status: 0 success; 1 failure (cannot open the device, no valid F2FS superblock, device in\n"
     "use, a change refused, I/O error); 2 usage error (bad option, feature name, uuid or encoding).";
 
@@ -44,10 +48,32 @@ ftools::Json state_json(const f2fscore::TuneState& s) {
   j["uuid"] = uuid_text(s.uuid);
   j["features"] = ftools::name_array(f2fscore::disk::feature_names(s.features));
   if (s.features & f2fscore::disk::feature::casefold) {
-    j["encoding"] = s.encoding == f2fscore::disk::kEncodingUtf8_12_1 ? "utf8" : std::to_string(s.encoding);
+    const std::string name = f2fscore::encoding_name(s.encoding, 0);
+    j["encoding"] = name;
     j["encoding_strict"] = (s.encoding_flags & f2fscore::disk::kEncStrictModeFl) != 0;
+    // The flags by the names -C takes: "utf8:strict,hashonly" -> ["strict", "hashonly"].
+    const std::string full = f2fscore::encoding_name(s.encoding, s.encoding_flags);
+    std::string flags = full.size() > name.size() ? full.substr(name.size() + 1) : "";
+    for (auto& c : flags)
+      if (c == ',') c = ' ';
+    j["encoding_flags"] = ftools::name_array(flags);
   }
   return j;
+}
+
+// What turning a feature on means for f2fscore's own writer: it refuses
+// volumes with encrypt or casefold (Writer::mount), so f2fscore-sload and
+// f2fscore-io fs can no longer write the volume (Linux can).
+std::vector<std::string> writer_warnings(const f2fscore::TuneState& before, const f2fscore::TuneState& after) {
+  std::vector<std::string> w;
+  const std::uint32_t added = after.features & ~before.features;
+  for (const auto& [bit, name] : {std::pair{f2fscore::disk::feature::encrypt, "encrypt"},
+                                  std::pair{f2fscore::disk::feature::casefold, "casefold"}})
+    if (added & bit)
+      w.push_back(std::string("with ") + name +
+                  " on, f2fscore's writer refuses the volume: f2fscore-sload and f2fscore-io fs cannot write it "
+                  "(Linux still can)");
+  return w;
 }
 
 void print_state(const f2fscore::TuneState& s) {
@@ -55,8 +81,7 @@ void print_state(const f2fscore::TuneState& s) {
   std::printf("uuid:     %s\n", uuid_text(s.uuid).c_str());
   std::printf("features: %s\n", f2fscore::disk::feature_names(s.features).c_str());
   if (s.features & f2fscore::disk::feature::casefold)
-    std::printf("encoding: %s%s\n", s.encoding == f2fscore::disk::kEncodingUtf8_12_1 ? "utf8" : "?",
-                (s.encoding_flags & f2fscore::disk::kEncStrictModeFl) ? ":strict" : "");
+    std::printf("encoding: %s\n", f2fscore::encoding_name(s.encoding, s.encoding_flags).c_str());
 }
 
 }  // namespace
@@ -76,12 +101,14 @@ int main(int argc, char** argv) {
   app.add_flag("-n,--dry-run", dry_run, "Check the changes and print the result without writing");
   app.add_flag("--json", json, "Print one JSON object {\"device\", \"before\", \"after\", \"written\"}");
   app.add_flag("-V,--version", version, "Print the version and exit");
-  if (auto rc = ftools::parse_command_line(app, argc, argv, kExitUsage)) return *rc;
+  if (auto rc = ftools::parse_device_command_line(app, argc, argv, kExitUsage, device)) return *rc;
   if (version) {
     std::printf("f2fscore-tune %s\n", F2FSCORE_VERSION_STRING);
     return kExitOk;
   }
-  auto usage = [](const std::string& m) { return ftools::print_error("f2fscore-tune", m, kExitUsage, true); };
+  auto usage = [&](const std::string& m) {
+    return ftools::report_usage_error("f2fscore-tune", device, json, m, kExitUsage);
+  };
   if (device.empty()) return usage("a device is required");
 
   f2fscore::TuneChanges changes;
@@ -121,7 +148,7 @@ int main(int argc, char** argv) {
   if (!dev) {
     const auto& e = dev.error();
     if (e.code == f2fscore::Errc::busy) return fail(e.message + "; refusing to change it");
-    return fail("cannot open " + device + ": " + e.to_string());
+    return fail(ftools::open_failure_text(device, e));
   }
   if (!change) {
     auto s = f2fscore::read_tune_state(**dev);
@@ -132,6 +159,8 @@ int main(int argc, char** argv) {
   }
   auto r = f2fscore::tune_volume(**dev, changes, dry_run);
   if (!r) return fail(device + ": " + r.error().message + " (nothing written)");
+  const auto warnings = writer_warnings(r->before, r->after);
+  for (const auto& w : warnings) std::fprintf(stderr, "f2fscore-tune: warning: %s\n", w.c_str());
   if (json) {
     ftools::Json j;
     j["device"] = device;
@@ -139,6 +168,7 @@ int main(int argc, char** argv) {
     j["after"] = state_json(r->after);
     j["written"] = r->written;
     j["dry_run"] = dry_run;
+    j["warnings"] = warnings;
     return ftools::print_json(j) ? kExitOk : kExitFailure;
   }
   if (dry_run) std::printf("dry run: nothing written; the volume would read:\n");

@@ -248,20 +248,23 @@ struct ReportContext {
 };
 
 /// f2fscore-fsck's text: one Problem::to_string() line per problem, then
-/// (unless quiet) "DEVICE: full|fast check (MODE): N problems, M fixed;
-/// I inodes (D dirs, F files), N nodes, B data blocks; S s" and "clean",
+/// (unless quiet) "DEVICE: full check (MODE): N problems, M fixed;
+/// I inodes (D dirs, F files), N nodes, B data blocks; S s" (a fast check,
+/// which walks no directory: "DEVICE: fast check (MODE): N problems, M
+/// fixed; I inodes, N nodes in the NAT (...); S s") and "clean",
 /// "all problems repaired" or "problems left unrepaired" by exit_code().
 std::string render_report_text(const Report& r, const ReportContext& c, bool quiet);
 
 /// f2fscore-fsck --json: one line, an object {"device", "mode",
 /// "full_check", "problems": [{"code" (code_name()), "severity", "ino",
 /// "nid", "blkaddr", "segno", "path", "detail" (each only when known),
-/// "fixed"}], "stats": {"inodes", "nodes", "data_blocks", "dirs", "files",
-/// "bytes_read", "seconds"}, "wrote", "exit_code"} and a newline
+/// "fixed"}], "stats": {"inodes", "nodes", "data_blocks", "dirs", "files"
+/// (these three after a full check only), "bytes_read", "seconds"},
+/// "wrote", "exit_code"} and a newline
 /// (docs/json/fsck.schema.json).
 std::string render_report_json(const Report& r, const ReportContext& c);
 
-/// f2fscore-fsck --json after an operational error: {"device", "mode",
+/// f2fscore-fsck --json after an operational or usage error: {"device", "mode",
 /// "error", "exit_code"} on one line and a newline.
 std::string render_error_json(const ReportContext& c, std::string_view message, int exit_code);
 

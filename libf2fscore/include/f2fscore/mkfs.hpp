@@ -99,7 +99,8 @@ struct MkfsReport {
 Result<MkfsReport> format_volume(std::span<const MkfsTarget> targets, const MkfsOptions& opts);
 
 /// Parses a feature list as mkfs.f2fs -O does ("extra_attr,quota").
-/// Errors: Errc::invalid_argument naming the unknown feature.
+/// Errors: Errc::invalid_argument naming the unknown feature, or an empty
+/// name between two commas ("encrypt,,casefold").
 Result<std::uint32_t> parse_features(std::string_view list);
 
 /// Parses a casefold encoding spec ("utf8", "utf8:strict").

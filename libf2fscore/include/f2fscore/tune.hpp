@@ -73,6 +73,14 @@ struct TuneState {
   std::uint16_t encoding = 0, encoding_flags = 0;
 };
 
+/// s_encoding and s_encoding_flags in the form -C and parse_encoding()
+/// take: "utf8" (utf8-12.1, the one encoding of sanity_check_raw_super() in
+/// fs/f2fs/super.c), then ":" and the flags by name, "strict"
+/// (SB_ENC_STRICT_MODE_FL) and "hashonly" (SB_ENC_NO_COMPAT_FALLBACK_FL),
+/// comma-separated: "utf8:strict,hashonly". Unknown values by number
+/// ("unknown encoding 7", "unknown flags 0x4").
+std::string encoding_name(std::uint16_t encoding, std::uint16_t flags);
+
 struct TuneReport {
   TuneState before, after;
   bool written = false;  ///< false when nothing differed (or dry_run)

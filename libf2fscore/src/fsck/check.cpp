@@ -413,6 +413,7 @@ Result<Report> Checker::run() {
     }
     light_scan_ = false;
     report_.problems.clear();
+    report_.stats.inodes = report_.stats.nodes = 0;  // the walk counts them
     check_superblocks();
     // The NAT scan's problems again (scan_nodes reported them once).
     nids_.clear();

@@ -40,14 +40,24 @@ std::string render_report_text(const Report& r, const ReportContext& c, bool qui
   std::size_t fixed = 0;
   for (const auto& p : r.problems) fixed += p.fixed ? 1 : 0;
   char buf[1024];
-  std::snprintf(buf, sizeof buf,
-                "%s: %s check (%s): %zu problem%s, %zu fixed; %llu inodes (%llu dirs, %llu files), %llu nodes, "
-                "%llu data blocks; %.3f s\n",
-                c.device.c_str(), r.full_check ? "full" : "fast", std::string(mode_name(c.mode)).c_str(),
-                r.problems.size(), r.problems.size() == 1 ? "" : "s", fixed,
-                static_cast<unsigned long long>(r.stats.inodes), static_cast<unsigned long long>(r.stats.dirs),
-                static_cast<unsigned long long>(r.stats.files), static_cast<unsigned long long>(r.stats.nodes),
-                static_cast<unsigned long long>(r.stats.data_blocks), c.seconds);
+  // A fast check (preen of a clean volume) reads the NAT and the node
+  // blocks but walks no directory: it counts inodes and nodes only.
+  if (r.full_check)
+    std::snprintf(buf, sizeof buf,
+                  "%s: full check (%s): %zu problem%s, %zu fixed; %llu inodes (%llu dirs, %llu files), %llu nodes, "
+                  "%llu data blocks; %.3f s\n",
+                  c.device.c_str(), std::string(mode_name(c.mode)).c_str(), r.problems.size(),
+                  r.problems.size() == 1 ? "" : "s", fixed, static_cast<unsigned long long>(r.stats.inodes),
+                  static_cast<unsigned long long>(r.stats.dirs), static_cast<unsigned long long>(r.stats.files),
+                  static_cast<unsigned long long>(r.stats.nodes), static_cast<unsigned long long>(r.stats.data_blocks),
+                  c.seconds);
+  else
+    std::snprintf(buf, sizeof buf,
+                  "%s: fast check (%s): %zu problem%s, %zu fixed; %llu inodes, %llu nodes in the NAT (no directory "
+                  "walked: -f for a full check); %.3f s\n",
+                  c.device.c_str(), std::string(mode_name(c.mode)).c_str(), r.problems.size(),
+                  r.problems.size() == 1 ? "" : "s", fixed, static_cast<unsigned long long>(r.stats.inodes),
+                  static_cast<unsigned long long>(r.stats.nodes), c.seconds);
   out += buf;
   const int code = r.exit_code();
   out += code == 0 ? "clean\n" : code == 1 ? "all problems repaired\n" : "problems left unrepaired\n";
@@ -75,8 +85,17 @@ std::string render_report_json(const Report& r, const ReportContext& c) {
   }
   j["problems"] = std::move(problems);
   const auto& s = r.stats;
-  j["stats"] = {{"inodes", s.inodes}, {"nodes", s.nodes},           {"data_blocks", s.data_blocks}, {"dirs", s.dirs},
-                {"files", s.files},   {"bytes_read", s.bytes_read}, {"seconds", c.seconds}};
+  // A fast check walks no directory: no dirs, files or data_blocks (absent,
+  // not 0).
+  Json stats = {{"inodes", s.inodes}, {"nodes", s.nodes}};
+  if (r.full_check) {
+    stats["data_blocks"] = s.data_blocks;
+    stats["dirs"] = s.dirs;
+    stats["files"] = s.files;
+  }
+  stats["bytes_read"] = s.bytes_read;
+  stats["seconds"] = c.seconds;
+  j["stats"] = std::move(stats);
   j["wrote"] = r.wrote;
   j["exit_code"] = r.exit_code();
   return line(j);

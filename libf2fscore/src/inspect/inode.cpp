@@ -369,7 +369,7 @@ Result<Output> render_inode(Volume& vol, const InodeInfo& in, Format f) {
   } else {
     problems.push_back("xattrs: " + describe(x.error()));
   }
-  j["xattrs"] = xs;
+  j["xattr_entries"] = xs;
   if (in.is_encrypted()) {
     Json e = encryption_json(enc_ctx);
     j["encryption"] = e.is_null() ? Json::object() : e;
@@ -410,7 +410,7 @@ Result<Output> render_inode(Volume& vol, const InodeInfo& in, Format f) {
       nodes.push_back({{"nid", n.nid}, {"blkaddr", n.blkaddr}, {"offset", n.offset}, {"kind", kKind[static_cast<int>(n.kind)]}});
     for (const auto& r : bm->runs)
       runs.push_back({{"file_block", r.file_block}, {"blkaddr", r.blkaddr}, {"len", r.len}, {"addr", addr_name(r.blkaddr)}});
-    j["nodes"] = nodes;
+    j["node_blocks"] = nodes;
     j["block_map"] = runs;
     j["mapped_blocks"] = bm->mapped_blocks;
     if (!bm->nodes.empty()) {
@@ -732,7 +732,7 @@ Result<Output> render_map(Volume& vol, std::string_view path, Format f) {
   };
   walk(top_path, *top, 0);
   Output o;
-  o.text = f == Format::json ? json_with_list({{"path", json_string(top_path)}}, "files", files, problems) : std::move(t);
+  o.text = f == Format::json ? json_with_list({{"path", json_string(top_path)}}, "entries", files, problems) : std::move(t);
   o.problems = std::move(problems);
   return o;
 }

@@ -25,13 +25,15 @@ Result<std::uint32_t> parse_features(std::string_view list) {
       {"compression", disk::feature::compression},
   };
   std::uint32_t bits = 0;
+  const std::string whole(list);
   while (!list.empty()) {
     const std::size_t comma = list.find(',');
     std::string_view name = list.substr(0, comma);
     list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
     while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
     while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
-    if (name.empty()) continue;
+    if (name.empty())
+      return make_error(Errc::invalid_argument, "empty feature name in \"" + whole + "\" (names are comma-separated)");
     bool found = false;
     for (const auto& f : kTable)
       if (name == f.name) {

@@ -75,6 +75,14 @@ TuneState state_of(const SuperBlock& sb) {
   return t;
 }
 
+// A feature bit by the name -O takes and, where the superblock's feature
+// list names it otherwise (f2fs-tools' "quota" is the bit quota_ino), both.
+std::string option_name(std::uint32_t bit) {
+  if (bit == feature::quota_ino) return "quota (quota_ino in the feature list)";
+  const std::string name = feature_names(bit);
+  return name.empty() ? fmt("bit 0x%x", bit) : name;
+}
+
 // Why a feature cannot be turned on after format.
 const char* needs_mkfs(std::uint32_t bit) {
   switch (bit) {
@@ -95,6 +103,16 @@ const char* needs_mkfs(std::uint32_t bit) {
 
 }  // namespace
 
+std::string encoding_name(std::uint16_t enc, std::uint16_t flags) {
+  std::string t = enc == kEncodingUtf8_12_1 ? "utf8" : fmt("unknown encoding %u", enc);
+  std::string f;
+  if (flags & kEncStrictModeFl) f += "strict";
+  if (flags & kEncNoCompatFallbackFl) f += std::string(f.empty() ? "" : ",") + "hashonly";
+  if (const unsigned other = flags & ~unsigned{kEncStrictModeFl | kEncNoCompatFallbackFl})
+    f += (f.empty() ? "" : ",") + fmt("unknown flags 0x%x", other);
+  return f.empty() ? t : t + ":" + f;
+}
+
 Result<TuneState> read_tune_state(BlockDevice& dev) {
   auto s = load_slots(dev);
   if (!s) return tl::unexpected(s.error());
@@ -113,20 +131,20 @@ Result<TuneReport> tune_volume(BlockDevice& dev, const TuneChanges& c, bool dry_
   if (c.encoding) add |= feature::casefold;
   for (std::uint32_t bit = 1; bit != 0; bit <<= 1) {
     if (!(add & bit) || (have & bit) || (kTunableFeatures & bit)) continue;
-    const std::string name = feature_names(bit);
-    return make_error(Errc::invalid_argument, "feature " + (name.empty() ? std::string("?") : name) +
-                                                  " cannot be turned on after format: it " + needs_mkfs(bit));
+    return make_error(Errc::invalid_argument,
+                      "feature " + option_name(bit) + " cannot be turned on after format: it " + needs_mkfs(bit));
   }
   if (add & feature::casefold) {
     const auto enc = c.encoding ? *c.encoding : std::pair<std::uint16_t, std::uint16_t>{kEncodingUtf8_12_1, 0};
     if (enc.first != kEncodingUtf8_12_1)
-      return make_error(Errc::invalid_argument, fmt("casefold encoding %u is not utf8-12.1 (1)", enc.first));
+      return make_error(Errc::invalid_argument,
+                        "casefold encoding " + encoding_name(enc.first, enc.second) + " is not utf8 (utf8-12.1)");
     if (have & feature::casefold) {
       if (c.encoding && (sb.s_encoding.get() != enc.first || sb.s_encoding_flags.get() != enc.second))
         return make_error(Errc::invalid_argument,
-                          fmt("the volume is casefolded with encoding %u flags 0x%x: a volume keeps the encoding "
-                              "it was given",
-                              sb.s_encoding.get(), sb.s_encoding_flags.get()));
+                          "the volume is casefolded with encoding " +
+                              encoding_name(sb.s_encoding.get(), sb.s_encoding_flags.get()) + ", not " +
+                              encoding_name(enc.first, enc.second) + ": a volume keeps the encoding it was given");
     } else {
       sb.s_encoding.set(enc.first);
       sb.s_encoding_flags.set(enc.second);

@@ -560,7 +560,10 @@ Status Writer::truncate(nid_t ino, std::uint64_t size) {
       return {};
     }
   }
-  if (size < st->size) {
+  // Blocks past the new size are freed also when the size does not change
+  // (a failed write's blocks, fallocate KEEP_SIZE), as f2fs_setattr() in
+  // fs/f2fs/file.c calls f2fs_truncate() for ia_size <= i_size.
+  if (size <= st->size) {
     const std::uint64_t keep = (size + kBlockSize - 1) / kBlockSize;
     F2FSCORE_TRY(impl_->truncate_blocks(ino, keep));
     if (size % kBlockSize) {

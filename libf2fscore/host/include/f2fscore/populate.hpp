@@ -33,6 +33,16 @@ struct PopulateOptions {
   bool preserve_owner = false;
   /// Copy extended attributes (user., trusted., security., POSIX ACLs).
   bool xattrs = true;
+  /// What an entry of the source whose path already exists in the volume
+  /// becomes (a second populate into the same target). A directory that
+  /// exists as a directory is merged into: its entries are kept, the
+  /// source's are added, and it gets the source directory's mode, owner,
+  /// times and xattrs. A non-directory that exists is kept as it is
+  /// (counted in PopulateReport::kept) unless `overwrite`, which unlinks it
+  /// and copies the source's entry in its place (tar --overwrite). A
+  /// directory where the source has a non-directory, or a non-directory
+  /// where the source has a directory, is a problem of that entry.
+  bool overwrite = false;
   /// Largest span of file data given to one Writer::write() call, bytes
   /// (a multiple of 4 KiB; at least 4 KiB).
   std::size_t chunk_bytes = 8u << 20;
@@ -61,6 +71,9 @@ struct PopulateReport {
   std::uint64_t bytes_written = 0;  ///< file data written (holes excluded)
   std::uint64_t hole_bytes = 0;     ///< file bytes left as holes
   std::uint64_t write_calls = 0;    ///< Writer::write() calls
+  std::uint64_t merged_directories = 0;  ///< directories that existed and were merged into
+  std::uint64_t kept = 0;                ///< existing non-directories left as they were
+  std::uint64_t replaced = 0;            ///< existing non-directories replaced (overwrite)
   /// Entries that could not be copied (or copied only in part); the walk
   /// goes on past them. Empty: everything was copied.
   std::vector<PopulateProblem> problems;
@@ -88,7 +101,10 @@ struct PopulateReport {
 /// `source_dir` is not a readable directory or `opts.target` names a
 /// non-directory; unsupported on hosts without POSIX; no_space (the walk
 /// stops at the first entry the volume has no room for; the problem list
-/// names it in the message). Per-entry problems are in the report.
+/// names it in the message; the file being written when space ran out is
+/// truncated to the bytes written before the failed Writer::write() call,
+/// so its size covers exactly what is mapped). Per-entry problems are in
+/// the report.
 Result<PopulateReport> populate(Writer& w, const std::string& source_dir, const PopulateOptions& opts = {});
 
 }  // namespace f2fscore

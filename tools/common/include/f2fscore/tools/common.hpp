@@ -6,6 +6,8 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+
+#include "f2fscore/result.hpp"
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,6 +43,23 @@ inline constexpr int usage = 16;
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, int usage_code,
                                       const char* version_line = nullptr);
 
+// True when --json is among the arguments (before a "--"), so that a usage
+// error found before the parse is complete is reported as JSON too.
+bool json_requested(int argc, char** argv);
+
+// parse_command_line for a tool that works on one device and prints JSON:
+// a usage error prints "TOOL: MESSAGE" and the hint on stderr, and with
+// --json among the arguments also {"device": device (as far as parsed),
+// "error": MESSAGE, "exit_code": usage_code} on stdout.
+std::optional<int> parse_device_command_line(CLI::App& app, int argc, char** argv, int usage_code,
+                                             const std::string& device);
+
+// A usage error of a tool that works on one device, found after parsing:
+// "TOOL: MESSAGE" and the hint on stderr, and with `json` the object
+// {"device", "error": message, "exit_code": code} on stdout. Returns code.
+int report_usage_error(std::string_view tool, const std::string& device, bool json, const std::string& message,
+                       int code);
+
 // The text of a parse error as parse_command_line prints it, without the
 // tool's name and the hint line.
 std::string parse_error_message(CLI::App& app, const CLI::ParseError& e);
@@ -53,6 +72,12 @@ int print_error(std::string_view tool, std::string_view message, int code, bool 
 // {"device", "error": message, "exit_code": 1} on stdout, else "TOOL: MESSAGE"
 // on stderr. Returns exit_code::failure.
 int report_device_failure(std::string_view tool, const std::string& device, bool json, const std::string& message);
+
+// Why `device` could not be opened, in the words every tool uses: "cannot
+// open DEVICE for writing: it is read-only" (Errc::read_only), "cannot open
+// DEVICE: no such file or device" (Errc::not_found), else the library's
+// message with the OS's text once ("... [Permission denied]").
+std::string open_failure_text(const std::string& device, const Error& e);
 
 // j on one line ({"a":1,"b":[2]}); invalid UTF-8 in strings replaced by
 // U+FFFD, never an exception.

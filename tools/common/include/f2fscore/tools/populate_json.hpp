@@ -21,6 +21,9 @@ inline void add_populate_report(Json& j, const PopulateReport& r) {
   j["bytes_written"] = r.bytes_written;
   j["hole_bytes"] = r.hole_bytes;
   j["write_calls"] = r.write_calls;
+  j["merged_directories"] = r.merged_directories;
+  j["kept"] = r.kept;
+  j["replaced"] = r.replaced;
   Json problems = Json::array();
   for (const auto& p : r.problems)
     problems.push_back(

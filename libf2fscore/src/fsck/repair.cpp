@@ -416,7 +416,7 @@ bool Checker::rebuild_root(std::size_t problem) {
   rec.inline_flags = static_cast<std::uint8_t>(inline_flag::dentry | inline_flag::xattr);
   if (features_ & feature::extra_attr) {
     rec.inline_flags = static_cast<std::uint8_t>(rec.inline_flags | inline_flag::extra_attr);
-    rec.extra_isize = extra_isize_for_features(features_);
+    rec.extra_isize = static_cast<std::uint8_t>(extra_isize_for_features(features_));
     n.i.extra.i_extra_isize = rec.extra_isize;
     if (features_ & feature::flexible_inline_xattr)
       n.i.extra.i_inline_xattr_size = static_cast<std::uint16_t>(kDefaultInlineXattrAddrs);
@@ -430,7 +430,6 @@ bool Checker::rebuild_root(std::size_t problem) {
   rec.blocks = 1;
   rec.size = max_inline;
   rec.addrs_per_inode = static_cast<std::uint16_t>(kDefAddrsPerInode - rec.extra_isize / 4u - rec.inline_xattr_addrs);
-  rec.addrs_per_block = kDefAddrsPerBlock;
   n.i.i_inline = rec.inline_flags;
   n.i.i_links = 2u;
   n.i.i_blocks = static_cast<std::uint64_t>(1);

@@ -224,6 +224,10 @@ const std::vector<Case>& cases() {
      return Spec{{"sb[0].log_blocksize=13"}, {E(Code::SB_PRIMARY_BAD)}}; }},
   {"sb0_main_blkaddr", Base::mkfs, "superblock", [](Corruptor&) {
      return Spec{{"sb[0].main_blkaddr+=512"}, {E(Code::SB_PRIMARY_BAD)}}; }},
+  // A primary copy that describes more blocks than the device while the
+  // backup fits: the backup is the volume (not a truncated image).
+  {"sb0_block_count_past_device", Base::sload, "superblock", [](Corruptor&) {
+     return Spec{{"sb[0].block_count+=65536"}, {E(Code::SB_PRIMARY_BAD)}}; }},
   {"sb1_segment_count_main", Base::sload, "superblock", [](Corruptor&) {
      return Spec{{"sb[1].segment_count_main+=1"}, {E(Code::SB_BACKUP_BAD)}}; }},
   {"sb1_crc_raw", Base::mkfs, "superblock", [](Corruptor&) {

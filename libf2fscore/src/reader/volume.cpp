@@ -164,9 +164,12 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
                       dev.info().size_bytes);
 
   // Superblocks: the first valid copy, as the kernel's read_raw_super_block().
+  // The checker's lenient open takes a copy that describes more blocks than
+  // the device holds (a truncated image) only when the other copy does too:
+  // a copy that fits the device is the more credible one.
   std::string first_error;
   Errc first_code = Errc::corrupt;
-  bool found = false;
+  bool found = false, found_fits = false;
   for (int copy = 0; copy < 2; ++copy) {
     std::vector<std::uint8_t> b(kBlockSize);
     if (!v.read(static_cast<std::uint64_t>(copy), b.data())) {
@@ -186,10 +189,16 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
       v.report.warnings.push_back(st.error().message);
       continue;
     }
-    if (!found) {
+    const bool fits = sb.block_count.get() <= dev_blocks;
+    if (!found || (fits && !found_fits)) {
+      if (found && copy == 1)
+        v.report.warnings.push_back(fmt("superblock #0: block_count %llu is past the device's %llu blocks, where "
+                                        "superblock #1 fits it",
+                                        v.sb.block_count.get(), dev_blocks));
       v.sb = sb;
       v.report.superblock_copy = copy;
       found = true;
+      found_fits = fits;
     }
   }
   if (!found) {

@@ -20,11 +20,13 @@ constexpr int kExitOk = ftools::exit_code::ok, kExitFailure = ftools::exit_code:
 
 const char* kFooter =
     "Grows the volume to the device's size (or -t SECTORS of 512 bytes), or shrinks it with --shrink.\n"
-    "The CP, SIT, NAT and SSA areas stay where they are: a grow past what the SIT and SSA areas\n"
-    "describe is refused. A shrink first moves the blocks past the new end below it (the data\n"
-    "must fit the new size). -t takes 1 to 36028797018963967 sectors.\n"
+    "A grow within what the SIT and SSA areas describe keeps the metadata areas in place; a larger\n"
+    "grow lays them out as mkfs would for the new size, moving the blocks at the front of the main\n"
+    "area first and staging the new metadata past the old end (a rerun completes an interrupted\n"
+    "copy). A shrink first moves the blocks past the new end below it (the data must fit the new\n"
+    "size). -t takes 1 to 36028797018963967 sectors.\n"
     "Exit status: 0 success (also when there is nothing to do); 1 failure (device in use, not F2FS,\n"
-    "not cleanly unmounted, the data does not fit, a layout that cannot be reached safely, I/O\n"
+    "damaged, the data does not fit, a layout that cannot be reached safely, I/O\n"
     "error; nothing is written on a refusal); 2 usage error.";
 
 }  // namespace
@@ -105,10 +107,15 @@ int main(int argc, char** argv) {
                             {"user_block_count", p.new_user_block_count}, {"reserved_segments", p.reserved_segments},
                             {"overprov_segments", p.overprov_segments}}},
                    {"valid_block_count", p.valid_block_count},
+                   {"moves_metadata", p.moves_metadata},
+                   {"finished_interrupted", rep.finished_interrupted},
+                   {"settled_unclean", rep.settled_unclean},
                    {"checkpoint_ver", rep.checkpoint_ver}};
     if (!ftools::print_json(j)) return kExitFailure;
     return kExitOk;
   }
+  if (rep.settled_unclean)
+    std::printf("%s: not cleanly unmounted: mounted and unmounted first (fsynced data rolled forward)\n", device.c_str());
   if (rep.finished_interrupted) {
     std::printf("%s: completed an interrupted resize that moves the metadata areas: %llu -> %llu blocks\n",
                 device.c_str(), static_cast<unsigned long long>(p.old_block_count),

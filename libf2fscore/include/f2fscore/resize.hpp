@@ -86,6 +86,9 @@ struct ResizeReport {
   /// count and user blocks were another size's (a grow cut between its
   /// superblocks and its pack): a pack with this size's counts was written.
   bool checkpoint_counts_fixed = false;
+  /// The volume was not cleanly unmounted: the writer mounted (rolling fsynced
+  /// nodes forward) and unmounted it before the resize.
+  bool settled_unclean = false;
   std::uint64_t checkpoint_ver = 0;      ///< of the new pack
   bool resized = false;                  ///< false: nothing to do
 };
@@ -97,15 +100,20 @@ struct ResizeReport {
 /// moving the metadata areas whose new layout needs another cp_payload, of
 /// a volume with a large NAT bitmap, or adding fewer blocks than its
 /// staging needs, multi-device, zoned or read-only
-/// volumes, a volume not cleanly unmounted or with fsynced data to roll
-/// forward, a truncated image with blocks in use past the new end),
+/// volumes, a truncated image with blocks in use past the new end; a
+/// volume not cleanly unmounted is planned as it is),
 /// Errc::no_space (a shrink below the valid blocks), Errc::corrupt (a
 /// truncated image with blocks in use past the device's end), the reader's
 /// errors (Errc::corrupt...) and the device's.
 Result<ResizePlan> plan_resize(BlockDevice& dev, const ResizeOptions& opts);
 
 /// Plans, then carries out the resize (see the file comment for the order
-/// of the writes). Nothing is written when planning fails. When block 0
+/// of the writes). Nothing is written when planning fails. A volume not
+/// cleanly unmounted (no unmount checkpoint, or fsynced nodes to roll
+/// forward) whose plan succeeds is first mounted and unmounted by the writer,
+/// as a kernel mount and umount would settle it (its pre-mount check refuses a
+/// damaged volume with nothing written), then planned again
+/// (ResizeReport::settled_unclean). When block 0
 /// holds the record of an interrupted moving grow, completes that grow
 /// first, whatever `opts` (ResizeReport::finished_interrupted), or, when
 /// the copy had not begun, removes the record and resizes as asked. A shrink whose

@@ -37,6 +37,9 @@ struct Loaded {
   /// user blocks are not this size's: a resize cut between its superblocks
   /// and its pack.
   bool stale_counts = false;
+  /// Not cleanly unmounted (load_and_plan()'s `allow_unclean`): fsynced
+  /// nodes to roll forward, or no unmount checkpoint.
+  bool unclean = false;
 };
 
 // The metadata areas mkfs.f2fs lays out for `seg_count` segments from
@@ -114,7 +117,7 @@ Result<std::unique_ptr<Volume>> open_volume(BlockDevice& dev, bool& truncated) {
   return t;
 }
 
-Result<Loaded> load_and_plan(BlockDevice& dev, const ResizeOptions& o) {
+Result<Loaded> load_and_plan(BlockDevice& dev, const ResizeOptions& o, bool allow_unclean = false) {
   bool truncated = false;
   auto v = open_volume(dev, truncated);
   if (!v) return make_error(v.error());
@@ -130,10 +133,11 @@ Result<Loaded> load_and_plan(BlockDevice& dev, const ResizeOptions& o) {
     return make_error(Errc::unsupported, "zoned and read-only volumes cannot be resized");
   if (sb.devs[0].path[0] != 0)
     return make_error(Errc::unsupported, "multi-device volumes cannot be resized");
-  if (pending_or_dirty(rep, cp))
+  l.unclean = pending_or_dirty(rep, cp);
+  if (l.unclean && !allow_unclean)
     return make_error(Errc::unsupported,
                       "the volume was not cleanly unmounted (fsynced data to roll forward or no unmount checkpoint): "
-                      "mount and unmount it, or run f2fscore-fsck, first");
+                      "mount and unmount it first");
   const std::uint32_t flags = cp.ckpt_flags.get();
   if (flags & (cp_flag::error | cp_flag::fsck | cp_flag::disabled | cp_flag::resizefs))
     return make_error(Errc::unsupported, fmt("the checkpoint asks for a check (ckpt_flags 0x%llx): run f2fscore-fsck first", flags));
@@ -455,6 +459,12 @@ Status resume_interrupted(BlockDevice& dev, bool& done, ResizePlan& plan) {
   plan.moves_metadata = true;
   if ((m.staging_blkaddr.get() + staged_blocks(m)) * kBlockSize > dev.info().size_bytes)
     return make_error(Errc::corrupt, "block 0 names an interrupted resize whose staged blocks lie past the device's end");
+  if (m.new_block_count.get() > dev.info().size_bytes / kBlockSize)
+    return make_error(Errc::invalid_argument,
+                      fmt("block 0 names an interrupted resize to %llu blocks, but the device holds %llu: give the device "
+                          "back at least %llu bytes and run the resize again (nothing written)",
+                          m.new_block_count.get(), dev.info().size_bytes / kBlockSize,
+                          m.new_block_count.get() * kBlockSize));
   const bool new0 = sb_magic(b.data(), m.new_block_count.get()), new1 = sb_magic(b.data() + kBlockSize, m.new_block_count.get());
   const bool any0 = sb_magic(b.data()), any1 = sb_magic(b.data() + kBlockSize);
   if (new0 || new1) {
@@ -569,7 +579,7 @@ Result<ResizeReport> grow_moving(BlockDevice& dev, const ResizeOptions& opts, Lo
   const auto nlogs = curseg_segnos(ncp);
   for (std::uint32_t s = 0; s < p.new_main_segments; ++s) {
     const std::uint64_t os = static_cast<std::uint64_t>(s) + front;
-    if (os < p.old_main_segments && segs[os].valid_blocks) continue;
+    if (os < p.old_main_segments && segs[static_cast<std::size_t>(os)].valid_blocks) continue;
     if (std::find(nlogs.begin(), nlogs.end(), s) != nlogs.end()) continue;
     ++free_segs;
   }
@@ -680,7 +690,7 @@ Result<ResizeReport> grow_moving(BlockDevice& dev, const ResizeOptions& opts, Lo
 }  // namespace
 
 Result<ResizePlan> plan_resize(BlockDevice& dev, const ResizeOptions& opts) {
-  auto l = load_and_plan(dev, opts);
+  auto l = load_and_plan(dev, opts, true);
   if (!l) return make_error(l.error());
   return l->plan;
 }
@@ -696,8 +706,28 @@ Result<ResizeReport> resize_volume(BlockDevice& dev, const ResizeOptions& opts) 
       return r;
     }
   }
-  auto l = load_and_plan(dev, opts);
+  auto l = load_and_plan(dev, opts, true);
   if (!l) return make_error(l.error());
+  if (l->unclean) {
+    // Not cleanly unmounted, and the resize would go ahead: the writer's
+    // mount (its pre-mount check refuses a damaged volume with nothing
+    // written; roll-forward of fsynced nodes) and unmount settle it first,
+    // as a kernel mount and umount would.
+    l->vol.reset();
+    MountOptions mo;
+    mo.refuse_in_use = false;  // the caller opened the device (see resize.hpp)
+    mo.checkpoint_interval_s = 0;
+    mo.gc.background = false;
+    mo.discard = false;
+    auto w = Writer::mount(dev, mo);
+    if (!w)
+      return make_error(w.error().code, "the volume was not cleanly unmounted, and mounting it to settle it failed: " +
+                                            w.error().message);
+    F2FSCORE_TRY((*w)->unmount());
+    r.settled_unclean = true;
+    l = load_and_plan(dev, opts);
+    if (!l) return make_error(l.error());
+  }
   r.plan = l->plan;
   r.finished_interrupted = false;
   const ResizePlan& p = r.plan;

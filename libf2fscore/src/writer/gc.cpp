@@ -357,25 +357,26 @@ Result<std::uint32_t> Writer::Impl::gc_foreground(std::uint32_t sections) {
   return Gc{*this}.run(true, std::max<std::uint32_t>(1, sections), true);
 }
 
-Result<std::uint64_t> Writer::Impl::evacuate(std::uint32_t first) {
+// Moves the valid blocks of the sections [sec_from, sec_to) elsewhere (the
+// allocation limits keep new blocks out of them): the logs in the range move
+// on at once, then up to four rounds of GC over its sections, each ended by
+// a checkpoint. Returns the valid blocks left in segments [seg_from, seg_to).
+Result<std::uint64_t> Writer::Impl::evacuate_sections(std::uint32_t sec_from, std::uint32_t sec_to, std::uint32_t seg_from,
+                                                      std::uint32_t seg_to) {
   const Geometry& g = vol->geometry();
-  const std::uint32_t nsegs = sm.main_segs();
-  if (first >= nsegs) return make_error(Errc::invalid_argument, fmt("segment %llu is past the main area", first));
-  opts.allocation_limit_segno = first;
   auto left = [&] {
     std::uint64_t n = 0;
-    for (std::uint32_t s = first; s < nsegs; ++s) n += sm.valid(s);
+    for (std::uint32_t s = seg_from; s < seg_to; ++s) n += sm.valid(s);
     return n;
   };
-  // Logs in the cut area move on at once; their segments become victims.
   for (std::uint8_t t = 0; t < kNrCursegType; ++t) {
     const std::uint32_t seg = sm.curseg(t).segno;
-    if (seg < nsegs && (g.sec_of_seg(seg) + 1) * g.segs_per_sec() > first) F2FSCORE_TRY(new_segment(t));
+    if (seg < sm.main_segs() && g.sec_of_seg(seg) >= sec_from && g.sec_of_seg(seg) < sec_to) F2FSCORE_TRY(new_segment(t));
   }
   for (int round = 0; round < 4 && left(); ++round) {
     Gc gc{*this};
     in_gc = true;
-    for (std::uint32_t sec = g.sec_of_seg(first); sec < g.main_sections(); ++sec) {
+    for (std::uint32_t sec = sec_from; sec < sec_to; ++sec) {
       if (sm.section_valid(sec) == 0) continue;
       auto r = gc.move_section(sec);
       if (!r) {
@@ -392,6 +393,14 @@ Result<std::uint64_t> Writer::Impl::evacuate(std::uint32_t first) {
   return left();
 }
 
+Result<std::uint64_t> Writer::Impl::evacuate(std::uint32_t first) {
+  const Geometry& g = vol->geometry();
+  const std::uint32_t nsegs = sm.main_segs();
+  if (first >= nsegs) return make_error(Errc::invalid_argument, fmt("segment %llu is past the main area", first));
+  opts.allocation_limit_segno = first;
+  return evacuate_sections(g.sec_of_seg(first), g.main_sections(), first, nsegs);
+}
+
 Result<std::uint64_t> Writer::Impl::evacuate_front(std::uint32_t end) {
   const Geometry& g = vol->geometry();
   const std::uint32_t nsegs = sm.main_segs();
@@ -399,34 +408,7 @@ Result<std::uint64_t> Writer::Impl::evacuate_front(std::uint32_t end) {
   if (end >= nsegs) return make_error(Errc::invalid_argument, fmt("segment %llu is past the main area", end));
   const std::uint32_t end_sec = (end + sps - 1) / sps;
   opts.allocation_floor_segno = end_sec * sps;
-  auto left = [&] {
-    std::uint64_t n = 0;
-    for (std::uint32_t s = 0; s < end_sec * sps; ++s) n += sm.valid(s);
-    return n;
-  };
-  // Logs in the area to empty move on at once; their segments become victims.
-  for (std::uint8_t t = 0; t < kNrCursegType; ++t) {
-    const std::uint32_t seg = sm.curseg(t).segno;
-    if (seg < nsegs && g.sec_of_seg(seg) < end_sec) F2FSCORE_TRY(new_segment(t));
-  }
-  for (int round = 0; round < 4 && left(); ++round) {
-    Gc gc{*this};
-    in_gc = true;
-    for (std::uint32_t sec = 0; sec < end_sec; ++sec) {
-      if (sm.section_valid(sec) == 0) continue;
-      auto r = gc.move_section(sec);
-      if (!r) {
-        in_gc = false;
-        sm.set_victim_sec(kNoSeg);
-        return make_error(r.error());
-      }
-      ++stats.gc.victims;
-    }
-    in_gc = false;
-    sm.set_victim_sec(kNoSeg);
-    F2FSCORE_TRY(checkpoint(false));
-  }
-  return left();
+  return evacuate_sections(0, end_sec, 0, end_sec * sps);
 }
 
 Result<std::uint64_t> Writer::evacuate_front(std::uint32_t end_segno) {

@@ -409,6 +409,8 @@ struct Writer::Impl {
   Result<std::uint32_t> gc_foreground(std::uint32_t sections);
   Result<std::uint64_t> evacuate(std::uint32_t first_segno);
   Result<std::uint64_t> evacuate_front(std::uint32_t end_segno);
+  Result<std::uint64_t> evacuate_sections(std::uint32_t sec_from, std::uint32_t sec_to, std::uint32_t seg_from,
+                                          std::uint32_t seg_to);
 
   // writer/fsync.cpp
   Status fsync_file(nid_t ino, bool datasync);

@@ -64,8 +64,8 @@ int report_usage_error(std::string_view tool, const std::string& device, bool js
   return print_error(tool, message, code, true);
 }
 
-std::optional<int> parse_device_command_line(CLI::App& app, int argc, char** argv, int usage_code,
-                                             const std::string& device) {
+std::optional<int> parse_or(CLI::App& app, int argc, char** argv,
+                            const std::function<int(const CLI::ParseError& e, const std::string& message)>& on_error) {
   try {
     app.parse(argc, argv);
     return std::nullopt;
@@ -74,29 +74,28 @@ std::optional<int> parse_device_command_line(CLI::App& app, int argc, char** arg
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return report_usage_error(app.get_name(), device, json_requested(argc, argv), parse_error_message(app, e),
-                              usage_code);
+    return on_error(e, parse_error_message(app, e));
   }
+}
+
+std::optional<int> parse_device_command_line(CLI::App& app, int argc, char** argv, int usage_code,
+                                             const std::string& device) {
+  return parse_or(app, argc, argv, [&](const CLI::ParseError&, const std::string& m) {
+    return report_usage_error(app.get_name(), device, json_requested(argc, argv), m, usage_code);
+  });
 }
 
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, int usage_code,
                                       const char* version_line) {
-  try {
-    app.parse(argc, argv);
-    return std::nullopt;
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
+  return parse_or(app, argc, argv, [&](const CLI::ParseError&, const std::string& m) {
     if (version_line != nullptr)
       for (int i = 1; i < argc; ++i)
         if (std::string_view(argv[i]) == "-V" || std::string_view(argv[i]) == "--version") {
           std::printf("%s\n", version_line);
-          return exit_code::ok;
+          return static_cast<int>(exit_code::ok);
         }
-    return print_error(app.get_name(), parse_error_message(app, e), usage_code, true);
-  }
+    return print_error(app.get_name(), m, usage_code, true);
+  });
 }
 
 std::string open_failure_text(const std::string& device, const Error& e) {

@@ -141,25 +141,20 @@ int main(int argc, char** argv) {
   for (auto* c : {c_info, c_sb, c_cp, c_nat, c_sit, c_ssa, c_inode, c_block, c_ls, c_cat, c_map, c_space, c_ipu, c_extract})
     c->footer(kFooter);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    g_err.json = f2fscore::tools::json_requested(argc, argv);
-    g_err.image = image;
-    // After the image, a word that is no command: name it as a command.
-    const auto extras = app.remaining(true);
-    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !image.empty() && app.get_subcommands().empty() &&
-        !extras.empty() && !extras.front().empty() && extras.front()[0] != '-') {
-      std::string names;
-      for (const auto* c : app.get_subcommands({})) names += (names.empty() ? "" : ", ") + c->get_name();
-      return usage("unknown command \"" + extras.front() + "\" (commands: " + names + ")");
-    }
-    return usage(f2fscore::tools::parse_error_message(app, e) + " (try --help)");
-  }
+  if (auto done = f2fscore::tools::parse_or(app, argc, argv, [&](const CLI::ParseError& e, const std::string& m) {
+        g_err.json = f2fscore::tools::json_requested(argc, argv);
+        g_err.image = image;
+        // After the image, a word that is no command: name it as a command.
+        const auto extras = app.remaining(true);
+        if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !image.empty() && app.get_subcommands().empty() &&
+            !extras.empty() && !extras.front().empty() && extras.front()[0] != '-') {
+          std::string names;
+          for (const auto* c : app.get_subcommands({})) names += (names.empty() ? "" : ", ") + c->get_name();
+          return usage("unknown command \"" + extras.front() + "\" (commands: " + names + ")");
+        }
+        return usage(m + " (try --help)");
+      }))
+    return *done;
   g_err.json = json;
   g_err.image = image;
   if (version) {

@@ -121,16 +121,11 @@ int main(int argc, char** argv) {
     }
     return code;
   };
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    json = f2fscore::tools::json_requested(argc, argv);
-    return error_exit(f2fscore::tools::parse_error_message(app, e), kExitUsage, true);
-  }
+  if (auto done = f2fscore::tools::parse_or(app, argc, argv, [&](const CLI::ParseError&, const std::string& m) {
+        json = f2fscore::tools::json_requested(argc, argv);
+        return error_exit(m, kExitUsage, true);
+      }))
+    return *done;
   if (version) {
     std::printf("f2fscore-fsck %s\n", F2FSCORE_VERSION_STRING);
     return kExitClean;

@@ -70,16 +70,11 @@ int main(int argc, char** argv) {
     if (json) ftools::print_json({{"device", device}, {"source", source}, {"error", m}, {"exit_code", kExitUsage}});
     return ftools::print_error("f2fscore-sload", m, kExitUsage, true);
   };
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    json = ftools::json_requested(argc, argv);
-    return usage(ftools::parse_error_message(app, e));
-  }
+  if (auto done = ftools::parse_or(app, argc, argv, [&](const CLI::ParseError&, const std::string& m) {
+        json = ftools::json_requested(argc, argv);
+        return usage(m);
+      }))
+    return *done;
   if (version) {
     std::printf("f2fscore-sload %s\n", F2FSCORE_VERSION_STRING);
     return kExitOk;

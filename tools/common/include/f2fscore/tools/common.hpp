@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "f2fscore/result.hpp"
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,6 +43,12 @@ inline constexpr int usage = 16;
 // unknown option.
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, int usage_code,
                                       const char* version_line = nullptr);
+
+// Parses the command line: nullopt when it parsed; the exit status of
+// CLI11's --help / --help-all output; on a parse error, what `on_error`
+// returns, given the error and its text as parse_error_message() gives it.
+std::optional<int> parse_or(CLI::App& app, int argc, char** argv,
+                            const std::function<int(const CLI::ParseError& e, const std::string& message)>& on_error);
 
 // True when --json is among the arguments (before a "--"), so that a usage
 // error found before the parse is complete is reported as JSON too.

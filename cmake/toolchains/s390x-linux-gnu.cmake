@@ -3,21 +3,7 @@
 #   cmake -S . -B build-cross-s390x \
 #     -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/s390x-linux-gnu.cmake \
 #     -DF2FSCORE_HEADER_DEPS=<dir holding tl/ boost/ CLI/>
-set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR s390x)
-
 set(F2FSCORE_CROSS_TRIPLE s390x-linux-gnu)
-set(CMAKE_C_COMPILER ${F2FSCORE_CROSS_TRIPLE}-gcc)
-set(CMAKE_CXX_COMPILER ${F2FSCORE_CROSS_TRIPLE}-g++)
-
-set(F2FSCORE_CROSS_ROOT /usr/${F2FSCORE_CROSS_TRIPLE})
-set(CMAKE_FIND_ROOT_PATH ${F2FSCORE_CROSS_ROOT})
-# Programs (zstd, sh) come from the host; libraries, headers and packages
-# only from the target's sysroot, so the host's x86-64 libblkid is never
-# picked up.
-set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
-set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
-set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
-set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
-
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-s390x -L ${F2FSCORE_CROSS_ROOT})
+set(F2FSCORE_QEMU qemu-s390x)
+include(${CMAKE_CURRENT_LIST_DIR}/linux-cross.cmake)

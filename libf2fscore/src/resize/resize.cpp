@@ -117,6 +117,18 @@ Result<std::unique_ptr<Volume>> open_volume(BlockDevice& dev, bool& truncated) {
   return t;
 }
 
+// How resize mounts the writer (to move blocks, or to settle a volume not
+// cleanly unmounted): the caller opened the device (see resize.hpp), no
+// periodic checkpoint, background GC or discard.
+MountOptions writer_options() {
+  MountOptions mo;
+  mo.refuse_in_use = false;
+  mo.checkpoint_interval_s = 0;
+  mo.gc.background = false;
+  mo.discard = false;
+  return mo;
+}
+
 Result<Loaded> load_and_plan(BlockDevice& dev, const ResizeOptions& o, bool allow_unclean = false) {
   bool truncated = false;
   auto v = open_volume(dev, truncated);
@@ -499,12 +511,7 @@ Result<ResizeReport> grow_moving(BlockDevice& dev, const ResizeOptions& opts, Lo
     for (const auto& s : segs) used += s.valid_blocks;
     if (used) {
       l.vol.reset();
-      MountOptions mo;
-      mo.refuse_in_use = false;
-      mo.checkpoint_interval_s = 0;
-      mo.gc.background = false;
-      mo.discard = false;
-      auto w = Writer::mount(dev, mo);
+      auto w = Writer::mount(dev, writer_options());
       if (!w) return make_error(w.error().code, "mounting to move the blocks of the main area's start: " + w.error().message);
       auto left = (*w)->evacuate_front(front);
       if (!left) return make_error(left.error().code, "moving the blocks of the main area's start: " + left.error().message);
@@ -714,12 +721,7 @@ Result<ResizeReport> resize_volume(BlockDevice& dev, const ResizeOptions& opts) 
     // written; roll-forward of fsynced nodes) and unmount settle it first,
     // as a kernel mount and umount would.
     l->vol.reset();
-    MountOptions mo;
-    mo.refuse_in_use = false;  // the caller opened the device (see resize.hpp)
-    mo.checkpoint_interval_s = 0;
-    mo.gc.background = false;
-    mo.discard = false;
-    auto w = Writer::mount(dev, mo);
+    auto w = Writer::mount(dev, writer_options());
     if (!w)
       return make_error(w.error().code, "the volume was not cleanly unmounted, and mounting it to settle it failed: " +
                                             w.error().message);
@@ -739,12 +741,7 @@ Result<ResizeReport> resize_volume(BlockDevice& dev, const ResizeOptions& opts) 
     // end, each move committed by its checkpoints (the volume stays the old
     // one, with the same tree).
     l->vol.reset();
-    MountOptions mo;
-    mo.refuse_in_use = false;  // the caller opened the device (see resize.hpp)
-    mo.checkpoint_interval_s = 0;
-    mo.gc.background = false;
-    mo.discard = false;
-    auto w = Writer::mount(dev, mo);
+    auto w = Writer::mount(dev, writer_options());
     if (!w) return make_error(w.error().code, "mounting to move the blocks past the new end: " + w.error().message);
     auto left = (*w)->evacuate(p.new_main_segments);
     if (!left) return make_error(left.error().code, "moving the blocks past the new end: " + left.error().message);

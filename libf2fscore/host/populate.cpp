@@ -15,6 +15,7 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "f2fscore/disk/xattr.hpp"
@@ -296,6 +297,58 @@ class Populator {
   }
   void done(const std::string& dst) {
     if (o_.on_entry) o_.on_entry(dst);
+    advance(work_done_ + 1);
+  }
+
+ public:
+  /// Counts the units of PopulateOptions::progress under `src` (the
+  /// directory itself not counted) and reports 0 of them.
+  void start_progress(const std::string& src) {
+    if (!o_.progress) return;
+    std::set<std::pair<dev_t, ino_t>> seen;
+    work_max_ = count_tree(src, seen);
+    o_.progress(0, work_max_);
+    shown_ = 0;
+  }
+  /// The last report: current == max.
+  void finish_progress() {
+    if (o_.progress) o_.progress(work_max_, work_max_);
+  }
+
+ private:
+  static std::uint64_t data_units(std::uint64_t bytes) { return (bytes + 4095) / 4096; }
+
+  std::uint64_t count_tree(const std::string& src, std::set<std::pair<dev_t, ino_t>>& seen) {
+    DIR* d = ::opendir(src.c_str());
+    if (d == nullptr) return 0;
+    std::uint64_t units = 0;
+    std::vector<std::string> dirs;
+    while (const dirent* e = ::readdir(d)) {
+      if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+      ++units;
+      const std::string path = src + "/" + e->d_name;
+      struct stat st {};
+      if (::lstat(path.c_str(), &st) != 0) continue;
+      if (S_ISDIR(st.st_mode)) {
+        dirs.push_back(path);
+      } else if (S_ISREG(st.st_mode) && (st.st_nlink <= 1 || seen.insert({st.st_dev, st.st_ino}).second)) {
+        units += data_units(static_cast<std::uint64_t>(st.st_size));
+      }
+    }
+    ::closedir(d);
+    for (const auto& sub : dirs) units += count_tree(sub, seen);
+    return units;
+  }
+
+  // Moves the progress to `to` units (clamped to the count), reporting when
+  // the per-mille shown changes.
+  void advance(std::uint64_t to) {
+    if (!o_.progress) return;
+    work_done_ = std::max(work_done_, std::min(to, work_max_));
+    const std::uint64_t permille = work_max_ ? work_done_ * 1000 / work_max_ : 1000;
+    if (permille == shown_) return;
+    shown_ = permille;
+    o_.progress(work_done_, work_max_);
   }
   // A Writer error on one entry: no_space ends the walk, anything else is
   // recorded and the walk goes on.
@@ -439,6 +492,7 @@ class Populator {
           return fail(src, dst, std::move(e), "write at byte " + std::to_string(from));
         }
         rep_.bytes_written += got;
+        advance(file_base_ + data_units(from + got));
       }
       if (got < want) {
         problem(src, dst, Error{Errc::io, 0, Error::kNoOffset, "the file shrank while read (at byte " +
@@ -469,6 +523,7 @@ class Populator {
     Status st_out{};
     bool shrank = false;
     const std::uint64_t written_before = rep_.bytes_written;
+    file_base_ = work_done_;
     std::uint64_t off = 0;
     // A file with as many blocks allocated as its size needs has no hole:
     // no need to ask (two system calls fewer per small file).
@@ -493,6 +548,7 @@ class Populator {
     }
     ::close(fd);
     if (!st_out) return st_out;
+    advance(file_base_ + data_units(size));  // holes and a shrunk file's tail count as copied
     if (shrank) return {};
     // A file ending in a hole: set the size; the tail stays unallocated.
     auto cur = w_.stat(ino);
@@ -510,6 +566,9 @@ class Populator {
   PopulateReport& rep_;
   std::vector<std::uint8_t> buf_;
   std::map<std::pair<dev_t, ino_t>, Linked> links_;
+  // PopulateOptions::progress: units counted, done, the per-mille last
+  // reported, and work_done_ when the current file's data began.
+  std::uint64_t work_max_ = 0, work_done_ = 0, shown_ = 0, file_base_ = 0;
 };
 
 // Creates the missing directories of `path` (mode 0755); returns the last.
@@ -558,11 +617,13 @@ Result<PopulateReport> populate(Writer& w, const std::string& source_dir, const 
   Populator p(w, opts, rep);
   std::string src = source_dir;
   while (src.size() > 1 && src.back() == '/') src.pop_back();
+  p.start_progress(src);
   if (auto s = p.directory(src, target); !s) return make_error(s.error());
   if (!opts.keep_target_attrs) {
     if (auto s = p.attributes(src, target, *root, st); !s) return make_error(s.error());
   }
   if (auto s = p.relink_times(); !s) return make_error(s.error());
+  p.finish_progress();
   return rep;
 }
 

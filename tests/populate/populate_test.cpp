@@ -450,6 +450,46 @@ TEST(Populate, BadSourceIsRefused) {
   ASSERT_TRUE((*w)->unmount());
 }
 
+// Progress units counted by hand: one per entry plus one per 4 KiB of size
+// (rounded up per file; a hard link's data once).
+TEST(Populate, ProgressCountsEntriesAndBlocks) {
+  f2fstest::TempDir t;
+  const auto src = t / "src";
+  fs::create_directories(src / "d1" / "d2");
+  write_at(src / "empty", 0, "");
+  ASSERT_EQ(::truncate((src / "empty").c_str(), 0), 0);
+  write_at(src / "one", 0, "x");                                  // 1 block
+  write_at(src / "d1" / "page", 0, std::string(4096, 'a'));      // 1 block
+  write_at(src / "d1" / "d2" / "page1", 0, std::string(4097, 'b'));  // 2 blocks
+  write_at(src / "sparse", 40959, "z");                             // 10 blocks of size
+  write_at(src / "linked", 0, std::string(8192, 'c'));            // 2 blocks, once
+  ASSERT_EQ(::link((src / "linked").c_str(), (src / "d1" / "link2").c_str()), 0);
+  ASSERT_EQ(::symlink("one", (src / "sym").c_str()), 0);
+  // Entries: empty one sparse linked sym d1 d1/page d1/link2 d1/d2 d1/d2/page1 = 10.
+  const std::uint64_t expected_max = 10 + (0 + 1 + 1 + 2 + 10 + 2);
+  const auto img = our_image(t, "img", 64 * MiB, "");
+  auto dev = open_posix_device(img.string(), {});
+  ASSERT_TRUE(dev);
+  auto w = Writer::mount(**dev, {1700000500});
+  ASSERT_OK(w);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> calls;
+  PopulateOptions po;
+  po.progress = [&](std::uint64_t cur, std::uint64_t max) { calls.emplace_back(cur, max); };
+  auto rep = populate(**w, src.string(), po);
+  ASSERT_OK(rep);
+  ASSERT_TRUE((*w)->unmount());
+  ASSERT_GE(calls.size(), 2u);
+  EXPECT_EQ(calls.front(), std::make_pair(std::uint64_t{0}, expected_max));
+  EXPECT_EQ(calls.back(), std::make_pair(expected_max, expected_max));
+  for (std::size_t i = 1; i < calls.size(); ++i) {
+    EXPECT_EQ(calls[i].second, expected_max);
+    EXPECT_GE(calls[i].first, calls[i - 1].first) << "call " << i;
+    EXPECT_LE(calls[i].first, expected_max);
+  }
+  // Every step of the copy is shown (26 units: fewer than 1,000 per mille).
+  EXPECT_GE(calls.size(), 10u);
+}
+
 // ---------------------------------------------------------------- the tools
 
 TEST(SloadCli, CopiesATreeAndReportsJson) {
@@ -659,6 +699,49 @@ TEST(MkfsPopulate, FormatsAndCopiesInOneStep) {
     expect_same_tree(**v, src, "/", {&at0});
   }
   expect_clean(img, "mkfs --populate");
+}
+
+// --progress FD: e2fsck -C's lines "1 CURRENT MAX DEVICE", the last one
+// complete; nothing on stdout without it.
+TEST(MkfsPopulate, ProgressLinesOnADescriptor) {
+  f2fstest::TempDir t;
+  const auto src = t / "src";
+  fs::create_directories(src / "d");
+  write_at(src / "d" / "f", 0, std::string(3 * 4096, 'q'));  // 3 blocks
+  write_at(src / "g", 0, "g");                                // 1 block
+  const std::uint64_t expected_max = 3 + 3 + 1;                // d, d/f, g; data
+  for (const std::string tool : {"mkfs", "sload"}) {
+    const auto img = t / ("img-" + tool);
+    const auto log = t / ("progress-" + tool);
+    f2fstest::make_sparse_file(img, 64 * MiB);
+    std::string cmd;
+    if (tool == "mkfs") {
+      cmd = kMkfs + " -f -q --populate " + shell_quote(src.string()) + " --progress 3 " + shell_quote(img.string());
+    } else {
+      ASSERT_EQ(run(kMkfs + " -f -q " + shell_quote(img.string())).exit_code, 0);
+      cmd = kSload + " -q -f " + shell_quote(src.string()) + " --progress 3 " + shell_quote(img.string());
+    }
+    auto r = run(cmd + " 3>" + shell_quote(log.string()));
+    ASSERT_EQ(r.exit_code, 0) << cmd << "\n" << r.output;
+    std::ifstream in(log);
+    std::string line, last;
+    int lines = 0;
+    while (std::getline(in, line)) {
+      ++lines;
+      unsigned pass = 0;
+      unsigned long long cur = 0, max = 0;
+      char dev[4096] = {};
+      ASSERT_EQ(std::sscanf(line.c_str(), "%u %llu %llu %4095s", &pass, &cur, &max, dev), 4) << line;
+      EXPECT_EQ(pass, 1u) << line;
+      EXPECT_EQ(max, expected_max) << line;
+      EXPECT_LE(cur, max) << line;
+      EXPECT_EQ(std::string(dev), img.string()) << line;
+      last = line;
+    }
+    EXPECT_GE(lines, 2) << tool;
+    EXPECT_EQ(last, "1 " + std::to_string(expected_max) + " " + std::to_string(expected_max) + " " + img.string())
+        << tool;
+  }
 }
 
 TEST(MkfsPopulate, MissingOrNonDirectorySourceWritesNothing) {

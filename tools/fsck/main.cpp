@@ -24,6 +24,7 @@
 #include "f2fscore/fsck.hpp"
 #include "f2fscore/resize.hpp"
 #include "f2fscore/tools/common.hpp"
+#include "f2fscore/tools/progress.hpp"
 #include "f2fscore/uring_device.hpp"
 
 namespace {
@@ -45,45 +46,6 @@ const char* kExitHelp =
     "Progress (-C FD, as e2fsck): FD > 0 gets one line \"PASS CURRENT MAX DEVICE\" per step (passes: 1 NAT\n"
     "and SIT, 2 node blocks, 3 namespace walk, 4 SIT and SSA comparison, 5 repair writes); -C 0 draws a\n"
     "bar on stdout when it is a terminal. Without -C nothing is printed while the check runs.";
-
-// Progress as e2fsck's -C: lines "pass current max device" to a
-// descriptor, or a bar on the terminal (-C 0).
-struct Progress {
-  int fd = -1;
-  std::string device;
-  bool bar = false;
-  int last_shown = -1;
-  void operator()(int pass, std::uint64_t cur, std::uint64_t max) {
-    if (bar) {
-      constexpr int kPasses = 5, kWidth = 40;
-      const double f = ((pass - 1) + (max ? static_cast<double>(cur) / static_cast<double>(max) : 1.0)) / kPasses;
-      const int permille = static_cast<int>(f * 1000);
-      if (permille == last_shown) return;
-      last_shown = permille;
-      const int filled = static_cast<int>(f * kWidth);
-      std::printf("\r%s: |%s%s| %5.1f%% (pass %d)", device.c_str(), std::string(static_cast<std::size_t>(filled), '=').c_str(),
-                  std::string(static_cast<std::size_t>(kWidth - filled), ' ').c_str(), f * 100.0, pass);
-      std::fflush(stdout);
-      return;
-    }
-    char line[512];
-    const int n = std::snprintf(line, sizeof line, "%d %llu %llu %s\n", pass, static_cast<unsigned long long>(cur),
-                                static_cast<unsigned long long>(max), device.c_str());
-    if (n <= 0) return;
-    std::size_t len = std::min<std::size_t>(static_cast<std::size_t>(n), sizeof line - 1), off = 0;
-    while (off < len) {
-      const ssize_t w = ::write(fd, line + off, len - off);
-      if (w <= 0) return;  // a closed reader ends the reports, not the check
-      off += static_cast<std::size_t>(w);
-    }
-  }
-  void finish() {
-    if (bar && last_shown >= 0) {
-      std::printf("\r%*s\r", static_cast<int>(device.size()) + 60, "");
-      std::fflush(stdout);
-    }
-  }
-};
 
 }  // namespace
 
@@ -175,12 +137,8 @@ int main(int argc, char** argv) {
         return make_error(Errc::io, std::string("truncate: ") + std::strerror(errno));
       return {};
     };
-  Progress prog;
-  prog.fd = progress_fd;
-  prog.device = device;
-  prog.bar = progress_fd == 0;
-  if (progress_fd > 0 || (progress_fd == 0 && ::isatty(STDOUT_FILENO) && !json))
-    opts.progress = [&prog](int pass, std::uint64_t cur, std::uint64_t max) { prog(pass, cur, max); };
+  f2fscore::tools::Progress prog(progress_fd, device, 5);
+  if (prog.active(json)) opts.progress = [&prog](int pass, std::uint64_t cur, std::uint64_t max) { prog(pass, cur, max); };
   const auto t0 = std::chrono::steady_clock::now();
   auto r = fsck::check(*opened->device, opts);
   prog.finish();

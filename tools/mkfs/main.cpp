@@ -36,6 +36,7 @@
 #include "f2fscore/populate.hpp"
 #include "f2fscore/tools/common.hpp"
 #include "f2fscore/tools/populate_json.hpp"
+#include "f2fscore/tools/progress.hpp"
 #include "f2fscore/writer.hpp"
 
 namespace {
@@ -149,6 +150,10 @@ int main(int argc, char** argv) {
                  "mke2fs -d do (holes, hard links, symlinks, special files, modes, times, xattrs; "
                  "-T sets every time; owners are 0:0 unless --preserve-owner; -R keeps the root's owner)");
   app.add_flag("--preserve-owner", populate_owner, "With --populate: keep the source's uid and gid");
+  int progress_fd = -1;
+  app.add_option("--progress", progress_fd,
+                 "With --populate: progress of the copy as e2fsck -C, lines \"1 CURRENT MAX DEVICE\" to "
+                 "descriptor FD; 0: a bar on the terminal");
   app.add_flag("-f", force, "Overwrite an existing file system or partition table");
   app.add_flag("-q", quiet, "Quiet: print only errors");
   app.add_flag("--json", json, "Print a machine-readable summary");
@@ -285,7 +290,10 @@ int main(int argc, char** argv) {
     f2fscore::PopulateOptions po;
     if (timestamp >= 0) po.fixed_time = o.timestamp;  // else the source's times
     po.preserve_owner = populate_owner;
+    f2fscore::tools::Progress prog(progress_fd, device, 1);
+    po.progress = prog.for_pass(1, json);
     auto pr = f2fscore::populate(**w, populate_dir, po);
+    prog.finish();
     f2fscore::Status owner_ok{};
     if (pr && !root_owner.empty()) {
       f2fscore::SetAttr a;

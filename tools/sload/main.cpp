@@ -13,6 +13,7 @@
 #include "f2fscore/populate.hpp"
 #include "f2fscore/tools/common.hpp"
 #include "f2fscore/tools/populate_json.hpp"
+#include "f2fscore/tools/progress.hpp"
 #include "f2fscore/uring_device.hpp"
 #include "f2fscore/writer.hpp"
 
@@ -61,6 +62,9 @@ int main(int argc, char** argv) {
   app.add_option("--cache-mib", cache_mib, "Page cache bound of the writer, MiB (default 4: copying streams data through it)")->check(CLI::Range(1, 1 << 20));
   app.add_option("--backend", backend, "I/O backend: auto (io_uring if available), posix, io_uring (through Asio) or uring (liburing directly)")
       ->check(CLI::IsMember({"auto", "posix", "io_uring", "uring"}));
+  int progress_fd = -1;
+  app.add_option("--progress", progress_fd,
+                 "Progress as e2fsck -C: lines \"1 CURRENT MAX DEVICE\" to descriptor FD; 0: a bar on the terminal");
   app.add_flag("-v,--verbose", verbose, "Print each path as it is copied");
   app.add_flag("-q,--quiet", quiet, "Print only errors");
   app.add_flag("--json", json, "Print a machine-readable summary");
@@ -118,8 +122,11 @@ int main(int argc, char** argv) {
   po.xattrs = !no_xattrs;
   po.overwrite = overwrite;
   if (verbose && !quiet && !json) po.on_entry = [](const std::string& p) { std::printf("%s\n", p.c_str()); };
+  f2fscore::tools::Progress prog(progress_fd, device, 1);
+  if (!(verbose && !quiet && !json)) po.progress = prog.for_pass(1, json);
   const auto t0 = std::chrono::steady_clock::now();
   auto rep = f2fscore::populate(**w, source, po);
+  prog.finish();
   // Unmount in every case: what was copied is kept, consistently; after a
   // failed unmount the image is as its last checkpoint left it.
   auto um = (*w)->unmount();

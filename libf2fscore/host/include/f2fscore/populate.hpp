@@ -49,6 +49,14 @@ struct PopulateOptions {
   /// Called for each entry after it is written (path in the volume); for
   /// progress output. May be empty.
   std::function<void(const std::string&)> on_entry;
+  /// Progress, if set: called as `progress(current, max)` as the copy goes
+  /// on, in units of one per entry of the source tree plus one per 4 KiB of
+  /// regular-file size (rounded up per file; a hard-linked file's data
+  /// counted once). `max` comes from a count of the source tree made first
+  /// (readdir and lstat of every entry, only when `progress` is set). Called
+  /// at 0, about once per 0.1 % after, and with current == max at the end;
+  /// current never exceeds max (a tree that grows while copied is clamped).
+  std::function<void(std::uint64_t current, std::uint64_t max)> progress;
 };
 
 /// A problem with one entry: the host path, the path in the volume, what

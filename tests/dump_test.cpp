@@ -694,6 +694,41 @@ TEST(Dump, ExtractionOfTheCraftedImageKeepsEverything) {
   EXPECT_EQ(slurp(one / "inner"), "hello\n");
 }
 
+// extract --progress FD: e2fsck -C lines, pass 1, non-decreasing, the last
+// one complete; none on stdout.
+TEST(Dump, ExtractProgressLines) {
+  f2fstest::TempDir t;
+  const auto img = t / "c.img";
+  craft(img);
+  const auto out = t / "out";
+  const auto log = t / "progress";
+  auto r = dump(q(img) + " extract --progress 3 / " + q(out) + " 3>" + q(log));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find(" 0 "), std::string::npos) << r.output;
+  std::ifstream in(log);
+  std::string line, last;
+  unsigned long long prev = 0, max0 = 0;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    unsigned pass = 0;
+    unsigned long long cur = 0, max = 0;
+    char dev[4096] = {};
+    ASSERT_EQ(std::sscanf(line.c_str(), "%u %llu %llu %4095s", &pass, &cur, &max, dev), 4) << line;
+    EXPECT_EQ(pass, 1u) << line;
+    if (lines++ == 0) {
+      EXPECT_EQ(cur, 0u) << line;
+      max0 = max;
+    }
+    EXPECT_EQ(max, max0) << line;
+    EXPECT_GE(cur, prev) << line;
+    EXPECT_EQ(std::string(dev), img.string()) << line;
+    prev = cur;
+    last = line;
+  }
+  EXPECT_GE(lines, 2);
+  EXPECT_EQ(last, "1 " + std::to_string(max0) + " " + std::to_string(max0) + " " + img.string());
+}
+
 TEST(Dump, ExtractionRefusesHostileNamesAndNeverFollowsSymlinks) {
   f2fstest::TempDir t;
   const auto img = t / "h.img";

@@ -35,6 +35,8 @@
 #include "f2fscore/disk/xattr.hpp"
 #include "f2fscore/endian.hpp"
 #include "f2fscore/extract.hpp"
+
+#include "extract_progress.hpp"
 #include "inspect/inspect_internal.hpp"
 
 namespace f2fscore::inspect {
@@ -72,9 +74,11 @@ bool is_vfs_acl(const std::string& v) { return v.size() >= 4 && load_le32(v.data
 
 class Extractor {
  public:
-  Extractor(Volume& v, const ExtractOptions& o, ExtractReport& r) : v_(v), o_(o), r_(r) {
+  Extractor(Volume& v, const ExtractOptions& o, ExtractReport& r) : v_(v), o_(o), r_(r), progress_(v, o.progress) {
     is_root_ = ::geteuid() == 0;
   }
+
+  void progress_done() { progress_.finish(); }
 
   void set_root(int fd, std::string host) {
     rootfd_ = fd;
@@ -100,6 +104,7 @@ class Extractor {
         r_.warnings.push_back(img + ": cannot hard-link to " + it->second + " (" + errno_text(errno) + "); copied instead");
       }
     }
+    progress_.inode();
     switch (type) {
       case 0x4000: directory(parentfd, name, rel, img, in, depth); break;
       case 0x8000: regular(parentfd, name, rel, img, in); break;
@@ -419,6 +424,7 @@ class Extractor {
   Volume& v_;
   const ExtractOptions& o_;
   ExtractReport& r_;
+  host_detail::ExtractProgress progress_;
   bool is_root_ = false;
   int rootfd_ = -1;
   std::string root_host_;
@@ -469,6 +475,7 @@ Result<ExtractReport> extract(Volume& vol, std::string_view path, const std::str
       x.set_root(fd, dest);
       x.contents(fd, "", img, *src, 0);
       x.finish();
+      x.progress_done();
       ::close(fd);
       return rep;
     }
@@ -493,6 +500,7 @@ Result<ExtractReport> extract(Volume& vol, std::string_view path, const std::str
   x.set_root(pfd, parent_host);
   x.item(pfd, name, name, img, *src, 0);
   x.finish();
+  x.progress_done();
   ::close(pfd);
   return rep;
 }

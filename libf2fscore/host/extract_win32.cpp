@@ -35,6 +35,8 @@
 
 #include "f2fscore/disk/xattr.hpp"
 #include "f2fscore/extract.hpp"
+
+#include "extract_progress.hpp"
 #include "inspect/inspect_internal.hpp"
 
 namespace f2fscore::inspect {
@@ -176,7 +178,9 @@ FILETIME filetime(std::uint64_t sec, std::uint32_t nsec) {
 
 class Extractor {
  public:
-  Extractor(Volume& v, ExtractReport& r) : v_(v), r_(r) {}
+  Extractor(Volume& v, const ExtractOptions& o, ExtractReport& r) : v_(v), r_(r), progress_(v, o.progress) {}
+
+  void progress_done() { progress_.finish(); }
 
   void set_root(std::string host) { root_host_ = std::move(host); }
 
@@ -197,6 +201,7 @@ class Extractor {
                               win_text(::GetLastError()) + "); copied instead");
       }
     }
+    progress_.inode();
     switch (type) {
       case 0x4000: directory(rel, img, in, depth); break;
       case 0x8000: regular(rel, img, in); break;
@@ -434,6 +439,7 @@ class Extractor {
 
   Volume& v_;
   ExtractReport& r_;
+  host_detail::ExtractProgress progress_;
   std::string root_host_;
   std::string links_text_;
   bool warned_xattrs_ = false;
@@ -454,7 +460,8 @@ std::pair<std::string, std::string> split_host(const std::string& p) {
 }  // namespace
 
 Result<ExtractReport> extract(Volume& vol, std::string_view path, const std::string& dest, const ExtractOptions& o) {
-  (void)o;  // owners, xattrs and special files have no Windows counterpart
+  // Owners, xattrs and special files have no Windows counterpart: of `o`
+  // only the progress is used.
   auto src = find_inode(vol, path.empty() ? std::string_view("/") : path);
   if (!src) return make_error(src.error());
   if (dest.empty()) return make_error(Errc::invalid_argument, "empty destination");
@@ -470,7 +477,7 @@ Result<ExtractReport> extract(Volume& vol, std::string_view path, const std::str
   if (base.empty() && !is_root) base = "inode-" + std::to_string(src->ino);
   rep.source = img;
 
-  Extractor x(vol, rep);
+  Extractor x(vol, o, rep);
   const DWORD a = ::GetFileAttributesW(widen(dest).c_str());
   const bool exists = a != INVALID_FILE_ATTRIBUTES;
   const bool is_dir = exists && (a & FILE_ATTRIBUTE_DIRECTORY) != 0;
@@ -481,6 +488,7 @@ Result<ExtractReport> extract(Volume& vol, std::string_view path, const std::str
       x.set_root(dest);
       x.contents("", img, *src, 0);
       x.finish();
+      x.progress_done();
       return rep;
     }
     parent_host = dest;
@@ -499,6 +507,7 @@ Result<ExtractReport> extract(Volume& vol, std::string_view path, const std::str
   x.set_root(parent_host);
   x.item(name, img, *src, 0);
   x.finish();
+  x.progress_done();
   return rep;
 }
 

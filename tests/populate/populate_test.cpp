@@ -22,6 +22,7 @@
 #include <random>
 #include <set>
 
+#include "f2fscore/extract.hpp"
 #include "f2fscore/fsck.hpp"
 #include "f2fscore/inspect.hpp"
 #include "f2fscore/populate.hpp"
@@ -488,6 +489,52 @@ TEST(Populate, ProgressCountsEntriesAndBlocks) {
   }
   // Every step of the copy is shown (26 units: fewer than 1,000 per mille).
   EXPECT_GE(calls.size(), 10u);
+}
+
+// Extraction progress: one unit per inode of the valid inode count (the
+// root, 5 files, 2 directories, a symlink: 9; the hard link's second name
+// is no inode). "/a" counts fewer and ends with the whole count.
+TEST(Populate, ExtractProgressCountsInodes) {
+  f2fstest::TempDir t;
+  const auto src = t / "src";
+  fs::create_directories(src / "a" / "b");
+  for (const char* f : {"f1", "f2", "a/f3", "a/b/f4", "a/b/f5"}) write_at(src / f, 0, f);
+  ASSERT_EQ(::link((src / "f1").c_str(), (src / "a" / "f1-link").c_str()), 0);
+  ASSERT_EQ(::symlink("f2", (src / "sym").c_str()), 0);
+  const std::uint64_t inodes = 1 + 5 + 2 + 1;
+  const auto img = our_image(t, "img", 64 * MiB, "");
+  {
+    auto dev = open_posix_device(img.string(), {});
+    ASSERT_TRUE(dev);
+    auto w = Writer::mount(**dev, {1700000500});
+    ASSERT_OK(w);
+    ASSERT_OK(populate(**w, src.string()));
+    ASSERT_TRUE((*w)->unmount());
+  }
+  auto dev = open_posix_device(img.string(), {true});
+  ASSERT_TRUE(dev);
+  auto v = Volume::open(**dev);
+  ASSERT_TRUE(v);
+  for (const std::string path : {"/", "/a"}) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> calls;
+    inspect::ExtractOptions eo;
+    eo.owners = false;
+    eo.progress = [&](std::uint64_t cur, std::uint64_t max) { calls.emplace_back(cur, max); };
+    const auto out = t / ("out" + std::to_string(path.size()));
+    auto rep = inspect::extract(**v, path, out.string(), eo);
+    ASSERT_OK(rep);
+    ASSERT_GE(calls.size(), 2u) << path;
+    EXPECT_EQ(calls.front(), std::make_pair(std::uint64_t{0}, inodes)) << path;
+    EXPECT_EQ(calls.back(), std::make_pair(inodes, inodes)) << path;
+    for (std::size_t i = 1; i < calls.size(); ++i) EXPECT_GE(calls[i].first, calls[i - 1].first) << path;
+    if (path == "/") {
+      // `out` does not exist: the root is extracted as it, so every inode
+      // is one step (each step shown: 9 units are fewer than 1,000 per
+      // mille), and the last step is the end.
+      ASSERT_EQ(calls.size(), 1 + inodes) << path;
+      for (std::uint64_t i = 0; i <= inodes; ++i) EXPECT_EQ(calls[i].first, i) << path;
+    }
+  }
 }
 
 // ---------------------------------------------------------------- the tools

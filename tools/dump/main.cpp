@@ -14,6 +14,7 @@
 #include "f2fscore/extract.hpp"
 #include "f2fscore/inspect.hpp"
 #include "f2fscore/tools/common.hpp"
+#include "f2fscore/tools/progress.hpp"
 #include "f2fscore/volume.hpp"
 
 namespace {
@@ -138,6 +139,10 @@ int main(int argc, char** argv) {
   c_extract->add_flag("--no-owners", no_owners, "Do not chown (owners are only set when running as root)");
   c_extract->add_flag("--no-xattrs", no_xattrs, "Do not set extended attributes");
   c_extract->add_flag("--no-specials", no_specials, "Skip fifos, sockets and device nodes");
+  int progress_fd = -1;
+  c_extract->add_option("--progress", progress_fd,
+                        "Progress as e2fsck -C: lines \"1 CURRENT MAX DEVICE\" (inodes extracted of the valid "
+                        "inode count) to descriptor FD; 0: a bar on the terminal");
   for (auto* c : {c_info, c_sb, c_cp, c_nat, c_sit, c_ssa, c_inode, c_block, c_ls, c_cat, c_map, c_space, c_ipu, c_extract})
     c->footer(kFooter);
 
@@ -266,7 +271,10 @@ int main(int argc, char** argv) {
     o.owners = !no_owners;
     o.xattrs = !no_xattrs;
     o.specials = !no_specials;
+    f2fscore::tools::Progress prog(progress_fd, image, 1);
+    o.progress = prog.for_pass(1, json);
     auto r = insp::extract(v, path_s, dest_s, o);
+    prog.finish();
     if (!r) return error_exit(r.error());
     return emit(insp::render_extract_report(*r, fmt));
   }

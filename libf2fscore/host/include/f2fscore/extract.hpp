@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,12 @@ struct ExtractOptions {
   bool owners = true;   ///< chown to the image's uid/gid (only when running as root)
   bool xattrs = true;   ///< setxattr (user., trusted., security., POSIX ACLs)
   bool specials = true; ///< fifos and sockets, and devices (devices only as root)
+  /// Progress, if set: called as `progress(current, max)`, one unit per
+  /// inode extracted (a hard link's second name is not one), `max` the
+  /// checkpoint's valid inode count (exact for "/" on a consistent volume,
+  /// an upper bound for a subtree). Called at 0, about once per 0.1 %, and
+  /// with current == max when the extraction ends.
+  std::function<void(std::uint64_t current, std::uint64_t max)> progress;
 };
 
 struct ExtractReport {

@@ -414,6 +414,16 @@ class UringDevice final : public BlockDevice {
     if (hooks_.max_chunk != 0 && len > hooks_.max_chunk) len = hooks_.max_chunk;
     auto* p = static_cast<unsigned char*>(r.buf) + r.transferred;
     const std::uint64_t off = r.offset + r.transferred;
+    // A request that continues the one prepared before it (a sequential
+    // stream) must not reach the kernel in the same io_uring_enter: the
+    // kernel puts a submission of more than two SQEs under one block plug
+    // (io_submit_state_start() in io_uring/io_uring.c), where contiguous
+    // requests are merged (blk_attempt_plug_merge() in block/blk-merge.c),
+    // so that 8 requests of 128 KiB in flight become one of 1 MiB and the
+    // device sees depth 1. What Asio has prepared goes first, on its own,
+    // as fio sends each request; random requests keep their batch.
+    if (off == batch_end_ && service_->*get(PendingSqes{}) != 0) [[unlikely]] (service_->*get(SubmitSqes{}))();
+    batch_end_ = off + len;
     try {
       if (r.op == IoOp::read)
         s->file.async_read_some_at(off, asio::mutable_buffer(p, static_cast<std::size_t>(len)), Handler{s});
@@ -464,6 +474,9 @@ class UringDevice final : public BlockDevice {
   std::size_t in_flight_ = 0;   // submitted, callback not yet run
   std::size_t in_kernel_ = 0;   // holding a slot
   std::uint64_t completed_ = 0;
+  // The byte after the last transfer prepared (issue_one()); no request
+  // starts at ~0.
+  std::uint64_t batch_end_ = ~std::uint64_t{0};
 };
 
 void Handler::operator()(const boost::system::error_code& ec, std::size_t n) const noexcept {

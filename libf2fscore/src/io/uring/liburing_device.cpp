@@ -74,9 +74,9 @@ class LiburingDevice final : public BlockDevice {
     req.sys_errno = 0;
     req.status = Errc::ok;
     ++in_flight_;
-    if (fast_ok(req) && !free_.empty()) [[likely]] {
-      // A valid read or write, in one SQE, with a slot free: prepared here.
-      if (req.offset == batch_end_) [[unlikely]] send_batch();
+    if (fast_ok(req) && !free_.empty() && req.offset != batch_end_) [[likely]] {
+      // A valid read or write, in one SQE, with a slot free, that does not
+      // continue the request prepared before it (send_batch()): prepared here.
       batch_end_ = req.offset + req.length;
       io_uring_sqe* sqe = get_sqe();
       if (sqe != nullptr) [[likely]] {
@@ -152,7 +152,8 @@ class LiburingDevice final : public BlockDevice {
 
   // Whatever submit() does not prepare at once: other ops (run here, as
   // sync_op()), invalid requests, requests waiting for a slot, transfers
-  // in several SQEs, and a broken ring.
+  // in several SQEs, a request continuing the one prepared before it, and
+  // a broken ring.
   [[gnu::noinline]] void submit_slow(IoRequest& req) noexcept {
     if ((req.status = check_request(info_, req)) == Errc::ok &&
         (req.op == IoOp::read || req.op == IoOp::write)) {

@@ -8,7 +8,7 @@
 // does this.
 //
 //   valgrind --tool=callgrind --callgrind-out-file=F \
-//     f2fscore-reqcost-job FILE QD N [read|write] [io_uring|uring|posix] [bare|off|on]
+//     f2fscore-reqcost-job FILE QD N [read|write] [auto|io_uring|uring|posix] [bare|off|on]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,37 +17,24 @@
 
 #include "f2fscore/drivers/io_job.hpp"
 #include "f2fscore/iostat.hpp"
-#include "f2fscore/uring_device.hpp"
+#include "reqcost_common.hpp"
 
 using namespace f2fscore;
 
 int main(int argc, char** argv) {
-  if (argc < 4) {
-    std::fprintf(stderr, "usage: %s FILE QD N [read|write] [io_uring|uring|posix] [bare|off|on]\n", argv[0]);
-    return 2;
-  }
-  const std::string path = argv[1];
-  const auto qd = static_cast<std::uint32_t>(std::strtoul(argv[2], nullptr, 10));
-  const auto n = std::strtoull(argv[3], nullptr, 10);
-  const bool write = argc > 4 && std::strcmp(argv[4], "write") == 0;
-  const std::string be = argc > 5 ? argv[5] : "io_uring";
+  const auto parsed = reqcost::parse(argc, argv, "[bare|off|on]");
+  if (!parsed) return 2;
+  const reqcost::Args& args = *parsed;
+  const std::uint32_t qd = args.qd;
+  const bool write = args.write;
   const std::string variant = argc > 6 ? argv[6] : "off";
-  BackendOptions bo;
-  bo.backend = be == "posix" ? Backend::posix : be == "uring" ? Backend::liburing : Backend::uring;
-  bo.queue_depth = qd;
-  OpenOptions oo;
-  oo.direct = true;
-  oo.read_only = !write;
-  auto opened = open_device(path, oo, bo);
-  if (!opened) {
-    std::fprintf(stderr, "reqcost-job: %s\n", opened.error().to_string().c_str());
-    return 1;
-  }
+  auto opened = reqcost::open(args, "reqcost-job");
+  if (!opened) return 1;
   IoJob job;
   job.pattern = write ? IoPattern::randwrite : IoPattern::randread;
   job.block_size = 4096;
   job.queue_depth = qd;
-  job.max_ios = n;
+  job.max_ios = args.n;
   job.measure_latency = false;  // no clock reads: the request's own cost
   Iostat stats;
   std::unique_ptr<BlockDevice> dev = std::move(opened->device);
@@ -61,7 +48,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "reqcost-job: %s\n", r.error().to_string().c_str());
     return 1;
   }
-  std::printf("reqcost-job: %s, %s %s qd=%u ios=%llu\n", variant.c_str(), be.c_str(), write ? "write" : "read", qd,
+  std::printf("reqcost-job: %s, %s %s qd=%u ios=%llu\n", variant.c_str(), args.backend_arg.c_str(), write ? "write" : "read", qd,
               static_cast<unsigned long long>(r->ios));
-  return r->ios == n ? 0 : 1;
+  return r->ios == args.n ? 0 : 1;
 }

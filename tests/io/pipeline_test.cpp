@@ -517,10 +517,10 @@ TEST(PipelineLoop, BlockDeviceBothBackends) {
 
 // A sequential stream at depth 8 must reach the device as 8 requests in
 // flight, not merged: the kernel merges contiguous requests sent in one
-// io_uring_enter of more than two SQEs (one block plug), which turned
-// 8 x 128 KiB into one 1 MiB request at depth 1 (7 of 8 requests merged,
-// as /sys/block/<dev>/stat counted before the backends sent a request that
-// continues its predecessor on its own). Random requests are not affected.
+// io_uring_enter of more than two SQEs (one block plug), which makes
+// 8 x 128 KiB one 1 MiB request at depth 1 (7 of 8 requests merged in the
+// device's stat file) unless a request that continues its predecessor is
+// sent on its own.
 TEST(PipelineLoop, SequentialRequestsReachTheDeviceUnmerged) {
   std::string why;
   if (!loop_available(why)) {

@@ -8,7 +8,8 @@
 // the next poll(), in the same io_uring_enter as its wait (as
 // io_uring_submit_and_wait() does), so that the requests submitted between
 // two polls, and those resubmitted from the callbacks of one poll, share
-// one system call. poll() walks the CQ ring and gives each entry back to
+// one system call; a request that continues the one prepared before it
+// sends those first (send_batch(): the kernel would merge them). poll() walks the CQ ring and gives each entry back to
 // the ring before its callback runs, so that a callback that submits or
 // polls again sees a consistent ring.
 #ifndef _FILE_OFFSET_BITS

@@ -82,7 +82,9 @@ using CallStack = asio::detail::call_stack<asio::detail::thread_context, asio::d
 // "submit operation pending" is held for good, so it never posts one), as
 // the direct backend does: what is submitted between two poll() calls,
 // from a completion callback or not, goes to the kernel with the next
-// poll()'s wait, in one io_uring_enter (io_uring_submit_and_wait). At
+// poll()'s wait, in one io_uring_enter (io_uring_submit_and_wait), except
+// that a request continuing the one prepared before it sends those first
+// (issue_one(): the kernel would merge them). At
 // depth 32 that is one system call per wake-up, not one per request (0.03
 // io_uring_enter per request against 1.0 when each resubmission from a
 // callback was sent at once, as fio does by default; strace -c,

@@ -25,7 +25,7 @@
 #endif
 
 #include "f2fscore/iostat.hpp"
-#include "f2fscore/uring_device.hpp"
+#include "reqcost_common.hpp"
 
 using namespace f2fscore;
 
@@ -77,27 +77,13 @@ void run(Loop& l, std::vector<IoRequest>& reqs, std::uint64_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 4) {
-    std::fprintf(stderr, "usage: %s FILE QD N [read|write] [auto|io_uring|uring|posix] [on]\n", argv[0]);
-    return 2;
-  }
-  const std::string path = argv[1];
-  const auto qd = static_cast<std::uint32_t>(std::strtoul(argv[2], nullptr, 10));
-  const auto n = std::strtoull(argv[3], nullptr, 10);
-  const bool write = argc > 4 && std::strcmp(argv[4], "write") == 0;
-  BackendOptions bo;
-  if (argc > 5 && std::strcmp(argv[5], "posix") == 0) bo.backend = Backend::posix;
-  if (argc > 5 && std::strcmp(argv[5], "io_uring") == 0) bo.backend = Backend::uring;
-  if (argc > 5 && std::strcmp(argv[5], "uring") == 0) bo.backend = Backend::liburing;
-  bo.queue_depth = qd;
-  OpenOptions oo;
-  oo.direct = true;
-  oo.read_only = !write;
-  auto opened = open_device(path, oo, bo);
-  if (!opened) {
-    std::fprintf(stderr, "reqcost: %s\n", opened.error().to_string().c_str());
-    return 1;
-  }
+  const auto parsed = reqcost::parse(argc, argv, "[on]");
+  if (!parsed) return 2;
+  const reqcost::Args& args = *parsed;
+  const std::uint32_t qd = args.qd;
+  const bool write = args.write;
+  auto opened = reqcost::open(args, "reqcost");
+  if (!opened) return 1;
 #if defined(F2FSCORE_BENCH_NO_IOSTAT)
   std::unique_ptr<BlockDevice> dev = std::move(opened->device);
   const char* variant = "iostat compiled out";
@@ -124,13 +110,13 @@ int main(int argc, char** argv) {
   run(l, reqs, 2000 + 4ull * qd);  // warm up: first-touch paths, ring, caches
   const auto t0 = std::chrono::steady_clock::now();
   CALLGRIND_TOGGLE_COLLECT;
-  run(l, reqs, n);
+  run(l, reqs, args.n);
   CALLGRIND_TOGGLE_COLLECT;
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("reqcost: %s, %s, %s qd=%u n=%llu done=%llu errors=%llu %.0f IOPS\n", variant,
               std::string(backend_name(opened->backend)).c_str(), write ? "write" : "read", qd,
-              static_cast<unsigned long long>(n), static_cast<unsigned long long>(l.done),
+              static_cast<unsigned long long>(args.n), static_cast<unsigned long long>(l.done),
               static_cast<unsigned long long>(l.errors), static_cast<double>(l.done) / s);
   std::free(bufs);
-  return l.errors == 0 && l.done == n ? 0 : 1;
+  return l.errors == 0 && l.done == args.n ? 0 : 1;
 }

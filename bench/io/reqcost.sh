@@ -3,7 +3,7 @@
 # completion), counted by callgrind, for the I/O pipeline with the iostat
 # layer present but off, and for a build with the layer compiled out.
 #
-# Usage: bench/io/reqcost.sh [--build DIR] [--file PATH] [--n N] [--backends "B ..."] [--fio]
+# Usage: bench/io/reqcost.sh [--build DIR] [--file PATH] [--n N] [--backends "B ..."] [--fio] [--job]
 #
 #   --build DIR  a build with -DF2FSCORE_BUILD_BENCH=ON (default: build-bench
 #                beside this repository; configured and built when missing)
@@ -15,6 +15,11 @@
 #                Asio, and liburing directly)
 #   --fio        also count fio's instructions per I/O (the whole process,
 #                startup removed by running N and 2N I/Os and differencing)
+#   --job        also count the requests of run_io_job() (f2fscore-reqcost-job:
+#                the job behind f2fscore-io, handed a BlockDevice&) on the
+#                backend's device itself and on an IostatDevice off and on,
+#                the same differencing (N and 2N requests)
+#   --job-only   only that table
 #
 # f2fscore-reqcost and f2fscore-reqcost-noiostat (bench/io/reqcost.cpp) run
 # a warm-up, then toggle callgrind's collection around exactly N requests,
@@ -35,6 +40,8 @@ build=$root/build-bench
 file=/var/tmp/f2fscore-bench/f1g
 n=5000
 with_fio=0
+with_job=0
+job_only=0
 backends="io_uring uring"
 
 die() { echo "reqcost: $*" >&2; exit 1; }
@@ -45,6 +52,8 @@ while [[ $# -gt 0 ]]; do
     --file) file=$2; shift 2 ;;
     --n) n=$2; shift 2 ;;
     --fio) with_fio=1; shift ;;
+    --job) with_job=1; shift ;;
+    --job-only) with_job=1; job_only=1; shift ;;
     --backends) backends=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
@@ -56,6 +65,9 @@ if [[ ! -x $build/bench/io/f2fscore-reqcost ]]; then
     -DF2FSCORE_BUILD_TESTS=OFF >/dev/null
   cmake --build "$build" -j 2 --target f2fscore-reqcost f2fscore-reqcost-noiostat >/dev/null
   cmake --build "$build" -j 2 --target f2fscore-reqcost-raw >/dev/null 2>&1 || true  # needs liburing
+fi
+if [[ $with_job -eq 1 && ! -x $build/bench/io/f2fscore-reqcost-job ]]; then
+  cmake --build "$build" -j 2 --target f2fscore-reqcost-job >/dev/null || die "cannot build f2fscore-reqcost-job"
 fi
 mkdir -p "$(dirname "$file")"
 [[ $(df -T "$(dirname "$file")" | awk 'NR == 2 { print $2 }') != tmpfs ]] || die "$file is on tmpfs"
@@ -89,7 +101,7 @@ count1() {  # binary backend qd op [on] -> "instructions-per-request gate-instru
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 have_raw=0
-[[ -x $build/bench/io/f2fscore-reqcost-raw ]] && have_raw=1
+[[ -x $build/bench/io/f2fscore-reqcost-raw && $job_only -eq 0 ]] && have_raw=1
 declare -A floor
 if [[ $have_raw -eq 1 ]]; then
   for op in read write; do
@@ -106,6 +118,7 @@ if [[ $have_raw -eq 1 ]]; then
 fi
 
 : >"$tmp/summary"
+[[ $job_only -eq 1 ]] || {
 echo "| backend | requests | iostat layer, off | iostat compiled out | difference | layer/compiled out | the gate itself | iostat on |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|"
 for be in $backends; do
@@ -129,6 +142,7 @@ for be in $backends; do
     done
   done
 done
+}
 
 if [[ $have_raw -eq 1 ]]; then
   echo
@@ -153,6 +167,35 @@ if [[ $with_fio -eq 1 ]]; then
       b=$(fio_count "$rw" "$qd" $((2 * n)))
       awk -v rw="$rw" -v qd="$qd" -v a="$a" -v b="$b" -v n="$n" \
         'BEGIN { printf "| 4 KiB %s, QD %d | %.1f |\n", rw, qd, (b - a) / n }'
+    done
+  done
+fi
+
+if [[ $with_job -eq 1 ]]; then
+  job_total() {  # backend qd op variant ios -> total instructions of the run
+    valgrind --tool=callgrind --callgrind-out-file="$tmp/job.out" "$build/bench/io/f2fscore-reqcost-job" \
+      "$file" "$2" "$5" "$3" "$1" "$4" >/dev/null 2>"$tmp/vg.log" || { cat "$tmp/vg.log" >&2; die "reqcost-job failed"; }
+    awk '/^totals:/ { print $2 }' "$tmp/job.out"
+  }
+  echo
+  echo "| backend | requests, through run_io_job() | no layer | layer off | off - no layer | off / no layer | layer on | on - off |"
+  echo "|---|---|---:|---:|---:|---:|---:|---:|"
+  for be in $backends; do
+    for op in read write; do
+      for qd in 1 32; do
+        declare -A per=()
+        for v in bare off on; do
+          : >"$tmp/j"
+          for i in 1 2 3; do
+            a=$(job_total "$be" "$qd" "$op" "$v" "$n")
+            b=$(job_total "$be" "$qd" "$op" "$v" $((2 * n)))
+            awk -v a="$a" -v b="$b" -v n="$n" 'BEGIN { printf "%.1f\n", (b - a) / n }' >>"$tmp/j"
+          done
+          per[$v]=$(median <"$tmp/j")
+        done
+        awk -v be="$be" -v op="$op" -v qd="$qd" -v x="${per[bare]}" -v a="${per[off]}" -v o="${per[on]}" \
+          'BEGIN { printf "| %s | 4 KiB rand%s, QD %d | %.1f | %.1f | %+.1f | %.4f | %.1f | %+.1f |\n", be, op, qd, x, a, a - x, a / x, o, o - a }'
+      done
     done
   done
 fi

@@ -1,6 +1,8 @@
 // run_io_job(): the fio-like job behind f2fscore-io, and its histogram.
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "support/assert_ok.hpp"
 
 #include "f2fscore/fault_device.hpp"
@@ -114,4 +116,42 @@ TEST(IoJob, Reports) {
   EXPECT_NE(json.find("\"percentile\": {\"50.00\": "), std::string::npos);
   EXPECT_TRUE(parse_io_pattern("randwrite"));
   EXPECT_FALSE(parse_io_pattern("trim"));
+}
+
+// The job drives an IostatDevice through its own type; the route is still
+// read at every submission, so iostat switched on during the run counts
+// exactly the requests submitted after the switch.
+TEST(IoJob, IostatSwitchedOnDuringTheRunCountsWhatFollows) {
+  // Below the layer: a memory device that switches iostat on inside its
+  // 100th submission (which came through the off route, uncounted).
+  struct SwitchingDevice final : BlockDevice {
+    SwitchingDevice(std::unique_ptr<BlockDevice> d, Iostat& s) : inner(std::move(d)), stats(s) {}
+    std::unique_ptr<BlockDevice> inner;
+    Iostat& stats;
+    unsigned submits = 0;
+    const DeviceInfo& info() const noexcept override { return inner->info(); }
+    void submit(IoRequest& r) noexcept override {
+      inner->submit(r);
+      if (++submits == 100) stats.set_enabled(true);
+    }
+    std::size_t poll(bool wait) noexcept override { return inner->poll(wait); }
+    std::size_t in_flight() const noexcept override { return inner->in_flight(); }
+  };
+  Iostat stats;
+  auto below = std::make_unique<SwitchingDevice>(make_memory_device(1 << 20, 4096), stats);
+  SwitchingDevice* sw = below.get();
+  IostatDevice dev(std::move(below), stats);
+  IoJob job;
+  job.pattern = IoPattern::randwrite;
+  job.queue_depth = 4;
+  job.tag = io_tag(IostatType::app_direct_io);
+  BlockDevice& ref = dev;  // as f2fscore-io hands it over
+  auto r = run_io_job(ref, job);
+  ASSERT_OK(r);
+  EXPECT_EQ(r->ios, 256u);  // one pass over 1 MiB in 4 KiB requests
+  EXPECT_EQ(sw->submits, 256u);
+  const IostatSnapshot s = stats.snapshot();
+  EXPECT_EQ(s.count_of(IostatType::app_direct_io), 256u - 100u);
+  EXPECT_EQ(s.bytes_of(IostatType::app_direct_io), (256u - 100u) * 4096u);
+  EXPECT_EQ(s.completed[static_cast<std::size_t>(IostatType::app_direct_io)], 256u - 100u);
 }

@@ -3,7 +3,10 @@
 // records, and the kernel's text layout.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "f2fscore/iostat.hpp"
 #include "io/io_test_util.hpp"
@@ -381,19 +384,44 @@ TEST(Iostat, Json) {
   s.enabled = true;
   s.bytes[ix(IostatType::fs_node_io)] = 8192;
   s.count[ix(IostatType::fs_node_io)] = 2;
-  s.latency[1][1] = {3000, 4000, 2};
-  const std::string j = iostat_json(s, 5);
-  EXPECT_EQ(j.front(), '{');
-  EXPECT_EQ(j.back(), '}');
-  EXPECT_NE(j.find("\"enabled\": true, \"time\": 5"), std::string::npos);
-  EXPECT_NE(j.find("\"fs_node_io\": {\"name\": \"fs node\", \"bytes\": 8192, \"count\": 2, \"avg_bytes\": 4096}"),
-            std::string::npos);
-  EXPECT_NE(j.find("\"wr_sync_node\": {\"peak_us\": 3.000, \"avg_us\": 2.000, \"count\": 2}"), std::string::npos);
-  // Balanced braces (a cheap well-formedness check; tests/io/io_tool_test
-  // parses the tool's JSON with a real parser when one is available).
-  int depth = 0;
-  for (char c : j) depth += c == '{' ? 1 : c == '}' ? -1 : 0;
-  EXPECT_EQ(depth, 0);
+  s.bytes[ix(IostatType::fs_flush_io)] = 0;
+  s.count[ix(IostatType::fs_flush_io)] = 7;
+  s.latency[1][1] = {3000, 4000, 2};  // wr_sync_node: peak 3 us, sum 4 us over 2
+  s.latency[0][0] = {1500, 4501, 3};  // rd_data: 4501 ns over 3, avg 1500 ns (integer division)
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(iostat_json(s, 5));
+  // The top level, in this order.
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : j.items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"enabled", "time", "types", "latency"}));
+  EXPECT_EQ(j["enabled"], true);
+  EXPECT_EQ(j["time"], 5);
+  // Every type of the kernel's enum, by key, with its iostat_info name.
+  ASSERT_EQ(j["types"].size(), kIostatTypes);
+  for (std::size_t i = 0; i < kIostatTypes; ++i) {
+    const auto t = static_cast<IostatType>(i);
+    const auto& e = j["types"][std::string(iostat_type_key(t))];
+    EXPECT_EQ(e["name"], std::string(iostat_type_name(t))) << i;
+    EXPECT_EQ(e.size(), 4u) << i;
+  }
+  const auto& node = j["types"]["fs_node_io"];
+  EXPECT_EQ(node["name"], "fs node");
+  EXPECT_EQ(node["bytes"], 8192);
+  EXPECT_EQ(node["count"], 2);
+  EXPECT_EQ(node["avg_bytes"], 4096);
+  EXPECT_EQ(j["types"]["fs_flush_io"]["count"], 7);
+  EXPECT_EQ(j["types"]["fs_flush_io"]["avg_bytes"], 0);
+  EXPECT_EQ(j["types"]["app_direct_io"]["avg_bytes"], 0);  // no division by a zero count
+  // The nine latency buckets of the f2fs_iostat_latency tracepoint.
+  ASSERT_EQ(j["latency"].size(), 9u);
+  for (const char* b : {"rd_data", "rd_node", "rd_meta", "wr_sync_data", "wr_sync_node", "wr_sync_meta",
+                        "wr_async_data", "wr_async_node", "wr_async_meta"})
+    EXPECT_TRUE(j["latency"].contains(b)) << b;
+  EXPECT_DOUBLE_EQ(j["latency"]["wr_sync_node"]["peak_us"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(j["latency"]["wr_sync_node"]["avg_us"].get<double>(), 2.0);
+  EXPECT_EQ(j["latency"]["wr_sync_node"]["count"], 2);
+  EXPECT_DOUBLE_EQ(j["latency"]["rd_data"]["peak_us"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(j["latency"]["rd_data"]["avg_us"].get<double>(), 1.5);
+  EXPECT_EQ(j["latency"]["rd_meta"]["count"], 0);
 }
 
 TEST(Iostat, SharedByTwoDevicesOfAVolume) {

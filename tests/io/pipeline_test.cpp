@@ -15,10 +15,12 @@
 #include <sys/syscall.h>
 #endif
 
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <fstream>
 
+#include "f2fscore/drivers/io_job.hpp"
 #include "f2fscore/fault_device.hpp"
 #include "f2fscore/iostat.hpp"
 #include "f2fscore/uring_device.hpp"
@@ -509,6 +511,61 @@ TEST(PipelineLoop, BlockDeviceBothBackends) {
       ASSERT_TRUE(buffered);
       EXPECT_EQ(buffered->info().logical_block_size, sector) << "BLKSSZGET";
       exercise(*buffered, 8);
+    }
+  }
+}
+
+// A sequential stream at depth 8 must reach the device as 8 requests in
+// flight, not merged: the kernel merges contiguous requests sent in one
+// io_uring_enter of more than two SQEs (one block plug), which makes
+// 8 x 128 KiB one 1 MiB request at depth 1 (7 of 8 requests merged in the
+// device's stat file) unless a request that continues its predecessor is
+// sent on its own.
+TEST(PipelineLoop, SequentialRequestsReachTheDeviceUnmerged) {
+  std::string why;
+  if (!loop_available(why)) {
+    if (f2fstest::required("LOOP")) FAIL() << why;
+    GTEST_SKIP() << why;
+  }
+  if (!uring_compiled()) GTEST_SKIP() << "built without io_uring";
+  f2fstest::TempDir tmp;
+  const auto file = (tmp / "loop.img").string();
+  f2fstest::make_sparse_file(file, 16 << 20);
+  LoopDevice loop(file, false);
+  if (loop.dev.empty()) {
+    if (f2fstest::required("LOOP")) FAIL() << "losetup failed";
+    GTEST_SKIP() << "losetup failed (no loop devices in this container?)";
+  }
+  // Fields 1, 2, 5, 6 of the block layer's stat file: reads and writes
+  // completed, and merged (Documentation/block/stat.rst).
+  const std::string stat = "/sys/block/" + loop.dev.substr(loop.dev.rfind('/') + 1) + "/stat";
+  auto counters = [&] {
+    std::ifstream in(stat);
+    std::array<std::uint64_t, 8> v{};
+    for (auto& x : v) in >> x;
+    return v;
+  };
+  for (Backend b : {Backend::uring, Backend::liburing}) {
+    for (IoPattern pat : {IoPattern::read, IoPattern::write}) {
+      auto dev = open_or_fail(loop.dev, b, true);
+      ASSERT_TRUE(dev);
+      IoJob job;
+      job.pattern = pat;
+      job.block_size = 128 << 10;
+      job.queue_depth = 8;
+      job.max_ios = 1024;  // 8 passes over the 16 MiB
+      job.runtime_s = 60;
+      job.measure_latency = false;
+      const auto before = counters();
+      auto r = run_io_job(*dev, job);
+      const auto after = counters();
+      ASSERT_OK(r);
+      ASSERT_EQ(r->ios, 1024u);
+      const bool rd = pat == IoPattern::read;
+      const std::uint64_t merged = after[rd ? 1 : 5] - before[rd ? 1 : 5];
+      const std::uint64_t requests = after[rd ? 0 : 4] - before[rd ? 0 : 4];
+      EXPECT_LE(merged * 8, r->ios) << backend_name(b) << " " << io_pattern_name(pat) << ": " << merged
+                                    << " of " << r->ios << " requests merged (" << requests << " reached the device)";
     }
   }
 }

@@ -278,7 +278,9 @@ class Iostat {
 /// The gate: submit() and poll() are inline, so a caller that holds the
 /// IostatDevice itself (not a BlockDevice&) pays one load per call when
 /// iostat is off (the route), and calls the device below directly; a call
-/// through BlockDevice& adds the virtual forward.
+/// through BlockDevice& adds the virtual forward. run_io_job() and the
+/// writer's own layer (which receive a BlockDevice&) find an IostatDevice
+/// there and call it through its type.
 class IostatDevice final : public BlockDevice {
  public:
   friend class Iostat;

@@ -10,6 +10,8 @@
 #include <ctime>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 namespace f2fscore {
 namespace {
 
@@ -737,34 +739,24 @@ std::string format_iostat_latency(const IostatSnapshot& s) {
 }
 
 std::string iostat_json(const IostatSnapshot& s, std::int64_t unix_time) {
-  std::string out = "{\"enabled\": ";
-  out += s.enabled ? "true" : "false";
-  char buf[256];
-  std::snprintf(buf, sizeof buf, ", \"time\": %lld, \"types\": {", static_cast<long long>(unix_time));
-  out += buf;
+  using Json = nlohmann::ordered_json;
+  Json types = Json::object();
   for (std::size_t i = 0; i < kIostatTypes; ++i) {
     const auto t = static_cast<IostatType>(i);
     const std::uint64_t b = s.bytes[i], c = s.count[i];
-    std::snprintf(buf, sizeof buf,
-                  "%s\"%s\": {\"name\": \"%s\", \"bytes\": %" PRIu64 ", \"count\": %" PRIu64
-                  ", \"avg_bytes\": %" PRIu64 "}",
-                  i ? ", " : "", std::string(iostat_type_key(t)).c_str(),
-                  std::string(iostat_type_name(t)).c_str(), b, c, c ? b / c : 0);
-    out += buf;
+    types[std::string(iostat_type_key(t))] = {
+        {"name", std::string(iostat_type_name(t))}, {"bytes", b}, {"count", c}, {"avg_bytes", c ? b / c : 0}};
   }
-  out += "}, \"latency\": {";
-  bool first = true;
+  Json latency = Json::object();
   for (const auto& n : kLatNames) {
     const IostatLatency& l = s.lat(n.lat, n.page);
-    std::snprintf(buf, sizeof buf,
-                  "%s\"%s\": {\"peak_us\": %.3f, \"avg_us\": %.3f, \"count\": %" PRIu64 "}",
-                  first ? "" : ", ", n.name, static_cast<double>(l.peak_ns) / 1000.0,
-                  static_cast<double>(l.avg_ns()) / 1000.0, l.count);
-    out += buf;
-    first = false;
+    latency[n.name] = {{"peak_us", static_cast<double>(l.peak_ns) / 1000.0},
+                       {"avg_us", static_cast<double>(l.avg_ns()) / 1000.0},
+                       {"count", l.count}};
   }
-  out += "}}";
-  return out;
+  const Json j = {{"enabled", s.enabled}, {"time", unix_time}, {"types", std::move(types)},
+                  {"latency", std::move(latency)}};
+  return j.dump();
 }
 
 }  // namespace f2fscore

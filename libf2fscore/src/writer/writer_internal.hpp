@@ -62,10 +62,13 @@ struct WriteContext {
 /// (FS_META_IO);
 /// flush and discard stay untagged (iostat counts them as fs flush and fs
 /// discard). Without it the volume reader's untagged reads would count as
-/// application direct reads.
+/// application direct reads. An IostatDevice below is called through its
+/// own type (its gate inline: one load when iostat is off), not through
+/// BlockDevice& (which would add its virtual forward to every call).
 struct TagDevice final : BlockDevice {
-  explicit TagDevice(BlockDevice& d) noexcept : inner(d) {}
+  explicit TagDevice(BlockDevice& d) noexcept : inner(d), gate(dynamic_cast<IostatDevice*>(&d)) {}
   BlockDevice& inner;
+  IostatDevice* gate;  ///< `inner` when it is an IostatDevice, else null
   std::uint16_t write_tag = io_tag(IostatType::fs_meta_io);
   const DeviceInfo& info() const noexcept override { return inner.info(); }
   void submit(IoRequest& r) noexcept override {
@@ -73,10 +76,11 @@ struct TagDevice final : BlockDevice {
       if (r.op == IoOp::read) r.tag = io_tag(IostatType::fs_meta_read_io);
       else if (r.op == IoOp::write) r.tag = write_tag;
     }
-    inner.submit(r);
+    if (gate != nullptr) gate->submit(r);
+    else inner.submit(r);
   }
-  std::size_t poll(bool wait) noexcept override { return inner.poll(wait); }
-  std::size_t in_flight() const noexcept override { return inner.in_flight(); }
+  std::size_t poll(bool wait) noexcept override { return gate != nullptr ? gate->poll(wait) : inner.poll(wait); }
+  std::size_t in_flight() const noexcept override { return gate != nullptr ? gate->in_flight() : inner.in_flight(); }
   std::uint64_t next_data(std::uint64_t offset, std::uint64_t end) noexcept override {
     return inner.next_data(offset, end);
   }

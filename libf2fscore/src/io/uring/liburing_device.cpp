@@ -8,7 +8,8 @@
 // the next poll(), in the same io_uring_enter as its wait (as
 // io_uring_submit_and_wait() does), so that the requests submitted between
 // two polls, and those resubmitted from the callbacks of one poll, share
-// one system call. poll() walks the CQ ring and gives each entry back to
+// one system call; a request that continues the one prepared before it
+// sends those first (send_batch(): the kernel would merge them). poll() walks the CQ ring and gives each entry back to
 // the ring before its callback runs, so that a callback that submits or
 // polls again sees a consistent ring.
 #ifndef _FILE_OFFSET_BITS
@@ -74,8 +75,10 @@ class LiburingDevice final : public BlockDevice {
     req.sys_errno = 0;
     req.status = Errc::ok;
     ++in_flight_;
-    if (fast_ok(req) && !free_.empty()) [[likely]] {
-      // A valid read or write, in one SQE, with a slot free: prepared here.
+    if (fast_ok(req) && !free_.empty() && req.offset != batch_end_) [[likely]] {
+      // A valid read or write, in one SQE, with a slot free, that does not
+      // continue the request prepared before it (send_batch()): prepared here.
+      batch_end_ = req.offset + req.length;
       io_uring_sqe* sqe = get_sqe();
       if (sqe != nullptr) [[likely]] {
         const std::uint32_t i = free_.take(slots_);
@@ -136,9 +139,22 @@ class LiburingDevice final : public BlockDevice {
     return &sq.sqes[tail & sq.ring_mask];
   }
 
+  // A request that continues the one prepared before it (a sequential
+  // stream) must not reach the kernel in the same io_uring_enter: the
+  // kernel puts a submission of more than two SQEs under one block plug
+  // (io_submit_state_start() in io_uring/io_uring.c), where contiguous
+  // requests are merged (blk_attempt_plug_merge() in block/blk-merge.c),
+  // so that 8 requests of 128 KiB in flight become one of 1 MiB and the
+  // device sees depth 1. What is prepared goes first, on its own, as fio
+  // sends each request; random requests keep their batch.
+  [[gnu::noinline]] void send_batch() noexcept {
+    if (ring_.sq.sqe_tail != ring_.sq.sqe_head) (void)::io_uring_submit(&ring_);
+  }
+
   // Whatever submit() does not prepare at once: other ops (run here, as
   // sync_op()), invalid requests, requests waiting for a slot, transfers
-  // in several SQEs, and a broken ring.
+  // in several SQEs, a request continuing the one prepared before it, and
+  // a broken ring.
   [[gnu::noinline]] void submit_slow(IoRequest& req) noexcept {
     if ((req.status = check_request(info_, req)) == Errc::ok &&
         (req.op == IoOp::read || req.op == IoOp::write)) {
@@ -176,6 +192,13 @@ class LiburingDevice final : public BlockDevice {
   // Prepares the SQE for the rest of slot i's transfer.
   [[gnu::always_inline]] void issue(std::uint32_t i) noexcept {
     IoRequest& r = *slots_[i].req;
+    std::uint64_t len = r.length - r.transferred;
+    if (hooks_.max_chunk != 0 && len > hooks_.max_chunk) len = hooks_.max_chunk;
+    if (len > kMaxChunk) [[unlikely]] len = kMaxChunk;  // the SQE's length is 32 bits
+    auto* p = static_cast<unsigned char*>(r.buf) + r.transferred;
+    const std::uint64_t off = r.offset + r.transferred;
+    if (off == batch_end_) [[unlikely]] send_batch();  // as in submit()
+    batch_end_ = off + len;
     io_uring_sqe* sqe = get_sqe();
     if (sqe == nullptr) [[unlikely]] {
       // The SQ ring holds at least queue_depth entries and each slot has at
@@ -184,11 +207,6 @@ class LiburingDevice final : public BlockDevice {
       sqe = get_sqe();
       if (sqe == nullptr) return no_sqe(i);
     }
-    std::uint64_t len = r.length - r.transferred;
-    if (hooks_.max_chunk != 0 && len > hooks_.max_chunk) len = hooks_.max_chunk;
-    if (len > kMaxChunk) [[unlikely]] len = kMaxChunk;  // the SQE's length is 32 bits
-    auto* p = static_cast<unsigned char*>(r.buf) + r.transferred;
-    const std::uint64_t off = r.offset + r.transferred;
     if (r.op == IoOp::read) {
       ::io_uring_prep_read(sqe, fd_, p, static_cast<unsigned>(len), off);
     } else {
@@ -328,6 +346,9 @@ class LiburingDevice final : public BlockDevice {
   std::size_t in_kernel_ = 0;  // holding a slot
   std::uint64_t completed_ = 0;
   int broken_ = 0;  // the errno of a failed io_uring_enter that made the ring unusable
+  // The byte after the last SQE prepared (send_batch()); no request starts
+  // at ~0.
+  std::uint64_t batch_end_ = ~std::uint64_t{0};
 };
 
 }  // namespace

@@ -82,7 +82,9 @@ using CallStack = asio::detail::call_stack<asio::detail::thread_context, asio::d
 // "submit operation pending" is held for good, so it never posts one), as
 // the direct backend does: what is submitted between two poll() calls,
 // from a completion callback or not, goes to the kernel with the next
-// poll()'s wait, in one io_uring_enter (io_uring_submit_and_wait). At
+// poll()'s wait, in one io_uring_enter (io_uring_submit_and_wait), except
+// that a request continuing the one prepared before it sends those first
+// (issue_one(): the kernel would merge them). At
 // depth 32 that is one system call per wake-up, not one per request (0.03
 // io_uring_enter per request against 1.0 when each resubmission from a
 // callback was sent at once, as fio does by default; strace -c,
@@ -414,6 +416,16 @@ class UringDevice final : public BlockDevice {
     if (hooks_.max_chunk != 0 && len > hooks_.max_chunk) len = hooks_.max_chunk;
     auto* p = static_cast<unsigned char*>(r.buf) + r.transferred;
     const std::uint64_t off = r.offset + r.transferred;
+    // A request that continues the one prepared before it (a sequential
+    // stream) must not reach the kernel in the same io_uring_enter: the
+    // kernel puts a submission of more than two SQEs under one block plug
+    // (io_submit_state_start() in io_uring/io_uring.c), where contiguous
+    // requests are merged (blk_attempt_plug_merge() in block/blk-merge.c),
+    // so that 8 requests of 128 KiB in flight become one of 1 MiB and the
+    // device sees depth 1. What Asio has prepared goes first, on its own,
+    // as fio sends each request; random requests keep their batch.
+    if (off == batch_end_ && service_->*get(PendingSqes{}) != 0) [[unlikely]] (service_->*get(SubmitSqes{}))();
+    batch_end_ = off + len;
     try {
       if (r.op == IoOp::read)
         s->file.async_read_some_at(off, asio::mutable_buffer(p, static_cast<std::size_t>(len)), Handler{s});
@@ -464,6 +476,9 @@ class UringDevice final : public BlockDevice {
   std::size_t in_flight_ = 0;   // submitted, callback not yet run
   std::size_t in_kernel_ = 0;   // holding a slot
   std::uint64_t completed_ = 0;
+  // The byte after the last transfer prepared (issue_one()); no request
+  // starts at ~0.
+  std::uint64_t batch_end_ = ~std::uint64_t{0};
 };
 
 void Handler::operator()(const boost::system::error_code& ec, std::size_t n) const noexcept {

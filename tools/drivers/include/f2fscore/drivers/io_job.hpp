@@ -65,7 +65,10 @@ struct IoJobReport {
 /// Runs `job` on `dev` and waits for every request. Errors: the job's
 /// arguments (Errc::invalid_argument: zero or unaligned block size, queue
 /// depth, region past the end), or the first failed request's error (the
-/// job stops at the first failure).
+/// job stops at the first failure). An IostatDevice is driven through its
+/// own type, so that with iostat off a request costs one load more than on
+/// the device below (no virtual forward); switching iostat on or off during
+/// the run takes effect at the next submission.
 Result<IoJobReport> run_io_job(BlockDevice& dev, const IoJob& job);
 
 /// Human-readable summary: IOPS, bandwidth, latency min/avg/max and the

@@ -265,6 +265,11 @@ const std::vector<Case>& cases() {
      return Spec{{"natj.n_nats=200"}, {E(Code::NAT_JOURNAL_BAD)}}; }},
   {"nat_bits_empty", Base::sload, "nat_bits", [](Corruptor&) {
      return Spec{{"nat_bits.empty[0]=1"}, {E(Code::NAT_BITS_MISMATCH)}}; }},
+  // A NAT block nat_bits mark empty (nid 915 is in NAT block 2; the base's
+  // nids end far below it) holding a garbage entry: -f reads it, as
+  // fsck.f2fs reads the whole NAT.
+  {"nat_bits_empty_block_garbage", Base::sload, "nat_bits", [](Corruptor&) {
+     return Spec{{"nat[915].block_addr=0xdeadbeef", "nat[915].ino=915"}, {E(Code::NAT_BLKADDR_INVALID).Nid(915)}}; }},
   {"nat_bits_full_mkfs", Base::mkfs, "nat_bits", [](Corruptor&) {
      return Spec{{"nat_bits.full[0]=1"}, {E(Code::NAT_BITS_MISMATCH)}}; }},
   // ---- SIT ----

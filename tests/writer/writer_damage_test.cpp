@@ -126,6 +126,9 @@ TEST(WriterDamage, RefusedBeforeAnyWrite) {
       {"a node block the SIT says is free", {"sit[/d/f1].valid_map[%BIT%]=0"}, ""},
       {"a SIT count that disagrees with its bitmap", {"sit[/d/f1@0].vblocks+=1"}, "SIT_VBLOCKS_MISMATCH"},
       {"an active log moved back over its blocks", {"%LOG%"}, "[CURSEG]"},
+      {"the root without '.'", {"dentry_del[/.]=1"}, "[DENTRY_DOT]"},
+      {"the root's '..' naming a file", {"dentry[/..].ino=%INO%"}, "[DENTRY_DOTDOT]"},
+      {"the root's '.' twice", {"dentry_add[/.]=3"}, "[DENTRY_DOT]"},
   };
   for (const auto& rc : cases) {
     SCOPED_TRACE(rc.name);

@@ -177,7 +177,7 @@ enum class Mode : std::uint8_t {
 
 struct Options {
   Mode mode = Mode::check_only;
-  bool force = false;  ///< -f: full check even on a volume marked clean (preen)
+  bool force = false;  ///< -f: full check even when marked clean; every NAT block read (nat_bits ignored)
   /// Preen's fast check only, whatever the checkpoint's flags, and nothing
   /// repaired whatever the mode: the superblocks, the checkpoint, every
   /// node the NAT points at (footer, inode checks), the SIT counts against

@@ -269,10 +269,12 @@ Status Checker::read_nat_blocks(const std::vector<std::uint32_t>& blocks) {
 }
 
 // Loads the NAT (journal applied) and the SIT (journal applied). With valid
-// nat_bits the NAT blocks they mark empty are not read
-// (f2fs_enable_nat_bits() in fs/f2fs/node.c trusts them so at mount); if
-// the nodes the NAT then holds differ from the checkpoint's
-// valid_node_count, the skipped blocks are read as well.
+// nat_bits and without Options::force the NAT blocks they mark empty are
+// not read (f2fs_enable_nat_bits() in fs/f2fs/node.c trusts them so at
+// mount); if the nodes the NAT then holds differ from the checkpoint's
+// valid_node_count, the skipped blocks are read as well. With force every
+// NAT block is read, as fsck.f2fs reads the whole NAT, so entries in a
+// block nat_bits calls empty are checked too.
 Status Checker::load_nat() {
   const Geometry& g = vol_->geometry();
   const int pack = vol_->open_report().checkpoint_pack;
@@ -280,7 +282,7 @@ Status Checker::load_nat() {
   nids_.clear();
   std::vector<std::uint32_t> want, skipped;
   std::vector<std::uint8_t> bits;
-  if ((cp_.ckpt_flags.get() & cp_flag::nat_bits) && vol_->nat_bits_valid()) {
+  if (!opts_.force && (cp_.ckpt_flags.get() & cp_flag::nat_bits) && vol_->nat_bits_valid()) {
     bits.resize(static_cast<std::size_t>(g.nat_bits_layout().blocks) * kBlockSize);
     if (!read_at(dev_, g.nat_bits_addr(pack) * kBlockSize, bits)) bits.clear();
     else report_.stats.bytes_read += bits.size();

@@ -2,6 +2,7 @@
 // does not write on a volume whose structures it relies on are damaged,
 // and never hands out a nid or a block that something still uses.
 // See docs/writer.md ("Damaged volumes").
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -69,6 +70,52 @@ Status Writer::Impl::premount_check() {
       if (in->links != 0) {
         found.push_back(fmt("[ORPHAN_HAS_LINKS] ino %llu: on the orphan list with i_links %llu", o, in->links));
         break;
+      }
+    }
+  }
+
+  // The root directory, which populate and every path operation start
+  // from: a directory inode whose level-0 bucket (the inline area, or
+  // blocks 0 and 1, where entries hashing to 0 belong) holds "." and ".."
+  // naming the root, as f2fs_do_make_empty_dir() in fs/f2fs/dir.c writes
+  // them. At most two dentry blocks are read, whatever the directory's size.
+  {
+    const nid_t root = sb.root_ino.get();
+    auto in = v.read_inode(root);
+    if (!in) {
+      found.push_back(fmt("[ROOT_BAD] ino %llu: ", root) + in.error().message);
+    } else if (!in->is_dir()) {
+      found.push_back(fmt("[ROOT_BAD] ino %llu: i_mode 0%llo is not a directory", root, in->mode));
+    } else {
+      std::vector<DirEntryInfo> level0;
+      if (in->has_inline_dentry()) {
+        auto all = v.read_dir(*in);
+        if (!all) found.push_back(fmt("[ROOT_BAD] ino %llu: ", root) + all.error().message);
+        else level0 = std::move(*all);
+      } else {
+        const std::uint64_t bytes = std::min<std::uint64_t>(in->size, 2 * kBlockSize) / kBlockSize * kBlockSize;
+        std::vector<std::uint8_t> b(bytes);
+        auto got = v.read(*in, 0, b);
+        if (!got) {
+          found.push_back(fmt("[ROOT_BAD] ino %llu: ", root) + got.error().message);
+        } else {
+          for (std::uint64_t off = 0; off + kBlockSize <= *got; off += kBlockSize) {
+            const auto* d = reinterpret_cast<const DentryBlock*>(b.data() + off);
+            for (std::uint32_t k = 0; k < kNrDentryInBlock; ++k) {
+              const std::uint16_t len = d->dentry[k].name_len.get();
+              if (!test_bit_le(d->dentry_bitmap, k) || len == 0 || len > 2) continue;
+              level0.push_back({std::string(reinterpret_cast<const char*>(d->filename[k]), len), d->dentry[k].ino.get()});
+            }
+          }
+        }
+      }
+      for (const char* name : {".", ".."}) {
+        std::uint32_t n = 0, right = 0;
+        for (const auto& e : level0)
+          if (e.name == name) ++n, right += e.ino == root;
+        if (n != 1 || right != 1)
+          found.push_back(std::string(name[1] ? "[DENTRY_DOTDOT]" : "[DENTRY_DOT]") + fmt(" ino %llu (/): %llu '", root, n) +
+                          name + fmt("' entries in level 0, %llu naming the root", right));
       }
     }
   }

@@ -4,7 +4,8 @@
 #
 # Usage: bench/scale_bench.sh [--preset ci|bench] [--sizes "16G 256G 1T"]
 #                             [--runs N] [--files N] [--no-small]
-#                             [--no-writer] [--mem-limit-gib G]
+#                             [--no-writer] [--no-fsck] [--keep-populated IMG]
+#                             [--mem-limit-gib G]
 #
 #   --preset P       ci (default): sizes "16G 256G 1T", 1 run, 20,000 files
 #                    (a few minutes); bench: sizes "16G 256G 1T 4T 16T",
@@ -20,7 +21,14 @@
 #                    time and peak RSS are reported; 0 skips it)
 #   --no-small       skip the 20 GiB volume with 30,000 files
 #   --no-writer      skip the writer column (f2fscore-io fs --workload
-#                    smallfiles --files 10: mount, create, sync, unmount)
+#                    smallfiles --files 10: pre-mount check, mount, create,
+#                    sync, unmount; O_DIRECT, as the tool's default)
+#   --no-fsck        skip the checker columns (ours and fsck.f2fs): the
+#                    dump and writer columns alone
+#   --keep-populated IMG
+#                    keep the populated 1 TiB image at IMG (with IMG.files
+#                    naming its file count) and, when IMG exists with the
+#                    same count, measure it again instead of populating
 #   --mem-limit-gib  address-space limit of every measured command
 #                    (ulimit -v; default 20): an oversized allocation aborts
 #                    with an exit status instead of swapping the machine
@@ -36,7 +44,8 @@
 # (or with --populate), then per run: ours -f -n; ours -p (a clean volume:
 # preen's fast check); fsck.f2fs -f on a sparse copy (it rewrites the
 # checkpoint; the copy is made before the timed run, cp --sparse=always);
-# f2fscore-dump info and space (one run each); the writer on another copy.
+# f2fscore-dump info and space; the writer on another copy (made before
+# each timed run).
 # Wall time and peak RSS from /usr/bin/time -f '%e %M'. A command that
 # fails (non-zero exit, e.g. killed by the memory limit) shows its status in
 # the table as "exit N".
@@ -55,6 +64,8 @@ runs=1
 files=20000
 small=1
 writer=1
+fsck=1
+keep=""
 mem_gib=20
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; }
 while [[ $# -gt 0 ]]; do
@@ -71,6 +82,8 @@ while [[ $# -gt 0 ]]; do
     --files) files=$2; shift 2 ;;
     --no-small) small=0; shift ;;
     --no-writer) writer=0; shift ;;
+    --no-fsck) fsck=0; shift ;;
+    --keep-populated) keep=$2; shift 2 ;;
     --mem-limit-gib) mem_gib=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
@@ -136,7 +149,9 @@ median() {
 }
 
 fmt() {  # "S KB" -> "S s / M MB"
-  if [[ $1 == exit* ]]; then
+  if [[ $1 == skipped ]]; then
+    echo "-"
+  elif [[ $1 == exit* ]]; then
     failed=1
     echo "$1"
   else
@@ -145,15 +160,21 @@ fmt() {  # "S KB" -> "S s / M MB"
 }
 
 ratio() {  # ours ref -> "t× m×"
-  if [[ $1 == exit* || $2 == exit* ]]; then echo "-"; return; fi
+  if [[ $1 == exit* || $2 == exit* || $1 == skipped ]]; then echo "-"; return; fi
   awk -v a="${1% *}" -v b="${2% *}" -v c="${1#* }" -v d="${2#* }" \
     'BEGIN { printf "%.2f / %.2f", (b > 0 ? a / b : 0), (d > 0 ? c / d : 0) }'
 }
 
 goal() {  # ours ref -> ok|MISS (time <= ref/2, rss <= ref)
+  if [[ $1 == skipped ]]; then echo "-"; return; fi
   if [[ $1 == exit* || $2 == exit* ]]; then echo MISS; return; fi
   awk -v a="${1% *}" -v b="${2% *}" -v c="${1#* }" -v d="${2#* }" \
     'BEGIN { print ((a <= b / 2 && c <= d) ? "ok" : "MISS") }'
+}
+
+writer_goal() {  # writer -> ok|MISS (an empty volume: under 1 s and 256 MB)
+  if [[ $1 == exit* ]]; then echo MISS; return; fi
+  awk -v a="${1% *}" -v c="${1#* }" 'BEGIN { print ((a < 1 && c < 256000) ? "ok" : "MISS") }'
 }
 
 rows=()
@@ -163,7 +184,7 @@ made=()
 point() {
   local name=$1 img=$2 copy="$dir/copy.img" i
   local n_list=() p_list=() r_list=()
-  for ((i = 0; i < runs; i++)); do
+  for ((i = 0; i < runs * fsck; i++)); do
     rm -f "$copy"
     cp --sparse=always "$img" "$copy"
     sync
@@ -176,21 +197,32 @@ point() {
     fi
     p_list+=("$(measure "$ours" -p "$img")")
   done
-  local n p r info space w="-"
-  n=$(printf '%s\n' "${n_list[@]}" | median)
-  p=$(printf '%s\n' "${p_list[@]}" | median)
-  r=$(printf '%s\n' "${r_list[@]}" | median)
-  info=$(measure "$dump" "$img" info)
-  space=$(measure "$dump" "$img" space)
-  if [[ $writer == 1 ]]; then
-    rm -f "$copy"
-    cp --sparse=always "$img" "$copy"
-    w=$(fmt "$(measure "$io" fs "$copy" --workload smallfiles --files 10)")
+  local n="skipped" p="skipped" r="skipped" info space w="-"
+  if [[ $fsck == 1 ]]; then
+    n=$(printf '%s\n' "${n_list[@]}" | median)
+    p=$(printf '%s\n' "${p_list[@]}" | median)
+    r=$(printf '%s\n' "${r_list[@]}" | median)
   fi
+  local i_list=() s_list=() w_list=()
+  for ((i = 0; i < runs; i++)); do
+    i_list+=("$(measure "$dump" "$img" info)")
+    s_list+=("$(measure "$dump" "$img" space)")
+    if [[ $writer == 1 ]]; then
+      rm -f "$copy"
+      cp --sparse=always "$img" "$copy"
+      sync
+      w_list+=("$(measure "$io" fs "$copy" --workload smallfiles --files 10)")
+    fi
+  done
+  info=$(printf '%s\n' "${i_list[@]}" | median)
+  space=$(printf '%s\n' "${s_list[@]}" | median)
+  [[ $writer == 0 ]] || w=$(fmt "$(printf '%s\n' "${w_list[@]}" | median)")
   rm -f "$copy"
   rows+=("$(printf '%-22s | %-18s | %-18s | %-18s | %-13s | %-18s | %-18s | %s' "$name" "$(fmt "$n")" "$(fmt "$p")" \
     "$(fmt "$r")" "$(ratio "$n" "$r")" "$(fmt "$info")" "$(fmt "$space")" "$w")")
-  goals+=("$(printf '%-22s  -f -n: %-4s  -p: %s' "$name" "$(goal "$n" "$r")" "$(goal "$p" "$r")")")
+  local wg="-"
+  [[ $writer == 0 || $name != empty* ]] || wg=$(writer_goal "$(printf '%s\n' "${w_list[@]}" | median)")
+  goals+=("$(printf '%-22s  -f -n: %-4s  -p: %-4s  writer: %s' "$name" "$(goal "$n" "$r")" "$(goal "$p" "$r")" "$wg")")
   echo "scale_bench: $name done" >&2
 }
 
@@ -233,20 +265,26 @@ if [[ $small == 1 ]]; then
 fi
 
 if [[ $files -gt 0 ]]; then
-  tree="$dir/tree-big"
-  rm -rf "$tree"
-  make_tree "$tree" "$files"
-  rm -f "$img"
-  truncate -s $((1024 ** 4)) "$img"
-  made+=("$(printf '%-22s %s' "1T, $files files" "$(fmt "$(measure "$mkfs" -f -q --populate "$tree" "$img")")")")
-  [[ ${made[-1]} != *exit* ]] || die "f2fscore-mkfs --populate failed (1 TiB)"
-  rm -rf "$tree"
-  point "1T, $files files" "$img"
-  rm -f "$img"
+  big=${keep:-$img}
+  if [[ -n $keep && -f $keep && $(cat "$keep.files" 2>/dev/null) == "$files" ]]; then
+    made+=("$(printf '%-22s %s' "1T, $files files" "kept from an earlier run ($keep)")")
+  else
+    tree="$dir/tree-big"
+    rm -rf "$tree"
+    make_tree "$tree" "$files"
+    rm -f "$big" "$big.files"
+    truncate -s $((1024 ** 4)) "$big"
+    made+=("$(printf '%-22s %s' "1T, $files files" "$(fmt "$(measure "$mkfs" -f -q --populate "$tree" "$big")")")")
+    [[ ${made[-1]} != *exit* ]] || die "f2fscore-mkfs --populate failed (1 TiB)"
+    rm -rf "$tree"
+    [[ -z $keep ]] || echo "$files" >"$keep.files"
+  fi
+  point "1T, $files files" "$big"
+  [[ -n $keep ]] || rm -f "$big"
 fi
 
 echo
-echo "Median of $runs runs (time / peak RSS); ratio = ours -f -n / fsck.f2fs -f (time / memory); limit ulimit -v ${mem_gib} GiB"
+echo "Median of $runs runs (time / peak RSS; \"-\": not measured); ratio = ours -f -n / fsck.f2fs -f (time / memory); limit ulimit -v ${mem_gib} GiB"
 printf '%-22s | %-18s | %-18s | %-18s | %-13s | %-18s | %-18s | %s\n' volume "ours -f -n" "ours -p" "fsck.f2fs -f" \
   "ratio t / m" "dump info" "dump space" "writer smallfiles 10"
 for r in "${rows[@]}"; do echo "$r"; done
@@ -256,6 +294,7 @@ if [[ ${#made[@]} -gt 0 ]]; then
   for m in "${made[@]}"; do echo "$m"; done
 fi
 echo
-echo "Goals (time at most half of fsck.f2fs -f, peak memory at most its):"
+echo "Goals (fsck: time at most half of fsck.f2fs -f, peak memory at most its; writer on an empty volume:"
+echo "under 1 s and 256 MB):"
 for g in "${goals[@]}"; do echo "$g"; done
 exit $failed

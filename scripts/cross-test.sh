@@ -263,6 +263,7 @@ TOOLS_NOTE=-
 tools_windows() {
   local bdir=$1 img=$2 out="$1/tools-test" ref_build=""
   local fsck="$bdir/tools/fsck/f2fscore-fsck.exe" dump="$bdir/tools/dump/f2fscore-dump.exe"
+  local mkfs="$bdir/tools/mkfs/f2fscore-mkfs.exe"
   [[ -z ${F2FSCORE_CROSS_REFERENCE_MKFS:-} ]] ||
     ref_build=$(cd "$(dirname "$F2FSCORE_CROSS_REFERENCE_MKFS")/../.." && pwd)
   rm -rf "$out" && mkdir -p "$out" || return 1
@@ -299,6 +300,21 @@ tools_windows() {
     cat "$out/fsck.txt" >&2
     return 1
   fi
+  # A path starting with '/' is an operand, not a Windows-style option
+  # (CLI11's "/name" options are off): mkfs, fsck and dump with "$img" as typed.
+  local slash="$out/slash.img"
+  truncate -s 1G "$slash" || return 1
+  local -a cmds=("$mkfs|-f|-q|$slash" "$fsck|-n|-f|$slash" "$dump|$slash|info")
+  for c in "${cmds[@]}"; do
+    local -a argv
+    IFS='|' read -r -a argv <<<"$c"
+    if ! wine "${argv[@]}" >"$out/slash.txt" 2>&1; then
+      echo "error: ${argv[*]} under wine fails on a /-rooted path:" >&2
+      cat "$out/slash.txt" >&2
+      return 1
+    fi
+  done
+  rm -f "$slash"
   if ! wine "$dump" "Z:$img" info >"$out/info.txt" 2>&1; then
     echo "error: f2fscore-dump.exe info fails:" >&2
     cat "$out/info.txt" >&2

@@ -66,6 +66,13 @@ int report_usage_error(std::string_view tool, const std::string& device, bool js
 
 std::optional<int> parse_or(CLI::App& app, int argc, char** argv,
                             const std::function<int(const CLI::ParseError& e, const std::string& message)>& on_error) {
+  // Options start with '-' on every platform: CLI11 also takes "/name" as
+  // an option on Windows, which would swallow absolute paths ("/tmp/x.img").
+  std::function<void(CLI::App&)> dash_only = [&](CLI::App& a) {
+    a.allow_windows_style_options(false);
+    for (CLI::App* sub : a.get_subcommands([](CLI::App*) { return true; })) dash_only(*sub);
+  };
+  dash_only(app);
   try {
     app.parse(argc, argv);
     return std::nullopt;

@@ -47,6 +47,8 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, int 
 // Parses the command line: nullopt when it parsed; the exit status of
 // CLI11's --help / --help-all output; on a parse error, what `on_error`
 // returns, given the error and its text as parse_error_message() gives it.
+// Only arguments starting with '-' are options, on Windows too (CLI11's
+// "/name" style is turned off in `app` and its subcommands).
 std::optional<int> parse_or(CLI::App& app, int argc, char** argv,
                             const std::function<int(const CLI::ParseError& e, const std::string& message)>& on_error);
 

@@ -11,7 +11,7 @@ pkgs=(g++ cmake ninja-build pkg-config
       nlohmann-json3-dev libicu-dev f2fs-tools zstd e2fsprogs util-linux scdoc)
 if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(qemu-system-x86 busybox-static cpio qemu-user qemu-user-binfmt g++-s390x-linux-gnu g++-i686-linux-gnu g++-aarch64-linux-gnu
-         g++-mingw-w64-x86-64 wine wine64
+         g++-mingw-w64-x86-64 wine wine64 wine-binfmt
          fio valgrind strace time clang-14 libclang-rt-14-dev gnuplot-nox
          man-db groff-base)
 fi
@@ -42,6 +42,16 @@ if [[ "${1:-}" == "--test" ]]; then
   fi
   $sudo mkdir -p /etc/qemu-binfmt
   [[ -e /etc/qemu-binfmt/s390x ]] || $sudo ln -s /usr/s390x-linux-gnu /etc/qemu-binfmt/s390x
+  # The Windows build's .exe files run directly too, through wine (Debian's
+  # wine-binfmt registers it with update-binfmts; without it, here).
+  if [[ -e $bm/register && ! -e $bm/DOSWin && ! -e $bm/wine && -x /usr/bin/wine ]]; then
+    $sudo sh -c "echo ':DOSWin:M::MZ::/usr/bin/wine:' > $bm/register" 2>/dev/null || true
+  fi
+  if [[ -e $bm/DOSWin || -e $bm/wine ]]; then
+    echo "setup: Windows .exe files run through wine (binfmt_misc)"
+  else
+    echo "setup: binfmt_misc not available: run Windows .exe files as wine BINARY"
+  fi
   if [[ -e $bm/qemu-s390x ]]; then
     echo "setup: s390x binaries run through qemu-s390x (binfmt_misc)"
   else

@@ -168,6 +168,13 @@ TEST(MkfsCli, UsageErrors) {
   EXPECT_EQ(run(mkfs("-s 0 x.img")).exit_code, 2);
   EXPECT_EQ(run(mkfs("-o abc x.img")).exit_code, 2);
   EXPECT_EQ(run(mkfs("-U not-a-uuid x.img")).exit_code, 2);
+  // An unknown option is named, even with the device missing too.
+  auto u = run(mkfs("--bogus"));
+  EXPECT_EQ(u.exit_code, 2);
+  EXPECT_NE(u.output.find("unknown option --bogus"), std::string::npos) << u.output;
+  auto v = run(mkfs("-V"));
+  EXPECT_EQ(v.exit_code, 0) << v.output;
+  EXPECT_EQ(v.output.rfind("f2fscore-mkfs ", 0), 0u) << v.output;
   auto h = run(mkfs("--help"));
   EXPECT_EQ(h.exit_code, 0);
   EXPECT_NE(h.output.find("Exit status"), std::string::npos);

@@ -30,6 +30,12 @@ TEST(IoTool, HelpAndUsageErrors) {
   EXPECT_EQ(io("--iostat-period-ms 50 x").exit_code, 2);
   EXPECT_EQ(io("--direct --buffered x").exit_code, 2);
   EXPECT_EQ(io("-V").exit_code, 0);
+  // An unknown option is named, even with the target missing too.
+  for (const char* args : {"--bogus", "fs --bogus"}) {
+    auto u = io(args);
+    EXPECT_EQ(u.exit_code, 2) << args;
+    EXPECT_NE(u.output.find("unknown option --bogus"), std::string::npos) << args << ": " << u.output;
+  }
 }
 
 TEST(IoTool, FailuresExitOne) {

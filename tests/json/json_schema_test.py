@@ -143,6 +143,18 @@ def main():
         check("sload-error", schemas, [tool("sload"), "--json", "--bogus", img], 2)
         check("fsck-error", schemas, [tool("fsck"), "--json", "-n", "-y", img], 16)
         check("fsck-error", schemas, [tool("fsck"), "--json", "--bogus", img], 16)
+        check("mkfs-error", schemas, [tool("mkfs"), "--json", os.path.join(t, "no", "dir", "x.img")], 1)
+        check("mkfs-error", schemas, [tool("mkfs"), "--json", "--bogus", img], 2)
+        check("mkfs-error", schemas, [tool("mkfs"), "--json", "--bogus"], 2)
+        check("resize", schemas, [tool("resize"), "--json", "-n", tuned], 0)
+        grow = os.path.join(t, "grow.img")
+        with open(grow, "wb") as f: f.truncate(128 << 20)
+        subprocess.run([tool("mkfs"), "-q", grow], check=True)
+        with open(grow, "r+b") as f: f.truncate(192 << 20)
+        doc = check("resize", schemas, [tool("resize"), "--json", grow], 0)
+        if doc is not None and doc.get("resized") is not True: fail(f"resize of {grow}: resized is not true: {doc}")
+        check("resize-error", schemas, [tool("resize"), "--json", junk], 1)
+        check("resize-error", schemas, [tool("resize"), "--json", "--bogus", tuned], 2)
 
         # f2fscore-dump: every command, on the populated image (/d/f).
         dump = lambda *a: [tool("dump"), "--json", pop] + list(a)
@@ -176,6 +188,10 @@ def main():
                               "--backend", "posix", "--iostat", "--json"], 0)
         check("io-fs", schemas, [tool("io"), "fs", img, "-w", "smallfiles", "--files", "20", "--file-bytes", "100",
                                  "--iostat", "--json"], 0)
+        check("io-error", schemas, [tool("io"), "--json", os.path.join(t, "no", "raw"), "--rw", "read", "--size", "4m"], 1)
+        check("io-error", schemas, [tool("io"), "--json", "--bogus", raw], 2)
+        check("io-error", schemas, [tool("io"), "fs", "--json", img, "-w", "bogus"], 2)
+        check("io-error", schemas, [tool("io"), "fs", "--json", "--bogus", img], 2)
 
     # One name, one type, across every schema; the shared names as fields.json says.
     acc = {}

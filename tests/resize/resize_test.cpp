@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "f2fscore/device.hpp"
 #include "f2fscore/fault_device.hpp"
 #include "f2fscore/fsck.hpp"
@@ -690,3 +692,83 @@ TEST(Resize, TruncatedImageFittedWhenTheLostTailIsFree) {
   dev.reset();
   EXPECT_EQ(test::differing_blocks(img, copy), std::vector<std::uint64_t>{});
 }
+
+#ifdef F2FSCORE_RESIZE_TOOL
+// f2fscore-resize on a moving grow cut in its copy (no valid superblock):
+// a dry run names the state and writes nothing; -t with another size and
+// --json completes the recorded grow, says so in the JSON object
+// (finished_interrupted, the recorded sizes), and leaves the grown volume
+// with the same tree, clean under both checkers; a rerun with that -t then
+// resizes as asked.
+TEST(Resize, ToolCompletesAnInterruptedMovingGrow) {
+  const std::uint64_t small = 1024 * kMiB, big = 1152 * kMiB;
+  auto base = make_memory_device(big);
+  format(*base, small);
+  fill(*base, 0);
+  ASSERT_FALSE(testing::Test::HasFatalFailure());
+  const Tree before = read_tree(*base);
+  const Chunks image = snapshot(*base);
+  FaultPlan count;
+  count.ops = io_op_bit(IoOp::write);
+  FaultDevice probe(restore(image, big), count);
+  ASSERT_TRUE(resize_volume(probe, ResizeOptions{}));
+  const AreaLayout grown = area_layout(probe);
+  const std::uint64_t writes = probe.counted();
+  // The first cut that leaves the staged state.
+  Chunks staged;
+  for (std::uint64_t n = 0; n < writes && staged.empty(); ++n) {
+    FaultPlan p;
+    p.ops = io_op_bit(IoOp::write);
+    p.fail_after = n;
+    p.drop_unflushed = true;
+    FaultDevice fd(restore(image, big), p);
+    ASSERT_FALSE(resize_volume(fd, ResizeOptions{}));
+    fd.power_cut();
+    auto s = interrupted_resize(fd.inner());
+    ASSERT_TRUE(s);
+    if (!s->empty()) staged = snapshot(fd.inner());
+  }
+  ASSERT_FALSE(staged.empty()) << "no cut of " << writes << " writes left the staged state";
+  TempDir tmp;
+  const fs::path img = tmp.path() / "v.img", copy = tmp.path() / "copy.img";
+  test::make_sparse_file(img, big);
+  {
+    auto d = open_file(img);
+    for (const auto& [off, b] : staged) ASSERT_TRUE(write_at(*d, off, b));
+  }
+  ASSERT_TRUE(fs::copy_file(img, copy));
+  const std::string tool = F2FSCORE_RESIZE_TOOL;
+  const std::string q = test::shell_quote(img.string());
+
+  auto dry = test::run(tool + " -n " + q);
+  EXPECT_EQ(dry.exit_code, 1) << dry.output;
+  EXPECT_NE(dry.output.find("interrupted"), std::string::npos) << dry.output;
+  EXPECT_EQ(test::differing_blocks(img, copy), std::vector<std::uint64_t>{});
+
+  const std::uint64_t other = (small + 64 * kMiB) / 512;
+  auto r = test::run(tool + " --json -t " + std::to_string(other) + " " + q);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  EXPECT_EQ(j.value("finished_interrupted", false), true) << r.output;
+  EXPECT_EQ(j.value("resized", false), true) << r.output;
+  ASSERT_TRUE(j.contains("old") && j.contains("new")) << r.output;
+  EXPECT_EQ(j["old"].value("block_count", 0ull), small / 4096) << r.output;
+  EXPECT_EQ(j["new"].value("block_count", 0ull), big / 4096) << r.output;
+  {
+    auto d = open_file(img);
+    EXPECT_EQ(area_layout(*d), grown);
+    EXPECT_EQ(read_tree(*d), before);
+    EXPECT_EQ(our_fsck(*d), std::vector<std::string>{});
+  }
+  expect_clean_file(img);
+
+  auto again = test::run(tool + " -s -t " + std::to_string(other) + " " + q);
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("resized"), std::string::npos) << again.output;
+  auto d = open_file(img);
+  EXPECT_EQ(layout(*d).block_count, other * 512 / 4096);
+  EXPECT_EQ(read_tree(*d), before);
+  EXPECT_EQ(our_fsck(*d), std::vector<std::string>{});
+}
+#endif

@@ -14,6 +14,19 @@ constexpr const char* kHint = "Run with --help for more information.";
 }  // namespace
 
 std::string parse_error_message(CLI::App& app, const CLI::ParseError& e) {
+  // CLI11 checks required operands before it reports arguments it does not
+  // know, so "TOOL --bogus" would be "device is required": an unknown
+  // option is the first thing to name.
+  if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
+    std::vector<std::string> unknown;
+    for (auto& a : app.remaining(true))
+      if (a.size() > 1 && a[0] == '-') unknown.push_back(a);
+    if (!unknown.empty()) {
+      std::string m = unknown.size() > 1 ? "unknown options" : "unknown option";
+      for (const auto& a : unknown) m += " " + a;
+      return m;
+    }
+  }
   if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
     std::vector<std::string> extras = app.remaining(true);
     if (extras.empty()) return e.what();
@@ -85,9 +98,25 @@ std::optional<int> parse_or(CLI::App& app, int argc, char** argv,
   }
 }
 
+namespace {
+
+// -V or --version among the arguments, so that a version request is
+// answered although a required operand is missing.
+bool version_requested(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]) == "-V" || std::string_view(argv[i]) == "--version") return true;
+  return false;
+}
+
+}  // namespace
+
 std::optional<int> parse_device_command_line(CLI::App& app, int argc, char** argv, int usage_code,
-                                             const std::string& device) {
+                                             const std::string& device, const char* version_line) {
   return parse_or(app, argc, argv, [&](const CLI::ParseError&, const std::string& m) {
+    if (version_line != nullptr && version_requested(argc, argv)) {
+      std::printf("%s\n", version_line);
+      return static_cast<int>(exit_code::ok);
+    }
     return report_usage_error(app.get_name(), device, json_requested(argc, argv), m, usage_code);
   });
 }
@@ -95,12 +124,10 @@ std::optional<int> parse_device_command_line(CLI::App& app, int argc, char** arg
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, int usage_code,
                                       const char* version_line) {
   return parse_or(app, argc, argv, [&](const CLI::ParseError&, const std::string& m) {
-    if (version_line != nullptr)
-      for (int i = 1; i < argc; ++i)
-        if (std::string_view(argv[i]) == "-V" || std::string_view(argv[i]) == "--version") {
-          std::printf("%s\n", version_line);
-          return static_cast<int>(exit_code::ok);
-        }
+    if (version_line != nullptr && version_requested(argc, argv)) {
+      std::printf("%s\n", version_line);
+      return static_cast<int>(exit_code::ok);
+    }
     return print_error(app.get_name(), m, usage_code, true);
   });
 }

@@ -119,15 +119,11 @@ int fs_main(int argc, char** argv) {
   app.add_option("--plot", plot, "Draw the per-period series into FILE.svg or FILE.png (gnuplot)");
   app.add_option("--backend", backend_s, "auto, io_uring (through Asio), uring (liburing directly) or posix");
   app.add_flag("--no-unmount", no_unmount, "Leave the volume as after the last sync (no unmount checkpoint)");
-  if (auto rc = tools::parse_command_line(app, argc, argv, kExitUsage)) return *rc;
-  auto usage = [](const std::string& m) {
-    std::fprintf(stderr, "f2fscore-io fs: %s\nRun with --help for more information.\n", m.c_str());
-    return kExitUsage;
+  if (auto rc = tools::parse_device_command_line(app, argc, argv, kExitUsage, target)) return *rc;
+  auto usage = [&](const std::string& m) {
+    return tools::report_usage_error("f2fscore-io fs", target, json, m, kExitUsage);
   };
-  auto fail = [](const std::string& m) {
-    std::fprintf(stderr, "f2fscore-io fs: %s\n", m.c_str());
-    return kExitFailure;
-  };
+  auto fail = [&](const std::string& m) { return tools::report_device_failure("f2fscore-io fs", target, json, m); };
 
   WorkloadSpec spec;
   auto wk = parse_workload(workload_s);
@@ -216,6 +212,18 @@ int fs_main(int argc, char** argv) {
   if (!no_unmount) {
     if (auto st = (*w)->unmount(); !st) return fail("unmount: " + st.error().to_string());
   }
+  // The plot is drawn before the report is printed, so that a failure
+  // under --json is one error object.
+  std::string plot_error, plot_note;
+  if (!plot.empty()) {
+    if (!has_gnuplot()) {
+      plot_note = "gnuplot is not installed (apt-get install gnuplot-nox): no plot written";
+    } else if (auto st = run_gnuplot(workload_gnuplot_script(*rep, plot, *plot_fmt)); !st) {
+      plot_error = "gnuplot failed writing " + plot + ": " + st.error().message;
+    }
+  }
+  if (!plot_note.empty()) std::fprintf(stderr, "f2fscore-io fs: %s\n", plot_note.c_str());
+  if (json && !plot_error.empty()) return fail(plot_error);
   if (json) {
     tools::Json j;
     j["target"] = target;
@@ -233,15 +241,8 @@ int fs_main(int argc, char** argv) {
                 ipu_in_force.min_fsync_blocks, ipu_in_force.fdatasync_in_place ? ", fdatasync in place" : "");
     std::fputs(format_workload_report(*rep).c_str(), stdout);
   }
-  if (!plot.empty()) {
-    if (!has_gnuplot()) {
-      std::fprintf(stderr, "f2fscore-io fs: gnuplot is not installed (apt-get install gnuplot-nox): no plot written\n");
-    } else {
-      auto st = run_gnuplot(workload_gnuplot_script(*rep, plot, *plot_fmt));
-      if (!st) return fail("gnuplot failed writing " + plot + ": " + st.error().message);
-      if (!json) std::printf("plot: %s\n", plot.c_str());
-    }
-  }
+  if (!plot_error.empty()) return fail(plot_error);
+  if (!plot.empty() && plot_note.empty() && !json) std::printf("plot: %s\n", plot.c_str());
   return kExitOk;
 }
 

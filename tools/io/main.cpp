@@ -119,19 +119,18 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "Seed for random offsets");
   app.add_flag("--json", json, "Print one JSON object");
   app.add_flag("-V,--version", version, "Print the version and exit");
-  if (auto rc = f2fscore::tools::parse_command_line(app, argc, argv, kExitUsage, "f2fscore-io " F2FSCORE_VERSION_STRING))
+  if (auto rc = f2fscore::tools::parse_device_command_line(app, argc, argv, kExitUsage, target,
+                                                           "f2fscore-io " F2FSCORE_VERSION_STRING))
     return *rc;
   if (version) {
     std::printf("f2fscore-io %s\n", F2FSCORE_VERSION_STRING);
     return kExitOk;
   }
-  auto usage = [](const std::string& m) {
-    std::fprintf(stderr, "f2fscore-io: %s\nRun with --help for more information.\n", m.c_str());
-    return kExitUsage;
+  auto usage = [&](const std::string& m) {
+    return f2fscore::tools::report_usage_error("f2fscore-io", target, json, m, kExitUsage);
   };
-  auto fail = [](const std::string& m) {
-    std::fprintf(stderr, "f2fscore-io: %s\n", m.c_str());
-    return kExitFailure;
+  auto fail = [&](const std::string& m) {
+    return f2fscore::tools::report_device_failure("f2fscore-io", target, json, m);
   };
 
   IoJob job;

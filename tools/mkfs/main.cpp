@@ -158,20 +158,17 @@ int main(int argc, char** argv) {
   app.add_flag("-q", quiet, "Quiet: print only errors");
   app.add_flag("--json", json, "Print a machine-readable summary");
   app.add_flag("-V,--version", version, "Print the version and exit");
-  if (auto rc = ftools::parse_command_line(app, argc, argv, kExitUsage, "f2fscore-mkfs " F2FSCORE_VERSION_STRING))
+  if (auto rc = ftools::parse_device_command_line(app, argc, argv, kExitUsage, device,
+                                                  "f2fscore-mkfs " F2FSCORE_VERSION_STRING))
     return *rc;
   if (version) {
     std::printf("f2fscore-mkfs %s\n", F2FSCORE_VERSION_STRING);
     return kExitOk;
   }
   auto usage = [&](const std::string& m) {
-    std::fprintf(stderr, "f2fscore-mkfs: %s\n", m.c_str());
-    return kExitUsage;
+    return ftools::report_usage_error("f2fscore-mkfs", device, json, m, kExitUsage);
   };
-  auto fail = [&](const std::string& m) {
-    std::fprintf(stderr, "f2fscore-mkfs: %s\n", m.c_str());
-    return kExitFailure;
-  };
+  auto fail = [&](const std::string& m) { return ftools::report_device_failure("f2fscore-mkfs", device, json, m); };
 
   f2fscore::MkfsOptions o;
   o.label = label;

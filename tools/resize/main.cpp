@@ -88,6 +88,10 @@ int main(int argc, char** argv) {
   ro.shrink = shrink;
   f2fscore::ResizeReport rep;
   if (dry_run) {
+    // A moving grow cut in its copy has no superblock to plan from: name it.
+    auto staged = f2fscore::interrupted_resize(**dev);
+    if (!staged) return fail(device + ": " + staged.error().message);
+    if (!staged->empty()) return fail(device + ": " + *staged);
     auto p = f2fscore::plan_resize(**dev, ro);
     if (!p) return fail(device + ": " + p.error().message);
     rep.plan = *p;

@@ -94,7 +94,7 @@ Status Writer::Impl::premount_check() {
         else level0 = std::move(*all);
       } else {
         const std::uint64_t bytes = std::min<std::uint64_t>(in->size, 2 * kBlockSize) / kBlockSize * kBlockSize;
-        std::vector<std::uint8_t> b(bytes);
+        std::vector<std::uint8_t> b(static_cast<std::size_t>(bytes));
         auto got = v.read(*in, 0, b);
         if (!got) {
           found.push_back(fmt("[ROOT_BAD] ino %llu: ", root) + got.error().message);

@@ -59,9 +59,10 @@ bool json_requested(int argc, char** argv);
 // parse_command_line for a tool that works on one device and prints JSON:
 // a usage error prints "TOOL: MESSAGE" and the hint on stderr, and with
 // --json among the arguments also {"device": device (as far as parsed),
-// "error": MESSAGE, "exit_code": usage_code} on stdout.
+// "error": MESSAGE, "exit_code": usage_code} on stdout. With version_line,
+// -V/--version prints it and exits 0 as parse_command_line does.
 std::optional<int> parse_device_command_line(CLI::App& app, int argc, char** argv, int usage_code,
-                                             const std::string& device);
+                                             const std::string& device, const char* version_line = nullptr);
 
 // A usage error of a tool that works on one device, found after parsing:
 // "TOOL: MESSAGE" and the hint on stderr, and with `json` the object
@@ -70,7 +71,8 @@ int report_usage_error(std::string_view tool, const std::string& device, bool js
                        int code);
 
 // The text of a parse error as parse_command_line prints it, without the
-// tool's name and the hint line.
+// tool's name and the hint line. Options CLI11 does not know are named
+// ("unknown option --x") ahead of a missing required operand.
 std::string parse_error_message(CLI::App& app, const CLI::ParseError& e);
 
 // Prints "TOOL: MESSAGE" on stderr (the hint line too when hint is set) and

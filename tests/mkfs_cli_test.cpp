@@ -86,6 +86,26 @@ TEST(MkfsCli, UnknownFeatureIsAUsageError) {
   EXPECT_EQ(digest(img), before);
 }
 
+// Option spellings at the edges take the exit status mkfs.f2fs 1.15 gives:
+// a trailing comma in -O and "utf8:" with no flags are accepted, an empty
+// name between commas and an unknown encoding flag are not. ("hashonly" is
+// f2fs-tools 1.17's flag, which 1.15 refuses: left out of the comparison.)
+TEST(MkfsCli, OptionEdgesExitAsMkfsF2fs) {
+  const std::string ref = f2fstest::reference_tool("mkfs.f2fs");
+  if (ref.empty()) GTEST_SKIP() << "needs mkfs.f2fs";
+  f2fstest::TempDir t;
+  const auto img = t / "a.img";
+  f2fstest::make_sparse_file(img, 256 * MiB);
+  const std::string q = shell_quote(img.string());
+  for (const char* args : {"-O extra_attr,", "-C utf8:", "-O extra_attr,casefold -C utf8:",
+                           "-O extra_attr,casefold -C utf8:strict", "-O casefold -C utf8:bogus"}) {
+    const int theirs = run(ref + " -q -f " + args + " " + q).exit_code;
+    const int ours = run(mkfs(std::string("-q -f ") + args + " " + q)).exit_code;
+    // mkfs.f2fs exits 1 on every refusal; ours says 2 for a usage error.
+    EXPECT_EQ(ours == 0, theirs == 0) << args << ": ours " << ours << ", mkfs.f2fs " << theirs;
+  }
+}
+
 TEST(MkfsCli, FeaturesNeedingExtraAttrAreRefused) {
   f2fstest::TempDir t;
   const auto img = t / "a.img";

@@ -746,6 +746,14 @@ TEST(Resize, ToolCompletesAnInterruptedMovingGrow) {
   EXPECT_EQ(test::differing_blocks(img, copy), std::vector<std::uint64_t>{});
 
   const std::uint64_t other = (small + 64 * kMiB) / 512;
+  // In text, the completing run says that -t was not applied.
+  const fs::path text_img = tmp.path() / "text.img";
+  ASSERT_TRUE(fs::copy_file(copy, text_img));
+  auto t = test::run(tool + " -t " + std::to_string(other) + " " + test::shell_quote(text_img.string()));
+  EXPECT_EQ(t.exit_code, 0) << t.output;
+  EXPECT_NE(t.output.find("completed an interrupted resize"), std::string::npos) << t.output;
+  EXPECT_NE(t.output.find("-t " + std::to_string(other) + " was not applied"), std::string::npos) << t.output;
+
   auto r = test::run(tool + " --json -t " + std::to_string(other) + " " + q);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto j = nlohmann::json::parse(r.output, nullptr, false);

@@ -124,6 +124,10 @@ int main(int argc, char** argv) {
     std::printf("%s: completed an interrupted resize that moves the metadata areas: %llu -> %llu blocks\n",
                 device.c_str(), static_cast<unsigned long long>(p.old_block_count),
                 static_cast<unsigned long long>(p.new_block_count));
+    if (sectors != 0 && sectors / 8 != p.new_block_count)
+      std::printf("%s: -t %s was not applied (the interrupted resize is completed first): run f2fscore-resize "
+                  "again for it\n",
+                  device.c_str(), sectors_text.c_str());
     return kExitOk;
   }
   if (rep.checkpoint_counts_fixed) {

@@ -5,7 +5,9 @@
 # was spread over the volume by deleting every other file after filling it
 # with Linux), a copy is shrunk and grown back, and another copy is grown
 # from 256 MiB to 1.5 GiB, past what its SSA area describes (the SIT, NAT and
-# SSA moved, the main area's first segments emptied); Linux mounts all, reads
+# SSA moved, the main area's first segments emptied), and a populated
+# 64 GiB volume is grown to 128 GiB, whose NAT is smaller by mkfs's rule
+# (the grow cuts the NAT's free last segment); Linux mounts all, reads
 # the same tree (sha256 of every file, as listed before the resize), writes
 # and unmounts; fsck.f2fs -f finds both clean afterwards.
 # Tools from the environment: F2FSCORE_MKFS, F2FSCORE_RESIZE. Skips (77)
@@ -54,7 +56,12 @@ small=$((200 * 2048))
 truncate -s $((small * 512)) "$T/a.img"
 "$RESIZE" --shrink -t $small "$T/b.img" || { echo "$name: FAIL: shrink of the copy exited $?"; exit 1; }
 "$RESIZE" "$T/b.img" || { echo "$name: FAIL: grow exited $?"; exit 1; }
+truncate -s 64G "$T/d.img"
+"$MKFS" -q --populate "$T/src" "$T/d.img" || { echo "$name: FAIL: mkfs of 64 GiB"; exit 1; }
+truncate -s 128G "$T/d.img"
+"$RESIZE" "$T/d.img" || { echo "$name: FAIL: grow 64 -> 128 GiB exited $?"; exit 1; }
 mkdir -p "$T/in" && cp "$T/sums" "$T/in/sums"
+(cd "$T/src" && find . -type f | sort | while read f; do sha256sum "$f"; done) > "$T/in/sums_d"
 cat > "$T/check.sh" <<'GUEST'
 for dev in vda vdb vdc; do
   mount -t f2fs /dev/$dev /mnt || { echo "FAIL: Linux does not mount the resized /dev/$dev"; exit 1; }
@@ -64,13 +71,19 @@ for dev in vda vdb vdc; do
   umount /mnt || { echo "FAIL: umount /dev/$dev"; exit 1; }
   echo "guest: /dev/$dev mounted, $(wc -l < /in/sums) files read back equal, written, unmounted"
 done
+mount -t f2fs /dev/vdd /mnt || { echo "FAIL: Linux does not mount the volume grown to 128 GiB"; exit 1; }
+(cd /mnt && find . -type f | sort | while read f; do sha256sum "$f"; done) > /tmp/sums.vdd
+cmp /tmp/sums.vdd /in/sums_d || { echo "FAIL: /dev/vdd: the tree differs"; diff /tmp/sums.vdd /in/sums_d | head; exit 1; }
+dd if=/dev/urandom of=/mnt/new bs=1M count=2 2>/dev/null && sync || { echo "FAIL: write on /dev/vdd"; exit 1; }
+umount /mnt || { echo "FAIL: umount /dev/vdd"; exit 1; }
+echo "guest: /dev/vdd (64 -> 128 GiB) mounted, $(wc -l < /in/sums_d) files read back equal, written, unmounted"
 GUEST
-out=$("$oracle" --in "$T/in" --dmesg "$T/check.sh" "$T/a.img" "$T/b.img" "$T/c.img" 2>&1)
+out=$("$oracle" --in "$T/in" --dmesg "$T/check.sh" "$T/a.img" "$T/b.img" "$T/c.img" "$T/d.img" 2>&1)
 rc=$?
 echo "$out"
 if [[ $rc != 0 ]]; then echo "$name: FAIL: guest exited $rc"; exit 1; fi
 if command -v fsck.f2fs >/dev/null; then
-  for img in a b c; do
+  for img in a b c d; do
     o=$(fsck.f2fs -f "$T/$img.img" </dev/null 2>&1)
     if printf '%s\n' "$o" | grep -qE '\[Fail\]|\[ASSERT\]|\[FIX\]|Fixing|Reconnect|Move curseg'; then
       echo "$o"; echo "$name: FAIL: fsck.f2fs -f finds $img.img not clean after Linux"; exit 1

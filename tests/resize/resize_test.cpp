@@ -370,6 +370,82 @@ TEST(Resize, GrowPastTheSsaAreaMovesTheMetadata) {
   expect_clean_file(img);
 }
 
+// mkfs's rule gives 64 GiB a NAT of 2 x 58 segments and 128 GiB one of
+// 2 x 57: the NAT version bitmap shares the CP block's 3,901 bitmap bytes
+// with the SIT's (2 x 64 -> 3 x 64 bytes a SIT copy's segment), and
+// (3901 - 128) x 8 / 512 = 58, (3901 - 192) x 8 / 512 = 57. A grow from 64
+// to 128 GiB moves the metadata and cuts the NAT's last 512 blocks, whose
+// nids are free: the result is the fresh format's layout, clean under both
+// checkers with the same tree.
+TEST(Resize, MovingGrowToASmallerNatCutsFreeNids) {
+  constexpr std::uint64_t kGiB = 1024 * kMiB;
+  TempDir tmp;
+  const fs::path img = tmp.path() / "v.img", ref = tmp.path() / "r.img";
+  test::make_sparse_file(img, 128 * kGiB);
+  test::make_sparse_file(ref, 128 * kGiB);
+  {
+    auto d = open_file(ref);
+    format(*d);
+  }
+  auto want = [&] {
+    auto d = open_file(ref);
+    return area_layout(*d);
+  }();
+  fs::remove(ref);
+  auto dev = open_file(img);
+  format(*dev, 64 * kGiB);
+  fill(*dev, 0);
+  if (testing::Test::HasFatalFailure()) return;
+  const Tree before = read_tree(*dev);
+  const AreaLayout old = area_layout(*dev);
+  EXPECT_EQ(old.nat, 116u);
+  EXPECT_EQ(want.nat, 114u);
+  ResizeOptions o;
+  auto r = resize_volume(*dev, o);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_TRUE(r->plan.moves_metadata);
+  EXPECT_EQ(area_layout(*dev), want);
+  EXPECT_EQ(read_tree(*dev), before);
+  EXPECT_EQ(our_fsck(*dev), std::vector<std::string>{});
+  dev.reset();
+  expect_clean_file(img);
+}
+
+// The same grow with a nid past the new NAT in use (a NAT entry written in
+// the block the grow would cut): refused naming the nid, nothing written.
+TEST(Resize, MovingGrowRefusedWhenANidPastTheNewNatIsInUse) {
+  constexpr std::uint64_t kGiB = 1024 * kMiB;
+  TempDir tmp;
+  const fs::path img = tmp.path() / "v.img";
+  test::make_sparse_file(img, 128 * kGiB);
+  constexpr std::uint32_t kFirstCutBlock = 57 * 512;  // the 128 GiB NAT's blocks a copy
+  const std::uint64_t nid = static_cast<std::uint64_t>(kFirstCutBlock) * 455 + 7;
+  {
+    auto dev = open_file(img);
+    format(*dev, 64 * kGiB);
+    auto v = Volume::open(*dev);
+    ASSERT_TRUE(v) << v.error().to_string();
+    const std::uint64_t addr = (*v)->geometry().current_nat_addr(kFirstCutBlock, (*v)->version_bitmaps());
+    const std::uint64_t main0 = (*v)->main_blkaddr();
+    v->reset();
+    std::vector<std::uint8_t> b(4096);
+    ASSERT_TRUE(read_at(*dev, addr * 4096, b));
+    auto* e = &reinterpret_cast<disk::NatBlock*>(b.data())->entries[7];
+    e->ino.set(static_cast<std::uint32_t>(nid));
+    e->block_addr.set(static_cast<std::uint32_t>(main0 + 100));
+    ASSERT_TRUE(write_at(*dev, addr * 4096, b));
+  }
+  FaultPlan count;
+  count.ops = io_op_bit(IoOp::write);
+  FaultDevice probe(open_file(img), count);
+  auto r = resize_volume(probe, ResizeOptions{});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::unsupported) << r.error().to_string();
+  EXPECT_NE(r.error().message.find("nid " + std::to_string(nid) + " is in use"), std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(probe.counted(), 0u) << "writes before the refusal";
+}
+
 namespace {
 
 // The 64 KiB chunks of a sparse memory device that hold data.

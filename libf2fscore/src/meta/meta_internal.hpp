@@ -54,9 +54,29 @@ struct MetaView {
 
   /// Reads `n` consecutive 4 KiB blocks at `blkaddr`.
   Status read(std::uint64_t blkaddr, void* out, std::uint32_t n = 1);
-  /// Every NAT entry as the current checkpoint sees it (current copy of
-  /// each block, then the journal on top), indexed by nid.
-  Result<std::vector<disk::NatEntry>> all_nat_entries();
+  /// Calls fn(nid, entry) for every nid of the NAT, in nid order, with the
+  /// entry as the current checkpoint sees it (the current copy of its
+  /// block, then the journal on top): one NAT block in memory at a time.
+  /// fn returns a Status; an error stops the walk and is returned, as are
+  /// the device's.
+  template <class Fn>
+  Status for_each_nat_entry(Fn&& fn) {
+    disk::NatBlock blk;
+    std::vector<std::uint8_t> b(disk::kBlockSize);
+    const std::uint32_t nj = std::min<std::uint32_t>(nat_journal.n_entries.get(), disk::kNatJournalEntries);
+    for (std::uint32_t i = 0; i < nat_blocks; ++i) {
+      F2FSCORE_TRY(read(nat_addr(i, nat_copy(i)), b.data()));
+      std::memcpy(&blk, b.data(), sizeof blk);
+      const std::uint64_t first = static_cast<std::uint64_t>(i) * disk::kNatEntryPerBlock;
+      for (std::uint32_t k = 0; k < nj; ++k) {
+        const std::uint64_t nid = nat_journal.nat_j.entries[k].nid.get();
+        if (nid >= first && nid < first + disk::kNatEntryPerBlock) blk.entries[nid - first] = nat_journal.nat_j.entries[k].ne;
+      }
+      for (std::uint32_t e = 0; e < disk::kNatEntryPerBlock; ++e)
+        F2FSCORE_TRY(fn(static_cast<nid_t>(first + e), static_cast<const disk::NatEntry&>(blk.entries[e])));
+    }
+    return {};
+  }
 };
 
 using ::f2fscore::detail::fmt;

@@ -49,8 +49,6 @@ Owner owner_of(const InodeInfo& in) {
 Result<RebuildPlan> plan_from_volume(Volume& vol) {
   MetaView mv(vol, vol.device());
   F2FSCORE_TRY(mv.load());
-  auto nat = mv.all_nat_entries();
-  if (!nat) return make_error(nat.error());
   RebuildPlan plan;
   const nid_t node_ino = mv.sb.node_ino.get(), meta_ino = mv.sb.meta_ino.get();
   std::unordered_set<block_t> used;
@@ -79,19 +77,19 @@ Result<RebuildPlan> plan_from_volume(Volume& vol) {
     }
     return {};
   };
-  for (nid_t nid = 1; nid < nat->size(); ++nid) {
-    const NatEntry& e = (*nat)[nid];
+  auto visit = [&](nid_t nid, const NatEntry& e) -> Status {
+    if (nid == 0) return {};
     if (nid == node_ino || nid == meta_ino) {
       plan.nat.push_back({nid, e.ino.get(), e.block_addr.get(), e.version});
-      continue;
+      return {};
     }
     const block_t addr = e.block_addr.get();
-    if (addr == kNullAddr) continue;
+    if (addr == kNullAddr) return {};
     // A NAT entry is in use when its block is a node that says it is this nid.
-    if (!vol.is_valid_main_addr(addr)) continue;
+    if (!vol.is_valid_main_addr(addr)) return {};
     F2FSCORE_TRY(mv.read(addr, b.data()));
     const auto* n = reinterpret_cast<const Node*>(b.data());
-    if (n->footer.nid.get() != nid || n->footer.ino.get() != e.ino.get()) continue;
+    if (n->footer.nid.get() != nid || n->footer.ino.get() != e.ino.get()) return {};
     // The node block of an entry in use that a data pointer read before
     // also names: two owners (fsck.f2fs's fsck_chk_data_blk() finds the
     // block already set in its main-area bitmap).
@@ -106,17 +104,19 @@ Result<RebuildPlan> plan_from_volume(Volume& vol) {
       auto in = vol.read_inode(nid);
       if (!in) return make_error(in.error());
       const Owner o = owners[nid] = owner_of(*in);
-      if (!o.has_data) continue;
+      if (!o.has_data) return {};
       const std::uint32_t base = in->extra_isize / 4;
       for (std::uint32_t i = 0; i < in->addrs_per_inode; ++i) F2FSCORE_TRY(count(n->i.i_addr[base + i].get(), nid, i, e.version, o));
     } else if (is_direct_node(ofs)) {
       const Node dn = *n;  // owner() reads blocks into other buffers, but keep this one stable
       auto o = owner(dn.footer.ino.get());
       if (!o) return make_error(o.error());
-      if (!o->has_data) continue;
+      if (!o->has_data) return {};
       for (std::uint32_t i = 0; i < kDefAddrsPerBlock; ++i) F2FSCORE_TRY(count(dn.dn.addr[i].get(), nid, i, e.version, *o));
     }
-  }
+    return {};
+  };
+  F2FSCORE_TRY(mv.for_each_nat_entry(visit));
   auto orphans = vol.orphans();
   if (!orphans) return make_error(orphans.error());
   plan.orphans = std::move(*orphans);

@@ -42,18 +42,4 @@ Status MetaView::load() {
   return {};
 }
 
-Result<std::vector<NatEntry>> MetaView::all_nat_entries() {
-  std::vector<NatEntry> out(static_cast<std::size_t>(nat_blocks) * kNatEntryPerBlock);
-  std::vector<std::uint8_t> b(kBlockSize);
-  for (std::uint32_t i = 0; i < nat_blocks; ++i) {
-    F2FSCORE_TRY(read(nat_addr(i, nat_copy(i)), b.data()));
-    std::memcpy(&out[static_cast<std::size_t>(i) * kNatEntryPerBlock], b.data(), sizeof(NatBlock));
-  }
-  for (std::uint32_t i = 0; i < nat_journal.n_entries.get() && i < kNatJournalEntries; ++i) {
-    const nid_t nid = nat_journal.nat_j.entries[i].nid.get();
-    if (nid < out.size()) out[nid] = nat_journal.nat_j.entries[i].ne;
-  }
-  return out;
-}
-
 }  // namespace f2fscore::meta

@@ -97,6 +97,45 @@ bool pending_or_dirty(const OpenReport& rep, const Checkpoint& cp) {
   return rep.pending_fsync_nodes != 0 || !(cp.ckpt_flags.get() & cp_flag::umount);
 }
 
+// The nids a smaller NAT cuts, [new_nat_blocks x 455, max_nid), must all be
+// free (block_addr NULL_ADDR in the current NAT copy and in the checkpoint's
+// NAT journal), as resize.f2fs's shrink_nats() requires. mkfs's rule gives a
+// smaller NAT for some larger sizes: the NAT version bitmap shares the CP
+// block with the SIT's, which grows with the volume. Errors: Errc::unsupported
+// naming the first nid in use, the device's.
+Status check_cut_nids(Volume& vol, std::uint32_t new_nat_blocks) {
+  const Geometry& g = vol.geometry();
+  const nid_t first = static_cast<nid_t>(static_cast<std::uint64_t>(new_nat_blocks) * kNatEntryPerBlock);
+  auto in_use = [&](nid_t nid) {
+    return make_error(Errc::unsupported,
+                      fmt("the new size's NAT ends at nid %llu (mkfs's rule for that size) and nid %llu is in use: "
+                          "nids past the new NAT must be free",
+                          first, nid));
+  };
+  const Checkpoint& cp = vol.checkpoint();
+  auto sum = vol.summary(cp.cur_data_segno[0].get());
+  if (!sum) return make_error(sum.error());
+  const disk::Journal& j = sum->journal;
+  const std::uint32_t n = std::min<std::uint32_t>(j.n_entries.get(), disk::kNatJournalEntries);
+  for (std::uint32_t i = 0; i < n; ++i)
+    if (j.nat_j.entries[i].nid.get() >= first && j.nat_j.entries[i].ne.block_addr.get() != kNullAddr)
+      return in_use(j.nat_j.entries[i].nid.get());
+  std::vector<std::uint8_t> b(kBlockSize);
+  for (std::uint32_t idx = new_nat_blocks; idx < g.nat_blocks(); ++idx) {
+    F2FSCORE_TRY(read_at(vol.device(), g.current_nat_addr(idx, vol.version_bitmaps()) * kBlockSize, b));
+    const auto* blk = reinterpret_cast<const disk::NatBlock*>(b.data());
+    for (std::uint32_t e = 0; e < kNatEntryPerBlock; ++e) {
+      if (blk->entries[e].block_addr.get() == kNullAddr) continue;
+      const nid_t nid = static_cast<nid_t>(static_cast<std::uint64_t>(idx) * kNatEntryPerBlock + e);
+      // The journal holds the newer entry of a nid it names.
+      bool journaled = false;
+      for (std::uint32_t i = 0; i < n && !journaled; ++i) journaled = j.nat_j.entries[i].nid.get() == nid;
+      if (!journaled) return in_use(nid);
+    }
+  }
+  return {};
+}
+
 // Opens the volume; a truncated image (the device ends inside the main
 // area) is opened as the checker opens it, the blocks past the device's end
 // read as errors. `truncated` says which.
@@ -235,9 +274,9 @@ Result<Loaded> load_and_plan(BlockDevice& dev, const ResizeOptions& o, bool allo
       return refuse("moving the metadata of a volume with a large NAT bitmap is not supported");
     if (m.cp_payload != sb.cp_payload.get())
       return refuse(fmt("the new layout needs cp_payload %llu (the volume has %llu)", m.cp_payload, sb.cp_payload.get()));
-    if (m.sit < sb.segment_count_sit.get() || m.nat < sb.segment_count_nat.get() || m.ssa < sb.segment_count_ssa.get() ||
-        new_main <= sb.main_blkaddr.get())
-      return refuse("the new size's metadata areas would be smaller than the volume's");
+    if (m.sit < sb.segment_count_sit.get() || m.ssa < sb.segment_count_ssa.get() || new_main <= sb.main_blkaddr.get())
+      return refuse("the new size's SIT or SSA area would be smaller than the volume's");
+    if (m.nat < sb.segment_count_nat.get()) F2FSCORE_TRY(check_cut_nids(vol, m.nat / 2 * kSeg));
     const auto front = static_cast<std::uint32_t>((new_main - sb.main_blkaddr.get()) / kSeg);
     if (front >= p.old_main_segments) return refuse("the metadata areas would cover the whole main area");
     // Staged past the old end: the new SIT..SSA, the pack and two
@@ -591,6 +630,9 @@ Result<ResizeReport> grow_moving(BlockDevice& dev, const ResizeOptions& opts, Lo
     ++free_segs;
   }
   ncp.free_segment_count.set(free_segs);
+  // A smaller NAT (its cut nids checked free by the plan): next_free_nid
+  // within it, as mkfs sets it on a fresh volume.
+  if (ncp.next_free_nid.get() >= ng.max_nid()) ncp.next_free_nid.set(kRootIno + 1);
   ncp.sit_ver_bitmap_bytesize.set(ng.sit_bitmap_bytes());
   ncp.nat_ver_bitmap_bytesize.set(ng.nat_bitmap_bytes());
   ncp.ckpt_flags.set(ncp.ckpt_flags.get() & ~cp_flag::nat_bits);

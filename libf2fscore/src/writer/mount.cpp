@@ -112,14 +112,11 @@ Status Writer::Impl::load_from_tree() {
   orphans = plan->orphans;
   meta::MetaView mv(*vol, dev);
   F2FSCORE_TRY(mv.load());
-  auto all = mv.all_nat_entries();
-  if (!all) return make_error(all.error());
   std::unordered_map<nid_t, const meta::NatUse*> used;
   for (const auto& u : plan->nat) used[u.nid] = &u;
   const nid_t node_ino = sb.node_ino.get(), meta_ino = sb.meta_ino.get();
-  for (nid_t n = 1; n < max_nid && n < all->size(); ++n) {
-    if (n == node_ino || n == meta_ino) continue;
-    const NatEntry& e = (*all)[n];
+  F2FSCORE_TRY(mv.for_each_nat_entry([&](nid_t n, const NatEntry& e) -> Status {
+    if (n == 0 || n >= max_nid || n == node_ino || n == meta_ino) return {};
     auto it = used.find(n);
     if (it != used.end()) {
       const meta::NatUse& u = *it->second;
@@ -133,7 +130,8 @@ Status Writer::Impl::load_from_tree() {
       m.addr = kNullAddr;
       m.ino = 0;
     }
-  }
+    return {};
+  }));
   return nm.error();
 }
 

@@ -451,6 +451,21 @@ std::unique_ptr<BlockDevice> restore(const Chunks& c, std::uint64_t size) {
   return d;
 }
 
+// A memory device of `big` bytes holding a volume of `small` bytes with a
+// few files: its tree, its chunks and its layout.
+struct GrowBase {
+  Tree before;
+  Chunks image;
+  AreaLayout old;
+};
+GrowBase moving_grow_base(std::uint64_t small, std::uint64_t big) {
+  auto base = make_memory_device(big);
+  format(*base, small);
+  fill(*base, 0);
+  if (testing::Test::HasFatalFailure()) return {};
+  return {read_tree(*base), snapshot(*base), area_layout(*base)};
+}
+
 }  // namespace
 
 // A power cut at every write of a grow that moves the metadata areas: the
@@ -460,13 +475,11 @@ std::unique_ptr<BlockDevice> restore(const Chunks& c, std::uint64_t size) {
 // resize_volume() then gives the new volume with the same tree, clean.
 TEST(Resize, PowerCutAtEveryWriteOfAMovingGrow) {
   const std::uint64_t small = 1024 * kMiB, big = 1152 * kMiB;
-  auto base = make_memory_device(big);
-  format(*base, small);
-  fill(*base, 0);
+  const GrowBase g = moving_grow_base(small, big);
   ASSERT_FALSE(testing::Test::HasFatalFailure());
-  const Tree before = read_tree(*base);
-  const Chunks image = snapshot(*base);
-  const AreaLayout old = area_layout(*base);
+  const Tree& before = g.before;
+  const Chunks& image = g.image;
+  const AreaLayout& old = g.old;
   FaultPlan count;
   count.ops = io_op_bit(IoOp::write);
   FaultDevice probe(restore(image, big), count);
@@ -761,12 +774,10 @@ TEST(Resize, TruncatedImageFittedWhenTheLostTailIsFree) {
 // resizes as asked.
 TEST(Resize, ToolCompletesAnInterruptedMovingGrow) {
   const std::uint64_t small = 1024 * kMiB, big = 1152 * kMiB;
-  auto base = make_memory_device(big);
-  format(*base, small);
-  fill(*base, 0);
+  const GrowBase g = moving_grow_base(small, big);
   ASSERT_FALSE(testing::Test::HasFatalFailure());
-  const Tree before = read_tree(*base);
-  const Chunks image = snapshot(*base);
+  const Tree& before = g.before;
+  const Chunks& image = g.image;
   FaultPlan count;
   count.ops = io_op_bit(IoOp::write);
   FaultDevice probe(restore(image, big), count);

@@ -471,6 +471,12 @@ const std::vector<Case>& cases() {
   {"quota_inode_mode", Base::sload, "quota", [](Corruptor& L) {
      const auto q = L.sb().qf_ino[0].get();
      return Spec{{"inode[" + S(q) + "].i_mode=0x41ed"}, {E(Code::QUOTA_INODE_BAD).Ino(q)}}; }},
+  // A user quota inode number in superblock #0 that names no inode (past
+  // the NAT) while #1 names the quota file: #1's number is taken for both
+  // copies and the quota file checked as one (not moved to lost+found).
+  {"sb0_quota_ino_past_nat", Base::sload, "quota", [](Corruptor& L) {
+     const auto q = L.sb().qf_ino[0].get() ^ 3552591681u;
+     return Spec{{"sb[0].qf_ino[0]^=3552591681"}, {E(Code::QUOTA_INODE_BAD).Ino(q), E(Code::SB_BACKUP_BAD)}}; }},
   // ---- roll-forward ----
   {"fsync_chain_loop", Base::sload, "fsync", [](Corruptor&) {
      return Spec{{"fsync_chain[/small]=loop"}, {E(Code::FSYNC_CHAIN_LOOP)}}; }},

@@ -174,6 +174,9 @@ struct RebuildPlan {
   bool move_busy_cursegs = true;
   /// Write the superblock in use to both superblock slots.
   bool restore_superblocks = false;
+  /// With restore_superblocks: the quota inode numbers (qf_ino[]) the
+  /// superblocks get instead of those of the copy in use.
+  std::optional<std::array<std::uint32_t, 3>> qf_ino;
   /// The active logs of the new checkpoint, in CursegType order (the
   /// writer's logs, which have moved since the current checkpoint). Absent:
   /// the current checkpoint's. A log given here whose next block is in use

@@ -425,6 +425,7 @@ Result<Report> Checker::run() {
     F2FSCORE_TRY(scan_nodes());
   }
   report_.full_check = true;
+  adopt_quota_inodes();
   walk_namespace();
   check_global();
   F2FSCORE_TRY(ssa_status_);

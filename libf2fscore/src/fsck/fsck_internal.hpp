@@ -290,6 +290,7 @@ class Checker {
   void finish_inode_counts();
   void check_orphans();
   void check_quota();
+  void adopt_quota_inodes();
   void check_quota_usage();  // fsck/quota.cpp
   void check_unreachable();
   // fsck_global.cpp
@@ -448,6 +449,9 @@ class Checker {
   bool truncated_tail_empty_ = false;
   /// QUOTA_INODE_BAD for superblock qf_ino[] without the quota_ino feature.
   std::size_t sb_quota_problem_ = static_cast<std::size_t>(-1);
+  /// QUOTA_INODE_BAD fixed by the other superblock copy's qf_ino[]
+  /// (adopt_quota_inodes()): the repair writes sb_.qf_ino[] to both.
+  std::vector<std::size_t> qf_ino_adopted_;
   Status ssa_status_;  ///< the SSA reads of check_ssa()
   int progress_pass_ = 0;
   std::uint64_t progress_next_ = 0;

@@ -795,6 +795,13 @@ void Checker::repair() {
   bool sb_restore = false;
   for (const auto& p : probs)
     sb_restore |= (p.code == Code::SB_PRIMARY_BAD || p.code == Code::SB_BACKUP_BAD) && allowed(p.code);
+  // Quota inode numbers taken from the other copy: both copies rewritten
+  // with them by the metadata rebuild.
+  const bool qf_adopt = !qf_ino_adopted_.empty() && allowed(Code::QUOTA_INODE_BAD);
+  if (qf_adopt) {
+    sb_restore = true;
+    for (std::size_t idx : qf_ino_adopted_) global_fixes_.push_back(idx);
+  }
   auto zero_qf_ino = [&] {
   if (sb_quota_problem_ != kNoProblem && allowed(Code::QUOTA_INODE_BAD) && !io_failed) {
     bool ok = true;
@@ -851,6 +858,7 @@ void Checker::repair() {
   // cluster headers), as Linux writes it and fsck.f2fs counts it.
   plan.reserved_blocks = valid_blocks_ > uses_.size() ? valid_blocks_ - uses_.size() : 0;
   plan.restore_superblocks = sb_restore;
+  if (qf_adopt) plan.qf_ino = std::array<std::uint32_t, 3>{sb_.qf_ino[0].get(), sb_.qf_ino[1].get(), sb_.qf_ino[2].get()};
   auto st = meta::rebuild(dev_, *vol_, plan);
   if (!st) {
     Problem p = prob(Code::REPAIR_FAILED);

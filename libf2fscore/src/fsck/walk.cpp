@@ -942,6 +942,42 @@ void Checker::check_orphans() {
   }
 }
 
+// A quota inode number of the superblock in use that names no inode, where
+// the other copy names a different one that is an inode (the copies differ
+// in qf_ino[]): the other copy's number is taken, for the walk (the inode is
+// checked as the quota file, not found unreachable) and by the repair for
+// both copies. Neither copy is trusted more in general; this takes the
+// only one of the two values that can be a quota file.
+void Checker::adopt_quota_inodes() {
+  if (!(features_ & feature::quota_ino)) return;
+  const int other = 1 - vol_->open_report().superblock_copy;
+  std::vector<std::uint8_t> b(kBlockSize);
+  if (!read_at(dev_, static_cast<std::uint64_t>(other) * kBlockSize, b)) return;
+  SuperBlock alt;
+  std::memcpy(&alt, b.data() + kSuperOffset, sizeof alt);
+  if (alt.magic.get() != kSuperMagic) return;
+  auto is_inode = [&](nid_t n) {
+    return n >= sb_.root_ino.get() && n < max_nid_ && nat(n).blkaddr != kNullAddr && valid_main(nat(n).blkaddr) &&
+           node(n).read_ok && node(n).footer_nid == n && node(n).inode >= 0;
+  };
+  static const char* kNames[3] = {"user", "group", "project"};
+  for (int t = 0; t < 3; ++t) {
+    const nid_t q = sb_.qf_ino[t].get(), a = alt.qf_ino[t].get();
+    if (q == a || a == 0 || is_inode(q) || !is_inode(a)) continue;
+    bool taken = false;
+    for (int k = 0; k < 3; ++k) taken |= k != t && sb_.qf_ino[k].get() == a;
+    if (taken) continue;
+    Problem p = prob(Code::QUOTA_INODE_BAD);
+    p.ino = q;
+    p.detail = kNames[t] + fmt(" quota inode %llu (superblock #%llu) is not a valid inode; superblock #%llu names "
+                               "inode %llu, taken for both",
+                               q, static_cast<unsigned long long>(vol_->open_report().superblock_copy),
+                               static_cast<unsigned long long>(other), a);
+    sb_.qf_ino[t].set(a);
+    qf_ino_adopted_.push_back(add(p));
+  }
+}
+
 void Checker::check_quota() {
   if (!(features_ & feature::quota_ino)) return;
   static const char* kNames[3] = {"user", "group", "project"};

@@ -755,6 +755,8 @@ class Rebuilder {
     Block src(kBlockSize);
     F2FSCORE_TRY(mv_.read(static_cast<std::uint64_t>(copy), src.data()));
     SuperBlock sb = vol_.superblock();
+    if (plan_.qf_ino)
+      for (std::size_t t = 0; t < plan_.qf_ino->size(); ++t) sb.qf_ino[t].set((*plan_.qf_ino)[t]);
     if (sb.feature.get() & feature::sb_checksum) sb.crc.set(superblock_checksum(sb));
     std::memcpy(src.data() + kSuperOffset, &sb, sizeof sb);
     bool wrote = false;

@@ -212,6 +212,18 @@ std::unique_ptr<BlockDevice> f2fs_image(const fs::path& path) {
   return std::move(*dev);
 }
 
+// The open for raw writes (refuse_in_use, refuse_other_file_system) of
+// `path` fails with Errc::busy, its message containing `why`.
+void expect_raw_write_refused(const std::string& path, const char* why) {
+  OpenOptions oo;
+  oo.refuse_in_use = true;
+  oo.refuse_other_file_system = true;
+  auto d = open_posix_device(path, oo);
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.error().code, Errc::busy);
+  EXPECT_NE(d.error().message.find(why), std::string::npos) << d.error().message;
+}
+
 }  // namespace
 
 TEST(InUse, NothingHoldsAPlainFileOrAMissingPath) {
@@ -221,6 +233,11 @@ TEST(InUse, NothingHoldsAPlainFileOrAMissingPath) {
   InUseCheck all;
   all.other_file_system = true;
   EXPECT_FALSE(check_in_use(path.string(), all)) << check_in_use(path.string(), all).detail;  // F2FS is ours
+  // For raw writes F2FS counts too (f2fs_too), and the raw-write open
+  // refuses the image, opening nothing.
+  all.f2fs_too = true;
+  EXPECT_EQ(check_in_use(path.string(), all).kind, InUseKind::other_file_system);
+  expect_raw_write_refused(path.string(), "holds an F2FS volume");
   EXPECT_FALSE(check_in_use((tmp / "missing").string()));
   // The memory device is never in use: the writer mounts it as always.
   auto mem = make_memory_device(64ull << 20);
@@ -246,13 +263,7 @@ TEST(InUse, AnotherFileSystemOnlyWhenAsked) {
   EXPECT_EQ(u.kind, InUseKind::other_file_system);
   EXPECT_NE(u.detail.find("ext"), std::string::npos) << u.detail;
   // The open option for raw writes refuses it, and opens nothing.
-  OpenOptions oo;
-  oo.refuse_in_use = true;
-  oo.refuse_other_file_system = true;
-  auto d = open_posix_device(path.string(), oo);
-  ASSERT_FALSE(d);
-  EXPECT_EQ(d.error().code, Errc::busy);
-  EXPECT_NE(d.error().message.find("another kind"), std::string::npos) << d.error().message;
+  expect_raw_write_refused(path.string(), "another kind");
 }
 
 // Two writers on one image file: the second open for writing with

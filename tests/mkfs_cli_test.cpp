@@ -188,6 +188,23 @@ TEST(MkfsCli, UsageErrors) {
   EXPECT_EQ(run(mkfs("-s 0 x.img")).exit_code, 2);
   EXPECT_EQ(run(mkfs("-o abc x.img")).exit_code, 2);
   EXPECT_EQ(run(mkfs("-U not-a-uuid x.img")).exit_code, 2);
+  // A zone of 2^32 segments (-s x -z) and a negative sector count: usage
+  // errors naming them (mkfs.f2fs 1.15 dies of SIGFPE on the first).
+  f2fstest::TempDir t;
+  const auto img = t / "z.img";
+  fill_pattern(img, 64 * MiB, MiB);
+  const auto before = digest(img);
+  auto z = run(mkfs("-f -s 65536 -z 65536 " + shell_quote(img.string())));
+  EXPECT_EQ(z.exit_code, 2) << z.output;
+  EXPECT_NE(z.output.find("65536 sections per zone"), std::string::npos) << z.output;
+  // One device named twice: a usage error saying so.
+  auto twice = run(mkfs("-f -c " + shell_quote(img.string()) + " " + shell_quote(img.string())));
+  EXPECT_EQ(twice.exit_code, 2) << twice.output;
+  EXPECT_NE(twice.output.find("is given twice"), std::string::npos) << twice.output;
+  EXPECT_EQ(digest(img), before);
+  auto neg = run(mkfs("-f x.img -5"));
+  EXPECT_EQ(neg.exit_code, 2) << neg.output;
+  EXPECT_NE(neg.output.find("\"-5\" is not a sector count"), std::string::npos) << neg.output;
   // An unknown option is named, even with the device missing too.
   auto u = run(mkfs("--bogus"));
   EXPECT_EQ(u.exit_code, 2);

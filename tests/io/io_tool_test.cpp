@@ -1,6 +1,8 @@
 // f2fscore-io: exit codes, text and JSON output, the iostat dump.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "support/test_support.hpp"
 
 #if __has_include(<nlohmann/json.hpp>)
@@ -30,12 +32,43 @@ TEST(IoTool, HelpAndUsageErrors) {
   EXPECT_EQ(io("--iostat-period-ms 50 x").exit_code, 2);
   EXPECT_EQ(io("--direct --buffered x").exit_code, 2);
   EXPECT_EQ(io("-V").exit_code, 0);
+  EXPECT_EQ(io("--runtime nan x").exit_code, 2);
+  EXPECT_EQ(io("--seed -1 x").exit_code, 2);
+  auto big = io("--bs 2g x");
+  EXPECT_EQ(big.exit_code, 2);
+  EXPECT_NE(big.output.find("larger than 1 GiB"), std::string::npos) << big.output;
   // An unknown option is named, even with the target missing too.
   for (const char* args : {"--bogus", "fs --bogus"}) {
     auto u = io(args);
     EXPECT_EQ(u.exit_code, 2) << args;
     EXPECT_NE(u.output.find("unknown option --bogus"), std::string::npos) << args << ": " << u.output;
   }
+}
+
+// A raw write to a target whose superblock says F2FS (the magic at byte
+// 1024) is refused without --force, the target unchanged; with --force it
+// runs, warning on stderr. Reads are not refused.
+TEST(IoTool, RawWriteOverAnF2fsVolumeNeedsForce) {
+  f2fstest::TempDir tmp;
+  const auto f = tmp / "f2fs.img";
+  f2fstest::make_sparse_file(f, 4u << 20);
+  {
+    std::FILE* fp = std::fopen(f.string().c_str(), "r+b");
+    ASSERT_NE(fp, nullptr);
+    const unsigned char magic[4] = {0x10, 0x20, 0xF5, 0xF2};
+    ASSERT_EQ(std::fseek(fp, 1024, SEEK_SET), 0);
+    ASSERT_EQ(std::fwrite(magic, 1, 4, fp), 4u);
+    std::fclose(fp);
+  }
+  const std::string q = f2fstest::shell_quote(f.string());
+  auto r = io("--rw write --size 1m --buffered " + q);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("holds an F2FS volume"), std::string::npos) << r.output;
+  EXPECT_EQ(f2fstest::run("od -An -tx1 -j1024 -N4 " + q).output, " 10 20 f5 f2\n");
+  EXPECT_EQ(io("--rw read --size 1m --buffered " + q).exit_code, 0);
+  r = io("--rw write --size 1m --buffered --force " + q);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: " + f.string() + " holds an F2FS volume"), std::string::npos) << r.output;
 }
 
 TEST(IoTool, FailuresExitOne) {

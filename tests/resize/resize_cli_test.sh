@@ -2,7 +2,8 @@
 # f2fscore-resize's command line: -t values that are not a sector count from 1
 # to 2^55-1 (negative, empty, zero, not decimal, past 64 bits of bytes) are
 # usage errors (exit 2, prefixed with the tool's name), and the image is not
-# changed; a valid -t with -n plans without writing.
+# changed; a valid -t with -n plans without writing; a grow the writer
+# would have to do is refused by the dry run as by the run.
 set -uo pipefail
 MKFS=${F2FSCORE_MKFS:?} RESIZE=${F2FSCORE_RESIZE:?}
 T=$(mktemp -d /tmp/f2fscore-resize-cli.XXXXXX)
@@ -20,5 +21,19 @@ done
 out=$("$RESIZE" -n -s -t 409600 "$T/v.img" 2>&1); rc=$?
 [[ $rc == 0 ]] || { echo "FAIL: -n -s -t 409600: exit $rc: $out"; fail=1; }
 [[ "$(sha256sum <"$T/v.img")" == "$before" ]] || { echo "FAIL: the image changed"; fail=1; }
+# A grow that must move blocks (the metadata areas grow over the main
+# area's start) of a volume the writer does not take (compression): the dry
+# run refuses as the run does, naming the writer's reason, nothing written.
+truncate -s 256M "$T/c.img"
+"$MKFS" -q -O extra_attr,compression "$T/c.img" || { echo "FAIL: mkfs -O compression"; exit 1; }
+truncate -s 8G "$T/c.img"
+cbefore=$(sha256sum <"$T/c.img")
+for args in "-n" ""; do
+  out=$("$RESIZE" $args "$T/c.img" 2>&1); rc=$?
+  if [[ $rc != 1 || "$out" != *"needs the writer"*"compression"* ]]; then
+    echo "FAIL: resize $args of a compression volume: exit $rc, expected 1 naming the writer: $out"; fail=1
+  fi
+done
+[[ "$(sha256sum <"$T/c.img")" == "$cbefore" ]] || { echo "FAIL: the compression image changed"; fail=1; }
 ((fail)) && exit 1
 echo "PASS: f2fscore-resize -t refuses what is not a sector count, writes nothing"

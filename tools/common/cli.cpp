@@ -13,6 +13,15 @@ constexpr const char* kHint = "Run with --help for more information.";
 
 }  // namespace
 
+CLI::Validator decimal_count(const std::string& what) {
+  return CLI::Validator(
+      [what](std::string& v) {
+        return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos ? std::string()
+                                                                                    : "\"" + v + "\" is not a " + what;
+      },
+      "COUNT");
+}
+
 std::string parse_error_message(CLI::App& app, const CLI::ParseError& e) {
   // CLI11 checks required operands before it reports arguments it does not
   // know, so "TOOL --bogus" would be "device is required": an unknown

@@ -108,7 +108,7 @@ int fs_main(int argc, char** argv) {
   app.add_option("--journal", journal_s, "sqlite: wal or rollback (default wal)");
   app.add_option("--pages-per-txn", pages, "sqlite: pages per transaction (default 2)")->check(CLI::Range(1u, 100000u));
   app.add_option("--runtime", runtime, "Stop the measured phase after this many seconds")->check(CLI::Range(0.0, 1e7));
-  app.add_option("--seed", seed, "Seed for random offsets and data");
+  app.add_option("--seed", seed, "Seed for random offsets and data")->check(f2fscore::tools::decimal_count("seed"));
   app.add_option("--ipu-policy", policy_s, "ipu_policy: a number or bit names joined by | (default: the kernel's)");
   app.add_option("--min-ipu-util", min_util, "min_ipu_util, percent (default 70)")->check(CLI::Range(0u, 100u));
   app.add_option("--min-fsync-blocks", min_fsync, "min_fsync_blocks (default 8)");
@@ -138,7 +138,8 @@ int fs_main(int argc, char** argv) {
                                                                                           : (64ull << 20);
   std::uint64_t bs = small_io ? 4096 : (1u << 20);
   if (!size_s.empty() && (!parse_size(size_s, size) || size == 0)) return usage("bad size '" + size_s + "'");
-  if (!bs_s.empty() && (!parse_size(bs_s, bs) || bs == 0 || bs > (256u << 20))) return usage("bad block size '" + bs_s + "'");
+  if (!bs_s.empty() && (!parse_size(bs_s, bs) || bs == 0)) return usage("bad block size '" + bs_s + "'");
+  if (bs > (256u << 20)) return usage("block size '" + bs_s + "' is larger than 256 MiB");
   spec.file_size = size;
   spec.block_size = static_cast<std::uint32_t>(bs);
   spec.ops = ops;

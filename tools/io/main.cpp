@@ -7,8 +7,11 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <string>
 
@@ -113,10 +116,10 @@ int main(int argc, char** argv) {
   app.add_flag("--sync", sync_writes, "Mark writes REQ_SYNC (iostat: sync instead of async write latency)");
   app.add_flag("--no-latency", no_lat, "Do not time each request");
   app.add_flag("--force", force,
-               "Write over a file system of another kind (never over a device in use: mounted, or held by "
+               "Write over a file system, F2FS included (never over a device in use: mounted, or held by "
                "another program)");
   app.add_flag("--create", create, "Create the file with --size bytes if it does not exist");
-  app.add_option("--seed", seed, "Seed for random offsets");
+  app.add_option("--seed", seed, "Seed for random offsets")->check(f2fscore::tools::decimal_count("seed"));
   app.add_flag("--json", json, "Print one JSON object");
   app.add_flag("-V,--version", version, "Print the version and exit");
   if (auto rc = f2fscore::tools::parse_device_command_line(app, argc, argv, kExitUsage, target,
@@ -138,7 +141,9 @@ int main(int argc, char** argv) {
   if (!pat) return usage(pat.error().message);
   job.pattern = *pat;
   std::uint64_t bs = 0, size = 0;
-  if (!parse_size(bs_s, bs) || bs == 0 || bs > (1u << 30)) return usage("bad block size '" + bs_s + "'");
+  if (!parse_size(bs_s, bs) || bs == 0) return usage("bad block size '" + bs_s + "'");
+  if (bs > (1u << 30)) return usage("block size '" + bs_s + "' is larger than 1 GiB");
+  if (!std::isfinite(runtime)) return usage("--runtime must be a number of seconds");
   if (!size_s.empty() && (!parse_size(size_s, size) || size == 0)) return usage("bad size '" + size_s + "'");
   if (size != 0 && size < bs) return usage("--size is smaller than --bs");
   if (buffered && direct) return usage("--direct and --buffered exclude each other");
@@ -166,8 +171,9 @@ int main(int argc, char** argv) {
   if (::stat(target.c_str(), &st) != 0 && create) {
     FILE* f = std::fopen(target.c_str(), "wb");
     if (f == nullptr || ::ftruncate(fileno(f), static_cast<off_t>(size)) != 0) {
+      const int e = errno;
       if (f != nullptr) std::fclose(f);
-      return fail("cannot create " + target);
+      return fail("cannot create " + target + ": " + std::strerror(e));
     }
     std::fclose(f);
     if (!write) std::fprintf(stderr, "f2fscore-io: created %s sparse: reads of holes are not disk reads\n",
@@ -175,8 +181,8 @@ int main(int argc, char** argv) {
   }
 
   // Raw writes destroy whatever is there: a device or image in use is
-  // refused, and one holding a file system of another kind unless --force
-  // (said on stderr).
+  // refused, and one holding a file system (F2FS too) unless --force (said
+  // on stderr).
   OpenOptions oo;
   oo.read_only = !write;
   oo.direct = !buffered;
@@ -184,7 +190,7 @@ int main(int argc, char** argv) {
   oo.refuse_other_file_system = write && !force;
   if (write && force) {
     InUseCheck what;
-    what.other_file_system = true;
+    what.other_file_system = what.f2fs_too = true;
     if (InUse u = check_in_use(target, what); u.kind == InUseKind::other_file_system)
       std::fprintf(stderr, "f2fscore-io: warning: %s; writing over it (--force)\n", u.detail.c_str());
   }

@@ -27,6 +27,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -125,7 +126,8 @@ int main(int argc, char** argv) {
   bool populate_owner = false;
 
   app.add_option("device", device, "Block device or image file")->required();
-  app.add_option("sectors", sectors, "Size of the file system in sectors (default: the whole device)");
+  app.add_option("sectors", sectors, "Size of the file system in sectors (default: the whole device)")
+      ->check(ftools::decimal_count("sector count"));
   app.add_option("-l", label, "Volume label (at most 512 UTF-16 units)");
   app.add_option("-O", feature_args,
                  "Features, comma-separated and repeatable: encrypt, extra_attr, project_quota, "
@@ -239,6 +241,13 @@ int main(int argc, char** argv) {
   // checks and the layout plan pass.
   std::vector<std::string> paths{device};
   paths.insert(paths.end(), extra_devices.begin(), extra_devices.end());
+  // One device named twice (the same file or device node by any path).
+  for (std::size_t i = 0; i < paths.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j) {
+      std::error_code ec;
+      if (paths[i] == paths[j] || std::filesystem::equivalent(paths[i], paths[j], ec))
+        return usage(paths[i] + " is given twice (" + paths[j] + "): each device of a volume once");
+    }
   std::vector<std::unique_ptr<f2fscore::BlockDevice>> devs;
   std::vector<f2fscore::MkfsTarget> targets;
   for (const auto& p : paths) {

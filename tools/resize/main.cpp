@@ -95,6 +95,7 @@ int main(int argc, char** argv) {
     auto p = f2fscore::plan_resize(**dev, ro);
     if (!p) return fail(device + ": " + p.error().message);
     rep.plan = *p;
+    rep.settled_unclean = p->unclean;  // what the run would do first
   } else {
     auto r = f2fscore::resize_volume(**dev, ro);
     if (!r) return fail(device + ": " + r.error().message);
@@ -119,7 +120,8 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   if (rep.settled_unclean)
-    std::printf("%s: not cleanly unmounted: mounted and unmounted first (fsynced data rolled forward)\n", device.c_str());
+    std::printf("%s: not cleanly unmounted: %s first (fsynced data rolled forward)\n", device.c_str(),
+                dry_run ? "would be mounted and unmounted" : "mounted and unmounted");
   if (rep.finished_interrupted) {
     std::printf("%s: completed an interrupted resize that moves the metadata areas: %llu -> %llu blocks\n",
                 device.c_str(), static_cast<unsigned long long>(p.old_block_count),

@@ -229,6 +229,9 @@ struct InUseCheck {
   /// superblock probe where the build has it, else the magic numbers of
   /// ext2/3/4, XFS, btrfs and swap): for raw writes, which would destroy it.
   bool other_file_system = false;
+  /// With other_file_system: an F2FS volume counts too (its superblock
+  /// magic 0xF2F52010 at byte 1024 of block 0 or 1), for raw writes.
+  bool f2fs_too = false;
 };
 
 /// Whether `path` (a block device or an image file) is in use, with the
@@ -251,8 +254,8 @@ struct OpenOptions {
   /// opened for writing; a block device is then opened with O_EXCL too, so
   /// that nothing else claims it while it is open (DeviceInfo::exclusive).
   bool refuse_in_use = false;
-  /// With refuse_in_use: refuse a file system of another kind too
-  /// (InUseCheck::other_file_system), for raw writes.
+  /// With refuse_in_use: refuse a device holding a file system too, F2FS
+  /// included (InUseCheck::other_file_system and f2fs_too), for raw writes.
   bool refuse_other_file_system = false;
 };
 

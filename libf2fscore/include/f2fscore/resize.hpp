@@ -64,7 +64,9 @@ struct ResizePlan {
   /// Segments at or past new_main_segments holding valid blocks (a shrink
   /// must empty them first).
   std::uint32_t segments_to_empty = 0;
-  std::uint64_t blocks_to_move = 0;      ///< valid blocks in those segments
+  std::uint64_t blocks_to_move = 0;      ///< valid blocks in those segments or in front_segments
+  /// Not cleanly unmounted: resize_volume() mounts and unmounts it first.
+  bool unclean = false;
   /// A grow past what the SIT and SSA areas describe: SIT, NAT and SSA are
   /// laid out as mkfs.f2fs lays them for the new size, and the main area
   /// starts `front_segments` segments later (its first segments become

@@ -31,6 +31,7 @@
 
 #include "f2fscore/device.hpp"
 #include "f2fscore/disk/constants.hpp"
+#include "f2fscore/disk/superblock.hpp"
 #include "f2fscore/result.hpp"
 #include "f2fscore/writer_policy.hpp"
 
@@ -213,6 +214,11 @@ class Writer {
   /// The destructor writes nothing: a
   /// Writer dropped without unmount() leaves the volume as a power cut.
   static Result<std::unique_ptr<Writer>> mount(BlockDevice& dev, const MountOptions& opts = {});
+  /// Whether mount() takes a volume with this superblock's features and
+  /// devices read-write: Errc::unsupported naming the first it does not
+  /// (compression, encryption, casefold, quota files, zoned, ro, several
+  /// devices), as mount() refuses them.
+  static Status check_features(const disk::SuperBlock& sb);
   ~Writer();
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;

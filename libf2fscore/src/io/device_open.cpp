@@ -194,7 +194,7 @@ Result<Opened> open_fd(const std::string& path, const OpenOptions& opts, const B
   }
   if (opts.refuse_in_use && !opts.read_only) {
     InUseCheck what;
-    what.other_file_system = opts.refuse_other_file_system;
+    what.other_file_system = what.f2fs_too = opts.refuse_other_file_system;
     if (InUse u = check_in_use(path, what))
       return make_error(Errc::busy, "cannot open " + path + " for writing: " + u.detail, Error::kNoOffset,
                         u.kind == InUseKind::other_file_system ? 0 : EBUSY);

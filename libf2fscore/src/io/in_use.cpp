@@ -33,6 +33,8 @@
 #endif
 
 #include "f2fscore/device.hpp"
+#include "f2fscore/disk/constants.hpp"
+#include "f2fscore/endian.hpp"
 
 namespace f2fscore {
 
@@ -186,6 +188,23 @@ InUse block_in_use(const std::string& path, const std::string& shown, dev_t rdev
   return {};
 }
 
+// Whether either superblock copy of `path` carries the F2FS magic
+// (F2FS_SUPER_MAGIC at byte 1024 of block 0 or 1).
+bool holds_f2fs(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool found = false;
+  for (off_t off : {off_t{1024}, off_t{4096 + 1024}}) {
+    std::uint8_t m[4];
+    ssize_t n;
+    do n = ::pread(fd, m, sizeof m, off);
+    while (n < 0 && errno == EINTR);
+    found |= n == 4 && load_le32(m, 0) == disk::kSuperMagic;
+  }
+  ::close(fd);
+  return found;
+}
+
 // The type of a file system of another kind than F2FS at the start of
 // `path`; empty when none is recognised.
 std::string other_file_system(const std::string& path) {
@@ -249,6 +268,8 @@ InUse check_in_use(const std::string& path, const InUseCheck& what) {
   } else {
     return {};
   }
+  if (what.other_file_system && what.f2fs_too && holds_f2fs(path))
+    return {InUseKind::other_file_system, path + " holds an F2FS volume (a superblock magic 0xf2f52010)"};
   if (what.other_file_system) {
     if (auto t = other_file_system(path); !t.empty())
       return {InUseKind::other_file_system, path + " holds a file system of another kind (" + t + ")"};

@@ -127,6 +127,10 @@ Result<MkfsPlan> plan_mkfs(std::span<const MkfsTarget> targets, const MkfsOption
   if (o.segs_per_sec == 0 || o.secs_per_zone == 0 || o.segs_per_sec > (1u << 16) ||
       o.secs_per_zone > (1u << 16))
     return make_error(Errc::invalid_argument, "segments per section and sections per zone must be 1 to 65536");
+  if (static_cast<std::uint64_t>(o.segs_per_sec) * o.secs_per_zone > 0xFFFFFFFFull)
+    return make_error(Errc::invalid_argument,
+                      msg("%llu segments per section x %llu sections per zone: a zone of 2^32 segments or more",
+                          o.segs_per_sec, o.secs_per_zone));
   if (o.overprovision < 0 || o.overprovision >= 100)
     return make_error(Errc::invalid_argument, "overprovision must be a percentage below 100");
   if (targets.size() > 1 && o.wanted_sectors != 0)

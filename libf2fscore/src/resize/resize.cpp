@@ -322,6 +322,21 @@ Result<Loaded> load_and_plan(BlockDevice& dev, const ResizeOptions& o, bool allo
         p.blocks_to_move += s.valid_blocks;
       }
   }
+  if (p.moves_metadata) {
+    std::vector<SegmentInfo> segs;
+    F2FSCORE_TRY(vol.segments(0, p.front_segments, segs));
+    for (const auto& s : segs) p.blocks_to_move += s.valid_blocks;
+  }
+  p.unclean = l.unclean;
+  // Moving blocks (the writer's GC) and settling an unclean volume mount the
+  // writer: a volume it does not take is refused here, before any write.
+  if (p.blocks_to_move || l.unclean) {
+    auto st = Writer::check_features(sb);
+    if (!st)
+      return make_error(st.error().code, fmt("%llu valid blocks to move", p.blocks_to_move) +
+                                             (l.unclean ? " and a volume to settle" : "") +
+                                             ", which needs the writer: " + st.error().message);
+  }
   if (p.unchanged() && p.new_user_block_count != p.old_user_block_count) {
     std::vector<SegmentInfo> segs;
     F2FSCORE_TRY(vol.segments(0, p.new_main_segments, segs));
@@ -491,7 +506,14 @@ Status finish_copy(BlockDevice& dev, const MoveRecord& m, bool copy) {
   F2FSCORE_TRY(write_at(dev, kBlockSize, sb1));
   F2FSCORE_TRY(flush(dev));
   F2FSCORE_TRY(write_at(dev, 0, sb0));
-  return flush(dev);
+  F2FSCORE_TRY(flush(dev));
+  if (copy) {
+    // The staging area is free main-area space of the grown volume now: a
+    // discard (a punched hole in an image file) returns it; a device that
+    // cannot discard keeps the bytes, which nothing reads.
+    (void)discard(dev, m.staging_blkaddr.get() * kBlockSize, n * kBlockSize);
+  }
+  return {};
 }
 
 // A record in block 0: completes the interrupted grow it names or, when a
@@ -752,6 +774,20 @@ Result<ResizeReport> resize_volume(BlockDevice& dev, const ResizeOptions& opts) 
     if (!st) return make_error(st.error().code, "completing an interrupted resize: " + st.error().message);
     if (done) {
       r.finished_interrupted = r.resized = true;
+      // The new layout's counts, as the completed volume has them.
+      if (auto v = Volume::open(dev)) {
+        const SuperBlock& nsb = (*v)->superblock();
+        const Checkpoint& ncp = (*v)->checkpoint();
+        r.plan.new_segment_count = nsb.segment_count.get();
+        r.plan.new_main_segments = nsb.segment_count_main.get();
+        r.plan.new_main_blkaddr = nsb.main_blkaddr.get();
+        r.plan.new_user_block_count = ncp.user_block_count.get();
+        r.plan.reserved_segments = ncp.rsvd_segment_count.get();
+        r.plan.overprov_segments = ncp.overprov_segment_count.get();
+        r.plan.valid_block_count = ncp.valid_block_count.get();
+        r.plan.moves_metadata = true;
+        r.checkpoint_ver = ncp.checkpoint_ver.get();
+      }
       return r;
     }
   }

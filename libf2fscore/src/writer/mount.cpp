@@ -20,12 +20,7 @@ std::uint64_t Writer::Impl::now() const {
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
 }
 
-Status Writer::Impl::load() {
-  auto v = Volume::open(dev);
-  if (!v) return make_error(v.error());
-  vol = std::move(*v);
-  sb = vol->superblock();
-  cp = vol->checkpoint();
+Status Writer::check_features(const disk::SuperBlock& sb) {
   const std::uint32_t f = sb.feature.get();
   auto refuse = [](const char* what) { return make_error(Errc::unsupported, std::string("writer: cannot mount read-write: ") + what); };
   if (f & feature::compression) return refuse("compression is not supported yet");
@@ -35,6 +30,17 @@ Status Writer::Impl::load() {
   if (f & feature::blkzoned) return refuse("zoned devices are not supported");
   if (f & feature::ro) return refuse("the volume has the ro feature (read-only by design)");
   if (sb.devs[0].path[0] != 0) return refuse("multi-device volumes are not supported yet");
+  return {};
+}
+
+Status Writer::Impl::load() {
+  auto v = Volume::open(dev);
+  if (!v) return make_error(v.error());
+  vol = std::move(*v);
+  sb = vol->superblock();
+  cp = vol->checkpoint();
+  F2FSCORE_TRY(Writer::check_features(sb));
+  auto refuse = [](const char* what) { return make_error(Errc::unsupported, std::string("writer: cannot mount read-write: ") + what); };
   const bool pending_fsync = vol->open_report().pending_fsync_nodes > 0;
   if (pending_fsync && (opts.recovery == MountOptions::Recovery::refuse || opts.read_only))
     return refuse(fmt("%llu fsynced node blocks follow the checkpoint; mount it read-write with roll-forward (or in "

@@ -70,6 +70,10 @@ std::optional<int> parse_device_command_line(CLI::App& app, int argc, char** arg
 int report_usage_error(std::string_view tool, const std::string& device, bool json, const std::string& message,
                        int code);
 
+// A CLI11 check that a value is a decimal count (digits only: no sign,
+// which CLI11 would wrap into an unsigned type): "\"-5\" is not a WHAT".
+CLI::Validator decimal_count(const std::string& what);
+
 // The text of a parse error as parse_command_line prints it, without the
 // tool's name and the hint line. Options CLI11 does not know are named
 // ("unknown option --x") ahead of a missing required operand.

@@ -26,7 +26,7 @@ out=$("$RESIZE" -n -s -t 409600 "$T/v.img" 2>&1); rc=$?
 # run refuses as the run does, naming the writer's reason, nothing written.
 truncate -s 256M "$T/c.img"
 "$MKFS" -q -O extra_attr,compression "$T/c.img" || { echo "FAIL: mkfs -O compression"; exit 1; }
-truncate -s 8G "$T/c.img"
+truncate -s 1536M "$T/c.img"
 cbefore=$(sha256sum <"$T/c.img")
 for args in "-n" ""; do
   out=$("$RESIZE" $args "$T/c.img" 2>&1); rc=$?
@@ -35,5 +35,13 @@ for args in "-n" ""; do
   fi
 done
 [[ "$(sha256sum <"$T/c.img")" == "$cbefore" ]] || { echo "FAIL: the compression image changed"; fail=1; }
+# A file system of another kind is named, not called a bad superblock.
+if command -v mkfs.ext4 >/dev/null; then
+  truncate -s 64M "$T/e.img" && mkfs.ext4 -q -F "$T/e.img"
+  out=$("$RESIZE" "$T/e.img" 2>&1); rc=$?
+  if [[ $rc != 1 || "$out" != *"another kind (ext4)"* ]]; then
+    echo "FAIL: resize of an ext4 image: exit $rc, expected 1 naming ext4: $out"; fail=1
+  fi
+fi
 ((fail)) && exit 1
 echo "PASS: f2fscore-resize -t refuses what is not a sector count, writes nothing"

@@ -813,6 +813,10 @@ TEST(Resize, ToolCompletesAnInterruptedMovingGrow) {
   auto dry = test::run(tool + " -n " + q);
   EXPECT_EQ(dry.exit_code, 1) << dry.output;
   EXPECT_NE(dry.output.find("interrupted"), std::string::npos) << dry.output;
+  // f2fscore-dump names the state too.
+  auto info = test::run(std::string(F2FSCORE_DUMP_TOOL) + " " + q + " info");
+  EXPECT_EQ(info.exit_code, 1) << info.output;
+  EXPECT_NE(info.output.find("interrupted"), std::string::npos) << info.output;
   EXPECT_EQ(test::differing_blocks(img, copy), std::vector<std::uint64_t>{});
 
   const std::uint64_t other = (small + 64 * kMiB) / 512;

@@ -13,6 +13,7 @@
 #include "f2fscore/disk/superblock.hpp"
 #include "f2fscore/extract.hpp"
 #include "f2fscore/inspect.hpp"
+#include "f2fscore/resize.hpp"
 #include "f2fscore/tools/common.hpp"
 #include "f2fscore/tools/progress.hpp"
 #include "f2fscore/volume.hpp"
@@ -220,6 +221,9 @@ int main(int argc, char** argv) {
       what.other_file_system = true;
       if (auto u = f2fscore::check_in_use(image, what); u.kind == f2fscore::InUseKind::other_file_system)
         return fail(u.detail + ", not F2FS");
+      // A resize that moves the metadata, cut in its copy: name the state.
+      if (auto staged = f2fscore::interrupted_resize(**dev); staged && !staged->empty())
+        return fail(image + ": " + *staged);
     }
     const std::string why = image + ": " + vol.error().to_string();
     if (c_sb->parsed()) {  // still show what is there: the first valid copy, else copy 0

@@ -29,6 +29,17 @@ const char* kFooter =
     "damaged, the data does not fit, a layout that cannot be reached safely, I/O\n"
     "error; nothing is written on a refusal); 2 usage error.";
 
+// "DEVICE: MESSAGE", or, when DEVICE holds a file system of another kind
+// (libblkid's probe, as dump and mkfs name it), that instead.
+std::string foreign_or(const std::string& device, const std::string& message) {
+  f2fscore::InUseCheck what;
+  what.exclusive = false;
+  what.other_file_system = true;
+  if (auto u = f2fscore::check_in_use(device, what); u.kind == f2fscore::InUseKind::other_file_system)
+    return u.detail + ", not F2FS";
+  return device + ": " + message;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -93,12 +104,12 @@ int main(int argc, char** argv) {
     if (!staged) return fail(device + ": " + staged.error().message);
     if (!staged->empty()) return fail(device + ": " + *staged);
     auto p = f2fscore::plan_resize(**dev, ro);
-    if (!p) return fail(device + ": " + p.error().message);
+    if (!p) return fail(foreign_or(device, p.error().message));
     rep.plan = *p;
     rep.settled_unclean = p->unclean;  // what the run would do first
   } else {
     auto r = f2fscore::resize_volume(**dev, ro);
-    if (!r) return fail(device + ": " + r.error().message);
+    if (!r) return fail(foreign_or(device, r.error().message));
     rep = *r;
   }
   const auto& p = rep.plan;

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "f2fscore/device.hpp"
+
 namespace f2fscore::tools {
 
 namespace {
@@ -12,6 +14,14 @@ namespace {
 constexpr const char* kHint = "Run with --help for more information.";
 
 }  // namespace
+
+std::string foreign_file_system(const std::string& path) {
+  InUseCheck what;
+  what.exclusive = false;
+  what.other_file_system = true;
+  if (InUse u = check_in_use(path, what); u.kind == InUseKind::other_file_system) return u.detail + ", not F2FS";
+  return {};
+}
 
 CLI::Validator decimal_count(const std::string& what) {
   return CLI::Validator(

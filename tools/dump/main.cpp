@@ -216,11 +216,7 @@ int main(int argc, char** argv) {
     // No F2FS there but a file system of another kind: say which (libblkid
     // where the library has it, as mkfs names what it would overwrite).
     if (vol.error().code == f2fscore::Errc::corrupt) {
-      f2fscore::InUseCheck what;
-      what.exclusive = false;
-      what.other_file_system = true;
-      if (auto u = f2fscore::check_in_use(image, what); u.kind == f2fscore::InUseKind::other_file_system)
-        return fail(u.detail + ", not F2FS");
+      if (auto f = f2fscore::tools::foreign_file_system(image); !f.empty()) return fail(f);
       // A resize that moves the metadata, cut in its copy: name the state.
       if (auto staged = f2fscore::interrupted_resize(**dev); staged && !staged->empty())
         return fail(image + ": " + *staged);

@@ -47,13 +47,8 @@ int main(int argc, char** argv) {
   auto fail = [&](const std::string& m) { return ftools::report_device_failure("f2fscore-label", device, json, m); };
   // What a device that is not F2FS holds, for the message.
   auto why = [&](const f2fscore::Error& e) {
-    if (e.code == f2fscore::Errc::corrupt) {
-      f2fscore::InUseCheck what;
-      what.other_file_system = true;
-      what.exclusive = false;
-      if (auto u = f2fscore::check_in_use(device, what); u.kind == f2fscore::InUseKind::other_file_system)
-        return device + ": " + u.detail + ", not F2FS";
-    }
+    if (e.code == f2fscore::Errc::corrupt)
+      if (auto f = ftools::foreign_file_system(device); !f.empty()) return device + ": " + f;
     return device + ": " + e.message;
   };
 

@@ -32,11 +32,7 @@ const char* kFooter =
 // "DEVICE: MESSAGE", or, when DEVICE holds a file system of another kind
 // (libblkid's probe, as dump and mkfs name it), that instead.
 std::string foreign_or(const std::string& device, const std::string& message) {
-  f2fscore::InUseCheck what;
-  what.exclusive = false;
-  what.other_file_system = true;
-  if (auto u = f2fscore::check_in_use(device, what); u.kind == f2fscore::InUseKind::other_file_system)
-    return u.detail + ", not F2FS";
+  if (auto f = ftools::foreign_file_system(device); !f.empty()) return f;
   return device + ": " + message;
 }
 

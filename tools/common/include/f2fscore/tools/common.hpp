@@ -74,6 +74,11 @@ int report_usage_error(std::string_view tool, const std::string& device, bool js
 // which CLI11 would wrap into an unsigned type): "\"-5\" is not a WHAT".
 CLI::Validator decimal_count(const std::string& what);
 
+// "PATH holds a file system of another kind (TYPE), not F2FS" when libblkid's
+// probe (check_in_use() with InUseCheck::other_file_system) finds one on
+// `path`; empty otherwise. For the message of a tool that found no F2FS.
+std::string foreign_file_system(const std::string& path);
+
 // The text of a parse error as parse_command_line prints it, without the
 // tool's name and the hint line. Options CLI11 does not know are named
 // ("unknown option --x") ahead of a missing required operand.

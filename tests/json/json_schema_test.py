@@ -88,6 +88,9 @@ def check(name, schemas, cmd, expect_rc):
         return None
     errs = []
     validate(doc, schemas[name], name, errs)
+    # An object that states its exit code states the process's.
+    if isinstance(doc, dict) and "exit_code" in doc and doc["exit_code"] != expect_rc:
+        errs.append(f"exit_code {doc['exit_code']} but the process exited {expect_rc}")
     for e in errs: fail(f"{' '.join(cmd)}: {e}")
     if not errs: print(f"ok: {name}: {' '.join(cmd[1:])}")
     return doc
@@ -181,6 +184,13 @@ def main():
         check("dump-error", schemas, dump("bogus"), 2)
         check("dump-error", schemas, dump("block", str(1 << 40)), 2)
         check("dump-error", schemas, [tool("dump"), "--json", junk, "info"], 1)
+
+        # -V with --json: the version object, also where the operand is missing.
+        for t_name in ("mkfs", "fsck", "dump", "sload", "label", "tune", "resize", "io"):
+            for argv in (["-V", "--json", img], ["--json", "-V"]):
+                doc = check("version", schemas, [tool(t_name)] + argv, 0)
+                if isinstance(doc, dict) and doc.get("tool") != "f2fscore-" + t_name:
+                    fail(f"f2fscore-{t_name} {' '.join(argv)}: tool {doc.get('tool')!r}")
 
         raw = os.path.join(t, "raw")
         with open(raw, "wb") as f: f.write(b"\0" * (4 << 20))

@@ -129,24 +129,29 @@ bool version_requested(int argc, char** argv) {
 
 }  // namespace
 
+int print_version(std::string_view tool, bool json) {
+  if (json) {
+    print_json({{"tool", std::string(tool)}, {"version", F2FSCORE_VERSION_STRING}, {"exit_code", exit_code::ok}});
+  } else {
+    std::printf("%.*s %s\n", static_cast<int>(tool.size()), tool.data(), F2FSCORE_VERSION_STRING);
+  }
+  return exit_code::ok;
+}
+
 std::optional<int> parse_device_command_line(CLI::App& app, int argc, char** argv, int usage_code,
-                                             const std::string& device, const char* version_line) {
+                                             const std::string& device, bool answers_version) {
   return parse_or(app, argc, argv, [&](const CLI::ParseError&, const std::string& m) {
-    if (version_line != nullptr && version_requested(argc, argv)) {
-      std::printf("%s\n", version_line);
-      return static_cast<int>(exit_code::ok);
-    }
+    if (answers_version && version_requested(argc, argv))
+      return print_version(app.get_name(), json_requested(argc, argv));
     return report_usage_error(app.get_name(), device, json_requested(argc, argv), m, usage_code);
   });
 }
 
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, int usage_code,
-                                      const char* version_line) {
+                                      bool answers_version) {
   return parse_or(app, argc, argv, [&](const CLI::ParseError&, const std::string& m) {
-    if (version_line != nullptr && version_requested(argc, argv)) {
-      std::printf("%s\n", version_line);
-      return static_cast<int>(exit_code::ok);
-    }
+    if (answers_version && version_requested(argc, argv))
+      return print_version(app.get_name(), json_requested(argc, argv));
     return print_error(app.get_name(), m, usage_code, true);
   });
 }

@@ -163,10 +163,7 @@ int main(int argc, char** argv) {
     return *done;
   g_err.json = json;
   g_err.image = image;
-  if (version) {
-    std::printf("f2fscore-dump %s\n", F2FSCORE_VERSION_STRING);
-    return kExitOk;
-  }
+  if (version) return f2fscore::tools::print_version("f2fscore-dump", json);
   if (image.empty()) return usage("no image given (try --help)");
   if (app.get_subcommands().empty()) return usage("no command given (try --help)");
   const auto fmt = json ? insp::Format::json : insp::Format::text;

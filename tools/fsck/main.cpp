@@ -34,7 +34,8 @@ constexpr int kExitClean = fexit::clean, kExitOperational = fexit::operational, 
 
 const char* kExitHelp =
     "Exit status (as e2fsck): 0 no problems; 1 problems found and all repaired; 4 problems left\n"
-    "unrepaired (always with -n when any is found); 8 operational error (device missing, unreadable\n"
+    "unrepaired (always with -n when any is found; also a resize interrupted while it moved the\n"
+    "metadata areas, which a rerun of f2fscore-resize completes); 8 operational error (device missing, unreadable\n"
     "or, for -p/-a/-y, in use: mounted or held by another program; no usable superblock or\n"
     "checkpoint); 16 usage error (bad option). An informational finding alone (a checkpoint pack\n"
     "torn by a power cut, the other pack in use) exits 0.\n"
@@ -88,10 +89,7 @@ int main(int argc, char** argv) {
         return error_exit(m, kExitUsage, true);
       }))
     return *done;
-  if (version) {
-    std::printf("f2fscore-fsck %s\n", F2FSCORE_VERSION_STRING);
-    return kExitClean;
-  }
+  if (version) return f2fscore::tools::print_version("f2fscore-fsck", json);
   opts.mode = yes ? fsck::Mode::repair_all : (preen || auto_) ? fsck::Mode::preen : fsck::Mode::check_only;
   if (device.empty()) return error_exit("a device is required", kExitUsage, true);
   const int modes = (no ? 1 : 0) + ((preen || auto_) ? 1 : 0) + (yes ? 1 : 0);

@@ -227,13 +227,14 @@ int fs_main(int argc, char** argv) {
   if (json && !plot_error.empty()) return fail(plot_error);
   if (json) {
     tools::Json j;
-    j["target"] = target;
+    j["device"] = target;
     j["ipu_policy"] = ipu_in_force.ipu_policy;  // a number, as f2fscore-dump ipu gives it
     j["ipu_policy_string"] = ipu_policy_string(ipu_in_force.ipu_policy);
     j["min_ipu_util"] = ipu_in_force.min_ipu_util;
     j["min_fsync_blocks"] = ipu_in_force.min_fsync_blocks;
     j["fdatasync_in_place"] = ipu_in_force.fdatasync_in_place;
     j["report"] = nested_json(workload_report_json(*rep));
+    j["exit_code"] = kExitOk;
     if (!tools::print_json(j, tools::JsonLayout::line_spaced)) return kExitFailure;
   } else {
     std::printf("f2fscore-io fs: %s (%s, %s); ipu_policy %s, min_ipu_util %u, min_fsync_blocks %u%s\n", target.c_str(),

@@ -122,13 +122,8 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "Seed for random offsets")->check(f2fscore::tools::decimal_count("seed"));
   app.add_flag("--json", json, "Print one JSON object");
   app.add_flag("-V,--version", version, "Print the version and exit");
-  if (auto rc = f2fscore::tools::parse_device_command_line(app, argc, argv, kExitUsage, target,
-                                                           "f2fscore-io " F2FSCORE_VERSION_STRING))
-    return *rc;
-  if (version) {
-    std::printf("f2fscore-io %s\n", F2FSCORE_VERSION_STRING);
-    return kExitOk;
-  }
+  if (auto rc = f2fscore::tools::parse_device_command_line(app, argc, argv, kExitUsage, target, true)) return *rc;
+  if (version) return f2fscore::tools::print_version("f2fscore-io", json);
   auto usage = [&](const std::string& m) {
     return f2fscore::tools::report_usage_error("f2fscore-io", target, json, m, kExitUsage);
   };
@@ -229,11 +224,12 @@ int main(int argc, char** argv) {
   const DeviceInfo& di = dev.info();
   if (json) {
     f2fscore::tools::Json j;
-    j["target"] = target;
+    j["device"] = target;
     j["backend"] = backend_name(opened->backend);
     j["direct"] = di.direct;
     j["job"] = nested_json(io_report_json(job, *report));
     if (iostat_on) j["iostat"] = nested_json(iostat_json(snap, now));
+    j["exit_code"] = kExitOk;
     if (!f2fscore::tools::print_json(j, f2fscore::tools::JsonLayout::line_spaced)) return kExitFailure;
   } else {
     std::printf("f2fscore-io: %s on %s (%s, %s, %llu bytes)\n", std::string(io_pattern_name(job.pattern)).c_str(),

@@ -37,11 +37,8 @@ int main(int argc, char** argv) {
   auto* label_opt = app.add_option("label", label, "New label (UTF-8)");
   app.add_flag("--json", json, "Print one JSON object {\"device\", \"label\"}");
   app.add_flag("-V,--version", version, "Print the version and exit");
-  if (auto rc = ftools::parse_device_command_line(app, argc, argv, kExitUsage, device)) return *rc;
-  if (version) {
-    std::printf("f2fscore-label %s\n", F2FSCORE_VERSION_STRING);
-    return kExitOk;
-  }
+  if (auto rc = ftools::parse_device_command_line(app, argc, argv, kExitUsage, device, true)) return *rc;
+  if (version) return ftools::print_version("f2fscore-label", json);
   if (device.empty()) return ftools::report_usage_error("f2fscore-label", device, json, "a device is required", kExitUsage);
   const bool set = label_opt->count() > 0;
   auto fail = [&](const std::string& m) { return ftools::report_device_failure("f2fscore-label", device, json, m); };
@@ -65,7 +62,7 @@ int main(int argc, char** argv) {
     auto l = f2fscore::read_volume_label(**dev);
     if (!l) return fail(why(l.error()));
     if (json) {
-      ftools::print_json({{"device", device}, {"label", *l}});
+      ftools::print_json({{"device", device}, {"label", *l}, {"exit_code", kExitOk}});
     } else {
       std::printf("%s\n", l->c_str());
     }
@@ -73,7 +70,7 @@ int main(int argc, char** argv) {
   }
   if (auto st = f2fscore::write_volume_label(**dev, label); !st) return fail(why(st.error()));
   if (json) {
-    if (!ftools::print_json({{"device", device}, {"label", label}})) return kExitFailure;
+    if (!ftools::print_json({{"device", device}, {"label", label}, {"exit_code", kExitOk}})) return kExitFailure;
   }
   return kExitOk;
 }

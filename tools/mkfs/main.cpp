@@ -160,13 +160,8 @@ int main(int argc, char** argv) {
   app.add_flag("-q", quiet, "Quiet: print only errors");
   app.add_flag("--json", json, "Print a machine-readable summary");
   app.add_flag("-V,--version", version, "Print the version and exit");
-  if (auto rc = ftools::parse_device_command_line(app, argc, argv, kExitUsage, device,
-                                                  "f2fscore-mkfs " F2FSCORE_VERSION_STRING))
-    return *rc;
-  if (version) {
-    std::printf("f2fscore-mkfs %s\n", F2FSCORE_VERSION_STRING);
-    return kExitOk;
-  }
+  if (auto rc = ftools::parse_device_command_line(app, argc, argv, kExitUsage, device, true)) return *rc;
+  if (version) return ftools::print_version("f2fscore-mkfs", json);
   auto usage = [&](const std::string& m) {
     return ftools::report_usage_error("f2fscore-mkfs", device, json, m, kExitUsage);
   };
@@ -354,6 +349,7 @@ int main(int argc, char** argv) {
     ftools::Json populated = ftools::Json::object();
     ftools::add_populate_report(populated, copied);
     j["populated"] = std::move(populated);
+    j["exit_code"] = kExitOk;
     if (!ftools::print_json(j)) return kExitFailure;
   } else if (!quiet) {
     std::printf("f2fscore-mkfs %s\n", F2FSCORE_VERSION_STRING);

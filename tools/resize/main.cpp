@@ -52,11 +52,8 @@ int main(int argc, char** argv) {
   app.add_flag("-f,--force", force, "Accepted for resize.f2fs compatibility (no prompt is ever asked)");
   app.add_flag("--json", json, "Print one JSON object with the old and new layout");
   app.add_flag("-V,--version", version, "Print the version and exit");
-  if (auto rc = ftools::parse_device_command_line(app, argc, argv, kExitUsage, device)) return *rc;
-  if (version) {
-    std::printf("f2fscore-resize %s\n", F2FSCORE_VERSION_STRING);
-    return kExitOk;
-  }
+  if (auto rc = ftools::parse_device_command_line(app, argc, argv, kExitUsage, device, true)) return *rc;
+  if (version) return ftools::print_version("f2fscore-resize", json);
   auto usage = [&](const std::string& m) {
     return ftools::report_usage_error("f2fscore-resize", device, json, m, kExitUsage);
   };
@@ -122,7 +119,8 @@ int main(int argc, char** argv) {
                    {"moves_metadata", p.moves_metadata},
                    {"finished_interrupted", rep.finished_interrupted},
                    {"settled_unclean", rep.settled_unclean},
-                   {"checkpoint_ver", rep.checkpoint_ver}};
+                   {"checkpoint_ver", rep.checkpoint_ver},
+                   {"exit_code", kExitOk}};
     if (!ftools::print_json(j)) return kExitFailure;
     return kExitOk;
   }

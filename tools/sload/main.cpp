@@ -79,10 +79,7 @@ int main(int argc, char** argv) {
         return usage(m);
       }))
     return *done;
-  if (version) {
-    std::printf("f2fscore-sload %s\n", F2FSCORE_VERSION_STRING);
-    return kExitOk;
-  }
+  if (version) return ftools::print_version("f2fscore-sload", json);
   if (device.empty()) return usage("a device is required");
   if (source.empty()) return usage("a source directory is required (-f DIR)");
   if (target.empty() || target[0] != '/') return usage("-t: the target must be an absolute path in the image");

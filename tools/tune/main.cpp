@@ -101,11 +101,8 @@ int main(int argc, char** argv) {
   app.add_flag("-n,--dry-run", dry_run, "Check the changes and print the result without writing");
   app.add_flag("--json", json, "Print one JSON object {\"device\", \"before\", \"after\", \"written\"}");
   app.add_flag("-V,--version", version, "Print the version and exit");
-  if (auto rc = ftools::parse_device_command_line(app, argc, argv, kExitUsage, device)) return *rc;
-  if (version) {
-    std::printf("f2fscore-tune %s\n", F2FSCORE_VERSION_STRING);
-    return kExitOk;
-  }
+  if (auto rc = ftools::parse_device_command_line(app, argc, argv, kExitUsage, device, true)) return *rc;
+  if (version) return ftools::print_version("f2fscore-tune", json);
   auto usage = [&](const std::string& m) {
     return ftools::report_usage_error("f2fscore-tune", device, json, m, kExitUsage);
   };
@@ -153,7 +150,9 @@ int main(int argc, char** argv) {
   if (!change) {
     auto s = f2fscore::read_tune_state(**dev);
     if (!s) return fail(device + ": " + s.error().message);
-    if (json) return ftools::print_json({{"device", device}, {"state", state_json(*s)}}) ? kExitOk : kExitFailure;
+    if (json)
+      return ftools::print_json({{"device", device}, {"state", state_json(*s)}, {"exit_code", kExitOk}}) ? kExitOk
+                                                                                                        : kExitFailure;
     print_state(*s);
     return kExitOk;
   }
@@ -169,6 +168,7 @@ int main(int argc, char** argv) {
     j["written"] = r->written;
     j["dry_run"] = dry_run;
     j["warnings"] = warnings;
+    j["exit_code"] = kExitOk;
     return ftools::print_json(j) ? kExitOk : kExitFailure;
   }
   if (dry_run) std::printf("dry run: nothing written; the volume would read:\n");

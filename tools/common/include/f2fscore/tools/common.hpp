@@ -37,12 +37,12 @@ inline constexpr int usage = 16;
 // Parses argv into app. Returns std::nullopt when the command line is
 // accepted, else the code the tool exits with: 0 after --help (printed to
 // stdout) or, when version_line is given and -V/--version is among the
-// arguments, after printing version_line; usage_code after a parse error,
+// arguments, after print_version() when answers_version is set; usage_code after a parse error,
 // printed to stderr as "TOOL: MESSAGE" (TOOL is app's name) and a hint
 // line. An argument CLI11 does not know that starts with '-' is named as an
 // unknown option.
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, int usage_code,
-                                      const char* version_line = nullptr);
+                                      bool answers_version = false);
 
 // Parses the command line: nullopt when it parsed; the exit status of
 // CLI11's --help / --help-all output; on a parse error, what `on_error`
@@ -59,10 +59,14 @@ bool json_requested(int argc, char** argv);
 // parse_command_line for a tool that works on one device and prints JSON:
 // a usage error prints "TOOL: MESSAGE" and the hint on stderr, and with
 // --json among the arguments also {"device": device (as far as parsed),
-// "error": MESSAGE, "exit_code": usage_code} on stdout. With version_line,
-// -V/--version prints it and exits 0 as parse_command_line does.
+// "error": MESSAGE, "exit_code": usage_code} on stdout. With answers_version,
+// -V/--version prints the version and exits 0 as parse_command_line does.
 std::optional<int> parse_device_command_line(CLI::App& app, int argc, char** argv, int usage_code,
-                                             const std::string& device, const char* version_line = nullptr);
+                                             const std::string& device, bool answers_version = false);
+
+// Prints "TOOL VERSION" on stdout, or with `json` the object {"tool": TOOL,
+// "version": VERSION, "exit_code": 0}. Returns exit_code::ok.
+int print_version(std::string_view tool, bool json);
 
 // A usage error of a tool that works on one device, found after parsing:
 // "TOOL: MESSAGE" and the hint on stderr, and with `json` the object

@@ -8,35 +8,43 @@
 #   grow to 200%       resize.f2fs         vs  f2fscore-resize   (the metadata must move)
 # Each result is checked with fsck.f2fs -f (clean as ../shared/NOTES.md says)
 # and f2fscore-fsck -f. Prints one line per run: tool, operation, exit code,
-# seconds, both verdicts, the tool's first error line. Images live in $TMPDIR
+# seconds, the volume's block_count after it, both verdicts, the tool's first
+# error line. Images live in $TMPDIR
 # (ext4 /tmp: sparse files).
 #
 #   bench/resize_bench.sh BUILD_DIR [SIZES_GIB] [FILLS]
 #   bench/resize_bench.sh build "1 4 16 64" "0 50"
 #
-# ZERO_FILES=1 copies files of zeros instead (sparse sources: sload.f2fs
-# writes their blocks in full, as it does any file's), and the base image
-# and the copies are kept sparse (fallocate --dig-holes), so that a 64 GiB
-# image 90% full needs a few GiB of scratch space instead of three times
-# its data. The tools read and move those blocks as any others; only the
-# bytes differ.
+# FILL_WITH=io fills each tool's image instead with f2fscore-io fs -w fill
+# (files of 8 MiB of a fixed pattern written through f2fscore's writer, the
+# same for both tools: sload.f2fs writes ~8 MB/s here, CPU-bound, so a 64 GiB
+# image half full would take over an hour), makes each tool's image anew from
+# mkfs.f2fs (no base image is kept) and runs fsck.f2fs -f --dry-run on the
+# image itself (no copy): the scratch space is one image's data.
 set -eu
 BUILD=${1:?build directory}
 SIZES=${2:-"1 4 16 64"}
 FILLS=${3:-"0 50"}
 OURS=$BUILD/tools/resize/f2fscore-resize
 OURFSCK=$BUILD/tools/fsck/f2fscore-fsck
+OURDUMP=$BUILD/tools/dump/f2fscore-dump
+FILL_WITH=${FILL_WITH:-sload}
+OURIO=$BUILD/tools/io/f2fscore-io
 for t in mkfs.f2fs resize.f2fs fsck.f2fs sload.f2fs; do
   command -v $t >/dev/null || { echo "needs $t (apt-get install f2fs-tools)"; exit 1; }
 done
 W=$(mktemp -d "${TMPDIR:-/tmp}/resize_bench.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 
-clean() {  # fsck.f2fs -f on a copy: "clean" or the first problem line
-  cp --sparse=always "$1" "$W/check.img"
-  out=$(fsck.f2fs -f "$W/check.img" </dev/null 2>&1 || true)
+clean() {  # fsck.f2fs -f on a copy (FILL_WITH=io: --dry-run in place): "clean" or the first problem line
+  if [ "$FILL_WITH" = io ]; then
+    out=$(fsck.f2fs -f --dry-run "$1" </dev/null 2>&1 || true)
+  else
+    cp --sparse=always "$1" "$W/check.img"
+    out=$(fsck.f2fs -f "$W/check.img" </dev/null 2>&1 || true)
+    rm -f "$W/check.img"
+  fi
   bad=$(printf '%s\n' "$out" | grep -E '\[Fail\]|\[ASSERT\]|\[FIX\]|Fixing|Reconnect|Move curseg' | head -1 || true)
-  rm -f "$W/check.img"
   [ -z "$bad" ] && echo clean || echo "NOT CLEAN: $bad"
 }
 ours_clean() { "$OURFSCK" -f "$1" >/dev/null 2>&1 && echo clean || echo "NOT CLEAN (f2fscore-fsck $?)"; }
@@ -50,10 +58,10 @@ run() {  # label image command...
   set -e
   e=$(date +%s.%N)
   secs=$(echo "$e - $s" | bc)
-  if [ "${ZERO_FILES:-0}" = 1 ]; then fallocate --dig-holes "$img"; fi
   msg=$(grep -iE "error|refus|not |nothing" "$W/out.log" | head -1 | cut -c1-90 || true)
-  printf '%-28s rc=%-3s %8.2f s  fsck.f2fs: %-12s ours: %-10s %s\n' "$label" "$rc" "$secs" "$(clean "$img")" \
-    "$(ours_clean "$img")" "$msg"
+  blocks=$("$OURDUMP" --json "$img" sb 2>/dev/null | sed -n 's/.*"block_count": *\([0-9]*\).*/\1/p' | head -1)
+  printf '%-28s rc=%-3s %8.2f s  %9s blocks  fsck.f2fs: %-12s ours: %-10s %s\n' "$label" "$rc" "$secs" "${blocks:-?}" \
+    "$(clean "$img")" "$(ours_clean "$img")" "$msg"
 }
 
 for g in $SIZES; do
@@ -61,33 +69,39 @@ for g in $SIZES; do
     bytes=$((g * 1024 * 1024 * 1024))
     base="$W/base.img"
     rm -f "$base"
-    truncate -s $bytes "$base"
-    mkfs.f2fs -q -f "$base" >/dev/null
-    if [ "$fill" -gt 0 ]; then
+    if [ "$FILL_WITH" = sload ]; then
+      truncate -s $bytes "$base"
+      mkfs.f2fs -q -f "$base" >/dev/null
+    fi
+    if [ "$FILL_WITH" = sload ] && [ "$fill" -gt 0 ]; then
       rm -rf "$W/src"; mkdir -p "$W/src"
       n=$((bytes * fill / 100 / 8388608))
-      [ "${ZERO_FILES:-0}" = 1 ] || head -c 8388608 /dev/urandom >"$W/chunk"
+      head -c 8388608 /dev/urandom >"$W/chunk"
       i=0
       while [ $i -lt $n ]; do
         d="$W/src/d$((i % 16))"; mkdir -p "$d"
-        if [ "${ZERO_FILES:-0}" = 1 ]; then
-          truncate -s 8388608 "$d/f$i"
-        else
-          { printf '%08d' $i; cat "$W/chunk"; } | head -c 8388608 >"$d/f$i"
-        fi
+        { printf '%08d' $i; cat "$W/chunk"; } | head -c 8388608 >"$d/f$i"
         i=$((i + 1))
       done
-      s=$(date +%s)
       sload.f2fs -f "$W/src" "$base" >/dev/null
-      echo "   (sload.f2fs: $n files of 8 MiB in $(( $(date +%s) - s )) s)"
       rm -rf "$W/src"
-      if [ "${ZERO_FILES:-0}" = 1 ]; then fallocate --dig-holes "$base"; fi
     fi
     echo "== ${g} GiB, ${fill}% full"
     small=$((bytes * 60 / 100 / 512))
     for tool in resize.f2fs f2fscore-resize; do
       img="$W/$tool.img"
-      cp --sparse=always "$base" "$img"
+      if [ "$FILL_WITH" = io ]; then
+        rm -f "$img"
+        truncate -s $bytes "$img"
+        mkfs.f2fs -q -f "$img" >/dev/null
+        if [ "$fill" -gt 0 ]; then
+          s=$(date +%s)
+          "$OURIO" fs "$img" -w fill --fill "$fill" --size 8m >/dev/null
+          echo "   (filled to $fill% by f2fscore-io fs -w fill in $(( $(date +%s) - s )) s)"
+        fi
+      else
+        cp --sparse=always "$base" "$img"
+      fi
       if [ $tool = resize.f2fs ]; then
         run "$tool shrink 60%" "$img" resize.f2fs -s -t $small "$img"
         run "$tool grow back" "$img" resize.f2fs -s "$img"

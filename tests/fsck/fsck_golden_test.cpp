@@ -582,6 +582,12 @@ const std::vector<Case>& cases() {
   {"root_block_zeroed", Base::sload, "inode", [](Corruptor& L) {
      return Spec{{"block[" + S(node_blk(L, 3)) + "].zero=1"}, {E(Code::ROOT_BAD).Ino(3)}, 4, false,
                  {"/medium", "/dir/sub/f", "/big", "/inl/x"}}; }},
+  // The root's only dentry block pointer lost (file block 0 names a block
+  // outside the main area): no slot for "." and "..", and the repair
+  // allocates no data block, so -y rebuilds the root as above.
+  {"root_first_dentry_block_lost", Base::sload, "inode", [](Corruptor&) {
+     return Spec{{"inode[3].addr[0]=5"}, {E(Code::ROOT_BAD).Ino(3)}, 4, false,
+                 {"/medium", "/dir/sub/f", "/big", "/inl/x"}}; }},
   {"root_nat_null", Base::mkfs, "inode", [](Corruptor&) {
      return Spec{{"nat[3].block_addr=0"}, {E(Code::ROOT_BAD).Ino(3)}}; }},
   // A quota inode number in superblock #0 only, on a volume without quota:

@@ -324,6 +324,7 @@ class Checker {
   void fix_clear_dentry(std::size_t idx, const DentryArea& a, std::uint32_t slot, std::uint32_t name_len);
   void fix_inode_field(std::size_t idx, const InodeRec& in, std::function<void(disk::Node&)> fn);
   bool root_mode_repairable(nid_t root);
+  bool root_first_block_lost(nid_t root);
   void fix_zero_word(std::size_t idx, block_t blk, std::uint32_t byte_off);
   void local_issue_fix(std::size_t idx, const InodeRec& in, Code c);
   void mode_from_dentry(InodeRec& in, std::uint8_t dentry_type);

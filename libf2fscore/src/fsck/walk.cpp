@@ -826,10 +826,18 @@ void Checker::walk_namespace() {
     p.ino = root;
     p.path = "/";
     p.detail = std::move(d);
-    if (!rebuild_root(add(p))) return;
+    if (!rebuild_root(add(p))) return false;
     walk_inode(root, "/");
     walk_state(root).parent = root;
     walk_state(root).links_found = 1;
+    return true;
+  };
+  auto walk_root = [&] {
+    walk_inode(root, "/");
+    walk_state(root).parent = root;
+    walk_state(root).links_found = 1;
+    std::vector<nid_t> level{root};
+    expand_dirs(level);
   };
   if (root >= max_nid_ || nat(root).blkaddr == kNullAddr || !valid_main(nat(root).blkaddr))
     root_bad("the root inode has no valid NAT entry");
@@ -837,12 +845,17 @@ void Checker::walk_namespace() {
     root_bad("the root's node block is not an inode");
   else if (!inodes_[static_cast<std::size_t>(node(root).inode)].is_dir() && !root_mode_repairable(root))
     root_bad("the root inode is not a directory");
-  else {
-    walk_inode(root, "/");
-    walk_state(root).parent = root;
-    walk_state(root).links_found = 1;
-    std::vector<nid_t> level{root};
-    expand_dirs(level);
+  else if (root_first_block_lost(root)) {
+    // Without its first dentry block the root has no slot for "." and ".."
+    // and the repair allocates no data block: -y rebuilds it (its
+    // children come back under their i_name); in the other modes, or when
+    // no node block is free for a new root, the walk goes on and reports
+    // what is missing.
+    if (!root_bad("the root directory's first dentry block is lost (file block 0 is not a main-area address): "
+                  "no slot for '.' and '..'"))
+      walk_root();
+  } else {
+    walk_root();
   }
   check_orphans();
   check_quota();
@@ -885,6 +898,19 @@ bool Checker::root_mode_repairable(nid_t root) {
   fix_inode_field(idx, in, [mode](Node& nn) { nn.i.i_mode = mode; });
   in.mode = mode;
   return true;
+}
+
+// A root directory with regular (not inline) dentries whose file block 0,
+// the first block of level 0 where "." and ".." live (f2fs_make_empty() in
+// fs/f2fs/dir.c), is not an address in the main area.
+bool Checker::root_first_block_lost(nid_t root) {
+  const InodeRec& in = inodes_[static_cast<std::size_t>(node(root).inode)];
+  if (!in.sane || !in.is_dir() || (in.inline_flags & (inline_flag::data | inline_flag::dentry))) return false;
+  std::vector<std::uint8_t> b(kBlockSize);
+  if (!read_at(dev_, static_cast<std::uint64_t>(in.blkaddr) * kBlockSize, b)) return false;
+  Node n;
+  std::memcpy(&n, b.data(), sizeof n);
+  return !valid_main(n.i.i_addr[in.extra_isize / 4].get());
 }
 
 void Checker::check_orphans() {

@@ -130,11 +130,11 @@ bool version_requested(int argc, char** argv) {
 }  // namespace
 
 int print_version(std::string_view tool, bool json) {
-  if (json) {
-    print_json({{"tool", std::string(tool)}, {"version", F2FSCORE_VERSION_STRING}, {"exit_code", exit_code::ok}});
-  } else {
-    std::printf("%.*s %s\n", static_cast<int>(tool.size()), tool.data(), F2FSCORE_VERSION_STRING);
-  }
+  if (json)
+    return print_json({{"tool", std::string(tool)}, {"version", F2FSCORE_VERSION_STRING}, {"exit_code", exit_code::ok}})
+               ? exit_code::ok
+               : exit_code::failure;
+  std::printf("%.*s %s\n", static_cast<int>(tool.size()), tool.data(), F2FSCORE_VERSION_STRING);
   return exit_code::ok;
 }
 

@@ -325,6 +325,7 @@ class Checker {
   void fix_inode_field(std::size_t idx, const InodeRec& in, std::function<void(disk::Node&)> fn);
   bool root_mode_repairable(nid_t root);
   bool root_first_block_lost(nid_t root);
+  std::optional<block_t> first_block_addr(const InodeRec& in);
   void fix_zero_word(std::size_t idx, block_t blk, std::uint32_t byte_off);
   void local_issue_fix(std::size_t idx, const InodeRec& in, Code c);
   void mode_from_dentry(InodeRec& in, std::uint8_t dentry_type);

@@ -821,21 +821,22 @@ void Checker::walk_namespace() {
   progress(3, 0, inodes_.size());
   // An unusable root is rebuilt by -y (rebuild_root()): what was under it
   // is then unreachable and reconnected (repair()).
+  auto enter_root = [&] {
+    walk_inode(root, "/");
+    walk_state(root).parent = root;
+    walk_state(root).links_found = 1;
+  };
   auto root_bad = [&](std::string d) {
     Problem p = prob(Code::ROOT_BAD);
     p.ino = root;
     p.path = "/";
     p.detail = std::move(d);
     if (!rebuild_root(add(p))) return false;
-    walk_inode(root, "/");
-    walk_state(root).parent = root;
-    walk_state(root).links_found = 1;
+    enter_root();
     return true;
   };
   auto walk_root = [&] {
-    walk_inode(root, "/");
-    walk_state(root).parent = root;
-    walk_state(root).links_found = 1;
+    enter_root();
     std::vector<nid_t> level{root};
     expand_dirs(level);
   };
@@ -875,12 +876,9 @@ void Checker::walk_namespace() {
 bool Checker::root_mode_repairable(nid_t root) {
   InodeRec& in = inodes_[static_cast<std::size_t>(node(root).inode)];
   if (!in.sane || (in.inline_flags & (inline_flag::data | inline_flag::dentry))) return false;
-  Node n;
   std::vector<std::uint8_t> b(kBlockSize);
-  if (!read_at(dev_, static_cast<std::uint64_t>(in.blkaddr) * kBlockSize, b)) return false;
-  std::memcpy(&n, b.data(), sizeof n);
-  const block_t first = n.i.i_addr[in.extra_isize / 4].get();
-  if (!valid_main(first) || !read_at(dev_, static_cast<std::uint64_t>(first) * kBlockSize, b)) return false;
+  const auto first = first_block_addr(in);
+  if (!first || !valid_main(*first) || !read_at(dev_, static_cast<std::uint64_t>(*first) * kBlockSize, b)) return false;
   DentryBlock d;
   std::memcpy(&d, b.data(), sizeof d);
   const bool dots = test_bit_le(d.dentry_bitmap, 0) && test_bit_le(d.dentry_bitmap, 1) &&
@@ -892,7 +890,7 @@ bool Checker::root_mode_repairable(nid_t root) {
   p.ino = root;
   p.path = "/";
   p.detail = fmt("the root inode is not a directory (i_mode 0%llo) but its first block (%llu) is a dentry block "
-                 "with . and ..: S_IFDIR restored", in.mode, first);
+                 "with . and ..: S_IFDIR restored", in.mode, *first);
   const std::size_t idx = add(p);
   const std::uint16_t mode = static_cast<std::uint16_t>(0x4000 | (in.mode & 07777));
   fix_inode_field(idx, in, [mode](Node& nn) { nn.i.i_mode = mode; });
@@ -906,11 +904,18 @@ bool Checker::root_mode_repairable(nid_t root) {
 bool Checker::root_first_block_lost(nid_t root) {
   const InodeRec& in = inodes_[static_cast<std::size_t>(node(root).inode)];
   if (!in.sane || !in.is_dir() || (in.inline_flags & (inline_flag::data | inline_flag::dentry))) return false;
+  const auto first = first_block_addr(in);
+  return first && !valid_main(*first);
+}
+
+// i_addr of file block 0 of `in`, read from its node block; nullopt when
+// the block cannot be read.
+std::optional<block_t> Checker::first_block_addr(const InodeRec& in) {
   std::vector<std::uint8_t> b(kBlockSize);
-  if (!read_at(dev_, static_cast<std::uint64_t>(in.blkaddr) * kBlockSize, b)) return false;
+  if (!read_at(dev_, static_cast<std::uint64_t>(in.blkaddr) * kBlockSize, b)) return std::nullopt;
   Node n;
   std::memcpy(&n, b.data(), sizeof n);
-  return !valid_main(n.i.i_addr[in.extra_isize / 4].get());
+  return static_cast<block_t>(n.i.i_addr[in.extra_isize / 4].get());
 }
 
 void Checker::check_orphans() {

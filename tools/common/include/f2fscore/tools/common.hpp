@@ -36,8 +36,8 @@ inline constexpr int usage = 16;
 
 // Parses argv into app. Returns std::nullopt when the command line is
 // accepted, else the code the tool exits with: 0 after --help (printed to
-// stdout) or, when version_line is given and -V/--version is among the
-// arguments, after print_version() when answers_version is set; usage_code after a parse error,
+// stdout) or, with answers_version and -V/--version among the arguments,
+// after print_version(); usage_code after a parse error,
 // printed to stderr as "TOOL: MESSAGE" (TOOL is app's name) and a hint
 // line. An argument CLI11 does not know that starts with '-' is named as an
 // unknown option.

@@ -38,7 +38,6 @@ void Checker::check_global() {
   std::uint32_t bitmap_reports = 0;
   constexpr std::uint32_t kMaxBitmapReports = 64;
   std::uint64_t bitmap_diffs = 0;
-  for (const auto& u : uses_) segs_[segno_of(u.blkaddr)].flags |= u.node ? SegState::kHasNode : SegState::kHasData;
   std::size_t pi = 0;  // into partial_segnos_
   const std::uint64_t steps = 2ull * main_segs_;
   progress(4, 0, steps);
@@ -161,12 +160,13 @@ void Checker::check_global() {
 }
 
 // The SSA against the owners: the summary blocks of the segments holding a
-// block in use, read in bulk in segment order; the active logs' summaries
-// come from the checkpoint pack. Without an unmount the node logs'
-// summaries are rebuilt from the node footers at mount
+// block in use, read in bulk in segment order, a batch at a time (at least
+// kSsaBatch blocks, at most 16 passes over the uses); the active logs'
+// summaries come from the checkpoint pack. Without an unmount the node
+// logs' summaries are rebuilt from the node footers at mount
 // (restore_node_summary() in fs/f2fs/node.c): not authoritative.
 void Checker::check_ssa() {
-  if (uses_.empty()) return;
+  if (use_count_ == 0) return;
   const bool umount = cp_.ckpt_flags.get() & cp_flag::umount;
   std::vector<std::pair<std::uint32_t, std::unique_ptr<SummaryBlock>>> cur;  // later entries win
   std::vector<std::uint32_t> untrusted;
@@ -186,67 +186,94 @@ void Checker::check_ssa() {
   auto is_untrusted = [&](std::uint32_t segno) {
     return std::find(untrusted.begin(), untrusted.end(), segno) != untrusted.end();
   };
+  // Mismatches by use ordinal (for_each_use() order); only the first
+  // kMaxReports are reported.
+  constexpr std::size_t kMaxReports = 256;
   std::vector<std::pair<std::size_t, Problem>> found;
-  auto eval = [&](std::size_t i, const SummaryBlock& sum) {
-    const meta::BlockUse& u = uses_[i];
+  auto by_ordinal = [](const auto& a, const auto& b) { return a.first < b.first; };
+  auto eval = [&](std::size_t i, const meta::BlockUse& u, const SummaryBlock& sum) {
     const std::uint32_t s = segno_of(u.blkaddr);
     const Summary& e = sum.entries[(u.blkaddr - main_blk_) & (kBps - 1)];
+    std::string detail;
+    if (u.node) {
+      if (sum.footer.entry_type != kSumTypeNode)
+        detail = fmt("segment %llu's summary says data, block 0x%llx is node %llu", s, u.blkaddr, u.nid);
+      else if (e.nid.get() != u.nid)
+        detail = fmt("summary of node block 0x%llx names nid %llu, not %llu", u.blkaddr, e.nid.get(), u.nid);
+    } else {
+      if (sum.footer.entry_type != kSumTypeData)
+        detail = fmt("segment %llu's summary says node, block 0x%llx is data of nid %llu", s, u.blkaddr, u.nid);
+      else if (e.nid.get() != u.nid || e.ofs_in_node.get() != u.ofs_in_node)
+        detail = fmt("summary of data block 0x%llx names nid %llu slot %llu, owner is nid %llu", u.blkaddr, e.nid.get(),
+                     e.ofs_in_node.get(), u.nid) +
+                 fmt(" slot %llu", u.ofs_in_node);
+    }
+    if (detail.empty()) return;
     Problem p = prob(u.node ? Code::SSA_NODE_MISMATCH : Code::SSA_DATA_MISMATCH);
     p.blkaddr = u.blkaddr;
     p.segno = s;
     p.nid = u.nid;
-    if (u.node) {
-      if (sum.footer.entry_type != kSumTypeNode)
-        p.detail = fmt("segment %llu's summary says data, block 0x%llx is node %llu", s, u.blkaddr, u.nid);
-      else if (e.nid.get() != u.nid)
-        p.detail = fmt("summary of node block 0x%llx names nid %llu, not %llu", u.blkaddr, e.nid.get(), u.nid);
-    } else {
-      if (sum.footer.entry_type != kSumTypeData)
-        p.detail = fmt("segment %llu's summary says node, block 0x%llx is data of nid %llu", s, u.blkaddr, u.nid);
-      else if (e.nid.get() != u.nid || e.ofs_in_node.get() != u.ofs_in_node)
-        p.detail = fmt("summary of data block 0x%llx names nid %llu slot %llu, owner is nid %llu", u.blkaddr, e.nid.get(),
-                       e.ofs_in_node.get(), u.nid) +
-                   fmt(" slot %llu", u.ofs_in_node);
+    p.detail = std::move(detail);
+    found.emplace_back(i, std::move(p));
+    if (found.size() >= 4 * kMaxReports) {
+      std::sort(found.begin(), found.end(), by_ordinal);
+      found.resize(kMaxReports);
     }
-    if (!p.detail.empty()) found.emplace_back(i, std::move(p));
   };
-  // Uses by block address; the SSA blocks of their segments.
-  std::vector<std::uint32_t> order(uses_.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
-  // Ties in use order (a stable order without stable_sort's buffer).
-  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return uses_[a].blkaddr != uses_[b].blkaddr ? uses_[a].blkaddr < uses_[b].blkaddr : a < b;
-  });
+  // The segments whose SSA block is read: those holding a claimed block,
+  // neither an active log nor untrusted.
+  std::vector<std::uint32_t> segs;
+  for (std::uint32_t s = 0; s < main_segs_; ++s)
+    if ((segs_[s].flags & (SegState::kHasNode | SegState::kHasData)) && !is_untrusted(s) && !cur_of(s)) segs.push_back(s);
+  constexpr std::size_t kSsaBatch = 1024;
+  const std::size_t batch = std::max(kSsaBatch, (segs.size() + 15) / 16);
   const Geometry& g = vol_->geometry();
   const block_t ssa_base = static_cast<block_t>(g.ssa_addr(0));
+  std::vector<SummaryBlock> sums;
+  std::vector<std::uint8_t> have;
   std::vector<block_t> addrs;
-  for (std::uint32_t i : order) {
-    const std::uint32_t s = segno_of(uses_[i].blkaddr);
-    if (is_untrusted(s)) continue;
-    if (const SummaryBlock* c = cur_of(s)) {
-      eval(i, *c);
-      continue;
-    }
-    const auto sa = static_cast<block_t>(g.ssa_addr(s));
-    if (addrs.empty() || addrs.back() != sa) addrs.push_back(sa);
-  }
-  std::size_t oi = 0;
-  auto st = read_blocks_batched(
-      dev_, addrs, opts_.batch_blocks, opts_.queue_depth, 4,
-      [&](block_t a, const std::uint8_t* data) {
-        const std::uint32_t s = a - ssa_base;
-        progress(4, static_cast<std::uint64_t>(main_segs_) + s, 2ull * main_segs_);
-        SummaryBlock sum;
-        std::memcpy(&sum, data, sizeof sum);
-        while (oi < order.size() && segno_of(uses_[order[oi]].blkaddr) < s) ++oi;
-        for (; oi < order.size() && segno_of(uses_[order[oi]].blkaddr) == s; ++oi) eval(order[oi], sum);
-      },
-      &report_.stats.bytes_read);
-  if (!st) ssa_status_ = st;  // an operational error of the run
-  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::uint32_t ssa_reports = 0;
-  for (auto& [i, p] : found)
-    if (ssa_reports++ < 256) add(std::move(p));
+  std::size_t b0 = 0;
+  do {
+    const std::size_t b1 = std::min(segs.size(), b0 + batch);
+    const bool first = b0 == 0;
+    sums.assign(b1 - b0, SummaryBlock{});
+    have.assign(b1 - b0, 0);
+    addrs.clear();
+    for (std::size_t k = b0; k < b1; ++k) addrs.push_back(static_cast<block_t>(g.ssa_addr(segs[k])));
+    auto st = read_blocks_batched(
+        dev_, addrs, opts_.batch_blocks, opts_.queue_depth, 4,
+        [&](block_t a, const std::uint8_t* data) {
+          const std::uint32_t s = a - ssa_base;
+          progress(4, static_cast<std::uint64_t>(main_segs_) + s, 2ull * main_segs_);
+          const auto k = static_cast<std::size_t>(
+              std::lower_bound(segs.begin() + static_cast<std::ptrdiff_t>(b0), segs.begin() + static_cast<std::ptrdiff_t>(b1), s) -
+              segs.begin()) - b0;
+          std::memcpy(&sums[k], data, sizeof sums[k]);
+          have[k] = 1;
+        },
+        &report_.stats.bytes_read);
+    if (!st) ssa_status_ = st;  // an operational error of the run
+    const std::uint32_t lo = b1 > b0 ? segs[b0] : 0, hi = b1 > b0 ? segs[b1 - 1] : 0;
+    std::size_t ordinal = 0;
+    for_each_use([&](const meta::BlockUse& u) {
+      const std::size_t i = ordinal++;
+      const std::uint32_t s = segno_of(u.blkaddr);
+      if (first && !cur.empty() && !is_untrusted(s))
+        if (const SummaryBlock* c = cur_of(s)) {
+          eval(i, u, *c);
+          return;
+        }
+      if (b1 == b0 || s < lo || s > hi) return;
+      auto it = std::lower_bound(segs.begin() + static_cast<std::ptrdiff_t>(b0), segs.begin() + static_cast<std::ptrdiff_t>(b1), s);
+      if (*it != s) return;
+      const auto k = static_cast<std::size_t>(it - segs.begin()) - b0;
+      if (have[k]) eval(i, u, sums[k]);
+    });
+    b0 = b1;
+  } while (b0 < segs.size());
+  std::sort(found.begin(), found.end(), by_ordinal);
+  if (found.size() > kMaxReports) found.resize(kMaxReports);
+  for (auto& [i, p] : found) add(std::move(p));
 }
 
 void Checker::check_nat_bits() {
@@ -345,8 +372,8 @@ bool Checker::fast_check() {
       add(p);
     };
     if (!r.read_ok) bad(Code::NODE_UNREADABLE, fmt("node block 0x%llx cannot be read", ne.blkaddr));
-    else if (r.footer_nid != n) bad(Code::NODE_FOOTER_NID, fmt("node block 0x%llx has footer nid %llu, not %llu", ne.blkaddr, r.footer_nid, n));
-    else if (r.footer_ino != ne.ino) bad(Code::NODE_FOOTER_INO, fmt("node block 0x%llx has footer ino %llu, NAT says %llu", ne.blkaddr, r.footer_ino, ne.ino));
+    else if (footer_nid(n) != n) bad(Code::NODE_FOOTER_NID, fmt("node block 0x%llx has footer nid %llu, not %llu", ne.blkaddr, footer_nid(n), n));
+    else if (footer_ino(n) != ne.ino) bad(Code::NODE_FOOTER_INO, fmt("node block 0x%llx has footer ino %llu, NAT says %llu", ne.blkaddr, footer_ino(n), ne.ino));
     else if (ne.ino == n && r.inode < 0) bad(Code::NODE_NOT_INODE, fmt("nid %llu is its own ino but its block is not an inode", n));
     if (r.inode >= 0) {
       ++nat_inodes;
@@ -419,8 +446,10 @@ Result<Report> Checker::run() {
     nids_.clear();
     addrs_.clear();
     inodes_.clear();
+    ids_.clear();
     inode_extras_.clear();
     xattr_blocks_.clear();
+    footer_odd_.clear();
     F2FSCORE_TRY(load_nat());
     F2FSCORE_TRY(scan_nodes());
   }

@@ -80,31 +80,50 @@ struct InodeExtras {
   /// Compression attributes out of range: the i_log_cluster_size the
   /// repair writes (with compr_alg), else 0.
   std::uint8_t compr_log_fix = 0;
+  std::uint64_t blocks = 0;    ///< i_blocks when at least 2^32
+  std::uint32_t namelen = 0;   ///< i_namelen when above 255
+  nid_t xattr_nid = 0;         ///< i_xattr_nid when not 0
   bool empty() const {
     return issues.empty() && inline_xattr.empty() && inline_dents.empty() && inline_dent_issues.empty() &&
-           compr_blocks == 0 && projid == 0 && symlink_len == 0 && compr_alg == 0 && compr_log_fix == 0;
+           compr_blocks == 0 && projid == 0 && symlink_len == 0 && compr_alg == 0 && compr_log_fix == 0 &&
+           blocks == 0 && namelen == 0 && xattr_nid == 0;
   }
 };
 
+/// A 64-bit value kept as two 32-bit halves, so that a record holding it
+/// needs only 4-byte alignment.
+struct Split64 {
+  std::uint32_t lo = 0, hi = 0;
+  Split64() = default;
+  Split64(std::uint64_t v) : lo(static_cast<std::uint32_t>(v)), hi(static_cast<std::uint32_t>(v >> 32)) {}
+  operator std::uint64_t() const { return static_cast<std::uint64_t>(hi) << 32 | lo; }
+};
+
 /// An inode as scanned (the fields the walk needs; the block is re-read to
-/// repair it). 80 bytes; the rare parts are in Checker::extras(), its
-/// i_nid[] among its address slots (AddrSlot::kINid).
+/// repair it). 60 bytes; the rare parts are in Checker::extras() (i_xattr_nid,
+/// an i_blocks past 2^32 or an i_namelen past 255 among them), the owner
+/// ids in Checker::ids_ (quota only), its i_nid[] among its address slots
+/// (AddrSlot::kINid).
 struct InodeRec {
   static constexpr std::uint32_t kNoExtras = 0xFFFFFFFFu;
   nid_t ino = 0;
   block_t blkaddr = 0;
-  std::uint32_t links = 0, flags = 0, pino = 0, namelen = 0, xattr_nid = 0;
-  std::uint32_t uid = 0, gid = 0;
+  std::uint32_t links = 0, flags = 0, pino = 0;
   std::uint32_t extras = kNoExtras;  ///< into Checker's extras table
-  std::uint64_t size = 0, blocks = 0;
+  std::uint32_t blocks_low = 0;      ///< i_blocks, when below 2^32 (else blocks_big)
+  Split64 size;
   disk::Extent ext{};
   std::uint16_t mode = 0;
   std::uint16_t inline_xattr_addrs = 0;  ///< 4-byte words
   std::uint16_t addrs_per_inode = 0;
   std::uint8_t extra_isize = 0;          ///< bytes (at most 36: sizeof(InodeExtra))
   std::uint8_t advise = 0, inline_flags = 0, dir_level = 0;
-  std::uint8_t cluster_log = 0;  ///< log2 of the cluster's blocks; 0 unless compressed
-  bool sane = true;  ///< the layout fields could be decoded (false: do not walk its data)
+  std::uint8_t namelen_low = 0;          ///< i_namelen, when at most 255 (else namelen_big)
+  std::uint8_t cluster_log : 4 = 0;      ///< log2 of the cluster's blocks; 0 unless compressed
+  bool sane : 1 = true;  ///< the layout fields could be decoded (false: do not walk its data)
+  bool blocks_big : 1 = false;   ///< i_blocks is InodeExtras::blocks
+  bool namelen_big : 1 = false;  ///< i_namelen is InodeExtras::namelen
+  bool has_xattr_nid : 1 = false;  ///< i_xattr_nid is InodeExtras::xattr_nid
   /// Blocks of a compressed cluster; 0 unless compressed.
   std::uint32_t cluster_blocks() const { return cluster_log ? 1u << cluster_log : 0u; }
   /// Addresses a direct node holds for this file (whole clusters when compressed).
@@ -115,20 +134,24 @@ struct InodeRec {
   bool is_reg() const { return (mode & 0xF000) == 0x8000; }
   bool is_symlink() const { return (mode & 0xF000) == 0xA000; }
 };
-static_assert(sizeof(InodeRec) <= 80);
+static_assert(sizeof(InodeRec) <= 60);
 
 /// One node block as scanned.
 struct NodeRec {
-  nid_t footer_nid = 0, footer_ino = 0;
   std::uint32_t footer_ofs = 0;
   std::uint32_t addr_begin = 0;  ///< into Checker::addrs (slot, blkaddr), non-zero only
   std::int32_t inode = -1;       ///< into Checker::inodes; kNoInodeRec: an inode, not kept
   std::uint16_t addr_count = 0;  ///< at most kDefAddrsPerBlock, or an inode's addresses and 5 i_nid[]
-  bool read_ok = false;
-  bool reached = false;  ///< reached by the walk
+  bool read_ok : 1 = false;
+  bool reached : 1 = false;  ///< reached by the walk
+  /// The walk claimed the node's block (its NAT blkaddr) as a block in use.
+  bool use : 1 = false;
+  /// The footer's nid is not the record's or its ino not the NAT entry's:
+  /// both are in Checker::footer_odd_ (Checker::footer_nid(), footer_ino()).
+  bool footer_odd : 1 = false;
   static constexpr std::int32_t kNoInodeRec = 0x7FFFFFFF;
 };
-static_assert(sizeof(NodeRec) <= 24);
+static_assert(sizeof(NodeRec) <= 16);
 
 /// The per-nid state (NAT entry, scanned node, reached by the walk) of the
 /// NAT blocks holding an entry in use; a NAT block whose entries are all
@@ -163,6 +186,12 @@ class NidTable {
     return (*chunks_[i])[nid % disk::kNatEntryPerBlock];
   }
   bool has_block(std::uint32_t nat_block) const { return std::binary_search(keys_.begin(), keys_.end(), nat_block); }
+  /// Calls f(nid, rec) for every nid of the chunks, ascending; f makes no chunk.
+  template <class F>
+  void visit(F&& f) const {
+    for (std::size_t i = 0; i < keys_.size(); ++i)
+      for (std::uint32_t k = 0; k < disk::kNatEntryPerBlock; ++k) f(keys_[i] * disk::kNatEntryPerBlock + k, (*chunks_[i])[k]);
+  }
   /// Calls f(nid, rec) for every nid of the chunks, ascending, from `from`.
   /// Chunks made by f are visited when above the current one.
   template <class F>
@@ -181,9 +210,13 @@ class NidTable {
       ++i;
     }
   }
+  /// Forgets what a walk marked: reached nodes and claimed node blocks.
   void clear_reached() {
     for (auto& c : chunks_)
-      for (auto& r : *c) r.node.reached = false;
+      for (auto& r : *c) {
+        r.node.reached = false;
+        r.node.use = false;
+      }
   }
   std::size_t blocks() const { return keys_.size(); }
 
@@ -216,27 +249,29 @@ struct AddrSlot {
   block_t blkaddr;
 };
 
-/// The walk's view of one inode, parallel to Checker::inodes_ (24 bytes).
+/// The walk's view of one inode, parallel to Checker::inodes_ (20 bytes).
 /// A file reached through a dentry keeps where that first dentry is (its
 /// name is read back from there when a problem needs the path); a
-/// directory, or an inode reached by no dentry, has a DirState of its own.
+/// directory, or an inode reached by no dentry, has a DirState of its own
+/// (kOwnDir), whose path replaces that name.
 struct InodeState {
-  static constexpr std::uint32_t kNoDir = 0xFFFFFFFFu;
-  static constexpr std::uint8_t kSeen = 1, kOrphan = 2, kNameInline = 4;
+  static constexpr std::uint8_t kSeen = 1, kOrphan = 2, kNameInline = 4, kOwnDir = 8;
   nid_t parent = 0;
   std::uint32_t links_found = 0;   ///< dentries naming it (not "." / "..")
   /// Blocks found (a file's slots and node blocks: below 2^32, at most
   /// 923 + 2 * 1018 + 2 * 1018^2 + 1018^3 data slots).
   std::uint32_t blocks_counted = 0;
-  std::uint32_t dir = kNoDir;      ///< into Checker::dirs_
-  block_t name_blk = 0;            ///< the block of the first dentry naming it (the parent's inode block: inline)
-  std::uint16_t name_slot = 0;     ///< its slot
+  /// kOwnDir: into Checker::dirs_; else the block of the first dentry naming
+  /// it (the parent's inode block: inline).
+  std::uint32_t link = 0;
+  std::uint8_t name_slot = 0;      ///< the first dentry's slot (below NR_DENTRY_IN_BLOCK, 214)
   std::uint8_t name_len = 0;       ///< its name_len (at most F2FS_NAME_LEN)
-  std::uint8_t flags = 0;          ///< kSeen (reached by the walk), kOrphan, kNameInline
+  std::uint8_t flags = 0;          ///< kSeen (reached by the walk), kOrphan, kNameInline, kOwnDir
   bool seen() const { return flags & kSeen; }
   bool orphan() const { return flags & kOrphan; }
+  bool has_dir() const { return flags & kOwnDir; }
 };
-static_assert(sizeof(InodeState) <= 24);
+static_assert(sizeof(InodeState) <= 20);
 
 /// What the walk keeps of a directory (or of an inode reached by no dentry).
 struct DirState {
@@ -341,6 +376,42 @@ class Checker {
     const std::uint32_t off = geo_->blkoff_of(a);
     return used_maps_[s.used][off >> 6] >> (off & 63) & 1;
   }
+  /// Claims block `a` for the walk: in use, and its segment holds a node
+  /// or a data block. The use itself is marked by the caller (NodeRec::use,
+  /// addr_use_).
+  void claim(block_t a, bool node_block) {
+    set_used(a);
+    segs_[segno_of(a)].flags |= node_block ? SegState::kHasNode : SegState::kHasData;
+    ++use_count_;
+  }
+  void claim_node(nid_t n, block_t a) {
+    claim(a, true);
+    nids_.get(n).node.use = true;
+  }
+  /// Calls f(ino) for every inode the walk reached, in record order.
+  template <class F>
+  void for_each_reached_inode(F&& f) const {
+    for (std::size_t i = 0; i < walk_.size() && i < inodes_.size(); ++i)
+      if (walk_[i].seen()) f(inodes_[i].ino);
+  }
+  /// The first inode reached (record order) whose own path is `path`, or 0.
+  nid_t reached_with_path(const std::string& path) const {
+    for (std::size_t i = 0; i < walk_.size() && i < inodes_.size(); ++i)
+      if (walk_[i].seen() && walk_[i].has_dir() && dirs_[walk_[i].link].path == path) return inodes_[i].ino;
+    return 0;
+  }
+  /// Calls f(const meta::BlockUse&) for every block the walk claimed, in nid
+  /// order: a node's own block, then the data blocks its address slots hold.
+  template <class F>
+  void for_each_use(F&& f) const {
+    nids_.visit([&](nid_t n, const NidTable::Rec& rec) {
+      if (rec.node.use) f(meta::BlockUse{rec.nat.blkaddr, n, 0, rec.nat.version, true});
+      const std::size_t end = static_cast<std::size_t>(rec.node.addr_begin) + rec.node.addr_count;
+      for (std::size_t k = rec.node.addr_begin; k < end && k < addrs_.size(); ++k)
+        if (addr_use_[k >> 6] >> (k & 63) & 1)
+          f(meta::BlockUse{addrs_[k].blkaddr, n, addrs_[k].slot, rec.nat.version, false});
+    });
+  }
   void set_used(block_t a) {
     SegState& s = segs_[segno_of(a)];
     if (s.used == SegState::kNone) {
@@ -358,6 +429,14 @@ class Checker {
     static const InodeExtras kEmpty;
     return in.extras == InodeRec::kNoExtras ? kEmpty : inode_extras_[in.extras];
   }
+  /// i_blocks, i_namelen and i_xattr_nid of `in` as on disk.
+  std::uint64_t i_blocks(const InodeRec& in) const { return in.blocks_big ? extras(in).blocks : in.blocks_low; }
+  std::uint32_t i_namelen(const InodeRec& in) const { return in.namelen_big ? extras(in).namelen : in.namelen_low; }
+  nid_t i_xattr_nid(const InodeRec& in) const { return in.has_xattr_nid ? extras(in).xattr_nid : 0; }
+  /// i_uid and i_gid of the inode record at `index` (kept with quota only: 0 otherwise).
+  std::pair<std::uint32_t, std::uint32_t> owner_ids(std::size_t index) const {
+    return index < ids_.size() ? ids_[index] : std::pair<std::uint32_t, std::uint32_t>{0, 0};
+  }
   const NatRec& nat(nid_t n) const {
     const auto* r = nids_.find(n);
     return r ? r->nat : kNoRec.nat;
@@ -365,6 +444,17 @@ class Checker {
   const NodeRec& node(nid_t n) const {
     const auto* r = nids_.find(n);
     return r ? r->node : kNoRec.node;
+  }
+  /// The footer nid and ino of nid `n`'s node block as scanned (0 when not read).
+  nid_t footer_nid(nid_t n) const {
+    const auto* r = nids_.find(n);
+    if (!r || !r->node.read_ok) return 0;
+    return r->node.footer_odd ? footer_odd_.at(n).first : n;
+  }
+  nid_t footer_ino(nid_t n) const {
+    const auto* r = nids_.find(n);
+    if (!r || !r->node.read_ok) return 0;
+    return r->node.footer_odd ? footer_odd_.at(n).second : r->nat.ino;
   }
   bool reached(nid_t n) const {
     const auto* r = nids_.find(n);
@@ -388,16 +478,17 @@ class Checker {
   }
   /// Gives `st` a path of its own (a DirState).
   DirState& own_dir(InodeState& st, const std::string& path) {
-    if (st.dir == InodeState::kNoDir) {
-      st.dir = static_cast<std::uint32_t>(dirs_.size());
+    if (!st.has_dir()) {
+      st.link = static_cast<std::uint32_t>(dirs_.size());
+      st.flags |= InodeState::kOwnDir;
       dirs_.emplace_back();
     }
-    dirs_[st.dir].path = path;
-    return dirs_[st.dir];
+    dirs_[st.link].path = path;
+    return dirs_[st.link];
   }
   const std::string& own_path(const InodeState& st) const {
     static const std::string kEmpty;
-    return st.dir == InodeState::kNoDir ? kEmpty : dirs_[st.dir].path;
+    return st.has_dir() ? dirs_[st.link].path : kEmpty;
   }
   /// Whether inode `ino` was reached with path `path` of its own.
   bool path_is(nid_t ino, const std::string& path) const {
@@ -407,7 +498,7 @@ class Checker {
   const std::vector<std::pair<std::uint32_t, block_t>>& dir_blocks_of(nid_t ino) const {
     static const std::vector<std::pair<std::uint32_t, block_t>> kNone;
     const InodeState* st = find_state(ino);
-    return st && st->dir != InodeState::kNoDir ? dirs_[st->dir].dir_blocks : kNone;
+    return st && st->has_dir() ? dirs_[st->link].dir_blocks : kNone;
   }
 
   BlockDevice& dev_;
@@ -431,12 +522,20 @@ class Checker {
   std::vector<AddrSlot> addrs_;
   std::vector<InodeRec> inodes_;
   std::vector<InodeExtras> inode_extras_;  ///< InodeRec::extras indexes it
+  /// (i_uid, i_gid) parallel to inodes_, with the quota_ino feature only.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> ids_;
   std::unordered_map<nid_t, std::vector<std::uint8_t>> xattr_blocks_;  ///< xattr node payloads
+  /// (footer nid, footer ino) of the node blocks whose footer differs from
+  /// their nid or NAT ino (NodeRec::footer_odd).
+  std::unordered_map<nid_t, std::pair<nid_t, nid_t>> footer_odd_;
   // Walk truth.
-  std::vector<meta::BlockUse> uses_;
+  /// Blocks claimed by the walk (nodes and data). The uses themselves are
+  /// NodeRec::use and addr_use_; for_each_use() lists them.
+  std::uint64_t use_count_ = 0;
+  std::vector<std::uint64_t> addr_use_;  ///< a bit per addrs_ slot: its data block was claimed
   std::vector<InodeState> walk_;  ///< parallel to inodes_
   std::vector<DirState> dirs_;    ///< InodeState::dir indexes it
-  std::vector<nid_t> reached_inodes_;  ///< in walk order
+  std::uint64_t reached_inodes_ = 0;   ///< inodes the walk reached
   std::uint64_t valid_blocks_ = 0;     ///< blocks in use + NEW_ADDR reservations
   std::uint64_t node_count_ = 0, inode_count_ = 0;
   std::vector<nid_t> orphans_;

@@ -512,11 +512,14 @@ void Checker::scan_node(nid_t nid, block_t addr, const std::uint8_t* blk) {
   Node n;
   std::memcpy(&n, blk, sizeof n);
   r.read_ok = true;
-  r.footer_nid = n.footer.nid.get();
-  r.footer_ino = n.footer.ino.get();
+  const nid_t fnid = n.footer.nid.get(), fino = n.footer.ino.get();
   r.footer_ofs = n.footer.flag.get() >> node_flag::offset_shift;
-  if (r.footer_nid != nid) return;
-  if (r.footer_ofs == 0 && r.footer_ino == nid) {
+  if (fnid != nid || fino != nat(nid).ino) {
+    r.footer_odd = true;
+    footer_odd_[nid] = {fnid, fino};
+  }
+  if (fnid != nid) return;
+  if (r.footer_ofs == 0 && fino == nid) {
     scan_inode(nid, addr, n, r);
     return;
   }
@@ -622,14 +625,25 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
   in.links = i.i_links.get();
   in.flags = i.i_flags.get();
   in.pino = i.i_pino.get();
-  in.namelen = i.i_namelen.get();
-  in.xattr_nid = i.i_xattr_nid.get();
-  in.uid = i.i_uid.get();
-  in.gid = i.i_gid.get();
   in.size = i.i_size.get();
-  in.blocks = i.i_blocks.get();
   in.ext = i.i_ext;
   InodeExtras ex;
+  if (const std::uint32_t v = i.i_namelen.get(); v > 0xFF) {
+    in.namelen_big = true;
+    ex.namelen = v;
+  } else {
+    in.namelen_low = static_cast<std::uint8_t>(v);
+  }
+  if (const nid_t v = i.i_xattr_nid.get(); v != 0) {
+    in.has_xattr_nid = true;
+    ex.xattr_nid = v;
+  }
+  if (const std::uint64_t v = i.i_blocks.get(); v > 0xFFFFFFFFull) {
+    in.blocks_big = true;
+    ex.blocks = v;
+  } else {
+    in.blocks_low = static_cast<std::uint32_t>(v);
+  }
   // extra_isize as the walk and the repair take it (in [4, 36] or 0).
   std::uint32_t extra_isize = 0;
   auto issue = [&](Code c, std::string d) { ex.issues.push_back({c, std::move(d)}); };
@@ -712,11 +726,11 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
                                          log, ex.compr_alg, guess->first, guess->second));
             ex.compr_log_fix = static_cast<std::uint8_t>(guess->first);
             ex.compr_alg = guess->second;
-            in.cluster_log = static_cast<std::uint8_t>(guess->first);
+            in.cluster_log = static_cast<std::uint8_t>(guess->first & 0xFu);  // in [2, 8]
             in.addrs_per_inode = static_cast<std::uint16_t>(in.addrs_per_inode & ~(in.cluster_blocks() - 1u));
           }
         } else {
-          in.cluster_log = static_cast<std::uint8_t>(log);
+          in.cluster_log = static_cast<std::uint8_t>(log & 0xFu);  // in [2, 8]
           in.addrs_per_inode = static_cast<std::uint16_t>(in.addrs_per_inode & ~(in.cluster_blocks() - 1u));
         }
       }
@@ -742,8 +756,8 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
                                         1ull * kDefAddrsPerBlock * kNidsPerBlock * kNidsPerBlock) * kBlockSize;
   if (in.size > kMaxBytes)
     issue(Code::INODE_SIZE, fmt("i_size %llu exceeds the largest file", in.size));
-  if (in.xattr_nid != 0 && (in.xattr_nid < sb_.root_ino.get() || in.xattr_nid >= max_nid_))
-    issue(Code::XATTR_NID_BAD, fmt("i_xattr_nid %llu is out of range", in.xattr_nid));
+  if (ex.xattr_nid != 0 && (ex.xattr_nid < sb_.root_ino.get() || ex.xattr_nid >= max_nid_))
+    issue(Code::XATTR_NID_BAD, fmt("i_xattr_nid %llu is out of range", ex.xattr_nid));
 
   const auto* raw = reinterpret_cast<const std::uint8_t*>(&n);
   const std::uint32_t used_slots = in.extra_isize / 4 + in.inline_xattr_addrs + kDefInlineReservedSize;
@@ -798,6 +812,10 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
     inode_extras_.push_back(std::move(ex));
   }
   rec.inode = static_cast<std::int32_t>(inodes_.size());
+  if (features_ & feature::quota_ino) {
+    ids_.resize(inodes_.size());
+    ids_.emplace_back(i.i_uid.get(), i.i_gid.get());
+  }
   inodes_.push_back(in);
 }
 

@@ -127,14 +127,17 @@ void Checker::check_quota_usage() {
     if (t == 2 && !(features_ & feature::project_quota)) continue;
     // The counted usage.
     std::map<std::uint32_t, Usage> want;
-    for (nid_t ino : reached_inodes_) {
+    for (std::size_t ri = 0; ri < walk_.size() && ri < inodes_.size(); ++ri) {
+    if (!walk_[ri].seen()) continue;
+    const nid_t ino = inodes_[ri].ino;
       bool is_q = false;
       for (int k = 0; k < 3; ++k) is_q |= sb_.qf_ino[k].get() == ino;
       if (is_q) continue;
-      const InodeRec& in = inodes_[static_cast<std::size_t>(node(ino).inode)];
+      const auto index = static_cast<std::size_t>(node(ino).inode);
+      const InodeRec& in = inodes_[index];
       const InodeState* st = find_state(ino);
-      const std::uint64_t blocks = st ? st->blocks_counted : in.blocks;
-      const std::uint32_t id = t == 0 ? in.uid : t == 1 ? in.gid : extras(in).projid;
+      const std::uint64_t blocks = st ? st->blocks_counted : i_blocks(in);
+      const std::uint32_t id = t == 0 ? owner_ids(index).first : t == 1 ? owner_ids(index).second : extras(in).projid;
       auto& u = want[id];
       ++u.inodes;
       u.space += (blocks ? blocks - 1 : 0) * kBlockSize;

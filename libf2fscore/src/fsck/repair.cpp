@@ -300,8 +300,8 @@ bool Checker::create_lost_found() {
   rec.inline_flags = n.i.i_inline;
   rec.links = 2;
   rec.pino = root;
-  rec.namelen = 10;
-  rec.blocks = 1;
+  rec.namelen_low = 10;
+  rec.blocks_low = 1;
   if (rootrec.inline_flags & inline_flag::extra_attr) {
     rec.extra_isize = rootrec.extra_isize;
     n.i.extra.i_extra_isize = static_cast<std::uint16_t>(rec.extra_isize);
@@ -350,21 +350,20 @@ bool Checker::create_lost_found() {
   lf_rec.nat = {blk, nid, 0};
   NodeRec& nr = lf_rec.node;
   nr.read_ok = true;
-  nr.footer_nid = nr.footer_ino = nid;
+  nr.footer_odd = false;
   nr.footer_ofs = 0;
   nr.inode = static_cast<std::int32_t>(inodes_.size());
   inodes_.push_back(rec);
   walk_.emplace_back();
   set_reached(nid);
-  reached_inodes_.push_back(nid);
+  ++reached_inodes_;
   InodeState& st = walk_state(nid);
   st.flags |= InodeState::kSeen;
   own_dir(st, "/lost+found");
   st.parent = root;
   st.links_found = 1;
   st.blocks_counted = 1;
-  set_used(blk);
-  uses_.push_back({blk, nid, 0, 0, true});
+  claim_node(nid, blk);
   ++node_count_;
   ++inode_count_;
   ++valid_blocks_;
@@ -427,7 +426,7 @@ bool Checker::rebuild_root(std::size_t problem) {
   const std::uint32_t max_inline = 4 * (kDefAddrsPerInode - used_slots);
   rec.links = 2;
   rec.pino = root;
-  rec.blocks = 1;
+  rec.blocks_low = 1;
   rec.size = max_inline;
   rec.addrs_per_inode = static_cast<std::uint16_t>(kDefAddrsPerInode - rec.extra_isize / 4u - rec.inline_xattr_addrs);
   n.i.i_inline = rec.inline_flags;
@@ -454,7 +453,7 @@ bool Checker::rebuild_root(std::size_t problem) {
   r.nat = {blk, root, r.nat.version, r.nat.from_journal};
   r.node = NodeRec{};
   r.node.read_ok = true;
-  r.node.footer_nid = r.node.footer_ino = root;
+  footer_odd_.erase(root);
   r.node.inode = static_cast<std::int32_t>(inodes_.size());
   inodes_.push_back(rec);
   walk_.emplace_back();
@@ -468,9 +467,7 @@ bool Checker::rebuild_root(std::size_t problem) {
 // inline area or of a level-0 block (any hash belongs in level 0's single
 // bucket). False when lost+found is missing or has no room in place.
 bool Checker::reconnect(nid_t ino) {
-  auto lf_dent = std::find_if(reached_inodes_.begin(), reached_inodes_.end(), [&](nid_t n) {
-    return path_is(n, "/lost+found");
-  });
+  const nid_t lf_dent = reached_with_path("/lost+found");
   const InodeRec& child = inodes_[static_cast<std::size_t>(node(ino).inode)];
   // Links of a file found by directories walked after it (hard links).
   const std::uint32_t found = child.is_dir() ? 0u : walk_state(ino).links_found;
@@ -526,8 +523,8 @@ bool Checker::reconnect(nid_t ino) {
     return true;
   } else if (lf_relinked_ != 0) {
     lf = lf_relinked_;
-  } else if (lf_dent != reached_inodes_.end()) {
-    lf = *lf_dent;
+  } else if (lf_dent != 0) {
+    lf = lf_dent;
   } else if (child.is_dir() && child.pino == sb_.root_ino.get() && reached(sb_.root_ino.get())) {
     // lost+found itself lost its dentry: back into the root under its own name.
     std::vector<std::uint8_t> ib(kBlockSize);
@@ -606,7 +603,9 @@ bool Checker::reconnect(nid_t ino) {
 // or what would be freed.
 std::string Checker::mapped_but_dropped() {
   std::vector<std::uint8_t> b(kBlockSize);
-  for (nid_t ino : reached_inodes_) {
+  for (std::size_t ri = 0; ri < walk_.size() && ri < inodes_.size(); ++ri) {
+    if (!walk_[ri].seen()) continue;
+    const nid_t ino = inodes_[ri].ino;
     const NodeRec& nr = node(ino);
     if (nr.inode < 0) continue;
     const InodeRec& in = inodes_[static_cast<std::size_t>(nr.inode)];
@@ -685,16 +684,14 @@ void Checker::repair() {
   std::vector<std::size_t> reconnected;
   bool want_lf = false;
   for (std::size_t idx : lost_found_fixes_) want_lf |= allowed(probs[idx].code);
-  if (want_lf && std::none_of(reached_inodes_.begin(), reached_inodes_.end(), [&](nid_t n) {
-        return path_is(n, "/lost+found");
-      })) {
+  if (want_lf && reached_with_path("/lost+found") == 0) {
     // Not when the only unreachable inode may be lost+found itself.
     // Nor when the root was rebuilt and lost+found, a child of the old
     // root, is among them (linked back first, under its name).
     bool others = false, old_lf = false;
     for (std::size_t idx : lost_found_fixes_) {
       const InodeRec& c = inodes_[static_cast<std::size_t>(node(*probs[idx].ino).inode)];
-      const bool is_lf = c.is_dir() && c.pino == sb_.root_ino.get() && c.namelen == 10;
+      const bool is_lf = c.is_dir() && c.pino == sb_.root_ino.get() && i_namelen(c) == 10;
       old_lf |= is_lf;
       others |= !is_lf && !(root_rebuilt_ && c.pino == sb_.root_ino.get());
     }
@@ -705,7 +702,7 @@ void Checker::repair() {
     std::stable_sort(lost_found_fixes_.begin(), lost_found_fixes_.end(), [&](std::size_t a, std::size_t b) {
       auto rank = [&](std::size_t idx) {
         const InodeRec& c = inodes_[static_cast<std::size_t>(node(*probs[idx].ino).inode)];
-        return c.pino == sb_.root_ino.get() ? (c.is_dir() && c.namelen == 10 ? 0 : 1) : 2;
+        return c.pino == sb_.root_ino.get() ? (c.is_dir() && i_namelen(c) == 10 ? 0 : 1) : 2;
       };
       return rank(a) < rank(b);
     });
@@ -839,7 +836,8 @@ void Checker::repair() {
   pass_end.on = true;
   progress(5, to_write - 1, to_write);
   meta::RebuildPlan plan;
-  plan.blocks = uses_;
+  plan.blocks.reserve(use_count_);
+  for_each_use([&](const meta::BlockUse& u) { plan.blocks.push_back(u); });
   nids_.for_each(1, [&](nid_t n, const NidTable::Rec& rec) {
     if (n >= max_nid_) return;
     const NatRec& ne = rec.nat;
@@ -850,13 +848,13 @@ void Checker::repair() {
     if (!rec.node.reached) return;
     // Every reached node is owned by the inode whose tree reached it; the
     // NAT's ino is corrected from the footer (checked equal to the owner).
-    plan.nat.push_back({n, rec.node.footer_ino, ne.blkaddr, ne.version});
+    plan.nat.push_back({n, footer_ino(n), ne.blkaddr, ne.version});
   });
   plan.orphans = orphans_;
   plan.valid_inode_count = static_cast<std::uint32_t>(inode_count_);
   // valid_block_count also holds reserved blocks (NEW_ADDR, compressed
   // cluster headers), as Linux writes it and fsck.f2fs counts it.
-  plan.reserved_blocks = valid_blocks_ > uses_.size() ? valid_blocks_ - uses_.size() : 0;
+  plan.reserved_blocks = valid_blocks_ > use_count_ ? valid_blocks_ - use_count_ : 0;
   plan.restore_superblocks = sb_restore;
   if (qf_adopt) plan.qf_ino = std::array<std::uint32_t, 3>{sb_.qf_ino[0].get(), sb_.qf_ino[1].get(), sb_.qf_ino[2].get()};
   auto st = meta::rebuild(dev_, *vol_, plan);

@@ -51,18 +51,18 @@ struct WalkCtx {
 }  // namespace
 
 std::string Checker::path_of(const InodeState& st) const {
-  if (st.dir != InodeState::kNoDir) return dirs_[st.dir].path;
+  if (st.has_dir()) return dirs_[st.link].path;
   if (st.parent == 0 || st.name_len == 0) return {};
   const InodeState* ps = find_state(st.parent);
-  if (!ps || ps->dir == InodeState::kNoDir) return {};
-  const std::string& pp = dirs_[ps->dir].path;
+  if (!ps || !ps->has_dir()) return {};
+  const std::string& pp = dirs_[ps->link].path;
   // The first name, read back from its dentry (the walk keeps no names).
   const InodeRec& pin = inodes_[static_cast<std::size_t>(node(st.parent).inode)];
-  const DentryArea a = dentry_area(pin, st.name_blk, st.flags & InodeState::kNameInline);
+  const DentryArea a = dentry_area(pin, st.link, st.flags & InodeState::kNameInline);
   const std::size_t at = a.names_off + static_cast<std::size_t>(st.name_slot) * kSlotLen;
   std::vector<std::uint8_t> b(kBlockSize);
   std::string name = "?";
-  if (at + st.name_len <= kBlockSize && read_at(dev_, static_cast<std::uint64_t>(st.name_blk) * kBlockSize, b))
+  if (at + st.name_len <= kBlockSize && read_at(dev_, static_cast<std::uint64_t>(st.link) * kBlockSize, b))
     name.assign(reinterpret_cast<const char*>(b.data() + at), st.name_len);
   return (pp == "/" ? std::string() : pp) + "/" + printable(name);
 }
@@ -112,14 +112,14 @@ void Checker::walk_node(const InodeRec& in, InodeState& st, nid_t nid, std::uint
     fix_zero_word(add(p), parent_blk, parent_off);
     return;
   }
-  if (r.footer_nid != nid) {
-    Problem p = mk(Code::NODE_FOOTER_NID, fmt("node block 0x%llx has footer nid %llu, not %llu", ne.blkaddr, r.footer_nid, nid));
+  if (footer_nid(nid) != nid) {
+    Problem p = mk(Code::NODE_FOOTER_NID, fmt("node block 0x%llx has footer nid %llu, not %llu", ne.blkaddr, footer_nid(nid), nid));
     p.blkaddr = ne.blkaddr;
     fix_zero_word(add(p), parent_blk, parent_off);
     return;
   }
-  if (r.footer_ino != in.ino) {
-    Problem p = mk(Code::NODE_FOOTER_INO, fmt("node block 0x%llx has footer ino %llu, not %llu", ne.blkaddr, r.footer_ino, in.ino));
+  if (footer_ino(nid) != in.ino) {
+    Problem p = mk(Code::NODE_FOOTER_INO, fmt("node block 0x%llx has footer ino %llu, not %llu", ne.blkaddr, footer_ino(nid), in.ino));
     p.blkaddr = ne.blkaddr;
     fix_zero_word(add(p), parent_blk, parent_off);
     return;
@@ -141,8 +141,7 @@ void Checker::walk_node(const InodeRec& in, InodeState& st, nid_t nid, std::uint
   ++valid_blocks_;
   ++report_.stats.nodes;
   if (!used(ne.blkaddr)) {
-    set_used(ne.blkaddr);
-    uses_.push_back({ne.blkaddr, nid, 0, ne.version, true});
+    claim_node(nid, ne.blkaddr);
   } else {
     Problem p = mk(Code::NODE_DUPLICATE, fmt("node block 0x%llx of nid %llu is also used by another block", ne.blkaddr, nid));
     p.blkaddr = ne.blkaddr;
@@ -266,9 +265,10 @@ void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::u
       fix_zero_word(add(p), hblk, slot_off(slot));
       continue;
     }
-    set_used(addr);
+    claim(addr, false);
+    const std::size_t ai = static_cast<std::size_t>(a + k - addrs_.data());
+    addr_use_[ai >> 6] |= 1ull << (ai & 63);
     ctx->end_index = std::max<std::uint64_t>(ctx->end_index, f + 1);
-    uses_.push_back({addr, holder, static_cast<std::uint16_t>(slot), nat(holder).version, false});
     ++st.blocks_counted;
     ++valid_blocks_;
     ++report_.stats.data_blocks;
@@ -277,8 +277,8 @@ void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::u
       if (addr != ext_b + (f - ext_f)) ctx->ext_bad = true;
       else ++ctx->ext_matched;
     }
-    if (in.is_dir() && st.dir != InodeState::kNoDir && f < 0xFFFFFFFFull)
-      dirs_[st.dir].dir_blocks.emplace_back(static_cast<std::uint32_t>(f), addr);
+    if (in.is_dir() && st.has_dir() && f < 0xFFFFFFFFull)
+      dirs_[st.link].dir_blocks.emplace_back(static_cast<std::uint32_t>(f), addr);
   }
   close_cluster();
 }
@@ -287,7 +287,7 @@ void Checker::walk_xattr(const InodeRec& in, InodeState& st) {
   // The xattr node.
   std::vector<std::uint8_t> area = extras(in).inline_xattr;
   if (area.empty() && in.inline_xattr_addrs) area.assign(in.inline_xattr_addrs * 4, 0);
-  const nid_t x = in.xattr_nid;
+  const nid_t x = i_xattr_nid(in);
   bool have_node = false;
   if (x != 0 && x >= sb_.root_ino.get() && x < max_nid_) {
     auto bad = [&](std::string d) {
@@ -305,18 +305,15 @@ void Checker::walk_xattr(const InodeRec& in, InodeState& st) {
       fix_inode_field(static_cast<std::size_t>(-1), in, [](Node& n) { n.i.i_xattr_nid = 0u; });
     } else if (reached(x)) bad(fmt("xattr nid %llu is reached a second time", x));
     else if (!r.read_ok) bad(fmt("xattr node %llu cannot be read", x));
-    else if (r.footer_nid != x || r.footer_ino != in.ino || r.footer_ofs != kXattrNodeOfs)
-      bad(fmt("xattr node %llu has footer nid %llu ino %llu offset 0x%llx", x, r.footer_nid, r.footer_ino, r.footer_ofs));
+    else if (footer_nid(x) != x || footer_ino(x) != in.ino || r.footer_ofs != kXattrNodeOfs)
+      bad(fmt("xattr node %llu has footer nid %llu ino %llu offset 0x%llx", x, footer_nid(x), footer_ino(x), r.footer_ofs));
     else {
       set_reached(x);
       ++node_count_;
       ++st.blocks_counted;
       ++valid_blocks_;
       ++report_.stats.nodes;
-      if (!used(ne.blkaddr)) {
-        set_used(ne.blkaddr);
-        uses_.push_back({ne.blkaddr, x, 0, ne.version, true});
-      }
+      if (!used(ne.blkaddr)) claim_node(x, ne.blkaddr);
       if (ne.ino != in.ino) {
         Problem p = prob(Code::NAT_INO_MISMATCH);
         p.ino = in.ino;
@@ -386,8 +383,8 @@ bool Checker::walk_inode(nid_t ino, const std::string& path, bool named) {
   const NodeRec& r = node(ino);
   const InodeRec& in = inodes_[static_cast<std::size_t>(r.inode)];
   set_reached(ino);
-  reached_inodes_.push_back(ino);
-  progress(3, reached_inodes_.size(), inodes_.size());
+  ++reached_inodes_;
+  progress(3, reached_inodes_, inodes_.size());
   InodeState& st = walk_state(ino);
   st.flags |= InodeState::kSeen;
   if (!named || in.is_dir()) own_dir(st, path);
@@ -400,10 +397,7 @@ bool Checker::walk_inode(nid_t ino, const std::string& path, bool named) {
   else ++report_.stats.files;
   st.blocks_counted = 1;
   const NatRec& ne = nat(ino);
-  if (!used(ne.blkaddr)) {
-    set_used(ne.blkaddr);
-    uses_.push_back({ne.blkaddr, ino, 0, ne.version, true});
-  }
+  if (!used(ne.blkaddr)) claim_node(ino, ne.blkaddr);
   if (ne.ino != ino) {
     Problem p = prob(Code::NAT_INO_MISMATCH);
     p.ino = ino;
@@ -428,11 +422,11 @@ bool Checker::walk_inode(nid_t ino, const std::string& path, bool named) {
   // Device, fifo and socket inodes keep the device number in i_addr
   // (f2fs_update_inode() in fs/f2fs/inode.c): no data pointers.
   if (!in.is_reg() && !in.is_dir() && !in.is_symlink()) {
-    if (st.blocks_counted != in.blocks) {
+    if (st.blocks_counted != i_blocks(in)) {
       Problem p = prob(Code::INODE_BLOCKS);
       p.ino = ino;
       p.path = path;
-      p.detail = fmt("i_blocks %llu, counted %llu", in.blocks, st.blocks_counted);
+      p.detail = fmt("i_blocks %llu, counted %llu", i_blocks(in), st.blocks_counted);
       fix_inode_field(add(p), in, [v = st.blocks_counted](Node& n) { n.i.i_blocks = v; });
     }
     return true;
@@ -470,11 +464,11 @@ bool Checker::walk_inode(nid_t ino, const std::string& path, bool named) {
     const std::uint64_t v = ctx.compr_counted;
     fix_inode_field(add(p), in, [v](Node& n) { n.i.extra.i_compr_blocks = v; });
   }
-  if (st.blocks_counted != in.blocks) {
+  if (st.blocks_counted != i_blocks(in)) {
     Problem p = prob(Code::INODE_BLOCKS);
     p.ino = ino;
     p.path = path;
-    p.detail = fmt("i_blocks %llu, counted %llu", in.blocks, st.blocks_counted);
+    p.detail = fmt("i_blocks %llu, counted %llu", i_blocks(in), st.blocks_counted);
     const std::uint64_t v = st.blocks_counted;
     fix_inode_field(add(p), in, [v](Node& n) { n.i.i_blocks = v; });
   }
@@ -611,8 +605,8 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
       add(p);
       continue;
     }
-    if (r.footer_nid != c) {
-      Problem p = mk(Code::NODE_FOOTER_NID, d, fmt("inode block 0x%llx of ino %llu has footer nid %llu", ne.blkaddr, c, r.footer_nid));
+    if (footer_nid(c) != c) {
+      Problem p = mk(Code::NODE_FOOTER_NID, d, fmt("inode block 0x%llx of ino %llu has footer nid %llu", ne.blkaddr, c, footer_nid(c)));
       p.nid = c;
       p.blkaddr = ne.blkaddr;
       clear(add(p), d);
@@ -620,7 +614,7 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
     }
     if (r.inode < 0) {
       Problem p = mk(Code::NODE_NOT_INODE, d,
-                     fmt("ino %llu is not an inode (footer ino %llu, offset %llu)", c, r.footer_ino, r.footer_ofs));
+                     fmt("ino %llu is not an inode (footer ino %llu, offset %llu)", c, footer_ino(c), r.footer_ofs));
       p.nid = c;
       p.blkaddr = ne.blkaddr;
       clear(add(p), d);
@@ -666,8 +660,8 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
       InodeState& cs = walk_state(c);
       cs.parent = dir.ino;
       cs.links_found = 1;
-      cs.name_blk = d.blkaddr;
-      cs.name_slot = static_cast<std::uint16_t>(d.slot);
+      if (!cs.has_dir()) cs.link = d.blkaddr;
+      cs.name_slot = static_cast<std::uint8_t>(d.slot);
       cs.name_len = static_cast<std::uint8_t>(d.name.size());
       if (d.bidx == Dent::kInline) cs.flags |= InodeState::kNameInline;
     }
@@ -682,11 +676,11 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
         p.detail = fmt("i_pino %llu, linked from directory %llu", child.pino, dir.ino);
         fix_inode_field(add(p), child, [v = dir.ino](Node& n) { n.i.i_pino = v; });
       }
-      if (child.namelen != d.name.size()) {
+      if (i_namelen(child) != d.name.size()) {
         Problem p = prob(Code::INODE_NAMELEN);
         p.ino = c;
         p.path = cpath;
-        p.detail = fmt("i_namelen %llu, dentry name length %llu", child.namelen, d.name.size());
+        p.detail = fmt("i_namelen %llu, dentry name length %llu", i_namelen(child), d.name.size());
         fix_inode_field(add(p), child, [name = d.name](Node& n) {
           n.i.i_namelen = static_cast<std::uint32_t>(name.size());
           std::memset(n.i.i_name, 0, sizeof n.i.i_name);
@@ -694,14 +688,14 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
         });
       }
     }
-    else if (child.namelen > kNameLen) {
+    else if (i_namelen(child) > kNameLen) {
       // Any link's name will do where i_namelen cannot be a name's length
       // (fsck_chk_inode_blk(): i_namelen above F2FS_NAME_LEN takes the
       // dentry's length, hard links and lost parents included).
       Problem p = prob(Code::INODE_NAMELEN);
       p.ino = c;
       p.path = cpath;
-      p.detail = fmt("i_namelen %llu exceeds %llu, dentry name length %llu", child.namelen, kNameLen, d.name.size());
+      p.detail = fmt("i_namelen %llu exceeds %llu, dentry name length %llu", i_namelen(child), kNameLen, d.name.size());
       fix_inode_field(add(p), child, [name = d.name](Node& n) {
         n.i.i_namelen = static_cast<std::uint32_t>(name.size());
         std::memset(n.i.i_name, 0, sizeof n.i.i_name);
@@ -709,7 +703,7 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
       });
     }
     if (child.is_dir()) {
-      if (st.dir != InodeState::kNoDir) ++dirs_[st.dir].subdirs;
+      if (st.has_dir()) ++dirs_[st.link].subdirs;
       next.push_back(c);
     }
   }
@@ -813,11 +807,9 @@ void Checker::walk_namespace() {
   nids_.clear_reached();
   walk_.assign(inodes_.size(), InodeState{});
   dirs_.clear();
-  // One use per block the SIT counts valid: reserved so that the table does
-  // not grow by doubling.
-  std::uint64_t sit_blocks = 0;
-  for (const SegState& s : segs_) sit_blocks += s.vblocks;
-  uses_.reserve(uses_.size() + static_cast<std::size_t>(sit_blocks) + 64);
+  use_count_ = 0;
+  addr_use_.assign((addrs_.size() + 63) / 64, 0);
+  reached_inodes_ = 0;
   progress(3, 0, inodes_.size());
   // An unusable root is rebuilt by -y (rebuild_root()): what was under it
   // is then unreachable and reconnected (repair()).
@@ -935,7 +927,7 @@ void Checker::check_orphans() {
       continue;
     }
     const NatRec& ne = nat(ino);
-    if (ne.blkaddr == kNullAddr || !valid_main(ne.blkaddr) || !node(ino).read_ok || node(ino).footer_nid != ino ||
+    if (ne.blkaddr == kNullAddr || !valid_main(ne.blkaddr) || !node(ino).read_ok || footer_nid(ino) != ino ||
         node(ino).inode < 0) {
       p.detail = fmt("orphan entry %llu names no inode", ino);
       fix_global(add(p));
@@ -989,7 +981,7 @@ void Checker::adopt_quota_inodes() {
   if (alt.magic.get() != kSuperMagic) return;
   auto is_inode = [&](nid_t n) {
     return n >= sb_.root_ino.get() && n < max_nid_ && nat(n).blkaddr != kNullAddr && valid_main(nat(n).blkaddr) &&
-           node(n).read_ok && node(n).footer_nid == n && node(n).inode >= 0;
+           node(n).read_ok && footer_nid(n) == n && node(n).inode >= 0;
   };
   static const char* kNames[3] = {"user", "group", "project"};
   for (int t = 0; t < 3; ++t) {
@@ -1018,7 +1010,7 @@ void Checker::check_quota() {
     Problem p = prob(Code::QUOTA_INODE_BAD);
     p.ino = q;
     if (q < sb_.root_ino.get() || q >= max_nid_ || nat(q).blkaddr == kNullAddr || !valid_main(nat(q).blkaddr) ||
-        !node(q).read_ok || node(q).footer_nid != q || node(q).inode < 0) {
+        !node(q).read_ok || footer_nid(q) != q || node(q).inode < 0) {
       p.detail = std::string(kNames[t]) + fmt(" quota inode %llu is not a valid inode", q);
       add(p);
       continue;
@@ -1053,7 +1045,7 @@ void Checker::check_quota() {
 
 void Checker::check_unreachable() {
   nids_.for_each(sb_.root_ino.get(), [&](nid_t n, const NidTable::Rec& rec) {
-    if (n >= max_nid_ || rec.node.reached || rec.node.inode < 0 || rec.node.footer_nid != n) return;
+    if (n >= max_nid_ || rec.node.reached || rec.node.inode < 0 || footer_nid(n) != n) return;
     if (rec.nat.blkaddr == kNullAddr || !valid_main(rec.nat.blkaddr)) return;
     const InodeRec& in = inodes_[static_cast<std::size_t>(rec.node.inode)];
     if (ftype_of_mode(in.mode) == 0) return;  // not usable: its NAT entry is unreachable
@@ -1075,19 +1067,19 @@ void Checker::check_unreachable() {
 void Checker::finish_inode_counts() {
   bool quota_ino[1] = {false};
   (void)quota_ino;
-  for (nid_t ino : reached_inodes_) {
+  for_each_reached_inode([&](nid_t ino) {
     const InodeRec& in = inodes_[static_cast<std::size_t>(node(ino).inode)];
     const InodeState& st = walk_state(ino);
     bool is_quota = false;
     if (features_ & feature::quota_ino)
       for (int t = 0; t < 3; ++t) is_quota |= sb_.qf_ino[t].get() == ino;
-    if (is_quota) continue;
+    if (is_quota) return;
     Problem p;
     p.ino = ino;
     if (in.is_dir()) {
       // Unreachable directories too: their reconnection leaves i_links as it is.
-      if (st.orphan()) continue;
-      const std::uint64_t want = 2ull + (st.dir != InodeState::kNoDir ? dirs_[st.dir].subdirs : 0);
+      if (st.orphan()) return;
+      const std::uint64_t want = 2ull + (st.has_dir() ? dirs_[st.link].subdirs : 0);
       if (in.links != want) {
         p.code = Code::DIR_LINKS;
         p.path = path_of(st);
@@ -1095,8 +1087,8 @@ void Checker::finish_inode_counts() {
         fix_inode_field(add(p), in, [want](Node& n) { n.i.i_links = static_cast<std::uint32_t>(want); });
       }
     } else {
-      if (st.orphan() && in.links == 0) continue;
-      if (st.links_found == 0) continue;  // unreachable: reported, its link comes from lost+found
+      if (st.orphan() && in.links == 0) return;
+      if (st.links_found == 0) return;  // unreachable: reported, its link comes from lost+found
       if (in.links != st.links_found) {
         p.code = Code::INODE_LINKS;
         p.path = path_of(st);
@@ -1104,7 +1096,7 @@ void Checker::finish_inode_counts() {
         fix_inode_field(add(p), in, [v = st.links_found](Node& n) { n.i.i_links = v; });
       }
     }
-  }
+  });
 }
 
 }  // namespace f2fscore::fsck

@@ -160,9 +160,9 @@ void Checker::check_global() {
 }
 
 // The SSA against the owners: the summary blocks of the segments holding a
-// block in use, read in bulk in segment order, a batch at a time (at least
-// kSsaBatch blocks, at most 16 passes over the uses); the active logs'
-// summaries come from the checkpoint pack. Without an unmount the node
+// block in use, read in bulk in segment order, a batch at a time (a
+// sixteenth of them, from 64 to 1,024 blocks: a pass over the uses each);
+// the active logs' summaries come from the checkpoint pack. Without an unmount the node
 // logs' summaries are rebuilt from the node footers at mount
 // (restore_node_summary() in fs/f2fs/node.c): not authoritative.
 void Checker::check_ssa() {
@@ -225,8 +225,8 @@ void Checker::check_ssa() {
   std::vector<std::uint32_t> segs;
   for (std::uint32_t s = 0; s < main_segs_; ++s)
     if ((segs_[s].flags & (SegState::kHasNode | SegState::kHasData)) && !is_untrusted(s) && !cur_of(s)) segs.push_back(s);
-  constexpr std::size_t kSsaBatch = 1024;
-  const std::size_t batch = std::max(kSsaBatch, (segs.size() + 15) / 16);
+  constexpr std::size_t kSsaBatchMin = 64, kSsaBatchMax = 1024;
+  const std::size_t batch = std::clamp((segs.size() + 15) / 16, kSsaBatchMin, kSsaBatchMax);
   const Geometry& g = vol_->geometry();
   const block_t ssa_base = static_cast<block_t>(g.ssa_addr(0));
   std::vector<SummaryBlock> sums;
@@ -374,11 +374,11 @@ bool Checker::fast_check() {
     if (!r.read_ok) bad(Code::NODE_UNREADABLE, fmt("node block 0x%llx cannot be read", ne.blkaddr));
     else if (footer_nid(n) != n) bad(Code::NODE_FOOTER_NID, fmt("node block 0x%llx has footer nid %llu, not %llu", ne.blkaddr, footer_nid(n), n));
     else if (footer_ino(n) != ne.ino) bad(Code::NODE_FOOTER_INO, fmt("node block 0x%llx has footer ino %llu, NAT says %llu", ne.blkaddr, footer_ino(n), ne.ino));
-    else if (ne.ino == n && r.inode < 0) bad(Code::NODE_NOT_INODE, fmt("nid %llu is its own ino but its block is not an inode", n));
-    if (r.inode >= 0) {
+    else if (ne.ino == n && r.inode() < 0) bad(Code::NODE_NOT_INODE, fmt("nid %llu is its own ino but its block is not an inode", n));
+    if (r.inode() >= 0) {
       ++nat_inodes;
-      if (r.inode != NodeRec::kNoInodeRec)
-        for (const auto& is : extras(inodes_[static_cast<std::size_t>(r.inode)]).issues) bad(is.code, is.detail);
+      if (r.inode() != NodeRec::kNoInodeRec)
+        for (const auto& is : extras(inodes_[static_cast<std::size_t>(r.inode())]).issues) bad(is.code, is.detail);
     }
   });
   std::uint32_t free_segs = 0;
@@ -447,6 +447,7 @@ Result<Report> Checker::run() {
     addrs_.clear();
     inodes_.clear();
     ids_.clear();
+    exts_.clear();
     inode_extras_.clear();
     xattr_blocks_.clear();
     footer_odd_.clear();

@@ -100,22 +100,20 @@ struct Split64 {
 };
 
 /// An inode as scanned (the fields the walk needs; the block is re-read to
-/// repair it). 60 bytes; the rare parts are in Checker::extras() (i_xattr_nid,
-/// an i_blocks past 2^32 or an i_namelen past 255 among them), the owner
-/// ids in Checker::ids_ (quota only), its i_nid[] among its address slots
-/// (AddrSlot::kINid).
+/// repair it). 44 bytes; its block is its NAT entry's (Checker::iblk()); the
+/// rare parts are in Checker::extras() (i_xattr_nid, an i_blocks past 2^32
+/// or an i_namelen past 255 among them), a non-empty i_ext in
+/// Checker::exts_ (Checker::ext_of()), the owner ids in Checker::ids_ (quota
+/// only), its i_nid[] among its address slots (AddrSlot::kINid).
 struct InodeRec {
   static constexpr std::uint32_t kNoExtras = 0xFFFFFFFFu;
   nid_t ino = 0;
-  block_t blkaddr = 0;
   std::uint32_t links = 0, flags = 0, pino = 0;
   std::uint32_t extras = kNoExtras;  ///< into Checker's extras table
   std::uint32_t blocks_low = 0;      ///< i_blocks, when below 2^32 (else blocks_big)
   Split64 size;
-  disk::Extent ext{};
   std::uint16_t mode = 0;
   std::uint16_t inline_xattr_addrs = 0;  ///< 4-byte words
-  std::uint16_t addrs_per_inode = 0;
   std::uint8_t extra_isize = 0;          ///< bytes (at most 36: sizeof(InodeExtra))
   std::uint8_t advise = 0, inline_flags = 0, dir_level = 0;
   std::uint8_t namelen_low = 0;          ///< i_namelen, when at most 255 (else namelen_big)
@@ -124,8 +122,16 @@ struct InodeRec {
   bool blocks_big : 1 = false;   ///< i_blocks is InodeExtras::blocks
   bool namelen_big : 1 = false;  ///< i_namelen is InodeExtras::namelen
   bool has_xattr_nid : 1 = false;  ///< i_xattr_nid is InodeExtras::xattr_nid
+  bool has_ext : 1 = false;        ///< i_ext.len is not 0: the extent is in Checker::exts_
   /// Blocks of a compressed cluster; 0 unless compressed.
   std::uint32_t cluster_blocks() const { return cluster_log ? 1u << cluster_log : 0u; }
+  /// Address slots of i_addr (ADDRS_PER_INODE(): DEF_ADDRS_PER_INODE less the
+  /// extra attributes and the inline xattr area, whole clusters when
+  /// compressed, as addrs_per_inode() in fs/f2fs/f2fs.h).
+  std::uint32_t addrs_per_inode() const {
+    const auto a = static_cast<std::uint16_t>(disk::kDefAddrsPerInode - extra_isize / 4u - inline_xattr_addrs);
+    return cluster_log ? a & ~(cluster_blocks() - 1u) : a;
+  }
   /// Addresses a direct node holds for this file (whole clusters when compressed).
   std::uint32_t addrs_per_block() const {
     return cluster_log ? disk::kDefAddrsPerBlock & ~(cluster_blocks() - 1u) : disk::kDefAddrsPerBlock;
@@ -134,13 +140,12 @@ struct InodeRec {
   bool is_reg() const { return (mode & 0xF000) == 0x8000; }
   bool is_symlink() const { return (mode & 0xF000) == 0xA000; }
 };
-static_assert(sizeof(InodeRec) <= 60);
+static_assert(sizeof(InodeRec) <= 44);
 
-/// One node block as scanned.
+/// One node block as scanned (12 bytes).
 struct NodeRec {
-  std::uint32_t footer_ofs = 0;
+  static constexpr std::int32_t kNoInodeRec = 0x7FFFFFFF;
   std::uint32_t addr_begin = 0;  ///< into Checker::addrs (slot, blkaddr), non-zero only
-  std::int32_t inode = -1;       ///< into Checker::inodes; kNoInodeRec: an inode, not kept
   std::uint16_t addr_count = 0;  ///< at most kDefAddrsPerBlock, or an inode's addresses and 5 i_nid[]
   bool read_ok : 1 = false;
   bool reached : 1 = false;  ///< reached by the walk
@@ -149,9 +154,25 @@ struct NodeRec {
   /// The footer's nid is not the record's or its ino not the NAT entry's:
   /// both are in Checker::footer_odd_ (Checker::footer_nid(), footer_ino()).
   bool footer_odd : 1 = false;
-  static constexpr std::int32_t kNoInodeRec = 0x7FFFFFFF;
+  /// Into Checker::inodes (kNoInodeRec: an inode, not kept), or -1: not an
+  /// inode. An inode's footer offset is 0, so one word holds either.
+  std::int32_t inode() const { return is_inode_ ? static_cast<std::int32_t>(ref_) : -1; }
+  void set_inode(std::int32_t index) {
+    is_inode_ = index >= 0;
+    ref_ = index >= 0 ? static_cast<std::uint32_t>(index) : 0u;
+  }
+  /// The footer's node offset (flag >> OFFSET_BIT_SHIFT); 0 for an inode.
+  std::uint32_t footer_ofs() const { return is_inode_ ? 0u : ref_; }
+  void set_footer_ofs(std::uint32_t ofs) {
+    is_inode_ = false;
+    ref_ = ofs;
+  }
+
+ private:
+  bool is_inode_ : 1 = false;
+  std::uint32_t ref_ = 0;
 };
-static_assert(sizeof(NodeRec) <= 16);
+static_assert(sizeof(NodeRec) <= 12);
 
 /// The per-nid state (NAT entry, scanned node, reached by the walk) of the
 /// NAT blocks holding an entry in use; a NAT block whose entries are all
@@ -429,6 +450,16 @@ class Checker {
     static const InodeExtras kEmpty;
     return in.extras == InodeRec::kNoExtras ? kEmpty : inode_extras_[in.extras];
   }
+  /// The block of inode record `in`: its NAT entry's.
+  block_t iblk(const InodeRec& in) const { return nat(in.ino).blkaddr; }
+  /// i_ext of inode record `in` (all zero when its len is 0).
+  disk::Extent ext_of(const InodeRec& in) const {
+    if (!in.has_ext) return disk::Extent{};
+    const auto index = static_cast<std::uint32_t>(node(in.ino).inode());
+    auto it = std::lower_bound(exts_.begin(), exts_.end(), index,
+                               [](const std::pair<std::uint32_t, disk::Extent>& e, std::uint32_t k) { return e.first < k; });
+    return it != exts_.end() && it->first == index ? it->second : disk::Extent{};
+  }
   /// i_blocks, i_namelen and i_xattr_nid of `in` as on disk.
   std::uint64_t i_blocks(const InodeRec& in) const { return in.blocks_big ? extras(in).blocks : in.blocks_low; }
   std::uint32_t i_namelen(const InodeRec& in) const { return in.namelen_big ? extras(in).namelen : in.namelen_low; }
@@ -469,11 +500,11 @@ class Checker {
   /// name (read back from its dentry).
   std::string path_of(const InodeState& st) const;
   /// The walk state of inode `ino` (an inode record; see InodeState).
-  InodeState& walk_state(nid_t ino) { return walk_[static_cast<std::size_t>(node(ino).inode)]; }
+  InodeState& walk_state(nid_t ino) { return walk_[static_cast<std::size_t>(node(ino).inode())]; }
   const InodeState* find_state(nid_t ino) const {
     const NodeRec& r = node(ino);
-    if (r.inode < 0 || static_cast<std::size_t>(r.inode) >= walk_.size()) return nullptr;
-    const InodeState& st = walk_[static_cast<std::size_t>(r.inode)];
+    if (r.inode() < 0 || static_cast<std::size_t>(r.inode()) >= walk_.size()) return nullptr;
+    const InodeState& st = walk_[static_cast<std::size_t>(r.inode())];
     return st.seen() ? &st : nullptr;
   }
   /// Gives `st` a path of its own (a DirState).
@@ -522,6 +553,8 @@ class Checker {
   std::vector<AddrSlot> addrs_;
   std::vector<InodeRec> inodes_;
   std::vector<InodeExtras> inode_extras_;  ///< InodeRec::extras indexes it
+  /// (inodes_ index, i_ext) of the inodes whose extent is not empty, by index.
+  std::vector<std::pair<std::uint32_t, disk::Extent>> exts_;
   /// (i_uid, i_gid) parallel to inodes_, with the quota_ino feature only.
   std::vector<std::pair<std::uint32_t, std::uint32_t>> ids_;
   std::unordered_map<nid_t, std::vector<std::uint8_t>> xattr_blocks_;  ///< xattr node payloads

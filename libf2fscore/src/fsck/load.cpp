@@ -513,18 +513,18 @@ void Checker::scan_node(nid_t nid, block_t addr, const std::uint8_t* blk) {
   std::memcpy(&n, blk, sizeof n);
   r.read_ok = true;
   const nid_t fnid = n.footer.nid.get(), fino = n.footer.ino.get();
-  r.footer_ofs = n.footer.flag.get() >> node_flag::offset_shift;
+  r.set_footer_ofs(n.footer.flag.get() >> node_flag::offset_shift);
   if (fnid != nid || fino != nat(nid).ino) {
     r.footer_odd = true;
     footer_odd_[nid] = {fnid, fino};
   }
   if (fnid != nid) return;
-  if (r.footer_ofs == 0 && fino == nid) {
+  if (r.footer_ofs() == 0 && fino == nid) {
     scan_inode(nid, addr, n, r);
     return;
   }
   if (light_scan_) return;
-  if (r.footer_ofs == (0xFFFFFFFFu >> node_flag::offset_shift)) {  // XATTR_NODE_OFFSET
+  if (r.footer_ofs() == (0xFFFFFFFFu >> node_flag::offset_shift)) {  // XATTR_NODE_OFFSET
     xattr_blocks_[nid].assign(blk, blk + kNodeFooterOffset);
     return;
   }
@@ -617,7 +617,6 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
   InodeRec in;
   const Inode& i = n.i;
   in.ino = nid;
-  in.blkaddr = addr;
   in.mode = i.i_mode.get();
   in.advise = i.i_advise;
   in.inline_flags = i.i_inline;
@@ -626,7 +625,7 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
   in.flags = i.i_flags.get();
   in.pino = i.i_pino.get();
   in.size = i.i_size.get();
-  in.ext = i.i_ext;
+  in.has_ext = i.i_ext.len.get() != 0;
   InodeExtras ex;
   if (const std::uint32_t v = i.i_namelen.get(); v > 0xFF) {
     in.namelen_big = true;
@@ -693,7 +692,6 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
     if (want != i.extra.i_inode_checksum.get())
       issue(Code::INODE_CHECKSUM, fmt("inode checksum 0x%llx, computed 0x%llx", i.extra.i_inode_checksum.get(), want));
   }
-  in.addrs_per_inode = static_cast<std::uint16_t>(kDefAddrsPerInode - in.extra_isize / 4u - in.inline_xattr_addrs);
   // Flags.
   if ((in.flags & iflag::casefold) && (!(features_ & feature::casefold) || type != 0x4000))
     issue(Code::INODE_FLAGS, type != 0x4000 ? "casefold flag on a non-directory"
@@ -715,7 +713,7 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
           // blocks are kept: the attributes are inferred from the first
           // compressed cluster of i_addr (the pair that decompresses it
           // to exactly the cluster's size), and the repair writes them.
-          const auto guess = infer_compression(n, in.extra_isize / 4, in.addrs_per_inode, log, ex.compr_alg);
+          const auto guess = infer_compression(n, in.extra_isize / 4, in.addrs_per_inode(), log, ex.compr_alg);
           if (!guess) {
             issue(Code::INODE_FLAGS, fmt("i_log_cluster_size %llu / i_compress_algorithm %llu invalid, and no valid pair "
                                          "decompresses the first compressed cluster", log, ex.compr_alg));
@@ -727,11 +725,9 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
             ex.compr_log_fix = static_cast<std::uint8_t>(guess->first);
             ex.compr_alg = guess->second;
             in.cluster_log = static_cast<std::uint8_t>(guess->first & 0xFu);  // in [2, 8]
-            in.addrs_per_inode = static_cast<std::uint16_t>(in.addrs_per_inode & ~(in.cluster_blocks() - 1u));
           }
         } else {
           in.cluster_log = static_cast<std::uint8_t>(log & 0xFu);  // in [2, 8]
-          in.addrs_per_inode = static_cast<std::uint16_t>(in.addrs_per_inode & ~(in.cluster_blocks() - 1u));
         }
       }
     }
@@ -795,7 +791,7 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
   } else if (in.sane && !light_scan_) {
     rec.addr_begin = static_cast<std::uint32_t>(addrs_.size());
     const std::uint32_t base = in.extra_isize / 4;
-    for (std::uint32_t k = 0; k < in.addrs_per_inode; ++k) {
+    for (std::uint32_t k = 0; k < in.addrs_per_inode(); ++k) {
       const std::uint32_t v = i.i_addr[base + k].get();
       if (v != 0) addrs_.push_back({static_cast<std::uint16_t>(k), v});
     }
@@ -804,14 +800,15 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
     rec.addr_count = static_cast<std::uint16_t>(addrs_.size() - rec.addr_begin);
   }
   if (light_scan_ && ex.issues.empty()) {
-    rec.inode = NodeRec::kNoInodeRec;
+    rec.set_inode(NodeRec::kNoInodeRec);
     return;
   }
   if (!ex.empty()) {
     in.extras = static_cast<std::uint32_t>(inode_extras_.size());
     inode_extras_.push_back(std::move(ex));
   }
-  rec.inode = static_cast<std::int32_t>(inodes_.size());
+  rec.set_inode(static_cast<std::int32_t>(inodes_.size()));
+  if (in.has_ext) exts_.emplace_back(static_cast<std::uint32_t>(inodes_.size()), i.i_ext);
   if (features_ & feature::quota_ino) {
     ids_.resize(inodes_.size());
     ids_.emplace_back(i.i_uid.get(), i.i_gid.get());

@@ -123,7 +123,7 @@ void Checker::check_quota_usage() {
   static const char* kNames[3] = {"user", "group", "project"};
   for (int t = 0; t < 3; ++t) {
     const nid_t q = sb_.qf_ino[t].get();
-    if (q == 0 || q >= max_nid_ || node(q).inode < 0 || !reached(q)) continue;
+    if (q == 0 || q >= max_nid_ || node(q).inode() < 0 || !reached(q)) continue;
     if (t == 2 && !(features_ & feature::project_quota)) continue;
     // The counted usage.
     std::map<std::uint32_t, Usage> want;
@@ -133,7 +133,7 @@ void Checker::check_quota_usage() {
       bool is_q = false;
       for (int k = 0; k < 3; ++k) is_q |= sb_.qf_ino[k].get() == ino;
       if (is_q) continue;
-      const auto index = static_cast<std::size_t>(node(ino).inode);
+      const auto index = static_cast<std::size_t>(node(ino).inode());
       const InodeRec& in = inodes_[index];
       const InodeState* st = find_state(ino);
       const std::uint64_t blocks = st ? st->blocks_counted : i_blocks(in);
@@ -318,7 +318,7 @@ void Checker::check_quota_usage() {
     // the kernel's quota writes extend the file.
     const std::uint64_t new_size = static_cast<std::uint64_t>(load_le32(new_file.data(), kDqiBlocks)) * kQtBlk;
     if (new_size > file.size()) {
-      const InodeRec& qin = inodes_[static_cast<std::size_t>(node(q).inode)];
+      const InodeRec& qin = inodes_[static_cast<std::size_t>(node(q).inode())];
       fix_inode_field(inserted.front(), qin, [new_size](Node& node) { node.i.i_size = new_size; });
     }
   }

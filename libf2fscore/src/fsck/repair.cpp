@@ -72,7 +72,7 @@ void Checker::fix_zero_word(std::size_t idx, block_t blk, std::uint32_t off) {
 }
 
 void Checker::fix_inode_field(std::size_t idx, const InodeRec& in, std::function<void(Node&)> fn) {
-  fix(idx, in.blkaddr, [fn = std::move(fn)](std::uint8_t* b) {
+  fix(idx, iblk(in), [fn = std::move(fn)](std::uint8_t* b) {
     Node n;
     std::memcpy(&n, b, sizeof n);
     fn(n);
@@ -84,7 +84,7 @@ void Checker::local_issue_fix(std::size_t idx, const InodeRec& in, Code c) {
   const std::uint32_t feats = features_;
   switch (c) {
     case Code::INODE_CHECKSUM:
-      fix(idx, in.blkaddr, [](std::uint8_t*) {});  // recomputed when written
+      fix(idx, iblk(in), [](std::uint8_t*) {});  // recomputed when written
       break;
     case Code::INODE_EXTRA_ISIZE:
       // Without the feature the flag goes; with it the flag is set (an
@@ -216,7 +216,7 @@ void Checker::fix_clear_dentry(std::size_t idx, const DentryArea& a, std::uint32
 bool Checker::add_dentry(const InodeRec& dir, const std::string& name, nid_t ino, std::uint8_t ft, std::size_t problem) {
   const std::uint32_t need = static_cast<std::uint32_t>((name.size() + kSlotLen - 1) / kSlotLen);
   std::vector<std::pair<block_t, DentryArea>> cands;
-  if (dir.inline_flags & inline_flag::dentry) cands.emplace_back(dir.blkaddr, dentry_area(dir, dir.blkaddr, true));
+  if (dir.inline_flags & inline_flag::dentry) cands.emplace_back(iblk(dir), dentry_area(dir, iblk(dir), true));
   else
     for (auto& [idx, a] : dir_blocks_of(dir.ino))
       if (idx < 2) cands.emplace_back(a, dentry_area(dir, a, false));
@@ -255,8 +255,8 @@ bool Checker::add_dentry(const InodeRec& dir, const std::string& name, nid_t ino
 // (the new inode would have to be charged) or a casefolded/encrypted root.
 bool Checker::create_lost_found() {
   const nid_t root = sb_.root_ino.get();
-  if ((features_ & feature::quota_ino) || !reached(root) || node(root).inode < 0) return false;
-  const InodeRec rootrec = inodes_[static_cast<std::size_t>(node(root).inode)];
+  if ((features_ & feature::quota_ino) || !reached(root) || node(root).inode() < 0) return false;
+  const InodeRec rootrec = inodes_[static_cast<std::size_t>(node(root).inode())];
   if (!rootrec.is_dir() || (rootrec.flags & iflag::casefold) || (rootrec.advise & advise::encrypt)) return false;
   nid_t nid = 0;
   for (nid_t n = root + 1; n < max_nid_ && nid == 0; ++n)
@@ -274,7 +274,7 @@ bool Checker::create_lost_found() {
   }
   if (blk == 0) return false;
   std::vector<std::uint8_t> rb(kBlockSize);
-  if (!read_at(dev_, static_cast<std::uint64_t>(rootrec.blkaddr) * kBlockSize, rb)) return false;
+  if (!read_at(dev_, static_cast<std::uint64_t>(iblk(rootrec)) * kBlockSize, rb)) return false;
   const auto* r = reinterpret_cast<const Node*>(rb.data());
   Node n;
   std::memset(&n, 0, sizeof n);
@@ -295,7 +295,6 @@ bool Checker::create_lost_found() {
   std::memcpy(n.i.i_name, "lost+found", 10);
   InodeRec rec;
   rec.ino = nid;
-  rec.blkaddr = blk;
   rec.mode = 040700;
   rec.inline_flags = n.i.i_inline;
   rec.links = 2;
@@ -337,7 +336,7 @@ bool Checker::create_lost_found() {
   n.footer.ino = nid;
   n.footer.cp_ver = cp_.checkpoint_ver.get();
   if (!add_dentry(rootrec, "lost+found", nid, 2)) return false;
-  fix(kNoProblem, rootrec.blkaddr, [](std::uint8_t* p) {
+  fix(kNoProblem, iblk(rootrec), [](std::uint8_t* p) {
     Node rn;
     std::memcpy(&rn, p, sizeof rn);
     rn.i.i_links = rn.i.i_links.get() + 1;
@@ -351,8 +350,8 @@ bool Checker::create_lost_found() {
   NodeRec& nr = lf_rec.node;
   nr.read_ok = true;
   nr.footer_odd = false;
-  nr.footer_ofs = 0;
-  nr.inode = static_cast<std::int32_t>(inodes_.size());
+  nr.set_footer_ofs(0);
+  nr.set_inode(static_cast<std::int32_t>(inodes_.size()));
   inodes_.push_back(rec);
   walk_.emplace_back();
   set_reached(nid);
@@ -410,7 +409,6 @@ bool Checker::rebuild_root(std::size_t problem) {
   n.i.i_mode = static_cast<std::uint16_t>(040755);
   InodeRec rec;
   rec.ino = root;
-  rec.blkaddr = blk;
   rec.mode = 040755;
   rec.inline_flags = static_cast<std::uint8_t>(inline_flag::dentry | inline_flag::xattr);
   if (features_ & feature::extra_attr) {
@@ -428,7 +426,6 @@ bool Checker::rebuild_root(std::size_t problem) {
   rec.pino = root;
   rec.blocks_low = 1;
   rec.size = max_inline;
-  rec.addrs_per_inode = static_cast<std::uint16_t>(kDefAddrsPerInode - rec.extra_isize / 4u - rec.inline_xattr_addrs);
   n.i.i_inline = rec.inline_flags;
   n.i.i_links = 2u;
   n.i.i_blocks = static_cast<std::uint64_t>(1);
@@ -454,7 +451,7 @@ bool Checker::rebuild_root(std::size_t problem) {
   r.node = NodeRec{};
   r.node.read_ok = true;
   footer_odd_.erase(root);
-  r.node.inode = static_cast<std::int32_t>(inodes_.size());
+  r.node.set_inode(static_cast<std::int32_t>(inodes_.size()));
   inodes_.push_back(rec);
   walk_.emplace_back();
   root_rebuilt_ = true;
@@ -468,7 +465,7 @@ bool Checker::rebuild_root(std::size_t problem) {
 // bucket). False when lost+found is missing or has no room in place.
 bool Checker::reconnect(nid_t ino) {
   const nid_t lf_dent = reached_with_path("/lost+found");
-  const InodeRec& child = inodes_[static_cast<std::size_t>(node(ino).inode)];
+  const InodeRec& child = inodes_[static_cast<std::size_t>(node(ino).inode())];
   // Links of a file found by directories walked after it (hard links).
   const std::uint32_t found = child.is_dir() ? 0u : walk_state(ino).links_found;
   std::string name = "#" + std::to_string(ino);
@@ -477,7 +474,7 @@ bool Checker::reconnect(nid_t ino) {
   std::string own;  // a rebuilt root's child: its i_name, when usable as a name there
   if (root_rebuilt_ && child.pino == root) {
     std::vector<std::uint8_t> ib(kBlockSize);
-    if (read_at(dev_, static_cast<std::uint64_t>(child.blkaddr) * kBlockSize, ib)) {
+    if (read_at(dev_, static_cast<std::uint64_t>(iblk(child)) * kBlockSize, ib)) {
       const auto* n = reinterpret_cast<const Node*>(ib.data());
       const std::uint32_t len = n->i.i_namelen.get();
       if (len >= 1 && len <= kNameLen && len <= sizeof n->i.i_name) {
@@ -488,10 +485,10 @@ bool Checker::reconnect(nid_t ino) {
     }
     // A name already given in the new root (two children claiming one name) goes to lost+found.
     for (const auto& [b, es] : edits_)
-      if (b == inodes_[static_cast<std::size_t>(node(root).inode)].blkaddr && !own.empty()) {
+      if (b == iblk(inodes_[static_cast<std::size_t>(node(root).inode())]) && !own.empty()) {
         std::vector<std::uint8_t> rb(kBlockSize, 0);
         for (auto& e : es) e.fn(rb.data());
-        const DentryArea ra = dentry_area(inodes_[static_cast<std::size_t>(node(root).inode)], b, true);
+        const DentryArea ra = dentry_area(inodes_[static_cast<std::size_t>(node(root).inode())], b, true);
         for (std::uint32_t k = 0; k < ra.nslots; ++k) {
           if (!test_bit_le(rb.data() + ra.bitmap_off, k)) continue;
           const std::uint8_t* de = rb.data() + ra.dentry_off + k * sizeof(DirEntry);
@@ -511,7 +508,7 @@ bool Checker::reconnect(nid_t ino) {
     const auto it = late_links_.find(ino);
     if (found == 1 && it != late_links_.end() && !(child.advise & advise::lost_pino) && !it->second.second.empty() &&
         it->second.second.size() <= kNameLen)
-      fix(kNoProblem, child.blkaddr, [pino = it->second.first, nm = it->second.second](std::uint8_t* p) {
+      fix(kNoProblem, iblk(child), [pino = it->second.first, nm = it->second.second](std::uint8_t* p) {
         Node n;
         std::memcpy(&n, p, sizeof n);
         n.i.i_pino = pino;
@@ -528,7 +525,7 @@ bool Checker::reconnect(nid_t ino) {
   } else if (child.is_dir() && child.pino == sb_.root_ino.get() && reached(sb_.root_ino.get())) {
     // lost+found itself lost its dentry: back into the root under its own name.
     std::vector<std::uint8_t> ib(kBlockSize);
-    if (!read_at(dev_, static_cast<std::uint64_t>(child.blkaddr) * kBlockSize, ib)) return false;
+    if (!read_at(dev_, static_cast<std::uint64_t>(iblk(child)) * kBlockSize, ib)) return false;
     const auto* n = reinterpret_cast<const Node*>(ib.data());
     if (n->i.i_namelen.get() != 10 || std::memcmp(n->i.i_name, "lost+found", 10) != 0) return false;
     lf = sb_.root_ino.get();
@@ -536,7 +533,7 @@ bool Checker::reconnect(nid_t ino) {
   } else {
     return false;
   }
-  const InodeRec& dir = inodes_[static_cast<std::size_t>(node(lf).inode)];
+  const InodeRec& dir = inodes_[static_cast<std::size_t>(node(lf).inode())];
   if (!dir.is_dir() || (dir.flags & iflag::casefold) || (dir.advise & advise::encrypt)) return false;
   // The entry's file type from i_mode, as the walk checks it (fifo,
   // socket and device types too).
@@ -547,7 +544,7 @@ bool Checker::reconnect(nid_t ino) {
     {
       // The inode: parent, name, one link (directories: ".." too, and
       // lost+found gains a subdirectory).
-      fix(kNoProblem, child.blkaddr, [lf, name, isdir = child.is_dir(), found](std::uint8_t* p) {
+      fix(kNoProblem, iblk(child), [lf, name, isdir = child.is_dir(), found](std::uint8_t* p) {
         Node n;
         std::memcpy(&n, p, sizeof n);
         n.i.i_pino = lf;
@@ -558,7 +555,7 @@ bool Checker::reconnect(nid_t ino) {
         std::memcpy(p, &n, sizeof n);
       });
       if (child.is_dir()) {
-        fix(kNoProblem, dir.blkaddr, [](std::uint8_t* p) {
+        fix(kNoProblem, iblk(dir), [](std::uint8_t* p) {
           Node n;
           std::memcpy(&n, p, sizeof n);
           n.i.i_links = n.i.i_links.get() + 1;
@@ -569,8 +566,8 @@ bool Checker::reconnect(nid_t ino) {
         if (child.inline_flags & inline_flag::dentry) {
           for (const auto& d : extras(child).inline_dents)
             if (d.name == "..") {
-              const auto ca = dentry_area(child, child.blkaddr, true);
-              fix(kNoProblem, child.blkaddr, [o = ca.dentry_off + d.slot * static_cast<std::uint32_t>(sizeof(DirEntry)), lf](std::uint8_t* p) {
+              const auto ca = dentry_area(child, iblk(child), true);
+              fix(kNoProblem, iblk(child), [o = ca.dentry_off + d.slot * static_cast<std::uint32_t>(sizeof(DirEntry)), lf](std::uint8_t* p) {
                 store_le32(p, o + offsetof(DirEntry, ino), lf);
               });
             }
@@ -607,13 +604,13 @@ std::string Checker::mapped_but_dropped() {
     if (!walk_[ri].seen()) continue;
     const nid_t ino = inodes_[ri].ino;
     const NodeRec& nr = node(ino);
-    if (nr.inode < 0) continue;
-    const InodeRec& in = inodes_[static_cast<std::size_t>(nr.inode)];
+    if (nr.inode() < 0) continue;
+    const InodeRec& in = inodes_[static_cast<std::size_t>(nr.inode())];
     if (in.sane || (in.inline_flags & (inline_flag::data | inline_flag::dentry))) continue;
     if (!in.is_reg() && !in.is_dir() && !in.is_symlink()) continue;
-    if (!read_at(dev_, static_cast<std::uint64_t>(in.blkaddr) * kBlockSize, b))
-      return fmt("inode %llu: its block %llu cannot be read to check what it maps", ino, in.blkaddr);
-    if (auto it = edits_.find(in.blkaddr); it != edits_.end())
+    if (!read_at(dev_, static_cast<std::uint64_t>(iblk(in)) * kBlockSize, b))
+      return fmt("inode %llu: its block %llu cannot be read to check what it maps", ino, iblk(in));
+    if (auto it = edits_.find(iblk(in)); it != edits_.end())
       for (auto& e : it->second) e.fn(b.data());
     Node n;
     std::memcpy(&n, b.data(), sizeof n);
@@ -690,7 +687,7 @@ void Checker::repair() {
     // root, is among them (linked back first, under its name).
     bool others = false, old_lf = false;
     for (std::size_t idx : lost_found_fixes_) {
-      const InodeRec& c = inodes_[static_cast<std::size_t>(node(*probs[idx].ino).inode)];
+      const InodeRec& c = inodes_[static_cast<std::size_t>(node(*probs[idx].ino).inode())];
       const bool is_lf = c.is_dir() && c.pino == sb_.root_ino.get() && i_namelen(c) == 10;
       old_lf |= is_lf;
       others |= !is_lf && !(root_rebuilt_ && c.pino == sb_.root_ino.get());
@@ -701,7 +698,7 @@ void Checker::repair() {
   if (root_rebuilt_)
     std::stable_sort(lost_found_fixes_.begin(), lost_found_fixes_.end(), [&](std::size_t a, std::size_t b) {
       auto rank = [&](std::size_t idx) {
-        const InodeRec& c = inodes_[static_cast<std::size_t>(node(*probs[idx].ino).inode)];
+        const InodeRec& c = inodes_[static_cast<std::size_t>(node(*probs[idx].ino).inode())];
         return c.pino == sb_.root_ino.get() ? (c.is_dir() && i_namelen(c) == 10 ? 0 : 1) : 2;
       };
       return rank(a) < rank(b);
@@ -773,7 +770,7 @@ void Checker::repair() {
     const nid_t nid = n->footer.nid.get();
     // Only blocks known to be inodes (a dentry block's last bytes can look
     // like an inode footer).
-    const bool known_inode = nid != 0 && nid < max_nid_ && nat(nid).blkaddr == blk && node(nid).inode >= 0;
+    const bool known_inode = nid != 0 && nid < max_nid_ && nat(nid).blkaddr == blk && node(nid).inode() >= 0;
     if (known_inode && (features_ & feature::inode_checksum) && n->footer.ino.get() == nid &&
         (n->footer.flag.get() >> node_flag::offset_shift) == 0 && (n->i.i_inline & inline_flag::extra_attr) &&
         n->i.extra.i_extra_isize.get() >= offsetof(InodeExtra, i_inode_checksum) + 4)

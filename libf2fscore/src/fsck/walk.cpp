@@ -57,7 +57,7 @@ std::string Checker::path_of(const InodeState& st) const {
   if (!ps || !ps->has_dir()) return {};
   const std::string& pp = dirs_[ps->link].path;
   // The first name, read back from its dentry (the walk keeps no names).
-  const InodeRec& pin = inodes_[static_cast<std::size_t>(node(st.parent).inode)];
+  const InodeRec& pin = inodes_[static_cast<std::size_t>(node(st.parent).inode())];
   const DentryArea a = dentry_area(pin, st.link, st.flags & InodeState::kNameInline);
   const std::size_t at = a.names_off + static_cast<std::size_t>(st.name_slot) * kSlotLen;
   std::vector<std::uint8_t> b(kBlockSize);
@@ -124,8 +124,8 @@ void Checker::walk_node(const InodeRec& in, InodeState& st, nid_t nid, std::uint
     fix_zero_word(add(p), parent_blk, parent_off);
     return;
   }
-  if (r.footer_ofs != ofs) {
-    Problem p = mk(Code::NODE_FOOTER_OFS, fmt("node block 0x%llx has footer offset %llu, expected %llu", ne.blkaddr, r.footer_ofs, ofs));
+  if (r.footer_ofs() != ofs) {
+    Problem p = mk(Code::NODE_FOOTER_OFS, fmt("node block 0x%llx has footer offset %llu, expected %llu", ne.blkaddr, r.footer_ofs(), ofs));
     p.blkaddr = ne.blkaddr;
     fix_zero_word(add(p), parent_blk, parent_off);
     return;
@@ -150,7 +150,7 @@ void Checker::walk_node(const InodeRec& in, InodeState& st, nid_t nid, std::uint
   const AddrSlot* a = addrs_.data() + r.addr_begin;
   const std::uint32_t n = r.addr_count;
   if (level == 0) {
-    walk_data(in, st, nid, start_bidx(ofs, in.addrs_per_block(), in.addrs_per_inode), a, n, in.addrs_per_block(), vctx);
+    walk_data(in, st, nid, start_bidx(ofs, in.addrs_per_block(), in.addrs_per_inode()), a, n, in.addrs_per_block(), vctx);
     return;
   }
   // Copy: descending may grow addrs_? No (scan is done), but keep it simple and safe.
@@ -175,7 +175,8 @@ void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::u
   };
   const bool released = in.inline_flags & inline_flag::compress_released;
   const std::uint32_t cb = in.cluster_blocks();
-  const std::uint64_t ext_f = in.ext.fofs.get(), ext_b = in.ext.blk_addr.get(), ext_l = in.ext.len.get();
+  const disk::Extent ext = ext_of(in);
+  const std::uint64_t ext_f = ext.fofs.get(), ext_b = ext.blk_addr.get(), ext_l = ext.len.get();
   // Compressed clusters: a COMPRESS_ADDR only at a cluster's first slot;
   // i_compr_blocks sums cluster_size - blocks written over the clusters
   // (f2fs_i_compr_blocks_update() in fs/f2fs/compress.c).
@@ -305,8 +306,8 @@ void Checker::walk_xattr(const InodeRec& in, InodeState& st) {
       fix_inode_field(static_cast<std::size_t>(-1), in, [](Node& n) { n.i.i_xattr_nid = 0u; });
     } else if (reached(x)) bad(fmt("xattr nid %llu is reached a second time", x));
     else if (!r.read_ok) bad(fmt("xattr node %llu cannot be read", x));
-    else if (footer_nid(x) != x || footer_ino(x) != in.ino || r.footer_ofs != kXattrNodeOfs)
-      bad(fmt("xattr node %llu has footer nid %llu ino %llu offset 0x%llx", x, footer_nid(x), footer_ino(x), r.footer_ofs));
+    else if (footer_nid(x) != x || footer_ino(x) != in.ino || r.footer_ofs() != kXattrNodeOfs)
+      bad(fmt("xattr node %llu has footer nid %llu ino %llu offset 0x%llx", x, footer_nid(x), footer_ino(x), r.footer_ofs()));
     else {
       set_reached(x);
       ++node_count_;
@@ -343,7 +344,7 @@ void Checker::walk_xattr(const InodeRec& in, InodeState& st) {
     if (from < inline_len) {
       const std::uint32_t base =
           static_cast<std::uint32_t>(offsetof(Inode, i_addr)) + 4 * (kDefAddrsPerInode - in.inline_xattr_addrs);
-      fix(idx, in.blkaddr, [base, from, inline_len](std::uint8_t* b) { std::memset(b + base + from, 0, inline_len - from); });
+      fix(idx, iblk(in), [base, from, inline_len](std::uint8_t* b) { std::memset(b + base + from, 0, inline_len - from); });
     }
     if (have_node) {
       const std::uint32_t nf = from > inline_len ? from - inline_len : 0;
@@ -381,7 +382,7 @@ void Checker::walk_xattr(const InodeRec& in, InodeState& st) {
 // Reaches inode `ino` (first time), checks it and its node tree.
 bool Checker::walk_inode(nid_t ino, const std::string& path, bool named) {
   const NodeRec& r = node(ino);
-  const InodeRec& in = inodes_[static_cast<std::size_t>(r.inode)];
+  const InodeRec& in = inodes_[static_cast<std::size_t>(r.inode())];
   set_reached(ino);
   ++reached_inodes_;
   progress(3, reached_inodes_, inodes_.size());
@@ -410,7 +411,7 @@ bool Checker::walk_inode(nid_t ino, const std::string& path, bool named) {
   for (const auto& is : extras(in).issues) {
     Problem p = prob(is.code);
     p.ino = ino;
-    p.blkaddr = in.blkaddr;
+    p.blkaddr = iblk(in);
     p.path = path;
     p.detail = is.detail;
     const std::size_t idx = add(p);
@@ -432,7 +433,7 @@ bool Checker::walk_inode(nid_t ino, const std::string& path, bool named) {
     return true;
   }
   WalkCtx ctx;
-  walk_data(in, st, ino, 0, addrs_.data() + r.addr_begin, r.addr_count, in.addrs_per_inode, &ctx);
+  walk_data(in, st, ino, 0, addrs_.data() + r.addr_begin, r.addr_count, in.addrs_per_inode(), &ctx);
   if (!(in.inline_flags & (inline_flag::data | inline_flag::dentry))) {
     const std::uint32_t ofs[5] = {1, 2, 3, 4 + kN, 5 + 2 * kN};
     const int lvl[5] = {0, 0, 1, 1, 2};
@@ -440,20 +441,21 @@ bool Checker::walk_inode(nid_t ino, const std::string& path, bool named) {
     for (std::uint32_t j = 0; j < r.addr_count; ++j) {
       if (a[j].slot < AddrSlot::kINid) continue;
       const std::uint32_t k = a[j].slot - AddrSlot::kINid;
-      walk_node(in, st, a[j].blkaddr, ofs[k], lvl[k], &ctx, in.blkaddr,
+      walk_node(in, st, a[j].blkaddr, ofs[k], lvl[k], &ctx, iblk(in),
                 static_cast<std::uint32_t>(offsetof(Inode, i_nid)) + 4u * k);
     }
   }
   // Per-inode results that need the whole tree.
   if (size_idx != static_cast<std::size_t>(-1))
     fix_inode_field(size_idx, in, [v = ctx.end_index * kBlockSize](Node& n) { n.i.i_size = v; });
-  const std::uint64_t el = in.ext.len.get();
+  const disk::Extent ext = ext_of(in);
+  const std::uint64_t el = ext.len.get();
   if (el && (ctx.ext_bad || ctx.ext_matched != el)) {
     Problem p = prob(Code::INODE_EXTENT);
     p.ino = ino;
     p.path = path;
-    p.detail = fmt("extent (fofs %llu, blkaddr 0x%llx, len %llu) is not backed by the file's blocks", in.ext.fofs.get(),
-                   in.ext.blk_addr.get(), el);
+    p.detail = fmt("extent (fofs %llu, blkaddr 0x%llx, len %llu) is not backed by the file's blocks", ext.fofs.get(),
+                   ext.blk_addr.get(), el);
     fix_inode_field(add(p), in, [](Node& n) { std::memset(&n.i.i_ext, 0, sizeof n.i.i_ext); });
   }
   if (in.cluster_log && ctx.compr_counted != extras(in).compr_blocks) {
@@ -612,15 +614,15 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
       clear(add(p), d);
       continue;
     }
-    if (r.inode < 0) {
+    if (r.inode() < 0) {
       Problem p = mk(Code::NODE_NOT_INODE, d,
-                     fmt("ino %llu is not an inode (footer ino %llu, offset %llu)", c, footer_ino(c), r.footer_ofs));
+                     fmt("ino %llu is not an inode (footer ino %llu, offset %llu)", c, footer_ino(c), r.footer_ofs()));
       p.nid = c;
       p.blkaddr = ne.blkaddr;
       clear(add(p), d);
       continue;
     }
-    InodeRec& child = inodes_[static_cast<std::size_t>(r.inode)];
+    InodeRec& child = inodes_[static_cast<std::size_t>(r.inode())];
     if (!reached(c)) mode_from_dentry(child, d.type);
     const std::uint8_t ft = ftype_of_mode(child.mode);
     if (ft == 0) {
@@ -755,7 +757,7 @@ void Checker::expand_dirs(std::vector<nid_t>& level) {
       (void)st;  // blocks that failed to read stay unparsed: reported below
       for (std::size_t li = from; li < to; ++li) {
         const nid_t d = level[li];
-        const InodeRec& dir = inodes_[static_cast<std::size_t>(node(d).inode)];
+        const InodeRec& dir = inodes_[static_cast<std::size_t>(node(d).inode())];
         InodeState& ds = walk_state(d);
         const std::string ds_path = own_path(ds);
         std::vector<Dent> dents;
@@ -764,10 +766,10 @@ void Checker::expand_dirs(std::vector<nid_t>& level) {
           for (const auto& is : extras(dir).inline_dent_issues) {
             Problem p = prob(is.code);
             p.ino = d;
-            p.blkaddr = dir.blkaddr;
+            p.blkaddr = iblk(dir);
             p.path = ds_path.empty() ? "/" : ds_path;
             p.detail = is.detail;
-            fix_clear_dentry(add(p), dentry_area(dir, dir.blkaddr, true), is.slot, 1);
+            fix_clear_dentry(add(p), dentry_area(dir, iblk(dir), true), is.slot, 1);
           }
         } else {
           for (auto& [idx, a] : dir_blocks_of(d)) {
@@ -834,9 +836,9 @@ void Checker::walk_namespace() {
   };
   if (root >= max_nid_ || nat(root).blkaddr == kNullAddr || !valid_main(nat(root).blkaddr))
     root_bad("the root inode has no valid NAT entry");
-  else if (!node(root).read_ok || node(root).inode < 0)
+  else if (!node(root).read_ok || node(root).inode() < 0)
     root_bad("the root's node block is not an inode");
-  else if (!inodes_[static_cast<std::size_t>(node(root).inode)].is_dir() && !root_mode_repairable(root))
+  else if (!inodes_[static_cast<std::size_t>(node(root).inode())].is_dir() && !root_mode_repairable(root))
     root_bad("the root inode is not a directory");
   else if (root_first_block_lost(root)) {
     // Without its first dentry block the root has no slot for "." and ".."
@@ -866,7 +868,7 @@ void Checker::walk_namespace() {
 // directory. Anything else (inline or missing blocks, other content) is
 // left: true leaves the root as it is for the caller to report.
 bool Checker::root_mode_repairable(nid_t root) {
-  InodeRec& in = inodes_[static_cast<std::size_t>(node(root).inode)];
+  InodeRec& in = inodes_[static_cast<std::size_t>(node(root).inode())];
   if (!in.sane || (in.inline_flags & (inline_flag::data | inline_flag::dentry))) return false;
   std::vector<std::uint8_t> b(kBlockSize);
   const auto first = first_block_addr(in);
@@ -894,7 +896,7 @@ bool Checker::root_mode_repairable(nid_t root) {
 // the first block of level 0 where "." and ".." live (f2fs_make_empty() in
 // fs/f2fs/dir.c), is not an address in the main area.
 bool Checker::root_first_block_lost(nid_t root) {
-  const InodeRec& in = inodes_[static_cast<std::size_t>(node(root).inode)];
+  const InodeRec& in = inodes_[static_cast<std::size_t>(node(root).inode())];
   if (!in.sane || !in.is_dir() || (in.inline_flags & (inline_flag::data | inline_flag::dentry))) return false;
   const auto first = first_block_addr(in);
   return first && !valid_main(*first);
@@ -904,7 +906,7 @@ bool Checker::root_first_block_lost(nid_t root) {
 // the block cannot be read.
 std::optional<block_t> Checker::first_block_addr(const InodeRec& in) {
   std::vector<std::uint8_t> b(kBlockSize);
-  if (!read_at(dev_, static_cast<std::uint64_t>(in.blkaddr) * kBlockSize, b)) return std::nullopt;
+  if (!read_at(dev_, static_cast<std::uint64_t>(iblk(in)) * kBlockSize, b)) return std::nullopt;
   Node n;
   std::memcpy(&n, b.data(), sizeof n);
   return static_cast<block_t>(n.i.i_addr[in.extra_isize / 4].get());
@@ -928,7 +930,7 @@ void Checker::check_orphans() {
     }
     const NatRec& ne = nat(ino);
     if (ne.blkaddr == kNullAddr || !valid_main(ne.blkaddr) || !node(ino).read_ok || footer_nid(ino) != ino ||
-        node(ino).inode < 0) {
+        node(ino).inode() < 0) {
       p.detail = fmt("orphan entry %llu names no inode", ino);
       fix_global(add(p));
       continue;
@@ -942,7 +944,7 @@ void Checker::check_orphans() {
       fix_global(add(p));
       continue;
     }
-    const InodeRec& in = inodes_[static_cast<std::size_t>(node(ino).inode)];
+    const InodeRec& in = inodes_[static_cast<std::size_t>(node(ino).inode())];
     // Linked from the namespace: leaves the orphan list. Otherwise it stays
     // an orphan and its i_links becomes 0 (fsck_chk_orphan_node()).
     if (!reached(ino)) orphans_.push_back(ino);
@@ -981,7 +983,7 @@ void Checker::adopt_quota_inodes() {
   if (alt.magic.get() != kSuperMagic) return;
   auto is_inode = [&](nid_t n) {
     return n >= sb_.root_ino.get() && n < max_nid_ && nat(n).blkaddr != kNullAddr && valid_main(nat(n).blkaddr) &&
-           node(n).read_ok && footer_nid(n) == n && node(n).inode >= 0;
+           node(n).read_ok && footer_nid(n) == n && node(n).inode() >= 0;
   };
   static const char* kNames[3] = {"user", "group", "project"};
   for (int t = 0; t < 3; ++t) {
@@ -1010,12 +1012,12 @@ void Checker::check_quota() {
     Problem p = prob(Code::QUOTA_INODE_BAD);
     p.ino = q;
     if (q < sb_.root_ino.get() || q >= max_nid_ || nat(q).blkaddr == kNullAddr || !valid_main(nat(q).blkaddr) ||
-        !node(q).read_ok || footer_nid(q) != q || node(q).inode < 0) {
+        !node(q).read_ok || footer_nid(q) != q || node(q).inode() < 0) {
       p.detail = std::string(kNames[t]) + fmt(" quota inode %llu is not a valid inode", q);
       add(p);
       continue;
     }
-    InodeRec& in = inodes_[static_cast<std::size_t>(node(q).inode)];
+    InodeRec& in = inodes_[static_cast<std::size_t>(node(q).inode())];
     if (!in.is_reg()) {
       p.detail = std::string(kNames[t]) + fmt(" quota inode %llu is not a regular file (i_mode 0%llo)", q, in.mode);
       // Only the mode is wrong if the inode's blocks still read as this
@@ -1045,9 +1047,9 @@ void Checker::check_quota() {
 
 void Checker::check_unreachable() {
   nids_.for_each(sb_.root_ino.get(), [&](nid_t n, const NidTable::Rec& rec) {
-    if (n >= max_nid_ || rec.node.reached || rec.node.inode < 0 || footer_nid(n) != n) return;
+    if (n >= max_nid_ || rec.node.reached || rec.node.inode() < 0 || footer_nid(n) != n) return;
     if (rec.nat.blkaddr == kNullAddr || !valid_main(rec.nat.blkaddr)) return;
-    const InodeRec& in = inodes_[static_cast<std::size_t>(rec.node.inode)];
+    const InodeRec& in = inodes_[static_cast<std::size_t>(rec.node.inode())];
     if (ftype_of_mode(in.mode) == 0) return;  // not usable: its NAT entry is unreachable
     Problem p = prob(Code::INODE_UNREACHABLE);
     p.ino = n;
@@ -1068,7 +1070,7 @@ void Checker::finish_inode_counts() {
   bool quota_ino[1] = {false};
   (void)quota_ino;
   for_each_reached_inode([&](nid_t ino) {
-    const InodeRec& in = inodes_[static_cast<std::size_t>(node(ino).inode)];
+    const InodeRec& in = inodes_[static_cast<std::size_t>(node(ino).inode())];
     const InodeState& st = walk_state(ino);
     bool is_quota = false;
     if (features_ & feature::quota_ino)

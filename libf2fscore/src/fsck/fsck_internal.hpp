@@ -129,7 +129,7 @@ struct InodeRec {
   /// extra attributes and the inline xattr area, whole clusters when
   /// compressed, as addrs_per_inode() in fs/f2fs/f2fs.h).
   std::uint32_t addrs_per_inode() const {
-    const auto a = static_cast<std::uint16_t>(disk::kDefAddrsPerInode - extra_isize / 4u - inline_xattr_addrs);
+    const std::uint32_t a = disk::addrs_per_inode(extra_isize, inline_xattr_addrs);
     return cluster_log ? a & ~(cluster_blocks() - 1u) : a;
   }
   /// Addresses a direct node holds for this file (whole clusters when compressed).

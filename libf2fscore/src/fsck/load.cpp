@@ -756,11 +756,10 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
     issue(Code::XATTR_NID_BAD, fmt("i_xattr_nid %llu is out of range", ex.xattr_nid));
 
   const auto* raw = reinterpret_cast<const std::uint8_t*>(&n);
-  const std::uint32_t used_slots = in.extra_isize / 4 + in.inline_xattr_addrs + kDefInlineReservedSize;
-  const std::uint32_t max_inline = used_slots >= kDefAddrsPerInode ? 0 : 4 * (kDefAddrsPerInode - used_slots);
-  const std::uint32_t inline_off = static_cast<std::uint32_t>(offsetof(Inode, i_addr)) + 4 * (in.extra_isize / 4 + 1);
+  const std::uint32_t max_inline = max_inline_data(in.extra_isize, in.inline_xattr_addrs);
+  const std::uint32_t inline_off = inline_data_offset(in.extra_isize);
   if (in.inline_xattr_addrs && in.sane) {
-    const std::uint32_t off = static_cast<std::uint32_t>(offsetof(Inode, i_addr)) + 4 * (kDefAddrsPerInode - in.inline_xattr_addrs);
+    const std::uint32_t off = inline_xattr_offset(in.inline_xattr_addrs);
     const std::uint8_t* p = raw + off;
     bool any = false;
     for (std::uint32_t k = 0; k < in.inline_xattr_addrs * 4; ++k) any |= p[k] != 0;

@@ -107,8 +107,7 @@ void Checker::local_issue_fix(std::size_t idx, const InodeRec& in, Code c) {
       fix_inode_field(idx, in, [k = in.extra_isize / 4](Node& n) { n.i.i_addr[k] = 0u; });
       break;
     case Code::INLINE_DATA_SIZE: {
-      const std::uint32_t used = in.extra_isize / 4 + in.inline_xattr_addrs + kDefInlineReservedSize;
-      const std::uint64_t max = used >= kDefAddrsPerInode ? 0 : 4ull * (kDefAddrsPerInode - used);
+      const std::uint64_t max = max_inline_data(in.extra_isize, in.inline_xattr_addrs);
       fix_inode_field(idx, in, [max](Node& n) { n.i.i_size = max; });
       break;
     }
@@ -186,9 +185,8 @@ DentryArea Checker::dentry_area(const InodeRec& dir, block_t blk, bool inline_ar
     a.nslots = kNrDentryInBlock;
     return a;
   }
-  const std::uint32_t used = dir.extra_isize / 4 + dir.inline_xattr_addrs + kDefInlineReservedSize;
-  const std::uint32_t max_inline = used >= kDefAddrsPerInode ? 0 : 4 * (kDefAddrsPerInode - used);
-  const std::uint32_t base = static_cast<std::uint32_t>(offsetof(Inode, i_addr)) + 4 * (dir.extra_isize / 4 + 1);
+  const std::uint32_t max_inline = max_inline_data(dir.extra_isize, dir.inline_xattr_addrs);
+  const std::uint32_t base = inline_data_offset(dir.extra_isize);
   const auto lay = inline_dentry_layout(max_inline);
   a.bitmap_off = base;
   a.dentry_off = base + lay.dentry_offset();
@@ -315,9 +313,8 @@ bool Checker::create_lost_found() {
     if (rec.extra_isize < 4) return false;
     n.i.extra.i_inline_xattr_size = static_cast<std::uint16_t>(kDefaultInlineXattrAddrs);
   }
-  const std::uint32_t used_slots = rec.extra_isize / 4 + rec.inline_xattr_addrs + kDefInlineReservedSize;
-  if (used_slots >= kDefAddrsPerInode) return false;
-  const std::uint32_t max_inline = 4 * (kDefAddrsPerInode - used_slots);
+  const std::uint32_t max_inline = max_inline_data(rec.extra_isize, rec.inline_xattr_addrs);
+  if (max_inline == 0) return false;
   n.i.i_size = static_cast<std::uint64_t>(max_inline);
   rec.size = max_inline;
   // "." and ".." in the inline area (f2fs_make_empty_inline_dir()).
@@ -419,9 +416,8 @@ bool Checker::rebuild_root(std::size_t problem) {
       n.i.extra.i_inline_xattr_size = static_cast<std::uint16_t>(kDefaultInlineXattrAddrs);
   }
   rec.inline_xattr_addrs = kDefaultInlineXattrAddrs;
-  const std::uint32_t used_slots = rec.extra_isize / 4 + rec.inline_xattr_addrs + kDefInlineReservedSize;
-  if (used_slots >= kDefAddrsPerInode) return false;
-  const std::uint32_t max_inline = 4 * (kDefAddrsPerInode - used_slots);
+  const std::uint32_t max_inline = max_inline_data(rec.extra_isize, rec.inline_xattr_addrs);
+  if (max_inline == 0) return false;
   rec.links = 2;
   rec.pino = root;
   rec.blocks_low = 1;

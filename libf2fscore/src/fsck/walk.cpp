@@ -342,8 +342,7 @@ void Checker::walk_xattr(const InodeRec& in, InodeState& st) {
   const std::uint32_t inline_len = in.inline_xattr_addrs * 4;
   auto truncate_from = [&](std::size_t idx, std::uint32_t from) {
     if (from < inline_len) {
-      const std::uint32_t base =
-          static_cast<std::uint32_t>(offsetof(Inode, i_addr)) + 4 * (kDefAddrsPerInode - in.inline_xattr_addrs);
+      const std::uint32_t base = inline_xattr_offset(in.inline_xattr_addrs);
       fix(idx, iblk(in), [base, from, inline_len](std::uint8_t* b) { std::memset(b + base + from, 0, inline_len - from); });
     }
     if (have_node) {

@@ -18,12 +18,11 @@ using detail::fmt;
 }  // namespace
 
 std::uint32_t InodeInfo::max_inline_bytes() const {
-  const std::uint32_t used = extra_isize / 4 + inline_xattr_addrs + kDefInlineReservedSize;
-  return used >= kDefAddrsPerInode ? 0 : 4 * (kDefAddrsPerInode - used);
+  return max_inline_data(extra_isize, inline_xattr_addrs);
 }
 
 std::uint32_t InodeInfo::inline_offset() const {
-  return static_cast<std::uint32_t>(offsetof(Inode, i_addr)) + 4 * (extra_isize / 4 + kDefInlineReservedSize);
+  return inline_data_offset(extra_isize);
 }
 
 Result<Node> Volume::read_node(nid_t nid, block_t* blkaddr) {
@@ -97,7 +96,7 @@ Result<InodeInfo> Volume::read_inode(nid_t ino) {
     if (want != i.extra.i_inode_checksum.get())
       return bad(fmt("inode checksum 0x%llx does not match its contents (0x%llx)", i.extra.i_inode_checksum.get(), want));
   }
-  in.addrs_per_inode = kDefAddrsPerInode - in.extra_isize / 4 - in.inline_xattr_addrs;
+  in.addrs_per_inode = disk::addrs_per_inode(in.extra_isize, in.inline_xattr_addrs);
   in.addrs_per_block = kDefAddrsPerBlock;
   if (in.is_compressed()) {
     if (!(feat & feature::compression)) return bad("is compressed but the volume lacks the compression feature");

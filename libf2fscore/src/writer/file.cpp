@@ -82,15 +82,13 @@ static std::uint32_t inline_xattr_words(const SuperBlock& sb, const Node& in) {
   return kDefaultInlineXattrAddrs;
 }
 std::uint32_t Writer::Impl::addrs_per_inode(const Node& in) const {
-  const std::uint32_t used = extra_words(in) + inline_xattr_words(sb, in);
-  return used >= kDefAddrsPerInode ? 0 : kDefAddrsPerInode - used;
+  return disk::addrs_per_inode(4 * extra_words(in), inline_xattr_words(sb, in));
 }
 std::uint32_t Writer::Impl::inline_offset(const Node& in) const {
-  return static_cast<std::uint32_t>(offsetof(Inode, i_addr)) + 4 * (extra_words(in) + kDefInlineReservedSize);
+  return inline_data_offset(4 * extra_words(in));
 }
 std::uint32_t Writer::Impl::max_inline(const Node& in) const {
-  const std::uint32_t used = extra_words(in) + inline_xattr_words(sb, in) + kDefInlineReservedSize;
-  return used >= kDefAddrsPerInode ? 0 : 4 * (kDefAddrsPerInode - used);
+  return max_inline_data(4 * extra_words(in), inline_xattr_words(sb, in));
 }
 
 // Dentry blocks hot, files warm, cold files cold (__get_segment_type_6()).

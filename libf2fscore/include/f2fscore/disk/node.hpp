@@ -142,6 +142,36 @@ static_assert(offsetof(Inode, i_addr) == 360);
 static_assert(offsetof(Inode, i_nid) == 4052);
 
 inline constexpr std::uint32_t kExtraIsizeOffset = offsetof(Inode, i_addr);
+
+/// i_addr slots left for block addresses: DEF_ADDRS_PER_INODE less the extra
+/// attribute area (`extra_isize` bytes) and the inline xattr area
+/// (`inline_xattr_addrs` 4-byte words), as addrs_per_inode() in
+/// fs/f2fs/f2fs.h before a compressed file's rounding to whole clusters; 0
+/// when the two areas leave none.
+constexpr std::uint32_t addrs_per_inode(std::uint32_t extra_isize, std::uint32_t inline_xattr_addrs) {
+  const std::uint32_t used = extra_isize / 4 + inline_xattr_addrs;
+  return used >= kDefAddrsPerInode ? 0 : kDefAddrsPerInode - used;
+}
+/// Bytes of inline data or inline dentries an inode holds: its address
+/// slots less the reserved first one (MAX_INLINE_DATA() in fs/f2fs/f2fs.h);
+/// 0 when none are left.
+constexpr std::uint32_t max_inline_data(std::uint32_t extra_isize, std::uint32_t inline_xattr_addrs) {
+  const std::uint32_t slots = addrs_per_inode(extra_isize, inline_xattr_addrs);
+  return slots > kDefInlineReservedSize ? 4 * (slots - kDefInlineReservedSize) : 0;
+}
+/// Byte offset in the node block of the inline data or inline dentries:
+/// i_addr past the extra attribute area and the reserved slot
+/// (inline_data_addr() in fs/f2fs/f2fs.h).
+constexpr std::uint32_t inline_data_offset(std::uint32_t extra_isize) {
+  return static_cast<std::uint32_t>(offsetof(Inode, i_addr)) + 4 * (extra_isize / 4 + kDefInlineReservedSize);
+}
+/// Byte offset in the node block of the inline xattr area: the last
+/// `inline_xattr_addrs` slots of i_addr (inline_xattr_addr() in fs/f2fs/xattr.h);
+/// `inline_xattr_addrs` is at most kDefAddrsPerInode.
+constexpr std::uint32_t inline_xattr_offset(std::uint32_t inline_xattr_addrs) {
+  return static_cast<std::uint32_t>(offsetof(Inode, i_addr)) + 4 * (kDefAddrsPerInode - inline_xattr_addrs);
+}
+
 inline constexpr std::uint32_t kInodeChecksumOffset = kExtraIsizeOffset + offsetof(InodeExtra, i_inode_checksum);
 
 struct DirectNode {

@@ -189,7 +189,7 @@ class NidTable {
     chunks_.clear();
   }
   const Rec* find(nid_t nid) const {
-    const std::uint32_t b = nid / disk::kNatEntryPerBlock;
+    const std::uint32_t b = disk::Geometry::nat_block_of(nid);
     auto it = std::lower_bound(keys_.begin(), keys_.end(), b);
     if (it == keys_.end() || *it != b) return nullptr;
     return &(*chunks_[static_cast<std::size_t>(it - keys_.begin())])[nid % disk::kNatEntryPerBlock];
@@ -197,7 +197,7 @@ class NidTable {
   Rec* find(nid_t nid) { return const_cast<Rec*>(static_cast<const NidTable*>(this)->find(nid)); }
   /// The record of `nid`, its NAT block's chunk made if absent.
   Rec& get(nid_t nid) {
-    const std::uint32_t b = nid / disk::kNatEntryPerBlock;
+    const std::uint32_t b = disk::Geometry::nat_block_of(nid);
     auto it = std::lower_bound(keys_.begin(), keys_.end(), b);
     const auto i = static_cast<std::size_t>(it - keys_.begin());
     if (it == keys_.end() || *it != b) {
@@ -218,7 +218,7 @@ class NidTable {
   template <class F>
   void for_each(nid_t from, F&& f) {
     std::size_t i = static_cast<std::size_t>(
-        std::lower_bound(keys_.begin(), keys_.end(), from / disk::kNatEntryPerBlock) - keys_.begin());
+        std::lower_bound(keys_.begin(), keys_.end(), disk::Geometry::nat_block_of(from)) - keys_.begin());
     while (i < keys_.size()) {
       const std::uint32_t key = keys_[i];
       const std::size_t n0 = keys_.size();

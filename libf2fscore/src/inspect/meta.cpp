@@ -376,7 +376,7 @@ Result<Output> render_nat(Volume& vol, Range r, Format f) {
     if (addr == 0 && ino == 0) continue;
     ++used;
     // Where the entry lives: the current NAT block copy, or the journal.
-    const std::uint32_t block_off = nid / kNatEntryPerBlock;
+    const std::uint32_t block_off = Geometry::nat_block_of(nid);
     const int copy = nat_copy(vol, block_off);
     const std::uint64_t nat_addr = vol.geometry().nat_addr(block_off, copy);
     bool journal = false;

@@ -93,7 +93,7 @@ Result<NodeManager::NatBlock*> NodeManager::block(std::uint32_t b) {
 const NatMem& NodeManager::get(nid_t n) {
   static const NatMem kFree{};
   if (n >= max_nid_) return kFree;
-  auto b = block(n / kNatEntryPerBlock);
+  auto b = block(Geometry::nat_block_of(n));
   if (!b) {
     if (error_.empty()) error_ = b.error().to_string();
     return kFree;
@@ -108,7 +108,7 @@ NatMem& NodeManager::set(nid_t n) {
     scratch = {};
     return scratch;
   }
-  auto b = block(n / kNatEntryPerBlock);
+  auto b = block(Geometry::nat_block_of(n));
   if (!b) {
     if (error_.empty()) error_ = b.error().to_string();
     scratch = {};

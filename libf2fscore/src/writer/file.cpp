@@ -100,12 +100,15 @@ std::uint8_t Writer::Impl::data_type(const Node& in) const {
   return wr::kWarmData;
 }
 
-void Writer::Impl::touch(Node& in) {
-  const std::uint64_t t = now();
-  in.i.i_mtime.set(t);
-  in.i.i_ctime.set(t);
-  in.i.i_mtime_nsec.set(0);
-  in.i.i_ctime_nsec.set(0);
+void Writer::Impl::touch(Node& in) { set_ctime(in, true); }
+
+void Writer::Impl::set_ctime(Node& in, bool mtime) {
+  const Timespec t = now_ts();
+  in.i.i_ctime.set(t.sec);
+  in.i.i_ctime_nsec.set(t.nsec);
+  if (!mtime) return;
+  in.i.i_mtime.set(t.sec);
+  in.i.i_mtime_nsec.set(t.nsec);
 }
 
 Result<block_t> Writer::Impl::map(nid_t ino, std::uint64_t index, bool create, nid_t* dnode, std::uint32_t* slot) {
@@ -351,7 +354,7 @@ Status Writer::Impl::free_inode(nid_t ino) {
   return {};
 }
 
-Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std::uint16_t mode) {
+Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std::uint16_t mode, const Owner& owner) {
   auto n = alloc_nid();
   if (!n) return make_error(n.error());
   const bool dir = (mode & 0xF000) == 0x4000;
@@ -374,10 +377,15 @@ Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std:
   }
   in->i.i_links.set(dir ? 2 : 1);
   in->i.i_blocks.set(1);
-  const std::uint64_t t = now();
-  in->i.i_atime.set(t);
-  in->i.i_ctime.set(t);
-  in->i.i_mtime.set(t);
+  in->i.i_uid.set(owner.uid);
+  in->i.i_gid.set(owner.gid);
+  const Timespec t = now_ts();
+  in->i.i_atime.set(t.sec);
+  in->i.i_ctime.set(t.sec);
+  in->i.i_mtime.set(t.sec);
+  in->i.i_atime_nsec.set(t.nsec);
+  in->i.i_ctime_nsec.set(t.nsec);
+  in->i.i_mtime_nsec.set(t.nsec);
   in->i.i_generation.set(static_cast<std::uint32_t>(*n * 2654435761u));
   in->i.i_pino.set(parent);
   in->i.i_namelen.set(static_cast<std::uint32_t>(name.size()));

@@ -381,6 +381,14 @@ class Writer {
   /// partial ends; zero_range zeroes the range. Offsets and lengths in bytes.
   Status fallocate(nid_t ino, std::uint32_t mode, std::uint64_t offset, std::uint64_t length);
 
+  /// lseek(2)'s SEEK_DATA (`hole` false) or SEEK_HOLE (`hole` true) from
+  /// byte `offset` of regular file `ino`, as f2fs_seek_block() in
+  /// fs/f2fs/file.c: a block is data when written or reserved with a dirty
+  /// page, a hole when it has no address (NULL_ADDR); inline data is data
+  /// up to i_size; SEEK_HOLE finds at most i_size. Errors: ENXIO
+  /// (invalid_argument) at or past i_size and when SEEK_DATA finds none.
+  Result<std::uint64_t> seek_data(nid_t ino, std::uint64_t offset, bool hole);
+
   // ---- Durability (writer/fsync.cpp) ----
   /// Writes the file's dirty data, then its dirty node blocks to the warm
   /// node log with the fsync mark on the last dnode (and the dentry mark

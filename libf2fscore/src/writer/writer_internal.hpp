@@ -413,6 +413,8 @@ struct Writer::Impl {
   Status writeback(nid_t ino, const wr::WriteContext& ctx);
   /// Drops cached pages of `ino` in [from, to) (truncate, punch, unlink).
   void cache_drop(nid_t ino, std::uint64_t from, std::uint64_t to = ~std::uint64_t{0});
+  /// Block `index` of `ino` has a dirty page in the cache.
+  bool page_dirty(nid_t ino, std::uint64_t index);
   /// Dirty pages of `ino` in the cache; 0: of every file.
   std::uint64_t dirty_pages(nid_t ino) const;
   /// Takes a checkpoint when opts.checkpoint_interval_s has passed.

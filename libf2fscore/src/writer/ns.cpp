@@ -705,8 +705,8 @@ Status Writer::fallocate(nid_t ino, std::uint32_t mode, std::uint64_t offset, st
   const std::uint64_t api = w.addrs_per_inode(**in);
   const std::uint64_t max_bytes = max_file_blocks(api) * kBlockSize;
   if (offset + length < offset || offset + length > max_bytes)
-    return make_error(Errc::invalid_argument, fmt("writer: fallocate to %llu bytes passes the largest file (%llu bytes, EFBIG)",
-                                                  offset + length, max_bytes));
+    return errno_error(Errc::invalid_argument, EFBIG, fmt("writer: fallocate to %llu bytes passes the largest file (%llu bytes, EFBIG)",
+                                                         offset + length, max_bytes));
   const std::uint64_t size = (*in)->i.i_size.get();
   if (op == falloc::punch_hole && offset >= size) return {};
   F2FSCORE_TRY(w.convert_inline_data(ino));

@@ -186,8 +186,8 @@ if command -v stress-ng >/dev/null; then
   fuse_mount "$img" "$mnt"
   mkdir -p "$mnt/stress"
   # The filesystem class's stressors that run on any file system (no
-  # inode flags, FIEMAP, notify or locks), 3 s each, one after another.
-  (cd "$mnt/stress" && timeout 300 stress-ng --temp-path "$mnt/stress" --sequential 1 --timeout 3 \
+  # inode flags, FIEMAP, notify or locks), 2 s each, one after another.
+  (cd "$mnt/stress" && timeout 300 stress-ng --temp-path "$mnt/stress" --sequential 1 --timeout 2 \
       --dir 1 --dentry 1 --link 1 --symlink 1 --rename 1 --hdd 1 --hdd-bytes 16M --fallocate 1 --fallocate-bytes 16M \
       --seek 1 --seek-size 16M --utime 1 --filename 1 --xattr 1 --fsize 1 --chmod 1 --chown 1 --open 1 \
       --sync-file 1 --sync-file-bytes 16M >"$work/stress.log" 2>&1) || true

@@ -37,6 +37,7 @@ TEST(WriterAt, CreateLookupRemoveWithLinuxErrno) {
   auto w = mount(*dev);
   ASSERT_TRUE(w);
   const nid_t root = *w->lookup("/");
+  const std::uint32_t root_links = w->stat(root)->links;  // lost+found on this image
   auto d = w->mknod_at(root, "d", kDir | 0755, 0, {1000, 100});
   ASSERT_TRUE(d);
   auto f = w->mknod_at(*d, "f", kReg | 0640, 0, {1000, 100});
@@ -52,7 +53,7 @@ TEST(WriterAt, CreateLookupRemoveWithLinuxErrno) {
   EXPECT_EQ(st->gid, 100u);
   EXPECT_EQ(st->mode, kReg | 0640);
   EXPECT_EQ(w->stat(*d)->links, 2u);
-  EXPECT_EQ(w->stat(root)->links, 3u);
+  EXPECT_EQ(w->stat(root)->links, root_links + 1);
   // Errors as Linux: EEXIST, ENOENT, ENOTDIR, ENAMETOOLONG, EISDIR,
   // ENOTEMPTY, EPERM (link to a directory).
   EXPECT_EQ(err_no(w->mknod_at(*d, "f", kReg | 0644)), EEXIST);
@@ -87,7 +88,7 @@ TEST(WriterAt, CreateLookupRemoveWithLinuxErrno) {
   ASSERT_TRUE(w->unlink_at(*d, std::string(255, 'n')));
   EXPECT_EQ(w->stat(*f)->links, 1u);
   ASSERT_TRUE(w->rmdir_at(root, "d"));
-  EXPECT_EQ(w->stat(root)->links, 2u);
+  EXPECT_EQ(w->stat(root)->links, root_links);
   EXPECT_EQ(err_no(w->mknod_at(*d, "x", kReg | 0644)), ENOENT);  // a removed directory
   ASSERT_TRUE(w->unmount());
   w.reset();

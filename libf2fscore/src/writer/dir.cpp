@@ -409,7 +409,7 @@ Status Writer::Impl::set_entry(nid_t dir, std::string_view name, nid_t ino, File
 // directory's dentry block with "." and ".." (f2fs_make_empty()), then
 // f2fs_add_link(); a new directory raises the parent's link count.
 Result<nid_t> Writer::Impl::create_in(nid_t parent, std::string_view leaf, std::uint16_t mode, const Owner& owner,
-                                      const std::function<Status(Node&)>& init) {
+                                      const std::function<Status(Node&)>& init, bool owner_rules) {
   F2FSCORE_TRY(check_name(leaf));
   auto pn = dir_inode(parent);
   if (!pn) return make_error(pn.error());
@@ -420,7 +420,7 @@ Result<nid_t> Writer::Impl::create_in(nid_t parent, std::string_view leaf, std::
   if (e.error().code != Errc::not_found) return make_error(e.error());
   const bool dir = (mode & 0xF000) == 0x4000;
   Owner o = owner;
-  if (pmode & 02000) {  // S_ISGID directory: its group, and S_ISGID for a new directory
+  if (owner_rules && (pmode & 02000)) {  // S_ISGID directory: its group, and S_ISGID for a new directory
     o.gid = pgid;
     if (dir) mode = static_cast<std::uint16_t>(mode | 02000);
   }
@@ -527,7 +527,7 @@ Result<nid_t> create_common(Writer::Impl& w, std::string_view path, std::uint16_
   F2FSCORE_TRY(w.usable(true));
   auto np = new_path(w, path);
   if (!np) return make_error(np.error());
-  return w.create_in(np->first, np->second, mode, Owner{});
+  return w.create_in(np->first, np->second, mode, Owner{}, {}, false);
 }
 
 // Resolves `path` to its parent and leaf.

@@ -404,7 +404,8 @@ Status Writer::link_at(nid_t ino, nid_t new_dir, std::string_view new_name) {
 // symlink has FI_INLINE_DATA: f2fs_may_inline_data()), else block 0.
 namespace {
 
-Result<nid_t> symlink_in(Writer::Impl& w, nid_t parent, std::string_view leaf, std::string_view target, const Owner& owner) {
+Result<nid_t> symlink_in(Writer::Impl& w, nid_t parent, std::string_view leaf, std::string_view target, const Owner& owner,
+                         bool owner_rules) {
   if (target.empty()) return errno_error(Errc::invalid_argument, ENOENT, "writer: an empty symlink target (ENOENT)");
   if (target.size() + 1 > kPageSize)
     return errno_error(Errc::invalid_argument, ENAMETOOLONG,
@@ -421,7 +422,7 @@ Result<nid_t> symlink_in(Writer::Impl& w, nid_t parent, std::string_view leaf, s
       in_block = true;
     }
     return {};
-  });
+  }, owner_rules);
   if (!ino) return make_error(ino.error());
   if (in_block) {
     std::vector<std::uint8_t> b(kBlockSize, 0);
@@ -437,7 +438,7 @@ Result<nid_t> symlink_in(Writer::Impl& w, nid_t parent, std::string_view leaf, s
 // new_encode_dev() in i_addr[extra + 1]. FIFOs and sockets store none.
 // Regular files and directories go as f2fs_create() and f2fs_mkdir().
 Result<nid_t> mknod_in(Writer::Impl& w, nid_t parent, std::string_view leaf, std::uint16_t mode, std::uint32_t rdev,
-                       const Owner& owner, bool special_only) {
+                       const Owner& owner, bool special_only, bool owner_rules) {
   const std::uint16_t type = mode & kTypeMask;
   const bool special = type == kChr || type == kBlk || type == kFifo || type == kSock;
   if (!special && (special_only || (type != kReg && type != kDir)))
@@ -457,7 +458,7 @@ Result<nid_t> mknod_in(Writer::Impl& w, nid_t parent, std::string_view leaf, std
       n.i.i_addr[x + 2].set(0);
     }
     return {};
-  });
+  }, owner_rules);
 }
 
 }  // namespace
@@ -472,13 +473,13 @@ Result<nid_t> Writer::symlink(std::string_view target, std::string_view link_pat
   F2FSCORE_TRY(impl_->usable(true));
   auto nn = new_name(*impl_, link_path);
   if (!nn) return make_error(nn.error());
-  return symlink_in(*impl_, nn->parent, nn->leaf, target, Owner{});
+  return symlink_in(*impl_, nn->parent, nn->leaf, target, Owner{}, false);
 }
 
 Result<nid_t> Writer::symlink_at(nid_t dir, std::string_view name, std::string_view target, const Owner& owner) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(true));
-  return symlink_in(*impl_, dir, name, target, owner);
+  return symlink_in(*impl_, dir, name, target, owner, true);
 }
 
 Result<nid_t> Writer::mknod(std::string_view path, std::uint16_t mode, std::uint32_t rdev) {
@@ -489,13 +490,13 @@ Result<nid_t> Writer::mknod(std::string_view path, std::uint16_t mode, std::uint
     return make_error(Errc::invalid_argument, fmt("writer: mknod of mode 0%llo: not a device, FIFO or socket", mode));
   auto nn = new_name(*impl_, path);
   if (!nn) return make_error(nn.error());
-  return mknod_in(*impl_, nn->parent, nn->leaf, mode, rdev, Owner{}, true);
+  return mknod_in(*impl_, nn->parent, nn->leaf, mode, rdev, Owner{}, true, false);
 }
 
 Result<nid_t> Writer::mknod_at(nid_t dir, std::string_view name, std::uint16_t mode, std::uint32_t rdev, const Owner& owner) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(true));
-  return mknod_in(*impl_, dir, name, mode, rdev, owner, false);
+  return mknod_in(*impl_, dir, name, mode, rdev, owner, false, true);
 }
 
 Result<std::string> Writer::readlink(nid_t ino) {

@@ -385,8 +385,11 @@ struct Writer::Impl {
   /// part of create, mkdir, mknod and symlink: f2fs_new_inode(), a
   /// directory's first dentry block, f2fs_add_link()); `init` fills the
   /// type's fields before the name is added. Errors as Writer::mknod_at().
+  /// `owner_rules`: a S_ISGID parent gives its group (and S_ISGID to a new
+  /// directory), as the *_at() calls do; the path calls make root's inodes
+  /// and leave the group to the caller's setattr().
   Result<nid_t> create_in(nid_t parent, std::string_view leaf, std::uint16_t mode, const Owner& owner,
-                          const std::function<Status(disk::Node&)>& init = {});
+                          const std::function<Status(disk::Node&)>& init = {}, bool owner_rules = true);
   /// Removes name `leaf` of `parent`: `dir` false as unlink, true as rmdir.
   Status remove_in(nid_t parent, std::string_view leaf, bool dir);
   /// f2fs_rename() / f2fs_cross_rename() on resolved names (Writer::rename_at()).

@@ -25,6 +25,7 @@ command -v fuse2fs >/dev/null || { echo "fuse2fs not installed (apt-get install 
 work=$(mktemp -d "$dir/fuse-bench.XXXXXX")
 pid=
 cleanup() {
+  set +e
   mountpoint -q "$work/mnt" && fusermount3 -u "$work/mnt"
   [[ -n "$pid" ]] && wait "$pid" 2>/dev/null
   rm -rf "$work"

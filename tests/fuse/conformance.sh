@@ -20,6 +20,7 @@ oracle="${F2FSCORE_ORACLE:-$here/../../../shared/oracle/linux-f2fs}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/f2fscore-fuse-conf.XXXXXX")
 FUSE_PID=
 cleanup() {
+  set +e
   mountpoint -q "$work/mnt" 2>/dev/null && fusermount3 -u "$work/mnt" 2>/dev/null
   [[ -n "$FUSE_PID" ]] && wait "$FUSE_PID" 2>/dev/null
   rm -rf "$work"

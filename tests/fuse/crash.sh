@@ -18,6 +18,7 @@ need_fuse python3
 work=$(mktemp -d "${TMPDIR:-/tmp}/f2fscore-fuse-crash.XXXXXX")
 FUSE_PID=
 cleanup() {
+  set +e
   mountpoint -q "$work/mnt" 2>/dev/null && fusermount3 -u "$work/mnt" 2>/dev/null
   [[ -n "$FUSE_PID" ]] && { kill -9 "$FUSE_PID" 2>/dev/null; wait "$FUSE_PID" 2>/dev/null; }
   rm -rf "$work"

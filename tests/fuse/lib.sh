@@ -46,7 +46,13 @@ fuse_mount() {
 # exit status must be 0).
 fuse_umount() {
   local dir="$1"
-  fusermount3 -u "$dir" || fail "fusermount3 -u $dir"
+  local tries=0
+  # A program that just exited may still hold the mount for a moment.
+  until fusermount3 -u "$dir" 2>/dev/null; do
+    tries=$((tries + 1))
+    [[ $tries -lt 50 ]] || { fusermount3 -u "$dir"; fail "fusermount3 -u $dir"; }
+    sleep 0.2
+  done
   local rc=0
   wait "$FUSE_PID" || rc=$?
   [[ $rc == 0 ]] || { cat "$dir.log" >&2; fail "f2fscore-fuse exited $rc at unmount"; }

@@ -11,6 +11,8 @@
 #   3. sqlite3: transactions in WAL and in rollback-journal mode, then
 #      PRAGMA integrity_check and the sums after a remount;
 #   4. stress-ng --class filesystem for a bounded time (when installed).
+# First, the refusals: a second mount and fsck -y of the mounted image, a
+# write on a read-only mount, an unknown mount option.
 # Exit: 0 pass; 1 fail; 77 skip (a prerequisite missing; fails under
 # F2FSCORE_REQUIRE_FUSE=1 or F2FSCORE_REQUIRE_ORACLE=1).
 set -euo pipefail
@@ -20,6 +22,7 @@ need_fuse tar git sqlite3 python3
 work=$(mktemp -d "${TMPDIR:-/tmp}/f2fscore-fuse-programs.XXXXXX")
 FUSE_PID=
 cleanup() {
+  set +e
   mountpoint -q "$work/mnt" 2>/dev/null && fusermount3 -u "$work/mnt" 2>/dev/null
   [[ -n "$FUSE_PID" ]] && wait "$FUSE_PID" 2>/dev/null
   rm -rf "$work"
@@ -50,6 +53,24 @@ compare_tree() {
   fi
   echo "ok: $what: the image's tree equals the reference ($(wc -l <"$work/m.ref") entries)"
 }
+
+# ---- 0. refusals: a mounted image, a read-only mount, a bad option ----------------------
+new_volume 128M
+fuse_mount "$img" "$mnt"
+mkdir -p "$work/mnt2"
+if "$FUSE" -f "$img" "$work/mnt2" 2>"$work/second.log"; then fail "a second mount of a mounted image was accepted"; fi
+grep -q "is mounted on" "$work/second.log" || { cat "$work/second.log" >&2; fail "the second mount's refusal does not say why"; }
+if "$FSCK" -y "$img" >"$work/fsck-y.log" 2>&1; then fail "f2fscore-fsck -y repaired a mounted image"; fi
+grep -q "is mounted on" "$work/fsck-y.log" || { cat "$work/fsck-y.log" >&2; fail "fsck -y's refusal does not name the mount"; }
+echo data >"$mnt/f"
+fuse_umount "$mnt"
+fuse_mount "$img" "$mnt" ro
+if (echo x >"$mnt/g") 2>/dev/null; then fail "a write on a read-only mount succeeded"; fi
+[[ "$(cat "$mnt/f")" == data ]] || fail "the read-only mount does not show the file"
+fuse_umount "$mnt"
+rc=0; "$FUSE" -f -o bogus "$img" "$mnt" 2>/dev/null || rc=$?
+[[ $rc == 2 ]] || fail "an unknown mount option exits $rc, not 2"
+check_clean "$img" "refusals"
 
 # ---- 1. tar and cp -a ------------------------------------------------------------------
 new_volume 512M
@@ -115,6 +136,8 @@ git_work() {
     cd "$d/repo"
     git init -q -b main .
     git config core.fsyncMethod fsync 2>/dev/null || true
+    git config gc.auto 0  # no detached gc holding the mount busy
+    git config maintenance.auto false
     gen_repo_files . 0
     git add -A && git commit -qm first
     git checkout -q -b second

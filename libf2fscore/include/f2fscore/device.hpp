@@ -238,8 +238,9 @@ struct InUseCheck {
 /// rules of e2fsprogs' ext2fs_check_mount_point() (lib/ext2fs/ismounted.c):
 /// mounted (/proc/self/mountinfo, by device number or by a source path
 /// naming the same block device), an active swap area, or held with O_EXCL
-/// by another open; an image file through every loop device it backs
-/// (/sys/block/loopN/loop/backing_file, same device and inode number). The
+/// by another open; an image file when a mount's source names it (a FUSE
+/// mount of the image: same device and inode number) and through every
+/// loop device it backs (/sys/block/loopN/loop/backing_file). The
 /// first finding is returned; InUseKind::none when nothing holds it, when
 /// `path` does not exist (opening it reports that), and on platforms other
 /// than Linux. Reads /proc and /sys; writes nothing.

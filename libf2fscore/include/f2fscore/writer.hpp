@@ -162,6 +162,36 @@ struct WriterStat {
   bool is_reg() const { return (mode & 0xF000) == 0x8000; }
 };
 
+/// Who creates an inode through the *_at() calls: the caller's fsuid and
+/// fsgid. As inode_init_owner() in fs/inode.c: a directory with S_ISGID
+/// gives its gid to what is made in it (and S_ISGID to a new directory).
+struct Owner {
+  std::uint32_t uid = 0, gid = 0;
+};
+
+/// One entry of Writer::list_at().
+struct WriterDirEntry {
+  std::string name;
+  nid_t ino = 0;
+  std::uint8_t file_type = 0;  ///< disk::FileType (F2FS_FT_*)
+};
+
+/// rename_at() flags (RENAME_* in include/uapi/linux/fs.h).
+namespace rename_flag {
+inline constexpr std::uint32_t noreplace = 1;  ///< RENAME_NOREPLACE: exists if the target exists
+inline constexpr std::uint32_t exchange = 2;   ///< RENAME_EXCHANGE: swap two existing names
+}  // namespace rename_flag
+
+/// What statfs() reports, as f2fs_statfs() in fs/f2fs/super.c computes it
+/// (4 KiB blocks; no root_reserved_blocks, no checkpoint=disable).
+struct WriterStatfs {
+  std::uint64_t blocks = 0;  ///< block_count - segment0_blkaddr
+  std::uint64_t bfree = 0;   ///< user_block_count - valid blocks
+  std::uint64_t bavail = 0;  ///< as bfree
+  std::uint64_t files = 0;   ///< nids usable for nodes (max_nid - 3), or user_block_count if fewer
+  std::uint64_t ffree = 0;   ///< files - valid nodes, at most bavail
+};
+
 /// Counters of what the writer did since mount.
 struct WriterStats {
   std::uint64_t data_blocks_written = 0;  ///< 4 KiB data blocks (dentry blocks included)
@@ -287,6 +317,50 @@ class Writer {
   Status open(nid_t ino);
   Status release(nid_t ino);
 
+  // ---- Inode-relative namespace (writer/dir.cpp, writer/ns.cpp) ----
+  // The calls of a FUSE daemon or a VFS: a directory inode and one name
+  // (no '/', at most 255 bytes). Errors carry the errno Linux f2fs returns
+  // in Error::sys_errno (also set where the Errc is coarser): ENOENT
+  // (not_found: no such name, or `dir` is no inode), ENOTDIR
+  // (invalid_argument: `dir`, or a rename's target, not a directory), EISDIR
+  // (invalid_argument), EEXIST (exists), ENOTEMPTY (exists), ENAMETOOLONG
+  // (invalid_argument), EINVAL (invalid_argument: "." or "..", a directory
+  // moved below itself), EPERM (invalid_argument: a hard link to a
+  // directory), EMLINK (invalid_argument), EBUSY (invalid_argument: the
+  // root), ENOSPC (no_space). On a read_only mount the changing calls fail
+  // with read_only (EROFS).
+
+  /// The inode `name` names in directory `dir`; "." is `dir`, ".." its parent.
+  Result<nid_t> lookup_at(nid_t dir, std::string_view name);
+  /// A new inode of `mode` (type bits and permission bits 07777) named
+  /// `name` in `dir`: a regular file (S_IFREG), a directory (S_IFDIR, with
+  /// "." and ".."), a device node, FIFO or socket (`rdev` as
+  /// new_encode_dev()), owned as Owner says. Symlinks: symlink_at().
+  Result<nid_t> mknod_at(nid_t dir, std::string_view name, std::uint16_t mode, std::uint32_t rdev = 0,
+                         const Owner& owner = {});
+  /// A symbolic link holding `target` (ENAMETOOLONG past 4,095 bytes,
+  /// ENOENT when empty).
+  Result<nid_t> symlink_at(nid_t dir, std::string_view name, std::string_view target, const Owner& owner = {});
+  /// Removes a name of a non-directory (EISDIR for a directory); the inode
+  /// is freed at link count 0 unless open (then at its last release()).
+  Status unlink_at(nid_t dir, std::string_view name);
+  /// Removes an empty directory (ENOTDIR, ENOTEMPTY, EBUSY for the root).
+  Status rmdir_at(nid_t dir, std::string_view name);
+  /// Renames as renameat2(2) with `flags` of rename_flag (others: EINVAL):
+  /// replaces an existing target as rename(), refuses one with noreplace
+  /// (EEXIST), swaps two existing names with exchange (ENOENT when the
+  /// target is missing), as f2fs_rename() and f2fs_cross_rename() in
+  /// fs/f2fs/namei.c.
+  Status rename_at(nid_t old_dir, std::string_view old_name, nid_t new_dir, std::string_view new_name,
+                   std::uint32_t flags = 0);
+  /// A new name for non-directory `ino` (EPERM for a directory, EMLINK).
+  Status link_at(nid_t ino, nid_t new_dir, std::string_view new_name);
+  /// Names and inodes in directory `dir`, "." and ".." left out, in on-disk
+  /// order, with each entry's file type. ENOENT, ENOTDIR.
+  Result<std::vector<WriterDirEntry>> list_at(nid_t dir);
+  /// The space and inode counts, as statfs(2) on Linux f2fs reports them.
+  WriterStatfs statfs() const;
+
   // ---- Extended attributes (writer/xattr.cpp) ----
   /// Sets an attribute in the inline xattr area or the xattr node, as
   /// f2fs_setxattr(). Errors: exists (create), not_found (replace),
@@ -306,6 +380,14 @@ class Writer {
   /// punch_hole|keep_size frees whole blocks in the range and zeroes the
   /// partial ends; zero_range zeroes the range. Offsets and lengths in bytes.
   Status fallocate(nid_t ino, std::uint32_t mode, std::uint64_t offset, std::uint64_t length);
+
+  /// lseek(2)'s SEEK_DATA (`hole` false) or SEEK_HOLE (`hole` true) from
+  /// byte `offset` of regular file `ino`, as f2fs_seek_block() in
+  /// fs/f2fs/file.c: a block is data when written or reserved with a dirty
+  /// page, a hole when it has no address (NULL_ADDR); inline data is data
+  /// up to i_size; SEEK_HOLE finds at most i_size. Errors: ENXIO
+  /// (invalid_argument) at or past i_size and when SEEK_DATA finds none.
+  Result<std::uint64_t> seek_data(nid_t ino, std::uint64_t offset, bool hole);
 
   // ---- Durability (writer/fsync.cpp) ----
   /// Writes the file's dirty data, then its dirty node blocks to the warm

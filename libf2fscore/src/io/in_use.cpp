@@ -259,9 +259,19 @@ InUse check_in_use(const std::string& path, const InUseCheck& what) {
   } else if (S_ISREG(st.st_mode)) {
     if (auto s = swap_of(false, 0, st.st_dev, st.st_ino); !s.empty())
       return {InUseKind::swap, path + " is an active swap file"};
+    // A mount whose source names the file itself (a FUSE mount of the
+    // image: f2fscore-fuse, fuse2fs), as ext2fs_check_mount_point() compares
+    // a regular file's device and inode number with each source's.
+    const auto all = read_mounts();
+    for (const auto& m : all) {
+      if (m.source.empty() || m.source[0] != '/') continue;
+      struct stat ms {};
+      if (::stat(m.source.c_str(), &ms) == 0 && S_ISREG(ms.st_mode) && ms.st_dev == st.st_dev && ms.st_ino == st.st_ino)
+        return {InUseKind::mounted, path + " is " + describe(m)};
+    }
     const auto loops = loops_backed_by(st.st_dev, st.st_ino);
     if (!loops.empty()) {
-      const auto ms = read_mounts();
+      const auto& ms = all;
       for (const auto& l : loops)
         if (InUse u = block_in_use(l.dev, path + " backs " + l.dev + ", which", l.rdev, ms, true)) return u;
     }

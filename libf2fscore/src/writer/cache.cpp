@@ -540,6 +540,12 @@ void Writer::Impl::cache_drop(nid_t ino, std::uint64_t from, std::uint64_t to) {
   if (pages.empty()) cache->files.erase(f);
 }
 
+bool Writer::Impl::page_dirty(nid_t ino, std::uint64_t index) {
+  if (!cache) return false;
+  const auto* p = cache->find(ino, index);
+  return p && p->dirty;
+}
+
 std::uint64_t Writer::Impl::dirty_pages(nid_t ino) const {
   if (!cache) return 0;
   if (ino == 0) return cache->ndirty;  // every file's (has_not_enough_free_secs())

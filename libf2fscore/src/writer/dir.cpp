@@ -1,6 +1,7 @@
 // The writer's directories: dentry blocks in hash levels and inline
 // dentries (fs/f2fs/dir.c, fs/f2fs/inline.c), and the path operations.
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <functional>
 
@@ -88,14 +89,14 @@ struct DView {
     std::memcpy(names[pos], name.data(), name.size());
     for (std::uint32_t k = 0; k < slots(name.size()); ++k) set(pos + k, true);
   }
-  void each(const std::function<void(std::string_view, nid_t)>& f) const {
+  void each(const std::function<void(std::string_view, nid_t, std::uint8_t)>& f) const {
     for (std::uint32_t i = 0; i < nr;) {
       if (!bit(i)) {
         ++i;
         continue;
       }
       const std::uint32_t len = std::min<std::uint32_t>(d[i].name_len.get(), (nr - i) * kSlotLen);
-      f(std::string_view(reinterpret_cast<const char*>(names[i]), len), d[i].ino.get());
+      f(std::string_view(reinterpret_cast<const char*>(names[i]), len), d[i].ino.get(), d[i].file_type);
       i += std::max<std::uint32_t>(1, slots(len));
     }
   }
@@ -114,17 +115,28 @@ std::uint64_t dir_block_index(std::uint32_t level, std::uint32_t dir_level, std:
 
 bool is_dir_node(const Node& n) { return (n.i.i_mode.get() & 0xF000) == 0x4000; }
 
-Status check_name(std::string_view name) {
+}  // namespace
+
+Status Writer::Impl::check_name(std::string_view name) {
   if (name.empty() || name == "." || name == "..")
-    return make_error(Errc::invalid_argument, "writer: the name \"" + std::string(name) + "\" cannot be created or removed");
+    return errno_error(Errc::invalid_argument, EINVAL, "writer: the name \"" + std::string(name) + "\" cannot be created or removed");
   if (name.size() > kNameLen)
-    return make_error(Errc::invalid_argument, fmt("writer: a name of %llu bytes is longer than 255 (F2FS_NAME_LEN)", name.size()));
+    return errno_error(Errc::invalid_argument, ENAMETOOLONG,
+                       fmt("writer: a name of %llu bytes is longer than 255 (F2FS_NAME_LEN)", name.size()));
   if (name.find('/') != std::string_view::npos || name.find('\0') != std::string_view::npos)
-    return make_error(Errc::invalid_argument, "writer: a name holds '/' or NUL");
+    return errno_error(Errc::invalid_argument, EINVAL, "writer: a name holds '/' or NUL");
   return {};
 }
 
-}  // namespace
+Result<Node*> Writer::Impl::dir_inode(nid_t dir) {
+  if (dir == 0 || dir >= max_nid || nm.get(dir).ino != dir || nm.get(dir).addr == kNullAddr)
+    return errno_error(Errc::not_found, ENOENT, fmt("writer: no inode %llu", dir));
+  auto dp = node(dir);
+  if (!dp) return make_error(dp.error());
+  if (!is_dir_node(**dp)) return errno_error(Errc::invalid_argument, ENOTDIR, fmt("writer: inode %llu is not a directory", dir));
+  if ((*dp)->i.i_links.get() == 0) return errno_error(Errc::not_found, ENOENT, fmt("writer: directory %llu was removed", dir));
+  return *dp;
+}
 
 Result<nid_t> Writer::Impl::find_entry(nid_t dir, std::string_view name) {
   auto dp = node(dir);
@@ -157,12 +169,22 @@ Result<nid_t> Writer::Impl::find_entry(nid_t dir, std::string_view name) {
 }
 
 Result<std::vector<std::pair<std::string, nid_t>>> Writer::Impl::entries(nid_t dir) {
+  auto e = entries_info(dir);
+  if (!e) return make_error(e.error());
+  std::vector<std::pair<std::string, nid_t>> out;
+  out.reserve(e->size());
+  for (auto& x : *e) out.emplace_back(std::move(x.name), x.ino);
+  return out;
+}
+
+Result<std::vector<WriterDirEntry>> Writer::Impl::entries_info(nid_t dir) {
   auto dp = node(dir);
   if (!dp) return make_error(dp.error());
-  if (!is_dir_node(**dp)) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is not a directory", dir));
-  std::vector<std::pair<std::string, nid_t>> out;
-  auto add = [&](std::string_view n, nid_t i) {
-    if (n != "." && n != "..") out.emplace_back(std::string(n), i);
+  if (!is_dir_node(**dp))
+    return errno_error(Errc::invalid_argument, ENOTDIR, fmt("writer: inode %llu is not a directory", dir));
+  std::vector<WriterDirEntry> out;
+  auto add = [&](std::string_view n, nid_t i, std::uint8_t t) {
+    if (n != "." && n != "..") out.push_back({std::string(n), i, t});
   };
   if ((*dp)->i.i_inline & inline_flag::dentry) {
     DView::inline_area(reinterpret_cast<std::uint8_t*>(*dp) + inline_offset(**dp), max_inline(**dp)).each(add);
@@ -336,45 +358,186 @@ Result<nid_t> Writer::Impl::resolve(std::string_view path, nid_t* parent, std::s
   return cur;
 }
 
-// ---- Public path operations ---------------------------------------------------
+// f2fs_set_link() in fs/f2fs/dir.c: the entry keeps its slots and names
+// another inode.
+Status Writer::Impl::set_entry(nid_t dir, std::string_view name, nid_t ino, FileType type) {
+  const std::uint32_t hash = dentry_hash(name);
+  auto dp = node(dir);
+  if (!dp) return make_error(dp.error());
+  Node& dn = **dp;
+  if (dn.i.i_inline & inline_flag::dentry) {
+    DView v = DView::inline_area(reinterpret_cast<std::uint8_t*>(&dn) + inline_offset(dn), max_inline(dn));
+    const std::uint32_t pos = v.find(name, hash);
+    if (pos >= v.nr) return errno_error(Errc::not_found, ENOENT, "writer: no entry \"" + std::string(name) + "\"");
+    v.d[pos].ino.set(ino);
+    v.d[pos].file_type = static_cast<std::uint8_t>(type);
+    touch(dn);
+    mark_dirty(dir);
+    return {};
+  }
+  const std::uint32_t depth = dn.i.i_current_depth.get(), dl = dn.i.i_dir_level;
+  const std::uint64_t nblocks = (dn.i.i_size.get() + kBlockSize - 1) / kBlockSize;
+  std::vector<std::uint8_t> b(kBlockSize);
+  for (std::uint32_t level = 0; level < depth && level < 64; ++level) {
+    const std::uint32_t nb = dir_buckets(level, dl);
+    const std::uint64_t bidx = dir_block_index(level, dl, hash % nb);
+    for (std::uint64_t blk = bidx; blk < bidx + bucket_blocks(level) && blk < nblocks; ++blk) {
+      auto a = map(dir, blk, false);
+      if (!a) return make_error(a.error());
+      if (*a == kNullAddr) continue;
+      F2FSCORE_TRY(read_file_block(dir, blk, b.data()));
+      DView v = DView::block(b.data());
+      const std::uint32_t pos = v.find(name, hash);
+      if (pos >= v.nr) continue;
+      v.d[pos].ino.set(ino);
+      v.d[pos].file_type = static_cast<std::uint8_t>(type);
+      F2FSCORE_TRY(cache_write(dir, blk, b.data(), wr::kHotData));
+      auto dp2 = node(dir);
+      if (!dp2) return make_error(dp2.error());
+      touch(**dp2);
+      mark_dirty(dir);
+      return {};
+    }
+  }
+  return errno_error(Errc::not_found, ENOENT, "writer: no entry \"" + std::string(name) + "\"");
+}
 
-static Result<nid_t> create_common(Writer::Impl& w, std::string_view path, std::uint16_t mode) {
-  F2FSCORE_WRITER_LOCK(&w);
-  F2FSCORE_TRY(w.usable(true));
-  nid_t parent = 0;
-  std::string leaf;
-  auto r = w.resolve(path, &parent, &leaf);
-  if (r) return make_error(Errc::exists, "writer: \"" + std::string(path) + "\" exists");
-  if (r.error().code != Errc::not_found || parent == 0 || leaf.empty()) return make_error(r.error());
-  // resolve() leaves `parent` at the last directory walked: it must be the
-  // leaf's parent (a missing middle component is not_found above).
+// ---- Creating and removing names ------------------------------------------------
+
+// f2fs_create(), f2fs_mkdir(), f2fs_mknod(), f2fs_symlink() in
+// fs/f2fs/namei.c: f2fs_new_inode() (owner as inode_init_owner()), a new
+// directory's dentry block with "." and ".." (f2fs_make_empty()), then
+// f2fs_add_link(); a new directory raises the parent's link count.
+Result<nid_t> Writer::Impl::create_in(nid_t parent, std::string_view leaf, std::uint16_t mode, const Owner& owner,
+                                      const std::function<Status(Node&)>& init, bool owner_rules) {
   F2FSCORE_TRY(check_name(leaf));
-  auto pn = w.node(parent);
+  auto pn = dir_inode(parent);
   if (!pn) return make_error(pn.error());
-  if (!is_dir_node(**pn)) return make_error(Errc::invalid_argument, "writer: the parent of \"" + std::string(path) + "\" is not a directory");
+  const std::uint16_t pmode = (*pn)->i.i_mode.get();
+  const std::uint32_t pgid = (*pn)->i.i_gid.get();
+  auto e = find_entry(parent, leaf);
+  if (e) return errno_error(Errc::exists, EEXIST, "writer: \"" + std::string(leaf) + "\" exists");
+  if (e.error().code != Errc::not_found) return make_error(e.error());
   const bool dir = (mode & 0xF000) == 0x4000;
-  auto ino = w.make_inode(parent, leaf, mode);
+  Owner o = owner;
+  if (owner_rules && (pmode & 02000)) {  // S_ISGID directory: its group, and S_ISGID for a new directory
+    o.gid = pgid;
+    if (dir) mode = static_cast<std::uint16_t>(mode | 02000);
+  }
+  auto ino = make_inode(parent, leaf, mode, o);
   if (!ino) return make_error(ino.error());
+  if (init) {
+    auto in = node(*ino);
+    if (!in) return make_error(in.error());
+    F2FSCORE_TRY(init(**in));
+  }
   if (dir) {
     std::vector<std::uint8_t> b(kBlockSize, 0);
     DView v = DView::block(b.data());
     v.put(0, ".", 0, *ino, FileType::dir);
     v.put(1, "..", 0, parent, FileType::dir);
-    auto in = w.node(*ino);
+    auto in = node(*ino);
     if (!in) return make_error(in.error());
     (*in)->i.i_current_depth.set(1);
     (*in)->i.i_size.set(kBlockSize);
-    F2FSCORE_TRY(w.write_file_block(*ino, 0, b.data(), wr::kHotData));
+    F2FSCORE_TRY(write_file_block(*ino, 0, b.data(), wr::kHotData));
   }
-  F2FSCORE_TRY(w.add_entry(parent, leaf, *ino, dir ? FileType::dir : FileType::reg_file));
+  FileType ft = FileType::unknown;
+  switch (mode & 0xF000) {
+    case 0x8000: ft = FileType::reg_file; break;
+    case 0x4000: ft = FileType::dir; break;
+    case 0x2000: ft = FileType::chrdev; break;
+    case 0x6000: ft = FileType::blkdev; break;
+    case 0x1000: ft = FileType::fifo; break;
+    case 0xC000: ft = FileType::sock; break;
+    case 0xA000: ft = FileType::symlink; break;
+    default: break;
+  }
+  F2FSCORE_TRY(add_entry(parent, leaf, *ino, ft));
   if (dir) {
-    auto p2 = w.node(parent);
+    auto p2 = node(parent);
     if (!p2) return make_error(p2.error());
     (*p2)->i.i_links.set((*p2)->i.i_links.get() + 1);
-    w.mark_dirty(parent);
+    mark_dirty(parent);
   }
   return *ino;
 }
+
+// f2fs_unlink() and f2fs_rmdir() in fs/f2fs/namei.c: the entry goes
+// (f2fs_delete_entry()); a file loses a link and is freed at zero unless
+// open (then orphaned until its last release: drop_inode()); a directory
+// must be empty, is freed, and its parent loses a link.
+Status Writer::Impl::remove_in(nid_t parent, std::string_view leaf, bool dir) {
+  if (leaf == ".") return errno_error(Errc::invalid_argument, EINVAL, "writer: cannot remove \".\"");
+  if (leaf == "..") return errno_error(Errc::invalid_argument, ENOTEMPTY, "writer: cannot remove \"..\"");
+  F2FSCORE_TRY(check_name(leaf));
+  auto pn = dir_inode(parent);
+  if (!pn) return make_error(pn.error());
+  auto ino = find_entry(parent, leaf);
+  if (!ino) return make_error(ino.error().code == Errc::not_found ? Error{Errc::not_found, ENOENT, Error::kNoOffset, ino.error().message}
+                                                                  : ino.error());
+  auto in = node(*ino);
+  if (!in) return make_error(in.error());
+  const bool is_d = is_dir_node(**in);
+  if (!dir) {
+    if (is_d) return errno_error(Errc::invalid_argument, EISDIR, "writer: \"" + std::string(leaf) + "\" is a directory (use rmdir)");
+    F2FSCORE_TRY(remove_entry(parent, leaf));
+    auto in2 = node(*ino);
+    if (!in2) return make_error(in2.error());
+    const std::uint32_t links = (*in2)->i.i_links.get();
+    if (links <= 1) return drop_inode(*ino);  // freed, or an orphan while open (writer/ns.cpp)
+    (*in2)->i.i_links.set(links - 1);
+    set_ctime(**in2);
+    mark_dirty(*ino);
+    return {};
+  }
+  if (*ino == sb.root_ino.get()) return errno_error(Errc::invalid_argument, EBUSY, "writer: the root cannot be removed");
+  if (!is_d) return errno_error(Errc::invalid_argument, ENOTDIR, "writer: \"" + std::string(leaf) + "\" is not a directory");
+  auto empty = dir_empty(*ino);
+  if (!empty) return make_error(empty.error());
+  if (!*empty) return errno_error(Errc::invalid_argument, ENOTEMPTY, "writer: directory \"" + std::string(leaf) + "\" is not empty");
+  F2FSCORE_TRY(remove_entry(parent, leaf));
+  F2FSCORE_TRY(free_inode(*ino));
+  auto p = node(parent);
+  if (!p) return make_error(p.error());
+  (*p)->i.i_links.set((*p)->i.i_links.get() - 1);
+  mark_dirty(parent);
+  return {};
+}
+
+// ---- Public path operations ---------------------------------------------------
+
+namespace {
+
+// The directory and name a new path goes to: `path` must not exist, its
+// parent must.
+Result<std::pair<nid_t, std::string>> new_path(Writer::Impl& w, std::string_view path) {
+  nid_t parent = 0;
+  std::string leaf;
+  auto r = w.resolve(path, &parent, &leaf);
+  if (r) return make_error(Errc::exists, "writer: \"" + std::string(path) + "\" exists");
+  // resolve() leaves `parent` at the last directory walked: it must be the
+  // leaf's parent (a missing middle component is not_found above).
+  if (r.error().code != Errc::not_found || parent == 0 || leaf.empty()) return make_error(r.error());
+  return std::make_pair(parent, std::move(leaf));
+}
+
+Result<nid_t> create_common(Writer::Impl& w, std::string_view path, std::uint16_t mode) {
+  F2FSCORE_WRITER_LOCK(&w);
+  F2FSCORE_TRY(w.usable(true));
+  auto np = new_path(w, path);
+  if (!np) return make_error(np.error());
+  return w.create_in(np->first, np->second, mode, Owner{}, {}, false);
+}
+
+// Resolves `path` to its parent and leaf.
+Status parent_of(Writer::Impl& w, std::string_view path, nid_t* parent, std::string* leaf) {
+  auto ino = w.resolve(path, parent, leaf);
+  if (!ino) return make_error(ino.error());
+  return {};
+}
+
+}  // namespace
 
 Result<nid_t> Writer::create(std::string_view path, std::uint16_t perm) {
   return create_common(*impl_, path, static_cast<std::uint16_t>(0x8000 | (perm & 07777)));
@@ -405,22 +568,8 @@ Status Writer::unlink(std::string_view path) {
   F2FSCORE_TRY(impl_->usable(true));
   nid_t parent = 0;
   std::string leaf;
-  auto ino = impl_->resolve(path, &parent, &leaf);
-  if (!ino) return make_error(ino.error());
-  F2FSCORE_TRY(check_name(leaf));
-  auto in = impl_->node(*ino);
-  if (!in) return make_error(in.error());
-  if (is_dir_node(**in)) return make_error(Errc::invalid_argument, "writer: \"" + std::string(path) + "\" is a directory (use rmdir)");
-  F2FSCORE_TRY(impl_->remove_entry(parent, leaf));
-  auto in2 = impl_->node(*ino);
-  if (!in2) return make_error(in2.error());
-  const std::uint32_t links = (*in2)->i.i_links.get();
-  if (links <= 1) return impl_->drop_inode(*ino);  // freed, or an orphan while open (writer/ns.cpp)
-  (*in2)->i.i_links.set(links - 1);
-  (*in2)->i.i_ctime.set(impl_->now());
-  (*in2)->i.i_ctime_nsec.set(0);
-  impl_->mark_dirty(*ino);
-  return {};
+  F2FSCORE_TRY(parent_of(*impl_, path, &parent, &leaf));
+  return impl_->remove_in(parent, leaf, false);
 }
 
 Status Writer::rmdir(std::string_view path) {
@@ -430,21 +579,44 @@ Status Writer::rmdir(std::string_view path) {
   std::string leaf;
   auto ino = impl_->resolve(path, &parent, &leaf);
   if (!ino) return make_error(ino.error());
-  if (*ino == impl_->sb.root_ino.get()) return make_error(Errc::invalid_argument, "writer: the root cannot be removed");
-  F2FSCORE_TRY(check_name(leaf));
-  auto in = impl_->node(*ino);
-  if (!in) return make_error(in.error());
-  if (!is_dir_node(**in)) return make_error(Errc::invalid_argument, "writer: \"" + std::string(path) + "\" is not a directory");
-  auto empty = impl_->dir_empty(*ino);
-  if (!empty) return make_error(empty.error());
-  if (!*empty) return make_error(Errc::invalid_argument, "writer: directory \"" + std::string(path) + "\" is not empty");
-  F2FSCORE_TRY(impl_->remove_entry(parent, leaf));
-  F2FSCORE_TRY(impl_->free_inode(*ino));
-  auto p = impl_->node(parent);
-  if (!p) return make_error(p.error());
-  (*p)->i.i_links.set((*p)->i.i_links.get() - 1);
-  impl_->mark_dirty(parent);
-  return {};
+  if (*ino == impl_->sb.root_ino.get()) return errno_error(Errc::invalid_argument, EBUSY, "writer: the root cannot be removed");
+  return impl_->remove_in(parent, leaf, true);
+}
+
+// ---- Inode-relative operations ------------------------------------------------
+
+Result<nid_t> Writer::lookup_at(nid_t dir, std::string_view name) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(false));
+  auto dp = impl_->dir_inode(dir);
+  if (!dp) return make_error(dp.error());
+  if (name == ".") return dir;
+  if (name.size() > kNameLen)
+    return errno_error(Errc::invalid_argument, ENAMETOOLONG, fmt("writer: a name of %llu bytes is longer than 255", name.size()));
+  if (name.empty()) return errno_error(Errc::not_found, ENOENT, "writer: an empty name");
+  auto e = impl_->find_entry(dir, name);
+  if (!e && e.error().code == Errc::not_found) return errno_error(Errc::not_found, ENOENT, e.error().message);
+  return e;
+}
+
+Result<std::vector<WriterDirEntry>> Writer::list_at(nid_t dir) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(false));
+  if (dir == 0 || dir >= impl_->max_nid || impl_->nm.get(dir).ino != dir || impl_->nm.get(dir).addr == kNullAddr)
+    return errno_error(Errc::not_found, ENOENT, fmt("writer: no inode %llu", dir));
+  return impl_->entries_info(dir);
+}
+
+Status Writer::unlink_at(nid_t dir, std::string_view name) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
+  return impl_->remove_in(dir, name, false);
+}
+
+Status Writer::rmdir_at(nid_t dir, std::string_view name) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
+  return impl_->remove_in(dir, name, true);
 }
 
 }  // namespace f2fscore

@@ -1,6 +1,7 @@
 // The writer's files: node trees (get_node_path() in fs/f2fs/node.c), block
 // writes out of place, reads, truncation, inline data conversion, inodes.
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <functional>
 
@@ -98,12 +99,15 @@ std::uint8_t Writer::Impl::data_type(const Node& in) const {
   return wr::kWarmData;
 }
 
-void Writer::Impl::touch(Node& in) {
-  const std::uint64_t t = now();
-  in.i.i_mtime.set(t);
-  in.i.i_ctime.set(t);
-  in.i.i_mtime_nsec.set(0);
-  in.i.i_ctime_nsec.set(0);
+void Writer::Impl::touch(Node& in) { set_ctime(in, true); }
+
+void Writer::Impl::set_ctime(Node& in, bool mtime) {
+  const Timespec t = now_ts();
+  in.i.i_ctime.set(t.sec);
+  in.i.i_ctime_nsec.set(t.nsec);
+  if (!mtime) return;
+  in.i.i_mtime.set(t.sec);
+  in.i.i_mtime_nsec.set(t.nsec);
 }
 
 Result<block_t> Writer::Impl::map(nid_t ino, std::uint64_t index, bool create, nid_t* dnode, std::uint32_t* slot) {
@@ -349,7 +353,7 @@ Status Writer::Impl::free_inode(nid_t ino) {
   return {};
 }
 
-Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std::uint16_t mode) {
+Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std::uint16_t mode, const Owner& owner) {
   auto n = alloc_nid();
   if (!n) return make_error(n.error());
   const bool dir = (mode & 0xF000) == 0x4000;
@@ -372,10 +376,15 @@ Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std:
   }
   in->i.i_links.set(dir ? 2 : 1);
   in->i.i_blocks.set(1);
-  const std::uint64_t t = now();
-  in->i.i_atime.set(t);
-  in->i.i_ctime.set(t);
-  in->i.i_mtime.set(t);
+  in->i.i_uid.set(owner.uid);
+  in->i.i_gid.set(owner.gid);
+  const Timespec t = now_ts();
+  in->i.i_atime.set(t.sec);
+  in->i.i_ctime.set(t.sec);
+  in->i.i_mtime.set(t.sec);
+  in->i.i_atime_nsec.set(t.nsec);
+  in->i.i_ctime_nsec.set(t.nsec);
+  in->i.i_mtime_nsec.set(t.nsec);
   in->i.i_generation.set(static_cast<std::uint32_t>(*n * 2654435761u));
   in->i.i_pino.set(parent);
   in->i.i_namelen.set(static_cast<std::uint32_t>(name.size()));
@@ -400,6 +409,38 @@ Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std:
 }
 
 // ---- Public file operations ----------------------------------------------------
+
+Result<std::uint64_t> Writer::seek_data(nid_t ino, std::uint64_t offset, bool hole) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(false));
+  Impl& w = *impl_;
+  if (ino == 0 || ino >= w.max_nid || w.nm.get(ino).ino != ino || w.nm.get(ino).addr == kNullAddr)
+    return errno_error(Errc::not_found, ENOENT, fmt("writer: no inode %llu", ino));
+  auto in = w.node(ino);
+  if (!in) return make_error(in.error());
+  if (((*in)->i.i_mode.get() & 0xF000) != 0x8000)
+    return errno_error(Errc::invalid_argument, EINVAL, fmt("writer: inode %llu is not a regular file", ino));
+  const std::uint64_t size = (*in)->i.i_size.get();
+  if (offset >= size) return errno_error(Errc::invalid_argument, ENXIO, "writer: seek at or past the end of the file");
+  if ((*in)->i.i_inline & inline_flag::data) return hole ? size : offset;
+  const std::uint64_t last = (size + kBlockSize - 1) / kBlockSize;
+  const std::uint64_t api = w.addrs_per_inode(**in);
+  for (std::uint64_t i = offset / kBlockSize; i < last;) {
+    nid_t dn = 0;
+    auto a = w.map(ino, i, false, &dn);
+    if (!a) return make_error(a.error());
+    if (dn == 0 && i >= api) {  // no direct node: a hole of its whole range
+      if (hole) return std::max(offset, i * kBlockSize);
+      i = api + ((i - api) / kDefAddrsPerBlock + 1) * kDefAddrsPerBlock;
+      continue;
+    }
+    const bool is_data = (*a != kNullAddr && *a != kNewAddr) || (*a == kNewAddr && w.page_dirty(ino, i));
+    if (hole ? *a == kNullAddr : is_data) return std::max(offset, i * kBlockSize);
+    ++i;
+  }
+  if (hole) return size;
+  return errno_error(Errc::invalid_argument, ENXIO, "writer: no data past the offset");
+}
 
 Result<WriterStat> Writer::stat(nid_t ino) {
   F2FSCORE_WRITER_LOCK(impl_);

@@ -20,6 +20,12 @@ std::uint64_t Writer::Impl::now() const {
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
 }
 
+Timespec Writer::Impl::now_ts() const {
+  if (opts.fixed_time) return {opts.fixed_time, 0};
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return {static_cast<std::uint64_t>(ns / 1000000000), static_cast<std::uint32_t>(ns % 1000000000)};
+}
+
 Status Writer::check_features(const disk::SuperBlock& sb) {
   const std::uint32_t f = sb.feature.get();
   auto refuse = [](const char* what) { return make_error(Errc::unsupported, std::string("writer: cannot mount read-write: ") + what); };

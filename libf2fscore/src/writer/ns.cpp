@@ -2,6 +2,7 @@
 // and the orphan list, fallocate (docs/writer.md). Each mirrors what the
 // kernel leaves on disk (fs/f2fs/namei.c, fs/f2fs/file.c, fs/f2fs/inode.c).
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <functional>
 
@@ -35,17 +36,6 @@ FileType file_type(std::uint16_t mode) {
   }
 }
 
-Status check_name(std::string_view name) {
-  if (name.empty() || name == "." || name == "..")
-    return make_error(Errc::invalid_argument, "writer: the name \"" + std::string(name) + "\" cannot be created or removed");
-  if (name.size() > kNameLen)
-    return make_error(Errc::invalid_argument,
-                      fmt("writer: a name of %llu bytes is longer than 255 (F2FS_NAME_LEN)", name.size()));
-  if (name.find('/') != std::string_view::npos || name.find('\0') != std::string_view::npos)
-    return make_error(Errc::invalid_argument, "writer: a name holds '/' or NUL");
-  return {};
-}
-
 /// The largest file of an inode, in 4 KiB blocks (max_file_blocks() in
 /// fs/f2fs/super.c: the inode's addresses and every node tree pointer).
 std::uint64_t max_file_blocks(std::uint64_t addrs_per_inode) {
@@ -61,9 +51,9 @@ struct NewName {
 Result<NewName> new_name(Writer::Impl& w, std::string_view path) {
   NewName n;
   auto r = w.resolve(path, &n.parent, &n.leaf);
-  if (r) return make_error(Errc::exists, "writer: \"" + std::string(path) + "\" exists");
+  if (r) return errno_error(Errc::exists, EEXIST, "writer: \"" + std::string(path) + "\" exists");
   if (r.error().code != Errc::not_found || n.parent == 0 || n.leaf.empty()) return make_error(r.error());
-  F2FSCORE_TRY(check_name(n.leaf));
+  F2FSCORE_TRY(Writer::Impl::check_name(n.leaf));
   return n;
 }
 
@@ -131,23 +121,6 @@ Status add_links(Writer::Impl& w, nid_t ino, int delta) {
   return {};
 }
 
-// A new inode under a new name (the common part of f2fs_symlink() and
-// f2fs_mknod(): f2fs_new_inode() then f2fs_add_link()).
-Result<nid_t> make_named(Writer::Impl& w, std::string_view path, std::uint16_t mode,
-                         const std::function<Status(Node&)>& init) {
-  auto nn = new_name(w, path);
-  if (!nn) return make_error(nn.error());
-  auto ino = w.make_inode(nn->parent, nn->leaf, mode);
-  if (!ino) return make_error(ino.error());
-  {
-    auto in = w.node(*ino);
-    if (!in) return make_error(in.error());
-    F2FSCORE_TRY(init(**in));
-  }
-  F2FSCORE_TRY(w.add_entry(nn->parent, nn->leaf, *ino, file_type(mode)));
-  return *ino;
-}
-
 }  // namespace
 
 // ---- Dropping inodes and the orphan list ---------------------------------------
@@ -156,8 +129,7 @@ Status Writer::Impl::drop_inode(nid_t ino) {
   auto in = node(ino);
   if (!in) return make_error(in.error());
   (*in)->i.i_links.set(0);
-  (*in)->i.i_ctime.set(now());
-  (*in)->i.i_ctime_nsec.set(0);
+  set_ctime(**in);
   mark_dirty(ino);
   if (auto it = open_count.find(ino); it != open_count.end() && it->second > 0) {
     // f2fs_add_orphan_inode(): the checkpoint lists it until the last close.
@@ -213,6 +185,143 @@ Status Writer::Impl::release_all() {
 //   changed) and the old parent loses a link; i_name is the new name
 //   (also over a target, where the kernel leaves the old one);
 // - the old entry goes (f2fs_delete_entry()); ctime of the source is now.
+// RENAME_EXCHANGE is f2fs_cross_rename(): each entry names the other inode
+// (f2fs_set_link()), a directory that changed parent gets its ".." and
+// i_pino, a non-directory FADVISE_LOST_PINO, and the parents' link counts
+// follow the directories that moved.
+Status Writer::Impl::rename_in(nid_t op, std::string_view oleaf, nid_t np, std::string_view nleaf, std::uint32_t flags) {
+  Impl& w = *this;
+  if (flags & ~(rename_flag::noreplace | rename_flag::exchange))
+    return errno_error(Errc::invalid_argument, EINVAL, fmt("writer: rename flags 0x%llx", flags));
+  const bool exchange = flags & rename_flag::exchange;
+  if (exchange && (flags & rename_flag::noreplace))
+    return errno_error(Errc::invalid_argument, EINVAL, "writer: RENAME_EXCHANGE with RENAME_NOREPLACE");
+  auto opd = dir_inode(op);
+  if (!opd) return make_error(opd.error());
+  auto npd = dir_inode(np);
+  if (!npd) return make_error(npd.error());
+  if (oleaf == "." || oleaf == ".." || nleaf == "." || nleaf == "..")
+    return errno_error(Errc::invalid_argument, EINVAL, "writer: cannot rename \".\" or \"..\"");
+  F2FSCORE_TRY(check_name(oleaf));
+  F2FSCORE_TRY(check_name(nleaf));
+  auto src = find_entry(op, oleaf);
+  if (!src) return make_error(src.error().code == Errc::not_found ? Error{Errc::not_found, ENOENT, Error::kNoOffset, src.error().message}
+                                                                  : src.error());
+  auto tgt = find_entry(np, nleaf);
+  if (!tgt && tgt.error().code != Errc::not_found) return make_error(tgt.error());
+  if (tgt && (flags & rename_flag::noreplace))
+    return errno_error(Errc::exists, EEXIST, "writer: \"" + std::string(nleaf) + "\" exists (RENAME_NOREPLACE)");
+  if (!tgt && exchange)
+    return errno_error(Errc::not_found, ENOENT, "writer: \"" + std::string(nleaf) + "\" does not exist (RENAME_EXCHANGE)");
+  const nid_t root = sb.root_ino.get();
+  if (*src == root || (tgt && *tgt == root)) return errno_error(Errc::invalid_argument, EBUSY, "writer: the root cannot be renamed");
+  auto sp = node(*src);
+  if (!sp) return make_error(sp.error());
+  const bool sdir = is_dir(**sp);
+  const std::uint16_t smode = (*sp)->i.i_mode.get();
+  if (tgt && *tgt == *src) return {};  // two names of one inode: nothing to do (POSIX)
+  bool tdir = false;
+  std::uint16_t tmode = 0;
+  if (tgt) {
+    auto tp = node(*tgt);
+    if (!tp) return make_error(tp.error());
+    tdir = is_dir(**tp);
+    tmode = (*tp)->i.i_mode.get();
+  }
+  // A directory cannot go into itself or below itself (EINVAL from
+  // vfs_rename()'s ancestor check); with exchange, neither can the target
+  // (ENOTEMPTY there, as lock_rename()'s trap for the target's side).
+  auto below = [&](nid_t dir, nid_t start) -> Result<bool> {
+    nid_t cur = start;
+    for (int guard = 0; guard < 4096; ++guard) {
+      if (cur == dir) return true;
+      if (cur == root) return false;
+      auto up = find_entry(cur, "..");
+      if (!up) return make_error(up.error());
+      if (*up == cur) return false;
+      cur = *up;
+    }
+    return false;
+  };
+  if (sdir) {
+    auto b = below(*src, np);
+    if (!b) return make_error(b.error());
+    if (*b) return errno_error(Errc::invalid_argument, EINVAL, "writer: cannot move a directory into itself or below itself");
+  }
+  if (exchange && tdir) {
+    auto b = below(*tgt, op);
+    if (!b) return make_error(b.error());
+    if (*b) return errno_error(Errc::invalid_argument, EINVAL, "writer: cannot move a directory into itself or below itself");
+  }
+  if (exchange) {
+    F2FSCORE_TRY(set_entry(op, oleaf, *tgt, file_type(tmode)));
+    F2FSCORE_TRY(set_entry(np, nleaf, *src, file_type(smode)));
+    struct Moved {
+      nid_t ino;
+      bool dir;
+      nid_t to;
+      std::string_view name;
+    };
+    for (const Moved& m : {Moved{*src, sdir, np, nleaf}, Moved{*tgt, tdir, op, oleaf}}) {
+      auto ip = node(m.ino);
+      if (!ip) return make_error(ip.error());
+      Node& n = **ip;
+      set_name(n, m.name, m.to);
+      if (!m.dir) n.i.i_advise |= advise::lost_pino;
+      set_ctime(n);
+      mark_dirty(m.ino);
+      if (m.dir && op != np) F2FSCORE_TRY(set_dotdot(w, m.ino, m.to));
+    }
+    if (op != np && sdir != tdir) {
+      F2FSCORE_TRY(add_links(w, np, sdir ? +1 : -1));
+      F2FSCORE_TRY(add_links(w, op, sdir ? -1 : +1));
+    }
+    return {};
+  }
+  if (tgt) {
+    if (tdir && !sdir)
+      return errno_error(Errc::invalid_argument, EISDIR, "writer: cannot rename a non-directory over directory \"" + std::string(nleaf) + "\"");
+    if (!tdir && sdir)
+      return errno_error(Errc::invalid_argument, ENOTDIR, "writer: cannot rename a directory over non-directory \"" + std::string(nleaf) + "\"");
+    if (tdir) {
+      auto empty = dir_empty(*tgt);
+      if (!empty) return make_error(empty.error());
+      if (!*empty)
+        return errno_error(Errc::exists, ENOTEMPTY, "writer: cannot rename over non-empty directory \"" + std::string(nleaf) + "\"");
+    }
+    F2FSCORE_TRY(set_entry(np, nleaf, *src, file_type(smode)));
+    F2FSCORE_TRY(add_links(w, *tgt, tdir ? -2 : -1));
+    auto t2 = node(*tgt);
+    if (!t2) return make_error(t2.error());
+    set_ctime(**t2);
+    mark_dirty(*tgt);
+    if ((*t2)->i.i_links.get() == 0) F2FSCORE_TRY(drop_inode(*tgt));
+    // A directory replaced another: the new parent's count is unchanged
+    // (one directory went, one came).
+  } else {
+    F2FSCORE_TRY(add_entry(np, nleaf, *src, file_type(smode)));
+    if (sdir) F2FSCORE_TRY(add_links(w, np, +1));
+  }
+  {
+    auto s3 = node(*src);
+    if (!s3) return make_error(s3.error());
+    Node& s = **s3;
+    // Over a target the kernel keeps the old i_name (f2fs_set_link() does
+    // not touch the inode); we write the new name, which fsck.f2fs and our
+    // checker compare with a directory's entry.
+    set_name(s, nleaf, np);
+    if (!sdir) s.i.i_advise |= advise::lost_pino;
+    set_ctime(s);
+    mark_dirty(*src);
+  }
+  F2FSCORE_TRY(remove_entry(op, oleaf));
+  if (sdir) {
+    if (op != np) F2FSCORE_TRY(set_dotdot(w, *src, np));
+    F2FSCORE_TRY(add_links(w, op, -1));
+  }
+  return {};
+}
+
 Status Writer::rename(std::string_view from, std::string_view to) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(true));
@@ -222,85 +331,17 @@ Status Writer::rename(std::string_view from, std::string_view to) {
   auto src = w.resolve(from, &op, &oleaf);
   if (!src) return make_error(src.error());
   if (*src == w.sb.root_ino.get()) return make_error(Errc::invalid_argument, "writer: the root cannot be renamed");
-  F2FSCORE_TRY(check_name(oleaf));
   auto tgt = w.resolve(to, &np, &nleaf);
   if (!tgt && (tgt.error().code != Errc::not_found || np == 0 || nleaf.empty())) return make_error(tgt.error());
   if (tgt && *tgt == w.sb.root_ino.get()) return make_error(Errc::invalid_argument, "writer: the root cannot be replaced");
-  F2FSCORE_TRY(check_name(nleaf));
-  auto sp = w.node(*src);
-  if (!sp) return make_error(sp.error());
-  const bool sdir = is_dir(**sp);
-  const std::uint16_t smode = (*sp)->i.i_mode.get();
-  if (tgt && *tgt == *src) return {};  // two names of one inode: nothing to do (POSIX)
-  // A directory cannot go into itself or below itself (EINVAL from
-  // vfs_rename()'s ancestor check): walk the new parent up through "..".
-  if (sdir) {
-    nid_t cur = np;
-    for (int guard = 0; guard < 4096; ++guard) {
-      if (cur == *src)
-        return make_error(Errc::invalid_argument, "writer: cannot move directory \"" + std::string(from) +
-                                                      "\" into itself or below itself (\"" + std::string(to) + "\")");
-      if (cur == w.sb.root_ino.get()) break;
-      auto up = w.find_entry(cur, "..");
-      if (!up) return make_error(up.error());
-      if (*up == cur) break;
-      cur = *up;
-    }
-  }
-  if (tgt) {
-    auto tp = w.node(*tgt);
-    if (!tp) return make_error(tp.error());
-    const bool tdir = is_dir(**tp);
-    if (tdir && !sdir)
-      return make_error(Errc::invalid_argument, "writer: cannot rename non-directory \"" + std::string(from) +
-                                                    "\" over directory \"" + std::string(to) + "\" (EISDIR)");
-    if (!tdir && sdir)
-      return make_error(Errc::invalid_argument, "writer: cannot rename directory \"" + std::string(from) +
-                                                    "\" over non-directory \"" + std::string(to) + "\" (ENOTDIR)");
-    if (tdir) {
-      auto empty = w.dir_empty(*tgt);
-      if (!empty) return make_error(empty.error());
-      if (!*empty)
-        return make_error(Errc::exists, "writer: cannot rename over non-empty directory \"" + std::string(to) + "\" (ENOTEMPTY)");
-    }
-    // f2fs_set_link(): the entry now names the source.
-    F2FSCORE_TRY(w.remove_entry(np, nleaf));
-    F2FSCORE_TRY(w.add_entry(np, nleaf, *src, file_type(smode)));
-    F2FSCORE_TRY(add_links(w, *tgt, tdir ? -2 : -1));
-    auto t2 = w.node(*tgt);
-    if (!t2) return make_error(t2.error());
-    (*t2)->i.i_ctime.set(w.now());
-    (*t2)->i.i_ctime_nsec.set(0);
-    w.mark_dirty(*tgt);
-    if ((*t2)->i.i_links.get() == 0) F2FSCORE_TRY(w.drop_inode(*tgt));
-  } else {
-    F2FSCORE_TRY(w.add_entry(np, nleaf, *src, file_type(smode)));
-    auto s2 = w.node(*src);
-    if (!s2) return make_error(s2.error());
-    set_name(**s2, nleaf, np);
-    w.mark_dirty(*src);
-    if (sdir) F2FSCORE_TRY(add_links(w, np, +1));
-  }
-  {
-    auto s3 = w.node(*src);
-    if (!s3) return make_error(s3.error());
-    Node& s = **s3;
-    // Over a target the kernel keeps the old i_name (f2fs_set_link() does
-    // not touch the inode); we write the new name, which fsck.f2fs and our
-    // checker compare with a directory's entry.
-    if (tgt) set_name(s, nleaf, np);
-    if (sdir) s.i.i_pino.set(np);
-    else s.i.i_advise |= advise::lost_pino;
-    s.i.i_ctime.set(w.now());
-    s.i.i_ctime_nsec.set(0);
-    w.mark_dirty(*src);
-  }
-  F2FSCORE_TRY(w.remove_entry(op, oleaf));
-  if (sdir) {
-    if (op != np) F2FSCORE_TRY(set_dotdot(w, *src, np));
-    F2FSCORE_TRY(add_links(w, op, -1));
-  }
-  return {};
+  return w.rename_in(op, oleaf, np, nleaf, 0);
+}
+
+Status Writer::rename_at(nid_t old_dir, std::string_view old_name, nid_t new_dir, std::string_view new_name,
+                         std::uint32_t flags) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
+  return impl_->rename_in(old_dir, old_name, new_dir, new_name, flags);
 }
 
 // ---- link ----------------------------------------------------------------------------
@@ -309,6 +350,31 @@ Status Writer::rename(std::string_view from, std::string_view to) {
 // i_pino of the new name (init_dent_inode(), f2fs_add_regular_entry()),
 // FADVISE_LOST_PINO (f2fs_init_inode_metadata()), ctime now. fsck.f2fs
 // counts the names of such inodes ("Hard link checking").
+Status Writer::Impl::link_in(nid_t ino, nid_t np, std::string_view nleaf) {
+  auto in = inode_of(*this, ino);
+  if (!in) return errno_error(Errc::not_found, ENOENT, in.error().message);
+  if (is_dir(**in)) return errno_error(Errc::invalid_argument, EPERM, "writer: no hard links to a directory (EPERM)");
+  if ((*in)->i.i_links.get() >= kLinkMax) return errno_error(Errc::invalid_argument, EMLINK, "writer: too many links (EMLINK)");
+  if ((*in)->i.i_links.get() == 0) return errno_error(Errc::not_found, ENOENT, "writer: the inode has no name left");
+  const std::uint16_t mode = (*in)->i.i_mode.get();
+  F2FSCORE_TRY(check_name(nleaf));
+  auto pd = dir_inode(np);
+  if (!pd) return make_error(pd.error());
+  auto e = find_entry(np, nleaf);
+  if (e) return errno_error(Errc::exists, EEXIST, "writer: \"" + std::string(nleaf) + "\" exists");
+  if (e.error().code != Errc::not_found) return make_error(e.error());
+  F2FSCORE_TRY(add_entry(np, nleaf, ino, file_type(mode)));
+  auto in2 = node(ino);
+  if (!in2) return make_error(in2.error());
+  Node& n = **in2;
+  n.i.i_links.set(n.i.i_links.get() + 1);
+  set_name(n, nleaf, np);
+  n.i.i_advise |= advise::lost_pino;
+  set_ctime(n);
+  mark_dirty(ino);
+  return {};
+}
+
 Status Writer::link(std::string_view existing, std::string_view new_path) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(true));
@@ -318,21 +384,15 @@ Status Writer::link(std::string_view existing, std::string_view new_path) {
   auto in = w.node(*ino);
   if (!in) return make_error(in.error());
   if (is_dir(**in)) return make_error(Errc::invalid_argument, "writer: \"" + std::string(existing) + "\" is a directory: no hard links (EPERM)");
-  if ((*in)->i.i_links.get() >= kLinkMax) return make_error(Errc::invalid_argument, "writer: too many links (EMLINK)");
-  const std::uint16_t mode = (*in)->i.i_mode.get();
   auto nn = new_name(w, new_path);
   if (!nn) return make_error(nn.error());
-  F2FSCORE_TRY(w.add_entry(nn->parent, nn->leaf, *ino, file_type(mode)));
-  auto in2 = w.node(*ino);
-  if (!in2) return make_error(in2.error());
-  Node& n = **in2;
-  n.i.i_links.set(n.i.i_links.get() + 1);
-  set_name(n, nn->leaf, nn->parent);
-  n.i.i_advise |= advise::lost_pino;
-  n.i.i_ctime.set(w.now());
-  n.i.i_ctime_nsec.set(0);
-  w.mark_dirty(*ino);
-  return {};
+  return w.link_in(*ino, nn->parent, nn->leaf);
+}
+
+Status Writer::link_at(nid_t ino, nid_t new_dir, std::string_view new_name) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
+  return impl_->link_in(ino, new_dir, new_name);
 }
 
 // ---- symlink, readlink -----------------------------------------------------------------
@@ -342,17 +402,18 @@ Status Writer::link(std::string_view existing, std::string_view new_path) {
 // target with its NUL must fit a page (fscrypt_prepare_symlink():
 // ENAMETOOLONG). It stays inline when it fits MAX_INLINE_DATA (a new
 // symlink has FI_INLINE_DATA: f2fs_may_inline_data()), else block 0.
-Result<nid_t> Writer::symlink(std::string_view target, std::string_view link_path) {
-  F2FSCORE_WRITER_LOCK(impl_);
-  F2FSCORE_TRY(impl_->usable(true));
-  Impl& w = *impl_;
-  if (target.empty()) return make_error(Errc::invalid_argument, "writer: an empty symlink target (ENOENT)");
+namespace {
+
+Result<nid_t> symlink_in(Writer::Impl& w, nid_t parent, std::string_view leaf, std::string_view target, const Owner& owner,
+                         bool owner_rules) {
+  if (target.empty()) return errno_error(Errc::invalid_argument, ENOENT, "writer: an empty symlink target (ENOENT)");
   if (target.size() + 1 > kPageSize)
-    return make_error(Errc::invalid_argument,
-                      fmt("writer: a symlink target of %llu bytes is longer than 4095 (ENAMETOOLONG)", target.size()));
-  if (target.find('\0') != std::string_view::npos) return make_error(Errc::invalid_argument, "writer: a symlink target holds NUL");
+    return errno_error(Errc::invalid_argument, ENAMETOOLONG,
+                       fmt("writer: a symlink target of %llu bytes is longer than 4095 (ENAMETOOLONG)", target.size()));
+  if (target.find('\0') != std::string_view::npos)
+    return errno_error(Errc::invalid_argument, EINVAL, "writer: a symlink target holds NUL");
   bool in_block = false;
-  auto ino = make_named(w, link_path, static_cast<std::uint16_t>(kLnk | 0777), [&](Node& n) -> Status {
+  auto ino = w.create_in(parent, leaf, static_cast<std::uint16_t>(kLnk | 0777), owner, [&](Node& n) -> Status {
     n.i.i_size.set(target.size());
     if (target.size() <= w.max_inline(n)) {
       n.i.i_inline |= inline_flag::data | inline_flag::data_exist;
@@ -361,7 +422,7 @@ Result<nid_t> Writer::symlink(std::string_view target, std::string_view link_pat
       in_block = true;
     }
     return {};
-  });
+  }, owner_rules);
   if (!ino) return make_error(ino.error());
   if (in_block) {
     std::vector<std::uint8_t> b(kBlockSize, 0);
@@ -369,6 +430,73 @@ Result<nid_t> Writer::symlink(std::string_view target, std::string_view link_pat
     F2FSCORE_TRY(w.write_file_block(*ino, 0, b.data(), wr::kWarmData));
   }
   return *ino;
+}
+
+// f2fs_mknod(); the device number as f2fs_update_inode() stores it
+// (fs/f2fs/inode.c): a number old_valid_dev() accepts (major and minor
+// below 256) as old_encode_dev() in i_addr[extra], else 0 there and
+// new_encode_dev() in i_addr[extra + 1]. FIFOs and sockets store none.
+// Regular files and directories go as f2fs_create() and f2fs_mkdir().
+Result<nid_t> mknod_in(Writer::Impl& w, nid_t parent, std::string_view leaf, std::uint16_t mode, std::uint32_t rdev,
+                       const Owner& owner, bool special_only, bool owner_rules) {
+  const std::uint16_t type = mode & kTypeMask;
+  const bool special = type == kChr || type == kBlk || type == kFifo || type == kSock;
+  if (!special && (special_only || (type != kReg && type != kDir)))
+    return errno_error(Errc::invalid_argument, EINVAL, fmt("writer: mknod of mode 0%llo: not a device, FIFO or socket", mode));
+  return w.create_in(parent, leaf, mode, owner, [&](Node& n) -> Status {
+    if (type != kChr && type != kBlk) return {};
+    // new_decode_dev(): major in bits 8-19, minor in bits 0-7 and 20-31.
+    const std::uint32_t major = (rdev & 0xfff00u) >> 8;
+    const std::uint32_t minor = (rdev & 0xffu) | ((rdev >> 12) & 0xfff00u);
+    const std::uint32_t x = w.extra_words(n);
+    if (major < 256 && minor < 256) {
+      n.i.i_addr[x].set((major << 8) | minor);
+      n.i.i_addr[x + 1].set(0);
+    } else {
+      n.i.i_addr[x].set(0);
+      n.i.i_addr[x + 1].set(rdev);
+      n.i.i_addr[x + 2].set(0);
+    }
+    return {};
+  }, owner_rules);
+}
+
+}  // namespace
+
+// f2fs_symlink(): mode S_IFLNK | 0777; the target without its NUL is the
+// file's data (page_symlink() writes strlen bytes), i_size its length. A
+// target with its NUL must fit a page (fscrypt_prepare_symlink():
+// ENAMETOOLONG). It stays inline when it fits MAX_INLINE_DATA (a new
+// symlink has FI_INLINE_DATA: f2fs_may_inline_data()), else block 0.
+Result<nid_t> Writer::symlink(std::string_view target, std::string_view link_path) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
+  auto nn = new_name(*impl_, link_path);
+  if (!nn) return make_error(nn.error());
+  return symlink_in(*impl_, nn->parent, nn->leaf, target, Owner{}, false);
+}
+
+Result<nid_t> Writer::symlink_at(nid_t dir, std::string_view name, std::string_view target, const Owner& owner) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
+  return symlink_in(*impl_, dir, name, target, owner, true);
+}
+
+Result<nid_t> Writer::mknod(std::string_view path, std::uint16_t mode, std::uint32_t rdev) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
+  const std::uint16_t type = mode & kTypeMask;
+  if (type != kChr && type != kBlk && type != kFifo && type != kSock)
+    return make_error(Errc::invalid_argument, fmt("writer: mknod of mode 0%llo: not a device, FIFO or socket", mode));
+  auto nn = new_name(*impl_, path);
+  if (!nn) return make_error(nn.error());
+  return mknod_in(*impl_, nn->parent, nn->leaf, mode, rdev, Owner{}, true, false);
+}
+
+Result<nid_t> Writer::mknod_at(nid_t dir, std::string_view name, std::uint16_t mode, std::uint32_t rdev, const Owner& owner) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
+  return mknod_in(*impl_, dir, name, mode, rdev, owner, false, true);
 }
 
 Result<std::string> Writer::readlink(nid_t ino) {
@@ -391,37 +519,6 @@ Result<std::string> Writer::readlink(nid_t ino) {
   F2FSCORE_TRY(w.read_file_block(ino, 0, b.data()));
   std::memcpy(out.data(), b.data(), out.size());
   return out;
-}
-
-// ---- mknod -------------------------------------------------------------------------------
-
-// f2fs_mknod(); the device number as f2fs_update_inode() stores it
-// (fs/f2fs/inode.c): a number old_valid_dev() accepts (major and minor
-// below 256) as old_encode_dev() in i_addr[extra], else 0 there and
-// new_encode_dev() in i_addr[extra + 1]. FIFOs and sockets store none.
-Result<nid_t> Writer::mknod(std::string_view path, std::uint16_t mode, std::uint32_t rdev) {
-  F2FSCORE_WRITER_LOCK(impl_);
-  F2FSCORE_TRY(impl_->usable(true));
-  Impl& w = *impl_;
-  const std::uint16_t type = mode & kTypeMask;
-  if (type != kChr && type != kBlk && type != kFifo && type != kSock)
-    return make_error(Errc::invalid_argument, fmt("writer: mknod of mode 0%llo: not a device, FIFO or socket", mode));
-  return make_named(w, path, mode, [&](Node& n) -> Status {
-    if (type != kChr && type != kBlk) return {};
-    // new_decode_dev(): major in bits 8-19, minor in bits 0-7 and 20-31.
-    const std::uint32_t major = (rdev & 0xfff00u) >> 8;
-    const std::uint32_t minor = (rdev & 0xffu) | ((rdev >> 12) & 0xfff00u);
-    const std::uint32_t x = w.extra_words(n);
-    if (major < 256 && minor < 256) {
-      n.i.i_addr[x].set((major << 8) | minor);
-      n.i.i_addr[x + 1].set(0);
-    } else {
-      n.i.i_addr[x].set(0);
-      n.i.i_addr[x + 1].set(rdev);
-      n.i.i_addr[x + 2].set(0);
-    }
-    return {};
-  });
 }
 
 // ---- setattr ------------------------------------------------------------------------------
@@ -451,7 +548,7 @@ Status Writer::setattr(nid_t ino, const SetAttr& a) {
     n.i.i_mtime.set(a.mtime->sec);
     n.i.i_mtime_nsec.set(a.mtime->nsec);
   }
-  const Timespec c = a.ctime ? *a.ctime : Timespec{w.now(), 0};
+  const Timespec c = a.ctime ? *a.ctime : w.now_ts();
   n.i.i_ctime.set(c.sec);
   n.i.i_ctime_nsec.set(c.nsec);
   w.mark_dirty(ino);
@@ -609,8 +706,8 @@ Status Writer::fallocate(nid_t ino, std::uint32_t mode, std::uint64_t offset, st
   const std::uint64_t api = w.addrs_per_inode(**in);
   const std::uint64_t max_bytes = max_file_blocks(api) * kBlockSize;
   if (offset + length < offset || offset + length > max_bytes)
-    return make_error(Errc::invalid_argument, fmt("writer: fallocate to %llu bytes passes the largest file (%llu bytes, EFBIG)",
-                                                  offset + length, max_bytes));
+    return errno_error(Errc::invalid_argument, EFBIG, fmt("writer: fallocate to %llu bytes passes the largest file (%llu bytes, EFBIG)",
+                                                         offset + length, max_bytes));
   const std::uint64_t size = (*in)->i.i_size.get();
   if (op == falloc::punch_hole && offset >= size) return {};
   F2FSCORE_TRY(w.convert_inline_data(ino));

@@ -1,8 +1,33 @@
 // (stats) The writer's space as the IPU, SSR and GC rules see it
 // (Writer::space(), docs/stats.md).
+#include <algorithm>
+
 #include "writer/writer_internal.hpp"
 
 namespace f2fscore {
+
+// f2fs_statfs() in fs/f2fs/super.c (6.1) with no reserved or unusable
+// blocks: F2FS_RESERVED_NODE_NUM (3) nids are no inodes.
+WriterStatfs Writer::statfs() const {
+  F2FSCORE_WRITER_LOCK(impl_);
+  const Impl& m = *impl_;
+  WriterStatfs s;
+  s.blocks = m.sb.block_count.get() - m.sb.segment0_blkaddr.get();
+  const std::uint64_t user = m.cp.user_block_count.get();
+  const std::uint64_t valid = m.valid_user_blocks();
+  s.bfree = user > valid ? user - valid : 0;
+  s.bavail = s.bfree;
+  const std::uint64_t avail_nodes = m.max_nid > 3 ? m.max_nid - 3 : 0;
+  const std::uint64_t nodes = m.sm.valid_node_blocks() + m.pending_new_nodes;
+  if (avail_nodes > user) {
+    s.files = user;
+    s.ffree = s.bavail;
+  } else {
+    s.files = avail_nodes;
+    s.ffree = std::min(avail_nodes > nodes ? avail_nodes - nodes : 0, s.bavail);
+  }
+  return s;
+}
 
 SpaceState Writer::space() const {
   F2FSCORE_WRITER_LOCK(impl_);

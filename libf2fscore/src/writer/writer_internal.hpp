@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -340,6 +341,11 @@ struct Writer::Impl {
   void mark_dirty(nid_t nid) { nm.mark_dirty(nid); }
   void free_node(nid_t nid);
   std::uint64_t now() const;
+  /// now() with nanoseconds (0 under MountOptions::fixed_time), as
+  /// current_time() stamps inodes.
+  Timespec now_ts() const;
+  /// i_ctime (and with `mtime` i_mtime) of `in` := now_ts().
+  void set_ctime(disk::Node& in, bool mtime = false);
   bool ok() const { return !unmounted; }
 
   // writer/file.cpp
@@ -369,12 +375,36 @@ struct Writer::Impl {
 
   // writer/dir.cpp
   Result<nid_t> resolve(std::string_view path, nid_t* parent = nullptr, std::string* leaf = nullptr);
+  /// A name that can be created or removed: not empty, ".", ".." (EINVAL),
+  /// at most 255 bytes (ENAMETOOLONG), no '/' or NUL (EINVAL).
+  static Status check_name(std::string_view name);
+  /// `dir` is a directory inode in use: ENOENT (no inode, or unlinked),
+  /// ENOTDIR.
+  Result<disk::Node*> dir_inode(nid_t dir);
+  /// A new inode of `mode` named `leaf` in directory `parent` (the common
+  /// part of create, mkdir, mknod and symlink: f2fs_new_inode(), a
+  /// directory's first dentry block, f2fs_add_link()); `init` fills the
+  /// type's fields before the name is added. Errors as Writer::mknod_at().
+  /// `owner_rules`: a S_ISGID parent gives its group (and S_ISGID to a new
+  /// directory), as the *_at() calls do; the path calls make root's inodes
+  /// and leave the group to the caller's setattr().
+  Result<nid_t> create_in(nid_t parent, std::string_view leaf, std::uint16_t mode, const Owner& owner,
+                          const std::function<Status(disk::Node&)>& init = {}, bool owner_rules = true);
+  /// Removes name `leaf` of `parent`: `dir` false as unlink, true as rmdir.
+  Status remove_in(nid_t parent, std::string_view leaf, bool dir);
+  /// f2fs_rename() / f2fs_cross_rename() on resolved names (Writer::rename_at()).
+  Status rename_in(nid_t op, std::string_view oleaf, nid_t np, std::string_view nleaf, std::uint32_t flags);
+  /// f2fs_link() on a resolved inode and new name (Writer::link_at()).
+  Status link_in(nid_t ino, nid_t np, std::string_view nleaf);
+  /// The entry `name` of `dir` names `ino` of `type` now (f2fs_set_link()).
+  Status set_entry(nid_t dir, std::string_view name, nid_t ino, disk::FileType type);
+  Result<std::vector<WriterDirEntry>> entries_info(nid_t dir);
   Result<nid_t> find_entry(nid_t dir, std::string_view name);
   Status add_entry(nid_t dir, std::string_view name, nid_t ino, disk::FileType type);
   Status remove_entry(nid_t dir, std::string_view name);
   Result<bool> dir_empty(nid_t dir);
   Result<std::vector<std::pair<std::string, nid_t>>> entries(nid_t dir);
-  Result<nid_t> make_inode(nid_t parent, std::string_view name, std::uint16_t mode);
+  Result<nid_t> make_inode(nid_t parent, std::string_view name, std::uint16_t mode, const Owner& owner = {});
 
   // writer/cache.cpp
   /// Stages a whole 4 KiB block of file `ino` as dirty (writes back when
@@ -386,6 +416,8 @@ struct Writer::Impl {
   Status writeback(nid_t ino, const wr::WriteContext& ctx);
   /// Drops cached pages of `ino` in [from, to) (truncate, punch, unlink).
   void cache_drop(nid_t ino, std::uint64_t from, std::uint64_t to = ~std::uint64_t{0});
+  /// Block `index` of `ino` has a dirty page in the cache.
+  bool page_dirty(nid_t ino, std::uint64_t index);
   /// Dirty pages of `ino` in the cache; 0: of every file.
   std::uint64_t dirty_pages(nid_t ino) const;
   /// Takes a checkpoint when opts.checkpoint_interval_s has passed.
@@ -423,6 +455,12 @@ struct Writer::Impl {
 };
 
 /// Takes the handle's lock for the rest of the scope.
+/// An error of the inode-relative calls: the class and the errno Linux
+/// returns (Error::sys_errno).
+inline tl::unexpected<Error> errno_error(Errc c, int sys_errno, std::string message) {
+  return make_error(c, std::move(message), Error::kNoOffset, sys_errno);
+}
+
 #define F2FSCORE_WRITER_LOCK(impl)                                             \
   std::lock_guard<std::recursive_mutex> f2fscore_writer_lock_((impl)->mu); \
   ::f2fscore::wr::DepthGuard f2fscore_writer_depth_((impl)->call_depth)

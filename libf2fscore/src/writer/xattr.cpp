@@ -193,8 +193,7 @@ Status set_impl(Writer::Impl& w, nid_t ino, std::uint8_t index, std::string_view
   F2FSCORE_TRY(write_area(w, ino, *a, last));
   auto ip = w.node(ino);
   if (!ip) return make_error(ip.error());
-  (*ip)->i.i_ctime.set(w.now());
-  (*ip)->i.i_ctime_nsec.set(0);
+  w.set_ctime(**ip);
   w.mark_dirty(ino);
   return {};
 }

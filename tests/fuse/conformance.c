@@ -1,0 +1,436 @@
+/* conformance.c: one fixed sequence of system calls and error cases in
+ * directory DIR, one line per case: its number, name, return value, errno
+ * name and, for stat cases, the fields a file system decides (type and
+ * permission bits, link count, owner, size of non-directories). Run on an
+ * f2fscore-fuse mount and on Linux's f2fs (the oracle); the outputs must be
+ * equal. Times, inode numbers, st_blocks and directory sizes are left out
+ * (docs/fuse.md says why). Cases under "as uid 1000" run in a child that
+ * dropped root (permission checks).
+ * usage: conformance DIR */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+#include <dirent.h>
+#include <stdint.h>
+#include <linux/fs.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <grp.h>
+
+static int n_case;
+
+static const char *ename(int e) {
+  switch (e) {
+#define E(x) case x: return #x;
+    E(EPERM) E(ENOENT) E(EIO) E(EBADF) E(EACCES) E(EEXIST) E(EXDEV) E(ENOTDIR) E(EISDIR) E(EINVAL) E(EFBIG)
+    E(ENOSPC) E(EROFS) E(EMLINK) E(ERANGE) E(ENAMETOOLONG) E(ENOTEMPTY) E(ELOOP) E(ENODATA) E(EOPNOTSUPP)
+    E(ENXIO) E(EBUSY) E(E2BIG) E(ETXTBSY) E(EFAULT) E(ENOSYS)
+#undef E
+    case 0: return "0";
+    default: return "E?";
+  }
+}
+
+static void report(const char *name, long r, int e) {
+  printf("%03d %s: %ld %s\n", ++n_case, name, r, r < 0 ? ename(e) : "0");
+}
+
+#define T(name, expr)                         \
+  do {                                        \
+    errno = 0;                                \
+    long r_ = (long)(expr);                   \
+    report(name, r_ < 0 ? -1 : r_, errno);    \
+  } while (0)
+
+/* A call whose success value is an fd: 0 on success (closed). */
+#define TFD(name, expr)                       \
+  do {                                        \
+    errno = 0;                                \
+    int fd_ = (expr);                         \
+    int e_ = errno;                           \
+    if (fd_ >= 0) close(fd_);                 \
+    report(name, fd_ < 0 ? -1 : 0, e_);       \
+  } while (0)
+
+static void ST(const char *name, const char *path) {
+  struct stat st;
+  errno = 0;
+  int r = lstat(path, &st);
+  if (r < 0) {
+    report(name, -1, errno);
+    return;
+  }
+  char b[256];
+  snprintf(b, sizeof b, "%s [mode %o nlink %lu uid %u gid %u size %lld rdev %u:%u]", name, st.st_mode,
+           (unsigned long)st.st_nlink, st.st_uid, st.st_gid, S_ISDIR(st.st_mode) ? -1LL : (long long)st.st_size,
+           major(st.st_rdev), minor(st.st_rdev));
+  report(b, 0, 0);
+}
+
+static void put(const char *path, const char *data) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd >= 0) {
+    if (write(fd, data, strlen(data)) < 0) perror("write");
+    close(fd);
+  }
+}
+
+static int renameat2_(const char *a, const char *b, unsigned flags) {
+  return (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, flags);
+}
+
+/* The objects each operation is tried on. */
+static const char *objs[] = {"f", "d", "l", "p", "missing", "f/x", "dl", "e"};
+enum { NOBJ = sizeof objs / sizeof objs[0] };
+
+static void make_objects(void) {
+  put("f", "file data");
+  mkdir("d", 0755);
+  put("d/inner", "x");
+  symlink("f", "l");
+  mkfifo("p", 0640);
+  symlink("d", "dl");
+  mkdir("e", 0700);
+}
+
+static void clear_objects(void) {
+  unlink("f"), unlink("d/inner"), rmdir("d"), unlink("l"), unlink("p"), unlink("dl"), rmdir("e");
+}
+
+static void per_object(void) {
+  char name[128];
+  for (int i = 0; i < NOBJ; ++i) {
+    const char *o = objs[i];
+#define N(op) (snprintf(name, sizeof name, "%s %s", op, o), name)
+    make_objects();
+    ST(N("lstat"), o);
+    TFD(N("open O_RDONLY"), open(o, O_RDONLY | O_NONBLOCK));
+    TFD(N("open O_WRONLY"), open(o, O_WRONLY | O_NONBLOCK));
+    TFD(N("open O_RDWR"), open(o, O_RDWR | O_NONBLOCK));
+    TFD(N("open O_CREAT|O_EXCL"), open(o, O_WRONLY | O_CREAT | O_EXCL, 0600));
+    clear_objects(), make_objects();
+    TFD(N("open O_DIRECTORY"), open(o, O_RDONLY | O_DIRECTORY));
+    TFD(N("open O_NOFOLLOW"), open(o, O_RDONLY | O_NOFOLLOW | O_NONBLOCK));
+    T(N("access F_OK"), access(o, F_OK));
+    T(N("access X_OK"), access(o, X_OK));
+    T(N("truncate 3"), truncate(o, 3));
+    ST(N("lstat after truncate"), o);
+    T(N("chmod 0604"), chmod(o, 0604));
+    ST(N("lstat after chmod"), o);
+    T(N("chown 12:34"), chown(o, 12, 34));
+    T(N("lchown 56:78"), lchown(o, 56, 78));
+    ST(N("lstat after chown"), o);
+    char buf[64];
+    T(N("readlink"), readlink(o, buf, sizeof buf));
+    T(N("mkdir over"), mkdir(o, 0755));
+    T(N("symlink over"), symlink("t", o));
+    T(N("mknod fifo over"), mknod(o, S_IFIFO | 0600, 0));
+    T(N("link over"), link("f", o));
+    T(N("link from"), link(o, "newlink"));
+    ST("lstat newlink", "newlink");
+    unlink("newlink");
+    T(N("setxattr user.a"), setxattr(o, "user.a", "v", 1, 0));
+    T(N("getxattr user.a"), getxattr(o, "user.a", buf, sizeof buf));
+    T(N("lgetxattr user.a"), lgetxattr(o, "user.a", buf, sizeof buf));
+    T(N("opendir"), ({ DIR *d_ = opendir(o); int r_ = d_ ? 0 : -1; if (d_) closedir(d_); r_; }));
+    T(N("rmdir"), rmdir(o));
+    clear_objects(), make_objects();
+    T(N("unlink"), unlink(o));
+    ST(N("lstat after unlink"), o);
+    clear_objects(), make_objects();
+    T(N("rename to n"), rename(o, "n"));
+    ST("lstat n", "n");
+    unlink("n"), rmdir("n");
+    clear_objects();
+#undef N
+  }
+}
+
+/* rename(2) and renameat2(2) between every pair of kinds. */
+static void rename_matrix(void) {
+  static const char *kinds[] = {"file", "dir", "emptydir", "symlink", "none"};
+  static const unsigned flags[] = {0, RENAME_NOREPLACE, RENAME_EXCHANGE};
+  static const char *fname[] = {"rename", "noreplace", "exchange"};
+  char name[160];
+  for (int f = 0; f < 3; ++f)
+    for (int s = 0; s < 4; ++s)
+      for (int t = 0; t < 5; ++t) {
+        const char *mk[2] = {kinds[s], kinds[t]};
+        const char *nm[2] = {"src", "dst"};
+        for (int k = 0; k < 2; ++k) {
+          if (!strcmp(mk[k], "file")) put(nm[k], nm[k]);
+          else if (!strcmp(mk[k], "dir")) { mkdir(nm[k], 0755); char p[32]; snprintf(p, sizeof p, "%s/c", nm[k]); put(p, "c"); }
+          else if (!strcmp(mk[k], "emptydir")) mkdir(nm[k], 0755);
+          else if (!strcmp(mk[k], "symlink")) symlink("target", nm[k]);
+        }
+        snprintf(name, sizeof name, "%s %s -> %s", fname[f], kinds[s], kinds[t]);
+        T(name, renameat2_("src", "dst", flags[f]));
+        snprintf(name, sizeof name, "%s %s -> %s: src", fname[f], kinds[s], kinds[t]);
+        ST(name, "src");
+        snprintf(name, sizeof name, "%s %s -> %s: dst", fname[f], kinds[s], kinds[t]);
+        ST(name, "dst");
+        unlink("src/c"), unlink("dst/c"), unlink("src"), unlink("dst"), rmdir("src"), rmdir("dst");
+      }
+  /* Directories: into itself, over a non-empty one, parents' link counts. */
+  mkdir("a", 0755), mkdir("a/b", 0755), mkdir("c", 0755);
+  T("rename a -> a/b/x (into itself)", rename("a", "a/b/x"));
+  T("rename a/b -> c/b (other parent)", rename("a/b", "c/b"));
+  ST("lstat a after move", "a");
+  ST("lstat c after move", "c");
+  T("exchange a <-> c/b", renameat2_("a", "c/b", RENAME_EXCHANGE));
+  ST("lstat c after exchange", "c");
+  T("rename . -> z", rename(".", "z"));
+  T("rename c/b/.. -> z", rename("c/b/..", "z"));
+  put("h1", "h"), link("h1", "h2");
+  T("rename h1 -> h2 (same inode)", rename("h1", "h2"));
+  ST("lstat h1", "h1");
+  ST("lstat h2", "h2");
+  unlink("h1"), unlink("h2");
+  system("rm -rf a c");
+}
+
+static void names_and_links(void) {
+  char longname[300];
+  memset(longname, 'n', 255), longname[255] = 0;
+  TFD("create 255-byte name", open(longname, O_WRONLY | O_CREAT, 0644));
+  ST("lstat 255-byte name", longname);
+  T("unlink 255-byte name", unlink(longname));
+  memset(longname, 'n', 256), longname[256] = 0;
+  TFD("create 256-byte name", open(longname, O_WRONLY | O_CREAT, 0644));
+  T("mkdir 256-byte name", mkdir(longname, 0755));
+  T("symlink 256-byte name", symlink("x", longname));
+  char target[5000];
+  memset(target, 't', 4095), target[4095] = 0;
+  T("symlink 4095-byte target", symlink(target, "longt"));
+  T("readlink 4095-byte target", readlink("longt", target, sizeof target));
+  unlink("longt");
+  memset(target, 't', 4096), target[4096] = 0;
+  T("symlink 4096-byte target", symlink(target, "longt"));
+  T("symlink empty target", symlink("", "emptyt"));
+  T("mkdir d1", mkdir("d1", 0750));
+  ST("lstat d1", "d1");
+  T("mkdir d1/s1", mkdir("d1/s1", 0750));
+  T("mkdir d1/s2", mkdir("d1/s2", 0750));
+  ST("lstat d1 with two subdirs", "d1");
+  T("rmdir d1 (not empty)", rmdir("d1"));
+  T("rmdir d1/s1", rmdir("d1/s1"));
+  ST("lstat d1 with one subdir", "d1");
+  T("rmdir d1/s2/.", rmdir("d1/s2/."));
+  T("rmdir d1/s2/..", rmdir("d1/s2/.."));
+  T("unlink d1", unlink("d1"));
+  T("link d1 d2", link("d1", "d2"));
+  put("lf", "x");
+  for (int i = 0; i < 5; ++i) {
+    char n[32];
+    snprintf(n, sizeof n, "lf.%d", i);
+    T("link lf", link("lf", n));
+  }
+  ST("lstat lf with 6 names", "lf");
+  T("unlink lf", unlink("lf"));
+  ST("lstat lf.0 with 5 names", "lf.0");
+  system("rm -rf d1 lf.*");
+  T("mknod chr 1:3", mknod("chr", S_IFCHR | 0600, makedev(1, 3)));
+  ST("lstat chr", "chr");
+  T("mknod blk 300:70000", mknod("blk", S_IFBLK | 0600, makedev(300, 70000)));
+  ST("lstat blk", "blk");
+  T("mknod sock", mknod("sock", S_IFSOCK | 0600, 0));
+  ST("lstat sock", "sock");
+  unlink("chr"), unlink("blk"), unlink("sock");
+  /* setgid directories. */
+  mkdir("sg", 0755);
+  chown("sg", 0, 77);
+  chmod("sg", 02775);
+  put("sg/f", "x");
+  mkdir("sg/d", 0755);
+  ST("lstat sg/f (setgid parent)", "sg/f");
+  ST("lstat sg/d (setgid parent)", "sg/d");
+  system("rm -rf sg");
+}
+
+static void data_ops(void) {
+  char buf[8192];
+  int fd = open("data", O_RDWR | O_CREAT | O_TRUNC, 0644);
+  T("pwrite 5 at 0", pwrite(fd, "hello", 5, 0));
+  T("pwrite 5 at 10000", pwrite(fd, "world", 5, 10000));
+  ST("lstat data sparse", "data");
+  T("pread 10 at 9995", pread(fd, buf, 10, 9995));
+  T("pread at 20000 (eof)", pread(fd, buf, 10, 20000));
+  T("lseek SEEK_DATA 0", lseek(fd, 0, SEEK_DATA));
+  T("lseek SEEK_HOLE 0", lseek(fd, 0, SEEK_HOLE));
+  T("lseek SEEK_DATA 5000", lseek(fd, 5000, SEEK_DATA));
+  T("lseek SEEK_HOLE 9000", lseek(fd, 9000, SEEK_HOLE));
+  T("lseek SEEK_DATA 10005 (eof)", lseek(fd, 10005, SEEK_DATA));
+  T("lseek SEEK_END", lseek(fd, 0, SEEK_END));
+  T("fsync", fsync(fd));
+  T("fdatasync", fdatasync(fd));
+  T("ftruncate 100", ftruncate(fd, 100));
+  ST("lstat data 100", "data");
+  T("fallocate 0..8192", fallocate(fd, 0, 0, 8192));
+  ST("lstat after fallocate", "data");
+  T("fallocate keep_size 8192..16384", fallocate(fd, FALLOC_FL_KEEP_SIZE, 8192, 8192));
+  ST("lstat after keep_size", "data");
+  T("fallocate punch without keep_size", fallocate(fd, FALLOC_FL_PUNCH_HOLE, 0, 4096));
+  T("fallocate punch 0..4096", fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4096));
+  T("pread after punch", pread(fd, buf, 10, 0));
+  T("fallocate zero_range", fallocate(fd, FALLOC_FL_ZERO_RANGE, 100, 50000));
+  ST("lstat after zero_range", "data");
+  T("fallocate len 0", fallocate(fd, 0, 0, 0));
+  T("fallocate past max", fallocate(fd, 0, (off_t)1 << 50, 4096));
+  T("ftruncate -1", ftruncate(fd, -1));
+  close(fd);
+  fd = open("data", O_WRONLY | O_APPEND);
+  T("append write", write(fd, "abc", 3));
+  close(fd);
+  ST("lstat after append", "data");
+  fd = open("data", O_WRONLY | O_TRUNC);
+  close(fd);
+  ST("lstat after O_TRUNC", "data");
+  T("read of a directory", ({ int d_ = open(".", O_RDONLY); long r_ = read(d_, buf, 10); int e_ = errno; close(d_); errno = e_; r_; }));
+  T("write to O_RDONLY fd", ({ int d_ = open("data", O_RDONLY); long r_ = write(d_, "x", 1); int e_ = errno; close(d_); errno = e_; r_; }));
+  /* Unlinked while open: still readable and writable, gone at close. */
+  put("orphan", "still here");
+  fd = open("orphan", O_RDWR);
+  T("unlink open file", unlink("orphan"));
+  T("read unlinked open file", pread(fd, buf, 100, 0));
+  T("write unlinked open file", pwrite(fd, "more", 4, 10));
+  T("fstat unlinked open file nlink", ({ struct stat s_; fstat(fd, &s_); (long)s_.st_nlink; }));
+  T("fstat unlinked open file size", ({ struct stat s_; fstat(fd, &s_); (long)s_.st_size; }));
+  close(fd);
+  ST("lstat orphan after close", "orphan");
+  /* xattrs */
+  T("setxattr user.x", setxattr("data", "user.x", "1234", 4, 0));
+  T("setxattr user.x CREATE", setxattr("data", "user.x", "5", 1, XATTR_CREATE));
+  T("setxattr user.y REPLACE", setxattr("data", "user.y", "5", 1, XATTR_REPLACE));
+  T("getxattr user.x", getxattr("data", "user.x", buf, sizeof buf));
+  T("getxattr user.x size 0", getxattr("data", "user.x", NULL, 0));
+  T("getxattr user.x size 2", getxattr("data", "user.x", buf, 2));
+  T("getxattr user.nope", getxattr("data", "user.nope", buf, sizeof buf));
+  T("listxattr", listxattr("data", buf, sizeof buf));
+  T("listxattr size 0", listxattr("data", NULL, 0));
+  T("listxattr size 1", listxattr("data", buf, 1));
+  T("removexattr user.x", removexattr("data", "user.x"));
+  T("removexattr user.x again", removexattr("data", "user.x"));
+  T("setxattr bad prefix", setxattr("data", "bogus.x", "1", 1, 0));
+  T("setxattr empty value", setxattr("data", "user.e", "", 0, 0));
+  T("getxattr empty value", getxattr("data", "user.e", buf, sizeof buf));
+  memset(buf, 'v', sizeof buf);
+  T("setxattr 3000-byte value", setxattr("data", "user.big", buf, 3000, 0));
+  T("setxattr 8000-byte value", setxattr("data", "user.huge", buf, 8000, 0));
+  char xn[300];
+  memset(xn, 'x', 260), memcpy(xn, "user.", 5), xn[260] = 0;
+  T("setxattr 255-byte name", setxattr("data", xn, "1", 1, 0));
+  T("setxattr trusted.t", setxattr("data", "trusted.t", "1", 1, 0));
+  T("getxattr trusted.t", getxattr("data", "trusted.t", buf, sizeof buf));
+  T("setxattr user on symlink", lsetxattr("l2", "user.x", "1", 1, 0));
+  symlink("data", "l2");
+  T("lsetxattr user on symlink", lsetxattr("l2", "user.x", "1", 1, 0));
+  unlink("l2");
+  /* times */
+  struct timespec tv[2] = {{1000000000, 123456789}, {1100000000, 987654321}};
+  T("utimensat", utimensat(AT_FDCWD, "data", tv, 0));
+  T("utimensat mtime", ({ struct stat s_; stat("data", &s_); (long)(s_.st_mtim.tv_nsec); }));
+  T("utimensat atime", ({ struct stat s_; stat("data", &s_); (long)(s_.st_atim.tv_sec); }));
+  struct timespec om[2] = {{0, UTIME_OMIT}, {5, 6}};
+  T("utimensat UTIME_OMIT", utimensat(AT_FDCWD, "data", om, 0));
+  T("utimensat UTIME_OMIT atime kept", ({ struct stat s_; stat("data", &s_); (long)(s_.st_atim.tv_nsec); }));
+  T("utimensat mtime 5.6", ({ struct stat s_; stat("data", &s_); (long)(s_.st_mtim.tv_sec * 10 + s_.st_mtim.tv_nsec); }));
+  T("utimensat bad nsec", ({ struct timespec b_[2] = {{0, 1000000000}, {0, 0}}; utimensat(AT_FDCWD, "data", b_, 0); }));
+  unlink("data");
+}
+
+/* As uid 1000 (gid 1000): the permission checks. */
+static void as_user(void) {
+  static const int modes[] = {0, 0400, 0200, 0600, 0444, 0755, 0700, 0070, 0007};
+  char name[128];
+  for (unsigned i = 0; i < sizeof modes / sizeof modes[0]; ++i) {
+    char p[32];
+    snprintf(p, sizeof p, "u/f%o", modes[i]);
+    put(p, "data");
+    chmod(p, (mode_t)modes[i]);
+    snprintf(p, sizeof p, "u/d%o", modes[i]);
+    mkdir(p, 0755);
+    put((snprintf(name, sizeof name, "%s/in", p), name), "x");
+    chmod(p, (mode_t)modes[i]);
+  }
+  put("u/mine", "x");
+  chown("u/mine", 1000, 1000);
+  mkdir("u/sticky", 01777);
+  put("u/sticky/roots", "x");
+  chmod("u", 0777);
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (setgroups(0, NULL) || setgid(1000) || setuid(1000)) _exit(3);
+    for (unsigned i = 0; i < sizeof modes / sizeof modes[0]; ++i) {
+      char p[32], q[64];
+      snprintf(p, sizeof p, "u/f%o", modes[i]);
+#define N(op) (snprintf(name, sizeof name, "uid1000 %s %s", op, p), name)
+      TFD(N("open O_RDONLY"), open(p, O_RDONLY));
+      TFD(N("open O_WRONLY"), open(p, O_WRONLY));
+      T(N("access R_OK"), access(p, R_OK));
+      T(N("access W_OK"), access(p, W_OK));
+      T(N("chmod"), chmod(p, 0777));
+      T(N("setxattr"), setxattr(p, "user.u", "1", 1, 0));
+      T(N("truncate"), truncate(p, 0));
+      snprintf(p, sizeof p, "u/d%o", modes[i]);
+      TFD(N("opendir"), open(p, O_RDONLY | O_DIRECTORY));
+      snprintf(q, sizeof q, "%s/in", p);
+      ST(N("lstat in"), q);
+      snprintf(q, sizeof q, "%s/new", p);
+      TFD(N("create in"), open(q, O_WRONLY | O_CREAT, 0644));
+      snprintf(q, sizeof q, "%s/in", p);
+      T(N("unlink in"), unlink(q));
+      snprintf(q, sizeof q, "%s/sub", p);
+      T(N("mkdir in"), mkdir(q, 0755));
+#undef N
+    }
+    T("uid1000 chmod own file", chmod("u/mine", 04755));
+    ST("uid1000 lstat own file", "u/mine");
+    T("uid1000 chown own file to 0", chown("u/mine", 0, 0));
+    T("uid1000 chgrp own file to 1000", chown("u/mine", (uid_t)-1, 1000));
+    T("uid1000 utimensat own file", utimensat(AT_FDCWD, "u/mine", NULL, 0));
+    T("uid1000 utimensat other's file", utimensat(AT_FDCWD, "u/f644", NULL, 0));
+    T("uid1000 utimensat other's file, explicit", ({ struct timespec t_[2] = {{1, 0}, {1, 0}}; utimensat(AT_FDCWD, "u/f600", t_, 0); }));
+    T("uid1000 unlink in sticky dir (root's)", unlink("u/sticky/roots"));
+    T("uid1000 create in sticky dir", ({ int f_ = open("u/sticky/mine", O_WRONLY | O_CREAT, 0600); if (f_ >= 0) close(f_); f_ < 0 ? -1 : 0; }));
+    T("uid1000 rename in sticky dir", rename("u/sticky/roots", "u/sticky/x"));
+    T("uid1000 unlink own in sticky dir", unlink("u/sticky/mine"));
+    T("uid1000 mknod chr", mknod("u/chr", S_IFCHR | 0600, makedev(1, 3)));
+    T("uid1000 setxattr trusted", setxattr("u/mine", "trusted.x", "1", 1, 0));
+    put("u/umine", "x");
+    ST("uid1000 lstat new file", "u/umine");
+    fflush(stdout);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  n_case += 200; /* the child's cases are numbered in its own copy */
+  printf("--- child status %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  system("rm -rf u");
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2 || chdir(argv[1]) != 0) {
+    fprintf(stderr, "usage: conformance DIR\n");
+    return 2;
+  }
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  umask(022);
+  per_object();
+  rename_matrix();
+  names_and_links();
+  data_ops();
+  mkdir("u", 0755);
+  as_user();
+  printf("=== %d cases before the uid 1000 part\n", n_case - 200);
+  return 0;
+}

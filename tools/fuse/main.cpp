@@ -1,0 +1,863 @@
+// f2fscore-fuse: mount an F2FS volume in user space, as fuse2fs does for
+// ext2/3/4. A thin front end over libfuse3's low-level API: each request is
+// one call of f2fscore::Writer (whose lock serialises them), the FUSE node
+// id is the F2FS inode number (the root, FUSE_ROOT_ID, is the superblock's
+// root_ino), and errors carry the errno Linux f2fs returns (docs/fuse.md).
+#ifndef _FILE_OFFSET_BITS
+#define _FILE_OFFSET_BITS 64
+#endif
+#define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 12)
+#include <fuse_lowlevel.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+#include "f2fscore/iostat.hpp"
+#include "f2fscore/tools/common.hpp"
+#include "f2fscore/uring_device.hpp"
+#include "f2fscore/writer.hpp"
+#include "fuse_options.hpp"
+
+namespace {
+
+namespace ftools = f2fscore::tools;
+using f2fscore::Errc;
+using f2fscore::Error;
+using f2fscore::nid_t;
+using f2fscore::Writer;
+
+constexpr int kExitOk = ftools::exit_code::ok, kExitFailure = ftools::exit_code::failure,
+              kExitUsage = ftools::exit_code::usage;
+
+const char* kExitHelp =
+    "Mount options (-o, comma-separated): ro, rw, ipu_policy=N, min_ipu_util=N, min_fsync_blocks=N,\n"
+    "fdatasync_in_place, cache_mib=N, checkpoint_interval=S, discard, nodiscard, background_gc=on|off,\n"
+    "iostat, writeback_cache, attr_timeout=S, entry_timeout=S, max_write=BYTES, and FUSE's allow_other,\n"
+    "allow_root, auto_unmount, fsname=, subtype=, dev, nodev, suid, nosuid, exec, noexec, atime, noatime.\n"
+    "The daemon goes to the background once mounted (-f keeps it in the foreground); fusermount3 -u,\n"
+    "umount, SIGTERM and SIGINT unmount it, writing a checkpoint.\n"
+    "Exit status: 0 mounted (in the background) or, in the foreground, unmounted cleanly; 1 failure (no\n"
+    "such device, not F2FS, a volume the writer refuses, a device in use, the mount refused, the final\n"
+    "checkpoint failed: each is named); 2 usage error.";
+
+// ---- The mounted volume ----------------------------------------------------------------
+
+struct Fs {
+  Writer* w = nullptr;
+  nid_t root = 3;
+  bool read_only = false;
+  double attr_timeout = 1.0, entry_timeout = 1.0;
+  bool writeback_cache = false;
+  std::uint32_t max_write = 1u << 20;
+};
+
+Fs g_fs;
+
+nid_t to_nid(fuse_ino_t ino) { return ino == FUSE_ROOT_ID ? g_fs.root : static_cast<nid_t>(ino); }
+fuse_ino_t to_fuse(nid_t n) { return n == g_fs.root ? FUSE_ROOT_ID : static_cast<fuse_ino_t>(n); }
+
+// The errno of a writer error: the one the namespace calls name, else by
+// class.
+int errno_of(const Error& e) {
+  if (e.sys_errno > 0) return e.sys_errno;
+  switch (e.code) {
+    case Errc::ok: return 0;
+    case Errc::not_found: return ENOENT;
+    case Errc::exists: return EEXIST;
+    case Errc::no_space: return ENOSPC;
+    case Errc::read_only: return EROFS;
+    case Errc::invalid_argument: return EINVAL;
+    case Errc::unaligned: return EINVAL;
+    case Errc::unsupported: return EOPNOTSUPP;
+    case Errc::busy: return EBUSY;
+    case Errc::out_of_range: return EFBIG;
+    case Errc::corrupt: return EUCLEAN;  // EFSCORRUPTED, as f2fs
+    case Errc::io:
+    case Errc::short_io:
+    case Errc::cancelled: return EIO;
+  }
+  return EIO;
+}
+
+template <typename R>
+int err(const R& r) {
+  return errno_of(r.error());
+}
+
+struct timespec ts(const f2fscore::Timespec& t) {
+  struct timespec o {};
+  o.tv_sec = static_cast<time_t>(t.sec);
+  o.tv_nsec = static_cast<long>(t.nsec);
+  return o;
+}
+
+// struct stat as Linux f2fs fills it (f2fs_getattr(), generic_fillattr()):
+// st_blocks in 512-byte units without the inode block (f2fs_iget():
+// SECTOR_FROM_BLOCK(i_blocks - 1)), st_blksize 4096.
+void fill_stat(const f2fscore::WriterStat& s, struct stat* st) {
+  std::memset(st, 0, sizeof *st);
+  st->st_ino = s.ino;
+  st->st_mode = s.mode;
+  st->st_nlink = s.links;
+  st->st_uid = s.uid;
+  st->st_gid = s.gid;
+  st->st_size = static_cast<off_t>(s.size);
+  st->st_blocks = static_cast<blkcnt_t>(s.blocks > 0 ? (s.blocks - 1) * 8 : 0);
+  st->st_blksize = 4096;
+  st->st_atim = ts(s.atime);
+  st->st_mtim = ts(s.mtime);
+  st->st_ctim = ts(s.ctime);
+  if (S_ISCHR(s.mode) || S_ISBLK(s.mode)) {
+    // new_decode_dev(): major in bits 8-19, minor in bits 0-7 and 20-31.
+    const unsigned maj = (s.rdev & 0xfff00u) >> 8;
+    const unsigned mnr = (s.rdev & 0xffu) | ((s.rdev >> 12) & 0xfff00u);
+    st->st_rdev = makedev(maj, mnr);
+  }
+}
+
+// new_encode_dev() of a host dev_t.
+std::uint32_t encode_dev(dev_t d) {
+  const unsigned maj = major(d), mnr = minor(d);
+  return (mnr & 0xffu) | (maj << 8) | ((mnr & ~0xffu) << 12);
+}
+
+bool reply_entry(fuse_req_t req, nid_t ino) {
+  auto st = g_fs.w->stat(ino);
+  if (!st) {
+    fuse_reply_err(req, err(st));
+    return false;
+  }
+  fuse_entry_param e{};
+  e.ino = to_fuse(ino);
+  e.generation = 0;
+  fill_stat(*st, &e.attr);
+  e.attr_timeout = g_fs.attr_timeout;
+  e.entry_timeout = g_fs.entry_timeout;
+  fuse_reply_entry(req, &e);
+  return true;
+}
+
+f2fscore::Owner owner_of(fuse_req_t req) {
+  const fuse_ctx* c = fuse_req_ctx(req);
+  return {static_cast<std::uint32_t>(c->uid), static_cast<std::uint32_t>(c->gid)};
+}
+
+// ---- Operations ------------------------------------------------------------------------------
+
+void op_init(void*, fuse_conn_info* conn) {
+  if (conn->capable & FUSE_CAP_READDIRPLUS) conn->want |= FUSE_CAP_READDIRPLUS;
+  conn->want &= ~static_cast<unsigned>(FUSE_CAP_READDIRPLUS_AUTO);
+  if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC) conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+  if (g_fs.writeback_cache && (conn->capable & FUSE_CAP_WRITEBACK_CACHE)) conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+  // The kernel clears set-user-ID and set-group-ID bits itself (a write
+  // or chown by an unprivileged caller), sending the new mode.
+  conn->want &= ~static_cast<unsigned>(FUSE_CAP_HANDLE_KILLPRIV);
+  if (conn->capable & FUSE_CAP_PARALLEL_DIROPS) conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+  conn->max_write = g_fs.max_write;
+  conn->max_readahead = std::max<unsigned>(conn->max_readahead, 1u << 20);
+  conn->time_gran = 1;
+}
+
+void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  auto ino = g_fs.w->lookup_at(to_nid(parent), name);
+  if (!ino) {
+    if (ino.error().code == Errc::not_found && errno_of(ino.error()) == ENOENT) {
+      // A negative entry: every change of this volume goes through this
+      // kernel, which drops the entry when the name is made.
+      fuse_entry_param e{};
+      e.ino = 0;
+      e.entry_timeout = g_fs.entry_timeout;
+      fuse_reply_entry(req, &e);
+      return;
+    }
+    fuse_reply_err(req, err(ino));
+    return;
+  }
+  reply_entry(req, *ino);
+}
+
+void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  auto st = g_fs.w->stat(to_nid(ino));
+  if (!st) return (void)fuse_reply_err(req, err(st));
+  struct stat s;
+  fill_stat(*st, &s);
+  fuse_reply_attr(req, &s, g_fs.attr_timeout);
+}
+
+f2fscore::Timespec now_ts() {
+  struct timespec t {};
+  clock_gettime(CLOCK_REALTIME, &t);
+  return {static_cast<std::uint64_t>(t.tv_sec), static_cast<std::uint32_t>(t.tv_nsec)};
+}
+
+void op_setattr(fuse_req_t req, fuse_ino_t fino, struct stat* attr, int to_set, fuse_file_info*) {
+  const nid_t ino = to_nid(fino);
+  if (to_set & FUSE_SET_ATTR_SIZE) {
+    auto st = g_fs.w->stat(ino);
+    if (!st) return (void)fuse_reply_err(req, err(st));
+    if (S_ISDIR(st->mode)) return (void)fuse_reply_err(req, EISDIR);
+    if (!S_ISREG(st->mode)) return (void)fuse_reply_err(req, EINVAL);
+    if (auto r = g_fs.w->truncate(ino, static_cast<std::uint64_t>(attr->st_size)); !r)
+      return (void)fuse_reply_err(req, err(r));
+  }
+  f2fscore::SetAttr a;
+  if (to_set & FUSE_SET_ATTR_MODE) a.mode = static_cast<std::uint16_t>(attr->st_mode & 07777);
+  if (to_set & FUSE_SET_ATTR_UID) a.uid = static_cast<std::uint32_t>(attr->st_uid);
+  if (to_set & FUSE_SET_ATTR_GID) a.gid = static_cast<std::uint32_t>(attr->st_gid);
+  const f2fscore::Timespec now = now_ts();
+  auto from = [](const struct timespec& t) {
+    return f2fscore::Timespec{static_cast<std::uint64_t>(t.tv_sec), static_cast<std::uint32_t>(t.tv_nsec)};
+  };
+  if (to_set & FUSE_SET_ATTR_ATIME_NOW) a.atime = now;
+  else if (to_set & FUSE_SET_ATTR_ATIME) a.atime = from(attr->st_atim);
+  if (to_set & FUSE_SET_ATTR_MTIME_NOW) a.mtime = now;
+  else if (to_set & FUSE_SET_ATTR_MTIME) a.mtime = from(attr->st_mtim);
+  if (to_set & FUSE_SET_ATTR_CTIME) a.ctime = from(attr->st_ctim);
+  else a.ctime = now;
+  if (to_set & FUSE_SET_ATTR_SIZE) {
+    // truncate(2) and ftruncate(2) change mtime and ctime (do_truncate()
+    // passes ATTR_MTIME | ATTR_CTIME; f2fs_setattr() also when the size
+    // does not change).
+    if (!a.mtime) a.mtime = now;
+  }
+  if (auto r = g_fs.w->setattr(ino, a); !r) return (void)fuse_reply_err(req, err(r));
+  auto st = g_fs.w->stat(ino);
+  if (!st) return (void)fuse_reply_err(req, err(st));
+  struct stat s;
+  fill_stat(*st, &s);
+  fuse_reply_attr(req, &s, g_fs.attr_timeout);
+}
+
+void op_readlink(fuse_req_t req, fuse_ino_t ino) {
+  auto t = g_fs.w->readlink(to_nid(ino));
+  if (!t) return (void)fuse_reply_err(req, err(t));
+  fuse_reply_readlink(req, t->c_str());
+}
+
+void make_reply(fuse_req_t req, const f2fscore::Result<nid_t>& r) {
+  if (!r) return (void)fuse_reply_err(req, err(r));
+  reply_entry(req, *r);
+}
+
+void op_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
+  make_reply(req, g_fs.w->mknod_at(to_nid(parent), name, static_cast<std::uint16_t>(mode), encode_dev(rdev), owner_of(req)));
+}
+
+void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
+  make_reply(req, g_fs.w->mknod_at(to_nid(parent), name, static_cast<std::uint16_t>(S_IFDIR | (mode & 07777)), 0,
+                                   owner_of(req)));
+}
+
+void op_symlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name) {
+  make_reply(req, g_fs.w->symlink_at(to_nid(parent), name, target, owner_of(req)));
+}
+
+void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  auto r = g_fs.w->unlink_at(to_nid(parent), name);
+  fuse_reply_err(req, r ? 0 : err(r));
+}
+
+void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  auto r = g_fs.w->rmdir_at(to_nid(parent), name);
+  fuse_reply_err(req, r ? 0 : err(r));
+}
+
+void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent, const char* newname,
+               unsigned int flags) {
+  if (flags & ~static_cast<unsigned>(RENAME_NOREPLACE | RENAME_EXCHANGE)) return (void)fuse_reply_err(req, EINVAL);
+  std::uint32_t f = 0;
+  if (flags & RENAME_NOREPLACE) f |= f2fscore::rename_flag::noreplace;
+  if (flags & RENAME_EXCHANGE) f |= f2fscore::rename_flag::exchange;
+  auto r = g_fs.w->rename_at(to_nid(parent), name, to_nid(newparent), newname, f);
+  fuse_reply_err(req, r ? 0 : err(r));
+}
+
+void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) {
+  const nid_t n = to_nid(ino);
+  auto r = g_fs.w->link_at(n, to_nid(newparent), newname);
+  if (!r) return (void)fuse_reply_err(req, err(r));
+  reply_entry(req, n);
+}
+
+// Open files: the flags of open(2) kept in fh.
+void op_open(fuse_req_t req, fuse_ino_t fino, fuse_file_info* fi) {
+  const nid_t ino = to_nid(fino);
+  auto st = g_fs.w->stat(ino);
+  if (!st) return (void)fuse_reply_err(req, err(st));
+  if (S_ISDIR(st->mode)) return (void)fuse_reply_err(req, EISDIR);
+  const int acc = fi->flags & O_ACCMODE;
+  if (g_fs.read_only && (acc != O_RDONLY || (fi->flags & O_TRUNC))) return (void)fuse_reply_err(req, EROFS);
+  if ((fi->flags & O_TRUNC) && acc != O_RDONLY && S_ISREG(st->mode) && st->size != 0) {
+    if (auto r = g_fs.w->truncate(ino, 0); !r) return (void)fuse_reply_err(req, err(r));
+    f2fscore::SetAttr a;
+    a.mtime = now_ts();
+    a.ctime = a.mtime;
+    if (auto r = g_fs.w->setattr(ino, a); !r) return (void)fuse_reply_err(req, err(r));
+  }
+  if (auto r = g_fs.w->open(ino); !r) return (void)fuse_reply_err(req, err(r));
+  fi->fh = static_cast<std::uint64_t>(fi->flags);
+  fi->keep_cache = 1;  // every change of the data goes through this kernel's cache
+  if (fuse_reply_open(req, fi) == -ENOENT) (void)g_fs.w->release(ino);  // the opener was interrupted
+}
+
+void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
+  auto ino = g_fs.w->mknod_at(to_nid(parent), name, static_cast<std::uint16_t>(S_IFREG | (mode & 07777)), 0,
+                              owner_of(req));
+  if (!ino) return (void)fuse_reply_err(req, err(ino));
+  auto st = g_fs.w->stat(*ino);
+  if (!st) return (void)fuse_reply_err(req, err(st));
+  if (auto r = g_fs.w->open(*ino); !r) return (void)fuse_reply_err(req, err(r));
+  fuse_entry_param e{};
+  e.ino = to_fuse(*ino);
+  fill_stat(*st, &e.attr);
+  e.attr_timeout = g_fs.attr_timeout;
+  e.entry_timeout = g_fs.entry_timeout;
+  fi->fh = static_cast<std::uint64_t>(fi->flags);
+  fi->keep_cache = 1;
+  if (fuse_reply_create(req, &e, fi) == -ENOENT) (void)g_fs.w->release(*ino);
+}
+
+void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+  std::unique_ptr<std::uint8_t[]> buf(new std::uint8_t[size]);
+  auto n = g_fs.w->read(to_nid(ino), static_cast<std::uint64_t>(off), {buf.get(), size});
+  if (!n) return (void)fuse_reply_err(req, err(n));
+  fuse_reply_buf(req, reinterpret_cast<const char*>(buf.get()), *n);
+}
+
+void op_write(fuse_req_t req, fuse_ino_t fino, const char* data, size_t size, off_t off, fuse_file_info* fi) {
+  const nid_t ino = to_nid(fino);
+  const int flags = static_cast<int>(fi->fh);
+  std::uint64_t at = static_cast<std::uint64_t>(off);
+  if ((flags & O_APPEND) && !g_fs.writeback_cache) {
+    auto st = g_fs.w->stat(ino);
+    if (!st) return (void)fuse_reply_err(req, err(st));
+    at = st->size;
+  }
+  f2fscore::WriteFlags wf;
+  // O_DIRECT goes straight to the device where the writer can (whole 4 KiB
+  // blocks); other alignments go through the page cache, as f2fs falls
+  // back to buffered I/O for them.
+  wf.direct = (flags & O_DIRECT) && at % 4096 == 0 && size % 4096 == 0;
+  auto n = g_fs.w->write(ino, at, {reinterpret_cast<const std::uint8_t*>(data), size}, wf);
+  if (!n) return (void)fuse_reply_err(req, err(n));
+  fuse_reply_write(req, *n);
+}
+
+void op_flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
+
+void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  auto r = g_fs.w->release(to_nid(ino));
+  fuse_reply_err(req, r ? 0 : err(r));
+}
+
+void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info*) {
+  if (g_fs.read_only) return (void)fuse_reply_err(req, 0);
+  auto r = datasync ? g_fs.w->fdatasync(to_nid(ino)) : g_fs.w->fsync(to_nid(ino));
+  fuse_reply_err(req, r ? 0 : err(r));
+}
+
+// Directories: the entries as they are at opendir (with "." and ".."),
+// served by index; a name made or removed afterwards shows at the next
+// opendir or rewinddir (POSIX leaves that open).
+struct DirHandle {
+  std::vector<f2fscore::WriterDirEntry> entries;
+  std::mutex mu;
+};
+
+unsigned dtype(std::uint8_t ft) {
+  switch (ft) {
+    case 1: return DT_REG;
+    case 2: return DT_DIR;
+    case 3: return DT_CHR;
+    case 4: return DT_BLK;
+    case 5: return DT_FIFO;
+    case 6: return DT_SOCK;
+    case 7: return DT_LNK;
+    default: return DT_UNKNOWN;
+  }
+}
+
+f2fscore::Status load_dir(nid_t dir, DirHandle& h) {
+  auto list = g_fs.w->list_at(dir);
+  if (!list) return f2fscore::make_error(list.error());
+  auto up = g_fs.w->lookup_at(dir, "..");
+  h.entries.clear();
+  h.entries.push_back({".", dir, 2});
+  h.entries.push_back({"..", up ? *up : dir, 2});
+  for (auto& e : *list) h.entries.push_back(std::move(e));
+  return {};
+}
+
+void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  auto h = std::make_unique<DirHandle>();
+  if (auto r = load_dir(to_nid(ino), *h); !r) return (void)fuse_reply_err(req, err(r));
+  fi->fh = reinterpret_cast<std::uint64_t>(h.release());
+  fi->cache_readdir = 0;
+  if (fuse_reply_open(req, fi) == -ENOENT) delete reinterpret_cast<DirHandle*>(fi->fh);
+}
+
+void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi, bool plus) {
+  auto* h = reinterpret_cast<DirHandle*>(fi->fh);
+  std::lock_guard<std::mutex> lock(h->mu);
+  if (off == 0) {
+    // rewinddir(): the entries as they are now.
+    if (auto r = load_dir(to_nid(ino), *h); !r) return (void)fuse_reply_err(req, err(r));
+  }
+  std::vector<char> buf(size);
+  size_t used = 0;
+  for (std::size_t i = static_cast<std::size_t>(off); i < h->entries.size(); ++i) {
+    const auto& e = h->entries[i];
+    size_t n = 0;
+    if (plus) {
+      fuse_entry_param p{};
+      const bool dot = e.name == "." || e.name == "..";
+      if (!dot) {
+        auto st = g_fs.w->stat(e.ino);
+        if (!st) continue;  // removed since opendir
+        fill_stat(*st, &p.attr);
+        p.ino = to_fuse(e.ino);
+        p.attr_timeout = g_fs.attr_timeout;
+        p.entry_timeout = g_fs.entry_timeout;
+      } else {
+        p.attr.st_ino = e.ino;
+        p.attr.st_mode = S_IFDIR;
+      }
+      n = fuse_add_direntry_plus(req, buf.data() + used, size - used, e.name.c_str(), &p, static_cast<off_t>(i + 1));
+    } else {
+      struct stat s {};
+      s.st_ino = e.ino;
+      s.st_mode = dtype(e.file_type) << 12;
+      n = fuse_add_direntry(req, buf.data() + used, size - used, e.name.c_str(), &s, static_cast<off_t>(i + 1));
+    }
+    if (n > size - used) break;
+    used += n;
+  }
+  fuse_reply_buf(req, buf.data(), used);
+}
+
+void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  do_readdir(req, ino, size, off, fi, false);
+}
+void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  do_readdir(req, ino, size, off, fi, true);
+}
+
+void op_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  delete reinterpret_cast<DirHandle*>(fi->fh);
+  fuse_reply_err(req, 0);
+}
+
+void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info*) {
+  if (g_fs.read_only) return (void)fuse_reply_err(req, 0);
+  auto r = datasync ? g_fs.w->fdatasync(to_nid(ino)) : g_fs.w->fsync(to_nid(ino));
+  fuse_reply_err(req, r ? 0 : err(r));
+}
+
+void op_statfs(fuse_req_t req, fuse_ino_t) {
+  const f2fscore::WriterStatfs s = g_fs.w->statfs();
+  struct statvfs v {};
+  v.f_bsize = 4096;
+  v.f_frsize = 4096;
+  v.f_blocks = s.blocks;
+  v.f_bfree = s.bfree;
+  v.f_bavail = s.bavail;
+  v.f_files = s.files;
+  v.f_ffree = s.ffree;
+  v.f_favail = s.ffree;
+  v.f_namemax = 255;
+  fuse_reply_statfs(req, &v);
+}
+
+// ---- Extended attributes: the prefixes of fs/f2fs/xattr.c's handlers ----
+
+struct XName {
+  std::uint8_t index = 0;
+  std::string name;
+};
+
+// The index and name of an xattr name; EOPNOTSUPP for a prefix f2fs has
+// no handler for.
+int split_xattr(const char* full, XName* out) {
+  static const struct {
+    const char* prefix;
+    std::uint8_t index;
+  } kPrefixes[] = {{"user.", 1}, {"trusted.", 4}, {"security.", 6}};
+  const std::string_view n(full);
+  for (const auto& p : kPrefixes) {
+    const std::string_view pre(p.prefix);
+    if (n.substr(0, pre.size()) == pre) {
+      out->index = p.index;
+      out->name = std::string(n.substr(pre.size()));
+      if (out->name.empty()) return EINVAL;
+      return 0;
+    }
+  }
+  return EOPNOTSUPP;
+}
+
+const char* xattr_prefix(std::uint8_t index) {
+  switch (index) {
+    case 1: return "user.";
+    case 4: return "trusted.";
+    case 6: return "security.";
+    default: return nullptr;
+  }
+}
+
+void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size, int flags) {
+  XName x;
+  if (int e = split_xattr(name, &x)) return (void)fuse_reply_err(req, e);
+  if (std::strlen(name) > 255) return (void)fuse_reply_err(req, ERANGE);
+  if (size > 65536) return (void)fuse_reply_err(req, E2BIG);
+  f2fscore::XattrSet how = f2fscore::XattrSet::any;
+  if (flags & XATTR_CREATE) how = f2fscore::XattrSet::create;
+  else if (flags & XATTR_REPLACE) how = f2fscore::XattrSet::replace;
+  auto r = g_fs.w->setxattr(to_nid(ino), x.index, x.name, {reinterpret_cast<const std::uint8_t*>(value), size}, how);
+  if (!r) {
+    const Error& e = r.error();
+    // XATTR_REPLACE of a missing name: ENODATA; no room: E2BIG (6.1's
+    // __f2fs_setxattr()); a name over 255 bytes: ERANGE.
+    int code = errno_of(e);
+    if (e.code == Errc::not_found) code = ENODATA;
+    else if (e.code == Errc::no_space) code = E2BIG;
+    else if (e.code == Errc::invalid_argument) code = ERANGE;
+    return (void)fuse_reply_err(req, code);
+  }
+  fuse_reply_err(req, 0);
+}
+
+void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
+  XName x;
+  if (int e = split_xattr(name, &x)) return (void)fuse_reply_err(req, e == EINVAL ? ENODATA : e);
+  auto v = g_fs.w->getxattr(to_nid(ino), x.index, x.name);
+  if (!v) {
+    if (v.error().code == Errc::not_found) return (void)fuse_reply_err(req, ENODATA);
+    if (v.error().code == Errc::invalid_argument) return (void)fuse_reply_err(req, ERANGE);
+    return (void)fuse_reply_err(req, err(v));
+  }
+  if (size == 0) return (void)fuse_reply_xattr(req, v->size());
+  if (size < v->size()) return (void)fuse_reply_err(req, ERANGE);
+  fuse_reply_buf(req, reinterpret_cast<const char*>(v->data()), v->size());
+}
+
+void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  auto l = g_fs.w->listxattr(to_nid(ino));
+  if (!l) return (void)fuse_reply_err(req, err(l));
+  // f2fs_listxattr(): trusted.* only for CAP_SYS_ADMIN (here: uid 0).
+  const bool admin = fuse_req_ctx(req)->uid == 0;
+  std::string out;
+  for (const auto& it : *l) {
+    const char* p = xattr_prefix(it.index);
+    if (!p || (it.index == 4 && !admin)) continue;
+    out += p;
+    out += it.name;
+    out.push_back('\0');
+  }
+  if (size == 0) return (void)fuse_reply_xattr(req, out.size());
+  if (size < out.size()) return (void)fuse_reply_err(req, ERANGE);
+  fuse_reply_buf(req, out.data(), out.size());
+}
+
+void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
+  XName x;
+  if (int e = split_xattr(name, &x)) return (void)fuse_reply_err(req, e == EINVAL ? ENODATA : e);
+  auto r = g_fs.w->removexattr(to_nid(ino), x.index, x.name);
+  if (!r) return (void)fuse_reply_err(req, r.error().code == Errc::not_found ? ENODATA : err(r));
+  fuse_reply_err(req, 0);
+}
+
+void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len, fuse_file_info*) {
+  if (off < 0 || len <= 0) return (void)fuse_reply_err(req, EINVAL);
+  auto r = g_fs.w->fallocate(to_nid(ino), static_cast<std::uint32_t>(mode), static_cast<std::uint64_t>(off),
+                             static_cast<std::uint64_t>(len));
+  fuse_reply_err(req, r ? 0 : err(r));
+}
+
+// copy_file_range(2) through the writer: a read and a write per MiB.
+void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, fuse_file_info*, fuse_ino_t ino_out,
+                        off_t off_out, fuse_file_info*, size_t len, int flags) {
+  if (flags != 0) return (void)fuse_reply_err(req, EINVAL);
+  std::vector<std::uint8_t> buf(std::min<size_t>(len, 1u << 20));
+  size_t done = 0;
+  while (done < len) {
+    const size_t want = std::min(buf.size(), len - done);
+    auto n = g_fs.w->read(to_nid(ino_in), static_cast<std::uint64_t>(off_in) + done, {buf.data(), want});
+    if (!n) return (void)fuse_reply_err(req, err(n));
+    if (*n == 0) break;
+    auto m = g_fs.w->write(to_nid(ino_out), static_cast<std::uint64_t>(off_out) + done, {buf.data(), *n});
+    if (!m) return (void)(done ? fuse_reply_write(req, done) : fuse_reply_err(req, err(m)));
+    done += *m;
+    if (*n < want) break;
+  }
+  fuse_reply_write(req, done);
+}
+
+// SEEK_DATA / SEEK_HOLE as f2fs_seek_block() (fs/f2fs/file.c).
+void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info*) {
+  if (whence != SEEK_DATA && whence != SEEK_HOLE) return (void)fuse_reply_err(req, EINVAL);
+  auto r = g_fs.w->seek_data(to_nid(ino), static_cast<std::uint64_t>(off), whence == SEEK_HOLE);
+  if (!r) return (void)fuse_reply_err(req, err(r));
+  fuse_reply_lseek(req, static_cast<off_t>(*r));
+}
+
+const fuse_lowlevel_ops kOps = [] {
+  fuse_lowlevel_ops o{};
+  o.init = op_init;
+  o.lookup = op_lookup;
+  o.getattr = op_getattr;
+  o.setattr = op_setattr;
+  o.readlink = op_readlink;
+  o.mknod = op_mknod;
+  o.mkdir = op_mkdir;
+  o.unlink = op_unlink;
+  o.rmdir = op_rmdir;
+  o.symlink = op_symlink;
+  o.rename = op_rename;
+  o.link = op_link;
+  o.open = op_open;
+  o.read = op_read;
+  o.write = op_write;
+  o.flush = op_flush;
+  o.release = op_release;
+  o.fsync = op_fsync;
+  o.opendir = op_opendir;
+  o.readdir = op_readdir;
+  o.readdirplus = op_readdirplus;
+  o.releasedir = op_releasedir;
+  o.fsyncdir = op_fsyncdir;
+  o.statfs = op_statfs;
+  o.setxattr = op_setxattr;
+  o.getxattr = op_getxattr;
+  o.listxattr = op_listxattr;
+  o.removexattr = op_removexattr;
+  o.create = op_create;
+  o.fallocate = op_fallocate;
+  o.copy_file_range = op_copy_file_range;
+  o.lseek = op_lseek;
+  return o;
+}();
+
+// ---- Start-up ----------------------------------------------------------------------------
+
+// The parent of the daemon waits on this pipe for one byte: the exit
+// status of the mount (0: mounted).
+int g_ready_fd = -1;
+
+void tell_parent(int code) {
+  if (g_ready_fd < 0) return;
+  const char c = static_cast<char>(code);
+  ssize_t n;
+  do n = ::write(g_ready_fd, &c, 1);
+  while (n < 0 && errno == EINTR);
+  ::close(g_ready_fd);
+  g_ready_fd = -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Mount an F2FS volume in user space (f2fscore " F2FSCORE_VERSION_STRING ")", "f2fscore-fuse"};
+  app.footer(kExitHelp);
+  std::string device, mountpoint, backend = "posix";
+  std::vector<std::string> opt_lists;
+  bool foreground = false, debug = false, single = false, version = false;
+  app.add_option("device", device, "Image file or block device holding an F2FS volume");
+  app.add_option("mountpoint", mountpoint, "Directory to mount it on");
+  app.add_option("-o", opt_lists, "Mount options, comma-separated (see below)")->allow_extra_args(false);
+  app.add_flag("-f,--foreground", foreground, "Stay in the foreground");
+  app.add_flag("-d,--debug", debug, "Print each FUSE request (implies -f)");
+  app.add_flag("-s,--single-thread", single, "Serve requests on one thread");
+  app.add_option("--backend", backend, "I/O backend: posix (default), io_uring, uring or auto")
+      ->check(CLI::IsMember({"auto", "posix", "io_uring", "uring"}));
+  app.add_flag("-V,--version", version, "Print the version and exit");
+  auto usage = [&](const std::string& m) { return ftools::print_error("f2fscore-fuse", m, kExitUsage, true); };
+  if (auto done = ftools::parse_or(app, argc, argv, [&](const CLI::ParseError&, const std::string& m) { return usage(m); }))
+    return *done;
+  if (version) return ftools::print_version("f2fscore-fuse", false);
+  if (device.empty()) return usage("a device is required");
+  if (mountpoint.empty()) return usage("a mount point is required");
+  if (debug) foreground = true;
+
+  f2fscore::tools::FuseOptions fo;
+  for (const auto& l : opt_lists)
+    if (auto e = f2fscore::tools::parse_fuse_options(l, fo); !e.empty()) return usage("-o: " + e);
+
+  char* abs_dev = ::realpath(device.c_str(), nullptr);
+  if (!abs_dev) {
+    std::fprintf(stderr, "f2fscore-fuse: %s: %s\n", device.c_str(), std::strerror(errno));
+    return kExitFailure;
+  }
+  const std::string dev_path = abs_dev;
+  std::free(abs_dev);
+  struct stat mst {};
+  if (::stat(mountpoint.c_str(), &mst) != 0 || !S_ISDIR(mst.st_mode)) {
+    std::fprintf(stderr, "f2fscore-fuse: %s: not a directory\n", mountpoint.c_str());
+    return kExitFailure;
+  }
+
+  // In the background: the child does everything (no io_uring or thread
+  // crosses a fork) and tells the parent how the mount went.
+  if (!foreground) {
+    int p[2];
+    if (::pipe(p) != 0) {
+      std::perror("f2fscore-fuse: pipe");
+      return kExitFailure;
+    }
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      std::perror("f2fscore-fuse: fork");
+      return kExitFailure;
+    }
+    if (pid > 0) {
+      ::close(p[1]);
+      char c = static_cast<char>(kExitFailure);
+      ssize_t n;
+      do n = ::read(p[0], &c, 1);
+      while (n < 0 && errno == EINTR);
+      if (n != 1) {
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        return WIFEXITED(status) && WEXITSTATUS(status) != 0 ? WEXITSTATUS(status) : kExitFailure;
+      }
+      return static_cast<unsigned char>(c);
+    }
+    ::close(p[0]);
+    g_ready_fd = p[1];
+    ::setsid();
+  }
+  auto fail = [&](const std::string& m) {
+    std::fprintf(stderr, "f2fscore-fuse: %s\n", m.c_str());
+    tell_parent(kExitFailure);
+    return kExitFailure;
+  };
+
+  // One writer per image: open_device() holds the library's lock on it
+  // until the device is closed, after the final checkpoint (a new mount
+  // during that checkpoint is refused; `flock DEVICE true` waits for it).
+  f2fscore::OpenOptions oo;
+  oo.read_only = fo.read_only;
+  oo.refuse_in_use = !fo.read_only;
+  f2fscore::BackendOptions bo;
+  bo.backend = backend == "posix"      ? f2fscore::Backend::posix
+               : backend == "io_uring" ? f2fscore::Backend::uring
+               : backend == "uring"    ? f2fscore::Backend::liburing
+                                       : f2fscore::Backend::automatic;
+  auto opened = f2fscore::open_device(dev_path, oo, bo);
+  if (!opened)
+    return fail(opened.error().code == Errc::busy ? opened.error().message + "; refusing to mount it"
+                                                  : ftools::open_failure_text(device, opened.error()));
+  f2fscore::Iostat iostat;
+  f2fscore::IostatDevice dev(std::move(opened->device), iostat);
+  f2fscore::MountOptions mo = fo.mount;
+  mo.read_only = fo.read_only;
+  auto w = Writer::mount(dev, mo);
+  if (!w) return fail(device + ": cannot mount" + (fo.read_only ? "" : " read-write") + ": " + w.error().message);
+  if (fo.iostat) iostat.set_enabled(true);
+  g_fs.w = w->get();
+  g_fs.read_only = fo.read_only;
+  g_fs.attr_timeout = fo.attr_timeout;
+  g_fs.entry_timeout = fo.entry_timeout;
+  g_fs.writeback_cache = fo.writeback_cache;
+  g_fs.max_write = fo.max_write;
+  {
+    auto root = (*w)->lookup("/");
+    if (!root) return fail("no root directory: " + root.error().message);
+    g_fs.root = *root;
+  }
+
+  // FUSE's own arguments: the program name, the mount options it knows.
+  std::vector<std::string> fargs = {"f2fscore-fuse"};
+  std::string fuse_opts = "default_permissions,fsname=" + (fo.fsname.empty() ? dev_path : fo.fsname) +
+                          ",subtype=" + (fo.subtype.empty() ? "f2fscore" : fo.subtype);
+  if (fo.read_only) fuse_opts += ",ro";
+  for (const auto& p : fo.passthrough) fuse_opts += "," + p;
+  fargs.push_back("-o");
+  fargs.push_back(fuse_opts);
+  if (debug) fargs.push_back("-d");
+  std::vector<char*> fargv;
+  for (auto& a : fargs) fargv.push_back(a.data());
+  fuse_args args = FUSE_ARGS_INIT(static_cast<int>(fargv.size()), fargv.data());
+  fuse_session* se = fuse_session_new(&args, &kOps, sizeof kOps, nullptr);
+  if (!se) {
+    (void)(*w)->unmount();
+    return fail("cannot start a FUSE session (options " + fuse_opts + ")");
+  }
+  if (fuse_set_signal_handlers(se) != 0) {
+    fuse_session_destroy(se);
+    (void)(*w)->unmount();
+    return fail("cannot install the signal handlers");
+  }
+  if (fuse_session_mount(se, mountpoint.c_str()) != 0) {
+    fuse_remove_signal_handlers(se);
+    fuse_session_destroy(se);
+    (void)(*w)->unmount();
+    return fail("cannot mount on " + mountpoint);
+  }
+  if (!foreground) {
+    // Standard streams to /dev/null, as fuse_daemonize().
+    const int nul = ::open("/dev/null", O_RDWR);
+    if (nul >= 0) {
+      ::dup2(nul, 0);
+      ::dup2(nul, 1);
+      ::dup2(nul, 2);
+      if (nul > 2) ::close(nul);
+    }
+    if (::chdir("/") != 0) { /* stays where it was */ }
+  }
+  tell_parent(kExitOk);
+
+  int rc;
+  if (single) {
+    rc = fuse_session_loop(se);
+  } else {
+    fuse_loop_config* cfg = fuse_loop_cfg_create();
+    fuse_loop_cfg_set_clone_fd(cfg, 0);
+    fuse_loop_cfg_set_max_threads(cfg, 8);
+    fuse_loop_cfg_set_idle_threads(cfg, 4);
+    rc = fuse_session_loop_mt(se, cfg);
+    fuse_loop_cfg_destroy(cfg);
+  }
+  fuse_session_unmount(se);
+  fuse_remove_signal_handlers(se);
+  fuse_session_destroy(se);
+
+  // The final checkpoint, and the iostat report when it was on.
+  auto um = (*w)->unmount();
+  if (fo.iostat) {
+    const std::string rep = f2fscore::format_iostat_info(iostat.snapshot(), static_cast<std::int64_t>(std::time(nullptr)));
+    if (!fo.iostat_file.empty()) {
+      if (FILE* f = std::fopen(fo.iostat_file.c_str(), "w")) {
+        std::fputs(rep.c_str(), f);
+        std::fclose(f);
+      }
+    } else {
+      std::fputs(rep.c_str(), stderr);
+    }
+  }
+  if (!um) {
+    std::fprintf(stderr, "f2fscore-fuse: %s: unmount (checkpoint) failed: %s\n", device.c_str(),
+                 um.error().to_string().c_str());
+    return kExitFailure;
+  }
+  return rc == 0 || rc == -EINTR || rc > 0 ? kExitOk : kExitFailure;
+}

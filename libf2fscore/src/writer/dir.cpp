@@ -279,22 +279,24 @@ Status Writer::Impl::add_entry(nid_t dir, std::string_view name, nid_t ino, File
   return make_error(Errc::no_space, "writer: the directory reached the deepest hash level");
 }
 
-// f2fs_delete_entry(): clear the slots; a dentry block left empty is freed.
-Status Writer::Impl::remove_entry(nid_t dir, std::string_view name) {
+namespace {
+
+// Finds `name` in `dir` (inline area, else the hash buckets of each level as
+// f2fs_find_entry()) and applies `edit` to its slot; the inode or the dentry
+// block is written back, a dentry block `edit` leaves empty is freed.
+// Errc::not_found (ENOENT) when there is no such entry.
+Status edit_entry(Writer::Impl& w, nid_t dir, std::string_view name, const std::function<void(DView&, std::uint32_t)>& edit) {
   const std::uint32_t hash = dentry_hash(name);
-  auto dp = node(dir);
+  auto dp = w.node(dir);
   if (!dp) return make_error(dp.error());
   Node& dn = **dp;
-  auto clear = [&](DView& v, std::uint32_t pos) {
-    for (std::uint32_t k = 0; k < DView::slots(v.d[pos].name_len.get()); ++k) v.set(pos + k, false);
-  };
   if (dn.i.i_inline & inline_flag::dentry) {
-    DView v = DView::inline_area(reinterpret_cast<std::uint8_t*>(&dn) + inline_offset(dn), max_inline(dn));
+    DView v = DView::inline_area(reinterpret_cast<std::uint8_t*>(&dn) + w.inline_offset(dn), w.max_inline(dn));
     const std::uint32_t pos = v.find(name, hash);
-    if (pos >= v.nr) return make_error(Errc::not_found, "writer: no entry \"" + std::string(name) + "\"");
-    clear(v, pos);
-    touch(dn);
-    mark_dirty(dir);
+    if (pos >= v.nr) return errno_error(Errc::not_found, ENOENT, "writer: no entry \"" + std::string(name) + "\"");
+    edit(v, pos);
+    w.touch(dn);
+    w.mark_dirty(dir);
     return {};
   }
   const std::uint32_t depth = dn.i.i_current_depth.get(), dl = dn.i.i_dir_level;
@@ -304,24 +306,42 @@ Status Writer::Impl::remove_entry(nid_t dir, std::string_view name) {
     const std::uint32_t nb = dir_buckets(level, dl);
     const std::uint64_t bidx = dir_block_index(level, dl, hash % nb);
     for (std::uint64_t blk = bidx; blk < bidx + bucket_blocks(level) && blk < nblocks; ++blk) {
-      auto a = map(dir, blk, false);
+      auto a = w.map(dir, blk, false);
       if (!a) return make_error(a.error());
       if (*a == kNullAddr) continue;
-      F2FSCORE_TRY(read_file_block(dir, blk, b.data()));
+      F2FSCORE_TRY(w.read_file_block(dir, blk, b.data()));
       DView v = DView::block(b.data());
       const std::uint32_t pos = v.find(name, hash);
       if (pos >= v.nr) continue;
-      clear(v, pos);
-      if (v.empty()) F2FSCORE_TRY(free_file_block(dir, blk));
-      else F2FSCORE_TRY(cache_write(dir, blk, b.data(), wr::kHotData));
-      auto dp2 = node(dir);
+      edit(v, pos);
+      if (v.empty()) F2FSCORE_TRY(w.free_file_block(dir, blk));
+      else F2FSCORE_TRY(w.cache_write(dir, blk, b.data(), wr::kHotData));
+      auto dp2 = w.node(dir);
       if (!dp2) return make_error(dp2.error());
-      touch(**dp2);
-      mark_dirty(dir);
+      w.touch(**dp2);
+      w.mark_dirty(dir);
       return {};
     }
   }
-  return make_error(Errc::not_found, "writer: no entry \"" + std::string(name) + "\"");
+  return errno_error(Errc::not_found, ENOENT, "writer: no entry \"" + std::string(name) + "\"");
+}
+
+}  // namespace
+
+// f2fs_delete_entry(): clear the slots; a dentry block left empty is freed.
+Status Writer::Impl::remove_entry(nid_t dir, std::string_view name) {
+  return edit_entry(*this, dir, name, [](DView& v, std::uint32_t pos) {
+    for (std::uint32_t k = 0; k < DView::slots(v.d[pos].name_len.get()); ++k) v.set(pos + k, false);
+  });
+}
+
+// f2fs_set_link() in fs/f2fs/dir.c: the entry keeps its slots and names
+// another inode.
+Status Writer::Impl::set_entry(nid_t dir, std::string_view name, nid_t ino, FileType type) {
+  return edit_entry(*this, dir, name, [ino, type](DView& v, std::uint32_t pos) {
+    v.d[pos].ino.set(ino);
+    v.d[pos].file_type = static_cast<std::uint8_t>(type);
+  });
 }
 
 Result<nid_t> Writer::Impl::resolve(std::string_view path, nid_t* parent, std::string* leaf) {
@@ -356,50 +376,6 @@ Result<nid_t> Writer::Impl::resolve(std::string_view path, nid_t* parent, std::s
   if (leaf) *leaf = last;
   if (missing) return make_error(Errc::not_found, "writer: \"" + std::string(path) + "\" does not exist");
   return cur;
-}
-
-// f2fs_set_link() in fs/f2fs/dir.c: the entry keeps its slots and names
-// another inode.
-Status Writer::Impl::set_entry(nid_t dir, std::string_view name, nid_t ino, FileType type) {
-  const std::uint32_t hash = dentry_hash(name);
-  auto dp = node(dir);
-  if (!dp) return make_error(dp.error());
-  Node& dn = **dp;
-  if (dn.i.i_inline & inline_flag::dentry) {
-    DView v = DView::inline_area(reinterpret_cast<std::uint8_t*>(&dn) + inline_offset(dn), max_inline(dn));
-    const std::uint32_t pos = v.find(name, hash);
-    if (pos >= v.nr) return errno_error(Errc::not_found, ENOENT, "writer: no entry \"" + std::string(name) + "\"");
-    v.d[pos].ino.set(ino);
-    v.d[pos].file_type = static_cast<std::uint8_t>(type);
-    touch(dn);
-    mark_dirty(dir);
-    return {};
-  }
-  const std::uint32_t depth = dn.i.i_current_depth.get(), dl = dn.i.i_dir_level;
-  const std::uint64_t nblocks = (dn.i.i_size.get() + kBlockSize - 1) / kBlockSize;
-  std::vector<std::uint8_t> b(kBlockSize);
-  for (std::uint32_t level = 0; level < depth && level < 64; ++level) {
-    const std::uint32_t nb = dir_buckets(level, dl);
-    const std::uint64_t bidx = dir_block_index(level, dl, hash % nb);
-    for (std::uint64_t blk = bidx; blk < bidx + bucket_blocks(level) && blk < nblocks; ++blk) {
-      auto a = map(dir, blk, false);
-      if (!a) return make_error(a.error());
-      if (*a == kNullAddr) continue;
-      F2FSCORE_TRY(read_file_block(dir, blk, b.data()));
-      DView v = DView::block(b.data());
-      const std::uint32_t pos = v.find(name, hash);
-      if (pos >= v.nr) continue;
-      v.d[pos].ino.set(ino);
-      v.d[pos].file_type = static_cast<std::uint8_t>(type);
-      F2FSCORE_TRY(cache_write(dir, blk, b.data(), wr::kHotData));
-      auto dp2 = node(dir);
-      if (!dp2) return make_error(dp2.error());
-      touch(**dp2);
-      mark_dirty(dir);
-      return {};
-    }
-  }
-  return errno_error(Errc::not_found, ENOENT, "writer: no entry \"" + std::string(name) + "\"");
 }
 
 // ---- Creating and removing names ------------------------------------------------

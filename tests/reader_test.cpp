@@ -16,14 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string sha256_of(const std::string& data) {
-  f2fstest::TempDir t;
-  const auto p = t / "f";
-  std::ofstream(p, std::ios::binary).write(data.data(), static_cast<std::streamsize>(data.size()));
-  auto r = f2fstest::run("sha256sum " + f2fstest::shell_quote(p.string()));
-  return r.output.substr(0, 64);
-}
-
 std::string octal(std::uint32_t v) {
   std::ostringstream o;
   o << std::oct << v;
@@ -49,7 +41,7 @@ void walk(Volume& v, const InodeInfo& dir, const std::string& prefix, std::vecto
       auto n = v.read(*in, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(data.data()), data.size()));
       ASSERT_TRUE(n) << path << ": " << n.error().to_string();
       out.push_back("F|" + path + "|" + perm + "|" + std::to_string(in->size) + "|" + std::to_string(in->links) + "|" +
-                    sha256_of(data));
+                    f2fstest::sha256_hex(data));
     } else if (in->is_symlink()) {
       auto t = v.read_link(*in);
       ASSERT_TRUE(t) << path << ": " << t.error().to_string();
@@ -69,6 +61,17 @@ void walk(Volume& v, const InodeInfo& dir, const std::string& prefix, std::vecto
 }
 
 }  // namespace
+
+// The test support's SHA-256 (the manifests' file hashes) on the examples of
+// FIPS 180-2 appendix B (one block, two blocks) and the empty message.
+TEST(TestSupport, Sha256OfTheStandardsExamples) {
+  EXPECT_EQ(f2fstest::sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(f2fstest::sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(f2fstest::sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(f2fstest::sha256_hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
 
 TEST(Reader, SharedImagesReadAsLinuxReadsThem) {
   auto dir = f2fstest::shared_images_dir();

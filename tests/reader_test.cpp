@@ -73,6 +73,29 @@ TEST(TestSupport, Sha256OfTheStandardsExamples) {
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
+// The test support's image comparison: a block written past a hole in one
+// of two sparse files, and a longer file whose tail is zeroes.
+TEST(TestSupport, DifferingBlocksAndReadBlock) {
+  f2fstest::TempDir t;
+  const auto a = t / "a.img", b = t / "b.img";
+  f2fstest::make_sparse_file(a, 8u << 20);
+  f2fstest::make_sparse_file(b, 8u << 20);
+  EXPECT_EQ(fs::file_size(a), 8u << 20);
+  EXPECT_TRUE(f2fstest::differing_blocks(a, b).empty());
+  {
+    std::fstream f(b, std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(1281 * 4096 + 17);
+    f.put('x');
+  }
+  EXPECT_EQ(f2fstest::differing_blocks(a, b), std::vector<std::uint64_t>{1281});
+  const auto blk = f2fstest::read_block(b, 1281);
+  ASSERT_EQ(blk.size(), 4096u);
+  EXPECT_EQ(blk[17], 'x');
+  EXPECT_EQ(std::count(blk.begin(), blk.end(), 0), 4095);
+  fs::resize_file(a, 16u << 20);  // zeroes past b's end read as zeroes
+  EXPECT_EQ(f2fstest::differing_blocks(a, b), std::vector<std::uint64_t>{1281});
+}
+
 TEST(Reader, SharedImagesReadAsLinuxReadsThem) {
   auto dir = f2fstest::shared_images_dir();
   if (!dir) {

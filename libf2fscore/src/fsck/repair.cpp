@@ -829,7 +829,7 @@ void Checker::repair() {
   pass_end.on = true;
   progress(5, to_write - 1, to_write);
   meta::RebuildPlan plan;
-  plan.blocks.reserve(use_count_);
+  plan.blocks.reserve(static_cast<std::size_t>(use_count_));
   for_each_use([&](const meta::BlockUse& u) { plan.blocks.push_back(u); });
   nids_.for_each(1, [&](nid_t n, const NidTable::Rec& rec) {
     if (n >= max_nid_) return;

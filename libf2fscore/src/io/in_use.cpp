@@ -58,7 +58,7 @@ namespace {
 
 // The bytes at the start of a device probed for file systems: the superblock
 // copies of F2FS, ext2/3/4, XFS, btrfs (64 KiB) and swap.
-constexpr std::size_t kProbeBytes = 68 * 1024;
+[[maybe_unused]] constexpr std::size_t kProbeBytes = 68 * 1024;
 
 // Whether either superblock copy in the first `got` bytes of `b` carries the
 // F2FS magic (F2FS_SUPER_MAGIC at byte 1024 of block 0 or 1).

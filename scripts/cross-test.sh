@@ -2,15 +2,16 @@
 # Cross-build f2fscore for big-endian s390x, 32-bit i686 and 64-bit ARM
 # (aarch64) with Debian's cross compilers and run the unit tests under
 # qemu-user; and for 64-bit Windows with Debian's mingw-w64 (the posix
-# threads variant), its tools under wine (its unit tests are not built:
-# their support code is POSIX).
+# threads variant), its unit tests and tools under wine.
 #
 #   scripts/cross-test.sh [s390x|i686|aarch64|windows|all]     (default: all)
 #
 # Builds the library, f2fscore-mkfs and every unit-test executable in
 # build-cross-<arch>/ beside this script's repository (optimised as the native
 # build, without debug information: it only slows the build down), then runs the unit
-# tests with ctest (CMAKE_CROSSCOMPILING_EMULATOR runs them under qemu).
+# tests with ctest (CMAKE_CROSSCOMPILING_EMULATOR runs them under qemu or
+# wine). The Windows build decompresses the zstd fixtures at build time with
+# the host's zstd (tests/unzstd_fixtures.cmake): Windows has no zstd tool.
 # Installs missing Debian packages with apt-get (as root, or through sudo).
 #
 # Environment:
@@ -26,7 +27,8 @@
 # image file under qemu (offsets past 2 GiB on 32-bit hosts) with fixed
 # uuid and time; with several arches the images must be byte-identical.
 #
-# On windows, after the mkfs image (tools_windows below): the native
+# On windows, after the mkfs image (tools_windows below), before its unit
+# tests: the native
 # fsck.f2fs -f calls the mkfs.exe image clean; f2fscore-fsck.exe and
 # f2fscore-dump.exe info read it (dump info equal to the native tool's when
 # F2FSCORE_CROSS_REFERENCE_MKFS names a native build's mkfs, whose build
@@ -151,10 +153,6 @@ run_arch() {
     ln -sfn "/usr/include/$dep" "$deps/$dep" || return 1
   done
 
-  # The unit tests' support code is POSIX (popen, pread, SEEK_DATA): not
-  # built for Windows, whose check is the tools' (tools_windows).
-  local tests=ON
-  [[ $arch != windows ]] || tests=OFF
   log "[$arch] configure $bdir"
   RESULT[$arch]="FAIL (configure)"
   t0=$(now)
@@ -162,7 +160,7 @@ run_arch() {
       -DCMAKE_TOOLCHAIN_FILE="$SRC_DIR/cmake/toolchains/$triple.cmake" \
       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" \
       -DF2FSCORE_HEADER_DEPS="$deps" \
-      -DF2FSCORE_BUILD_TOOLS=ON -DF2FSCORE_BUILD_TESTS="$tests" -DF2FSCORE_BUILD_BENCH=OFF \
+      -DF2FSCORE_BUILD_TOOLS=ON -DF2FSCORE_BUILD_TESTS=ON -DF2FSCORE_BUILD_BENCH=OFF \
       "${LAUNCHER[@]}"; then
     return 1
   fi
@@ -174,7 +172,7 @@ run_arch() {
               f2fscore_fsck_mutation_tests f2fscore_meta_tests f2fscore_writer_tests f2fscore_writer_damage_tests
               f2fscore_writer_fsync_tests f2fscore_writer_ipu_tests f2fscore_writer_cache_tests
               f2fscore_writer_ns_tests f2fscore_writer_gc_tests f2fscore_writer_managers_tests f2fscore_stats_tests)
-  [[ $arch != windows ]] || want=(f2fscore f2fscore-mkfs f2fscore-fsck f2fscore-dump)
+  [[ $arch != windows ]] || want+=(f2fscore-fsck f2fscore-dump f2fscore-sload f2fscore-io)  # tools_windows
   local have targets=() t
   have=$(cmake --build "$bdir" --target help 2>/dev/null)
   for t in "${want[@]}"; do
@@ -202,7 +200,11 @@ run_arch() {
   [[ $arch != windows ]] || img_arg="Z:$img"  # wine's Z: is the host's /
   rm -f "$img"
   if [[ $arch == windows ]]; then
-    wineserver -p 2>/dev/null  # persistent until `wineserver -k` at the end
+    # One wineserver, persistent until `wineserver -k` at the end, and the
+    # prefix's services started now with their output to /dev/null (a
+    # service started by a test would hold ctest's output pipe open).
+    wineserver -p </dev/null >/dev/null 2>&1
+    wine wineboot </dev/null >/dev/null 2>&1
     log "[$arch] wine prefix $WINEPREFIX"
   fi
   if ! truncate -s 3G "$img" ||
@@ -228,12 +230,6 @@ run_arch() {
   rm -f "$img"
   log "[$arch] f2fscore-mkfs under ${QEMU[$arch]}: 3 GiB image, cksum ${IMAGE_SUM[$arch]}"
 
-  if [[ $arch == windows ]]; then
-    wineserver -k 2>/dev/null
-    TESTS[$arch]="unit tests not built for Windows"
-    RESULT[$arch]=PASS
-    return 0
-  fi
   log "[$arch] unit tests under ${QEMU[$arch]}"
   RESULT[$arch]="FAIL (tests)"
   logf="$bdir/ctest-unit.log"
@@ -263,7 +259,8 @@ TOOLS_NOTE=-
 tools_windows() {
   local bdir=$1 img=$2 out="$1/tools-test" ref_build=""
   local fsck="$bdir/tools/fsck/f2fscore-fsck.exe" dump="$bdir/tools/dump/f2fscore-dump.exe"
-  local mkfs="$bdir/tools/mkfs/f2fscore-mkfs.exe"
+  local mkfs="$bdir/tools/mkfs/f2fscore-mkfs.exe" sload="$bdir/tools/sload/f2fscore-sload.exe"
+  local io="$bdir/tools/io/f2fscore-io.exe"
   [[ -z ${F2FSCORE_CROSS_REFERENCE_MKFS:-} ]] ||
     ref_build=$(cd "$(dirname "$F2FSCORE_CROSS_REFERENCE_MKFS")/../.." && pwd)
   rm -rf "$out" && mkdir -p "$out" || return 1
@@ -331,6 +328,33 @@ tools_windows() {
     log "[windows] f2fscore-dump.exe info: the same as the native build's"
   fi
   log "[windows] f2fscore-fsck.exe -n -f and f2fscore-dump.exe info pass"
+  # f2fscore-io.exe: a raw write onto the F2FS image is refused without
+  # --force and writes nothing; a raw read runs; `fs` runs a workload
+  # through the writer, which fsck.f2fs -f finds clean.
+  local ioimg="$out/io.img" before
+  truncate -s 256M "$ioimg" && wine "$mkfs" -q "Z:$ioimg" </dev/null >"$out/io.txt" 2>&1 || return 1
+  before=$(cksum <"$ioimg")
+  wine "$io" --rw write --size 1M --bs 4k "Z:$ioimg" </dev/null >>"$out/io.txt" 2>&1
+  local rc=$?
+  if ((rc != 1)) || [[ $(cksum <"$ioimg") != "$before" ]] || ! grep -q "holds an F2FS volume" "$out/io.txt"; then
+    echo "error: f2fscore-io.exe --rw write onto an F2FS image: exit $rc, not refused with nothing written:" >&2
+    cat "$out/io.txt" >&2
+    return 1
+  fi
+  if ! wine "$io" --rw randread --size 16M --bs 4k --runtime 1 "Z:$ioimg" </dev/null >>"$out/io.txt" 2>&1 ||
+     ! wine "$io" fs "Z:$ioimg" --workload smallfiles </dev/null >>"$out/io.txt" 2>&1; then
+    echo "error: f2fscore-io.exe randread or fs --workload smallfiles fails:" >&2
+    cat "$out/io.txt" >&2
+    return 1
+  fi
+  if ! fsck.f2fs -f "$ioimg" >"$out/io.fsck.txt" 2>&1 ||
+     grep -qE '\[Fail\]|\[ASSERT\]|\[FIX\]|Fixing|Reconnect|Move curseg' "$out/io.fsck.txt"; then
+    echo "error: fsck.f2fs -f finds the image f2fscore-io.exe fs wrote unclean:" >&2
+    cat "$out/io.fsck.txt" >&2
+    return 1
+  fi
+  rm -f "$ioimg"
+  log "[windows] f2fscore-io.exe: raw write onto F2FS refused, randread and fs smallfiles run, fsck.f2fs clean"
   # Extraction of the Linux-made images against what Linux reads.
   local shared=${F2FSCORE_SHARED_DIR:-$SRC_DIR/../shared}
   local dir="$shared/images/syzkaller" n=0 z base
@@ -353,6 +377,29 @@ tools_windows() {
       return 1
     fi
     rm -f "$x"
+    # Copied in again by f2fscore-mkfs.exe --populate (the mapping read
+    # back) and extracted again: still what Linux reads; fsck.f2fs clean.
+    local rt="$out/$base.rt.img" rtdest="$out/$base.rt.out"
+    rm -rf "$rtdest" && mkdir -p "$rtdest" && truncate -s 128M "$rt" || return 1
+    if ! wine "$mkfs" -q -f --populate "Z:$dest" "Z:$rt" </dev/null >"$out/$base.rt.txt" 2>&1; then
+      echo "error: $base: f2fscore-mkfs.exe --populate of the extracted tree fails:" >&2
+      cat "$out/$base.rt.txt" >&2
+      return 1
+    fi
+    wine "$dump" "Z:$rt" extract / "Z:$rtdest" >"$out/$base.rt.extract.txt" 2>&1
+    if ! python3 "$SCRIPT_DIR/compare-extract.py" "$dir/$base.linux-manifest" "$rtdest" \
+         "$out/$base.extract.txt" >"$out/$base.rt.compare.txt" 2>&1; then
+      echo "error: $base: extracted, copied in by f2fscore-mkfs.exe --populate and extracted again, it differs from what Linux reads:" >&2
+      cat "$out/$base.rt.compare.txt" >&2
+      return 1
+    fi
+    if ! fsck.f2fs -f "$rt" >"$out/$base.rt.fsck.txt" 2>&1 ||
+       grep -qE '\[Fail\]|\[ASSERT\]|\[FIX\]|Fixing|Reconnect|Move curseg' "$out/$base.rt.fsck.txt"; then
+      echo "error: $base: fsck.f2fs -f finds the f2fscore-mkfs.exe --populate image unclean:" >&2
+      cat "$out/$base.rt.fsck.txt" >&2
+      return 1
+    fi
+    rm -rf "$rt" "$rtdest"
     n=$((n + 1))
   done
   # Names Windows forbids, a reserved device name, '%', a trailing dot and
@@ -376,9 +423,30 @@ tools_windows() {
       return 1
     fi
     rm -f "$nimg"
-    names_note="; forbidden names and symlinks mapped and read back"
+    # f2fscore-sload.exe copies the extraction into a fresh image: the
+    # native dump extracts the source tree's names, symlink and contents
+    # (modes aside: Windows keeps none).
+    local simg="$out/names-sload.img" sdest="$out/names-sload.out"
+    local native_dump="$ref_build/tools/dump/f2fscore-dump"
+    rm -rf "$sdest" && mkdir -p "$sdest" && truncate -s 64M "$simg" || return 1
+    if ! wine "$mkfs" -q -f "Z:$simg" </dev/null >"$out/names-sload.txt" 2>&1 ||
+       ! wine "$sload" -f "Z:$ndest" "Z:$simg" </dev/null >>"$out/names-sload.txt" 2>&1 ||
+       ! "$native_dump" "$simg" extract / "$sdest" >>"$out/names-sload.txt" 2>&1; then
+      echo "error: names Windows forbids: f2fscore-sload.exe of the extraction, or its native extraction, fails:" >&2
+      cat "$out/names-sload.txt" >&2
+      return 1
+    fi
+    local nomode='BEGIN { FS = OFS = "|" } $1 == "D" || $1 == "F" { $3 = "-" } { print }'
+    if ! diff <(awk "$nomode" "$out/names.manifest") \
+              <(python3 "$SCRIPT_DIR/compare-extract.py" --manifest "$sdest" | awk "$nomode") >"$out/names-sload.diff"; then
+      echo "error: names Windows forbids: f2fscore-sload.exe did not give the tree back:" >&2
+      cat "$out/names-sload.diff" >&2
+      return 1
+    fi
+    rm -rf "$simg" "$sdest"
+    names_note="; forbidden names and symlinks mapped and read back, and copied in again by sload.exe"
   fi
-  TOOLS_NOTE="mkfs image clean under fsck.f2fs; fsck, dump info pass; $n Linux images extracted as Linux reads them$names_note"
+  TOOLS_NOTE="mkfs image clean under fsck.f2fs; fsck, dump info pass; io raw write refused on F2FS, io fs clean; $n Linux images extracted as Linux reads them, and again after mkfs --populate of the extraction$names_note"
   log "[windows] $TOOLS_NOTE"
   return 0
 }

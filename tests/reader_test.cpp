@@ -16,14 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string sha256_of(const std::string& data) {
-  f2fstest::TempDir t;
-  const auto p = t / "f";
-  std::ofstream(p, std::ios::binary).write(data.data(), static_cast<std::streamsize>(data.size()));
-  auto r = f2fstest::run("sha256sum " + f2fstest::shell_quote(p.string()));
-  return r.output.substr(0, 64);
-}
-
 std::string octal(std::uint32_t v) {
   std::ostringstream o;
   o << std::oct << v;
@@ -49,7 +41,7 @@ void walk(Volume& v, const InodeInfo& dir, const std::string& prefix, std::vecto
       auto n = v.read(*in, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(data.data()), data.size()));
       ASSERT_TRUE(n) << path << ": " << n.error().to_string();
       out.push_back("F|" + path + "|" + perm + "|" + std::to_string(in->size) + "|" + std::to_string(in->links) + "|" +
-                    sha256_of(data));
+                    f2fstest::sha256_hex(data));
     } else if (in->is_symlink()) {
       auto t = v.read_link(*in);
       ASSERT_TRUE(t) << path << ": " << t.error().to_string();
@@ -69,6 +61,40 @@ void walk(Volume& v, const InodeInfo& dir, const std::string& prefix, std::vecto
 }
 
 }  // namespace
+
+// The test support's SHA-256 (the manifests' file hashes) on the examples of
+// FIPS 180-2 appendix B (one block, two blocks) and the empty message.
+TEST(TestSupport, Sha256OfTheStandardsExamples) {
+  EXPECT_EQ(f2fstest::sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(f2fstest::sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(f2fstest::sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(f2fstest::sha256_hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+// The test support's image comparison: a block written past a hole in one
+// of two sparse files, and a longer file whose tail is zeroes.
+TEST(TestSupport, DifferingBlocksAndReadBlock) {
+  f2fstest::TempDir t;
+  const auto a = t / "a.img", b = t / "b.img";
+  f2fstest::make_sparse_file(a, 8u << 20);
+  f2fstest::make_sparse_file(b, 8u << 20);
+  EXPECT_EQ(fs::file_size(a), 8u << 20);
+  EXPECT_TRUE(f2fstest::differing_blocks(a, b).empty());
+  {
+    std::fstream f(b, std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(1281 * 4096 + 17);
+    f.put('x');
+  }
+  EXPECT_EQ(f2fstest::differing_blocks(a, b), std::vector<std::uint64_t>{1281});
+  const auto blk = f2fstest::read_block(b, 1281);
+  ASSERT_EQ(blk.size(), 4096u);
+  EXPECT_EQ(blk[17], 'x');
+  EXPECT_EQ(std::count(blk.begin(), blk.end(), 0), 4095);
+  fs::resize_file(a, 16u << 20);  // zeroes past b's end read as zeroes
+  EXPECT_EQ(f2fstest::differing_blocks(a, b), std::vector<std::uint64_t>{1281});
+}
 
 TEST(Reader, SharedImagesReadAsLinuxReadsThem) {
   auto dir = f2fstest::shared_images_dir();

@@ -21,9 +21,6 @@
 #include <csignal>
 #include <cstring>
 #include <set>
-#if defined(__unix__)
-#include <unistd.h>
-#endif
 
 #include "f2fscore/disk/sit.hpp"
 #include "f2fscore/disk/summary.hpp"
@@ -217,21 +214,11 @@ std::vector<Template>& rich_templates() {
   return *t;
 }
 
-// Decompresses a .zst image through the zstd tool's stdout, keeping only
-// the non-zero blocks (no temporary file).
 bool load_zst(const fs::path& p, SparseImage& img) {
-  FILE* f = ::popen(("zstd -q -d -c " + f2fstest::shell_quote(p.string()) + " 2>/dev/null").c_str(), "r");
-  if (f == nullptr) return false;
-  f2fstest::Block b{};
-  std::uint64_t blk = 0;
-  std::size_t n;
-  while ((n = std::fread(b.data(), 1, b.size(), f)) > 0) {
-    if (n < b.size()) std::fill(b.begin() + static_cast<std::ptrdiff_t>(n), b.end(), 0);
-    if (std::any_of(b.begin(), b.end(), [](std::uint8_t c) { return c != 0; })) img.blocks[blk] = b;
-    img.size_bytes += n;
-    ++blk;
-  }
-  return ::pclose(f) == 0 && img.size_bytes > 0;
+  auto z = f2fstest::load_zst_image(p);
+  if (!z) return false;
+  img = std::move(*z);
+  return true;
 }
 
 std::vector<Template>& linux_templates() {

@@ -1,17 +1,10 @@
-// Populating a mounted volume from a host directory (populate.hpp): the one
-// module of the library that reads the host file system. POSIX only; other
-// hosts get Errc::unsupported.
-//
-// 64-bit file offsets on 32-bit hosts (off_t, st_size): must precede every
-// include.
-#ifndef _FILE_OFFSET_BITS
-#define _FILE_OFFSET_BITS 64
-#endif
-
+// Populating a mounted volume from a host directory (populate.hpp): the
+// walk and what it writes through the Writer, the same on every host. What
+// it reads of the host file system comes from the leaf of the platform
+// (populate_host.hpp: populate_posix.cpp, populate_win32.cpp).
 #include "f2fscore/populate.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -21,19 +14,7 @@
 #include "f2fscore/disk/xattr.hpp"
 #include "f2fscore/endian.hpp"
 
-#if defined(__unix__) || defined(__APPLE__)
-#define F2FSCORE_POPULATE_POSIX 1
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <unistd.h>
-#if defined(__linux__)
-#include <sys/sysmacros.h>
-#include <sys/xattr.h>
-#define F2FSCORE_POPULATE_XATTR 1
-#endif
-#endif
+#include "populate_host.hpp"
 
 namespace f2fscore {
 
@@ -41,33 +22,12 @@ std::string PopulateProblem::to_string() const {
   return source + " -> " + path + ": " + error.to_string();
 }
 
-#if !defined(F2FSCORE_POPULATE_POSIX)
-
-Result<PopulateReport> populate(Writer&, const std::string&, const PopulateOptions&) {
-  return make_error(Errc::unsupported, "populate: reading a host directory needs POSIX calls, not available on this host");
-}
-
-#else
-
 namespace {
+
+namespace host = populate_host;
 
 std::string join(const std::string& dir, const std::string& name) {
   return dir == "/" ? "/" + name : dir + "/" + name;
-}
-
-std::string sys_text(int e) { return std::strerror(e); }
-
-Error host_error(const std::string& what, int e) {
-  Errc c = e == ENOENT ? Errc::not_found : e == ENOSPC ? Errc::no_space : Errc::io;
-  return Error{c, e, Error::kNoOffset, what + ": " + sys_text(e)};
-}
-
-/// new_encode_dev() (include/linux/kdev_t.h): the 32-bit form Linux keeps
-/// in i_addr[0] (or [1]) of a device inode.
-std::uint32_t encode_dev(dev_t d) {
-  const auto ma = static_cast<std::uint32_t>(major(d));
-  const auto mi = static_cast<std::uint32_t>(minor(d));
-  return (mi & 0xffu) | (ma << 8) | ((mi & ~0xffu) << 12);
 }
 
 /// POSIX ACL from the xattr form getxattr(2) returns (posix_acl_xattr_header
@@ -99,8 +59,13 @@ Result<std::vector<std::uint8_t>> acl_to_disk(const std::vector<std::uint8_t>& x
   return out;
 }
 
-struct HostTimes {
-  Timespec atime, mtime, ctime;
+// One entry of a directory being copied: a host entry, or a symlink of
+// the links file (host::links_file_name()).
+struct Item {
+  std::string volume;       // name in the volume
+  std::string host;         // name in the host directory (host entries)
+  std::string link_target;  // target (links-file symlinks)
+  bool from_links_file = false;
 };
 
 class Populator {
@@ -113,47 +78,43 @@ class Populator {
 
   // Returns an error only for what ends the whole walk (no_space).
   Status directory(const std::string& src, const std::string& dst) {
-    // O_NOATIME: listing the directory does not change the atime we copy.
-    int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
-#if defined(O_NOATIME)
-    flags |= O_NOATIME;
-#endif
-    int fd = ::open(src.c_str(), flags);
-#if defined(O_NOATIME)
-    if (fd < 0 && errno == EPERM) fd = ::open(src.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-#endif
-    DIR* d = fd < 0 ? nullptr : ::fdopendir(fd);
-    if (d == nullptr) {
-      problem(src, dst, host_error("cannot open directory", errno));
-      if (fd >= 0) ::close(fd);
+    std::optional<Error> read_error;
+    auto names = host::list(src, read_error);
+    if (!names) {
+      problem(src, dst, names.error());
       return {};
     }
-    std::vector<std::string> names;
-    errno = 0;
-    while (const dirent* e = ::readdir(d)) {
-      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.emplace_back(e->d_name);
-      errno = 0;
+    if (read_error) problem(src, dst, *read_error);
+    std::vector<Item> items;
+    for (auto& n : *names) {
+      if (src == top_ && links_file_ != nullptr && n.host == links_file_) continue;
+      items.push_back(Item{std::move(n.volume), std::move(n.host), {}, false});
     }
-    const int rerr = errno;
-    ::closedir(d);
-    if (rerr != 0) problem(src, dst, host_error("reading the directory", rerr));
-    std::sort(names.begin(), names.end());  // the same image from the same tree
-    for (const auto& n : names) {
-      if (auto s = entry(src + "/" + n, join(dst, n)); !s) return s;
+    if (auto it = links_.find(dst); it != links_.end()) {
+      for (auto& [name, target] : it->second) items.push_back(Item{name, {}, target, true});
+      links_.erase(it);
+    }
+    // The same image from the same tree.
+    std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.volume < b.volume; });
+    for (const auto& i : items) {
+      auto s = i.from_links_file ? link_entry(join(dst, i.volume), i.link_target)
+                                 : entry(host::child(src, i.host), join(dst, i.volume));
+      if (!s) return s;
     }
     return {};
   }
 
   Status entry(const std::string& src, const std::string& dst) {
-    struct stat st {};
-    if (::lstat(src.c_str(), &st) != 0) {
-      problem(src, dst, host_error("lstat", errno));
+    auto got = host::lstat(src);
+    if (!got) {
+      problem(src, dst, got.error());
       return {};
     }
-    const bool dir = S_ISDIR(st.st_mode);
-    if (!dir && st.st_nlink > 1) {
-      auto it = links_.find({st.st_dev, st.st_ino});
-      if (it != links_.end()) {
+    const host::Stat& st = *got;
+    const bool dir = st.kind == host::Kind::directory;
+    if (!dir && st.nlink > 1) {
+      auto it = links_seen_.find(st.id);
+      if (it != links_seen_.end()) {
         bool made = false;
         auto s = make_entry(src, dst, "link to " + it->second.path, made, [&]() -> Result<nid_t> {
           auto l = w_.link(it->second.path, dst);
@@ -167,7 +128,7 @@ class Populator {
       }
     }
     Result<nid_t> ino = make_error(Errc::unsupported, "");
-    const auto perm = static_cast<std::uint16_t>(st.st_mode & 07777);
+    const auto perm = static_cast<std::uint16_t>(st.mode & 07777);
     if (dir) {
       ino = w_.mkdir(dst, perm);
       if (!ino && ino.error().code == Errc::exists) {
@@ -187,29 +148,25 @@ class Populator {
         ++rep_.directories;
       }
       if (auto s = directory(src, dst); !s) return s;
-    } else if (S_ISREG(st.st_mode)) {
+    } else if (st.kind == host::Kind::regular) {
       bool made = false;
       if (auto s = make_entry(src, dst, "create", made, [&] { return ino = w_.create(dst, perm); }); !s || !made) return s;
       ++rep_.files;
       if (auto s = copy_data(src, dst, *ino, st); !s) return s;
-    } else if (S_ISLNK(st.st_mode)) {
-      std::string target(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 0) + 1, '\0');
-      const ssize_t n = ::readlink(src.c_str(), target.data(), target.size());
-      if (n < 0 || static_cast<std::size_t>(n) >= target.size()) {
-        problem(src, dst, n < 0 ? host_error("readlink", errno)
-                                : Error{Errc::io, 0, Error::kNoOffset, "readlink: the link changed while read"});
+    } else if (st.kind == host::Kind::symlink) {
+      auto target = host::readlink(src, st);
+      if (!target) {
+        problem(src, dst, target.error());
         return {};
       }
-      target.resize(static_cast<std::size_t>(n));
       bool made = false;
-      if (auto s = make_entry(src, dst, "symlink", made, [&] { return ino = w_.symlink(target, dst); }); !s || !made)
+      if (auto s = make_entry(src, dst, "symlink", made, [&] { return ino = w_.symlink(*target, dst); }); !s || !made)
         return s;
       ++rep_.symlinks;
-    } else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
-      const bool dev = S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode);
+    } else if (st.kind == host::Kind::device || st.kind == host::Kind::fifo || st.kind == host::Kind::socket) {
       bool made = false;
       if (auto s = make_entry(src, dst, "mknod", made, [&] {
-            return ino = w_.mknod(dst, static_cast<std::uint16_t>(st.st_mode & 0xFFFF), dev ? encode_dev(st.st_rdev) : 0);
+            return ino = w_.mknod(dst, st.mode, st.kind == host::Kind::device ? st.rdev : 0);
           });
           !s || !made)
         return s;
@@ -219,13 +176,13 @@ class Populator {
       return {};
     }
     if (auto s = attributes(src, dst, *ino, st); !s) return s;
-    if (!dir && st.st_nlink > 1) links_[{st.st_dev, st.st_ino}] = Linked{dst, *ino, st};
+    if (!dir && st.nlink > 1) links_seen_[st.id] = Linked{dst, *ino, st};
     done(dst);
     return {};
   }
 
   /// Times and owner of the target directory, xattrs included.
-  Status attributes(const std::string& src, const std::string& dst, nid_t ino, const struct stat& st) {
+  Status attributes(const std::string& src, const std::string& dst, nid_t ino, const host::Stat& st) {
     if (o_.xattrs) {
       if (auto s = copy_xattrs(src, dst, ino); !s) return s;
     }
@@ -235,18 +192,92 @@ class Populator {
   /// Hard-linked inodes: link() changed their ctime after set_attr(), as in
   /// Linux; put the source's times back.
   Status relink_times() {
-    for (const auto& [key, l] : links_) {
+    for (const auto& [key, l] : links_seen_) {
       if (auto s = set_attr(l.path, l.path, l.ino, l.st); !s) return s;
     }
     return {};
+  }
+
+  /// The symlinks of the links file at the top of `src` (none where the
+  /// host has real symlinks, or the file is not there), made in the
+  /// directories of `target` as the walk reaches them.
+  void load_links(const std::string& src, const std::string& target) {
+    top_ = src;
+    links_file_ = host::links_file_name();
+    if (links_file_ == nullptr) return;
+    const std::string path = host::child(src, links_file_);
+    auto st = host::lstat(path);
+    if (!st) return;  // no links file: no symlinks
+    const std::string where = join(target, links_file_);
+    if (st->kind != host::Kind::regular) {
+      problem(path, where, Error{Errc::invalid_argument, 0, Error::kNoOffset, "the links file is not a regular file"});
+      return;
+    }
+    links_stat_ = *st;
+    links_stat_.kind = host::Kind::symlink;
+    links_stat_.mode = 0120777;
+    auto f = host::open(path);
+    if (!f) {
+      problem(path, where, f.error());
+      return;
+    }
+    std::string text;
+    for (std::uint64_t off = 0;;) {
+      auto n = (*f)->read_at(off, buf_);
+      if (!n) {
+        problem(path, where, n.error());
+        return;
+      }
+      if (*n == 0) break;
+      text.append(reinterpret_cast<const char*>(buf_.data()), *n);
+      off += *n;
+    }
+    for (std::size_t p = 0; p < text.size();) {
+      std::size_t e = text.find('\n', p);
+      if (e == std::string::npos) e = text.size();
+      const std::string line = text.substr(p, e - p);
+      p = e + 1;
+      if (line.empty()) continue;
+      auto l = host::parse_links_line(line);
+      if (!l) {
+        problem(path, where, Error{Errc::invalid_argument, 0, Error::kNoOffset, "not a line of the links file: " + line});
+        continue;
+      }
+      const std::string full = join(target, l->first);
+      const std::size_t slash = full.rfind('/');
+      links_[slash == 0 ? "/" : full.substr(0, slash)].emplace_back(full.substr(slash + 1), l->second);
+    }
+  }
+
+  /// Links of the links file whose directory the walk did not reach.
+  void unplaced_links() {
+    for (const auto& [dir, links] : links_)
+      for (const auto& [name, target] : links)
+        problem(host::child(top_, links_file_), join(dir, name),
+                Error{Errc::not_found, 0, Error::kNoOffset, "symlink of the links file: its directory is not in the tree"});
+    links_.clear();
   }
 
  private:
   struct Linked {
     std::string path;
     nid_t ino = 0;
-    struct stat st {};
+    host::Stat st;
   };
+
+  // A symlink of the links file: made as a host symlink would be, with the
+  // links file's owner and times.
+  Status link_entry(const std::string& dst, const std::string& target) {
+    const std::string src = host::child(top_, links_file_);
+    Result<nid_t> ino = make_error(Errc::unsupported, "");
+    bool made = false;
+    if (auto s = make_entry(src, dst, "symlink", made, [&] { return ino = w_.symlink(target, dst); }); !s || !made)
+      return s;
+    ++rep_.symlinks;
+    if (auto s = set_attr(src, dst, *ino, links_stat_); !s) return s;
+    done(dst);
+    return {};
+  }
 
   // What is at dst in the volume (a populate into a target that has
   // entries): its stat, or nullopt after recording a problem.
@@ -305,7 +336,7 @@ class Populator {
   /// directory itself not counted) and reports 0 of them.
   void start_progress(const std::string& src) {
     if (!o_.progress) return;
-    std::set<std::pair<dev_t, ino_t>> seen;
+    std::set<std::pair<std::uint64_t, std::uint64_t>> seen;
     work_max_ = count_tree(src, seen);
     o_.progress(0, work_max_);
     shown_ = 0;
@@ -318,24 +349,23 @@ class Populator {
  private:
   static std::uint64_t data_units(std::uint64_t bytes) { return (bytes + 4095) / 4096; }
 
-  std::uint64_t count_tree(const std::string& src, std::set<std::pair<dev_t, ino_t>>& seen) {
-    DIR* d = ::opendir(src.c_str());
-    if (d == nullptr) return 0;
+  std::uint64_t count_tree(const std::string& src, std::set<std::pair<std::uint64_t, std::uint64_t>>& seen) {
+    std::optional<Error> read_error;
+    auto names = host::list(src, read_error);
+    if (!names) return 0;
     std::uint64_t units = 0;
     std::vector<std::string> dirs;
-    while (const dirent* e = ::readdir(d)) {
-      if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    for (const auto& n : *names) {
       ++units;
-      const std::string path = src + "/" + e->d_name;
-      struct stat st {};
-      if (::lstat(path.c_str(), &st) != 0) continue;
-      if (S_ISDIR(st.st_mode)) {
+      const std::string path = host::child(src, n.host);
+      auto st = host::lstat(path);
+      if (!st) continue;
+      if (st->kind == host::Kind::directory) {
         dirs.push_back(path);
-      } else if (S_ISREG(st.st_mode) && (st.st_nlink <= 1 || seen.insert({st.st_dev, st.st_ino}).second)) {
-        units += data_units(static_cast<std::uint64_t>(st.st_size));
+      } else if (st->kind == host::Kind::regular && (st->nlink <= 1 || seen.insert(st->id).second)) {
+        units += data_units(st->size);
       }
     }
-    ::closedir(d);
     for (const auto& sub : dirs) units += count_tree(sub, seen);
     return units;
   }
@@ -363,53 +393,29 @@ class Populator {
     return {};
   }
 
-  Status set_attr(const std::string& src, const std::string& dst, nid_t ino, const struct stat& st) {
+  Status set_attr(const std::string& src, const std::string& dst, nid_t ino, const host::Stat& st) {
     SetAttr a;
-    if (!S_ISLNK(st.st_mode)) a.mode = static_cast<std::uint16_t>(st.st_mode & 07777);
-    a.uid = o_.preserve_owner ? static_cast<std::uint32_t>(st.st_uid) : 0u;
-    a.gid = o_.preserve_owner ? static_cast<std::uint32_t>(st.st_gid) : 0u;
+    if (st.kind != host::Kind::symlink) a.mode = static_cast<std::uint16_t>(st.mode & 07777);
+    a.uid = o_.preserve_owner ? st.uid : 0u;
+    a.gid = o_.preserve_owner ? st.gid : 0u;
     if (o_.fixed_time) {
       const Timespec t{*o_.fixed_time, 0};
       a.atime = a.mtime = a.ctime = t;
     } else {
-      auto ts = [](time_t s, long ns) {
-        return Timespec{static_cast<std::uint64_t>(s < 0 ? 0 : s), static_cast<std::uint32_t>(ns)};
-      };
-#if defined(__APPLE__)
-      a.atime = ts(st.st_atimespec.tv_sec, st.st_atimespec.tv_nsec);
-      a.mtime = ts(st.st_mtimespec.tv_sec, st.st_mtimespec.tv_nsec);
-      a.ctime = ts(st.st_ctimespec.tv_sec, st.st_ctimespec.tv_nsec);
-#else
-      a.atime = ts(st.st_atim.tv_sec, st.st_atim.tv_nsec);
-      a.mtime = ts(st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-      a.ctime = ts(st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
-#endif
+      a.atime = st.atime;
+      a.mtime = st.mtime;
+      a.ctime = st.ctime;
     }
     auto s = w_.setattr(ino, a);
     if (!s) return fail(src, dst, s.error(), "setattr");
     return {};
   }
 
-  Status copy_xattrs([[maybe_unused]] const std::string& src, [[maybe_unused]] const std::string& dst,
-                     [[maybe_unused]] nid_t ino) {
-#if defined(F2FSCORE_POPULATE_XATTR)
-    ssize_t len = ::llistxattr(src.c_str(), nullptr, 0);
-    if (len < 0) {
-      if (errno != ENOTSUP) problem(src, dst, host_error("llistxattr", errno));
-      return {};
-    }
-    if (len == 0) return {};
-    std::string names(static_cast<std::size_t>(len), '\0');
-    len = ::llistxattr(src.c_str(), names.data(), names.size());
-    if (len < 0) {
-      problem(src, dst, host_error("llistxattr", errno));
-      return {};
-    }
-    names.resize(static_cast<std::size_t>(len));
-    for (std::size_t p = 0; p < names.size();) {
-      const std::string full = names.c_str() + p;
-      p += full.size() + 1;
-      if (full.empty()) continue;
+  Status copy_xattrs(const std::string& src, const std::string& dst, nid_t ino) {
+    std::vector<Error> read_problems;
+    auto attrs = host::xattrs(src, read_problems);
+    for (auto& e : read_problems) problem(src, dst, std::move(e));
+    for (auto& [full, value] : attrs) {
       std::uint8_t index = 0;
       std::string name;
       static const std::pair<const char*, std::uint8_t> kPrefixes[] = {
@@ -430,18 +436,6 @@ class Populator {
                                 "xattr " + full + ": a namespace f2fs does not store"});
         continue;
       }
-      const ssize_t vlen = ::lgetxattr(src.c_str(), full.c_str(), nullptr, 0);
-      if (vlen < 0) {
-        problem(src, dst, host_error("lgetxattr " + full, errno));
-        continue;
-      }
-      std::vector<std::uint8_t> value(static_cast<std::size_t>(vlen));
-      const ssize_t got = ::lgetxattr(src.c_str(), full.c_str(), value.data(), value.size());
-      if (got < 0) {
-        problem(src, dst, host_error("lgetxattr " + full, errno));
-        continue;
-      }
-      value.resize(static_cast<std::size_t>(got));
       if (index == disk::xattr_index::posix_acl_access || index == disk::xattr_index::posix_acl_default) {
         auto d = acl_to_disk(value);
         if (!d) {
@@ -457,26 +451,24 @@ class Populator {
       }
       ++rep_.xattrs;
     }
-#endif
     return {};
   }
 
   // Writes [from, to) of the host file at the same offsets.
-  Status copy_range(const std::string& src, const std::string& dst, int fd, nid_t ino, std::uint64_t from,
+  Status copy_range(const std::string& src, const std::string& dst, host::File& file, nid_t ino, std::uint64_t from,
                     std::uint64_t to, bool* shrank) {
     while (from < to) {
       const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(to - from, buf_.size()));
       std::size_t got = 0;
       while (got < want) {
-        const ssize_t n = ::pread(fd, buf_.data() + got, want - got, static_cast<off_t>(from + got));
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-          problem(src, dst, host_error("read at byte " + std::to_string(from + got), errno));
+        auto n = file.read_at(from + got, std::span<std::uint8_t>(buf_.data() + got, want - got));
+        if (!n) {
+          problem(src, dst, n.error());
           *shrank = true;
           return {};
         }
-        if (n == 0) break;
-        got += static_cast<std::size_t>(n);
+        if (*n == 0) break;
+        got += *n;
       }
       if (got > 0) {
         auto wr = w_.write(ino, from, std::span<const std::uint8_t>(buf_.data(), got));
@@ -505,19 +497,12 @@ class Populator {
     return {};
   }
 
-  Status copy_data(const std::string& src, const std::string& dst, nid_t ino, const struct stat& st) {
-    const auto size = static_cast<std::uint64_t>(st.st_size);
+  Status copy_data(const std::string& src, const std::string& dst, nid_t ino, const host::Stat& st) {
+    const std::uint64_t size = st.size;
     if (size == 0) return {};
-    int flags = O_RDONLY | O_CLOEXEC;
-#if defined(O_NOATIME)
-    flags |= O_NOATIME;  // reading does not change the times we copy
-#endif
-    int fd = ::open(src.c_str(), flags);
-#if defined(O_NOATIME)
-    if (fd < 0 && errno == EPERM) fd = ::open(src.c_str(), O_RDONLY | O_CLOEXEC);
-#endif
-    if (fd < 0) {
-      problem(src, dst, host_error("open", errno));
+    auto file = host::open(src);
+    if (!file) {
+      problem(src, dst, file.error());
       return {};
     }
     Status st_out{};
@@ -525,28 +510,22 @@ class Populator {
     const std::uint64_t written_before = rep_.bytes_written;
     file_base_ = work_done_;
     std::uint64_t off = 0;
-    // A file with as many blocks allocated as its size needs has no hole:
-    // no need to ask (two system calls fewer per small file).
-    const bool dense = static_cast<std::uint64_t>(st.st_blocks) * 512 >= size;
     while (off < size && !shrank) {
       std::uint64_t data = off, hole = size;
-#if defined(SEEK_DATA) && defined(SEEK_HOLE)
-      if (!dense) {
-        const off_t d = ::lseek(fd, static_cast<off_t>(off), SEEK_DATA);
-        if (d < 0 && errno == ENXIO) break;  // the rest is a hole
-        if (d >= 0) {
-          data = static_cast<std::uint64_t>(d);
-          const off_t h = ::lseek(fd, d, SEEK_HOLE);
-          hole = h < 0 ? size : std::min<std::uint64_t>(static_cast<std::uint64_t>(h), size);
-        }  // EINVAL etc.: no SEEK_DATA here; copy everything
+      // A file with as many blocks allocated as its size needs has no
+      // hole: no need to ask.
+      if (!st.dense) {
+        auto r = (*file)->next_data(off, size);
+        if (!r) break;  // the rest is a hole
+        data = r->first;
+        hole = r->second;
       }
-#endif
       if (data >= size) break;
-      st_out = copy_range(src, dst, fd, ino, data, hole, &shrank);
+      st_out = copy_range(src, dst, **file, ino, data, hole, &shrank);
       if (!st_out) break;
       off = hole;
     }
-    ::close(fd);
+    file->reset();
     if (!st_out) return st_out;
     advance(file_base_ + data_units(size));  // holes and a shrunk file's tail count as copied
     if (shrank) return {};
@@ -565,7 +544,14 @@ class Populator {
   const PopulateOptions& o_;
   PopulateReport& rep_;
   std::vector<std::uint8_t> buf_;
-  std::map<std::pair<dev_t, ino_t>, Linked> links_;
+  std::map<std::pair<std::uint64_t, std::uint64_t>, Linked> links_seen_;
+  // The links file (host::links_file_name()): the top of the source, the
+  // file's name, its stat (the times of its symlinks) and its symlinks by
+  // directory of the volume (name, target), until made.
+  std::string top_;
+  const char* links_file_ = nullptr;
+  host::Stat links_stat_;
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> links_;
   // PopulateOptions::progress: units counted, done, the per-mille last
   // reported, and work_done_ when the current file's data began.
   std::uint64_t work_max_ = 0, work_done_ = 0, shown_ = 0, file_base_ = 0;
@@ -600,15 +586,8 @@ Result<nid_t> make_target(Writer& w, const std::string& path) {
 }  // namespace
 
 Result<PopulateReport> populate(Writer& w, const std::string& source_dir, const PopulateOptions& opts) {
-  struct stat st {};
-  if (::stat(source_dir.c_str(), &st) != 0) {
-    const int e = errno;
-    return make_error(e == ENOENT ? Errc::not_found : Errc::invalid_argument,
-                      "source " + source_dir + ": " + sys_text(e), Error::kNoOffset, e);
-  }
-  if (!S_ISDIR(st.st_mode)) return make_error(Errc::invalid_argument, "source " + source_dir + " is not a directory");
-  if (::access(source_dir.c_str(), R_OK | X_OK) != 0)
-    return make_error(Errc::invalid_argument, "source " + source_dir + ": " + sys_text(errno), Error::kNoOffset, errno);
+  auto st = host::source_directory(source_dir);
+  if (!st) return make_error(st.error());
   std::string target = opts.target.empty() ? "/" : opts.target;
   while (target.size() > 1 && target.back() == '/') target.pop_back();
   auto root = make_target(w, target);
@@ -617,16 +596,16 @@ Result<PopulateReport> populate(Writer& w, const std::string& source_dir, const 
   Populator p(w, opts, rep);
   std::string src = source_dir;
   while (src.size() > 1 && src.back() == '/') src.pop_back();
+  p.load_links(src, target);
   p.start_progress(src);
   if (auto s = p.directory(src, target); !s) return make_error(s.error());
+  p.unplaced_links();
   if (!opts.keep_target_attrs) {
-    if (auto s = p.attributes(src, target, *root, st); !s) return make_error(s.error());
+    if (auto s = p.attributes(src, target, *root, *st); !s) return make_error(s.error());
   }
   if (auto s = p.relink_times(); !s) return make_error(s.error());
   p.finish_progress();
   return rep;
 }
-
-#endif
 
 }  // namespace f2fscore

@@ -13,6 +13,7 @@
 #include "f2fscore/fsck.hpp"
 #include "support/rich_image.hpp"
 #include "support/sparse_image.hpp"
+#include "support/test_support.hpp"
 
 namespace fs = std::filesystem;
 using namespace f2fscore;
@@ -64,16 +65,10 @@ bool has(const fsck::Report& r, fsck::Code c, std::optional<nid_t> ino = std::nu
 }
 
 bool load_zst(const fs::path& p, SparseImage& img) {
-  FILE* f = ::popen(("zstd -q -d -c '" + p.string() + "' 2>/dev/null").c_str(), "r");
-  if (f == nullptr) return false;
-  f2fstest::Block b{};
-  std::uint64_t blk = 0;
-  while (std::fread(b.data(), 1, b.size(), f) == b.size()) {
-    if (std::any_of(b.begin(), b.end(), [](std::uint8_t c) { return c != 0; })) img.blocks[blk] = b;
-    ++blk;
-  }
-  img.size_bytes = blk * kBlockSize;
-  return ::pclose(f) == 0 && blk > 0;
+  auto z = f2fstest::load_zst_image(p);
+  if (!z) return false;
+  img = std::move(*z);
+  return true;
 }
 
 }  // namespace

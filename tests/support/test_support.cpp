@@ -1,11 +1,6 @@
-#include <algorithm>
 #include "test_support.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +8,13 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <stdexcept>
+
+#if !defined(_WIN32)
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
 
 namespace f2fstest {
 
@@ -57,7 +59,7 @@ std::unique_ptr<f2fscore::BlockDevice> load_image(const fs::path& path) {
 
 TempDir::TempDir() {
   std::random_device rd;
-  const fs::path base = std::getenv("TMPDIR") ? fs::path(std::getenv("TMPDIR")) : fs::path("/tmp");
+  const fs::path base = fs::temp_directory_path();
   for (;;) {
     path_ = base / ("f2fscore-test-" + std::to_string(rd()));
     if (fs::create_directory(path_)) break;
@@ -69,12 +71,10 @@ TempDir::~TempDir() {
 }
 
 void make_sparse_file(const fs::path& path, std::uint64_t bytes) {
-  const int fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
-  if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-    if (fd >= 0) ::close(fd);
-    throw std::runtime_error("cannot create " + path.string());
-  }
-  ::close(fd);
+  std::error_code ec;
+  { std::ofstream(path, std::ios::binary | std::ios::trunc); }
+  fs::resize_file(path, bytes, ec);
+  if (ec || !fs::is_regular_file(path)) throw std::runtime_error("cannot create " + path.string());
 }
 
 std::string shell_quote(const std::string& s) {
@@ -85,6 +85,8 @@ std::string shell_quote(const std::string& s) {
   }
   return o + "'";
 }
+
+#if !defined(_WIN32)
 
 CommandResult run(const std::string& command) {
   CommandResult r;
@@ -106,6 +108,15 @@ std::optional<fs::path> unzstd(const fs::path& src) {
   const auto r = run("zstd -q -d -o " + shell_quote(out.string()) + " " + shell_quote(src.string()));
   if (r.exit_code != 0) return std::nullopt;
   return out;
+}
+
+bool read_zst(const fs::path& src, const std::function<void(std::span<const std::uint8_t>)>& sink) {
+  FILE* f = ::popen(("zstd -q -d -c " + shell_quote(src.string()) + " 2>/dev/null").c_str(), "r");
+  if (f == nullptr) return false;
+  std::vector<std::uint8_t> buf(1 << 20);
+  std::size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) sink(std::span<const std::uint8_t>(buf.data(), n));
+  return ::pclose(f) == 0;
 }
 
 std::string reference_tool(const char* name) {
@@ -151,28 +162,133 @@ std::vector<std::string> fsck_problems(const fs::path& image, std::string* full_
   return problems;
 }
 
+#else  // Windows
+
 namespace {
-// Allocated extents of a file as [start, end) byte ranges.
-std::vector<std::pair<std::uint64_t, std::uint64_t>> extents(int fd, std::uint64_t size) {
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
-  off_t pos = 0;
-  while (static_cast<std::uint64_t>(pos) < size) {
-    const off_t d = ::lseek(fd, pos, SEEK_DATA);
-    if (d < 0) break;
-    off_t h = ::lseek(fd, d, SEEK_HOLE);
-    if (h < 0) h = static_cast<off_t>(size);
-    out.emplace_back(static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(h));
-    pos = h;
+// The build's decompressed copy of `src` (tests/unzstd_fixtures.cmake).
+fs::path unzstd_copy_of(const fs::path& src) {
+  return fs::path(F2FSCORE_UNZSTD_DIR) / src.parent_path().filename() / src.stem();
+}
+}  // namespace
+
+bool read_zst(const fs::path& src, const std::function<void(std::span<const std::uint8_t>)>& sink) {
+  std::ifstream in(unzstd_copy_of(src), std::ios::binary);
+  if (!in) return false;
+  std::vector<std::uint8_t> buf(1 << 20);
+  while (in) {
+    in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
+    const auto n = static_cast<std::size_t>(in.gcount());
+    if (n == 0) break;
+    sink(std::span<const std::uint8_t>(buf.data(), n));
+  }
+  return !in.bad();
+}
+
+std::optional<fs::path> unzstd(const fs::path& src) {
+  static TempDir* dir = new TempDir();  // lives for the process
+  const fs::path out = dir->path() / src.stem();
+  std::error_code ec;
+  fs::remove(out, ec);
+  std::uint64_t size = 0;
+  bool ok = true;
+  {
+    std::ofstream o(out, std::ios::binary | std::ios::trunc);
+    if (!o) return std::nullopt;
+    ok = read_zst(src, [&](std::span<const std::uint8_t> chunk) {
+      for (std::size_t b = 0; b < chunk.size(); b += 4096) {
+        const std::size_t len = std::min<std::size_t>(4096, chunk.size() - b);
+        const auto* p = chunk.data() + b;
+        if (std::all_of(p, p + len, [](std::uint8_t c) { return c == 0; })) continue;
+        o.seekp(static_cast<std::streamoff>(size + b));
+        o.write(reinterpret_cast<const char*>(p), static_cast<std::streamsize>(len));
+      }
+      size += chunk.size();
+    });
+    ok = ok && o.good();
+  }
+  if (ok) fs::resize_file(out, size, ec);
+  if (!ok || ec) {
+    fs::remove(out, ec);
+    return std::nullopt;
   }
   return out;
+}
+
+std::string reference_tool(const char*) { return {}; }
+
+#endif
+
+std::optional<SparseImage> load_zst_image(const fs::path& src) {
+  SparseImage img;
+  Block pending{};
+  std::size_t have = 0;  // bytes of `pending` filled
+  auto put = [&](const Block& b) {
+    if (std::any_of(b.begin(), b.end(), [](std::uint8_t c) { return c != 0; }))
+      img.blocks[img.size_bytes / b.size()] = b;
+  };
+  const bool ok = read_zst(src, [&](std::span<const std::uint8_t> chunk) {
+    for (std::size_t at = 0; at < chunk.size();) {
+      const std::size_t n = std::min(pending.size() - have, chunk.size() - at);
+      std::memcpy(pending.data() + have, chunk.data() + at, n);
+      have += n;
+      at += n;
+      if (have == pending.size()) {
+        put(pending);
+        img.size_bytes += pending.size();
+        have = 0;
+      }
+    }
+  });
+  if (have > 0) {  // a short last block, zero-filled in the map
+    std::fill(pending.begin() + static_cast<std::ptrdiff_t>(have), pending.end(), std::uint8_t{0});
+    put(pending);
+    img.size_bytes += have;
+  }
+  if (!ok || img.size_bytes == 0) return std::nullopt;
+  return img;
+}
+
+namespace {
+// Allocated extents of a file as [start, end) byte ranges: SEEK_DATA and
+// SEEK_HOLE where the host has them, else the whole file.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> extents(const fs::path& path, std::uint64_t size) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+#if defined(SEEK_DATA) && defined(SEEK_HOLE)
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    off_t pos = 0;
+    while (static_cast<std::uint64_t>(pos) < size) {
+      const off_t d = ::lseek(fd, pos, SEEK_DATA);
+      if (d < 0) break;
+      off_t h = ::lseek(fd, d, SEEK_HOLE);
+      if (h < 0) h = static_cast<off_t>(size);
+      out.emplace_back(static_cast<std::uint64_t>(d), static_cast<std::uint64_t>(h));
+      pos = h;
+    }
+    ::close(fd);
+    return out;
+  }
+#else
+  (void)path;
+#endif
+  if (size > 0) out.emplace_back(0, size);
+  return out;
+}
+
+// Reads `buf.size()` bytes at `off` (zeroes past the end of the file).
+void read_zero_filled(std::ifstream& in, std::uint64_t off, std::span<std::uint8_t> buf) {
+  std::fill(buf.begin(), buf.end(), std::uint8_t{0});
+  in.clear();
+  in.seekg(static_cast<std::streamoff>(off));
+  if (in) in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
 }
 }  // namespace
 
 std::vector<std::uint64_t> differing_blocks(const fs::path& a, const fs::path& b) {
   std::vector<std::uint64_t> diff;
-  const int fa = ::open(a.c_str(), O_RDONLY), fb = ::open(b.c_str(), O_RDONLY);
+  std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
   const std::uint64_t size = std::max(fs::file_size(a), fs::file_size(b));
-  auto ea = extents(fa, size), eb = extents(fb, size);
+  auto ea = extents(a, size), eb = extents(b, size);
   ea.insert(ea.end(), eb.begin(), eb.end());
   std::sort(ea.begin(), ea.end());
   std::vector<std::uint8_t> ba(1 << 20), bb(1 << 20);
@@ -182,27 +298,80 @@ std::vector<std::uint64_t> differing_blocks(const fs::path& a, const fs::path& b
     e = (e + 4095) / 4096 * 4096;
     for (std::uint64_t off = s; off < e; off += ba.size()) {
       const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(ba.size(), e - off));
-      std::memset(ba.data(), 0, n);
-      std::memset(bb.data(), 0, n);
-      (void)!::pread(fa, ba.data(), n, static_cast<off_t>(off));
-      (void)!::pread(fb, bb.data(), n, static_cast<off_t>(off));
+      read_zero_filled(fa, off, std::span<std::uint8_t>(ba.data(), n));
+      read_zero_filled(fb, off, std::span<std::uint8_t>(bb.data(), n));
       for (std::size_t i = 0; i < n; i += 4096)
         if (std::memcmp(ba.data() + i, bb.data() + i, std::min<std::size_t>(4096, n - i)) != 0)
           diff.push_back((off + i) / 4096);
     }
     done = std::max(done, e);
   }
-  ::close(fa);
-  ::close(fb);
   return diff;
 }
 
 std::vector<std::uint8_t> read_block(const fs::path& path, std::uint64_t blkaddr) {
   std::vector<std::uint8_t> b(4096, 0);
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  (void)!::pread(fd, b.data(), b.size(), static_cast<off_t>(blkaddr * 4096));
-  ::close(fd);
+  std::ifstream in(path, std::ios::binary);
+  read_zero_filled(in, blkaddr * 4096, b);
   return b;
+}
+
+std::string sha256_hex(std::string_view data) {
+  // FIPS 180-4, section 6.2: the round constants are the first 32 bits of
+  // the fractional parts of the cube roots of the first 64 primes, the
+  // initial hash those of the square roots of the first 8.
+  static constexpr std::array<std::uint32_t, 64> k = {
+      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+      0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+      0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+      0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+      0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+      0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+      0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+      0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+  std::array<std::uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  auto rotr = [](std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); };
+  // The message padded: a 1 bit, zeroes to 56 mod 64 bytes, the bit length
+  // as a big-endian 64-bit number.
+  std::string m(data);
+  const std::uint64_t bits = static_cast<std::uint64_t>(data.size()) * 8;
+  m.push_back(static_cast<char>(0x80));
+  while (m.size() % 64 != 56) m.push_back('\0');
+  for (int i = 7; i >= 0; --i) m.push_back(static_cast<char>((bits >> (i * 8)) & 0xff));
+  for (std::size_t blk = 0; blk < m.size(); blk += 64) {
+    std::array<std::uint32_t, 64> w{};
+    for (std::size_t t = 0; t < 16; ++t) {
+      const auto* p = reinterpret_cast<const unsigned char*>(m.data() + blk + t * 4);
+      w[t] = (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
+    }
+    for (std::size_t t = 16; t < 64; ++t) {
+      const std::uint32_t s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >> 3);
+      const std::uint32_t s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10);
+      w[t] = w[t - 16] + s0 + w[t - 7] + s1;
+    }
+    std::uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+    for (std::size_t t = 0; t < 64; ++t) {
+      const std::uint32_t t1 = hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[t] + w[t];
+      const std::uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+      hh = g;
+      g = f;
+      f = e;
+      e = d + t1;
+      d = c;
+      c = b;
+      b = a;
+      a = t1 + t2;
+    }
+    h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+  }
+  std::string out;
+  char hex[9];
+  for (std::uint32_t v : h) {
+    std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(v));
+    out += hex;
+  }
+  return out;
 }
 
 std::vector<SharedImage> shared_syzkaller_images(const fs::path& images_dir) {

@@ -3,13 +3,17 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "f2fscore/device.hpp"
 #include "support/assert_ok.hpp"
+#include "support/sparse_image.hpp"
 
 namespace f2fstest {
 
@@ -26,10 +30,29 @@ bool required(const char* what);
 /// Loads an image file into a sparse memory device (zero blocks are not stored).
 std::unique_ptr<f2fscore::BlockDevice> load_image(const fs::path& path);
 
-/// Decompresses a .zst fixture with the zstd tool into a fresh temp file.
+/// Decompresses a .zst fixture into a fresh temporary file the caller owns
+/// (it may change or remove it); nullopt when it cannot. POSIX hosts run the
+/// zstd tool; Windows has none: there the build decompressed every fixture
+/// ahead (tests/unzstd_fixtures.cmake, the host's zstd) into
+/// F2FSCORE_UNZSTD_DIR/<folder of the .zst>/<name without .zst>, and the
+/// copy keeps only the non-zero 4 KiB blocks (holes elsewhere).
 std::optional<fs::path> unzstd(const fs::path& src);
 
-/// A temporary directory removed at destruction.
+/// The decompressed bytes of a .zst fixture, in order, handed to `sink` a
+/// chunk at a time (the last may be short), without a temporary file on
+/// POSIX (the zstd tool's stdout). False when it cannot be decompressed.
+bool read_zst(const fs::path& src, const std::function<void(std::span<const std::uint8_t>)>& sink);
+
+/// A .zst image decompressed (read_zst) into its non-zero 4 KiB blocks;
+/// nullopt when it cannot be decompressed or is empty.
+std::optional<SparseImage> load_zst_image(const fs::path& src);
+
+/// SHA-256 (FIPS 180-4) of `data` as 64 lowercase hex digits, as sha256sum
+/// prints it.
+std::string sha256_hex(std::string_view data);
+
+/// A temporary directory (under fs::temp_directory_path(): TMPDIR or /tmp on
+/// POSIX, GetTempPath on Windows) removed at destruction.
 class TempDir {
  public:
   TempDir();
@@ -41,27 +64,36 @@ class TempDir {
   fs::path path_;
 };
 
-/// Creates (or truncates) a sparse file of `bytes`.
+/// Creates (or truncates) a sparse file of `bytes` (throws std::runtime_error
+/// when it cannot).
 void make_sparse_file(const fs::path& path, std::uint64_t bytes);
 
+/// Quotes `s` for a POSIX shell ('...').
+std::string shell_quote(const std::string& s);
+
+/// Absolute paths of the reference tools (f2fs-tools, Linux programs), empty
+/// if not installed; always empty on Windows.
+std::string reference_tool(const char* name);  // "mkfs.f2fs", "fsck.f2fs", ...
+
+#if !defined(_WIN32)
+// Shell commands: POSIX hosts only (the interop tests; the unit tests run
+// none, so that they build and run on Windows too).
 struct CommandResult {
   int exit_code = -1;  ///< -1 if it did not exit normally
   std::string output;  ///< stdout and stderr together
 };
 /// Runs a shell command with stdin from /dev/null.
 CommandResult run(const std::string& command);
-std::string shell_quote(const std::string& s);
-
-/// Absolute paths of the reference tools, empty if not installed.
-std::string reference_tool(const char* name);  // "mkfs.f2fs", "fsck.f2fs", ...
 
 /// Runs `fsck.f2fs -f` on a copy of `image` and decides "clean" as
 /// ../shared/NOTES.md defines it. Returns the problem lines (empty: clean).
 /// Requires fsck.f2fs (check reference_tool first).
 std::vector<std::string> fsck_problems(const fs::path& image, std::string* full_output = nullptr);
+#endif
 
 /// Byte-compares two images over their allocated extents (holes read as
-/// zeroes). Returns the 4 KiB block numbers that differ.
+/// zeroes; SEEK_DATA/SEEK_HOLE where the host has them, else every block).
+/// Returns the 4 KiB block numbers that differ.
 std::vector<std::uint64_t> differing_blocks(const fs::path& a, const fs::path& b);
 
 /// Reads one 4 KiB block of a file.

@@ -9,8 +9,6 @@
 #include <random>
 #include <thread>
 
-#include <unistd.h>
-
 #include "f2fscore/fsck.hpp"
 #include "f2fscore/iostat.hpp"
 #include "f2fscore/writer.hpp"

@@ -14,8 +14,6 @@
 #include <optional>
 #include <random>
 
-#include <unistd.h>
-
 #include "f2fscore/fault_device.hpp"
 #include "f2fscore/fsck.hpp"
 #include "f2fscore/writer.hpp"

@@ -6,14 +6,14 @@
 // images for writer_gc_linux.sh.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <random>
-
-#include <unistd.h>
+#include <thread>
 
 #include "f2fscore/fault_device.hpp"
 #include "f2fscore/fsck.hpp"
@@ -476,7 +476,7 @@ TEST(WriterGc, CostBenefitPrefersOlderSegments) {
     ASSERT_TRUE(fa);
     ASSERT_TRUE((*w)->write(*fa, 0, bytes(a)));
     ASSERT_TRUE((*w)->sync());
-    ::sleep(3);
+    std::this_thread::sleep_for(std::chrono::seconds(3));
     auto fb = (*w)->create("/new");
     ASSERT_TRUE(fb);
     ASSERT_TRUE((*w)->write(*fb, 0, bytes(b)));

@@ -7,8 +7,6 @@
 #include <map>
 #include <random>
 
-#include <unistd.h>
-
 #include "f2fscore/fault_device.hpp"
 #include "f2fscore/fsck.hpp"
 #include "f2fscore/writer.hpp"
@@ -518,7 +516,8 @@ TEST(WriterModel, MkfsF2fsImage) {
     if (f2fstest::required("FSCK")) FAIL() << "mkfs.f2fs is missing";
     GTEST_SKIP() << "mkfs.f2fs is not installed";
   }
-  const fs::path img = fs::temp_directory_path() / ("writer_mkfs_" + std::to_string(::getpid()) + ".img");
+  f2fstest::TempDir tmp;
+  const fs::path img = tmp / "writer_mkfs.img";
   f2fstest::make_sparse_file(img, 128ull << 20);
   auto r = f2fstest::run(mkfs + " -f -q " + f2fstest::shell_quote(img.string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;

@@ -17,8 +17,6 @@
 #include <set>
 #include <string>
 
-#include <unistd.h>
-
 #include "f2fscore/fsck.hpp"
 #include "f2fscore/writer.hpp"
 #include "meta/meta_test_util.hpp"
@@ -48,7 +46,8 @@ inline void fsck_f2fs_clean(BlockDevice& dev, const std::string& what) {
     if (f2fstest::required("FSCK")) ADD_FAILURE() << "fsck.f2fs missing and F2FSCORE_REQUIRE_FSCK=1";
     return;
   }
-  const fs::path img = fs::temp_directory_path() / ("writer_fsck_" + std::to_string(::getpid()) + ".img");
+  f2fstest::TempDir tmp;
+  const fs::path img = tmp / "writer_fsck.img";
   ASSERT_TRUE(save(dev, img));
   std::string log;
   auto probs = f2fstest::fsck_problems(img, &log);

@@ -2,8 +2,10 @@
 // an image file or a block device holding an F2FS volume. A thin front end:
 // parse options, open the device under an iostat layer, mount the writer,
 // run_workload(), print, plot, unmount.
+#if !defined(_WIN32)
 #include <sys/wait.h>
 #include <unistd.h>
+#endif
 
 #include <CLI/CLI.hpp>
 #include <cctype>
@@ -43,6 +45,7 @@ const char* kFsFooter =
     "Exit status: 0 success; 1 failure (cannot open or mount the target, an engine error during\n"
     "the run); 2 usage error (bad option or value).";
 
+#if !defined(_WIN32)
 bool has_gnuplot() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
 
 // Runs gnuplot on `script` with its output captured: what it prints (its
@@ -75,6 +78,11 @@ Status run_gnuplot(const std::string& script) {
                                     (said.empty() ? "" : "; gnuplot said:\n" + said));
   return {};
 }
+#else
+// Windows: gnuplot is run through a POSIX shell; no plot there.
+bool has_gnuplot() { return false; }
+Status run_gnuplot(const std::string&) { return make_error(Errc::unsupported, "no gnuplot on Windows"); }
+#endif
 
 }  // namespace
 
@@ -218,7 +226,11 @@ int fs_main(int argc, char** argv) {
   std::string plot_error, plot_note;
   if (!plot.empty()) {
     if (!has_gnuplot()) {
+#if defined(_WIN32)
+      plot_note = "plots are drawn with gnuplot on Linux only: no plot written";
+#else
       plot_note = "gnuplot is not installed (apt-get install gnuplot-nox): no plot written";
+#endif
     } else if (auto st = run_gnuplot(workload_gnuplot_script(*rep, plot, *plot_fmt)); !st) {
       plot_error = "gnuplot failed writing " + plot + ": " + st.error().message;
     }

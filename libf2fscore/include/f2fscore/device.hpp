@@ -241,9 +241,12 @@ struct InUseCheck {
 /// by another open; an image file when a mount's source names it (a FUSE
 /// mount of the image: same device and inode number) and through every
 /// loop device it backs (/sys/block/loopN/loop/backing_file). The
-/// first finding is returned; InUseKind::none when nothing holds it, when
-/// `path` does not exist (opening it reports that), and on platforms other
-/// than Linux. Reads /proc and /sys; writes nothing.
+/// first finding is returned; InUseKind::none when nothing holds it and
+/// when `path` does not exist (opening it reports that). Reads /proc and
+/// /sys; writes nothing. On platforms other than Linux only the file-system
+/// probe (InUseCheck::other_file_system) is made, on the first 68 KiB read
+/// through open_posix_device(); mounts and other opens are the backend's
+/// (the Win32 backend's share modes and FSCTL_LOCK_VOLUME).
 InUse check_in_use(const std::string& path, const InUseCheck& what = {});
 
 struct OpenOptions {

@@ -6,16 +6,21 @@
 // through every loop device it backs (/sys/block/loopN/loop/backing_file,
 // matched by device and inode number). On request, a file system of another
 // kind on it (libblkid where the build has it, else a few magic numbers).
-// Linux only: elsewhere nothing is reported in use.
+// Mounts, swap, O_EXCL and loop devices are Linux's; elsewhere only the
+// file-system probe is made, its bytes read through the storage seam
+// (open_posix_device(): the Win32 backend on Windows).
 //
 // 64-bit file offsets on 32-bit hosts too; must precede every include.
 #ifndef _FILE_OFFSET_BITS
 #define _FILE_OFFSET_BITS 64
 #endif
+#if defined(__linux__)
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#endif
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -48,6 +53,35 @@ std::string_view in_use_kind_name(InUseKind k) noexcept {
   }
   return "?";
 }
+
+namespace {
+
+// The bytes at the start of a device probed for file systems: the superblock
+// copies of F2FS, ext2/3/4, XFS, btrfs (64 KiB) and swap.
+[[maybe_unused]] constexpr std::size_t kProbeBytes = 68 * 1024;
+
+// Whether either superblock copy in the first `got` bytes of `b` carries the
+// F2FS magic (F2FS_SUPER_MAGIC at byte 1024 of block 0 or 1).
+[[maybe_unused]] bool f2fs_magic(const std::uint8_t* b, std::size_t got) {
+  for (std::size_t off : {std::size_t{1024}, std::size_t{4096 + 1024}})
+    if (off + 4 <= got && load_le32(b, off) == disk::kSuperMagic) return true;
+  return false;
+}
+
+// The kind of file system whose magic number is in the first `got` bytes of
+// `b` (ext2/3/4, XFS, btrfs, swap); empty when none is.
+[[maybe_unused]] std::string kind_from_magic(const std::uint8_t* b, std::size_t got) {
+  auto at = [&](std::size_t off, const char* magic, std::size_t len) {
+    return off + len <= got && std::memcmp(b + off, magic, len) == 0;
+  };
+  if (got >= 1082 && b[1080] == 0x53 && b[1081] == 0xEF) return "ext2/ext3/ext4";  // s_magic 0xEF53
+  if (at(0, "XFSB", 4)) return "xfs";
+  if (at(65536 + 64, "_BHRfS_M", 8)) return "btrfs";
+  if (at(4096 - 10, "SWAPSPACE2", 10) || at(4096 - 10, "SWAP-SPACE", 10)) return "swap";
+  return {};
+}
+
+}  // namespace
 
 #if defined(__linux__)
 namespace {
@@ -193,16 +227,16 @@ InUse block_in_use(const std::string& path, const std::string& shown, dev_t rdev
 bool holds_f2fs(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
-  bool found = false;
-  for (off_t off : {off_t{1024}, off_t{4096 + 1024}}) {
-    std::uint8_t m[4];
-    ssize_t n;
-    do n = ::pread(fd, m, sizeof m, off);
-    while (n < 0 && errno == EINTR);
-    found |= n == 4 && load_le32(m, 0) == disk::kSuperMagic;
+  std::uint8_t b[4096 + 1024 + 4];
+  std::size_t got = 0;
+  while (got < sizeof b) {
+    const ssize_t n = ::pread(fd, b + got, sizeof b - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
   }
   ::close(fd);
-  return found;
+  return f2fs_magic(b, got);
 }
 
 // The type of a file system of another kind than F2FS at the start of
@@ -226,7 +260,7 @@ std::string other_file_system(const std::string& path) {
   // Without libblkid: the magic numbers of the common kinds.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return {};
-  std::vector<std::uint8_t> b(68 * 1024, 0);
+  std::vector<std::uint8_t> b(kProbeBytes, 0);
   std::size_t got = 0;
   while (got < b.size()) {
     const ssize_t n = ::pread(fd, b.data() + got, b.size() - got, static_cast<off_t>(got));
@@ -235,14 +269,7 @@ std::string other_file_system(const std::string& path) {
     got += static_cast<std::size_t>(n);
   }
   ::close(fd);
-  auto at = [&](std::size_t off, const char* magic, std::size_t len) {
-    return off + len <= got && std::memcmp(b.data() + off, magic, len) == 0;
-  };
-  if (got >= 1082 && b[1080] == 0x53 && b[1081] == 0xEF) return "ext2/ext3/ext4";  // s_magic 0xEF53
-  if (at(0, "XFSB", 4)) return "xfs";
-  if (at(65536 + 64, "_BHRfS_M", 8)) return "btrfs";
-  if (at(4096 - 10, "SWAPSPACE2", 10) || at(4096 - 10, "SWAP-SPACE", 10)) return "swap";
-  return {};
+  return kind_from_magic(b.data(), got);
 #endif
 }
 
@@ -285,8 +312,24 @@ InUse check_in_use(const std::string& path, const InUseCheck& what) {
       return {InUseKind::other_file_system, path + " holds a file system of another kind (" + t + ")"};
   }
 #else
-  (void)path;
-  (void)what;
+  // The file-system probe alone, on the first bytes read through the
+  // storage seam (whole logical blocks; a device shorter than that is read
+  // to its end). A path that cannot be opened is not in use: opening it
+  // for writing reports why.
+  if (!what.other_file_system) return {};
+  OpenOptions ro;
+  ro.read_only = true;
+  auto dev = open_posix_device(path, ro);
+  if (!dev) return {};
+  const DeviceInfo& di = (*dev)->info();
+  const std::uint64_t lbs = std::max<std::uint64_t>(di.logical_block_size, 1);
+  const auto got = static_cast<std::size_t>(std::min<std::uint64_t>(kProbeBytes, di.size_bytes) / lbs * lbs);
+  std::vector<std::uint8_t> b(got);
+  if (got == 0 || !read_at(**dev, 0, b)) return {};
+  if (what.f2fs_too && f2fs_magic(b.data(), got))
+    return {InUseKind::other_file_system, path + " holds an F2FS volume (a superblock magic 0xf2f52010)"};
+  if (auto t = kind_from_magic(b.data(), got); !t.empty())
+    return {InUseKind::other_file_system, path + " holds a file system of another kind (" + t + ")"};
 #endif
   return {};
 }

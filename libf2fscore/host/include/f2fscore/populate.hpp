@@ -1,11 +1,19 @@
 // Populating a mounted volume from a host directory tree, as sload.f2fs
 // does (fsck/sload.c in f2fs-tools) and mke2fs -d does for ext4.
 //
-// The only module of the library that touches the host file system. It
-// walks the source tree with POSIX calls (lstat, openat, read, lseek with
-// SEEK_DATA/SEEK_HOLE, readlink, llistxattr/lgetxattr) and writes through
-// the Writer's public API (writer.hpp). On hosts without POSIX (Windows),
-// populate() fails with Errc::unsupported.
+// With extraction, the part of the library that touches the host file
+// system. It walks the source tree with POSIX calls (lstat, openat, read,
+// lseek with SEEK_DATA/SEEK_HOLE, readlink, llistxattr/lgetxattr), or on
+// Windows with the Win32 ones (host/populate_win32.cpp), and writes through
+// the Writer's public API (writer.hpp).
+//
+// On Windows the tree is read as extraction writes it there (docs/design.md,
+// "Extraction on Windows"), so that an extracted tree copied in gives the
+// image's tree back: %XX in a name is the byte XX; the symlinks are the
+// lines of ".f2fscore-links" at the top of the source (that file is not
+// copied; Windows symlinks and junctions are problems of their entries);
+// directories get mode 0755, files 0644 (0444 read-only), owners 0:0, no
+// xattrs; holes are a sparse file's unallocated ranges.
 #pragma once
 
 #include <cstdint>
@@ -96,6 +104,8 @@ struct PopulateReport {
 /// the host has no SEEK_DATA (or the file system says "all data"), every
 /// byte is read and written: zero blocks inside data are written as data,
 /// not turned into holes.
+/// (Windows: the allocated ranges of a sparse file,
+/// FSCTL_QUERY_ALLOCATED_RANGES; every byte of other files.)
 /// Hard links: a second name of the same (st_dev, st_ino) becomes
 /// Writer::link() to the first. Symlinks keep their target bytes; device
 /// nodes keep their number (new_encode_dev()). Directories get their mode,
@@ -107,12 +117,11 @@ struct PopulateReport {
 ///
 /// Errors (the whole call fails): invalid_argument/not_found when
 /// `source_dir` is not a readable directory or `opts.target` names a
-/// non-directory; unsupported on hosts without POSIX; no_space (the walk
-/// stops at the first entry the volume has no room for; the problem list
-/// names it in the message; the file being written when space ran out is
-/// truncated to the bytes written before the failed Writer::write() call,
-/// so its size covers exactly what is mapped). Per-entry problems are in
-/// the report.
+/// non-directory; no_space (the walk stops at the first entry the volume
+/// has no room for; the problem list names it in the message; the file
+/// being written when space ran out is truncated to the bytes written
+/// before the failed Writer::write() call, so its size covers exactly what
+/// is mapped). Per-entry problems are in the report.
 Result<PopulateReport> populate(Writer& w, const std::string& source_dir, const PopulateOptions& opts = {});
 
 }  // namespace f2fscore

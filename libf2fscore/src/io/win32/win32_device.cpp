@@ -23,6 +23,9 @@
 //   - flush and a FUA write's durability are FlushFileBuffers; discard is
 //     unsupported; write-zeroes is FSCTL_SET_ZERO_DATA on an image file,
 //     else zeroes written from an aligned buffer.
+//   - A writable open with refuse_in_use and refuse_other_file_system is
+//     refused (Errc::busy) when check_in_use() finds a file system on it,
+//     F2FS included (its magic-number probe, read through this backend).
 //   - In use: a writable open of an image file with refuse_in_use shares
 //     nothing (no other handle may read or write it while it is open: the
 //     stand-in for the POSIX build's flock); a writable volume (\\.\X:,
@@ -272,6 +275,14 @@ Result<std::unique_ptr<BlockDevice>> open_win32(const std::string& path, const O
     }
     if ((fa.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0)
       return make_error(Errc::unsupported, path + " is neither a regular file nor a block device");
+  }
+  // A file system on it (F2FS too) refused for raw writes, as the POSIX
+  // backend does (check_in_use(): its file-system probe on this platform).
+  if (writable && opts.refuse_in_use && opts.refuse_other_file_system) {
+    InUseCheck what;
+    what.other_file_system = what.f2fs_too = true;
+    if (InUse u = check_in_use(path, what))
+      return make_error(Errc::busy, "cannot open " + path + " for writing: " + u.detail, Error::kNoOffset, 0);
   }
   const bool lock_volume = device && writable && is_volume_path(path) && (opts.refuse_in_use || opts.exclusive);
   // Volumes must be shared for reading and writing to be opened at all;

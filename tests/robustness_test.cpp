@@ -9,8 +9,9 @@
 // directories and the fsync chain, out-of-range addresses and nids, and
 // bogus sizes, depths, name lengths and xattr sizes. Also run under ASan +
 // UBSan by scripts/test.sh; F2FSCORE_ROBUSTNESS_SCALE=N multiplies the
-// number of random cases, F2FSCORE_ROBUSTNESS_VERBOSE=1 prints every case
-// with its errors.
+// number of random cases, F2FSCORE_TEST_SAMPLE=K runs one in K of the long
+// loops' cases (support/test_support.hpp), F2FSCORE_ROBUSTNESS_VERBOSE=1
+// prints every case with its errors.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -265,8 +266,17 @@ class Runner {
     }
     EXPECT_TRUE(problems_.empty()) << suite_ << ": " << problems_.size() << " kinds of problem in " << cases_
                                    << " cases:" << list;
-    std::printf("[ robust   ] %s: %zu cases, %zu opened, %zu errors, %zu dump views, %.1f s\n", suite_.c_str(), cases_,
-                opened_, errors_, views_, seconds_);
+    std::printf("[ robust   ] %s: %zu cases (%zu left out by F2FSCORE_TEST_SAMPLE), %zu opened, %zu errors, %zu dump "
+                "views, %.1f s\n",
+                suite_.c_str(), cases_, skipped_, opened_, errors_, views_, seconds_);
+  }
+
+  /// For the suites' long loops of like cases, before building a case: true
+  /// when f2fstest::sampled() leaves this one out (counted, not run).
+  bool skip() {
+    if (f2fstest::sampled(candidates_++)) return false;
+    ++skipped_;
+    return true;
   }
 
   f2fstest::WalkResult run(const std::string& name, const SparseImage& img, std::uint64_t truncate_to = ~0ull) {
@@ -310,7 +320,7 @@ class Runner {
   std::string suite_;
   std::size_t tool_every_;
   std::map<std::string, std::string> problems_;
-  std::size_t cases_ = 0, opened_ = 0, errors_ = 0, views_ = 0;
+  std::size_t cases_ = 0, opened_ = 0, errors_ = 0, views_ = 0, candidates_ = 0, skipped_ = 0;
   double seconds_ = 0;
 };
 
@@ -341,12 +351,13 @@ std::uint32_t slot0(const Node& n) {
 // Applies `edit` to a copy of a rich template's image, re-seals the node
 // blocks and checkpoint blocks it names, and runs it.
 using Edit = std::function<void(SparseImage&, const f2fstest::RichImage&, std::set<std::uint64_t>& reseal)>;
-f2fstest::WalkResult run_edit(Runner& run, const Template& t, const std::string& name, const Edit& edit) {
+void run_edit(Runner& run, const Template& t, const std::string& name, const Edit& edit) {
+  if (run.skip()) return;
   SparseImage img = t.img;
   std::set<std::uint64_t> touched;
   edit(img, *t.rich, touched);
   for (std::uint64_t b : touched) f2fstest::reseal_block(img, b);
-  return run.run(t.name + " / " + name, img);
+  run.run(t.name + " / " + name, img);
 }
 
 bool mentions(const f2fstest::WalkResult& r, const std::string& what) {
@@ -455,6 +466,7 @@ TEST(Robustness, BitFlipsInEveryMetadataArea) {
       for (const auto& [area, regions] : t.areas) {
         for (int i = 0; i < n; ++i) {
           for (bool reseal : {false, true}) {
+            if (run.skip()) continue;
             const std::string name = area + " #" + std::to_string(i) + (reseal ? " resealed" : " raw");
             Rng rng(hash_name(t.name + name));
             SparseImage img = t.img;
@@ -474,6 +486,7 @@ TEST(Robustness, GarbageBlocks) {
     for (const auto& t : *set) {
       for (const auto& [area, regions] : t.areas) {
         for (bool reseal : {false, true}) {
+          if (run.skip()) continue;
           const std::string name = "garbage " + area + (reseal ? " resealed" : "");
           Rng rng(hash_name(t.name + name));
           SparseImage img = t.img;
@@ -548,6 +561,7 @@ TEST(Robustness, ZeroedSuperblocks) {
                               offsetof(SuperBlock, block_count), offsetof(SuperBlock, section_count),
                               offsetof(SuperBlock, extension_count), offsetof(SuperBlock, root_ino)}) {
         for (std::uint32_t val : {0u, 1u, 3u, 0x7FFFFFFFu, 0xFFFFFFFFu}) {
+          if (run.skip()) continue;
           SparseImage img = t.img;
           img.blocks.erase(1);
           store_le32(img.at(0), kSuperOffset + off, val);
@@ -584,6 +598,7 @@ TEST(Robustness, CheckpointFields) {
     for (const F& f : fields) {
       for (std::uint64_t val : {0ull, 1ull, 2ull, 192ull, 511ull, 512ull, 4092ull, 0xFFFFull, 0xFFFFFFFFull,
                                 0x7FFull /* every flag */}) {
+        if (run.skip()) continue;
         SparseImage img = t.img;
         for (std::uint64_t b : {cp, cp + total - 1}) {
           std::uint8_t* p = img.at(b);
@@ -618,6 +633,7 @@ TEST(Robustness, CheckpointFields) {
     // Journals with impossible counts; summary blocks of garbage.
     for (std::uint32_t k = 1; k < total - 1; ++k) {
       for (std::uint16_t n : {39, 7, 0xFFFF}) {
+        if (run.skip()) continue;
         SparseImage img = t.img;
         std::uint8_t* p = img.at(cp + k);
         p[0] = static_cast<std::uint8_t>(n);

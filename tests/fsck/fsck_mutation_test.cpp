@@ -13,7 +13,8 @@
 // node footers, dentries, inline data, xattrs), checksums re-sealed or
 // not, and truncated images. Deterministic: the same seeds on every host.
 // F2FSCORE_FSCK_MUTATIONS=N runs N per template (default 100; the writer
-// half as many, through two paths each).
+// half as many, through two paths each); F2FSCORE_TEST_SAMPLE=K one seed
+// in K of them (support/test_support.hpp).
 // MutationBench.DISABLED_Run is bench/mutation_bench.sh's driver (each
 // mutant in a child process; fsck.f2fs on the same mutants).
 #include <algorithm>
@@ -226,6 +227,7 @@ TEST_P(FsckMutation, NoCrashNoHangCheckOnlyWritesNothing) {
   const int n = mutations_per_template();
   int reports = 0, errors = 0, repaired = 0;
   for (int seed = 0; seed < n; ++seed) {
+    if (!f2fstest::sampled(static_cast<std::uint64_t>(seed))) continue;
     const std::string name = std::string(t.name) + " seed " + std::to_string(seed);
     SparseImage img = mutate(t, static_cast<std::uint64_t>(seed) * 8 + GetParam());
     auto dev = img.to_device();
@@ -494,6 +496,7 @@ TEST_P(WriterMutation, RefusesWithoutWritingAndAddsNoProblem) {
   const int n = std::max(1, mutations_per_template() / 2);
   WriterTally wt;
   for (int seed = 0; seed < n; ++seed) {
+    if (!f2fstest::sampled(static_cast<std::uint64_t>(seed))) continue;
     const Mutant m = mutate_any(t, static_cast<std::uint64_t>(seed) * 8 + 4 + GetParam());
     const std::string name = std::string(t.name) + " seed " + std::to_string(seed) + " (" + m.what + ")";
     for (bool pop : {true, false}) {

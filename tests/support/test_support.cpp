@@ -36,6 +36,15 @@ bool required(const char* what) {
   return v != nullptr && std::string(v) == "1";
 }
 
+unsigned sample_stride() {
+  static const unsigned n = [] {
+    const char* v = std::getenv("F2FSCORE_TEST_SAMPLE");
+    const long x = v ? std::strtol(v, nullptr, 10) : 1;
+    return x >= 1 && x <= 1000 ? static_cast<unsigned>(x) : 1u;
+  }();
+  return n;
+}
+
 std::unique_ptr<f2fscore::BlockDevice> load_image(const fs::path& path) {
   const auto size = fs::file_size(path);
   auto dev = f2fscore::make_memory_device(size, 512, path.string());

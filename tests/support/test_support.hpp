@@ -27,6 +27,16 @@ std::optional<fs::path> shared_images_dir();
 /// (F2FSCORE_REQUIRE_<what>=1).
 bool required(const char* what);
 
+/// One case in N of the long seeded suites runs: N from F2FSCORE_TEST_SAMPLE
+/// (an integer >= 1; 1, every case, when unset or invalid). Under qemu-user a
+/// case costs ten times or more its native time, so scripts/cross-test.sh
+/// sets 4 there; the native, sanitizer and wine runs take every case.
+unsigned sample_stride();
+
+/// Whether case number `index` (0, 1, 2, ... in the suite's fixed order) runs
+/// under sample_stride(): every N-th from the first.
+inline bool sampled(std::uint64_t index) { return index % sample_stride() == 0; }
+
 /// Loads an image file into a sparse memory device (zero blocks are not stored).
 std::unique_ptr<f2fscore::BlockDevice> load_image(const fs::path& path);
 

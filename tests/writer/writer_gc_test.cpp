@@ -604,10 +604,10 @@ TEST(WriterGc, PowerCutDuringGc) {
   }
   ASSERT_GT(total, 100u);
   int seen[3] = {0, 0, 0};
-  // About 60 cuts spread over the run, and the last 12 requests one by one
-  // (the checkpoint packs and flushes).
+  // About 60 cuts spread over the run (60 / f2fstest::sample_stride()), and
+  // the last 12 requests one by one (the checkpoint packs and flushes).
   std::vector<std::uint64_t> cuts;
-  for (std::uint64_t n = 0; n + 12 < total; n += total / 60 + 1) cuts.push_back(n);
+  for (std::uint64_t n = 0; n + 12 < total; n += (total / 60 + 1) * f2fstest::sample_stride()) cuts.push_back(n);
   for (std::uint64_t n = total > 12 ? total - 12 : 0; n <= total; ++n) cuts.push_back(n);
   for (std::uint64_t n : cuts) {
     SCOPED_TRACE("cut at request " + std::to_string(n) + " of " + std::to_string(total));

@@ -233,7 +233,8 @@ class Extractor {
   // Writes the mapped, non-zero blocks of a file at their offsets.
   Status write_contents(int fd, const InodeInfo& in) {
     const std::uint64_t nblocks = (in.size + kBlockSize - 1) / kBlockSize;
-    std::vector<std::uint8_t> buf(kChunkBlocks * kBlockSize);
+    if (buf_.empty()) buf_.resize(kChunkBlocks * kBlockSize);
+    std::vector<std::uint8_t>& buf = buf_;
     auto put = [&](const std::uint8_t* p, std::size_t n, std::uint64_t off) -> Status {
       // Only the non-zero blocks: zero blocks stay holes.
       std::size_t k = 0;
@@ -431,6 +432,7 @@ class Extractor {
   std::unordered_map<nid_t, std::string> links_;  // ino -> path relative to the root descriptor
   std::unordered_set<nid_t> dirs_seen_;
   std::vector<PendingDir> pending_dirs_;
+  std::vector<std::uint8_t> buf_;  // a file's blocks on their way out, kChunkBlocks of them (one allocation)
   std::unordered_set<int> warned_xattr_errnos_;
 };
 

@@ -337,7 +337,8 @@ class Extractor {
 
   Status write_contents(HANDLE h, const InodeInfo& in) {
     const std::uint64_t nblocks = (in.size + kBlockSize - 1) / kBlockSize;
-    std::vector<std::uint8_t> buf(kChunkBlocks * kBlockSize);
+    if (buf_.empty()) buf_.resize(kChunkBlocks * kBlockSize);
+    std::vector<std::uint8_t>& buf = buf_;
     auto put = [&](const std::uint8_t* p, std::size_t n, std::uint64_t off) -> Status {
       std::size_t k = 0;
       while (k < n) {
@@ -446,6 +447,7 @@ class Extractor {
   std::unordered_map<nid_t, std::string> links_;  // ino -> path relative to the root
   std::unordered_set<nid_t> dirs_seen_;
   std::vector<PendingDir> pending_dirs_;
+  std::vector<std::uint8_t> buf_;  // a file's blocks on their way out, kChunkBlocks of them (one allocation)
 };
 
 std::pair<std::string, std::string> split_host(const std::string& p) {

@@ -325,11 +325,49 @@ std::vector<std::uint8_t> read_block(const fs::path& path, std::uint64_t blkaddr
   return b;
 }
 
-std::string sha256_hex(std::string_view data) {
-  // FIPS 180-4, section 6.2: the round constants are the first 32 bits of
-  // the fractional parts of the cube roots of the first 64 primes, the
-  // initial hash those of the square roots of the first 8.
-  static constexpr std::array<std::uint32_t, 64> k = {
+namespace {
+std::uint32_t ror(std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+}  // namespace
+
+void Sha256::update(const void* data, std::size_t len) {
+  const auto* p = static_cast<const std::uint8_t*>(data);
+  len_ += len;
+  if (n_) {
+    const std::size_t k = std::min(len, 64 - n_);
+    std::memcpy(buf_ + n_, p, k);
+    n_ += k;
+    p += k;
+    len -= k;
+    if (n_ == 64) {
+      block(buf_);
+      n_ = 0;
+    }
+  }
+  for (; len >= 64; p += 64, len -= 64) block(p);
+  if (len) {
+    std::memcpy(buf_, p, len);
+    n_ = len;
+  }
+}
+
+// The padding of FIPS 180-4, 5.1.1: a 1 bit, zeroes to 56 mod 64 bytes, the
+// message's length in bits as a big-endian 64-bit number.
+std::string Sha256::hex() {
+  const std::uint64_t bits = len_ * 8;
+  const std::uint8_t pad = 0x80, zero = 0;
+  update(&pad, 1);
+  while (n_ != 56) update(&zero, 1);
+  std::uint8_t l[8];
+  for (int i = 0; i < 8; ++i) l[i] = static_cast<std::uint8_t>(bits >> (56 - 8 * i));
+  update(l, 8);
+  char out[65];
+  for (int i = 0; i < 8; ++i) std::snprintf(out + 8 * i, 9, "%08x", static_cast<unsigned>(h_[i]));
+  return std::string(out, 64);
+}
+
+// One 64-byte block (FIPS 180-4, 6.2.2; the constants of 4.2.2).
+void Sha256::block(const std::uint8_t* p) {
+  static constexpr std::uint32_t k[64] = {
       0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
       0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
       0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
@@ -338,49 +376,32 @@ std::string sha256_hex(std::string_view data) {
       0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
       0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
       0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
-  std::array<std::uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  auto rotr = [](std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); };
-  // The message padded: a 1 bit, zeroes to 56 mod 64 bytes, the bit length
-  // as a big-endian 64-bit number.
-  std::string m(data);
-  const std::uint64_t bits = static_cast<std::uint64_t>(data.size()) * 8;
-  m.push_back(static_cast<char>(0x80));
-  while (m.size() % 64 != 56) m.push_back('\0');
-  for (int i = 7; i >= 0; --i) m.push_back(static_cast<char>((bits >> (i * 8)) & 0xff));
-  for (std::size_t blk = 0; blk < m.size(); blk += 64) {
-    std::array<std::uint32_t, 64> w{};
-    for (std::size_t t = 0; t < 16; ++t) {
-      const auto* p = reinterpret_cast<const unsigned char*>(m.data() + blk + t * 4);
-      w[t] = (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
-    }
-    for (std::size_t t = 16; t < 64; ++t) {
-      const std::uint32_t s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >> 3);
-      const std::uint32_t s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10);
-      w[t] = w[t - 16] + s0 + w[t - 7] + s1;
-    }
-    std::uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
-    for (std::size_t t = 0; t < 64; ++t) {
-      const std::uint32_t t1 = hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[t] + w[t];
-      const std::uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-      hh = g;
-      g = f;
-      f = e;
-      e = d + t1;
-      d = c;
-      c = b;
-      b = a;
-      a = t1 + t2;
-    }
-    h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+  std::uint32_t w[64];
+  for (int i = 0; i < 16; ++i)
+    w[i] = std::uint32_t{p[4 * i]} << 24 | std::uint32_t{p[4 * i + 1]} << 16 | std::uint32_t{p[4 * i + 2]} << 8 | p[4 * i + 3];
+  for (int i = 16; i < 64; ++i)
+    w[i] = w[i - 16] + (ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3)) + w[i - 7] +
+           (ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10));
+  std::uint32_t a = h_[0], b = h_[1], c = h_[2], d = h_[3], e = h_[4], f = h_[5], g = h_[6], h = h_[7];
+  for (int i = 0; i < 64; ++i) {
+    const std::uint32_t t1 = h + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
+    const std::uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+    h = g;
+    g = f;
+    f = e;
+    e = d + t1;
+    d = c;
+    c = b;
+    b = a;
+    a = t1 + t2;
   }
-  std::string out;
-  char hex[9];
-  for (std::uint32_t v : h) {
-    std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(v));
-    out += hex;
-  }
-  return out;
+  h_[0] += a; h_[1] += b; h_[2] += c; h_[3] += d; h_[4] += e; h_[5] += f; h_[6] += g; h_[7] += h;
+}
+
+std::string sha256_hex(std::string_view data) {
+  Sha256 h;
+  h.update(data.data(), data.size());
+  return h.hex();
 }
 
 std::vector<SharedImage> shared_syzkaller_images(const fs::path& images_dir) {

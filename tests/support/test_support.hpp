@@ -57,8 +57,24 @@ bool read_zst(const fs::path& src, const std::function<void(std::span<const std:
 /// nullopt when it cannot be decompressed or is empty.
 std::optional<SparseImage> load_zst_image(const fs::path& src);
 
-/// SHA-256 (FIPS 180-4) of `data` as 64 lowercase hex digits, as sha256sum
-/// prints it.
+/// SHA-256 (FIPS 180-4) of the bytes given to update(), in pieces of any
+/// size, as 64 lowercase hex digits (as sha256sum prints it) from hex(),
+/// which ends the message: one hex() per object.
+class Sha256 {
+ public:
+  void update(const void* data, std::size_t len);
+  std::string hex();
+
+ private:
+  void block(const std::uint8_t* p);
+  std::uint32_t h_[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                         0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};  // FIPS 180-4, 5.3.3
+  std::uint64_t len_ = 0;
+  std::uint8_t buf_[64] = {};
+  std::size_t n_ = 0;
+};
+
+/// SHA-256 of `data` (Sha256) as 64 lowercase hex digits.
 std::string sha256_hex(std::string_view data);
 
 /// A temporary directory (under fs::temp_directory_path(): TMPDIR or /tmp on

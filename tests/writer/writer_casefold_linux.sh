@@ -21,6 +21,9 @@
 #      casefolded and its new file not; our writer then creates, renames,
 #      exchanges and unlinks by other cases; both checkers clean.
 #   5. Linux mounts the result: manifest and lookups by other cases as ours.
+#   6. A strict-mode volume (-C utf8:strict) our writer made: Linux refuses
+#      in a casefolded directory the invalid UTF-8 name ours refused (EINVAL),
+#      takes it elsewhere, finds our names by other cases; fsck.f2fs clean.
 # Exit: 0 passed; 1 failed; 2 usage; 77 skipped (no oracle or fsck.f2fs),
 # 1 instead with F2FSCORE_REQUIRE_ORACLE=1 (resp. F2FSCORE_REQUIRE_FSCK=1).
 set -euo pipefail
@@ -132,4 +135,30 @@ set +e
 orc=$?
 set -e
 [[ $orc -eq 0 ]] || { echo "writer_casefold_linux.sh: FAIL: Linux on our second image (status $orc)"; exit 1; }
+
+# 6. Strict mode: Linux refuses in /cf the invalid name our writer refused
+#    (EINVAL), takes it in /plain, and finds our names by other cases.
+simg="$work/strict.img"
+WRITER_IMAGE="$simg" run_test WriteStrictImage strict.log
+cat > "$work/guest3.sh" <<'GUEST'
+#!/bin/sh
+fail() { echo "GUEST FAIL: $*"; dmesg | grep -i f2fs | tail -20; exit 1; }
+mount -t f2fs /dev/vda /mnt || fail "mount"
+bad="linux$(printf '\377')"
+err=$(touch "/mnt/cf/$bad" 2>&1) && fail "Linux made an invalid UTF-8 name in a casefolded directory of a strict volume"
+echo "$err" | grep -q 'Invalid argument' || fail "refused with '$err', not EINVAL"
+touch "/mnt/plain/$bad" || fail "invalid UTF-8 name in a directory without +F"
+[ -f "/mnt/plain/ours$(printf '\377')" ] || fail "our invalid name in /plain"
+[ "$(cat /mnt/cf/VALID-NAME)" = strict ] || fail "lookup by another case"
+[ -f /mnt/cf/STRASSE ] || fail "lookup of Straße as STRASSE"
+umount /mnt || fail "umount"
+if dmesg | grep -i 'f2fs' | grep -iE 'error|corrupt|inconsistent|fsck'; then fail "kernel complained"; fi
+echo "GUEST OK: strict mode refuses what ours refuses (EINVAL)"
+GUEST
+set +e
+"$oracle" --timeout "${ORACLE_TIMEOUT:-300}" "$work/guest3.sh" "$simg"
+orc=$?
+set -e
+[[ $orc -eq 0 ]] || { echo "writer_casefold_linux.sh: FAIL: Linux on the strict image (status $orc)"; exit 1; }
+"$repo_root/tests/interop/fsck_clean.sh" "$simg" || { echo "writer_casefold_linux.sh: FAIL: fsck.f2fs after Linux on the strict image"; exit 1; }
 echo "writer_casefold_linux.sh: PASS"

@@ -632,4 +632,34 @@ TEST(WriterCasefoldOracle, DISABLED_AfterLinux) {
                        {"/cf/Mixed Case.TXT", "/cf/MIXED CASE.TXT"}});
 }
 
+// A strict-mode volume (s_encoding_flags 0x1): /cf (+F) and /plain with a
+// few names; our writer refuses an invalid name in /cf (EINVAL), takes it
+// in /plain. Writes WRITER_IMAGE for the guest, which checks that Linux
+// refuses the same name in /cf with EINVAL and finds ours by other cases.
+TEST(WriterCasefoldOracle, DISABLED_WriteStrictImage) {
+  const char* out = std::getenv("WRITER_IMAGE");
+  ASSERT_NE(out, nullptr) << "set WRITER_IMAGE";
+  REQUIRE_CASEFOLD();
+  auto dev = cf_volume(kEncStrictModeFl);
+  ASSERT_TRUE(dev);
+  {
+    auto w = mount(*dev);
+    ASSERT_TRUE(w);
+    auto cf = w->mkdir("/cf");
+    ASSERT_OK(cf);
+    ASSERT_OK(w->set_flags(*cf, kCasefoldFl, kCasefoldFl));
+    auto plain = w->mkdir("/plain");
+    ASSERT_OK(plain);
+    auto f = w->create("/cf/Valid-Name");
+    ASSERT_OK(f);
+    ASSERT_OK(w->write(*f, 0, bytes("strict\n")));
+    ASSERT_OK(w->create("/cf/" + kSharpS));
+    EXPECT_EQ(err_no(w->mknod_at(*cf, "ours\xff", kReg | 0644)), EINVAL);
+    ASSERT_OK(w->mknod_at(*plain, "ours\xff", kReg | 0644));
+    ASSERT_OK(w->unmount());
+  }
+  check_clean(*dev, "strict image");
+  ASSERT_TRUE(save(*dev, out));
+}
+
 }  // namespace

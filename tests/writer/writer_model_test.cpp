@@ -18,10 +18,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
 
+#include "f2fscore/casefold.hpp"
 #include "writer/writer_test_util.hpp"
 
 namespace {
@@ -40,7 +42,34 @@ struct MInode {
   int opens = 0;
   std::uint32_t inline_xattr = 200;  ///< bytes of its inline xattr area (new inodes: 50 words)
   std::uint64_t reserved_past_eof = 0;  ///< keep_size fallocate bytes past i_size (an upper bound)
+  bool cf = false;  ///< F2FS_CASEFOLD_FL (directories)
 };
+
+// The key Linux matches a name by in a casefolded directory, for the names
+// this test makes (ASCII, U+00DF ß, U+212A KELVIN SIGN, U+00C9 É, U+00E9 é,
+// e + U+0301): their utf8-12.1 folds written out by hand from Unicode's
+// CaseFolding.txt (full folding: ß -> "ss", K -> "k", É -> é) and canonical
+// decompositions (é -> e U+0301). A fold of 255 bytes or more is not used
+// (f2fs_init_casefolded_name()): the name's own bytes are its key.
+std::string hand_fold(const std::string& s) {
+  std::string o;
+  for (std::size_t i = 0; i < s.size();) {
+    if (s.compare(i, 2, "\xc3\x9f") == 0) {
+      o += "ss";
+      i += 2;
+    } else if (s.compare(i, 3, "\xe2\x84\xaa") == 0) {
+      o += "k";
+      i += 3;
+    } else if (s.compare(i, 2, "\xc3\x89") == 0 || s.compare(i, 2, "\xc3\xa9") == 0) {
+      o += "e\xcc\x81";
+      i += 2;
+    } else {
+      const char c = s[i++];
+      o += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+  }
+  return o.size() >= 255 ? "\x01" + s : o;
+}
 
 struct Model {
   std::map<std::string, int> paths;  // "" is the root
@@ -57,6 +86,36 @@ struct Model {
     return n;
   }
   bool is_dir(const std::string& p) const { return has(p) && inodes.at(paths.at(p)).type == 'd'; }
+  bool casefolded(const std::string& dir) const { return has(dir) && inodes.at(paths.at(dir)).cf; }
+  /// The path as stored that `p` names: in a casefolded directory a name is
+  /// found by its hand_fold(), elsewhere by its bytes. nullopt: none.
+  std::optional<std::string> find(const std::string& p) const {
+    std::string cur;
+    for (std::size_t i = 1; i <= p.size();) {
+      std::size_t j = p.find('/', i);
+      if (j == std::string::npos) j = p.size();
+      const std::string comp = p.substr(i, j - i);
+      i = j + 1;
+      if (!is_dir(cur)) return std::nullopt;
+      if (!casefolded(cur)) {
+        if (!has(cur + "/" + comp)) return std::nullopt;
+        cur += "/" + comp;
+        continue;
+      }
+      const std::string key = hand_fold(comp), pre = cur + "/";
+      std::optional<std::string> hit;
+      for (auto it = paths.lower_bound(pre); it != paths.end() && it->first.compare(0, pre.size(), pre) == 0; ++it) {
+        const std::string leaf = it->first.substr(pre.size());
+        if (leaf.find('/') == std::string::npos && hand_fold(leaf) == key) {
+          hit = it->first;
+          break;
+        }
+      }
+      if (!hit) return std::nullopt;
+      cur = *hit;
+    }
+    return cur;
+  }
   bool empty_dir(const std::string& p) const {
     auto it = paths.upper_bound(p + "/");
     return it == paths.end() || it->first.compare(0, p.size() + 1, p + "/") != 0;
@@ -123,6 +182,10 @@ struct Profile {
   int deep = 0;                        ///< depth of /deep/...
   std::uint32_t features = kRichFeatures;
   bool printable_xattrs = false;  ///< values of [a-z0-9] (the Linux guest prints them)
+  /// A casefold volume (features must hold feature::casefold): /cf is
+  /// casefolded, names come in mixed case with ß, KELVIN SIGN and É, paths
+  /// are given in other cases, directories get +F and lose it.
+  bool casefold = false;
 };
 
 class Runner {
@@ -186,8 +249,36 @@ class Runner {
   }
   std::string any(const std::vector<std::string>& v) { return v[r(static_cast<std::uint32_t>(v.size()))]; }
   std::string new_leaf() {
-    if (r(40) == 0) return std::string(200 + r(56), static_cast<char>('A' + r(26)));  // long names, up to 255 bytes
-    return std::string(1, "fdlxyz"[r(6)]) + std::to_string(r(3000));
+    // Long names, up to 255 bytes (254 on a casefold volume: fsck.f2fs 1.15
+    // hashes a name folding to 255 bytes as Linux does not).
+    if (r(40) == 0) return std::string(200 + r(pr_.casefold ? 55 : 56), static_cast<char>('A' + r(26)));
+    if (!pr_.casefold) return std::string(1, "fdlxyz"[r(6)]) + std::to_string(r(3000));
+    static const char* const kSuffix[] = {"", "", "", "-\xc3\x9f", "-SS", "-ss", "-\xe2\x84\xaa", "-k", "-K",
+                                          "-\xc3\x89", "-\xc3\xa9", "-e\xcc\x81", "-E\xcc\x81"};
+    std::string n = std::string(1, (r(2) ? "fdlxyz" : "FDLXYZ")[r(6)]) + std::to_string(r(20)) + kSuffix[r(13)];
+    return n;
+  }
+
+  // `p` (a path as stored) as a caller may give it: on a casefold volume,
+  // names in casefolded directories in other cases.
+  std::string vary(const std::string& p) {
+    if (!pr_.casefold || p.empty()) return p;
+    std::string out, cur;
+    for (std::size_t i = 1; i <= p.size();) {
+      std::size_t j = p.find('/', i);
+      if (j == std::string::npos) j = p.size();
+      const std::string stored = p.substr(i, j - i);
+      i = j + 1;
+      std::string comp = stored;
+      if (m_.casefolded(cur) && hand_fold(stored)[0] != '\x01' && r(2)) {
+        for (char& c : comp)
+          if (((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) && r(2)) c = static_cast<char>(c ^ 0x20);
+        if (const auto k = comp.find("\xc3\x9f"); k != std::string::npos && r(2)) comp.replace(k, 2, "SS");
+      }
+      out += "/" + comp;
+      cur += "/" + stored;
+    }
+    return out;
   }
 
   void touch(MInode& n) { n.mtime = n.ctime = now(); }
@@ -328,6 +419,7 @@ class Runner {
       n.ctime = {r.i_ctime.get(), r.i_ctime_nsec.get()};
       n.ino = ino;
       n.inline_xattr = in->inline_xattr_addrs * 4;
+      n.cf = in->flags & iflag::casefold;
       if (n.type == 'f') {
         n.data.assign(in->size, '\0');
         ASSERT_TRUE((*v)->read(*in, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(n.data.data()), n.data.size())));
@@ -363,9 +455,22 @@ class Runner {
   }
 
   void setup() {
+    if (pr_.casefold) {
+      auto cf = w_->mkdir("/cf");
+      ASSERT_TRUE(cf);
+      ASSERT_OK(w_->set_flags(*cf, iflag::casefold, iflag::casefold));
+      MInode& n = add("/cf", 'd');
+      n.cf = true;
+      n.ino = *cf;
+    }
     if (pr_.wide) {
-      ASSERT_TRUE(w_->mkdir("/wide"));
-      add("/wide", 'd');
+      auto wd = w_->mkdir("/wide");
+      ASSERT_TRUE(wd);
+      add("/wide", 'd').ino = *wd;
+      if (pr_.casefold) {
+        ASSERT_OK(w_->set_flags(*wd, iflag::casefold, iflag::casefold));
+        m_.at("/wide").cf = true;
+      }
       for (int i = 0; i < pr_.wide; ++i) {
         const std::string p = "/wide/entry-" + std::to_string(i) + (i % 7 == 0 ? std::string(40, 'w') : "");
         auto f = w_->create(p);
@@ -397,7 +502,7 @@ class Runner {
     return m_.inodes[id];
   }
 
-  Result<nid_t> ino_of(const std::string& p) { return w_->lookup(p.empty() ? "/" : p); }
+  Result<nid_t> ino_of(const std::string& p) { return w_->lookup(p.empty() ? "/" : vary(p)); }
 
   // One random operation, checked against the model.
   void step() {
@@ -431,7 +536,7 @@ class Runner {
   void op_create(const std::vector<std::string>& dirs) {
     const std::string p = any(dirs) + "/" + new_leaf();
     auto f = w_->create(p, 0640);
-    if (m_.has(p)) {
+    if (m_.find(p)) {
       ASSERT_FALSE(f) << ctx() << " create over " << p;
       EXPECT_EQ(f.error().code, Errc::exists);
       return;
@@ -442,14 +547,38 @@ class Runner {
 
   void op_mkdir(const std::vector<std::string>& dirs) {
     const std::string p = any(dirs) + "/" + new_leaf();
+    const std::string parent = p.substr(0, p.rfind('/'));
     auto d = w_->mkdir(p, 0750);
-    if (m_.has(p)) {
+    if (m_.find(p)) {
       ASSERT_FALSE(d);
       EXPECT_EQ(d.error().code, Errc::exists);
       return;
     }
     ASSERT_TRUE(d) << ctx() << " mkdir " << p << ": " << d.error().to_string();
-    add(p, 'd', 0750).ino = *d;
+    MInode& n = add(p, 'd', 0750);
+    n.ino = *d;
+    n.cf = m_.casefolded(parent);  // inherited (f2fs_new_inode())
+    if (!pr_.casefold) return;
+    auto fl = w_->get_flags(*d);
+    ASSERT_TRUE(fl);
+    EXPECT_EQ((*fl & iflag::casefold) != 0, n.cf) << ctx() << " casefold flag of new " << p;
+    // +F or -F: on the new (empty) directory, or on any, refused when it
+    // has entries (ENOTEMPTY).
+    std::string target = p;
+    if (r(3) == 0) target = any(dirs);
+    if (target.empty() || r(2)) return;
+    MInode& t = m_.at(target);
+    auto tino = ino_of(target);
+    ASSERT_TRUE(tino);
+    auto s = w_->set_flags(*tino, t.cf ? 0 : iflag::casefold, iflag::casefold);
+    if (!m_.empty_dir(target)) {
+      ASSERT_FALSE(s) << ctx() << " casefold flag on non-empty " << target;
+      EXPECT_EQ(s.error().sys_errno, ENOTEMPTY);
+      return;
+    }
+    ASSERT_TRUE(s) << ctx() << " casefold flag on " << target << ": " << s.error().to_string();
+    t.cf = !t.cf;
+    t.ctime = now();
   }
 
   // A file by path, or an open one (maybe unlinked) by inode.
@@ -541,7 +670,7 @@ class Runner {
       ASSERT_TRUE(w_->open(*ino));
       ++m_.inodes.at(id).opens;
     }
-    auto u = w_->unlink(p);
+    auto u = w_->unlink(vary(p));
     ASSERT_TRUE(u) << ctx() << " unlink " << p << ": " << u.error().to_string();
     m_.paths.erase(p);
     if (m_.names(id)) m_.inodes.at(id).ctime = now();
@@ -551,7 +680,7 @@ class Runner {
   void op_rmdir(const std::vector<std::string>& dirs) {
     const std::string p = any(dirs);
     if (p.empty()) return;
-    auto rr = w_->rmdir(p);
+    auto rr = w_->rmdir(vary(p));
     if (!m_.empty_dir(p)) {
       ASSERT_FALSE(rr) << ctx() << " rmdir of non-empty " << p;
       EXPECT_EQ(rr.error().code, Errc::invalid_argument);
@@ -567,16 +696,19 @@ class Runner {
     auto all = pick('*');
     if (all.empty()) return;
     const std::string from = any(all);
-    std::string to;
-    if (r(3) == 0) to = any(all);  // over an existing name
-    else to = any(dirs) + "/" + new_leaf();
-    if (to.empty()) return;
+    std::string given;
+    if (r(3) == 0) given = vary(any(all));  // over an existing name
+    else given = any(dirs) + "/" + new_leaf();
+    if (given.empty()) return;
     const int sid = m_.paths.at(from);
     const bool sdir = m_.inodes.at(sid).type == 'd';
-    auto res = w_->rename(from, to);
-    // The expected outcome.
+    auto res = w_->rename(vary(from), given);
+    // The expected outcome; `to` is the path as stored afterwards (an
+    // existing entry keeps its name, f2fs_set_link()).
+    const auto found = m_.find(given);
+    const std::string to = found ? *found : given;
     Errc want = Errc::ok;
-    const bool texists = m_.has(to);
+    const bool texists = found.has_value();
     if (sdir && (to == from || to.compare(0, from.size() + 1, from + "/") == 0) && to != from) want = Errc::invalid_argument;
     else if (texists && m_.paths.at(to) == sid) want = Errc::ok;
     else if (texists && m_.is_dir(to) && !sdir) want = Errc::invalid_argument;
@@ -613,14 +745,14 @@ class Runner {
     if (all.empty()) return;
     const std::string src = any(all);
     const std::string p = any(dirs) + "/" + new_leaf();
-    auto l = w_->link(src, p);
+    auto l = w_->link(vary(src), p);
     const int id = m_.paths.at(src);
     if (m_.inodes.at(id).type == 'd') {
       ASSERT_FALSE(l) << ctx() << " link to a directory";
       EXPECT_EQ(l.error().code, Errc::invalid_argument);
       return;
     }
-    if (m_.has(p)) {
+    if (m_.find(p)) {
       ASSERT_FALSE(l);
       EXPECT_EQ(l.error().code, Errc::exists);
       return;
@@ -638,7 +770,7 @@ class Runner {
     for (std::size_t i = 0; i < len; ++i) target[i] = static_cast<char>('a' + (i * 7 + len) % 26);
     if (len > 3) target[len / 2] = '/';
     auto s = w_->symlink(target, p);
-    if (m_.has(p)) {
+    if (m_.find(p)) {
       ASSERT_FALSE(s);
       EXPECT_EQ(s.error().code, Errc::exists);
       return;
@@ -663,7 +795,7 @@ class Runner {
     }
     const std::uint32_t rdev = new_encode_dev(major, minor);
     auto k = w_->mknod(p, static_cast<std::uint16_t>(tbits | 0620), rdev);
-    if (m_.has(p)) {
+    if (m_.find(p)) {
       ASSERT_FALSE(k);
       return;
     }
@@ -956,6 +1088,22 @@ TEST(WriterModelNs, NoFeatures) {
   Runner(11, p).run();
 }
 
+// A casefold volume: /cf and the directories made in it casefolded, +F set
+// and cleared on empty directories (refused on others), names in mixed
+// case with ß, KELVIN SIGN and É given in other cases.
+TEST(WriterModelNs, Casefold) {
+  if (!casefold_supported()) GTEST_SKIP() << "built without casefolding (F2FSCORE_WITH_CASEFOLD=OFF)";
+  for (std::uint32_t seed : seeds_from_env({41, 42})) {
+    Profile p;
+    p.features = kRichFeatures | feature::casefold;
+    p.casefold = true;
+    p.phases = 4;
+    p.ops = 200;
+    Runner(seed, p).run();
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
 // A directory of 2,000 entries and a path 40 directories deep.
 TEST(WriterModelNs, WideAndDeep) {
   Profile p;
@@ -978,6 +1126,20 @@ TEST(WriterModelNs, BigFiles) {
     p.big_write = 64u << 20;
     p.wide = seed % 2 ? 3000 : 0;
     p.deep = 30;
+    Runner(seed, p).run();
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(WriterModelNs, CasefoldMoreSeeds) {
+  if (!casefold_supported()) GTEST_SKIP() << "built without casefolding (F2FSCORE_WITH_CASEFOLD=OFF)";
+  for (std::uint32_t seed : seeds_from_env({43, 44, 45})) {
+    Profile p;
+    p.features = kRichFeatures | feature::casefold;
+    p.casefold = true;
+    p.phases = 6;
+    p.ops = 250;
+    p.wide = seed == 45 ? 1500 : 0;
     Runner(seed, p).run();
     if (::testing::Test::HasFailure()) return;
   }

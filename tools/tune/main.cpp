@@ -31,8 +31,8 @@ const char* kFooter =
     "change is refused. Features that can be turned on: encrypt, casefold (with -C, default utf8),\n"
     "verity, sb_checksum; the others need what only mkfs lays down. None can be turned off.\n"
     "The uuid cannot change with inode_checksum (it seeds every inode's checksum) or encrypt.\n"
-    "encrypt and casefold lock f2fscore's writer out: f2fscore-sload and f2fscore-io fs refuse such\n"
-    "volumes (a warning says so when they are turned on).\n"
+    "encrypt locks f2fscore's writer out: f2fscore-sload and f2fscore-io fs refuse such volumes (a\n"
+    "warning says so when it is turned on).\n"
     "Exit status: 0 success; 1 failure (cannot open the device, no valid F2FS superblock, device in\n"
     "use, a change refused, I/O error); 2 usage error (bad option, feature name, uuid or encoding).";
 
@@ -62,13 +62,12 @@ ftools::Json state_json(const f2fscore::TuneState& s) {
 }
 
 // What turning a feature on means for f2fscore's own writer: it refuses
-// volumes with encrypt or casefold (Writer::mount), so f2fscore-sload and
-// f2fscore-io fs can no longer write the volume (Linux can).
+// volumes with encrypt (Writer::mount), so f2fscore-sload and f2fscore-io
+// fs can no longer write the volume (Linux can). Casefold volumes it takes.
 std::vector<std::string> writer_warnings(const f2fscore::TuneState& before, const f2fscore::TuneState& after) {
   std::vector<std::string> w;
   const std::uint32_t added = after.features & ~before.features;
-  for (const auto& [bit, name] : {std::pair{f2fscore::disk::feature::encrypt, "encrypt"},
-                                  std::pair{f2fscore::disk::feature::casefold, "casefold"}})
+  for (const auto& [bit, name] : {std::pair{f2fscore::disk::feature::encrypt, "encrypt"}})
     if (added & bit)
       w.push_back(std::string("with ") + name +
                   " on, f2fscore's writer refuses the volume: f2fscore-sload and f2fscore-io fs cannot write it "

@@ -2,7 +2,9 @@
 // (docs/writer.md, docs/ipu.md, docs/gc.md).
 //
 // Regular files, directories, symlinks, special files, hard links and
-// xattrs. Data goes through a bounded page cache (or straight to the
+// xattrs. In a casefolded directory (F2FS_CASEFOLD_FL on a casefold
+// volume) every call finds names by any case, as casefold.hpp folds them,
+// and new entries are hashed by their folded name (fs/f2fs/dir.c). Data goes through a bounded page cache (or straight to the
 // device with WriteFlags::direct) and is placed by the kernel's IPU rules
 // (in place or out of place, f2fs_should_update_inplace()); new blocks come
 // from the six active logs by LFS (wholly free segments) or SSR (free
@@ -230,8 +232,9 @@ class Writer {
   /// (f2fs_recover_fsync_data() in fs/f2fs/recovery.c;
   /// WriterStats::recovered_nodes), or refused as MountOptions::recovery
   /// says. Refuses (Errc::unsupported, naming the reason) volumes it cannot
-  /// write safely yet: compression, encryption, casefold, quota, zoned,
-  /// multi-device, read-only (ro feature) volumes, chains on a read-only
+  /// write safely yet: compression, encryption, quota, zoned,
+  /// multi-device, read-only (ro feature) volumes (casefold ones as
+  /// check_features() says), chains on a read-only
   /// mount, and chains holding what roll-forward does not handle. Errors
   /// from opening the volume (corrupt, io) as Volume::open and
   /// meta::plan_from_volume report them; corrupt for a bad chain (a loop,
@@ -246,8 +249,9 @@ class Writer {
   static Result<std::unique_ptr<Writer>> mount(BlockDevice& dev, const MountOptions& opts = {});
   /// Whether mount() takes a volume with this superblock's features and
   /// devices read-write: Errc::unsupported naming the first it does not
-  /// (compression, encryption, casefold, quota files, zoned, ro, several
-  /// devices), as mount() refuses them.
+  /// (compression, encryption, quota files, zoned, ro, several devices; a
+  /// casefold encoding other than utf8-12.1, or casefold in a build
+  /// without casefolding), as mount() refuses them.
   static Status check_features(const disk::SuperBlock& sb);
   ~Writer();
   Writer(const Writer&) = delete;
@@ -373,6 +377,23 @@ class Writer {
   Result<std::vector<std::uint8_t>> getxattr(nid_t ino, std::uint8_t index, std::string_view name);
   Result<std::vector<XattrItem>> listxattr(nid_t ino);
   Status removexattr(nid_t ino, std::uint8_t index, std::string_view name);
+
+  // ---- Inode flags (writer/flags.cpp) ----
+  /// The inode's i_flags (F2FS_*_FL, disk::iflag; the bits FS_IOC_GETFLAGS
+  /// reports have the FS_*_FL values). Errors: not_found (ENOENT).
+  Result<std::uint32_t> get_flags(nid_t ino);
+  /// Sets the bits of `mask` in i_flags of `ino` to those of `flags`, as
+  /// FS_IOC_SETFLAGS does through f2fs_fileattr_set() and
+  /// f2fs_setflags_common() in fs/f2fs/file.c (ctime becomes now). The
+  /// writer changes F2FS_CASEFOLD_FL (disk::iflag::casefold, chattr +F)
+  /// only; a change of another bit is Errc::unsupported naming it, nothing
+  /// changed. The casefold flag: on a directory only (EOPNOTSUPP
+  /// otherwise, as f2fs_mask_flags() in fs/f2fs/f2fs.h drops it), on a
+  /// volume with the casefold feature (EOPNOTSUPP), of a directory with
+  /// no entries but "." and ".." (ENOTEMPTY, Errc::exists); not on a quota
+  /// file (EPERM). Setting a bit already set, or clearing one clear,
+  /// changes ctime only. Errors carry the errno in Error::sys_errno.
+  Status set_flags(nid_t ino, std::uint32_t flags, std::uint32_t mask);
 
   // ---- Space of regular files (writer/ns.cpp) ----
   /// fallocate(2) on a regular file: mode 0 or keep_size reserves blocks

@@ -4,7 +4,9 @@
 #include <cerrno>
 #include <cstring>
 #include <functional>
+#include <optional>
 
+#include "f2fscore/casefold.hpp"
 #include "f2fscore/checksum.hpp"
 #include "meta/meta_internal.hpp"
 #include "writer/writer_internal.hpp"
@@ -39,20 +41,24 @@ struct DView {
     else bitmap[i / 8] &= static_cast<std::uint8_t>(~(1u << (i % 8)));
   }
   static std::uint32_t slots(std::size_t len) { return static_cast<std::uint32_t>((len + kSlotLen - 1) / kSlotLen); }
-  /// Slot of `name`, or nr.
-  std::uint32_t find(std::string_view name, std::uint32_t hash) const {
+  /// Slot of the entry `key` matches (with `use_hash`, only entries of its
+  /// hash: f2fs_find_target_dentry()), or nr.
+  std::uint32_t find(const Writer::Impl::NameKey& key, bool use_hash = true) const {
     for (std::uint32_t i = 0; i < nr;) {
       if (!bit(i)) {
         ++i;
         continue;
       }
       const std::uint32_t len = d[i].name_len.get();
-      if (d[i].hash_code.get() == hash && len == name.size() && i + slots(len) <= nr &&
-          std::memcmp(names[i], name.data(), len) == 0)
+      if ((!use_hash || d[i].hash_code.get() == key.hash) && i + slots(len) <= nr &&
+          key.matches(std::string_view(reinterpret_cast<const char*>(names[i]), len)))
         return i;
       i += std::max<std::uint32_t>(1, slots(len));
     }
     return nr;
+  }
+  std::string name_at(std::uint32_t pos) const {
+    return std::string(reinterpret_cast<const char*>(names[pos]), d[pos].name_len.get());
   }
   /// The first used slot whose entry is not whole (name_len 0, running past
   /// the area, or a later slot of its name free), or nr: an area the writer
@@ -138,34 +144,105 @@ Result<Node*> Writer::Impl::dir_inode(nid_t dir) {
   return *dp;
 }
 
-Result<nid_t> Writer::Impl::find_entry(nid_t dir, std::string_view name) {
+bool Writer::Impl::NameKey::matches(std::string_view entry) const {
+  if (folded) return casefold_match(*folded, entry, enc_flags);
+  return entry == name;
+}
+
+Result<Writer::Impl::NameKey> Writer::Impl::name_key(const Node& dir, std::string_view name) const {
+  NameKey k;
+  k.name = name;
+  k.casefolded = (dir.i.i_flags.get() & iflag::casefold) != 0;
+  if (!k.casefolded) {
+    k.hash = dentry_hash(name);
+    return k;
+  }
+  k.enc_flags = sb.s_encoding_flags.get();
+  k.folded = casefold_name(name);
+  if (!k.folded && (k.enc_flags & kEncStrictModeFl) && name != "." && name != "..")
+    return errno_error(Errc::invalid_argument, EINVAL,
+                       "writer: \"" + std::string(name) +
+                           "\" is not a valid name in a casefolded directory of a volume with strict encoding "
+                           "(not UTF-8, or it folds to nothing or to 255 bytes or more)");
+  k.hash = dentry_hash_casefold(name, k.enc_flags);
+  return k;
+}
+
+namespace {
+
+// Where search_entry() found an entry: the inline area (`blk` unset) or
+// directory block `blk`, whose bytes are left in the caller's buffer.
+struct Found {
+  std::optional<std::uint64_t> blk;
+  std::uint32_t pos = 0;
+};
+
+// f2fs_find_entry() in fs/f2fs/dir.c (Linux 6.1): the inline area, else on
+// each level the blocks of the bucket of the name's hash; in a casefolded
+// directory a miss is searched again over every entry without the hash
+// (the linear lookup of 6.1, which finds entries whose stored hash another
+// implementation computed differently). `b` holds the block found.
+Result<std::optional<Found>> search_entry(Writer::Impl& w, nid_t dir, const Writer::Impl::NameKey& key,
+                                          std::vector<std::uint8_t>& b) {
+  auto dp = w.node(dir);
+  if (!dp) return make_error(dp.error());
+  if (!is_dir_node(**dp)) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is not a directory", dir));
+  Node& dn = **dp;
+  const bool is_inline = dn.i.i_inline & inline_flag::dentry;
+  const std::uint32_t depth = dn.i.i_current_depth.get(), dl = dn.i.i_dir_level;
+  const std::uint64_t nblocks = (dn.i.i_size.get() + kBlockSize - 1) / kBlockSize;
+  for (const bool use_hash : {true, false}) {
+    if (!use_hash && !key.casefolded) break;
+    if (is_inline) {
+      auto dp2 = w.node(dir);
+      if (!dp2) return make_error(dp2.error());
+      DView v = DView::inline_area(reinterpret_cast<std::uint8_t*>(*dp2) + w.inline_offset(**dp2), w.max_inline(**dp2));
+      const std::uint32_t pos = v.find(key, use_hash);
+      if (pos < v.nr) return std::optional<Found>(Found{std::nullopt, pos});
+      continue;
+    }
+    b.resize(kBlockSize);
+    for (std::uint32_t level = 0; level < depth && level < 64; ++level) {
+      const std::uint32_t nb = dir_buckets(level, dl);
+      const std::uint64_t bidx = dir_block_index(level, dl, use_hash ? key.hash % nb : 0);
+      const std::uint64_t count = static_cast<std::uint64_t>(bucket_blocks(level)) * (use_hash ? 1 : nb);
+      for (std::uint64_t blk = bidx; blk < bidx + count && blk < nblocks; ++blk) {
+        auto a = w.map(dir, blk, false);
+        if (!a) return make_error(a.error());
+        if (*a == kNullAddr) continue;  // NEW_ADDR: a dentry page not yet written back
+        F2FSCORE_TRY(w.read_file_block(dir, blk, b.data()));
+        const std::uint32_t pos = DView::block(b.data()).find(key, use_hash);
+        if (pos < kNrDentryInBlock) return std::optional<Found>(Found{blk, pos});
+      }
+    }
+  }
+  return std::optional<Found>();
+}
+
+}  // namespace
+
+Result<nid_t> Writer::Impl::find_entry(nid_t dir, std::string_view name, std::string* stored) {
   auto dp = node(dir);
   if (!dp) return make_error(dp.error());
   if (!is_dir_node(**dp)) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is not a directory", dir));
-  const std::uint32_t hash = dentry_hash(name);
-  if ((*dp)->i.i_inline & inline_flag::dentry) {
-    DView v = DView::inline_area(reinterpret_cast<std::uint8_t*>(*dp) + inline_offset(**dp), max_inline(**dp));
-    const std::uint32_t pos = v.find(name, hash);
-    if (pos < v.nr) return v.d[pos].ino.get();
-    return make_error(Errc::not_found, "writer: no entry \"" + std::string(name) + "\"");
-  }
-  const std::uint32_t depth = (*dp)->i.i_current_depth.get(), dl = (*dp)->i.i_dir_level;
-  const std::uint64_t nblocks = ((*dp)->i.i_size.get() + kBlockSize - 1) / kBlockSize;
-  std::vector<std::uint8_t> b(kBlockSize);
-  for (std::uint32_t level = 0; level < depth && level < 64; ++level) {
-    const std::uint32_t nb = dir_buckets(level, dl);
-    const std::uint64_t bidx = dir_block_index(level, dl, hash % nb);
-    for (std::uint64_t blk = bidx; blk < bidx + bucket_blocks(level) && blk < nblocks; ++blk) {
-      auto a = map(dir, blk, false);
-      if (!a) return make_error(a.error());
-      if (*a == kNullAddr) continue;  // NEW_ADDR: a dentry page not yet written back
-      F2FSCORE_TRY(read_file_block(dir, blk, b.data()));
-      DView v = DView::block(b.data());
-      const std::uint32_t pos = v.find(name, hash);
-      if (pos < v.nr) return v.d[pos].ino.get();
-    }
-  }
-  return make_error(Errc::not_found, "writer: no entry \"" + std::string(name) + "\"");
+  auto key = name_key(**dp, name);
+  if (!key) return make_error(key.error());
+  std::vector<std::uint8_t> b;
+  auto f = search_entry(*this, dir, *key, b);
+  if (!f) return make_error(f.error());
+  if (!*f) return make_error(Errc::not_found, "writer: no entry \"" + std::string(name) + "\"");
+  auto dp2 = node(dir);
+  if (!dp2) return make_error(dp2.error());
+  DView v = (*f)->blk ? DView::block(b.data())
+                      : DView::inline_area(reinterpret_cast<std::uint8_t*>(*dp2) + inline_offset(**dp2), max_inline(**dp2));
+  std::string found = v.name_at((*f)->pos);
+  if (key->casefolded && name != "." && name != ".." && (found == "." || found == ".."))
+    // "\u200b." folds to ".": f2fs finds the dot entry and the VFS refuses
+    // the name (ELOOP from d_splice_alias()).
+    return errno_error(Errc::invalid_argument, ELOOP,
+                       "writer: \"" + std::string(name) + "\" matches \"" + found + "\" in a casefolded directory");
+  if (stored) *stored = std::move(found);
+  return v.d[(*f)->pos].ino.get();
 }
 
 Result<std::vector<std::pair<std::string, nid_t>>> Writer::Impl::entries(nid_t dir) {
@@ -213,11 +290,13 @@ Result<bool> Writer::Impl::dir_empty(nid_t dir) {
 // it. An inline directory takes the entry inline while it fits, else its
 // entries move to block 0 first (f2fs_move_inline_dirents()).
 Status Writer::Impl::add_entry(nid_t dir, std::string_view name, nid_t ino, FileType type) {
-  const std::uint32_t hash = dentry_hash(name);
   const std::uint32_t need = DView::slots(name.size());
   auto dp = node(dir);
   if (!dp) return make_error(dp.error());
   Node& dn = **dp;
+  auto key = name_key(dn, name);  // in a casefolded directory, the hash of the folded name
+  if (!key) return make_error(key.error());
+  const std::uint32_t hash = key->hash;
   if (dn.i.i_inline & inline_flag::dentry) {
     auto* base = reinterpret_cast<std::uint8_t*>(&dn) + inline_offset(dn);
     const std::uint32_t bytes = max_inline(dn);
@@ -281,49 +360,39 @@ Status Writer::Impl::add_entry(nid_t dir, std::string_view name, nid_t ino, File
 
 namespace {
 
-// Finds `name` in `dir` (inline area, else the hash buckets of each level as
-// f2fs_find_entry()) and applies `edit` to its slot; the inode or the dentry
+// Finds `name` in `dir` as find_entry() (any case in a casefolded
+// directory) and applies `edit` to its slot; the inode or the dentry
 // block is written back, a dentry block `edit` leaves empty is freed.
 // Errc::not_found (ENOENT) when there is no such entry.
 Status edit_entry(Writer::Impl& w, nid_t dir, std::string_view name, const std::function<void(DView&, std::uint32_t)>& edit) {
-  const std::uint32_t hash = dentry_hash(name);
   auto dp = w.node(dir);
   if (!dp) return make_error(dp.error());
-  Node& dn = **dp;
-  if (dn.i.i_inline & inline_flag::dentry) {
+  auto key = w.name_key(**dp, name);
+  if (!key) return make_error(key.error());
+  std::vector<std::uint8_t> b;
+  auto f = search_entry(w, dir, *key, b);
+  if (!f) return make_error(f.error());
+  if (!*f) return errno_error(Errc::not_found, ENOENT, "writer: no entry \"" + std::string(name) + "\"");
+  if (!(*f)->blk) {
+    auto dp2 = w.node(dir);
+    if (!dp2) return make_error(dp2.error());
+    Node& dn = **dp2;
     DView v = DView::inline_area(reinterpret_cast<std::uint8_t*>(&dn) + w.inline_offset(dn), w.max_inline(dn));
-    const std::uint32_t pos = v.find(name, hash);
-    if (pos >= v.nr) return errno_error(Errc::not_found, ENOENT, "writer: no entry \"" + std::string(name) + "\"");
-    edit(v, pos);
+    edit(v, (*f)->pos);
     w.touch(dn);
     w.mark_dirty(dir);
     return {};
   }
-  const std::uint32_t depth = dn.i.i_current_depth.get(), dl = dn.i.i_dir_level;
-  const std::uint64_t nblocks = (dn.i.i_size.get() + kBlockSize - 1) / kBlockSize;
-  std::vector<std::uint8_t> b(kBlockSize);
-  for (std::uint32_t level = 0; level < depth && level < 64; ++level) {
-    const std::uint32_t nb = dir_buckets(level, dl);
-    const std::uint64_t bidx = dir_block_index(level, dl, hash % nb);
-    for (std::uint64_t blk = bidx; blk < bidx + bucket_blocks(level) && blk < nblocks; ++blk) {
-      auto a = w.map(dir, blk, false);
-      if (!a) return make_error(a.error());
-      if (*a == kNullAddr) continue;
-      F2FSCORE_TRY(w.read_file_block(dir, blk, b.data()));
-      DView v = DView::block(b.data());
-      const std::uint32_t pos = v.find(name, hash);
-      if (pos >= v.nr) continue;
-      edit(v, pos);
-      if (v.empty()) F2FSCORE_TRY(w.free_file_block(dir, blk));
-      else F2FSCORE_TRY(w.cache_write(dir, blk, b.data(), wr::kHotData));
-      auto dp2 = w.node(dir);
-      if (!dp2) return make_error(dp2.error());
-      w.touch(**dp2);
-      w.mark_dirty(dir);
-      return {};
-    }
-  }
-  return errno_error(Errc::not_found, ENOENT, "writer: no entry \"" + std::string(name) + "\"");
+  const std::uint64_t blk = *(*f)->blk;
+  DView v = DView::block(b.data());
+  edit(v, (*f)->pos);
+  if (v.empty()) F2FSCORE_TRY(w.free_file_block(dir, blk));
+  else F2FSCORE_TRY(w.cache_write(dir, blk, b.data(), wr::kHotData));
+  auto dp2 = w.node(dir);
+  if (!dp2) return make_error(dp2.error());
+  w.touch(**dp2);
+  w.mark_dirty(dir);
+  return {};
 }
 
 }  // namespace
@@ -391,6 +460,7 @@ Result<nid_t> Writer::Impl::create_in(nid_t parent, std::string_view leaf, std::
   if (!pn) return make_error(pn.error());
   const std::uint16_t pmode = (*pn)->i.i_mode.get();
   const std::uint32_t pgid = (*pn)->i.i_gid.get();
+  const bool pcasefold = (*pn)->i.i_flags.get() & iflag::casefold;
   auto e = find_entry(parent, leaf);
   if (e) return errno_error(Errc::exists, EEXIST, "writer: \"" + std::string(leaf) + "\" exists");
   if (e.error().code != Errc::not_found) return make_error(e.error());
@@ -402,6 +472,14 @@ Result<nid_t> Writer::Impl::create_in(nid_t parent, std::string_view leaf, std::
   }
   auto ino = make_inode(parent, leaf, mode, o);
   if (!ino) return make_error(ino.error());
+  if (dir && pcasefold) {
+    // f2fs_new_inode(): F2FS_CASEFOLD_FL is among the flags a new inode
+    // inherits (F2FS_FL_INHERITED), kept for directories only
+    // (f2fs_mask_flags(): F2FS_REG_FLMASK and F2FS_OTHER_FLMASK drop it).
+    auto in = node(*ino);
+    if (!in) return make_error(in.error());
+    (*in)->i.i_flags.set((*in)->i.i_flags.get() | iflag::casefold);
+  }
   if (init) {
     auto in = node(*ino);
     if (!in) return make_error(in.error());

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "f2fscore/casefold.hpp"
 #include "f2fscore/checksum.hpp"
 #include "f2fscore/iostat.hpp"
 #include "meta/meta_internal.hpp"
@@ -31,7 +32,12 @@ Status Writer::check_features(const disk::SuperBlock& sb) {
   auto refuse = [](const char* what) { return make_error(Errc::unsupported, std::string("writer: cannot mount read-write: ") + what); };
   if (f & feature::compression) return refuse("compression is not supported yet");
   if (f & feature::encrypt) return refuse("encryption is not supported yet");
-  if (f & feature::casefold) return refuse("casefolded directories are not supported yet");
+  // Casefolded directories need the folding of s_encoding (f2fs_setup_casefold()
+  // in fs/f2fs/super.c refuses an encoding it does not know).
+  if ((f & feature::casefold) && sb.s_encoding.get() != kEncodingUtf8_12_1)
+    return refuse(fmt("casefold encoding %llu is unknown (1: utf8-12.1)", sb.s_encoding.get()).c_str());
+  if ((f & feature::casefold) && !casefold_supported())
+    return refuse("casefolded directories need a build with casefolding (F2FSCORE_WITH_CASEFOLD)");
   if (f & feature::quota_ino) return refuse("quota files are not updated yet");
   if (f & feature::blkzoned) return refuse("zoned devices are not supported");
   if (f & feature::ro) return refuse("the volume has the ro feature (read-only by design)");

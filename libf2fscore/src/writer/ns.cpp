@@ -204,10 +204,13 @@ Status Writer::Impl::rename_in(nid_t op, std::string_view oleaf, nid_t np, std::
     return errno_error(Errc::invalid_argument, EINVAL, "writer: cannot rename \".\" or \"..\"");
   F2FSCORE_TRY(check_name(oleaf));
   F2FSCORE_TRY(check_name(nleaf));
-  auto src = find_entry(op, oleaf);
+  // In a casefolded directory the names may differ in case from the
+  // entries they find; an entry that stays keeps its stored name.
+  std::string sname, tname;
+  auto src = find_entry(op, oleaf, &sname);
   if (!src) return make_error(src.error().code == Errc::not_found ? Error{Errc::not_found, ENOENT, Error::kNoOffset, src.error().message}
                                                                   : src.error());
-  auto tgt = find_entry(np, nleaf);
+  auto tgt = find_entry(np, nleaf, &tname);
   if (!tgt && tgt.error().code != Errc::not_found) return make_error(tgt.error());
   if (tgt && (flags & rename_flag::noreplace))
     return errno_error(Errc::exists, EEXIST, "writer: \"" + std::string(nleaf) + "\" exists (RENAME_NOREPLACE)");
@@ -262,7 +265,7 @@ Status Writer::Impl::rename_in(nid_t op, std::string_view oleaf, nid_t np, std::
       nid_t to;
       std::string_view name;
     };
-    for (const Moved& m : {Moved{*src, sdir, np, nleaf}, Moved{*tgt, tdir, op, oleaf}}) {
+    for (const Moved& m : {Moved{*src, sdir, np, tname}, Moved{*tgt, tdir, op, sname}}) {
       auto ip = node(m.ino);
       if (!ip) return make_error(ip.error());
       Node& n = **ip;
@@ -308,8 +311,9 @@ Status Writer::Impl::rename_in(nid_t op, std::string_view oleaf, nid_t np, std::
     Node& s = **s3;
     // Over a target the kernel keeps the old i_name (f2fs_set_link() does
     // not touch the inode); we write the new name, which fsck.f2fs and our
-    // checker compare with a directory's entry.
-    set_name(s, nleaf, np);
+    // checker compare with a directory's entry (the entry's own name when
+    // it stays: a casefolded target keeps its case).
+    set_name(s, tgt ? std::string_view(tname) : nleaf, np);
     if (!sdir) s.i.i_advise |= advise::lost_pino;
     set_ctime(s);
     mark_dirty(*src);

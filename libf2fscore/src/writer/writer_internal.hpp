@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -399,7 +400,30 @@ struct Writer::Impl {
   /// The entry `name` of `dir` names `ino` of `type` now (f2fs_set_link()).
   Status set_entry(nid_t dir, std::string_view name, nid_t ino, disk::FileType type);
   Result<std::vector<WriterDirEntry>> entries_info(nid_t dir);
-  Result<nid_t> find_entry(nid_t dir, std::string_view name);
+  /// How a name is looked up in one directory (struct f2fs_filename): its
+  /// dentry hash and, in a casefolded directory, its folded form.
+  struct NameKey {
+    std::string_view name;
+    std::uint32_t hash = 0;
+    std::optional<std::string> folded;  ///< casefold_name(name) in a casefolded directory
+    bool casefolded = false;
+    std::uint16_t enc_flags = 0;  ///< s_encoding_flags
+    /// Whether the stored name `entry` is this name (f2fs_match_name()):
+    /// alike folded in a casefolded directory, else the same bytes.
+    bool matches(std::string_view entry) const;
+  };
+  /// The key of `name` in directory inode `dir` (f2fs_setup_filename(),
+  /// f2fs_init_casefolded_name(), f2fs_hash_filename() in fs/f2fs/dir.c
+  /// and hash.c). In a casefolded directory of a volume with the strict
+  /// encoding flag, a name with no folded form (not UTF-8, or folding to
+  /// nothing or to 255 bytes or more) is EINVAL (invalid_argument), "."
+  /// and ".." aside.
+  Result<NameKey> name_key(const disk::Node& dir, std::string_view name) const;
+  /// The inode `name` names in `dir` (f2fs_find_entry()): in a casefolded
+  /// directory by any case, the hash's buckets first, then every entry.
+  /// `stored`, when given, receives the name as the entry holds it.
+  /// not_found when there is none; errors of name_key().
+  Result<nid_t> find_entry(nid_t dir, std::string_view name, std::string* stored = nullptr);
   Status add_entry(nid_t dir, std::string_view name, nid_t ino, disk::FileType type);
   Status remove_entry(nid_t dir, std::string_view name);
   Result<bool> dir_empty(nid_t dir);

@@ -348,6 +348,7 @@ Status Writer::Impl::free_inode(nid_t ino) {
   if (!ip) return make_error(ip.error());
   const nid_t x = (*ip)->i.i_xattr_nid.get();
   if (x && x < max_nid && nm.get(x).ino == ino) free_node(x);
+  quota_release(ino);  // writer/quota.cpp
   free_node(ino);
   --valid_inodes;
   return {};
@@ -362,6 +363,19 @@ Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std:
   auto root = node(sb.root_ino.get());
   if (!root) return make_error(root.error());
   const Node tmpl = **root;
+  // Project quota: a parent with F2FS_PROJINHERIT_FL gives its project id
+  // and the flag (F2FS_FL_INHERITED), as f2fs_new_inode() in
+  // fs/f2fs/namei.c; else F2FS_DEF_PROJID (0).
+  std::uint32_t projid = 0, inherit = 0;
+  if (sb.feature.get() & feature::project_quota) {
+    auto pp = node(parent);
+    if (!pp) return make_error(pp.error());
+    if ((*pp)->i.i_flags.get() & iflag::projinherit) {
+      projid = projid_of(**pp);
+      const std::uint16_t type = mode & 0xF000;
+      if (type == 0x4000 || type == 0x8000) inherit = iflag::projinherit;  // f2fs_mask_flags()
+    }
+  }
   Node* in = new_node(*n, *n, 0, dir);
   in->i.i_mode.set(mode);
   // An inline xattr area as f2fs_new_inode() gives every inode under the
@@ -373,7 +387,9 @@ Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std:
     in->i.extra.i_inline_xattr_size.set(
         (sb.feature.get() & feature::flexible_inline_xattr) ? static_cast<std::uint16_t>(kDefaultInlineXattrAddrs) : 0);
     if (sb.feature.get() & feature::inode_crtime) in->i.extra.i_crtime.set(now());
+    if (projid_fits(*in)) in->i.extra.i_projid.set(projid);
   }
+  if (inherit) in->i.i_flags.set(in->i.i_flags.get() | inherit);
   in->i.i_links.set(dir ? 2 : 1);
   in->i.i_blocks.set(1);
   in->i.i_uid.set(owner.uid);
@@ -458,6 +474,8 @@ Result<WriterStat> Writer::stat(nid_t ino) {
   st.links = i.i_links.get();
   st.uid = i.i_uid.get();
   st.gid = i.i_gid.get();
+  st.projid = impl_->projid_of(**in);
+  st.flags = i.i_flags.get();
   st.atime = {i.i_atime.get(), i.i_atime_nsec.get()};
   st.mtime = {i.i_mtime.get(), i.i_mtime_nsec.get()};
   st.ctime = {i.i_ctime.get(), i.i_ctime_nsec.get()};

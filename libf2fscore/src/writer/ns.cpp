@@ -537,6 +537,18 @@ Status Writer::setattr(nid_t ino, const SetAttr& a) {
   if (a.mode && (*a.mode & ~07777u))
     return make_error(Errc::invalid_argument, fmt("writer: mode 0%llo has bits outside 07777", *a.mode));
   Node& n = **in;
+  bool qfile = false;
+  for (int t = 0; t < 3; ++t) qfile |= w.sb.qf_ino[t].get() == ino;
+  if (a.projid && *a.projid != w.projid_of(n)) {
+    // f2fs_ioc_setproject(): checked before anything changes.
+    if (!(w.sb.feature.get() & feature::project_quota) || !(n.i.i_inline & inline_flag::extra_attr))
+      return errno_error(Errc::unsupported, 95, "writer: the volume has no project_quota feature or the inode no extra attributes");
+    if (qfile) return errno_error(Errc::read_only, 1, "writer: a quota file keeps project 0");
+    if (!w.projid_fits(n)) return errno_error(Errc::invalid_argument, 75, "writer: the inode has no room for i_projid");
+  }
+  if (a.projid && *a.projid != w.projid_of(n)) n.i.extra.i_projid.set(*a.projid);
+  if (a.projinherit)
+    n.i.i_flags.set(*a.projinherit ? (n.i.i_flags.get() | iflag::projinherit) : (n.i.i_flags.get() & ~iflag::projinherit));
   if (a.mode) n.i.i_mode.set(static_cast<std::uint16_t>((n.i.i_mode.get() & kTypeMask) | *a.mode));
   if (a.uid) n.i.i_uid.set(*a.uid);
   if (a.gid) n.i.i_gid.set(*a.gid);

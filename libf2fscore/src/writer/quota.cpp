@@ -1,0 +1,233 @@
+// Quota usage on volumes with the quota feature, as the kernel's dquot code
+// keeps it for f2fs (fs/quota/dquot.c, fs/f2fs/f2fs.h): one inode and
+// (i_blocks - 1) x 4 KiB of space per inode to its user, group and (with
+// project_quota) project; i_blocks counts data blocks, direct and indirect
+// nodes and the xattr node (inc_valid_block_count() and
+// inc_valid_node_count() charge each through dquot_reserve_block() and
+// dquot_claim_block(), the inode block itself through dquot_alloc_inode()
+// only). The quota files themselves are not charged (IS_NOQUOTA).
+//
+// Each inode page carries what was last charged for it (wr::QuotaCharge):
+// recorded when the page is read, settled against the page before it is
+// written (and so before it can be evicted), returned when the inode is
+// freed. At a checkpoint every dirty inode is settled and the changed
+// entries are written into the quota files, as dquot_writeback_dquots()
+// and f2fs_quota_sync() do before the checkpoint.
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "disk/quota.hpp"
+#include "meta/meta_internal.hpp"
+#include "writer/writer_internal.hpp"
+
+namespace f2fscore {
+
+using namespace disk;
+using meta::fmt;
+namespace q = disk::quota;
+
+namespace wr {
+struct QuotaFiles {
+  struct Type {
+    nid_t ino = 0;  ///< 0: no file of this type
+    std::vector<std::uint8_t> file;  ///< its bytes (i_size)
+    std::map<std::uint32_t, q::Dquot> dquots;
+    std::map<std::uint32_t, bool> dirty;  ///< ids whose usage changed since the last flush
+  };
+  Type t[3];
+};
+void QuotaFilesDeleter::operator()(QuotaFiles* p) const noexcept { delete p; }
+}  // namespace wr
+
+namespace {
+bool is_inode_page(const Node& n, nid_t nid) {
+  return n.footer.ino.get() == nid && (n.footer.flag.get() >> node_flag::offset_shift) == 0;
+}
+}  // namespace
+
+bool Writer::Impl::projid_fits(const Node& in) const {
+  return (in.i.i_inline & inline_flag::extra_attr) &&
+         in.i.extra.i_extra_isize.get() >= offsetof(InodeExtra, i_projid) + 4;
+}
+
+std::uint32_t Writer::Impl::projid_of(const Node& in) const {
+  if (!(sb.feature.get() & feature::project_quota) || !projid_fits(in)) return 0;
+  return in.i.extra.i_projid.get();
+}
+
+Status Writer::Impl::quota_load() {
+  if (!(sb.feature.get() & feature::quota_ino)) return {};
+  auto refuse = [](const std::string& why) {
+    return make_error(Errc::corrupt, "writer: refusing to mount read-write: " + why + "; run f2fscore-fsck");
+  };
+  if (cp.ckpt_flags.get() & cp_flag::quota_need_fsck)
+    return refuse("the checkpoint has CP_QUOTA_NEED_FSCK_FLAG (the quota files need repair)");
+  auto qf = std::unique_ptr<wr::QuotaFiles, wr::QuotaFilesDeleter>(new wr::QuotaFiles);
+  static const char* kNames[3] = {"user", "group", "project"};
+  for (int t = 0; t < 3; ++t) {
+    const nid_t ino = sb.qf_ino[t].get();
+    if (ino == 0 || (t == 2 && !(sb.feature.get() & feature::project_quota))) continue;
+    auto in = node(ino);
+    const std::string name = std::string("the ") + kNames[t] + " quota file";
+    if (!in) return refuse(name + fmt(" (inode %llu) cannot be read: ", ino) + in.error().message);
+    const std::uint64_t size = (*in)->i.i_size.get();
+    if (size < 2 * q::kQtBlk || size > (64u << 20))
+      return refuse(name + fmt(" has %llu bytes", size));
+    wr::QuotaFiles::Type& ty = qf->t[t];
+    ty.ino = ino;
+    ty.file.assign(static_cast<std::size_t>(size), 0);
+    std::vector<std::uint8_t> blk(kBlockSize);
+    for (std::uint64_t off = 0; off < size; off += kBlockSize) {
+      F2FSCORE_TRY(read_file_block(ino, off / kBlockSize, blk.data()));
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kBlockSize, size - off));
+      std::memcpy(ty.file.data() + off, blk.data(), n);
+    }
+    if (load_le32(ty.file.data(), 0) != kQuotaMagics[t] || load_le32(ty.file.data(), 4) != 1)
+      return refuse(name + fmt(" is not quota format v2r1 (magic 0x%llx, version %llu)", load_le32(ty.file.data(), 0),
+                               load_le32(ty.file.data(), 4)));
+    const std::string why = q::read_dquots(ty.file, ty.dquots);
+    if (!why.empty()) return refuse(name + ": " + why);
+  }
+  quota = std::move(qf);
+  return {};
+}
+
+void Writer::Impl::quota_seen(nid_t n) {
+  if (!quota) return;
+  wr::QuotaCharge* c = nm.charge(n);
+  Node* p = nm.cached_page(n);
+  if (!c || !p || c->known) return;
+  c->known = true;
+  if (!is_inode_page(*p, n)) return;
+  for (int t = 0; t < 3; ++t)
+    if (sb.qf_ino[t].get() == n) return;
+  if (p->i.i_links.get() == 0 && std::find(orphans.begin(), orphans.end(), n) == orphans.end()) return;
+  c->counted = true;
+  c->id[0] = p->i.i_uid.get();
+  c->id[1] = p->i.i_gid.get();
+  c->id[2] = projid_of(*p);
+  c->blocks = p->i.i_blocks.get() ? p->i.i_blocks.get() - 1 : 0;
+}
+
+namespace {
+// dquot_incr_*/dquot_decr_*: usage never goes below 0.
+void charge_one(wr::QuotaFiles::Type& ty, std::uint32_t id, std::int64_t inodes, std::int64_t blocks) {
+  if (ty.ino == 0 || (inodes == 0 && blocks == 0)) return;
+  q::Dquot& d = ty.dquots[id];
+  const std::int64_t space = blocks * static_cast<std::int64_t>(kBlockSize);
+  if (inodes < 0 && d.inodes < static_cast<std::uint64_t>(-inodes)) d.inodes = 0;
+  else d.inodes = static_cast<std::uint64_t>(static_cast<std::int64_t>(d.inodes) + inodes);
+  if (space < 0 && d.space < static_cast<std::uint64_t>(-space)) d.space = 0;
+  else d.space = static_cast<std::uint64_t>(static_cast<std::int64_t>(d.space) + space);
+  ty.dirty[id] = true;
+}
+}  // namespace
+
+void Writer::Impl::quota_settle(nid_t n) {
+  if (!quota) return;
+  quota_seen(n);
+  wr::QuotaCharge* c = nm.charge(n);
+  Node* p = nm.cached_page(n);
+  if (!c || !p || !is_inode_page(*p, n)) return;
+  for (int t = 0; t < 3; ++t)
+    if (sb.qf_ino[t].get() == n) return;
+  const std::uint32_t id[3] = {p->i.i_uid.get(), p->i.i_gid.get(), projid_of(*p)};
+  const std::uint64_t blocks = p->i.i_blocks.get() ? p->i.i_blocks.get() - 1 : 0;
+  if (c->counted && blocks == c->blocks && std::equal(id, id + 3, c->id)) return;
+  for (int t = 0; t < 3; ++t) {
+    wr::QuotaFiles::Type& ty = quota->t[t];
+    if (c->counted) charge_one(ty, c->id[t], -1, -static_cast<std::int64_t>(c->blocks));
+    charge_one(ty, id[t], 1, static_cast<std::int64_t>(blocks));
+  }
+  c->counted = true;
+  std::copy(id, id + 3, c->id);
+  c->blocks = blocks;
+}
+
+void Writer::Impl::quota_release(nid_t n) {
+  if (!quota) return;
+  quota_seen(n);
+  wr::QuotaCharge* c = nm.charge(n);
+  if (!c || !c->counted) return;
+  for (int t = 0; t < 3; ++t) charge_one(quota->t[t], c->id[t], -1, -static_cast<std::int64_t>(c->blocks));
+  c->counted = false;
+}
+
+Status Writer::Impl::quota_flush() {
+  if (!quota) return {};
+  for (nid_t n : nm.dirty_nids()) quota_settle(n);
+  for (int t = 0; t < 3; ++t) {
+    wr::QuotaFiles::Type& ty = quota->t[t];
+    if (ty.ino == 0 || ty.dirty.empty()) continue;
+    const std::vector<std::uint8_t> before = ty.file;
+    for (const auto& [id, _] : ty.dirty) {
+      q::Dquot& d = ty.dquots[id];
+      if (d.file_off == 0) {
+        // A new id: dq_insert_tree() (the file grows by 1 KiB tree blocks).
+        const std::string why = q::insert_dquot(ty.file, id, d.inodes, d.space, true, &d.file_off);
+        if (!why.empty()) return make_error(Errc::corrupt, fmt("writer: quota id %llu: ", id) + why);
+      }
+      std::uint8_t* e = ty.file.data() + d.file_off;
+      store_le64(e, q::kDqbCurinodes, d.inodes);
+      store_le64(e, q::kDqbCurspace, d.space);
+      // An entry all zeros would read as unused: v2r1_mem2diskdqblk() sets
+      // dqb_itime to 1 then.
+      if (id == 0 && d.inodes == 0 && d.space == 0 && d.ihardlimit == 0 && d.isoftlimit == 0 && d.bhardlimit == 0 &&
+          d.bsoftlimit == 0 && d.btime == 0 && d.itime == 0)
+        store_le64(e, q::kDqbItime, 1);
+    }
+    ty.dirty.clear();
+    // The changed 4 KiB blocks through the file path; i_size follows the
+    // tree (f2fs_quota_write() extends it to the last byte written).
+    auto in = node(ty.ino);
+    if (!in) return make_error(in.error());
+    const std::uint8_t type = data_type(**in);
+    std::vector<std::uint8_t> blk(kBlockSize);
+    bool wrote = false;
+    for (std::size_t off = 0; off < ty.file.size(); off += kBlockSize) {
+      const std::size_t end = std::min<std::size_t>(off + kBlockSize, ty.file.size());
+      const bool changed = end > before.size() ||
+                           !std::equal(ty.file.begin() + static_cast<std::ptrdiff_t>(off),
+                                       ty.file.begin() + static_cast<std::ptrdiff_t>(end),
+                                       before.begin() + static_cast<std::ptrdiff_t>(off));
+      if (!changed) continue;
+      std::fill(blk.begin(), blk.end(), std::uint8_t{0});
+      std::memcpy(blk.data(), ty.file.data() + off, end - off);
+      F2FSCORE_TRY(write_file_block(ty.ino, off / kBlockSize, blk.data(), type));
+      wrote = true;
+    }
+    if (!wrote) continue;
+    auto ip = node(ty.ino);
+    if (!ip) return make_error(ip.error());
+    if ((*ip)->i.i_size.get() < ty.file.size()) (*ip)->i.i_size.set(ty.file.size());
+    set_ctime(**ip, true);
+    mark_dirty(ty.ino);
+  }
+  return {};
+}
+
+// ---- Public entry points -----------------------------------------------------
+
+Result<QuotaUsage> Writer::quota_usage(std::uint32_t type, std::uint32_t id) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(false));
+  Impl& w = *impl_;
+  if (type > 2) return make_error(Errc::invalid_argument, fmt("writer: quota type %llu (0 user, 1 group, 2 project)", type));
+  if (!w.quota || w.quota->t[type].ino == 0)
+    return make_error(Errc::unsupported, "writer: the volume keeps no quota of this type");
+  for (nid_t n : w.nm.dirty_nids()) w.quota_settle(n);
+  QuotaUsage u;
+  auto it = w.quota->t[type].dquots.find(id);
+  if (it == w.quota->t[type].dquots.end()) return u;
+  const q::Dquot& d = it->second;
+  u.inodes = d.inodes;
+  u.space = d.space;
+  u.ihardlimit = d.ihardlimit;
+  u.isoftlimit = d.isoftlimit;
+  u.bhardlimit = d.bhardlimit * q::kQtBlk;
+  u.bsoftlimit = d.bsoftlimit * q::kQtBlk;
+  return u;
+}
+
+}  // namespace f2fscore

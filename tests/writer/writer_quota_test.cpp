@@ -1,0 +1,250 @@
+// Quota usage kept by the writer (writer/quota.cpp) on volumes with the
+// quota (and project_quota) feature. Expected usage is hand-computed from
+// the kernel's rules: one inode and (i_blocks - 1) x 4 KiB per inode to its
+// user, group and project, i_blocks counting data blocks, direct/indirect
+// nodes and the xattr node (inc_valid_block_count(), inc_valid_node_count()
+// in fs/f2fs/f2fs.h), quota files not charged. Each image is checked by
+// our checker and, in the interop build, by fsck.f2fs -f, which compares
+// the quota files against its own count.
+#include <gtest/gtest.h>
+
+#include "writer/writer_test_util.hpp"
+
+namespace {
+
+using namespace writertest;
+
+constexpr std::uint32_t kQuotaFeatures = kRichFeatures | feature::quota_ino | feature::project_quota;
+constexpr std::uint64_t B = 4096;
+
+QuotaUsage usage(Writer& w, std::uint32_t type, std::uint32_t id) {
+  auto u = w.quota_usage(type, id);
+  EXPECT_TRUE(u) << u.error().to_string();
+  return u ? *u : QuotaUsage{};
+}
+
+#define EXPECT_USAGE(w, type, id, inodes_, space_)                                       \
+  do {                                                                                   \
+    const QuotaUsage u_ = usage(w, type, id);                                            \
+    EXPECT_EQ(u_.inodes, inodes_) << "type " << (type) << " id " << (id) << " inodes"; \
+    EXPECT_EQ(u_.space, space_) << "type " << (type) << " id " << (id) << " space";    \
+  } while (0)
+
+std::string blocks(std::size_t n, char c) { return std::string(n * B, c); }
+
+TEST(WriterQuota, MkfsUsageAndNewFiles) {
+  auto dev = our_mkfs(128ull << 20, kQuotaFeatures);
+  ASSERT_TRUE(dev);
+  {
+    auto w = Writer::mount(*dev);
+    ASSERT_TRUE(w) << w.error().to_string();
+    // mkfs: the root and lost+found, one block each, owned by 0:0, project 0.
+    for (std::uint32_t t = 0; t < 3; ++t) EXPECT_USAGE(**w, t, 0, 2u, 2 * B);
+    auto a = (*w)->create("/a");
+    ASSERT_TRUE(a);
+    ASSERT_TRUE((*w)->setattr(*a, {.uid = 1000, .gid = 100}));
+    ASSERT_TRUE((*w)->write(*a, 0, bytes(blocks(3, 'a'))));
+    EXPECT_USAGE(**w, 0, 1000, 1u, 3 * B);
+    EXPECT_USAGE(**w, 1, 100, 1u, 3 * B);
+    EXPECT_USAGE(**w, 0, 0, 2u, 2 * B);  // the root's dentry block was there already
+    EXPECT_USAGE(**w, 2, 0, 3u, 5 * B);
+    // Block 1024 lies past the inode's 923 (extra attributes, inline xattrs
+    // taken) address slots: a direct node (+1) and the block (+1).
+    ASSERT_TRUE((*w)->write(*a, 1024 * B, bytes(blocks(1, 'b'))));
+    EXPECT_USAGE(**w, 0, 1000, 1u, 5 * B);
+    // Truncated to one block: two data blocks and the direct node go.
+    ASSERT_TRUE((*w)->truncate(*a, B));
+    EXPECT_USAGE(**w, 0, 1000, 1u, 1 * B);
+    // chown moves the usage (__dquot_transfer()).
+    ASSERT_TRUE((*w)->setattr(*a, {.uid = 2000}));
+    EXPECT_USAGE(**w, 0, 1000, 0u, 0u);
+    EXPECT_USAGE(**w, 0, 2000, 1u, 1 * B);
+    EXPECT_USAGE(**w, 1, 100, 1u, 1 * B);
+    ASSERT_TRUE((*w)->unmount());
+  }
+  check_clean(*dev, "after the first session");
+  {
+    auto w = Writer::mount(*dev);
+    ASSERT_TRUE(w) << w.error().to_string();
+    // Persisted in the quota files.
+    EXPECT_USAGE(**w, 0, 2000, 1u, 1 * B);
+    EXPECT_USAGE(**w, 0, 1000, 0u, 0u);
+    EXPECT_USAGE(**w, 1, 100, 1u, 1 * B);
+    EXPECT_USAGE(**w, 2, 0, 3u, 3 * B);
+    ASSERT_TRUE((*w)->unlink("/a"));
+    EXPECT_USAGE(**w, 0, 2000, 0u, 0u);
+    EXPECT_USAGE(**w, 1, 100, 0u, 0u);
+    EXPECT_USAGE(**w, 2, 0, 2u, 2 * B);
+    ASSERT_TRUE((*w)->unmount());
+  }
+  check_clean(*dev, "after the unlink");
+}
+
+TEST(WriterQuota, XattrNodeAndFallocate) {
+  auto dev = our_mkfs(128ull << 20, kQuotaFeatures);
+  ASSERT_TRUE(dev);
+  auto w = Writer::mount(*dev);
+  ASSERT_TRUE(w) << w.error().to_string();
+  auto f = (*w)->create("/f");
+  ASSERT_TRUE(f);
+  ASSERT_TRUE((*w)->setattr(*f, {.uid = 7, .gid = 8}));
+  // 1,000 bytes do not fit the 200-byte inline xattr area: an xattr node,
+  // charged as a block (inc_valid_node_count(), not an inode).
+  ASSERT_TRUE((*w)->setxattr(*f, 1, "big", bytes(std::string(1000, 'x'))));
+  EXPECT_USAGE(**w, 0, 7, 1u, 1 * B);
+  // fallocate reserves blocks (NEW_ADDR), charged at once.
+  ASSERT_TRUE((*w)->fallocate(*f, 0, 0, 4 * B));
+  EXPECT_USAGE(**w, 0, 7, 1u, 5 * B);
+  ASSERT_TRUE((*w)->fallocate(*f, falloc::punch_hole | falloc::keep_size, B, 2 * B));
+  EXPECT_USAGE(**w, 0, 7, 1u, 3 * B);
+  ASSERT_TRUE((*w)->removexattr(*f, 1, "big"));
+  EXPECT_USAGE(**w, 0, 7, 1u, 2 * B);
+  ASSERT_TRUE((*w)->unmount());
+  check_clean(*dev, "xattr node and fallocate");
+}
+
+TEST(WriterQuota, ManyIdsGrowTheTree) {
+  // 40 users: 40 new entries, 14 to a data block (3 data blocks) and a
+  // tree path per distinct high bytes; the quota file grows past its 6 KiB.
+  auto dev = our_mkfs(128ull << 20, kQuotaFeatures);
+  ASSERT_TRUE(dev);
+  for (int session = 0; session < 2; ++session) {
+    auto w = Writer::mount(*dev);
+    ASSERT_TRUE(w) << w.error().to_string();
+    for (std::uint32_t i = 0; i < 40; ++i) {
+      const std::uint32_t uid = 1000 + i * 70000u + static_cast<std::uint32_t>(session) * 1000000000u;
+      auto f = (*w)->create("/s" + std::to_string(session) + "-" + std::to_string(i));
+      ASSERT_TRUE(f);
+      ASSERT_TRUE((*w)->setattr(*f, {.uid = uid, .gid = uid + 1}));
+      ASSERT_TRUE((*w)->write(*f, 0, bytes(blocks(1 + i % 3, 'q'))));
+      if (i % 10 == 0) ASSERT_TRUE((*w)->sync());
+    }
+    ASSERT_TRUE((*w)->unmount());
+    check_clean(*dev, "session " + std::to_string(session));
+    if (::testing::Test::HasFailure()) return;
+  }
+  auto w = Writer::mount(*dev);
+  ASSERT_TRUE(w);
+  for (int session = 0; session < 2; ++session)
+    for (std::uint32_t i = 0; i < 40; ++i) {
+      const std::uint32_t uid = 1000 + i * 70000u + static_cast<std::uint32_t>(session) * 1000000000u;
+      EXPECT_USAGE(**w, 0, uid, 1u, (1 + i % 3) * B);
+      EXPECT_USAGE(**w, 1, uid + 1, 1u, (1 + i % 3) * B);
+    }
+  ASSERT_TRUE((*w)->unmount());
+}
+
+TEST(WriterQuota, OrphanReleasedAtNextMount) {
+  auto dev = our_mkfs(128ull << 20, kQuotaFeatures);
+  ASSERT_TRUE(dev);
+  std::unique_ptr<BlockDevice> cut;
+  {
+    auto w = Writer::mount(*dev);
+    ASSERT_TRUE(w);
+    auto f = (*w)->create("/o");
+    ASSERT_TRUE(f);
+    ASSERT_TRUE((*w)->setattr(*f, {.uid = 55}));
+    ASSERT_TRUE((*w)->write(*f, 0, bytes(blocks(2, 'o'))));
+    ASSERT_TRUE((*w)->open(*f));
+    ASSERT_TRUE((*w)->unlink("/o"));
+    // Open and unlinked: still charged (f2fs_evict_inode() frees it).
+    EXPECT_USAGE(**w, 0, 55, 1u, 2 * B);
+    ASSERT_TRUE((*w)->sync());
+    cut = clone(*dev);  // a power cut here: the orphan stays on the list
+    ASSERT_TRUE((*w)->release(*f));
+    EXPECT_USAGE(**w, 0, 55, 0u, 0u);
+    ASSERT_TRUE((*w)->unmount());
+  }
+  check_clean(*dev, "released");
+  our_fsck_clean(*cut, "cut with an orphan");
+  {
+    auto w = Writer::mount(*cut);
+    ASSERT_TRUE(w) << w.error().to_string();
+    EXPECT_USAGE(**w, 0, 55, 0u, 0u);  // f2fs_recover_orphan_inodes()
+    ASSERT_TRUE((*w)->unmount());
+  }
+  check_clean(*cut, "orphan released at mount");
+}
+
+TEST(WriterQuota, ProjectIds) {
+  auto dev = our_mkfs(128ull << 20, kQuotaFeatures);
+  ASSERT_TRUE(dev);
+  nid_t user_quota_ino = 0;
+  {
+    auto v = Volume::open(*dev);
+    ASSERT_TRUE(v);
+    user_quota_ino = (*v)->superblock().qf_ino[0].get();
+    ASSERT_NE(user_quota_ino, 0u);
+  }
+  {
+    auto w = Writer::mount(*dev);
+    ASSERT_TRUE(w);
+    auto d = (*w)->mkdir("/p");
+    ASSERT_TRUE(d);
+    ASSERT_TRUE((*w)->setattr(*d, {.projid = 42, .projinherit = true}));
+    auto f = (*w)->create("/p/f");
+    ASSERT_TRUE(f);
+    ASSERT_TRUE((*w)->write(*f, 0, bytes(blocks(2, 'p'))));
+    auto sub = (*w)->mkdir("/p/sub");
+    ASSERT_TRUE(sub);
+    auto s = (*w)->stat(*f);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->projid, 42u);  // f2fs_new_inode(): the parent has PROJINHERIT
+    EXPECT_TRUE(s->flags & iflag::projinherit);
+    auto l = (*w)->symlink("f", "/p/l");
+    ASSERT_TRUE(l);
+    s = (*w)->stat(*l);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->projid, 42u);
+    EXPECT_FALSE(s->flags & iflag::projinherit);  // f2fs_mask_flags(): not on symlinks
+    // /p (1 dentry block), f (2), sub (1 dentry block), l (inline target).
+    EXPECT_USAGE(**w, 2, 42, 4u, 4 * B);
+    // Moving f to project 9 moves its usage.
+    ASSERT_TRUE((*w)->setattr(*f, {.projid = 9}));
+    EXPECT_USAGE(**w, 2, 42, 3u, 2 * B);
+    EXPECT_USAGE(**w, 2, 9, 1u, 2 * B);
+    // A quota file keeps project 0 (EPERM).
+    auto q = (*w)->setattr(user_quota_ino, {.projid = 5});
+    ASSERT_FALSE(q);
+    EXPECT_EQ(q.error().sys_errno, 1);
+    ASSERT_TRUE((*w)->unmount());
+  }
+  check_clean(*dev, "project ids");
+  auto w = Writer::mount(*dev);
+  ASSERT_TRUE(w);
+  EXPECT_USAGE(**w, 2, 42, 3u, 2 * B);
+  EXPECT_USAGE(**w, 2, 9, 1u, 2 * B);
+  ASSERT_TRUE((*w)->unmount());
+}
+
+TEST(WriterQuota, ProjectIdWithoutTheFeature) {
+  auto dev = our_mkfs(64ull << 20, kRichFeatures | feature::quota_ino);
+  ASSERT_TRUE(dev);
+  auto w = Writer::mount(*dev);
+  ASSERT_TRUE(w) << w.error().to_string();
+  auto f = (*w)->create("/f");
+  ASSERT_TRUE(f);
+  auto r = (*w)->setattr(*f, {.projid = 3});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, Errc::unsupported);
+  EXPECT_EQ(r.error().sys_errno, 95);  // EOPNOTSUPP
+  EXPECT_TRUE((*w)->setattr(*f, {.projid = 0}));  // F2FS_DEF_PROJID: nothing to do
+  EXPECT_EQ((*w)->quota_usage(2, 0).error().code, Errc::unsupported);
+  EXPECT_USAGE(**w, 0, 0, 3u, 2 * B);
+  ASSERT_TRUE((*w)->unmount());
+  check_clean(*dev, "quota without project_quota");
+}
+
+TEST(WriterQuota, NeedFsckFlagRefused) {
+  auto dev = our_mkfs(64ull << 20, kQuotaFeatures);
+  ASSERT_TRUE(dev);
+  auto img = f2fstest::SparseImage::capture(*dev);
+  patch_current_cp(img, [](Checkpoint& cp) { cp.ckpt_flags.set(cp.ckpt_flags.get() | cp_flag::quota_need_fsck); });
+  auto d2 = img.to_device();
+  auto w = Writer::mount(*d2);
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.error().code, Errc::corrupt);
+  EXPECT_NE(w.error().message.find("CP_QUOTA_NEED_FSCK"), std::string::npos) << w.error().message;
+}
+
+}  // namespace

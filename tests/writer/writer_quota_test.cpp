@@ -8,6 +8,8 @@
 // the quota files against its own count.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "writer/writer_test_util.hpp"
 
 namespace {
@@ -190,13 +192,19 @@ TEST(WriterQuota, ProjectIds) {
     auto s = (*w)->stat(*f);
     ASSERT_TRUE(s);
     EXPECT_EQ(s->projid, 42u);  // f2fs_new_inode(): the parent has PROJINHERIT
-    EXPECT_TRUE(s->flags & iflag::projinherit);
+    // The flag itself goes to new directories only (what Linux 6.1 leaves
+    // on the files and directories it makes, tests/writer/quota_linux.sh).
+    EXPECT_FALSE(s->flags & iflag::projinherit);
+    auto ss = (*w)->stat(*sub);
+    ASSERT_TRUE(ss);
+    EXPECT_EQ(ss->projid, 42u);
+    EXPECT_TRUE(ss->flags & iflag::projinherit);
     auto l = (*w)->symlink("f", "/p/l");
     ASSERT_TRUE(l);
     s = (*w)->stat(*l);
     ASSERT_TRUE(s);
     EXPECT_EQ(s->projid, 42u);
-    EXPECT_FALSE(s->flags & iflag::projinherit);  // f2fs_mask_flags(): not on symlinks
+    EXPECT_FALSE(s->flags & iflag::projinherit);
     // /p (1 dentry block), f (2), sub (1 dentry block), l (inline target).
     EXPECT_USAGE(**w, 2, 42, 4u, 4 * B);
     // Moving f to project 9 moves its usage.
@@ -245,6 +253,109 @@ TEST(WriterQuota, NeedFsckFlagRefused) {
   ASSERT_FALSE(w);
   EXPECT_EQ(w.error().code, Errc::corrupt);
   EXPECT_NE(w.error().message.find("CP_QUOTA_NEED_FSCK"), std::string::npos) << w.error().message;
+}
+
+// ---- The Linux oracle (tests/writer/quota_linux.sh) ----
+
+// Our mkfs (quota, project_quota) and writer: files of users 1000-1002,
+// groups 100-101, project 77 on /p with PROJINHERIT; written to QUOTA_IMAGE.
+TEST(WriterQuotaOracle, DISABLED_WriteImage) {
+  const char* out = std::getenv("QUOTA_IMAGE");
+  ASSERT_NE(out, nullptr) << "set QUOTA_IMAGE";
+  auto dev = our_mkfs(128ull << 20, kQuotaFeatures);
+  ASSERT_TRUE(dev);
+  auto w = Writer::mount(*dev);
+  ASSERT_TRUE(w);
+  Writer& wr = **w;
+  ASSERT_TRUE(wr.mkdir("/u"));
+  auto a = wr.create("/u/a");  // 5 blocks: i_blocks 40 in Linux's stat
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(wr.setattr(*a, {.uid = 1000, .gid = 100}));
+  ASSERT_TRUE(wr.write(*a, 0, bytes(blocks(5, 'a'))));
+  auto b = wr.create("/u/b");  // a block, a block past the inode's slots and its direct node: 24
+  ASSERT_TRUE(b);
+  ASSERT_TRUE(wr.setattr(*b, {.uid = 1000, .gid = 101}));
+  ASSERT_TRUE(wr.write(*b, 0, bytes(blocks(1, 'b'))));
+  ASSERT_TRUE(wr.write(*b, 1024 * B, bytes(blocks(1, 'B'))));
+  auto p = wr.mkdir("/p");  // a dentry block: 8
+  ASSERT_TRUE(p);
+  ASSERT_TRUE(wr.setattr(*p, {.projid = 77, .projinherit = true}));
+  auto c = wr.create("/p/c");  // 2 blocks, project 77 inherited: 16
+  ASSERT_TRUE(c);
+  ASSERT_TRUE(wr.setattr(*c, {.uid = 1001, .gid = 100}));
+  ASSERT_TRUE(wr.write(*c, 0, bytes(blocks(2, 'c'))));
+  auto x = wr.create("/x");  // an xattr node: 8
+  ASSERT_TRUE(x);
+  ASSERT_TRUE(wr.setattr(*x, {.uid = 1002, .gid = 101}));
+  ASSERT_TRUE(wr.setxattr(*x, 1, "big", bytes(std::string(1000, 'x'))));
+  EXPECT_USAGE(wr, 0, 1000, 2u, 8 * B);
+  EXPECT_USAGE(wr, 2, 77, 2u, 3 * B);
+  ASSERT_TRUE(wr.unmount());
+  check_clean(*dev, "our quota image");
+  ASSERT_TRUE(save(*dev, out));
+}
+
+// After Linux (as root) chowned /u/a to 3000:3000, wrote /linux1 (3 blocks)
+// owned by 3001:3002, made /p/ldir and /p/ldir/f (2 blocks) under
+// PROJINHERIT, removed /u/b: Linux's quota files (fsck.f2fs -f found them
+// clean) read as the hand count; then we keep writing.
+TEST(WriterQuotaOracle, DISABLED_AfterLinux) {
+  const char* img = std::getenv("QUOTA_IMAGE");
+  ASSERT_NE(img, nullptr) << "set QUOTA_IMAGE";
+  auto dev = f2fstest::load_image(img);
+  ASSERT_TRUE(dev);
+  our_fsck_clean(*dev, "Linux's image");
+  {
+    auto w = Writer::mount(*dev);
+    ASSERT_TRUE(w) << w.error().to_string();
+    Writer& wr = **w;
+    EXPECT_USAGE(wr, 0, 3000, 1u, 5 * B);
+    EXPECT_USAGE(wr, 1, 3000, 1u, 5 * B);
+    EXPECT_USAGE(wr, 0, 1000, 0u, 0u);
+    EXPECT_USAGE(wr, 0, 3001, 1u, 3 * B);
+    EXPECT_USAGE(wr, 1, 3002, 1u, 3 * B);
+    EXPECT_USAGE(wr, 0, 1002, 1u, 1 * B);
+    // Linux's new inodes took project 77 from /p (f2fs_new_inode()), the
+    // directory also PROJINHERIT.
+    for (const char* path : {"/p/ldir", "/p/ldir/f"}) {
+      auto i = wr.lookup(path);
+      ASSERT_TRUE(i) << path;
+      auto st = wr.stat(*i);
+      ASSERT_TRUE(st);
+      EXPECT_EQ(st->projid, 77u) << path;
+      EXPECT_EQ((st->flags & iflag::projinherit) != 0, st->is_dir()) << path;
+    }
+    const QuotaUsage p77 = usage(wr, 2, 77);
+    EXPECT_EQ(p77.inodes, 4u);
+    // Our additions: uid 3001 gets a 2-block file, /linux1 goes, /u/a goes
+    // back to 1000, /p/c to project 78, a new file under /p/ldir.
+    auto n = wr.create("/after");
+    ASSERT_TRUE(n);
+    ASSERT_TRUE(wr.setattr(*n, {.uid = 3001, .gid = 3002}));
+    ASSERT_TRUE(wr.write(*n, 0, bytes(blocks(2, 'n'))));
+    ASSERT_TRUE(wr.unlink("/linux1"));
+    auto a = wr.lookup("/u/a");
+    ASSERT_TRUE(a);
+    ASSERT_TRUE(wr.setattr(*a, {.uid = 1000, .gid = 100}));
+    auto c = wr.lookup("/p/c");
+    ASSERT_TRUE(c);
+    ASSERT_TRUE(wr.setattr(*c, {.projid = 78}));
+    auto ld = wr.lookup("/p/ldir");
+    ASSERT_TRUE(ld);
+    auto g = wr.create("/p/ldir/ours");
+    ASSERT_TRUE(g);
+    ASSERT_TRUE(wr.write(*g, 0, bytes(blocks(1, 'g'))));
+    EXPECT_USAGE(wr, 0, 3001, 1u, 2 * B);
+    EXPECT_USAGE(wr, 0, 3000, 0u, 0u);
+    EXPECT_USAGE(wr, 0, 1000, 1u, 5 * B);
+    EXPECT_USAGE(wr, 2, 78, 1u, 2 * B);
+    const QuotaUsage p77b = usage(wr, 2, 77);
+    EXPECT_EQ(p77b.inodes, 4u);                     // - /p/c + ours
+    EXPECT_EQ(p77b.space, p77.space - 2 * B + B);  // - c's 2 blocks + 1
+    ASSERT_TRUE(wr.unmount());
+  }
+  check_clean(*dev, "our writer after Linux");
+  ASSERT_TRUE(save(*dev, img));
 }
 
 }  // namespace

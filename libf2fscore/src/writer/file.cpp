@@ -364,16 +364,16 @@ Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std:
   if (!root) return make_error(root.error());
   const Node tmpl = **root;
   // Project quota: a parent with F2FS_PROJINHERIT_FL gives its project id
-  // and the flag (F2FS_FL_INHERITED), as f2fs_new_inode() in
-  // fs/f2fs/namei.c; else F2FS_DEF_PROJID (0).
+  // to every new inode and the flag to a new directory (f2fs_mask_flags()
+  // keeps it off regular files and the rest, as Linux 6.1 leaves them), as
+  // f2fs_new_inode() in fs/f2fs/namei.c; else F2FS_DEF_PROJID (0).
   std::uint32_t projid = 0, inherit = 0;
   if (sb.feature.get() & feature::project_quota) {
     auto pp = node(parent);
     if (!pp) return make_error(pp.error());
     if ((*pp)->i.i_flags.get() & iflag::projinherit) {
       projid = projid_of(**pp);
-      const std::uint16_t type = mode & 0xF000;
-      if (type == 0x4000 || type == 0x8000) inherit = iflag::projinherit;  // f2fs_mask_flags()
+      if (dir) inherit = iflag::projinherit;
     }
   }
   Node* in = new_node(*n, *n, 0, dir);

@@ -18,8 +18,10 @@
 #      Linux wrote (hand counts), project 77 inherited by Linux's new
 #      inodes, changes owners and projects, writes and removes files; both
 #      checkers clean.
-#   5. Linux mounts the result again, reads the owners and projects we set
-#      (lsattr -p where busybox has it), unmounts; fsck.f2fs -f clean.
+#   5. Linux mounts the result again, reads the owners we set, enforces the
+#      hard limit we set for user 1000 (a write as that user through
+#      busybox su stops with EDQUOT), writes under /p/ldir, unmounts;
+#      fsck.f2fs -f clean (Linux kept the usage we wrote).
 # Exit: 0 passed; 1 failed; 2 usage; 77 skipped (no oracle or fsck.f2fs),
 # 1 instead with F2FSCORE_REQUIRE_ORACLE=1 (resp. F2FSCORE_REQUIRE_FSCK=1).
 set -euo pipefail
@@ -77,8 +79,18 @@ want /mnt/u/a "1000:100 20480 40"
 want /mnt/after "3001:3002 8192 16"
 want /mnt/p/ldir/ours "0:0 4096 8"
 [ ! -e /mnt/linux1 ] || fail "/linux1 is back"
-if lsattr -p /mnt/p/c >/tmp/l 2>/dev/null; then
-  grep -q '^ *78 ' /tmp/l || { cat /tmp/l; fail "/p/c not in project 78"; }
+# The hard limit of 7 blocks we set for user 1000: a write of 4 more blocks
+# as that user (busybox su, no CAP_SYS_RESOURCE) stops after 2 with EDQUOT
+# (root would ignore the limit).
+mkdir -p /etc && echo 'u1000:x:1000:100::/tmp:/bin/sh' >> /etc/passwd && echo 'g100:x:100:' >> /etc/group
+if su -s /bin/sh u1000 -c true 2>/dev/null; then
+  su -s /bin/sh u1000 -c 'dd if=/dev/zero of=/mnt/u/a bs=4096 count=4 seek=5 conv=notrunc' 2>/tmp/dd.err &&
+    fail "user 1000 wrote past its hard limit"
+  grep -qi quota /tmp/dd.err || { cat /tmp/dd.err; fail "the write failed, but not with EDQUOT"; }
+  want /mnt/u/a "1000:100 28672 56"
+  echo "GUEST: Linux enforces the limit we set: $(head -1 /tmp/dd.err)"
+else
+  fail "su as user 1000 does not work in the guest"
 fi
 dd if=/dev/zero of=/mnt/p/ldir/linux2 bs=4096 count=1 2>/dev/null || fail "write linux2"
 umount /mnt || fail "umount"

@@ -255,6 +255,130 @@ TEST(WriterQuota, NeedFsckFlagRefused) {
   EXPECT_NE(w.error().message.find("CP_QUOTA_NEED_FSCK"), std::string::npos) << w.error().message;
 }
 
+// ---- Limits: EDQUOT as check_bdq() / check_idq() in fs/quota/dquot.c ----
+
+TEST(WriterQuota, SpaceHardLimit) {
+  auto dev = our_mkfs(128ull << 20, kQuotaFeatures);
+  ASSERT_TRUE(dev);
+  {
+    auto w = Writer::mount(*dev);
+    ASSERT_TRUE(w);
+    auto f = (*w)->mknod_at(1 + 2, "f", 0100644, 0, Owner{1000, 100});
+    ASSERT_TRUE(f) << f.error().to_string();
+    QuotaUsage l;
+    l.bhardlimit = 10 * B;
+    ASSERT_TRUE((*w)->set_quota_limits(0, 1000, l));
+    ASSERT_TRUE((*w)->unmount());
+  }
+  check_clean(*dev, "limits set");
+  {
+    // Without usrquota the limits are kept but not enforced.
+    auto w = Writer::mount(*dev);
+    ASSERT_TRUE(w);
+    auto f = (*w)->lookup("/f");
+    ASSERT_TRUE(f);
+    EXPECT_EQ(usage(**w, 0, 1000).bhardlimit, 10 * B);
+    ASSERT_TRUE((*w)->write(*f, 0, bytes(blocks(12, 'u'))));
+    ASSERT_TRUE((*w)->truncate(*f, 0));
+    ASSERT_TRUE((*w)->unmount());
+  }
+  {
+    MountOptions mo;
+    mo.usrquota = true;
+    auto w = Writer::mount(*dev, mo);
+    ASSERT_TRUE(w);
+    auto f = (*w)->lookup("/f");
+    ASSERT_TRUE(f);
+    ASSERT_TRUE((*w)->write(*f, 0, bytes(blocks(10, 'u'))));  // exactly the limit
+    auto r = (*w)->write(*f, 10 * B, bytes(blocks(1, 'v')));
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, Errc::no_space);
+    EXPECT_EQ(r.error().sys_errno, 122) << r.error().to_string();  // EDQUOT
+    EXPECT_USAGE(**w, 0, 1000, 1u, 10 * B);
+    // Freeing space in another file of the user makes room again.
+    ASSERT_TRUE((*w)->truncate(*f, 8 * B));
+    ASSERT_TRUE((*w)->write(*f, 8 * B, bytes(blocks(2, 'w'))));
+    // Group 100 has no limit; a chown to a user at its limit is refused
+    // and changes nothing (__dquot_transfer()).
+    auto g = (*w)->mknod_at(3, "g", 0100644, 0, Owner{0, 100});
+    ASSERT_TRUE(g);
+    ASSERT_TRUE((*w)->write(*g, 0, bytes(blocks(1, 'g'))));
+    auto c = (*w)->setattr(*g, {.uid = 1000});
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().sys_errno, 122);
+    auto st = (*w)->stat(*g);
+    ASSERT_TRUE(st);
+    EXPECT_EQ(st->uid, 0u);
+    ASSERT_TRUE((*w)->unmount());
+  }
+  check_clean(*dev, "hard limit reached");
+}
+
+TEST(WriterQuota, InodeHardLimitAndSoftGrace) {
+  auto dev = our_mkfs(128ull << 20, kQuotaFeatures);
+  ASSERT_TRUE(dev);
+  const std::uint64_t t0 = 1800000000;
+  {
+    MountOptions mo;
+    mo.fixed_time = t0;
+    mo.grpquota = true;
+    mo.usrquota = true;
+    auto w = Writer::mount(*dev, mo);
+    ASSERT_TRUE(w);
+    QuotaUsage gl;
+    gl.ihardlimit = 2;
+    ASSERT_TRUE((*w)->set_quota_limits(1, 50, gl));
+    ASSERT_TRUE((*w)->mknod_at(3, "a", 0100644, 0, Owner{7, 50}));
+    ASSERT_TRUE((*w)->mknod_at(3, "b", 0100644, 0, Owner{7, 50}));
+    auto c = (*w)->mknod_at(3, "c", 0100644, 0, Owner{7, 50});
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().sys_errno, 122);
+    EXPECT_FALSE((*w)->lookup("/c"));
+    EXPECT_USAGE(**w, 1, 50, 2u, 0u);
+    // A soft space limit of 2 blocks: passing it starts the grace time
+    // (dqi_bgrace, one week as mkfs writes it).
+    QuotaUsage ul;
+    ul.bsoftlimit = 2 * B;
+    ASSERT_TRUE((*w)->set_quota_limits(0, 7, ul));
+    auto a = (*w)->lookup("/a");
+    ASSERT_TRUE(a);
+    ASSERT_TRUE((*w)->write(*a, 0, bytes(blocks(3, 'a'))));
+    ASSERT_TRUE((*w)->unmount());
+  }
+  check_clean(*dev, "soft limit passed");
+  {
+    // Within the grace time: more blocks are allowed.
+    MountOptions mo;
+    mo.fixed_time = t0 + 604800 - 1;
+    mo.usrquota = true;
+    auto w = Writer::mount(*dev, mo);
+    ASSERT_TRUE(w);
+    auto a = (*w)->lookup("/a");
+    ASSERT_TRUE(a);
+    ASSERT_TRUE((*w)->write(*a, 3 * B, bytes(blocks(1, 'a'))));
+    ASSERT_TRUE((*w)->unmount());
+  }
+  {
+    // Past it: EDQUOT, until usage goes back to the soft limit.
+    MountOptions mo;
+    mo.fixed_time = t0 + 604800;
+    mo.usrquota = true;
+    auto w = Writer::mount(*dev, mo);
+    ASSERT_TRUE(w);
+    auto a = (*w)->lookup("/a");
+    ASSERT_TRUE(a);
+    auto r = (*w)->write(*a, 4 * B, bytes(blocks(1, 'a')));
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().sys_errno, 122);
+    ASSERT_TRUE((*w)->truncate(*a, 2 * B));
+    ASSERT_TRUE((*w)->sync());
+    // At the limit the grace time ended; one block more starts a new one.
+    ASSERT_TRUE((*w)->write(*a, 2 * B, bytes(blocks(1, 'a'))));
+    ASSERT_TRUE((*w)->unmount());
+  }
+  check_clean(*dev, "after the grace time");
+}
+
 // ---- The Linux oracle (tests/writer/quota_linux.sh) ----
 
 // Our mkfs (quota, project_quota) and writer: files of users 1000-1002,
@@ -337,6 +461,10 @@ TEST(WriterQuotaOracle, DISABLED_AfterLinux) {
     auto a = wr.lookup("/u/a");
     ASSERT_TRUE(a);
     ASSERT_TRUE(wr.setattr(*a, {.uid = 1000, .gid = 100}));
+    // A hard limit of 7 blocks for user 1000 (5 in use): Linux enforces it.
+    QuotaUsage l;
+    l.bhardlimit = 7 * B;
+    ASSERT_TRUE(wr.set_quota_limits(0, 1000, l));
     auto c = wr.lookup("/p/c");
     ASSERT_TRUE(c);
     ASSERT_TRUE(wr.setattr(*c, {.projid = 78}));

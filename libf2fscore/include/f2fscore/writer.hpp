@@ -45,6 +45,13 @@ struct MountOptions {
   /// Mount read-only: every call that would change the volume fails with
   /// Errc::read_only and nothing is written (not even a checkpoint).
   bool read_only = false;
+  /// Quota limits enforced per type (Linux's usrquota, grpquota, prjquota
+  /// mount options): an allocation or chown past a hard limit, or past a
+  /// soft limit after its grace time, fails with Errc::no_space and
+  /// sys_errno EDQUOT (122), as check_bdq() / check_idq() in
+  /// fs/quota/dquot.c for a caller without CAP_SYS_RESOURCE. Usage is kept
+  /// on a quota volume whatever these say.
+  bool usrquota = false, grpquota = false, prjquota = false;
   /// Bound of the page cache of buffered file data, bytes (dirty pages are
   /// written back when it fills, at fsync, sync and checkpoints).
   std::uint64_t cache_bytes = 64ull << 20;
@@ -339,6 +346,12 @@ class Writer {
   /// invalid_argument for a type above 2; unsupported when the volume keeps
   /// no quota of that type (no quota, or project_quota, feature).
   Result<QuotaUsage> quota_usage(std::uint32_t type, std::uint32_t id);
+  /// Sets the limits of `id` for `type` (the limit fields of `limits`;
+  /// usage is kept), as quotactl(Q_SETQUOTA) / dquot_set_dqblk(): space
+  /// limits are rounded up to 1 KiB (the file's unit), a grace time starts
+  /// when usage is over a new soft limit. Written at the next checkpoint.
+  /// Errors as quota_usage(); read_only on a read-only mount.
+  Status set_quota_limits(std::uint32_t type, std::uint32_t id, const QuotaUsage& limits);
   /// Opens `ino` (counts openers): an inode unlinked while open stays on
   /// the orphan list until its last release(), and is freed at the next
   /// mount if the volume was not unmounted (f2fs_recover_orphan_inodes()).

@@ -130,6 +130,7 @@ Result<block_t> Writer::Impl::map(nid_t ino, std::uint64_t index, bool create, n
     cur = ref.get();
     if (cur == 0) {
       if (!create) return kNullAddr;
+      F2FSCORE_TRY(quota_alloc_block(ino));  // writer/quota.cpp: EDQUOT
       auto n = alloc_nid();
       if (!n) return make_error(n.error());
       cur = *n;
@@ -189,6 +190,7 @@ Result<block_t> Writer::Impl::place_file_block(nid_t ino, std::uint64_t index, s
   auto old = map(ino, index, true, &dn, &slot);
   if (!old) return make_error(old.error());
   if (*old == kNullAddr) F2FSCORE_TRY(check_space(1));  // a new block (inc_valid_block_count())
+  if (*old == kNullAddr) F2FSCORE_TRY(quota_alloc_block(ino));  // writer/quota.cpp: EDQUOT
   IpuReason why = IpuReason::opu_policy;
   auto a = place_data(ino, index, *old, type, ctx, &why);
   if (!a) return make_error(a.error());
@@ -355,14 +357,7 @@ Status Writer::Impl::free_inode(nid_t ino) {
 }
 
 Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std::uint16_t mode, const Owner& owner) {
-  auto n = alloc_nid();
-  if (!n) return make_error(n.error());
   const bool dir = (mode & 0xF000) == 0x4000;
-  // Extra attributes and the inline xattr area as the root inode has them
-  // (the image's features, as mkfs chose them).
-  auto root = node(sb.root_ino.get());
-  if (!root) return make_error(root.error());
-  const Node tmpl = **root;
   // Project quota: a parent with F2FS_PROJINHERIT_FL gives its project id
   // to every new inode and the flag to a new directory (f2fs_mask_flags()
   // keeps it off regular files and the rest, as Linux 6.1 leaves them), as
@@ -376,6 +371,14 @@ Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std:
       if (dir) inherit = iflag::projinherit;
     }
   }
+  F2FSCORE_TRY(quota_alloc_inode(owner.uid, owner.gid, projid));  // writer/quota.cpp: EDQUOT
+  auto n = alloc_nid();
+  if (!n) return make_error(n.error());
+  // Extra attributes and the inline xattr area as the root inode has them
+  // (the image's features, as mkfs chose them).
+  auto root = node(sb.root_ino.get());
+  if (!root) return make_error(root.error());
+  const Node tmpl = **root;
   Node* in = new_node(*n, *n, 0, dir);
   in->i.i_mode.set(mode);
   // An inline xattr area as f2fs_new_inode() gives every inode under the

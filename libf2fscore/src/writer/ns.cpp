@@ -546,6 +546,9 @@ Status Writer::setattr(nid_t ino, const SetAttr& a) {
     if (qfile) return errno_error(Errc::read_only, 1, "writer: a quota file keeps project 0");
     if (!w.projid_fits(n)) return errno_error(Errc::invalid_argument, 75, "writer: the inode has no room for i_projid");
   }
+  // The usage moves with the ids (writer/quota.cpp): EDQUOT past a limit.
+  F2FSCORE_TRY(w.quota_transfer(ino, a.uid.value_or(n.i.i_uid.get()), a.gid.value_or(n.i.i_gid.get()),
+                                a.projid.value_or(w.projid_of(n))));
   if (a.projid && *a.projid != w.projid_of(n)) n.i.extra.i_projid.set(*a.projid);
   if (a.projinherit)
     n.i.i_flags.set(*a.projinherit ? (n.i.i_flags.get() | iflag::projinherit) : (n.i.i_flags.get() & ~iflag::projinherit));
@@ -622,6 +625,7 @@ Status fill_zero(Writer::Impl& w, nid_t ino, std::uint64_t index, std::size_t st
     if (!a2) return make_error(a2.error());
     if (w.valid_user_blocks() + 1 > w.cp.user_block_count.get())
       return make_error(Errc::no_space, "writer: every user block is in use");
+    F2FSCORE_TRY(w.quota_alloc_block(ino));  // writer/quota.cpp: EDQUOT
     auto dp = w.node(dn);
     if (!dp) return make_error(dp.error());
     if (dn == ino) (*dp)->i.i_addr[w.extra_words(**dp) + slot].set(kNewAddr);
@@ -652,6 +656,7 @@ Status reserve_block(Writer::Impl& w, nid_t ino, std::uint64_t index, bool keep_
   if (*a != kNullAddr && keep_written) return {};
   if (*a == kNullAddr && w.valid_user_blocks() + 1 > w.cp.user_block_count.get())
     return make_error(Errc::no_space, "writer: every user block is in use (fallocate)");
+  if (*a == kNullAddr) F2FSCORE_TRY(w.quota_alloc_block(ino));  // writer/quota.cpp: EDQUOT
   if (*a != kNullAddr) w.invalidate(*a);
   auto dp = w.node(dn);
   if (!dp) return make_error(dp.error());

@@ -34,6 +34,7 @@ struct QuotaFiles {
     std::vector<std::uint8_t> file;  ///< its bytes (i_size)
     std::map<std::uint32_t, q::Dquot> dquots;
     std::map<std::uint32_t, bool> dirty;  ///< ids whose usage changed since the last flush
+    std::uint64_t bgrace = 0, igrace = 0;  ///< dqi_bgrace, dqi_igrace (seconds)
   };
   Type t[3];
 };
@@ -86,6 +87,8 @@ Status Writer::Impl::quota_load() {
     if (load_le32(ty.file.data(), 0) != kQuotaMagics[t] || load_le32(ty.file.data(), 4) != 1)
       return refuse(name + fmt(" is not quota format v2r1 (magic 0x%llx, version %llu)", load_le32(ty.file.data(), 0),
                                load_le32(ty.file.data(), 4)));
+    ty.bgrace = load_le32(ty.file.data(), q::kDqiBgrace);
+    ty.igrace = load_le32(ty.file.data(), q::kDqiIgrace);
     const std::string why = q::read_dquots(ty.file, ty.dquots);
     if (!why.empty()) return refuse(name + ": " + why);
   }
@@ -111,7 +114,9 @@ void Writer::Impl::quota_seen(nid_t n) {
 }
 
 namespace {
-// dquot_incr_*/dquot_decr_*: usage never goes below 0.
+// dquot_incr_*/dquot_decr_*: usage never goes below 0; a decrease to or
+// under a soft limit ends its grace time (dquot_decr_space(),
+// dquot_decr_inodes()).
 void charge_one(wr::QuotaFiles::Type& ty, std::uint32_t id, std::int64_t inodes, std::int64_t blocks) {
   if (ty.ino == 0 || (inodes == 0 && blocks == 0)) return;
   q::Dquot& d = ty.dquots[id];
@@ -120,8 +125,12 @@ void charge_one(wr::QuotaFiles::Type& ty, std::uint32_t id, std::int64_t inodes,
   else d.inodes = static_cast<std::uint64_t>(static_cast<std::int64_t>(d.inodes) + inodes);
   if (space < 0 && d.space < static_cast<std::uint64_t>(-space)) d.space = 0;
   else d.space = static_cast<std::uint64_t>(static_cast<std::int64_t>(d.space) + space);
+  if (inodes < 0 && d.inodes <= d.isoftlimit) d.itime = 0;
+  if (space < 0 && d.space <= d.bsoftlimit * q::kQtBlk) d.btime = 0;
   ty.dirty[id] = true;
 }
+
+constexpr int kEdquot = 122;
 }  // namespace
 
 void Writer::Impl::quota_settle(nid_t n) {
@@ -137,6 +146,10 @@ void Writer::Impl::quota_settle(nid_t n) {
   if (c->counted && blocks == c->blocks && std::equal(id, id + 3, c->id)) return;
   for (int t = 0; t < 3; ++t) {
     wr::QuotaFiles::Type& ty = quota->t[t];
+    if (c->counted && c->id[t] == id[t]) {
+      charge_one(ty, id[t], 0, static_cast<std::int64_t>(blocks) - static_cast<std::int64_t>(c->blocks));
+      continue;
+    }
     if (c->counted) charge_one(ty, c->id[t], -1, -static_cast<std::int64_t>(c->blocks));
     charge_one(ty, id[t], 1, static_cast<std::int64_t>(blocks));
   }
@@ -169,8 +182,14 @@ Status Writer::Impl::quota_flush() {
         if (!why.empty()) return make_error(Errc::corrupt, fmt("writer: quota id %llu: ", id) + why);
       }
       std::uint8_t* e = ty.file.data() + d.file_off;
+      store_le64(e, q::kDqbIhardlimit, d.ihardlimit);
+      store_le64(e, q::kDqbIsoftlimit, d.isoftlimit);
       store_le64(e, q::kDqbCurinodes, d.inodes);
+      store_le64(e, q::kDqbBhardlimit, d.bhardlimit);
+      store_le64(e, q::kDqbBsoftlimit, d.bsoftlimit);
       store_le64(e, q::kDqbCurspace, d.space);
+      store_le64(e, q::kDqbBtime, d.btime);
+      store_le64(e, q::kDqbItime, d.itime);
       // An entry all zeros would read as unused: v2r1_mem2diskdqblk() sets
       // dqb_itime to 1 then.
       if (id == 0 && d.inodes == 0 && d.space == 0 && d.ihardlimit == 0 && d.isoftlimit == 0 && d.bhardlimit == 0 &&
@@ -207,6 +226,119 @@ Status Writer::Impl::quota_flush() {
   return {};
 }
 
+// ---- Limits (check_bdq() / check_idq(), dquot_add_space() /
+// dquot_add_inodes() in fs/quota/dquot.c) ----
+
+namespace {
+// The checks of one id for `inodes` more inodes and `space` more bytes:
+// a hard limit passed, or a soft limit passed after its grace time,
+// refuses; a soft limit passed with no grace time running starts one
+// (*start_btime / *start_itime: the deadline to set when all ids pass).
+Status check_limits(const q::Dquot& d, std::uint64_t inodes, std::uint64_t space, std::uint64_t now,
+                    std::uint64_t bgrace, std::uint64_t igrace, const char* type, std::uint32_t id,
+                    std::uint64_t* start_btime, std::uint64_t* start_itime) {
+  auto edquot = [&](const char* what) {
+    return errno_error(Errc::no_space, kEdquot,
+                       std::string("writer: ") + type + fmt(" %llu is over its ", id) + what + " (EDQUOT)");
+  };
+  if (inodes) {
+    const std::uint64_t n = d.inodes + inodes;
+    if (d.ihardlimit && n > d.ihardlimit) return edquot("inode hard limit");
+    if (d.isoftlimit && n > d.isoftlimit) {
+      if (d.itime && now >= d.itime) return edquot("inode soft limit past its grace time");
+      if (!d.itime) *start_itime = now + igrace;
+    }
+  }
+  if (space) {
+    const std::uint64_t s = d.space + space;
+    if (d.bhardlimit && s > d.bhardlimit * q::kQtBlk) return edquot("space hard limit");
+    if (d.bsoftlimit && s > d.bsoftlimit * q::kQtBlk) {
+      if (d.btime && now >= d.btime) return edquot("space soft limit past its grace time");
+      if (!d.btime) *start_btime = now + bgrace;
+    }
+  }
+  return {};
+}
+}  // namespace
+
+// The ids' limits for `inodes` more inodes and `blocks` more blocks, each
+// enforced type; grace times start only when every type passes. An id with
+// limits sees every inode's usage: the dirty inodes are settled first (a
+// truncate of another file may have freed space).
+static Status charge_check(Writer::Impl& w, const std::uint32_t id[3], std::uint64_t inodes, std::uint64_t blocks) {
+  static const char* kNames[3] = {"user", "group", "project"};
+  const bool enforce[3] = {w.opts.usrquota, w.opts.grpquota, w.opts.prjquota};
+  bool limited = false;
+  for (int t = 0; t < 3; ++t) {
+    const wr::QuotaFiles::Type& ty = w.quota->t[t];
+    if (!enforce[t] || ty.ino == 0) continue;
+    auto it = ty.dquots.find(id[t]);
+    if (it == ty.dquots.end()) continue;
+    const q::Dquot& d = it->second;
+    limited |= (d.bhardlimit | d.bsoftlimit | d.ihardlimit | d.isoftlimit) != 0;
+  }
+  if (!limited) return {};
+  for (nid_t n : w.nm.dirty_nids()) w.quota_settle(n);
+  std::uint64_t btime[3] = {}, itime[3] = {};
+  for (int t = 0; t < 3; ++t) {
+    wr::QuotaFiles::Type& ty = w.quota->t[t];
+    if (!enforce[t] || ty.ino == 0) continue;
+    auto it = ty.dquots.find(id[t]);
+    if (it == ty.dquots.end()) continue;
+    F2FSCORE_TRY(check_limits(it->second, inodes, blocks * kBlockSize, w.now(), ty.bgrace, ty.igrace, kNames[t], id[t],
+                              &btime[t], &itime[t]));
+  }
+  for (int t = 0; t < 3; ++t) {
+    wr::QuotaFiles::Type& ty = w.quota->t[t];
+    if (!btime[t] && !itime[t]) continue;
+    q::Dquot& d = ty.dquots[id[t]];
+    if (btime[t]) d.btime = btime[t];
+    if (itime[t]) d.itime = itime[t];
+    ty.dirty[id[t]] = true;
+  }
+  return {};
+}
+
+Status Writer::Impl::quota_alloc_block(nid_t ino, std::uint64_t blocks) {
+  if (!quota || !(opts.usrquota || opts.grpquota || opts.prjquota)) return {};
+  for (int t = 0; t < 3; ++t)
+    if (sb.qf_ino[t].get() == ino) return {};
+  quota_settle(ino);
+  auto in = node(ino);
+  if (!in) return make_error(in.error());
+  const std::uint32_t id[3] = {(*in)->i.i_uid.get(), (*in)->i.i_gid.get(), projid_of(**in)};
+  return charge_check(*this, id, 0, blocks);
+}
+
+Status Writer::Impl::quota_alloc_inode(std::uint32_t uid, std::uint32_t gid, std::uint32_t projid) {
+  if (!quota || !(opts.usrquota || opts.grpquota || opts.prjquota)) return {};
+  const std::uint32_t id[3] = {uid, gid, projid};
+  return charge_check(*this, id, 1, 0);
+}
+
+Status Writer::Impl::quota_transfer(nid_t ino, std::uint32_t uid, std::uint32_t gid, std::uint32_t projid) {
+  if (!quota || !(opts.usrquota || opts.grpquota || opts.prjquota)) return {};
+  for (int t = 0; t < 3; ++t)
+    if (sb.qf_ino[t].get() == ino) return {};
+  quota_settle(ino);
+  auto in = node(ino);
+  if (!in) return make_error(in.error());
+  const std::uint32_t cur[3] = {(*in)->i.i_uid.get(), (*in)->i.i_gid.get(), projid_of(**in)};
+  if (cur[0] == uid && cur[1] == gid && cur[2] == projid) return {};
+  const std::uint64_t blocks = (*in)->i.i_blocks.get() ? (*in)->i.i_blocks.get() - 1 : 0;
+  // Only the types whose id changes are checked (__dquot_transfer()).
+  const bool save[3] = {opts.usrquota, opts.grpquota, opts.prjquota};
+  opts.usrquota = save[0] && cur[0] != uid;
+  opts.grpquota = save[1] && cur[1] != gid;
+  opts.prjquota = save[2] && cur[2] != projid;
+  const std::uint32_t id[3] = {uid, gid, projid};
+  Status st = charge_check(*this, id, 1, blocks);
+  opts.usrquota = save[0];
+  opts.grpquota = save[1];
+  opts.prjquota = save[2];
+  return st;
+}
+
 // ---- Public entry points -----------------------------------------------------
 
 Result<QuotaUsage> Writer::quota_usage(std::uint32_t type, std::uint32_t id) {
@@ -228,6 +360,30 @@ Result<QuotaUsage> Writer::quota_usage(std::uint32_t type, std::uint32_t id) {
   u.bhardlimit = d.bhardlimit * q::kQtBlk;
   u.bsoftlimit = d.bsoftlimit * q::kQtBlk;
   return u;
+}
+
+Status Writer::set_quota_limits(std::uint32_t type, std::uint32_t id, const QuotaUsage& l) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
+  Impl& w = *impl_;
+  if (type > 2) return make_error(Errc::invalid_argument, fmt("writer: quota type %llu (0 user, 1 group, 2 project)", type));
+  if (!w.quota || w.quota->t[type].ino == 0)
+    return make_error(Errc::unsupported, "writer: the volume keeps no quota of this type");
+  for (nid_t n : w.nm.dirty_nids()) w.quota_settle(n);
+  wr::QuotaFiles::Type& ty = w.quota->t[type];
+  q::Dquot& d = ty.dquots[id];
+  // dquot_set_dqblk(): bytes to 1 KiB units rounded up (qstoqb()); a soft
+  // limit with usage over it starts its grace time, else none runs.
+  d.bhardlimit = (l.bhardlimit + q::kQtBlk - 1) / q::kQtBlk;
+  d.bsoftlimit = (l.bsoftlimit + q::kQtBlk - 1) / q::kQtBlk;
+  d.ihardlimit = l.ihardlimit;
+  d.isoftlimit = l.isoftlimit;
+  if (!d.bsoftlimit || d.space <= d.bsoftlimit * q::kQtBlk) d.btime = 0;
+  else d.btime = w.now() + ty.bgrace;
+  if (!d.isoftlimit || d.inodes <= d.isoftlimit) d.itime = 0;
+  else d.itime = w.now() + ty.igrace;
+  ty.dirty[id] = true;
+  return {};
 }
 
 }  // namespace f2fscore

@@ -229,6 +229,14 @@ struct Writer::Impl {
   /// path (new ids inserted into the tree, the file grown as the kernel's
   /// quota writes grow it).
   Status quota_flush();
+  /// The quota limits allow `blocks` more blocks for inode `ino` (the
+  /// enforced types, MountOptions::usrquota...): else Errc::no_space with
+  /// EDQUOT. Starts a soft limit's grace time when passing it.
+  Status quota_alloc_block(nid_t ino, std::uint64_t blocks = 1);
+  /// The same for one more inode of these ids (dquot_alloc_inode()).
+  Status quota_alloc_inode(std::uint32_t uid, std::uint32_t gid, std::uint32_t projid);
+  /// The same for inode `ino` moving to these ids (__dquot_transfer()).
+  Status quota_transfer(nid_t ino, std::uint32_t uid, std::uint32_t gid, std::uint32_t projid);
   /// The project id an inode page carries (0 without project_quota or
   /// room for i_projid in its extra attributes; F2FS_DEF_PROJID).
   std::uint32_t projid_of(const disk::Node& in) const;

@@ -211,6 +211,23 @@ TEST(WriterQuota, ProjectIds) {
     ASSERT_TRUE((*w)->setattr(*f, {.projid = 9}));
     EXPECT_USAGE(**w, 2, 42, 3u, 2 * B);
     EXPECT_USAGE(**w, 2, 9, 1u, 2 * B);
+    // Into a PROJINHERIT directory of another project: EXDEV (f2fs_link(),
+    // f2fs_rename()); out of it is allowed.
+    auto other = (*w)->create("/other");
+    ASSERT_TRUE(other);
+    auto ln = (*w)->link("/other", "/p/other");
+    ASSERT_FALSE(ln);
+    EXPECT_EQ(ln.error().sys_errno, 18);
+    auto rn = (*w)->rename("/other", "/p/other");
+    ASSERT_FALSE(rn);
+    EXPECT_EQ(rn.error().sys_errno, 18);
+    ASSERT_TRUE((*w)->rename("/p/f", "/f-out"));
+    auto back = (*w)->rename("/f-out", "/p/f2");  // f is in project 9 now
+    ASSERT_FALSE(back);
+    EXPECT_EQ(back.error().sys_errno, 18);
+    ASSERT_TRUE((*w)->setattr(*other, {.projid = 42}));
+    ASSERT_TRUE((*w)->rename("/other", "/p/other"));
+    EXPECT_USAGE(**w, 2, 42, 4u, 2 * B);
     // A quota file keeps project 0 (EPERM).
     auto q = (*w)->setattr(user_quota_ino, {.projid = 5});
     ASSERT_FALSE(q);
@@ -220,7 +237,7 @@ TEST(WriterQuota, ProjectIds) {
   check_clean(*dev, "project ids");
   auto w = Writer::mount(*dev);
   ASSERT_TRUE(w);
-  EXPECT_USAGE(**w, 2, 42, 3u, 2 * B);
+  EXPECT_USAGE(**w, 2, 42, 4u, 2 * B);
   EXPECT_USAGE(**w, 2, 9, 1u, 2 * B);
   ASSERT_TRUE((*w)->unmount());
 }

@@ -228,6 +228,10 @@ Status Writer::Impl::rename_in(nid_t op, std::string_view oleaf, nid_t np, std::
     tdir = is_dir(**tp);
     tmode = (*tp)->i.i_mode.get();
   }
+  // writer/quota.cpp: a directory with PROJINHERIT takes only inodes of its
+  // project (EXDEV, f2fs_rename() / f2fs_cross_rename()).
+  F2FSCORE_TRY(quota_same_project(np, *src));
+  if (exchange) F2FSCORE_TRY(quota_same_project(op, *tgt));
   // A directory cannot go into itself or below itself (EINVAL from
   // vfs_rename()'s ancestor check); with exchange, neither can the target
   // (ENOTEMPTY there, as lock_rename()'s trap for the target's side).
@@ -363,6 +367,7 @@ Status Writer::Impl::link_in(nid_t ino, nid_t np, std::string_view nleaf) {
   auto e = find_entry(np, nleaf);
   if (e) return errno_error(Errc::exists, EEXIST, "writer: \"" + std::string(nleaf) + "\" exists");
   if (e.error().code != Errc::not_found) return make_error(e.error());
+  F2FSCORE_TRY(quota_same_project(np, ino));  // writer/quota.cpp: EXDEV (f2fs_link())
   F2FSCORE_TRY(add_entry(np, nleaf, ino, file_type(mode)));
   auto in2 = node(ino);
   if (!in2) return make_error(in2.error());

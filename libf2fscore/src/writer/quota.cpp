@@ -299,6 +299,22 @@ static Status charge_check(Writer::Impl& w, const std::uint32_t id[3], std::uint
   return {};
 }
 
+Status Writer::Impl::quota_same_project(nid_t dir, nid_t ino) {
+  if (!(sb.feature.get() & feature::project_quota)) return {};
+  auto d = node(dir);
+  if (!d) return make_error(d.error());
+  if (!((*d)->i.i_flags.get() & iflag::projinherit)) return {};
+  const std::uint32_t dp = projid_of(**d);
+  auto i = node(ino);
+  if (!i) return make_error(i.error());
+  const std::uint32_t ip = projid_of(**i);
+  if (dp == ip) return {};
+  return errno_error(Errc::invalid_argument, 18,
+                     fmt("writer: directory %llu takes only project %llu (PROJINHERIT); inode %llu is in project ", dir, dp,
+                         ino) +
+                         fmt("%llu (EXDEV)", ip));
+}
+
 Status Writer::Impl::quota_alloc_block(nid_t ino, std::uint64_t blocks) {
   if (!quota || !(opts.usrquota || opts.grpquota || opts.prjquota)) return {};
   for (int t = 0; t < 3; ++t)

@@ -237,6 +237,10 @@ struct Writer::Impl {
   Status quota_alloc_inode(std::uint32_t uid, std::uint32_t gid, std::uint32_t projid);
   /// The same for inode `ino` moving to these ids (__dquot_transfer()).
   Status quota_transfer(nid_t ino, std::uint32_t uid, std::uint32_t gid, std::uint32_t projid);
+  /// Directory `dir` with F2FS_PROJINHERIT_FL takes a name of inode `ino`
+  /// only when their project ids are equal: else Errc::invalid_argument
+  /// with EXDEV, as f2fs_link() and f2fs_rename() refuse it.
+  Status quota_same_project(nid_t dir, nid_t ino);
   /// The project id an inode page carries (0 without project_quota or
   /// room for i_projid in its extra attributes; F2FS_DEF_PROJID).
   std::uint32_t projid_of(const disk::Node& in) const;

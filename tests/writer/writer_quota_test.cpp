@@ -270,6 +270,13 @@ TEST(WriterQuota, NeedFsckFlagRefused) {
   ASSERT_FALSE(w);
   EXPECT_EQ(w.error().code, Errc::corrupt);
   EXPECT_NE(w.error().message.find("CP_QUOTA_NEED_FSCK"), std::string::npos) << w.error().message;
+  // A read-only mount changes no usage: it mounts.
+  MountOptions ro;
+  ro.read_only = true;
+  auto r = Writer::mount(*d2, ro);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_TRUE((*r)->lookup("/lost+found"));
+  EXPECT_EQ((*r)->quota_usage(0, 0).error().code, Errc::unsupported);
 }
 
 // ---- Limits: EDQUOT as check_bdq() / check_idq() in fs/quota/dquot.c ----

@@ -344,7 +344,8 @@ class Writer {
   /// quota files will hold it after the next checkpoint (each checkpoint
   /// writes it there). An id without an entry reads as zeros. Errors:
   /// invalid_argument for a type above 2; unsupported when the volume keeps
-  /// no quota of that type (no quota, or project_quota, feature).
+  /// no quota of that type (no quota, or project_quota, feature) and on a
+  /// read-only mount (which does not load the quota files).
   Result<QuotaUsage> quota_usage(std::uint32_t type, std::uint32_t id);
   /// Sets the limits of `id` for `type` (the limit fields of `limits`;
   /// usage is kept), as quotactl(Q_SETQUOTA) / dquot_set_dqblk(): space

@@ -58,7 +58,8 @@ std::uint32_t Writer::Impl::projid_of(const Node& in) const {
 }
 
 Status Writer::Impl::quota_load() {
-  if (!(sb.feature.get() & feature::quota_ino)) return {};
+  // A read-only mount changes no usage: the files are not needed.
+  if (!(sb.feature.get() & feature::quota_ino) || opts.read_only) return {};
   auto refuse = [](const std::string& why) {
     return make_error(Errc::corrupt, "writer: refusing to mount read-write: " + why + "; run f2fscore-fsck");
   };
@@ -82,7 +83,7 @@ Status Writer::Impl::quota_load() {
     for (std::uint64_t off = 0; off < size; off += kBlockSize) {
       F2FSCORE_TRY(read_file_block(ino, off / kBlockSize, blk.data()));
       const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kBlockSize, size - off));
-      std::memcpy(ty.file.data() + off, blk.data(), n);
+      std::memcpy(ty.file.data() + static_cast<std::size_t>(off), blk.data(), n);
     }
     if (load_le32(ty.file.data(), 0) != kQuotaMagics[t] || load_le32(ty.file.data(), 4) != 1)
       return refuse(name + fmt(" is not quota format v2r1 (magic 0x%llx, version %llu)", load_le32(ty.file.data(), 0),
@@ -181,7 +182,7 @@ Status Writer::Impl::quota_flush() {
         const std::string why = q::insert_dquot(ty.file, id, d.inodes, d.space, true, &d.file_off);
         if (!why.empty()) return make_error(Errc::corrupt, fmt("writer: quota id %llu: ", id) + why);
       }
-      std::uint8_t* e = ty.file.data() + d.file_off;
+      std::uint8_t* e = ty.file.data() + static_cast<std::size_t>(d.file_off);
       store_le64(e, q::kDqbIhardlimit, d.ihardlimit);
       store_le64(e, q::kDqbIsoftlimit, d.isoftlimit);
       store_le64(e, q::kDqbCurinodes, d.inodes);

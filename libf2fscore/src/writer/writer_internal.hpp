@@ -211,9 +211,9 @@ struct Writer::Impl {
   /// The quota files as loaded at mount and changed since; null on a
   /// volume without the quota feature.
   std::unique_ptr<wr::QuotaFiles, wr::QuotaFilesDeleter> quota;
-  /// At mount (quota feature): reads the quota files. Errc::corrupt when a
-  /// file's magic or tree is wrong, or the checkpoint has
-  /// CP_QUOTA_NEED_FSCK_FLAG (run f2fscore-fsck), nothing written.
+  /// At a read-write mount (quota feature): reads the quota files.
+  /// Errc::corrupt when a file's magic or tree is wrong, or the checkpoint
+  /// has CP_QUOTA_NEED_FSCK_FLAG (run f2fscore-fsck), nothing written.
   Status quota_load();
   /// Node page `n` was read from the device: an inode's ids and blocks are
   /// what the quota files hold for it.

@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 
+#include "disk/quota.hpp"
 #include "writer/writer_test_util.hpp"
 
 namespace {
@@ -134,6 +135,61 @@ TEST(WriterQuota, ManyIdsGrowTheTree) {
       EXPECT_USAGE(**w, 1, uid + 1, 1u, (1 + i % 3) * B);
     }
   ASSERT_TRUE((*w)->unmount());
+}
+
+// The ids in quota file `type` of an image (our reader and the shared tree
+// walk).
+std::map<std::uint32_t, disk::quota::Dquot> file_dquots(BlockDevice& dev, int type, std::uint64_t* size = nullptr) {
+  std::map<std::uint32_t, disk::quota::Dquot> out;
+  auto v = Volume::open(dev);
+  EXPECT_TRUE(v);
+  if (!v) return out;
+  auto in = (*v)->read_inode((*v)->superblock().qf_ino[type].get());
+  EXPECT_TRUE(in);
+  if (!in) return out;
+  std::vector<std::uint8_t> f(static_cast<std::size_t>(in->size));
+  EXPECT_TRUE((*v)->read(*in, 0, f));
+  EXPECT_EQ(disk::quota::read_dquots(f, out), "");
+  if (size) *size = in->size;
+  return out;
+}
+
+// Ids left without usage leave the tree (qtree_release_dquot()); their
+// blocks go to the free lists and new ids take them again (get_free_dqblk()
+// takes the free-block list first): the file does not grow.
+TEST(WriterQuota, UnusedEntriesDeletedAndBlocksReused) {
+  auto dev = our_mkfs(128ull << 20, kQuotaFeatures);
+  ASSERT_TRUE(dev);
+  auto fill = [&](std::uint32_t base) {
+    auto w = Writer::mount(*dev);
+    ASSERT_TRUE(w);
+    for (std::uint32_t i = 0; i < 30; ++i) {
+      auto f = (*w)->mknod_at(3, "f" + std::to_string(base + i), 0100644, 0, Owner{base + i * 300, base + i * 300});
+      ASSERT_TRUE(f);
+      ASSERT_TRUE((*w)->write(*f, 0, bytes(blocks(1, 'f'))));
+    }
+    ASSERT_TRUE((*w)->unmount());
+  };
+  fill(5000);
+  check_clean(*dev, "30 users");
+  std::uint64_t size_full = 0;
+  EXPECT_EQ(file_dquots(*dev, 0, &size_full).size(), 31u);
+  {
+    auto w = Writer::mount(*dev);
+    ASSERT_TRUE(w);
+    for (std::uint32_t i = 0; i < 30; ++i) ASSERT_TRUE((*w)->unlink("/f" + std::to_string(5000 + i)));
+    ASSERT_TRUE((*w)->unmount());
+  }
+  check_clean(*dev, "30 users gone");
+  auto left = file_dquots(*dev, 0);
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left.begin()->first, 0u);
+  EXPECT_EQ(left.begin()->second.inodes, 2u);
+  fill(5000);
+  check_clean(*dev, "30 users again");
+  std::uint64_t size_again = 0;
+  EXPECT_EQ(file_dquots(*dev, 0, &size_again).size(), 31u);
+  EXPECT_EQ(size_again, size_full);
 }
 
 TEST(WriterQuota, OrphanReleasedAtNextMount) {

@@ -137,4 +137,63 @@ std::string insert_dquot(std::vector<std::uint8_t>& file, std::uint32_t id, std:
   return {};
 }
 
+std::string delete_dquot(std::vector<std::uint8_t>& file, std::uint32_t id, std::uint64_t entry_off) {
+  std::vector<std::uint8_t> f = file;
+  const std::uint32_t nblocks = static_cast<std::uint32_t>(f.size() / kQtBlk);
+  auto blk = [&](std::uint32_t b) { return f.data() + static_cast<std::size_t>(b) * kQtBlk; };
+  // put_free_dqblk(): the block zeroed, at the head of the free-block list.
+  auto put_free_blk = [&](std::uint32_t b) {
+    std::memset(blk(b), 0, kQtBlk);
+    store_le32(blk(b), 0, load_le32(f.data(), kDqiFreeBlk));
+    store_le32(f.data(), kDqiFreeBlk, b);
+  };
+  // The path from the root: the tree blocks of depth 0..3.
+  std::uint32_t path[kQtDepth];
+  std::uint32_t b = kQtTreeOff;
+  for (std::uint32_t depth = 0; depth < kQtDepth; ++depth) {
+    if (b < kQtTreeOff || b >= nblocks) return "the quota tree references blocks outside the file";
+    path[depth] = b;
+    b = load_le32(blk(b), 4 * ((id >> (8 * (kQtDepth - 1 - depth))) & 0xff));
+  }
+  const std::uint32_t data = b;
+  if (data < kQtTreeOff || data >= nblocks || entry_off / kQtBlk != data)
+    return "the entry is not where the quota tree leads";
+  // free_dqentry().
+  std::uint8_t* d = blk(data);
+  const std::uint16_t entries = load_le16(d, 8);
+  if (entries == 0) return "the quota data block holds no entry";
+  put_le16(d, 8, static_cast<std::uint16_t>(entries - 1));
+  if (entries == 1) {
+    // remove_free_dqentry(), then put_free_dqblk().
+    const std::uint32_t next = load_le32(d, 0), prev = load_le32(d, 4);
+    if (next >= nblocks || prev >= nblocks) return "the quota free-entry list points outside the file";
+    if (next) store_le32(blk(next), 4, prev);
+    if (prev) store_le32(blk(prev), 0, next);
+    else store_le32(f.data(), kDqiFreeEntry, next);
+    put_free_blk(data);
+  } else {
+    std::memset(f.data() + static_cast<std::size_t>(entry_off), 0, kV2r1Entry);
+    if (entries == kDqstrInBlk) {
+      // insert_free_dqentry(): it has room again.
+      const std::uint32_t head = load_le32(f.data(), kDqiFreeEntry);
+      if (head >= nblocks) return "the quota free-entry list points outside the file";
+      store_le32(d, 0, head);
+      store_le32(d, 4, 0);
+      if (head) store_le32(blk(head), 4, data);
+      store_le32(f.data(), kDqiFreeEntry, data);
+    }
+  }
+  // remove_tree(): the references up the path, empty tree blocks freed.
+  for (std::uint32_t depth = kQtDepth; depth-- > 0;) {
+    std::uint8_t* t = blk(path[depth]);
+    store_le32(t, 4 * ((id >> (8 * (kQtDepth - 1 - depth))) & 0xff), 0);
+    bool empty = true;
+    for (std::uint32_t i = 0; i < kQtBlk && empty; ++i) empty = t[i] == 0;
+    if (!empty || path[depth] == kQtTreeOff) break;
+    put_free_blk(path[depth]);
+  }
+  file.swap(f);
+  return {};
+}
+
 }  // namespace f2fscore::disk::quota

@@ -57,4 +57,12 @@ std::string read_dquots(const std::vector<std::uint8_t>& file, std::map<std::uin
 std::string insert_dquot(std::vector<std::uint8_t>& file, std::uint32_t id, std::uint64_t inodes, std::uint64_t space,
                          bool grow = false, std::uint64_t* entry_off = nullptr);
 
+/// Removes the entry of `id` at byte `entry_off` from the tree, as
+/// qtree_delete_dquot() / free_dqentry() / remove_tree() do: the entry is
+/// zeroed, a data block left empty leaves the free-entry list and goes to
+/// the free-block list (a block that was full joins the free-entry list),
+/// tree blocks left empty go to the free-block list (never the root). On
+/// failure `file` is unchanged and the reason is returned.
+std::string delete_dquot(std::vector<std::uint8_t>& file, std::uint32_t id, std::uint64_t entry_off);
+
 }  // namespace f2fscore::disk::quota

@@ -177,6 +177,18 @@ Status Writer::Impl::quota_flush() {
     const std::vector<std::uint8_t> before = ty.file;
     for (const auto& [id, _] : ty.dirty) {
       q::Dquot& d = ty.dquots[id];
+      const bool unused = d.inodes == 0 && d.space == 0 && d.ihardlimit == 0 && d.isoftlimit == 0 &&
+                          d.bhardlimit == 0 && d.bsoftlimit == 0 && d.btime == 0 && d.itime == 0;
+      if (unused) {
+        // No usage and no limits: the entry leaves the tree, as
+        // qtree_release_dquot() deletes it when its dquot is released.
+        if (d.file_off != 0) {
+          const std::string why = q::delete_dquot(ty.file, id, d.file_off);
+          if (!why.empty()) return make_error(Errc::corrupt, fmt("writer: quota id %llu: ", id) + why);
+        }
+        ty.dquots.erase(id);
+        continue;
+      }
       if (d.file_off == 0) {
         // A new id: dq_insert_tree() (the file grows by 1 KiB tree blocks).
         const std::string why = q::insert_dquot(ty.file, id, d.inodes, d.space, true, &d.file_off);
@@ -191,11 +203,6 @@ Status Writer::Impl::quota_flush() {
       store_le64(e, q::kDqbCurspace, d.space);
       store_le64(e, q::kDqbBtime, d.btime);
       store_le64(e, q::kDqbItime, d.itime);
-      // An entry all zeros would read as unused: v2r1_mem2diskdqblk() sets
-      // dqb_itime to 1 then.
-      if (id == 0 && d.inodes == 0 && d.space == 0 && d.ihardlimit == 0 && d.isoftlimit == 0 && d.bhardlimit == 0 &&
-          d.bsoftlimit == 0 && d.btime == 0 && d.itime == 0)
-        store_le64(e, q::kDqbItime, 1);
     }
     ty.dirty.clear();
     // The changed 4 KiB blocks through the file path; i_size follows the

@@ -824,6 +824,13 @@ class Runner {
     if (r(2)) a.atime = Timespec{1600000000u + r(100000000), r(1000000000)};
     if (r(2)) a.mtime = Timespec{1600000000u + r(100000000), r(1000000000)};
     if (r(4) == 0) a.ctime = Timespec{1600000000u + r(100000000), r(1000000000)};
+    if ((pr_.features & feature::project_quota) && r(3) == 0) {
+      // Project ids are not part of the model's tree; the checkers compare
+      // the project quota usage they move. (No PROJINHERIT: the model does
+      // not know which renames and links it would refuse with EXDEV;
+      // writer_quota_test.cpp tests those.)
+      a.projid = r(5);
+    }
     auto s = w_->setattr(*ino, a);
     ASSERT_TRUE(s) << ctx() << " setattr " << p << ": " << s.error().to_string();
     if (a.mode) n.perm = *a.mode;
@@ -1099,6 +1106,19 @@ TEST(WriterModelNs, Casefold) {
     p.casefold = true;
     p.phases = 4;
     p.ops = 200;
+    Runner(seed, p).run();
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+// Quota and project quota: the quota files' usage is checked by both
+// checkers after every unmount and cut (fsck.f2fs in the interop build).
+TEST(WriterModelNs, Quota) {
+  for (std::uint32_t seed : seeds_from_env({41, 42})) {
+    Profile p;
+    p.features = kRichFeatures | feature::quota_ino | feature::project_quota;
+    p.phases = 5;
+    p.ops = 150;
     Runner(seed, p).run();
     if (::testing::Test::HasFailure()) return;
   }

@@ -47,6 +47,13 @@ struct MountOptions {
   /// Mount read-only: every call that would change the volume fails with
   /// Errc::read_only and nothing is written (not even a checkpoint).
   bool read_only = false;
+  /// Quota limits enforced per type (Linux's usrquota, grpquota, prjquota
+  /// mount options): an allocation or chown past a hard limit, or past a
+  /// soft limit after its grace time, fails with Errc::no_space and
+  /// sys_errno EDQUOT (122), as check_bdq() / check_idq() in
+  /// fs/quota/dquot.c for a caller without CAP_SYS_RESOURCE. Usage is kept
+  /// on a quota volume whatever these say.
+  bool usrquota = false, grpquota = false, prjquota = false;
   /// Bound of the page cache of buffered file data, bytes (dirty pages are
   /// written back when it fills, at fsync, sync and checkpoints).
   std::uint64_t cache_bytes = 64ull << 20;
@@ -118,6 +125,24 @@ struct SetAttr {
   std::optional<std::uint16_t> mode;  ///< permission bits (07777); the type bits are kept
   std::optional<std::uint32_t> uid, gid;
   std::optional<Timespec> atime, mtime, ctime;
+  /// The project id (fsx_projid of FS_IOC_FSSETXATTR, f2fs_ioc_setproject()
+  /// in fs/f2fs/file.c): the inode's usage moves to the new project.
+  /// Errors: unsupported (EOPNOTSUPP) without the project_quota feature
+  /// (unless 0) or extra attributes; invalid_argument (EOVERFLOW) when the
+  /// inode has no room for i_projid; read_only (EPERM) on a quota file.
+  std::optional<std::uint32_t> projid;
+  /// F2FS_PROJINHERIT_FL (FS_XFLAG_PROJINHERIT): what is made in the
+  /// directory takes its project id.
+  std::optional<bool> projinherit;
+};
+
+/// Quota usage and limits of one id (Writer::quota_usage()): as the
+/// kernel's struct mem_dqblk holds them.
+struct QuotaUsage {
+  std::uint64_t inodes = 0;  ///< dqb_curinodes
+  std::uint64_t space = 0;   ///< dqb_curspace, bytes
+  std::uint64_t ihardlimit = 0, isoftlimit = 0;  ///< inodes, 0: none
+  std::uint64_t bhardlimit = 0, bsoftlimit = 0;  ///< bytes, 0: none
 };
 
 /// Flags of write(): how the data reaches the device.
@@ -158,6 +183,8 @@ struct WriterStat {
   std::uint64_t blocks = 0;
   std::uint32_t links = 0;
   std::uint32_t uid = 0, gid = 0;
+  std::uint32_t projid = 0;  ///< i_projid (0 without project_quota)
+  std::uint32_t flags = 0;   ///< i_flags (F2FS_*_FL)
   Timespec atime, mtime, ctime;
   std::uint32_t rdev = 0;  ///< device number (new_encode_dev()) of a device node
   bool is_dir() const { return (mode & 0xF000) == 0x4000; }
@@ -313,8 +340,23 @@ class Writer {
   /// A device node, FIFO or socket: `mode` with its type bits (S_IFCHR,
   /// S_IFBLK, S_IFIFO, S_IFSOCK), `rdev` as new_encode_dev().
   Result<nid_t> mknod(std::string_view path, std::uint16_t mode, std::uint32_t rdev = 0);
-  /// Changes mode bits, owner and times (ctime is set to now unless given).
+  /// Changes mode bits, owner, project id and times (ctime is set to now
+  /// unless given). On a quota volume the inode's usage moves with its ids
+  /// (__dquot_transfer()).
   Status setattr(nid_t ino, const SetAttr& attr);
+  /// The quota usage of `id` for `type` (0 user, 1 group, 2 project) as the
+  /// quota files will hold it after the next checkpoint (each checkpoint
+  /// writes it there). An id without an entry reads as zeros. Errors:
+  /// invalid_argument for a type above 2; unsupported when the volume keeps
+  /// no quota of that type (no quota, or project_quota, feature) and on a
+  /// read-only mount (which does not load the quota files).
+  Result<QuotaUsage> quota_usage(std::uint32_t type, std::uint32_t id);
+  /// Sets the limits of `id` for `type` (the limit fields of `limits`;
+  /// usage is kept), as quotactl(Q_SETQUOTA) / dquot_set_dqblk(): space
+  /// limits are rounded up to 1 KiB (the file's unit), a grace time starts
+  /// when usage is over a new soft limit. Written at the next checkpoint.
+  /// Errors as quota_usage(); read_only on a read-only mount.
+  Status set_quota_limits(std::uint32_t type, std::uint32_t id, const QuotaUsage& limits);
   /// Opens `ino` (counts openers): an inode unlinked while open stays on
   /// the orphan list until its last release(), and is freed at the next
   /// mount if the volume was not unmounted (f2fs_recover_orphan_inodes()).

@@ -1,6 +1,6 @@
 // Quota usage: the quota files (quota format v2, tree of 1 KiB blocks,
-// v2r1 entries: fs/quota/quota_tree.c and quotaio_v2.h in Linux; what
-// mkfs.f2fs and the kernel write into the f2fs quota inodes) against the
+// v2r1 entries: disk/quota.hpp; what mkfs.f2fs and the kernel write into
+// the f2fs quota inodes) against the
 // usage counted by the walk: one inode per reached inode (quota files
 // excluded) and (i_blocks - 1) 4 KiB blocks of space, as the kernel charges
 // them (do_read_inode() sets the VFS i_blocks from i_blocks - 1).
@@ -11,6 +11,7 @@
 #include <set>
 
 #include "f2fscore/disk/superblock.hpp"
+#include "disk/quota.hpp"
 #include "fsck/fsck_internal.hpp"
 #include "util/text.hpp"
 
@@ -20,102 +21,11 @@ using namespace disk;
 
 namespace {
 using detail::fmt;
-constexpr std::uint32_t kQtBlk = 1024;        // QT_BLKSIZE
-constexpr std::uint32_t kQtTreeOff = 1;       // QT_TREEOFF: the root block
-constexpr std::uint32_t kQtDepth = 4;         // QT_TREEDEPTH
-constexpr std::uint32_t kDqdbHeader = 16;     // struct qt_disk_dqdbheader
-constexpr std::uint32_t kV2r1Entry = 72;      // struct v2r1_disk_dqblk
-void put_le16(std::uint8_t* p, std::size_t off, std::uint16_t x) {
-  p[off] = static_cast<std::uint8_t>(x);
-  p[off + 1] = static_cast<std::uint8_t>(x >> 8);
-}
-constexpr std::uint32_t kDqstrInBlk = (kQtBlk - kDqdbHeader) / kV2r1Entry;  // 14 entries per data block
-// struct v2_disk_dqinfo follows the 8-byte v2_disk_dqheader in block 0.
-constexpr std::uint32_t kDqiBlocks = 20, kDqiFreeBlk = 24, kDqiFreeEntry = 28;
+using namespace disk::quota;
 struct Usage {
   std::uint64_t inodes = 0, space = 0;
   std::uint64_t file_off = 0;  ///< byte offset of the entry in the quota file (0: none)
 };
-
-// Adding an id's entry to a quota tree, as the kernel's dq_insert_tree() /
-// find_free_dqentry() / get_free_dqblk() in fs/quota/quota_tree.c do, on an
-// in-memory copy of the file: tree blocks are created below the first
-// missing reference, the entry goes in the first unused slot of the head of
-// the free-entry list (or of a new data block), new blocks come from the
-// free-block list or else from dqi_blocks, which may only grow within the
-// file as it is (its i_size): the checker allocates no f2fs blocks. On
-// success `file` holds the new content; on failure it is unchanged and the
-// reason is returned.
-std::string insert_dquot(std::vector<std::uint8_t>& file, std::uint32_t id, std::uint64_t inodes, std::uint64_t space) {
-  std::vector<std::uint8_t> f = file;
-  const std::uint32_t in_file = static_cast<std::uint32_t>(f.size() / kQtBlk);
-  auto blk = [&](std::uint32_t b) { return f.data() + static_cast<std::size_t>(b) * kQtBlk; };
-  std::string why;
-  auto get_free_blk = [&]() -> std::uint32_t {
-    std::uint32_t b = load_le32(f.data(), kDqiFreeBlk);
-    if (b != 0) {
-      if (b >= in_file) { why = "the quota free-block list points outside the file"; return 0; }
-      store_le32(f.data(), kDqiFreeBlk, load_le32(blk(b), 0));
-    } else {
-      b = load_le32(f.data(), kDqiBlocks);
-      if (b >= in_file) { why = "the quota tree must grow past the file's size, which needs f2fs blocks"; return 0; }
-      store_le32(f.data(), kDqiBlocks, b + 1);
-    }
-    std::memset(blk(b), 0, kQtBlk);
-    return b;
-  };
-  // The tree, depth 0..3, indexed by the id's bytes from the most significant.
-  std::uint32_t b = kQtTreeOff;
-  for (std::uint32_t depth = 0; depth + 1 < kQtDepth; ++depth) {
-    const std::uint32_t slot = (id >> (8 * (kQtDepth - 1 - depth))) & 0xff;
-    std::uint32_t ref = load_le32(blk(b), 4 * slot);
-    if (ref == 0) {
-      ref = get_free_blk();
-      if (ref == 0) return why;
-      store_le32(blk(b), 4 * slot, ref);
-    } else if (ref >= in_file) {
-      return "the quota tree references blocks outside the file";
-    }
-    b = ref;
-  }
-  const std::uint32_t slot = id & 0xff;
-  if (load_le32(blk(b), 4 * slot) != 0) return "the leaf reference for this id exists but holds no entry for it";
-  // A data block with a free entry.
-  std::uint32_t data = load_le32(f.data(), kDqiFreeEntry);
-  if (data >= in_file) return "the quota free-entry list points outside the file";
-  if (data == 0) {
-    data = get_free_blk();
-    if (data == 0) return why;
-    store_le32(blk(data), 0, 0);
-    store_le32(blk(data), 4, 0);
-    store_le32(f.data(), kDqiFreeEntry, data);  // insert_free_dqentry(): it has room
-  }
-  std::uint8_t* d = blk(data);
-  std::uint32_t k = 0;
-  for (; k < kDqstrInBlk; ++k) {
-    bool used = false;
-    for (std::uint32_t i = 0; i < kV2r1Entry; ++i) used |= d[kDqdbHeader + k * kV2r1Entry + i] != 0;
-    if (!used) break;
-  }
-  if (k == kDqstrInBlk) return "the quota free-entry block is full";
-  const std::uint16_t entries = static_cast<std::uint16_t>(load_le16(d, 8) + 1);
-  put_le16(d, 8, entries);
-  if (entries >= kDqstrInBlk) {  // remove_free_dqentry(): full now
-    const std::uint32_t next = load_le32(d, 0);
-    store_le32(f.data(), kDqiFreeEntry, next);
-    if (next != 0 && next < in_file) store_le32(blk(next), 4, 0);
-    store_le32(d, 0, 0);
-    store_le32(d, 4, 0);
-  }
-  std::uint8_t* e = d + kDqdbHeader + k * kV2r1Entry;
-  std::memset(e, 0, kV2r1Entry);
-  store_le32(e, 0, id);
-  store_le64(e, 24, inodes);  // dqb_curinodes
-  store_le64(e, 48, space);   // dqb_curspace
-  store_le32(blk(b), 4 * slot, data);
-  file.swap(f);
-  return {};
-}
 }  // namespace
 
 void Checker::check_quota_usage() {
@@ -169,42 +79,10 @@ void Checker::check_quota_usage() {
       bad_file(fmt("quota file magic 0x%llx, expected 0x%llx", load_le32(file.data(), 0), kQuotaMagics[t]));
       continue;
     }
-    const std::uint32_t nblocks = static_cast<std::uint32_t>(file.size() / kQtBlk);
-    std::set<std::uint32_t> leaves, seen;
-    bool tree_bad = false;
-    // Depth-first over the tree blocks (bounded: each block visited once).
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> stack{{kQtTreeOff, 0}};
-    while (!stack.empty() && !tree_bad) {
-      auto [blk, depth] = stack.back();
-      stack.pop_back();
-      if (blk >= nblocks || !seen.insert(blk).second) {
-        tree_bad = true;
-        break;
-      }
-      for (std::uint32_t i = 0; i < kQtBlk / 4; ++i) {
-        const std::uint32_t ref = load_le32(file.data(), static_cast<std::size_t>(blk) * kQtBlk + 4 * i);
-        if (ref == 0) continue;
-        if (depth + 1 == kQtDepth) leaves.insert(ref);
-        else stack.emplace_back(ref, depth + 1);
-      }
-    }
     std::map<std::uint32_t, Usage> have;
-    for (std::uint32_t leaf : leaves) {
-      if (leaf >= nblocks) {
-        tree_bad = true;
-        continue;
-      }
-      const std::uint8_t* b = file.data() + static_cast<std::size_t>(leaf) * kQtBlk;
-      for (std::uint32_t o = kDqdbHeader; o + kV2r1Entry <= kQtBlk; o += kV2r1Entry) {
-        bool used = false;
-        for (std::uint32_t k = 0; k < kV2r1Entry; ++k) used |= b[o + k] != 0;
-        if (!used) continue;
-        auto& u = have[load_le32(b, o)];
-        u.file_off = static_cast<std::uint64_t>(leaf) * kQtBlk + o;
-        u.inodes = load_le64(b, o + 24);  // dqb_curinodes
-        u.space = load_le64(b, o + 48);   // dqb_curspace
-      }
-    }
+    std::map<std::uint32_t, Dquot> dquots;
+    const bool tree_bad = !read_dquots(file, dquots).empty();
+    for (const auto& [id, d] : dquots) have[id] = Usage{d.inodes, d.space, d.file_off};
     std::uint32_t reports = 0;
     // The file as allocated: i_size rounded up to its last 4 KiB block,
     // which the tree may grow into (dqi_blocks) without allocating.

@@ -355,6 +355,7 @@ static Status reserve_block(Writer::Impl& w, nid_t ino, std::uint64_t index) {
   if (*old != kNullAddr) return {};
   if (w.valid_user_blocks() + 1 > w.cp.user_block_count.get())
     return make_error(Errc::no_space, "writer: every user block is in use");
+  F2FSCORE_TRY(w.quota_alloc_block(ino));  // writer/quota.cpp: EDQUOT
   auto dp = w.node(dn);
   if (!dp) return make_error(dp.error());
   if (dn == ino) (*dp)->i.i_addr[w.extra_words(**dp) + slot].set(kNewAddr);

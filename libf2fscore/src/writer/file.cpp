@@ -130,6 +130,7 @@ Result<block_t> Writer::Impl::map(nid_t ino, std::uint64_t index, bool create, n
     cur = ref.get();
     if (cur == 0) {
       if (!create) return kNullAddr;
+      F2FSCORE_TRY(quota_alloc_block(ino));  // writer/quota.cpp: EDQUOT
       auto n = alloc_nid();
       if (!n) return make_error(n.error());
       cur = *n;
@@ -189,6 +190,7 @@ Result<block_t> Writer::Impl::place_file_block(nid_t ino, std::uint64_t index, s
   auto old = map(ino, index, true, &dn, &slot);
   if (!old) return make_error(old.error());
   if (*old == kNullAddr) F2FSCORE_TRY(check_space(1));  // a new block (inc_valid_block_count())
+  if (*old == kNullAddr) F2FSCORE_TRY(quota_alloc_block(ino));  // writer/quota.cpp: EDQUOT
   IpuReason why = IpuReason::opu_policy;
   auto a = place_data(ino, index, *old, type, ctx, &why);
   if (!a) return make_error(a.error());
@@ -348,15 +350,30 @@ Status Writer::Impl::free_inode(nid_t ino) {
   if (!ip) return make_error(ip.error());
   const nid_t x = (*ip)->i.i_xattr_nid.get();
   if (x && x < max_nid && nm.get(x).ino == ino) free_node(x);
+  quota_release(ino);  // writer/quota.cpp
   free_node(ino);
   --valid_inodes;
   return {};
 }
 
 Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std::uint16_t mode, const Owner& owner) {
+  const bool dir = (mode & 0xF000) == 0x4000;
+  // Project quota: a parent with F2FS_PROJINHERIT_FL gives its project id
+  // to every new inode and the flag to a new directory (f2fs_mask_flags()
+  // keeps it off regular files and the rest, as Linux 6.1 leaves them), as
+  // f2fs_new_inode() in fs/f2fs/namei.c; else F2FS_DEF_PROJID (0).
+  std::uint32_t projid = 0, inherit = 0;
+  if (sb.feature.get() & feature::project_quota) {
+    auto pp = node(parent);
+    if (!pp) return make_error(pp.error());
+    if ((*pp)->i.i_flags.get() & iflag::projinherit) {
+      projid = projid_of(**pp);
+      if (dir) inherit = iflag::projinherit;
+    }
+  }
+  F2FSCORE_TRY(quota_alloc_inode(owner.uid, owner.gid, projid));  // writer/quota.cpp: EDQUOT
   auto n = alloc_nid();
   if (!n) return make_error(n.error());
-  const bool dir = (mode & 0xF000) == 0x4000;
   // Extra attributes and the inline xattr area as the root inode has them
   // (the image's features, as mkfs chose them).
   auto root = node(sb.root_ino.get());
@@ -373,7 +390,9 @@ Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std:
     in->i.extra.i_inline_xattr_size.set(
         (sb.feature.get() & feature::flexible_inline_xattr) ? static_cast<std::uint16_t>(kDefaultInlineXattrAddrs) : 0);
     if (sb.feature.get() & feature::inode_crtime) in->i.extra.i_crtime.set(now());
+    if (projid_fits(*in)) in->i.extra.i_projid.set(projid);
   }
+  if (inherit) in->i.i_flags.set(in->i.i_flags.get() | inherit);
   in->i.i_links.set(dir ? 2 : 1);
   in->i.i_blocks.set(1);
   in->i.i_uid.set(owner.uid);
@@ -458,6 +477,8 @@ Result<WriterStat> Writer::stat(nid_t ino) {
   st.links = i.i_links.get();
   st.uid = i.i_uid.get();
   st.gid = i.i_gid.get();
+  st.projid = impl_->projid_of(**in);
+  st.flags = i.i_flags.get();
   st.atime = {i.i_atime.get(), i.i_atime_nsec.get()};
   st.mtime = {i.i_mtime.get(), i.i_mtime_nsec.get()};
   st.ctime = {i.i_ctime.get(), i.i_ctime_nsec.get()};

@@ -205,6 +205,7 @@ struct Fsync {
       if (!np) return make_error(np.error());
       Node& nd = **np;
       if (!chain_ready()) return false;
+      w.quota_settle(n);  // writer/quota.cpp: before the page can be evicted
       const block_t a = log_pos();
       {
         // Taken as allocate_block() takes blocks (writer/gc.cpp): SSR must

@@ -38,7 +38,6 @@ Status Writer::check_features(const disk::SuperBlock& sb) {
     return refuse(fmt("casefold encoding %llu is unknown (1: utf8-12.1)", sb.s_encoding.get()).c_str());
   if ((f & feature::casefold) && !casefold_supported())
     return refuse("casefolded directories need a build with casefolding (F2FSCORE_WITH_CASEFOLD)");
-  if (f & feature::quota_ino) return refuse("quota files are not updated yet");
   if (f & feature::blkzoned) return refuse("zoned devices are not supported");
   if (f & feature::ro) return refuse("the volume has the ro feature (read-only by design)");
   if (sb.devs[0].path[0] != 0) return refuse("multi-device volumes are not supported yet");
@@ -96,6 +95,7 @@ Status Writer::Impl::load() {
   sm.load_cursegs(cp);
   F2FSCORE_TRY(load_curseg_summaries(true));
   gc_load();
+  F2FSCORE_TRY(quota_load());  // writer/quota.cpp
   if (pending_fsync) F2FSCORE_TRY(recover_fsync());
   return {};
 }
@@ -244,7 +244,9 @@ Result<Node*> Writer::Impl::node(nid_t nid) {
   F2FSCORE_TRY(nm.error());
   if (!in_main(addr))
     return make_error(Errc::corrupt, fmt("writer: nid %llu has no node block (address %llu)", nid, addr));
-  return nm.read_page(dev, nid, addr, io_tag(IostatType::fs_node_read_io));
+  auto p = nm.read_page(dev, nid, addr, io_tag(IostatType::fs_node_read_io));
+  if (p) quota_seen(nid);
+  return p;
 }
 
 Node* Writer::Impl::new_node(nid_t nid, nid_t ino, std::uint32_t ofs, bool dir) {
@@ -285,6 +287,7 @@ void Writer::Impl::free_node(nid_t nid) {
 Status Writer::Impl::write_node_page(nid_t n, bool for_checkpoint) {
   auto np = node(n);
   if (!np) return make_error(np.error());
+  quota_settle(n);  // writer/quota.cpp: before the page can be evicted
   Node& nd = **np;
   const std::uint32_t ofs = nd.footer.flag.get() >> node_flag::offset_shift;
   const bool is_inode = ofs == 0 && nd.footer.ino.get() == n;
@@ -343,6 +346,7 @@ Status Writer::Impl::checkpoint(bool umount) {
     ctx.origin = wr::WriteContext::Origin::sync_writeback;
     F2FSCORE_TRY(writeback(0, ctx));
   }
+  F2FSCORE_TRY(quota_flush());  // writer/quota.cpp: the usage into the quota files
   for (nid_t n : nm.dirty_nids()) F2FSCORE_TRY(write_node_page(n, true));
   F2FSCORE_TRY(io_batch().drain());
   // An active log whose next block is in use takes a new segment (the

@@ -227,6 +227,7 @@ Result<Node*> NodeManager::read_page(BlockDevice& dev, nid_t n, block_t addr, st
 Node* NodeManager::new_page(nid_t n) {
   auto p = std::make_unique<NodePage>();
   p->used = ++clock_;
+  p->charge.known = true;
   Node* r = &p->n;
   pages_[n] = std::move(p);
   dirty_.insert(n);

@@ -35,9 +35,19 @@ struct MetaView;
 namespace f2fscore::wr {
 
 /// A node block in memory (the kernel's node page).
+/// What the quota usage holds of an inode page (writer/quota.cpp): its
+/// user, group and project ids and its blocks as last charged.
+struct QuotaCharge {
+  bool known = false;    ///< false: not recorded yet (a page just read)
+  bool counted = false;  ///< the inode is charged (not a quota file, not new)
+  std::uint32_t id[3] = {};
+  std::uint64_t blocks = 0;  ///< i_blocks - 1, as the VFS i_blocks counts them
+};
+
 struct NodePage {
   disk::Node n{};
   std::uint64_t used = 0;  ///< the cache's clock at its last use (eviction order)
+  QuotaCharge charge;      ///< of an inode page on a quota volume
 };
 
 struct NatMem {
@@ -126,8 +136,14 @@ class NodeManager {
   /// Errors: io; corrupt when the block's footer names another nid (as
   /// f2fs_get_node_page() checks nid_of_node()).
   Result<disk::Node*> read_page(BlockDevice& dev, disk::nid_t n, disk::block_t addr, std::uint16_t tag);
-  /// A zeroed page for node `n`, dirty, replacing any cached one.
+  /// A zeroed page for node `n`, dirty, replacing any cached one (its
+  /// quota charge known and empty).
   disk::Node* new_page(disk::nid_t n);
+  /// The quota charge of the cached page of `n`, or nullptr.
+  QuotaCharge* charge(disk::nid_t n) {
+    auto it = pages_.find(n);
+    return it == pages_.end() ? nullptr : &it->second->charge;
+  }
   /// Marks the cached page of `n` dirty (the next checkpoint writes it).
   void mark_dirty(disk::nid_t n) { dirty_.insert(n); }
   /// The page of `n` was written (it stays cached, clean).

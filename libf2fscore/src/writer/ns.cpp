@@ -231,6 +231,10 @@ Status Writer::Impl::rename_in(nid_t op, std::string_view oleaf, nid_t np, std::
     tdir = is_dir(**tp);
     tmode = (*tp)->i.i_mode.get();
   }
+  // writer/quota.cpp: a directory with PROJINHERIT takes only inodes of its
+  // project (EXDEV, f2fs_rename() / f2fs_cross_rename()).
+  F2FSCORE_TRY(quota_same_project(np, *src));
+  if (exchange) F2FSCORE_TRY(quota_same_project(op, *tgt));
   // A directory cannot go into itself or below itself (EINVAL from
   // vfs_rename()'s ancestor check); with exchange, neither can the target
   // (ENOTEMPTY there, as lock_rename()'s trap for the target's side).
@@ -367,6 +371,7 @@ Status Writer::Impl::link_in(nid_t ino, nid_t np, std::string_view nleaf) {
   auto e = find_entry(np, nleaf);
   if (e) return errno_error(Errc::exists, EEXIST, "writer: \"" + std::string(nleaf) + "\" exists");
   if (e.error().code != Errc::not_found) return make_error(e.error());
+  F2FSCORE_TRY(quota_same_project(np, ino));  // writer/quota.cpp: EXDEV (f2fs_link())
   F2FSCORE_TRY(add_entry(np, nleaf, ino, file_type(mode)));
   auto in2 = node(ino);
   if (!in2) return make_error(in2.error());
@@ -541,6 +546,21 @@ Status Writer::setattr(nid_t ino, const SetAttr& a) {
   if (a.mode && (*a.mode & ~07777u))
     return make_error(Errc::invalid_argument, fmt("writer: mode 0%llo has bits outside 07777", *a.mode));
   Node& n = **in;
+  bool qfile = false;
+  for (int t = 0; t < 3; ++t) qfile |= w.sb.qf_ino[t].get() == ino;
+  if (a.projid && *a.projid != w.projid_of(n)) {
+    // f2fs_ioc_setproject(): checked before anything changes.
+    if (!(w.sb.feature.get() & feature::project_quota) || !(n.i.i_inline & inline_flag::extra_attr))
+      return errno_error(Errc::unsupported, 95, "writer: the volume has no project_quota feature or the inode no extra attributes");
+    if (qfile) return errno_error(Errc::read_only, 1, "writer: a quota file keeps project 0");
+    if (!w.projid_fits(n)) return errno_error(Errc::invalid_argument, 75, "writer: the inode has no room for i_projid");
+  }
+  // The usage moves with the ids (writer/quota.cpp): EDQUOT past a limit.
+  F2FSCORE_TRY(w.quota_transfer(ino, a.uid.value_or(n.i.i_uid.get()), a.gid.value_or(n.i.i_gid.get()),
+                                a.projid.value_or(w.projid_of(n))));
+  if (a.projid && *a.projid != w.projid_of(n)) n.i.extra.i_projid.set(*a.projid);
+  if (a.projinherit)
+    n.i.i_flags.set(*a.projinherit ? (n.i.i_flags.get() | iflag::projinherit) : (n.i.i_flags.get() & ~iflag::projinherit));
   if (a.mode) n.i.i_mode.set(static_cast<std::uint16_t>((n.i.i_mode.get() & kTypeMask) | *a.mode));
   if (a.uid) n.i.i_uid.set(*a.uid);
   if (a.gid) n.i.i_gid.set(*a.gid);
@@ -614,6 +634,7 @@ Status fill_zero(Writer::Impl& w, nid_t ino, std::uint64_t index, std::size_t st
     if (!a2) return make_error(a2.error());
     if (w.valid_user_blocks() + 1 > w.cp.user_block_count.get())
       return make_error(Errc::no_space, "writer: every user block is in use");
+    F2FSCORE_TRY(w.quota_alloc_block(ino));  // writer/quota.cpp: EDQUOT
     auto dp = w.node(dn);
     if (!dp) return make_error(dp.error());
     if (dn == ino) (*dp)->i.i_addr[w.extra_words(**dp) + slot].set(kNewAddr);
@@ -644,6 +665,7 @@ Status reserve_block(Writer::Impl& w, nid_t ino, std::uint64_t index, bool keep_
   if (*a != kNullAddr && keep_written) return {};
   if (*a == kNullAddr && w.valid_user_blocks() + 1 > w.cp.user_block_count.get())
     return make_error(Errc::no_space, "writer: every user block is in use (fallocate)");
+  if (*a == kNullAddr) F2FSCORE_TRY(w.quota_alloc_block(ino));  // writer/quota.cpp: EDQUOT
   if (*a != kNullAddr) w.invalidate(*a);
   auto dp = w.node(dn);
   if (!dp) return make_error(dp.error());

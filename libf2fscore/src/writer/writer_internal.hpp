@@ -97,6 +97,12 @@ struct PageCacheDeleter {
   void operator()(PageCache* p) const noexcept;
 };
 
+/// The quota files in memory (writer/quota.cpp); opaque elsewhere.
+struct QuotaFiles;
+struct QuotaFilesDeleter {
+  void operator()(QuotaFiles* p) const noexcept;
+};
+
 /// Coalesces 4 KiB block writes into large asynchronous requests
 /// (writer/cache.cpp): blocks added at consecutive addresses with the same
 /// tag join one request (up to 2 MiB); up to 8 requests are in flight. The
@@ -201,6 +207,46 @@ struct Writer::Impl {
   std::vector<std::uint32_t> prefree_segments() const;
   /// Discards `segs` (after the checkpoint that freed them), opts.discard.
   void discard_segments(const std::vector<std::uint32_t>& segs);
+
+  // ---- writer/quota.cpp: quota usage (docs/writer.md) ----
+  /// The quota files as loaded at mount and changed since; null on a
+  /// volume without the quota feature.
+  std::unique_ptr<wr::QuotaFiles, wr::QuotaFilesDeleter> quota;
+  /// At a read-write mount (quota feature): reads the quota files.
+  /// Errc::corrupt when a file's magic or tree is wrong, or the checkpoint
+  /// has CP_QUOTA_NEED_FSCK_FLAG (run f2fscore-fsck), nothing written.
+  Status quota_load();
+  /// Node page `n` was read from the device: an inode's ids and blocks are
+  /// what the quota files hold for it.
+  void quota_seen(nid_t n);
+  /// Charges the change of inode page `n` since it was last charged (ids
+  /// and i_blocks), before the page is written and may be evicted.
+  void quota_settle(nid_t n);
+  /// Inode `n` is freed: its charge is returned (dquot_free_inode(),
+  /// dquot_free_block() at f2fs_evict_inode()).
+  void quota_release(nid_t n);
+  /// At a checkpoint, before the node pages go: every dirty inode settled,
+  /// the changed entries written into the quota files through the file
+  /// path (new ids inserted into the tree, the file grown as the kernel's
+  /// quota writes grow it).
+  Status quota_flush();
+  /// The quota limits allow `blocks` more blocks for inode `ino` (the
+  /// enforced types, MountOptions::usrquota...): else Errc::no_space with
+  /// EDQUOT. Starts a soft limit's grace time when passing it.
+  Status quota_alloc_block(nid_t ino, std::uint64_t blocks = 1);
+  /// The same for one more inode of these ids (dquot_alloc_inode()).
+  Status quota_alloc_inode(std::uint32_t uid, std::uint32_t gid, std::uint32_t projid);
+  /// The same for inode `ino` moving to these ids (__dquot_transfer()).
+  Status quota_transfer(nid_t ino, std::uint32_t uid, std::uint32_t gid, std::uint32_t projid);
+  /// Directory `dir` with F2FS_PROJINHERIT_FL takes a name of inode `ino`
+  /// only when their project ids are equal: else Errc::invalid_argument
+  /// with EXDEV, as f2fs_link() and f2fs_rename() refuse it.
+  Status quota_same_project(nid_t dir, nid_t ino);
+  /// The project id an inode page carries (0 without project_quota or
+  /// room for i_projid in its extra attributes; F2FS_DEF_PROJID).
+  std::uint32_t projid_of(const disk::Node& in) const;
+  /// i_projid fits in the inode's extra attributes (F2FS_FITS_IN_INODE()).
+  bool projid_fits(const disk::Node& in) const;
 
   // ---- writer/ipu.cpp: placement policy ----
   IpuOptions ipu;  ///< resolved (no kKernelDefault left)

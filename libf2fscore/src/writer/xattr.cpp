@@ -99,6 +99,7 @@ Status write_area(Writer::Impl& w, nid_t ino, Area& a, std::size_t hsize) {
     return {};
   }
   if (!a.xnid) {
+    F2FSCORE_TRY(w.quota_alloc_block(ino));  // writer/quota.cpp: EDQUOT
     auto n = w.alloc_nid();
     if (!n) return make_error(n.error());
     w.new_node(*n, ino, kXattrNodeOffset, dir);

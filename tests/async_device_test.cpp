@@ -6,6 +6,7 @@
 // I/O's alignment, the backends each platform offers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <vector>
@@ -279,6 +280,70 @@ TEST_P(AsyncDevice, DirectIoRefusesUnalignedRequestsAtPoll) {
   all_at_once(dev, IoOp::write, src.data(), kN, a, c);
   all_at_once(dev, IoOp::read, dst.data(), kN, a, c);
   EXPECT_EQ(std::memcmp(src.data(), dst.data(), src.size), 0);
+}
+
+// The operations done at submission, beside reads and writes in flight:
+// write-zeroes (a punched or zeroed range, or zero buffers written when
+// the zeroing calls are refused), flush, discard, a FUA write.
+TEST_P(AsyncDevice, ZeroesFlushDiscardAndFuaBesideRequestsInFlight) {
+  for (bool refuse_zeroing : {false, true}) {
+    OpenOptions oo;
+    BackendOptions bo;
+    bo.backend = GetParam();
+    bo.queue_depth = 8;
+    bo.faults.refuse_zeroing = refuse_zeroing;
+    auto o = open_device(path_, oo, bo);
+    ASSERT_OK(o);
+    BlockDevice& dev = *o->device;
+    constexpr std::uint32_t kN = 32, kBs = 65536;
+    AlignedBuf src(kN * kBs), dst(kN * kBs);
+    iotest::fill_pattern(src.data(), src.size, refuse_zeroing ? 3 : 4);
+    Counter c;
+    all_at_once(dev, IoOp::write, src.data(), kN, kBs, c);
+    // Zeroes over the second MiB (two 64 KiB requests in the middle of
+    // it stay), a flush and a discard hint submitted while reads are in
+    // flight over the first MiB.
+    std::vector<IoRequest> reads(16);
+    for (std::uint32_t i = 0; i < 16; ++i) {
+      reads[i].op = IoOp::read;
+      reads[i].offset = std::uint64_t{kBs} * i;
+      reads[i].length = kBs;
+      reads[i].buf = dst.data() + std::size_t{kBs} * i;
+      dev.submit(reads[i]);
+    }
+    IoRequest z, f, d;
+    z.op = IoOp::write_zeroes;
+    z.offset = 1 << 20;
+    z.length = 1 << 20;
+    f.op = IoOp::flush;
+    d.op = IoOp::discard;
+    d.offset = 3 << 20;
+    d.length = 1 << 20;
+    dev.submit(z);
+    dev.submit(f);
+    dev.submit(d);
+    drain(dev);
+    for (auto& r : reads) EXPECT_TRUE(r.ok() && r.transferred == kBs) << r.error().to_string();
+    EXPECT_EQ(std::memcmp(dst.data(), src.data(), 1 << 20), 0);
+    EXPECT_TRUE(z.ok()) << z.error().to_string();
+    EXPECT_TRUE(f.ok()) << f.error().to_string();
+    EXPECT_TRUE(d.ok() || d.status == Errc::unsupported) << d.error().to_string();
+    ASSERT_TRUE(read_at(dev, 1 << 20, {dst.data(), 1 << 20}));
+    EXPECT_TRUE(std::all_of(dst.data(), dst.data() + (1 << 20), [](auto b) { return b == 0; }))
+        << (refuse_zeroing ? "zero buffers" : "zeroing call");
+    // A FUA write completes durable, and reads back.
+    IoRequest w;
+    w.op = IoOp::write;
+    w.flags = io_flag::fua;
+    w.offset = 2 << 20;
+    w.length = kBs;
+    w.buf = src.data();
+    dev.submit(w);
+    drain(dev);
+    EXPECT_TRUE(w.ok() && w.transferred == kBs) << w.error().to_string();
+    ASSERT_TRUE(read_at(dev, 2 << 20, {dst.data(), kBs}));
+    EXPECT_EQ(std::memcmp(dst.data(), src.data(), kBs), 0);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, AsyncDevice, ::testing::Values(Backend::automatic, Backend::posix),

@@ -355,6 +355,25 @@ tools_windows() {
     cat "$out/io.txt" >&2
     return 1
   fi
+  # Raw random writes then reads of a plain image file with 32 requests in
+  # flight, through each Windows backend (overlapped I/O, the default, and
+  # the synchronous one), direct and buffered: the backend used is the one asked.
+  local rawimg="$out/raw.img" b mode
+  for b in overlapped sync; do
+    for mode in --direct --buffered; do
+      rm -f "$rawimg"
+      if ! wine "$io" --rw randwrite --bs 4k --iodepth 32 --size 16M --create --backend "$b" "$mode" "Z:$rawimg" \
+             </dev/null >>"$out/io.txt" 2>&1 ||
+         ! wine "$io" --rw randread --bs 4k --iodepth 32 --size 16M --runtime 1 --backend "$b" "$mode" --json \
+             "Z:$rawimg" </dev/null >"$out/io.$b.json" 2>>"$out/io.txt" ||
+         ! grep -q "\"backend\": *\"$b\"" "$out/io.$b.json"; then
+        echo "error: f2fscore-io.exe --iodepth 32 --backend $b $mode raw writes or reads of an image file fail:" >&2
+        cat "$out/io.txt" "$out/io.$b.json" >&2
+        return 1
+      fi
+    done
+  done
+  rm -f "$rawimg"
   if ! fsck.f2fs -f "$ioimg" >"$out/io.fsck.txt" 2>&1 ||
      grep -qE '\[Fail\]|\[ASSERT\]|\[FIX\]|Fixing|Reconnect|Move curseg' "$out/io.fsck.txt"; then
     echo "error: fsck.f2fs -f finds the image f2fscore-io.exe fs wrote unclean:" >&2
@@ -362,7 +381,7 @@ tools_windows() {
     return 1
   fi
   rm -f "$ioimg"
-  log "[windows] f2fscore-io.exe: raw write onto F2FS refused, randread and fs smallfiles run, fsck.f2fs clean"
+  log "[windows] f2fscore-io.exe: raw write onto F2FS refused, randread and fs smallfiles run, fsck.f2fs clean; raw randwrite and randread at depth 32 through the overlapped and sync backends"
   # Extraction of the Linux-made images against what Linux reads.
   local shared=${F2FSCORE_SHARED_DIR:-$SRC_DIR/../shared}
   local dir="$shared/images/syzkaller" n=0 z base

@@ -54,7 +54,7 @@ _f2fscore_known_values() {
     "f2fscore-tune -O" | "f2fscore-tune --features") echo "encrypt casefold verity sb_checksum" ;;
     "f2fscore-tune -U" | "f2fscore-tune --uuid") echo "random" ;;
     "f2fscore-io --rw") echo "read write randread randwrite" ;;
-    "f2fscore-io --backend") echo "auto io_uring uring posix" ;;
+    "f2fscore-io --backend") echo "auto io_uring uring posix sync overlapped" ;;
   esac
 }
 

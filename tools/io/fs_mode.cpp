@@ -125,7 +125,8 @@ int fs_main(int argc, char** argv) {
   app.add_option("--iostat-period,--iostat-period-ms", period_ms, "iostat_period_ms and the series' period (100..8640000, default 3000)");
   app.add_flag("--json", json, "Print one JSON object");
   app.add_option("--plot", plot, "Draw the per-period series into FILE.svg or FILE.png (gnuplot)");
-  app.add_option("--backend", backend_s, "auto, io_uring (through Asio), uring (liburing directly) or posix");
+  app.add_option("--backend", backend_s, "auto, io_uring (through Asio), uring (liburing directly), posix or sync (synchronous calls), "
+                 "overlapped (Windows)");
   app.add_flag("--no-unmount", no_unmount, "Leave the volume as after the last sync (no unmount checkpoint)");
   if (auto rc = tools::parse_device_command_line(app, argc, argv, kExitUsage, target)) return *rc;
   auto usage = [&](const std::string& m) {
@@ -193,8 +194,9 @@ int fs_main(int argc, char** argv) {
   if (backend_s == "auto") bo.backend = Backend::automatic;
   else if (backend_s == "io_uring") bo.backend = Backend::uring;
   else if (backend_s == "uring" || backend_s == "liburing") bo.backend = Backend::liburing;
-  else if (backend_s == "posix") bo.backend = Backend::posix;
-  else return usage("unknown backend '" + backend_s + "' (auto, io_uring, uring, posix)");
+  else if (backend_s == "posix" || backend_s == "sync") bo.backend = Backend::posix;
+  else if (backend_s == "overlapped") bo.backend = Backend::overlapped;
+  else return usage("unknown backend '" + backend_s + "' (auto, io_uring, uring, posix or sync, overlapped)");
   OpenOptions oo;
   oo.direct = !buffered;
   oo.refuse_in_use = true;  // mounted, behind a mounted or held loop device, held with O_EXCL

@@ -110,7 +110,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1e7));
   app.add_flag("--direct", direct, "O_DIRECT (the default)");
   app.add_flag("--buffered", buffered, "Through the page cache instead of O_DIRECT");
-  app.add_option("--backend", backend_s, "auto (io_uring if available, else posix), io_uring (through Asio), uring (liburing directly) or posix");
+  app.add_option("--backend", backend_s, "auto (io_uring if available, else posix; on Windows overlapped), io_uring (through Asio), uring "
+                 "(liburing directly), posix or sync (synchronous calls), overlapped (Windows: overlapped I/O "
+                 "and a completion port)");
   app.add_flag("--iostat", iostat_on, "Switch iostat on and print its dump after the run");
   app.add_option("--iostat-period-ms", period_ms, "iostat_period_ms (100..8640000, default 3000)");
   app.add_flag("--sync", sync_writes, "Mark writes REQ_SYNC (iostat: sync instead of async write latency)");
@@ -146,8 +148,9 @@ int main(int argc, char** argv) {
   if (backend_s == "auto") bo.backend = Backend::automatic;
   else if (backend_s == "io_uring") bo.backend = Backend::uring;
   else if (backend_s == "uring" || backend_s == "liburing") bo.backend = Backend::liburing;
-  else if (backend_s == "posix") bo.backend = Backend::posix;
-  else return usage("unknown backend '" + backend_s + "' (auto, io_uring, uring, posix)");
+  else if (backend_s == "posix" || backend_s == "sync") bo.backend = Backend::posix;
+  else if (backend_s == "overlapped") bo.backend = Backend::overlapped;
+  else return usage("unknown backend '" + backend_s + "' (auto, io_uring, uring, posix or sync, overlapped)");
   if (period_ms < Iostat::kMinPeriodMs || period_ms > Iostat::kMaxPeriodMs)
     return usage("--iostat-period-ms " + std::to_string(period_ms) + " outside [100, 8640000]");
   if (create && size == 0) return usage("--create needs --size");

@@ -60,8 +60,9 @@ int main(int argc, char** argv) {
                "Replace files that already exist in the image (default: keep them; existing directories are always "
                "merged into)");
   app.add_option("--cache-mib", cache_mib, "Page cache bound of the writer, MiB (default 4: copying streams data through it)")->check(CLI::Range(1, 1 << 20));
-  app.add_option("--backend", backend, "I/O backend: auto (io_uring if available), posix, io_uring (through Asio) or uring (liburing directly)")
-      ->check(CLI::IsMember({"auto", "posix", "io_uring", "uring"}));
+  app.add_option("--backend", backend, "I/O backend: auto (io_uring if available; on Windows overlapped), posix or sync "
+                 "(synchronous calls), io_uring (through Asio), uring (liburing directly) or overlapped (Windows)")
+      ->check(CLI::IsMember({"auto", "posix", "sync", "io_uring", "uring", "overlapped"}));
   int progress_fd = -1;
   app.add_option("--progress", progress_fd,
                  "Progress as e2fsck -C: lines \"1 CURRENT MAX DEVICE\" to descriptor FD; 0: a bar on the terminal");
@@ -96,10 +97,11 @@ int main(int argc, char** argv) {
   f2fscore::OpenOptions oo;
   oo.refuse_in_use = true;
   f2fscore::BackendOptions bo;
-  bo.backend = backend == "posix"      ? f2fscore::Backend::posix
-               : backend == "io_uring" ? f2fscore::Backend::uring
-               : backend == "uring"    ? f2fscore::Backend::liburing
-                                       : f2fscore::Backend::automatic;
+  bo.backend = backend == "posix" || backend == "sync" ? f2fscore::Backend::posix
+               : backend == "overlapped"                ? f2fscore::Backend::overlapped
+               : backend == "io_uring"                  ? f2fscore::Backend::uring
+               : backend == "uring"                     ? f2fscore::Backend::liburing
+                                                        : f2fscore::Backend::automatic;
   auto opened = f2fscore::open_device(device, oo, bo);
   if (!opened)
     return fail(opened.error().code == f2fscore::Errc::busy ? opened.error().message + "; refusing to write to it"

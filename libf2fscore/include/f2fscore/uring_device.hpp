@@ -35,6 +35,18 @@
 //   - io_uring refused (not built in, ENOSYS, EPERM under seccomp or
 //     kernel.io_uring_disabled, out of memory for the ring): the POSIX
 //     backend, unless Backend::uring was asked for (then Errc::unsupported).
+//
+// On Windows (io/win32/win32_device.cpp) the asynchronous backend is
+// Backend::overlapped, which Backend::automatic chooses: the handle is
+// opened with FILE_FLAG_OVERLAPPED (and FILE_FLAG_NO_BUFFERING with
+// `direct`), up to queue_depth ReadFile/WriteFile calls are started at
+// once with their offsets in OVERLAPPED structures, more wait in a FIFO,
+// and poll() reaps their completions from the handle's I/O completion port
+// with GetQueuedCompletionStatusEx. Partial transfers, end-of-file reads,
+// FUA writes and the synchronous flush (FlushFileBuffers), discard and
+// write-zeroes are as above. Backend::posix is the synchronous Win32
+// backend ("sync"); Backend::uring and Backend::liburing are
+// Errc::unsupported there, and Backend::overlapped is on Linux.
 #pragma once
 
 #include <cstdint>
@@ -48,12 +60,15 @@
 namespace f2fscore {
 
 enum class Backend : std::uint8_t {
-  automatic,  ///< io_uring if available, else POSIX
-  uring,      ///< io_uring or an error
-  posix,      ///< pread/pwrite
-  liburing,   ///< io_uring through liburing directly (no Asio), or an error
+  automatic,   ///< io_uring if available, else POSIX; on Windows overlapped I/O
+  uring,       ///< io_uring or an error (Linux)
+  posix,       ///< synchronous: pread/pwrite; on Windows synchronous ReadFile/WriteFile
+  liburing,    ///< io_uring through liburing directly (no Asio), or an error (Linux)
+  overlapped,  ///< Windows: overlapped ReadFile/WriteFile and an I/O completion port, or an error
 };
-std::string_view backend_name(Backend b) noexcept;  ///< "auto", "io_uring", "posix", "uring" (liburing)
+/// "auto", "io_uring", "posix", "uring" (liburing), "overlapped"; on
+/// Windows Backend::posix is "sync".
+std::string_view backend_name(Backend b) noexcept;
 
 /// Failure injection at open time, for tests: simulate a file system that
 /// refuses O_DIRECT (open returns EINVAL), a kernel that refuses io_uring
@@ -69,6 +84,7 @@ struct OpenFaults {
 
 /// Failure injection inside the io_uring backend's completion path, for
 /// tests of the code that handles short and interrupted transfers.
+/// The overlapped backend (Windows) honours them too.
 struct UringHooks {
   std::uint32_t max_chunk = 0;        ///< >0: submit at most this many bytes at a time (partial transfers)
   std::uint32_t interrupt_every = 0;  ///< >0: every n-th completion is turned into -EINTR and retried
@@ -76,7 +92,7 @@ struct UringHooks {
 
 struct BackendOptions {
   Backend backend = Backend::automatic;
-  std::uint32_t queue_depth = 128;  ///< io_uring, liburing: requests in the kernel at once (1..4096)
+  std::uint32_t queue_depth = 128;  ///< io_uring, liburing, overlapped: requests in the kernel at once (1..4096)
   /// When the file system refuses O_DIRECT: reopen buffered instead of failing.
   bool buffered_if_direct_refused = false;
   OpenFaults faults;

@@ -31,6 +31,7 @@ std::string_view backend_name(Backend b) noexcept {
     case Backend::uring: return "io_uring";
     case Backend::posix: return "posix";
     case Backend::liburing: return "uring";
+    case Backend::overlapped: return "overlapped";
   }
   return "?";
 }
@@ -319,6 +320,9 @@ Result<OpenedDevice> open_device(const std::string& path, const OpenOptions& opt
   if (bo.queue_depth < 1 || bo.queue_depth > 4096)
     return make_error(Errc::invalid_argument,
                       "queue depth " + std::to_string(bo.queue_depth) + " outside [1, 4096]");
+  if (bo.backend == Backend::overlapped)
+    return make_error(Errc::unsupported, "cannot use overlapped I/O for " + path +
+                                             ": it is Windows's (this build has the io_uring and POSIX backends)");
   OpenedDevice out;
   std::string note;
   // Probe and open here for every backend, so that the checks (O_DIRECT

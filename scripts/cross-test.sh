@@ -242,8 +242,9 @@ run_arch() {
   local sample=1 repeat=()
   [[ $arch == windows ]] || sample=${F2FSCORE_CROSS_TEST_SAMPLE:-4}
   # Wine's client can lose its wineserver connection as a process starts
-  # ("wine client error:0: recvmsg: Connection reset by peer", seen once in
-  # ~10 runs): a failed test gets a second run there, both in the log.
+  # ("wine client error:0: recvmsg: Connection reset by peer", which failed
+  # one test of a local CI run): a failed test gets a second run there, both
+  # in the log.
   [[ $arch != windows ]] || repeat=(--repeat until-pass:2)
   log "[$arch] long seeded suites: one case in $sample (F2FSCORE_TEST_SAMPLE)"
   F2FSCORE_TEST_SAMPLE=$sample \

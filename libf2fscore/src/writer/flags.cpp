@@ -50,9 +50,8 @@ Status Writer::set_flags(nid_t ino, std::uint32_t flags, std::uint32_t mask) {
   if (want & iflag::casefold && !dir)
     return errno_error(Errc::unsupported, EOPNOTSUPP,
                        fmt("writer: inode %llu is not a directory: only directories are casefolded (EOPNOTSUPP)", ino));
-  for (std::uint32_t q = 0; q < kMaxQuotas; ++q)
-    if (w.sb.qf_ino[q].get() == ino)
-      return errno_error(Errc::invalid_argument, EPERM, fmt("writer: inode %llu is a quota file (EPERM)", ino));
+  if (w.is_quota_file(ino))
+    return errno_error(Errc::invalid_argument, EPERM, fmt("writer: inode %llu is a quota file (EPERM)", ino));
   if (changed & iflag::casefold) {
     if (!(w.sb.feature.get() & feature::casefold))
       return errno_error(Errc::unsupported, EOPNOTSUPP,

@@ -546,8 +546,7 @@ Status Writer::setattr(nid_t ino, const SetAttr& a) {
   if (a.mode && (*a.mode & ~07777u))
     return make_error(Errc::invalid_argument, fmt("writer: mode 0%llo has bits outside 07777", *a.mode));
   Node& n = **in;
-  bool qfile = false;
-  for (int t = 0; t < 3; ++t) qfile |= w.sb.qf_ino[t].get() == ino;
+  const bool qfile = w.is_quota_file(ino);
   if (a.projid && *a.projid != w.projid_of(n)) {
     // f2fs_ioc_setproject(): checked before anything changes.
     if (!(w.sb.feature.get() & feature::project_quota) || !(n.i.i_inline & inline_flag::extra_attr))

@@ -104,8 +104,7 @@ void Writer::Impl::quota_seen(nid_t n) {
   if (!c || !p || c->known) return;
   c->known = true;
   if (!is_inode_page(*p, n)) return;
-  for (int t = 0; t < 3; ++t)
-    if (sb.qf_ino[t].get() == n) return;
+  if (is_quota_file(n)) return;
   if (p->i.i_links.get() == 0 && std::find(orphans.begin(), orphans.end(), n) == orphans.end()) return;
   c->counted = true;
   c->id[0] = p->i.i_uid.get();
@@ -140,8 +139,7 @@ void Writer::Impl::quota_settle(nid_t n) {
   wr::QuotaCharge* c = nm.charge(n);
   Node* p = nm.cached_page(n);
   if (!c || !p || !is_inode_page(*p, n)) return;
-  for (int t = 0; t < 3; ++t)
-    if (sb.qf_ino[t].get() == n) return;
+  if (is_quota_file(n)) return;
   const std::uint32_t id[3] = {p->i.i_uid.get(), p->i.i_gid.get(), projid_of(*p)};
   const std::uint64_t blocks = p->i.i_blocks.get() ? p->i.i_blocks.get() - 1 : 0;
   if (c->counted && blocks == c->blocks && std::equal(id, id + 3, c->id)) return;
@@ -325,8 +323,7 @@ Status Writer::Impl::quota_same_project(nid_t dir, nid_t ino) {
 
 Status Writer::Impl::quota_alloc_block(nid_t ino, std::uint64_t blocks) {
   if (!quota || !(opts.usrquota || opts.grpquota || opts.prjquota)) return {};
-  for (int t = 0; t < 3; ++t)
-    if (sb.qf_ino[t].get() == ino) return {};
+  if (is_quota_file(ino)) return {};
   quota_settle(ino);
   auto in = node(ino);
   if (!in) return make_error(in.error());
@@ -342,8 +339,7 @@ Status Writer::Impl::quota_alloc_inode(std::uint32_t uid, std::uint32_t gid, std
 
 Status Writer::Impl::quota_transfer(nid_t ino, std::uint32_t uid, std::uint32_t gid, std::uint32_t projid) {
   if (!quota || !(opts.usrquota || opts.grpquota || opts.prjquota)) return {};
-  for (int t = 0; t < 3; ++t)
-    if (sb.qf_ino[t].get() == ino) return {};
+  if (is_quota_file(ino)) return {};
   quota_settle(ino);
   auto in = node(ino);
   if (!in) return make_error(in.error());

@@ -222,6 +222,13 @@ struct Writer::Impl {
   /// Charges the change of inode page `n` since it was last charged (ids
   /// and i_blocks), before the page is written and may be evicted.
   void quota_settle(nid_t n);
+  /// Whether `ino` is one of the superblock's quota files (s_quota_inum[]);
+  /// the quota files are charged to nobody and their flags and ids are fixed.
+  bool is_quota_file(nid_t ino) const {
+    for (std::uint32_t q = 0; q < disk::kMaxQuotas; ++q)
+      if (ino != 0 && sb.qf_ino[q].get() == ino) return true;
+    return false;
+  }
   /// Inode `n` is freed: its charge is returned (dquot_free_inode(),
   /// dquot_free_block() at f2fs_evict_inode()).
   void quota_release(nid_t n);

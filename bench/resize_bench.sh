@@ -21,6 +21,16 @@
 # image half full would take over an hour), makes each tool's image anew from
 # mkfs.f2fs (no base image is kept) and runs fsck.f2fs -f --dry-run on the
 # image itself (no copy): the scratch space is one image's data.
+#
+# DATA=stamped (with FILL_WITH=io) writes compressible blocks (16 bytes of
+# pattern seed and index, zeros after: f2fscore-io fs --data stamped): on a
+# TMPDIR of btrfs mounted compress-force=zstd, a 64 GiB image 90% full takes
+# about 2 GB of disk. LINUX=1 (needs DATA=stamped and ../shared/oracle/linux-f2fs)
+# has Linux 6.1 mount each of f2fscore-resize's results read-only after every
+# step, list every file of /fill with its size and sha256 a sample of about 64
+# of them; both are compared with the tree the fill wrote, computed from the
+# pattern alone (bench/stamped_manifest.py), not read from the image.
+# REFERENCE=0 runs f2fscore-resize only (rows resize.f2fs already has).
 set -eu
 BUILD=${1:?build directory}
 SIZES=${2:-"1 4 16 64"}
@@ -30,6 +40,14 @@ OURFSCK=$BUILD/tools/fsck/f2fscore-fsck
 OURDUMP=$BUILD/tools/dump/f2fscore-dump
 FILL_WITH=${FILL_WITH:-sload}
 OURIO=$BUILD/tools/io/f2fscore-io
+DATA=${DATA:-random}
+LINUX=${LINUX:-0}
+REFERENCE=${REFERENCE:-1}
+ORACLE=${ORACLE:-$(cd "$(dirname "$0")/.." && pwd)/../shared/oracle/linux-f2fs}
+if [ "$LINUX" = 1 ]; then
+  [ "$FILL_WITH" = io ] && [ "$DATA" = stamped ] || { echo "LINUX=1 needs FILL_WITH=io DATA=stamped"; exit 1; }
+  [ -x "$ORACLE" ] || { echo "LINUX=1 needs the oracle at $ORACLE"; exit 1; }
+fi
 for t in mkfs.f2fs resize.f2fs fsck.f2fs sload.f2fs; do
   command -v $t >/dev/null || { echo "needs $t (apt-get install f2fs-tools)"; exit 1; }
 done
@@ -47,6 +65,29 @@ clean() {  # fsck.f2fs -f on a copy (FILL_WITH=io: --dry-run in place): "clean" 
   bad=$(printf '%s\n' "$out" | grep -E '\[Fail\]|\[ASSERT\]|\[FIX\]|Fixing|Reconnect|Move curseg' | head -1 || true)
   [ -z "$bad" ] && echo clean || echo "NOT CLEAN: $bad"
 }
+# linux_reads IMAGE: Linux mounts it read-only, lists /fill with sizes and
+# hashes the sample; compared with $W/expect (the pattern's tree).
+linux_reads() {
+  rm -rf "$W/lout"; mkdir -p "$W/lout" "$W/lin"
+  cp "$W/expect/sample" "$W/lin/sample"
+  cat > "$W/guest.sh" <<'GUEST'
+mount -t f2fs -o ro /dev/vda /mnt || { echo "FAIL: Linux does not mount it"; exit 1; }
+cd /mnt/fill || { echo "FAIL: no /fill"; exit 1; }
+for f in *; do echo "$f $(stat -c %s "$f")"; done | sort > /out/sizes
+while read f; do sha256sum "$f"; done < /in/sample > /out/sums
+cd /; umount /mnt || { echo "FAIL: umount"; exit 1; }
+GUEST
+  s=$(date +%s)
+  if ! "$ORACLE" --timeout 1800 --in "$W/lin" --out "$W/lout" "$W/guest.sh" "$1" >"$W/linux.log" 2>&1; then
+    echo "   LINUX FAILED: $(grep -m1 FAIL "$W/linux.log" || tail -1 "$W/linux.log")"; return
+  fi
+  if ! sort "$W/lout/sizes" | cmp -s - "$W/expect/sizes"; then
+    echo "   LINUX DIFFERS: the file list or sizes ($(wc -l < "$W/lout/sizes") files listed)"; return
+  fi
+  if ! cmp -s "$W/lout/sums" "$W/expect/sums"; then echo "   LINUX DIFFERS: a sampled file's content"; return; fi
+  echo "   linux: mounts, $(wc -l < "$W/expect/sizes") files with their sizes and $(wc -l < "$W/expect/sums") sampled sha256 equal to the fill's ($(( $(date +%s) - s )) s)"
+}
+
 ours_clean() { "$OURFSCK" -f "$1" >/dev/null 2>&1 && echo clean || echo "NOT CLEAN (f2fscore-fsck $?)"; }
 
 run() {  # label image command...
@@ -88,7 +129,9 @@ for g in $SIZES; do
     fi
     echo "== ${g} GiB, ${fill}% full"
     small=$((bytes * 60 / 100 / 512))
-    for tool in resize.f2fs f2fscore-resize; do
+    tools="resize.f2fs f2fscore-resize"
+    [ "$REFERENCE" = 0 ] && tools=f2fscore-resize
+    for tool in $tools; do
       img="$W/$tool.img"
       if [ "$FILL_WITH" = io ]; then
         rm -f "$img"
@@ -96,8 +139,12 @@ for g in $SIZES; do
         mkfs.f2fs -q -f "$img" >/dev/null
         if [ "$fill" -gt 0 ]; then
           s=$(date +%s)
-          "$OURIO" fs "$img" -w fill --fill "$fill" --size 8m >/dev/null
-          echo "   (filled to $fill% by f2fscore-io fs -w fill in $(( $(date +%s) - s )) s)"
+          "$OURIO" fs "$img" -w fill --fill "$fill" --size 8m --data "$DATA" >/dev/null
+          echo "   (filled to $fill% by f2fscore-io fs -w fill --data $DATA in $(( $(date +%s) - s )) s)"
+          if [ "$LINUX" = 1 ] && [ $tool = f2fscore-resize ]; then
+            n=$("$OURDUMP" "$img" ls /fill | wc -l)
+            python3 "$(dirname "$0")/stamped_manifest.py" "$n" 8388608 1048576 $(( n / 64 > 0 ? n / 64 : 1 )) "$W/expect"
+          fi
         fi
       else
         cp --sparse=always "$base" "$img"
@@ -108,10 +155,12 @@ for g in $SIZES; do
         truncate -s $((bytes * 2)) "$img"
         run "$tool grow 200%" "$img" resize.f2fs "$img"
       else
-        run "$tool shrink 60%" "$img" "$OURS" --shrink -t $small "$img"
-        run "$tool grow back" "$img" "$OURS" "$img"
+        check=:
+        [ "$LINUX" = 1 ] && [ "$fill" -gt 0 ] && check=linux_reads
+        run "$tool shrink 60%" "$img" "$OURS" --shrink -t $small "$img"; $check "$img"
+        run "$tool grow back" "$img" "$OURS" "$img"; $check "$img"
         truncate -s $((bytes * 2)) "$img"
-        run "$tool grow 200%" "$img" "$OURS" "$img"
+        run "$tool grow 200%" "$img" "$OURS" "$img"; $check "$img"
       fi
       rm -f "$img"
     done

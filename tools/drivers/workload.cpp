@@ -52,6 +52,17 @@ void fill_pattern(std::vector<std::uint8_t>& b, std::size_t n, std::uint64_t see
   }
 }
 
+// WorkloadSpec::Data::stamped: 16 bytes at the head of each 4 KiB block,
+// zeros after them.
+void stamp_pattern(std::vector<std::uint8_t>& b, std::size_t n, std::uint64_t seed) noexcept {
+  std::memset(b.data(), 0, n);
+  for (std::size_t i = 0; i < n; i += 4096) {
+    const std::uint64_t head[2] = {seed, i / 4096};
+    for (std::size_t k = 0; k < 16 && i + k < n; ++k)
+      b[i + k] = static_cast<std::uint8_t>(head[k / 8] >> (8 * (k % 8)));
+  }
+}
+
 std::string join(const std::string& dir, std::string_view name) {
   std::string p = dir;
   if (p.empty() || p.back() != '/') p += '/';
@@ -131,7 +142,7 @@ class Runner {
   Status write_whole(nid_t ino, const std::string& path, std::uint64_t size, std::uint32_t bs) {
     for (std::uint64_t off = 0; off < size; off += bs) {
       const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(bs, size - off));
-      fill_pattern(buf_, n, off / bs);
+      fill(n, off / bs);
       if (auto x = w_.write(ino, off, std::span<const std::uint8_t>(buf_.data(), n)); !x)
         return make_error(context(x.error(), fmtv("write %s at %" PRIu64, path.c_str(), off)));
     }
@@ -274,8 +285,13 @@ class Runner {
     return res;
   }
 
+  void fill(std::size_t n, std::uint64_t seed) noexcept {
+    if (s_.data == WorkloadSpec::Data::stamped) stamp_pattern(buf_, n, seed);
+    else fill_pattern(buf_, n, seed);
+  }
+
   Status do_write(nid_t ino, const std::string& path, std::uint64_t off, std::size_t n, std::uint64_t seed) {
-    fill_pattern(buf_, n, seed);
+    fill(n, seed);
     WriteFlags fl;
     fl.direct = s_.direct;
     auto x = timed(WorkloadOp::write, [&] { return w_.write(ino, off, std::span<const std::uint8_t>(buf_.data(), n), fl); });
@@ -738,7 +754,8 @@ std::string workload_report_json(const WorkloadReport& r) {
                {"journal", s.journal == WorkloadSpec::Journal::wal ? "wal" : "rollback"},
                {"pages_per_txn", s.pages_per_txn},
                {"period_ms", s.period_ms},
-               {"seed", s.seed}};
+               {"seed", s.seed},
+               {"data", s.data == WorkloadSpec::Data::stamped ? "stamped" : "random"}};
   j["seconds"] = r.seconds;
   j["calls"] = r.ops;
   j["calls_per_second"] = r.ops_per_second();

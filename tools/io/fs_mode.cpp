@@ -90,7 +90,7 @@ int fs_main(int argc, char** argv) {
   CLI::App app{"Run a workload through the f2fscore filesystem engine (f2fscore " F2FSCORE_VERSION_STRING ")",
                "f2fscore-io fs"};
   app.footer(kFsFooter);
-  std::string target, workload_s, dir = "/", size_s, bs_s, sync_s, journal_s = "wal", policy_s, plot, backend_s = "auto";
+  std::string target, workload_s, dir = "/", size_s, bs_s, sync_s, journal_s = "wal", policy_s, data_s = "random", plot, backend_s = "auto";
   std::uint64_t ops = 0, seed = 1;
   std::uint32_t files = 5000, file_bytes = 1024, fill = 80, pages = 2, min_util = 70, min_fsync = 8;
   std::uint32_t period_ms = Iostat::kDefaultPeriodMs;
@@ -116,6 +116,7 @@ int fs_main(int argc, char** argv) {
   app.add_option("--journal", journal_s, "sqlite: wal or rollback (default wal)");
   app.add_option("--pages-per-txn", pages, "sqlite: pages per transaction (default 2)")->check(CLI::Range(1u, 100000u));
   app.add_option("--runtime", runtime, "Stop the measured phase after this many seconds")->check(CLI::Range(0.0, 1e7));
+  app.add_option("--data", data_s, "random or stamped (each 4 KiB block: 16 bytes of seed and index, then zeros)");
   app.add_option("--seed", seed, "Seed for random offsets and data")->check(f2fscore::tools::decimal_count("seed"));
   app.add_option("--ipu-policy", policy_s, "ipu_policy: a number or bit names joined by | (default: the kernel's)");
   app.add_option("--min-ipu-util", min_util, "min_ipu_util, percent (default 70)")->check(CLI::Range(0u, 100u));
@@ -163,6 +164,9 @@ int fs_main(int argc, char** argv) {
   spec.files = files;
   spec.file_bytes = file_bytes;
   spec.fill_percent = fill;
+  if (data_s == "random") spec.data = WorkloadSpec::Data::random;
+  else if (data_s == "stamped") spec.data = WorkloadSpec::Data::stamped;
+  else return usage("unknown data '" + data_s + "' (random, stamped)");
   if (journal_s == "wal") spec.journal = WorkloadSpec::Journal::wal;
   else if (journal_s == "rollback" || journal_s == "delete") spec.journal = WorkloadSpec::Journal::rollback;
   else return usage("unknown journal '" + journal_s + "' (wal, rollback)");

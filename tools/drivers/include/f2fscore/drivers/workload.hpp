@@ -70,6 +70,12 @@ struct WorkloadSpec {
   double runtime_s = 0;     ///< >0: stop the measured phase after this many seconds
   std::uint32_t period_ms = 3000;  ///< sampling period of the per-period series (iostat_period_ms)
   std::uint64_t seed = 1;   ///< random offsets and data
+  /// Content of written blocks. random: a splitmix64 stream per call
+  /// (incompressible). stamped: each 4 KiB block starts with 16 bytes, the
+  /// call's pattern seed and the block's index in the call (64-bit
+  /// little-endian each), and is zero after them: cheap to generate and
+  /// compressible, for images kept on a compressing file system.
+  enum class Data : std::uint8_t { random, stamped } data = Data::random;
   /// When the Writer's iostat is on: reset it after the setup phase (off
   /// then on, as writing 0 then 1 to iostat_enable), so the run's counters
   /// start at zero.

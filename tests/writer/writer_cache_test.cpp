@@ -138,6 +138,54 @@ TEST(WriterCache, DirtyPagesStayUntilWritebackAndCoalesce) {
   check_files(*mem, {{"/seq", data}}, "8 MiB through the cache");
 }
 
+// Reads of blocks that follow each other on the device are one request per
+// run (Writer::read() in chunks of 256 blocks); cached pages and holes are
+// not read; what was read is cached.
+TEST(WriterCache, ReadsOfContiguousBlocksAreOneRequestPerRun) {
+  auto mem = our_mkfs(192ull << 20, kRichFeatures);
+  ASSERT_TRUE(mem);
+  std::string data = pattern(8u << 20, 7);
+  {
+    auto w = Writer::mount(*mem, test_options());
+    ASSERT_OK(w);
+    auto f = (*w)->create("/f");
+    ASSERT_TRUE(f);
+    // Blocks 0..1023 and 1536..2047; 1024..1535 a hole.
+    ASSERT_TRUE((*w)->write(*f, 0, bytes(data.substr(0, 4u << 20))));
+    ASSERT_TRUE((*w)->write(*f, 6u << 20, bytes(data.substr(6u << 20))));
+    ASSERT_TRUE((*w)->unmount());
+  }
+  std::fill(data.begin() + (4 << 20), data.begin() + (6 << 20), '\0');
+  RecordingDevice dev(*mem);
+  auto w = Writer::mount(dev, test_options());
+  ASSERT_OK(w);
+  auto f = (*w)->lookup("/f");
+  ASSERT_TRUE(f);
+  const std::string blk100 = pattern(4096, 8);  // block 100 dirty in the cache
+  ASSERT_TRUE((*w)->write(*f, 100u * 4096, bytes(blk100)));
+  data.replace(100u * 4096, 4096, blk100);
+  constexpr std::uint16_t kDataRead = io_tag(IostatType::fs_data_read_io);
+  dev.log.clear();
+  std::string got(data.size() - 2000, '\0');
+  auto n = (*w)->read(*f, 1000, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(got.data()), got.size()));
+  ASSERT_TRUE(n);
+  ASSERT_EQ(*n, got.size());
+  EXPECT_TRUE(got == data.substr(1000, got.size()));
+  // Read from the device: blocks 0..1023 but 100, and 1536..2047.
+  EXPECT_EQ(dev.bytes(IoOp::read, kDataRead), (1023u + 512u) * 4096u);
+  // Runs [0,100) [101,256) [256,512) [512,768) [768,1024) [1536,1792)
+  // [1792,2048): 7 requests, more only where the log's next segment is not
+  // the adjacent one (4 segment boundaries in 2048 blocks). One request per
+  // block would be 1535.
+  const std::size_t reqs = dev.count(IoOp::read, kDataRead);
+  EXPECT_GE(reqs, 7u);
+  EXPECT_LE(reqs, 11u);
+  dev.log.clear();
+  EXPECT_EQ(read_all(**w, *f, data.size()), data);
+  EXPECT_EQ(dev.count(IoOp::read, kDataRead), 0u) << "the blocks read are cached";
+  ASSERT_TRUE((*w)->unmount());
+}
+
 TEST(WriterCache, SmallCacheWritesBackWhenFull) {
   auto mem = our_mkfs(192ull << 20, kRichFeatures);
   ASSERT_TRUE(mem);

@@ -470,6 +470,10 @@ bool Writer::Impl::cache_read(nid_t ino, std::uint64_t index, std::uint8_t* out)
   return true;
 }
 
+bool Writer::Impl::cache_has(nid_t ino, std::uint64_t index) const {
+  return cache && cache->find(ino, index) != nullptr;
+}
+
 void Writer::Impl::cache_fill(nid_t ino, std::uint64_t index, const std::uint8_t* block) {
   auto& c = pc(*this);
   if (c.limit == 0) return;

@@ -153,20 +153,40 @@ Result<block_t> Writer::Impl::map(nid_t ino, std::uint64_t index, bool create, n
   return (*dn)->dn.addr[p.offset[p.level]].get();
 }
 
-Status Writer::Impl::read_file_block(nid_t ino, std::uint64_t index, std::uint8_t* out) {
-  if (cache_read(ino, index, out)) return {};
-  auto a = map(ino, index, false);
-  if (!a) return make_error(a.error());
-  if (*a == kNullAddr || *a == kNewAddr) {
-    std::memset(out, 0, kBlockSize);
-    return {};
+Status Writer::Impl::read_file_blocks(nid_t ino, std::uint64_t index, std::uint64_t count, std::uint8_t* out) {
+  bool drained = false;
+  for (std::uint64_t i = 0; i < count;) {
+    std::uint8_t* dst = out + i * kBlockSize;
+    if (cache_read(ino, index + i, dst)) {
+      ++i;
+      continue;
+    }
+    auto a = map(ino, index + i, false);
+    if (!a) return make_error(a.error());
+    if (*a == kNullAddr || *a == kNewAddr) {
+      std::memset(dst, 0, kBlockSize);
+      ++i;
+      continue;
+    }
+    if (!in_main(*a))
+      return make_error(Errc::corrupt, fmt("writer: inode %llu block %llu points outside the main area", ino, index + i));
+    // The run of following blocks that are not cached and sit right after
+    // this one on the device.
+    std::uint64_t run = 1;
+    while (i + run < count && !cache_has(ino, index + i + run)) {
+      auto next = map(ino, index + i + run, false);
+      if (!next) return make_error(next.error());
+      if (*next != *a + run || !in_main(*next)) break;
+      ++run;
+    }
+    if (!drained && !io_batch().idle()) F2FSCORE_TRY(io_batch().drain());  // the blocks may be in flight
+    drained = true;
+    F2FSCORE_TRY(read_at(dev, static_cast<std::uint64_t>(*a) * kBlockSize,
+                         std::span<std::uint8_t>(dst, static_cast<std::size_t>(run) * kBlockSize),
+                         io_tag(IostatType::fs_data_read_io)));
+    for (std::uint64_t k = 0; k < run; ++k) cache_fill(ino, index + i + k, dst + k * kBlockSize);
+    i += run;
   }
-  if (!in_main(*a))
-    return make_error(Errc::corrupt, fmt("writer: inode %llu block %llu points outside the main area", ino, index));
-  if (!io_batch().idle()) F2FSCORE_TRY(io_batch().drain());  // the block may be in flight
-  F2FSCORE_TRY(read_at(dev, static_cast<std::uint64_t>(*a) * kBlockSize, std::span<std::uint8_t>(out, kBlockSize),
-                   io_tag(IostatType::fs_data_read_io)));
-  cache_fill(ino, index, out);
   return {};
 }
 
@@ -508,14 +528,23 @@ Result<std::size_t> Writer::read(nid_t ino, std::uint64_t offset, std::span<std:
     if (impl_->iostat) impl_->iostat->account(IostatType::app_buffered_read_io, n);  // (stats)
     return n;
   }
-  std::vector<std::uint8_t> b(kBlockSize);
-  for (std::size_t done = 0; done < n;) {
-    const std::uint64_t pos = offset + done;
-    F2FSCORE_TRY(impl_->read_file_block(ino, pos / kBlockSize, b.data()));
-    const std::size_t in_blk = pos % kBlockSize;
-    const std::size_t c = std::min<std::size_t>(n - done, kBlockSize - in_blk);
-    std::memcpy(out.data() + done, b.data() + in_blk, c);
-    done += c;
+  // Whole blocks straight into `out`; a partial first or last block, and
+  // runs of up to kReadChunk blocks, through one scratch buffer.
+  constexpr std::uint64_t kReadChunk = 256;
+  std::vector<std::uint8_t> b;
+  const std::uint64_t first = offset / kBlockSize, end = (offset + n + kBlockSize - 1) / kBlockSize;
+  for (std::uint64_t blk = first; blk < end;) {
+    const std::uint64_t cnt = std::min(kReadChunk, end - blk);
+    const std::uint64_t from = std::max(offset, blk * kBlockSize), to = std::min<std::uint64_t>(offset + n, (blk + cnt) * kBlockSize);
+    std::uint8_t* dst = out.data() + (from - offset);
+    if (from == blk * kBlockSize && to == (blk + cnt) * kBlockSize) {
+      F2FSCORE_TRY(impl_->read_file_blocks(ino, blk, cnt, dst));
+    } else {
+      b.resize(static_cast<std::size_t>(cnt) * kBlockSize);
+      F2FSCORE_TRY(impl_->read_file_blocks(ino, blk, cnt, b.data()));
+      std::memcpy(dst, b.data() + (from - blk * kBlockSize), static_cast<std::size_t>(to - from));
+    }
+    blk += cnt;
   }
   if (impl_->iostat) impl_->iostat->account(IostatType::app_buffered_read_io, n);  // (stats)
   return n;

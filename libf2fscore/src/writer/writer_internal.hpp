@@ -410,7 +410,14 @@ struct Writer::Impl {
   /// Address of file block `index` (0 for a hole); with `create`, the
   /// nodes on the way are made and *dnode/*slot say where the pointer is.
   Result<disk::block_t> map(nid_t ino, std::uint64_t index, bool create, nid_t* dnode = nullptr, std::uint32_t* slot = nullptr);
-  Status read_file_block(nid_t ino, std::uint64_t index, std::uint8_t* out);
+  /// Reads 4 KiB file block `index` of `ino` into out[0, 4096): the cached
+  /// page, zeros for a hole, else the device (the block then cached).
+  /// Errc::corrupt for an address outside the main area.
+  Status read_file_block(nid_t ino, std::uint64_t index, std::uint8_t* out) { return read_file_blocks(ino, index, 1, out); }
+  /// Blocks [index, index + count) into out[0, count * 4096), as
+  /// read_file_block() each; blocks not cached whose addresses follow each
+  /// other on the device are read with one request (up to `count`).
+  Status read_file_blocks(nid_t ino, std::uint64_t index, std::uint64_t count, std::uint8_t* out);
   /// Writes one 4 KiB block of a file to where place_data() says (the
   /// device at once; the page cache calls this at writeback).
   Status write_file_block(nid_t ino, std::uint64_t index, const std::uint8_t* data, std::uint8_t type,
@@ -489,6 +496,8 @@ struct Writer::Impl {
   Status cache_write(nid_t ino, std::uint64_t index, const std::uint8_t* block, std::uint8_t type);
   /// Copies a cached block to `out`; false when not cached.
   bool cache_read(nid_t ino, std::uint64_t index, std::uint8_t* out);
+  /// Whether block `index` of `ino` is cached (no copy, LRU order unchanged).
+  bool cache_has(nid_t ino, std::uint64_t index) const;
   /// Writes back the dirty pages of `ino` (0: of every file).
   Status writeback(nid_t ino, const wr::WriteContext& ctx);
   /// Drops cached pages of `ino` in [from, to) (truncate, punch, unlink).

@@ -156,7 +156,7 @@ Result<block_t> Writer::Impl::map(nid_t ino, std::uint64_t index, bool create, n
 Status Writer::Impl::read_file_blocks(nid_t ino, std::uint64_t index, std::uint64_t count, std::uint8_t* out) {
   bool drained = false;
   for (std::uint64_t i = 0; i < count;) {
-    std::uint8_t* dst = out + i * kBlockSize;
+    std::uint8_t* dst = out + static_cast<std::size_t>(i) * kBlockSize;
     if (cache_read(ino, index + i, dst)) {
       ++i;
       continue;
@@ -184,7 +184,7 @@ Status Writer::Impl::read_file_blocks(nid_t ino, std::uint64_t index, std::uint6
     F2FSCORE_TRY(read_at(dev, static_cast<std::uint64_t>(*a) * kBlockSize,
                          std::span<std::uint8_t>(dst, static_cast<std::size_t>(run) * kBlockSize),
                          io_tag(IostatType::fs_data_read_io)));
-    for (std::uint64_t k = 0; k < run; ++k) cache_fill(ino, index + i + k, dst + k * kBlockSize);
+    for (std::uint64_t k = 0; k < run; ++k) cache_fill(ino, index + i + k, dst + static_cast<std::size_t>(k) * kBlockSize);
     i += run;
   }
   return {};
@@ -536,13 +536,13 @@ Result<std::size_t> Writer::read(nid_t ino, std::uint64_t offset, std::span<std:
   for (std::uint64_t blk = first; blk < end;) {
     const std::uint64_t cnt = std::min(kReadChunk, end - blk);
     const std::uint64_t from = std::max(offset, blk * kBlockSize), to = std::min<std::uint64_t>(offset + n, (blk + cnt) * kBlockSize);
-    std::uint8_t* dst = out.data() + (from - offset);
+    std::uint8_t* dst = out.data() + static_cast<std::size_t>(from - offset);
     if (from == blk * kBlockSize && to == (blk + cnt) * kBlockSize) {
       F2FSCORE_TRY(impl_->read_file_blocks(ino, blk, cnt, dst));
     } else {
       b.resize(static_cast<std::size_t>(cnt) * kBlockSize);
       F2FSCORE_TRY(impl_->read_file_blocks(ino, blk, cnt, b.data()));
-      std::memcpy(dst, b.data() + (from - blk * kBlockSize), static_cast<std::size_t>(to - from));
+      std::memcpy(dst, b.data() + static_cast<std::size_t>(from - blk * kBlockSize), static_cast<std::size_t>(to - from));
     }
     blk += cnt;
   }

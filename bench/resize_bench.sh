@@ -27,9 +27,10 @@
 # TMPDIR of btrfs mounted compress-force=zstd, a 64 GiB image 90% full takes
 # about 2 GB of disk. LINUX=1 (needs DATA=stamped and ../shared/oracle/linux-f2fs)
 # has Linux 6.1 mount each of f2fscore-resize's results read-only after every
-# step, list every file of /fill with its size and sha256 a sample of about 64
-# of them; both are compared with the tree the fill wrote, computed from the
-# pattern alone (bench/stamped_manifest.py), not read from the image.
+# step, list the root, every file of /fill with its size and sha256 a sample
+# of about 64 of them; all are compared with the tree the fill wrote,
+# computed from the pattern alone (bench/stamped_manifest.py), not read from
+# the image (an empty volume: an empty root).
 # REFERENCE=0 runs f2fscore-resize only (rows resize.f2fs already has).
 set -eu
 BUILD=${1:?build directory}
@@ -72,10 +73,15 @@ linux_reads() {
   cp "$W/expect/sample" "$W/lin/sample"
   cat > "$W/guest.sh" <<'GUEST'
 mount -t f2fs -o ro /dev/vda /mnt || { echo "FAIL: Linux does not mount it"; exit 1; }
-cd /mnt/fill || { echo "FAIL: no /fill"; exit 1; }
-for f in *; do echo "$f $(stat -c %s "$f")"; done | sort > /out/sizes
-while read f; do sha256sum "$f"; done < /in/sample > /out/sums
-cd /; umount /mnt || { echo "FAIL: umount"; exit 1; }
+: > /out/sizes; : > /out/sums
+if [ -d /mnt/fill ]; then
+  cd /mnt/fill
+  for f in *; do echo "$f $(stat -c %s "$f")"; done | sort > /out/sizes
+  while read f; do sha256sum "$f"; done < /in/sample > /out/sums
+  cd /
+fi
+ls -A /mnt > /out/root
+umount /mnt || { echo "FAIL: umount"; exit 1; }
 GUEST
   s=$(date +%s)
   if ! "$ORACLE" --timeout 1800 --in "$W/lin" --out "$W/lout" "$W/guest.sh" "$1" >"$W/linux.log" 2>&1; then
@@ -85,6 +91,7 @@ GUEST
     echo "   LINUX DIFFERS: the file list or sizes ($(wc -l < "$W/lout/sizes") files listed)"; return
   fi
   if ! cmp -s "$W/lout/sums" "$W/expect/sums"; then echo "   LINUX DIFFERS: a sampled file's content"; return; fi
+  if ! cmp -s "$W/lout/root" "$W/expect/root"; then echo "   LINUX DIFFERS: the root holds $(tr '\n' ' ' < "$W/lout/root")"; return; fi
   echo "   linux: mounts, $(wc -l < "$W/expect/sizes") files with their sizes and $(wc -l < "$W/expect/sums") sampled sha256 equal to the fill's ($(( $(date +%s) - s )) s)"
 }
 
@@ -144,6 +151,7 @@ for g in $SIZES; do
           if [ "$LINUX" = 1 ] && [ $tool = f2fscore-resize ]; then
             n=$("$OURDUMP" "$img" ls /fill | wc -l)
             python3 "$(dirname "$0")/stamped_manifest.py" "$n" 8388608 1048576 $(( n / 64 > 0 ? n / 64 : 1 )) "$W/expect"
+            echo fill > "$W/expect/root"
           fi
         fi
       else
@@ -156,7 +164,11 @@ for g in $SIZES; do
         run "$tool grow 200%" "$img" resize.f2fs "$img"
       else
         check=:
-        [ "$LINUX" = 1 ] && [ "$fill" -gt 0 ] && check=linux_reads
+        [ "$LINUX" = 1 ] && check=linux_reads
+        if [ "$LINUX" = 1 ] && [ "$fill" = 0 ]; then
+          rm -rf "$W/expect"; mkdir -p "$W/expect"
+          : > "$W/expect/sizes"; : > "$W/expect/sums"; : > "$W/expect/sample"; : > "$W/expect/root"
+        fi
         run "$tool shrink 60%" "$img" "$OURS" --shrink -t $small "$img"; $check "$img"
         run "$tool grow back" "$img" "$OURS" "$img"; $check "$img"
         truncate -s $((bytes * 2)) "$img"

@@ -70,7 +70,7 @@ log() { printf '==> %s\n' "$*"; }
 
 # --- Packages ---------------------------------------------------------------
 # Never libboost-dev: it is Boost 1.74 and conflicts with libboost1.81-dev.
-PACKAGES=(cmake qemu-user zstd libgtest-dev libboost1.81-dev libexpected-dev libcli11-dev)
+PACKAGES=(cmake qemu-user zstd dpkg-dev libgtest-dev libboost1.81-dev libexpected-dev libcli11-dev)
 for arch in "${ARCHES[@]}"; do
   if [[ $arch == windows ]]; then
     PACKAGES+=(g++-mingw-w64-x86-64 wine wine64 f2fs-tools python3)
@@ -115,9 +115,73 @@ else
 fi
 
 declare -A QEMU=([s390x]=qemu-s390x [i686]=qemu-i386 [aarch64]=qemu-aarch64 [windows]=wine)
-declare -A RESULT CONF_T BUILD_T TEST_T TESTS SKIPPED IMAGE_SUM
+declare -A RESULT CONF_T BUILD_T TEST_T TESTS SKIPPED IMAGE_SUM CODECS
 
 now() { date +%s; }
+
+# The compression codecs (lz4, zstd, lzo2) for each target, built here from
+# Debian's source packages (apt-get source, from deb-src lines added beside
+# the release's deb lines) with the target's cross compiler, as static
+# libraries, into build-cross-<arch>/codecs/. Debian packages these
+# libraries for no mingw-w64 target, and its multiarch packages of the Linux
+# targets cannot be installed beside the host's when a security update of
+# one has no build for the other; the same sources serve every target. A
+# failure leaves that target decoding lzo-rle only (the summary's codecs
+# column says which it has); the tests of the missing codecs skip.
+codec_sources() {  # prints the directory holding the unpacked sources
+  local d="$BUILD_ROOT/build-cross-codec-src" SUDO=() f
+  echo "$d"
+  [[ -d $(echo "$d"/lz4-*/lib) && -d $(echo "$d"/libzstd-*/lib) && -d $(echo "$d"/lzo2-*/src) ]] && return 0
+  [[ $(id -u) -eq 0 ]] || SUDO=(sudo)
+  if ! apt-cache showsrc lz4 2>/dev/null | grep -q '^Package: lz4'; then
+    for f in /etc/apt/sources.list.d/*.sources; do
+      [[ $f != *-src.sources ]] && grep -q '^Types: deb$' "$f" || continue
+      sed 's/^Types: deb$/Types: deb-src/' "$f" | "${SUDO[@]}" tee "${f%.sources}-src.sources" >/dev/null
+    done
+    if [[ -f /etc/apt/sources.list ]] && grep -q '^deb ' /etc/apt/sources.list; then
+      sed -n 's/^deb /deb-src /p' /etc/apt/sources.list | "${SUDO[@]}" tee /etc/apt/sources.list.d/f2fscore-src.list >/dev/null
+    fi
+    "${SUDO[@]}" apt-get update -q >/dev/null || return 1
+  fi
+  rm -rf "$d" && mkdir -p "$d" || return 1
+  # The newest version first (security updates); the release's where a
+  # mirror lacks the update's sources.
+  (cd "$d" && { apt-get source -q lz4 libzstd lzo2 >/dev/null 2>&1 ||
+                apt-get source -q -t "$(. /etc/os-release && echo "$VERSION_CODENAME")" lz4 libzstd lzo2 >/dev/null; })
+}
+build_codecs() {  # ARCH TRIPLE: builds into $(codec_dir ARCH)
+  local out src cc="$2-gcc" ar="$2-ar"
+  [[ $1 != windows ]] || cc=$2-gcc-posix
+  out=$(codec_dir "$1")
+  [[ -e $out/lib/liblz4.a && -e $out/lib/libzstd.a && -e $out/lib/liblzo2.a ]] && return 0
+  src=$(codec_sources) || return 1
+  rm -rf "$out" && mkdir -p "$out/include" "$out/lib" "$out/obj/lz4" "$out/obj/zstd" "$out/obj/lzo" || return 1
+  # Each library's sources compiled out of tree (one source tree serves
+  # every target).
+  local s
+  s=$(echo "$src"/lz4-*/lib)
+  (cd "$out/obj/lz4" && compile_all "$cc -O2" "$s"/lz4.c "$s"/lz4hc.c "$s"/lz4frame.c "$s"/xxhash.c &&
+     $ar rcs "$out/lib/liblz4.a" ./*.o) &&
+    cp "$s/lz4.h" "$s/lz4hc.h" "$s/lz4frame.h" "$out/include/" || return 1
+  s=$(echo "$src"/libzstd-*/lib)
+  (cd "$out/obj/zstd" && compile_all "$cc -O2 -I$s -I$s/common -DZSTD_LEGACY_SUPPORT=0 -DZSTD_DISABLE_ASM" \
+     "$s"/common/*.c "$s"/compress/*.c "$s"/decompress/*.c && $ar rcs "$out/lib/libzstd.a" ./*.o) &&
+    cp "$s/zstd.h" "$s/zstd_errors.h" "$out/include/" || return 1
+  s=$(echo "$src"/lzo2-*)
+  (cd "$out/obj/lzo" && compile_all "$cc -O2 -I$s/include -I$s -I$s/src" "$s"/src/*.c &&
+     $ar rcs "$out/lib/liblzo2.a" ./*.o) &&
+    cp -r "$s/include/lzo" "$out/include/" || return 1
+  rm -rf "$out/obj"
+  log "[$1] codecs built from Debian's sources: $(cd "$src" && ls -d -- */ | tr -d / | tr '\n' ' ')"
+}
+codec_dir() { echo "$BUILD_ROOT/build-cross-$1/codecs"; }
+# compile_all "CC FLAGS" FILE...: FILE.o in the current directory, $JOBS at a
+# time (the source paths hold no blanks).
+compile_all() {
+  local cmd=$1
+  shift
+  printf '%s\n' "$@" | xargs -P "$JOBS" -n 1 $cmd -c
+}
 
 # Runs one arch; sets RESULT[$arch] and the timings.
 run_arch() {
@@ -156,6 +220,20 @@ run_arch() {
     fi
     ln -sfn "/usr/include/$dep" "$deps/$dep" || return 1
   done
+  # The codecs found for the target: -DF2FSCORE_<C>_LIBRARY/_INCLUDE_DIR.
+  local codec_args=() spec c lib hdr a
+  CODECS[$arch]=""
+  if ! build_codecs "$arch" "$triple"; then
+    echo "warning: the codecs for $arch could not be built from Debian's sources: lzo-rle only" >&2
+  fi
+  for spec in LZ4:lz4:lz4.h ZSTD:zstd:zstd.h LZO:lzo2:lzo; do
+    IFS=: read -r c lib hdr <<<"$spec"
+    a=$(codec_dir "$arch")/lib/lib$lib.a
+    [[ -e $a && -e $(codec_dir "$arch")/include/$hdr ]] || continue
+    codec_args+=("-DF2FSCORE_${c}_LIBRARY=$a" "-DF2FSCORE_${c}_INCLUDE_DIR=$(codec_dir "$arch")/include")
+    CODECS[$arch]+="${CODECS[$arch]:+,}$lib"
+  done
+  log "[$arch] codecs: ${CODECS[$arch]:-none} (lzo-rle always)"
 
   log "[$arch] configure $bdir"
   RESULT[$arch]="FAIL (configure)"
@@ -165,7 +243,7 @@ run_arch() {
       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" \
       -DF2FSCORE_HEADER_DEPS="$deps" -DF2FSCORE_TEST_COMPILE_OPTIONS=-O1 \
       -DF2FSCORE_BUILD_TOOLS=ON -DF2FSCORE_BUILD_TESTS=ON -DF2FSCORE_BUILD_BENCH=OFF \
-      "${LAUNCHER[@]}"; then
+      "${codec_args[@]}" "${LAUNCHER[@]}"; then
     return 1
   fi
   t1=$(now); CONF_T[$arch]=$((t1 - t0))
@@ -523,12 +601,13 @@ fi
 
 echo
 echo "======================== cross-test summary ========================"
-printf '%-7s %-22s %9s %7s %7s  %-18s %s\n' arch result configure build tests "mkfs cksum" "ctest"
+printf '%-7s %-22s %9s %7s %7s  %-18s %-15s %s\n' arch result configure build tests "mkfs cksum" codecs "ctest"
 for arch in "${ARCHES[@]}"; do
   skipped=""
   [[ ${SKIPPED[$arch]} == - || ${SKIPPED[$arch]} == 0 ]] || skipped=" (${SKIPPED[$arch]} skipped)"
-  printf '%-7s %-22s %8ss %6ss %6ss  %-18s %s\n' "$arch" "${RESULT[$arch]}" \
-    "${CONF_T[$arch]}" "${BUILD_T[$arch]}" "${TEST_T[$arch]}" "${IMAGE_SUM[$arch]}" "${TESTS[$arch]}$skipped"
+  printf '%-7s %-22s %8ss %6ss %6ss  %-18s %-15s %s\n' "$arch" "${RESULT[$arch]}" \
+    "${CONF_T[$arch]}" "${BUILD_T[$arch]}" "${TEST_T[$arch]}" "${IMAGE_SUM[$arch]}" "${CODECS[$arch]:-none}" \
+    "${TESTS[$arch]}$skipped"
 done
 [[ -z ${IMAGE_SUM[native]:-} ]] || printf '%-7s %-22s %9s %7s %7s  %-18s\n' native reference "" "" "" "${IMAGE_SUM[native]}"
 echo "mkfs images across arches: $image_check"

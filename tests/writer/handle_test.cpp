@@ -277,7 +277,8 @@ TEST(HandleApi, XattrNamesMapToF2fsIndexes) {
   // xattr_resolve_name(): no handler EOPNOTSUPP, a bare prefix EINVAL;
   // setxattr(2)'s copy of the name: ERANGE.
   EXPECT_EQ(err(parse_xattr_name("foo.k")), EOPNOTSUPP);
-  EXPECT_EQ(err(parse_xattr_name("system.advise")), EOPNOTSUPP);
+  EXPECT_EQ(parse_xattr_name("system.advise")->index, 7);  // f2fs_xattr_advise_handler: i_advise
+  EXPECT_EQ(err(parse_xattr_name("system.advisex")), EOPNOTSUPP);
   EXPECT_EQ(err(parse_xattr_name("system.posix_acl_accessX")), EOPNOTSUPP);
   EXPECT_EQ(err(parse_xattr_name("user.")), EINVAL);
   EXPECT_EQ(err(parse_xattr_name("")), ERANGE);

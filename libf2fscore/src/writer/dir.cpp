@@ -570,7 +570,7 @@ Result<std::pair<nid_t, std::string>> new_path(Writer::Impl& w, std::string_view
   nid_t parent = 0;
   std::string leaf;
   auto r = w.resolve(path, &parent, &leaf);
-  if (r) return make_error(Errc::exists, "writer: \"" + std::string(path) + "\" exists");
+  if (r) return errno_error(Errc::exists, EEXIST, "writer: \"" + std::string(path) + "\" exists");
   // resolve() leaves `parent` at the last directory walked: it must be the
   // leaf's parent (a missing middle component is not_found above).
   if (r.error().code != Errc::not_found || parent == 0 || leaf.empty()) return make_error(r.error());

@@ -21,7 +21,7 @@ using meta::fmt;
 
 namespace {
 
-constexpr std::uint16_t kTypeMask = 0xF000, kReg = 0x8000, kDir = 0x4000, kLnk = 0xA000, kChr = 0x2000, kBlk = 0x6000,
+constexpr std::uint16_t kTypeMask = 0xF000, kReg = 0x8000, kDir = 0x4000, kLnk = 0xA000,
                         kFifo = 0x1000, kSock = 0xC000;
 constexpr int kMaxSymlinks = 40;             ///< MAXSYMLINKS in include/linux/namei.h
 constexpr std::size_t kPathMax = 4096;       ///< PATH_MAX, with the NUL
@@ -230,8 +230,8 @@ void put32(std::vector<std::uint8_t>& v, std::uint32_t x) {
 }
 bool short_tag(std::uint16_t t) { return t == kAclUserObj || t == kAclGroupObj || t == kAclMask || t == kAclOther; }
 
-// posix_acl_from_xattr() then posix_acl_valid() in fs/posix_acl.c: EINVAL
-// for a bad size, tag, id or order, EOPNOTSUPP for another version.
+// posix_acl_from_xattr() in fs/posix_acl.c: EINVAL for a bad size, tag or
+// id, EOPNOTSUPP for another version; no entries: no ACL.
 Result<std::vector<AclEntry>> acl_from_xattr(std::span<const std::uint8_t> v) {
   if (v.size() < 4) return errno_error(Errc::invalid_argument, EINVAL, "writer: an ACL shorter than its header");
   if (get32(v.data()) != 2) return errno_error(Errc::unsupported, EOPNOTSUPP, "writer: an ACL of a version other than 2");
@@ -246,6 +246,11 @@ Result<std::vector<AclEntry>> acl_from_xattr(std::span<const std::uint8_t> v) {
     if (short_tag(e.tag)) e.id = 0;
     acl.push_back(e);
   }
+  return acl;
+}
+
+// posix_acl_valid(): the entries in order, each once, rwx bits only.
+Status acl_valid(const std::vector<AclEntry>& acl) {
   enum { kUserObj, kUser, kGroup, kOther, kDone } state = kUserObj;
   bool needs_mask = false;
   for (const AclEntry& e : acl) {
@@ -263,7 +268,7 @@ Result<std::vector<AclEntry>> acl_from_xattr(std::span<const std::uint8_t> v) {
     if (!ok) return errno_error(Errc::invalid_argument, EINVAL, "writer: ACL entries out of order or repeated");
   }
   if (!acl.empty() && state != kDone) return errno_error(Errc::invalid_argument, EINVAL, "writer: an ACL without its required entries");
-  return acl;
+  return {};
 }
 
 std::vector<std::uint8_t> acl_to_xattr(const std::vector<AclEntry>& acl) {
@@ -326,6 +331,11 @@ Result<std::vector<std::uint8_t>> getxattr_ino(Writer& pub, Writer::Impl& w, nid
   F2FSCORE_TRY(user_xattr_allowed(full, *m, false));
   auto x = parse_xattr_name(full);
   if (!x) return make_error(x.error());
+  if (x->index == xattr_index::advise) {  // f2fs_xattr_advise_get(): i_advise, one byte
+    auto n = w.node(ino);
+    if (!n) return make_error(n.error());
+    return std::vector<std::uint8_t>{(*n)->i.i_advise};
+  }
   const bool acl = x->index == xattr_index::posix_acl_access || x->index == xattr_index::posix_acl_default;
   // posix_acl_xattr_get(): no ACLs on symlinks (EOPNOTSUPP).
   if (acl && is_type(*m, kLnk)) return errno_error(Errc::unsupported, EOPNOTSUPP, "writer: no ACLs on a symlink");
@@ -352,23 +362,39 @@ Status setxattr_ino(Writer& pub, Writer::Impl& w, nid_t ino, std::string_view fu
   F2FSCORE_TRY(user_xattr_allowed(full, *m, true));
   auto x = parse_xattr_name(full);
   if (!x) return make_error(x.error());
+  if (x->index == xattr_index::advise) {
+    // f2fs_xattr_advise_set(): the first byte, only FADVISE_COLD_BIT and
+    // FADVISE_HOT_BIT (FADVISE_MODIFIABLE_BITS); no value is EINVAL.
+    constexpr std::uint8_t kModifiable = advise::cold | advise::hot;
+    if (!value) return errno_error(Errc::invalid_argument, EINVAL, "writer: system.advise cannot be removed");
+    const std::uint8_t v = value->empty() ? 0 : (*value)[0];  // an empty value is "" (__vfs_setxattr())
+    if (v & ~kModifiable) return errno_error(Errc::invalid_argument, EINVAL, "writer: system.advise takes only the cold and hot bits");
+    auto n = w.node(ino);
+    if (!n) return make_error(n.error());
+    (*n)->i.i_advise = static_cast<std::uint8_t>(v | ((*n)->i.i_advise & ~kModifiable));
+    w.mark_dirty(ino);
+    return {};
+  }
   if (x->index != xattr_index::posix_acl_access && x->index != xattr_index::posix_acl_default) {
     if (!value) return pub.removexattr(ino, x->index, x->name);
     return pub.setxattr(ino, x->index, x->name, *value, how);
   }
-  // A value of 0 bytes reaches the handler as no value: the ACL goes.
-  const bool has_value = value && !value->empty();
-  if (is_type(*m, kLnk)) return errno_error(Errc::unsupported, EOPNOTSUPP, "writer: no ACLs on a symlink");
-  if (x->index == xattr_index::posix_acl_default && !is_type(*m, kDir)) {
-    if (has_value) return errno_error(Errc::invalid_argument, EACCES, "writer: a default ACL on a non-directory");
-    return {};
-  }
+  // setxattr(2) hands an empty value over as "" (__vfs_setxattr()): only
+  // removexattr(2) comes without one, and removes the ACL. The value is
+  // parsed (posix_acl_xattr_set()), then set_posix_acl() checks the inode
+  // and the entries.
   std::vector<AclEntry> acl;
-  if (has_value) {
+  if (value) {
     auto a = acl_from_xattr(*value);
     if (!a) return make_error(a.error());
     acl = std::move(*a);
   }
+  if (is_type(*m, kLnk)) return errno_error(Errc::unsupported, EOPNOTSUPP, "writer: no ACLs on a symlink");
+  if (x->index == xattr_index::posix_acl_default && !is_type(*m, kDir)) {
+    if (!acl.empty()) return errno_error(Errc::invalid_argument, EACCES, "writer: a default ACL on a non-directory");
+    return {};
+  }
+  F2FSCORE_TRY(acl_valid(acl));
   std::optional<std::uint16_t> new_mode;
   if (x->index == xattr_index::posix_acl_access && !acl.empty()) {
     std::uint16_t perm = 0;
@@ -419,6 +445,7 @@ Result<XattrName> parse_xattr_name(std::string_view full) {
               {"system.posix_acl_access", xattr_index::posix_acl_access, true},
               {"system.posix_acl_default", xattr_index::posix_acl_default, true},
               {"trusted.", xattr_index::trusted, false},
+              {"system.advise", xattr_index::advise, true},
               {"security.", xattr_index::security, false}};
   for (const auto& m : kMap) {
     if (m.whole ? full != m.prefix : !has_prefix(full, m.prefix)) continue;
@@ -476,6 +503,10 @@ Result<FileHandle> Writer::open(std::string_view path, std::uint32_t flags, std:
   if (((flags & open_flag::directory) || f->slash) && type != kDir)
     return make_error(Error{Errc::invalid_argument, ENOTDIR, Error::kNoOffset, "writer: \"" + std::string(path) + "\" is not a directory"});
   if (type == kLnk) return make_error(Error{Errc::invalid_argument, ELOOP, Error::kNoOffset, "writer: \"" + std::string(path) + "\" is a symlink (O_NOFOLLOW)"});
+  // A socket has no open (ENXIO); a FIFO opened for writing only finds no
+  // reader (fifo_open() with O_NONBLOCK: ENXIO; the writer never blocks).
+  if (type == kSock || (type == kFifo && acc == open_flag::wronly))
+    return make_error(Error{Errc::unsupported, ENXIO, Error::kNoOffset, "writer: \"" + std::string(path) + "\" is a socket or a FIFO without a reader"});
   const bool wants_write = acc != open_flag::rdonly || trunc;
   if (type == kDir && wants_write)
     return make_error(Error{Errc::invalid_argument, EISDIR, Error::kNoOffset, "writer: a directory opened for writing"});
@@ -593,7 +624,9 @@ Result<std::size_t> FileHandle::do_read(std::span<std::uint8_t> out, std::uint64
   auto st = w_->stat(ino_);
   if (!st) return make_error(posix_error(std::move(st.error())));
   if (st->is_dir()) return make_error(Error{Errc::invalid_argument, EISDIR, Error::kNoOffset, "writer: read of a directory"});
-  if (!st->is_reg()) return make_error(Error{Errc::invalid_argument, EINVAL, Error::kNoOffset, "writer: read of a special file"});
+  // A FIFO reads as a pipe no one writes to (pipe_read(): 0).
+  if (is_type(st->mode, kFifo)) return std::size_t{0};
+  if (!st->is_reg()) return make_error(Error{Errc::invalid_argument, EINVAL, Error::kNoOffset, "writer: read of a device node"});
   auto n = w_->read(ino_, offset, out);
   if (!n) return make_error(posix_error(std::move(n.error())));
   if (advance) pos_ = offset + *n;

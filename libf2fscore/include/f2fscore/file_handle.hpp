@@ -37,8 +37,9 @@ namespace open_flag {
 inline constexpr std::uint32_t rdonly = 00;  ///< O_RDONLY: read only
 inline constexpr std::uint32_t wronly = 01;  ///< O_WRONLY: write only
 inline constexpr std::uint32_t rdwr = 02;    ///< O_RDWR: read and write
-/// O_ACCMODE: the access mode bits. Mode 3 is refused with EINVAL (Linux
-/// gives it to ioctl-only opens of devices).
+/// O_ACCMODE: the access mode bits. Mode 3 opens for neither reading nor
+/// writing (both EBADF) but needs write access (EISDIR on a directory), as
+/// Linux's ACC_MODE() and OPEN_FMODE().
 inline constexpr std::uint32_t accmode = 03;
 inline constexpr std::uint32_t creat = 0100;  ///< O_CREAT: create a regular file when the name is missing
 inline constexpr std::uint32_t excl = 0200;   ///< O_EXCL: with creat, EEXIST when the name exists (symlinks not followed)
@@ -92,12 +93,13 @@ struct SyncReport {
 /// stored name of a full xattr name, as xattr_resolve_name() in
 /// fs/xattr.c picks f2fs's handler: "user." 1, "system.posix_acl_access"
 /// 2 (stored name ""), "system.posix_acl_default" 3 (""), "trusted." 4,
-/// "security." 6. Errors (Errc, sys_errno): invalid_argument ERANGE for
-/// an empty name or one over 255 bytes (XATTR_NAME_MAX, as setxattr(2)
-/// copies it); unsupported EOPNOTSUPP for any other prefix (including
-/// "system.advise" and the encryption and verity entries, which Linux
-/// does not expose as xattrs); invalid_argument EINVAL for a bare prefix
-/// ("user.").
+/// "security." 6, "system.advise" 7 ("": no entry is stored; the calls
+/// read and set i_advise, as f2fs_xattr_advise_get()/_set()). Errors
+/// (Errc, sys_errno): invalid_argument ERANGE for an empty name or one over
+/// 255 bytes (XATTR_NAME_MAX, as setxattr(2) copies it); unsupported
+/// EOPNOTSUPP for any other prefix (the encryption and verity entries
+/// included: Linux exposes no handler for them); invalid_argument EINVAL
+/// for a bare prefix ("user.").
 struct XattrName {
   std::uint8_t index = 0;
   std::string name;
@@ -145,7 +147,8 @@ class FileHandle {
 
   /// Reads up to out.size() bytes at the position and advances it; 0 at or
   /// past the end. Errors: EBADF (not opened for reading), EISDIR (a
-  /// directory, generic_read_dir()), EINVAL (another non-regular file).
+  /// directory, generic_read_dir()), EINVAL (a device node: no driver). A
+  /// FIFO reads as a pipe no one writes to: 0 bytes.
   Result<std::size_t> read(std::span<std::uint8_t> out);
   /// Writes at the position (at the end with append) and advances it past
   /// the data. Errors: EBADF (not opened for writing), EINVAL (not a

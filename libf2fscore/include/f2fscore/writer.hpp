@@ -249,7 +249,8 @@ class FileHandle;
 struct Dirent;
 
 //// A read-write mount. Paths are absolute ("/a/b"), bytes, no symlinks
-/// followed. Names are at most 255 bytes (F2FS_NAME_LEN).
+/// followed (but by the calls of "Files and directories by path" below,
+/// which follow them as Linux does). Names are at most 255 bytes (F2FS_NAME_LEN).
 ///
 /// Threads: every public call takes the handle's lock, so one Writer may be
 /// used from several threads at once; calls are serialised (docs/writer.md).
@@ -539,9 +540,13 @@ class Writer {
   /// creat|directory is EINVAL (as Linux since 6.4; 6.1 creates a file
   /// then fails with ENOTDIR); directory on a non-directory ENOTDIR;
   /// nofollow on a symlink ELOOP; a directory opened for writing (wronly,
-  /// rdwr, or trunc) EISDIR; accmode 3 EINVAL; path, tmpfile EOPNOTSUPP.
-  /// trunc truncates an existing regular file. FIFOs, sockets and device
-  /// nodes open (the handle reads and writes nothing: EINVAL).
+  /// rdwr, or trunc) EISDIR; accmode 3 opens for neither reading nor
+  /// writing (open_flag::accmode); path, tmpfile EOPNOTSUPP.
+  /// trunc truncates an existing regular file. Special files: a socket
+  /// does not open (ENXIO); a FIFO opens as with O_NONBLOCK (write-only:
+  /// ENXIO, no reader; the writer never blocks) and reads as an empty pipe
+  /// without writers; a device node opens, its reads and writes reach no
+  /// driver (EINVAL).
   Result<FileHandle> open(std::string_view path, std::uint32_t flags, std::uint16_t mode = 0644);
   /// stat(2) (`follow`) or lstat(2) of a path.
   Result<WriterStat> stat(std::string_view path, bool follow = true);
@@ -557,7 +562,9 @@ class Writer {
   /// ENOTDIR for a non-directory.
   Result<std::vector<Dirent>> readdir(std::string_view path);
   /// Extended attributes by full name ("user.k", "trusted.k",
-  /// "security.k", "system.posix_acl_access", "system.posix_acl_default";
+  /// "security.k", "system.posix_acl_access", "system.posix_acl_default",
+  /// "system.advise": i_advise, one byte, of which set changes the cold and
+  /// hot bits only (EINVAL for others, or to remove it);
   /// parse_xattr_name() gives the mapping and its errors: ERANGE,
   /// EOPNOTSUPP, EINVAL), as getxattr(2), setxattr(2), listxattr(2),
   /// removexattr(2) on Linux f2fs (fs/xattr.c, f2fs_getxattr() and
@@ -573,7 +580,7 @@ class Writer {
   /// is EINVAL, a default ACL on a non-directory EACCES; an access ACL the
   /// mode bits express is not stored, its bits go to the mode
   /// (posix_acl_update_mode()). list: the full names in on-disk order.
-  /// remove: ENODATA when absent.
+  /// remove: ENODATA when absent (an absent ACL: no error, as Linux).
   Result<std::vector<std::uint8_t>> getxattr(std::string_view path, std::string_view name, bool follow = true);
   Status setxattr(std::string_view path, std::string_view name, std::span<const std::uint8_t> value,
                   XattrSet how = XattrSet::any, bool follow = true);

@@ -121,6 +121,21 @@ TEST(HandleApi, ReadWritePositionsAndModes) {
   EXPECT_EQ(err(w->open("/" + std::string(256, 'n'), open_flag::rdonly)), ENAMETOOLONG);
   EXPECT_EQ(err(w->open("/d", open_flag::rdonly | open_flag::creat | open_flag::directory)), EINVAL);
   EXPECT_EQ(err(w->open("/d", open_flag::path)), EOPNOTSUPP);
+  // O_DIRECT: whole 4 KiB blocks (EINVAL otherwise, as f2fs's direct I/O).
+  ASSERT_OK_AND_ASSIGN(auto dio, w->open("/dio", open_flag::rdwr | open_flag::creat | open_flag::direct));
+  std::vector<std::uint8_t> blk(4096, 0x5a);
+  EXPECT_EQ(*dio.pwrite(blk, 4096), 4096u);
+  EXPECT_EQ(err(dio.pwrite(std::span<const std::uint8_t>(blk.data(), 100), 0)), EINVAL);
+  EXPECT_EQ(err(dio.pwrite(blk, 100)), EINVAL);
+  EXPECT_EQ(w->stat("/dio")->size, 8192u);
+  // setattr by path and by handle (chmod, chown).
+  SetAttr sa;
+  sa.mode = 0600;
+  sa.uid = 1000;
+  ASSERT_OK(w->setattr("/dio", sa));
+  EXPECT_EQ(dio.stat()->mode, 0100600);
+  EXPECT_EQ(dio.stat()->uid, 1000u);
+  EXPECT_EQ(err(w->setattr("/none", sa)), ENOENT);
   ASSERT_OK(w->unmount());
   // After unmount every call fails, and closing does nothing.
   EXPECT_EQ(err(r.read(b)), EINVAL);

@@ -185,12 +185,15 @@ TEST(HandleApi, CloseReleasesTheOpenCount) {
     std::vector<std::uint8_t> b(10);
     EXPECT_EQ(*h.pread(b, 0), 10u);
     EXPECT_EQ(h.stat()->links, 0u);
+    nid_t ino2 = 0;
     {
       ASSERT_OK_AND_ASSIGN(auto h2, w->open("/p", open_flag::wronly | open_flag::creat));
       ASSERT_OK(w->unlink("/p"));
-      // h2's destructor closes it: the inode goes (f2fs_evict_inode()).
-      ASSERT_TRUE(w->stat(h2.ino()));
+      ino2 = h2.ino();
+      ASSERT_TRUE(w->stat(ino2));
     }
+    // h2's destructor closed it: the inode went (f2fs_evict_inode()).
+    EXPECT_EQ(w->stat(ino2).error().code, Errc::not_found);
     ASSERT_OK(h.close());
     EXPECT_EQ(w->stat(ino).error().code, Errc::not_found);  // freed at the last close
     ASSERT_OK(w->unmount());

@@ -76,29 +76,8 @@ Fs g_fs;
 nid_t to_nid(fuse_ino_t ino) { return ino == FUSE_ROOT_ID ? g_fs.root : static_cast<nid_t>(ino); }
 fuse_ino_t to_fuse(nid_t n) { return n == g_fs.root ? FUSE_ROOT_ID : static_cast<fuse_ino_t>(n); }
 
-// The errno of a writer error: the one the namespace calls name, else by
-// class.
-int errno_of(const Error& e) {
-  if (e.sys_errno > 0) return e.sys_errno;
-  switch (e.code) {
-    case Errc::ok: return 0;
-    case Errc::not_found: return ENOENT;
-    case Errc::exists: return EEXIST;
-    case Errc::no_space: return ENOSPC;
-    case Errc::read_only: return EROFS;
-    case Errc::invalid_argument: return EINVAL;
-    case Errc::unaligned: return EINVAL;
-    case Errc::unsupported: return EOPNOTSUPP;
-    case Errc::busy: return EBUSY;
-    case Errc::out_of_range: return EFBIG;
-    case Errc::corrupt: return EUCLEAN;  // EFSCORRUPTED, as f2fs
-    case Errc::io:
-    case Errc::short_io:
-    case Errc::cancelled: return EIO;
-  }
-  return EIO;
-}
-
+// The errno of a writer error: errno_of() (result.hpp): the one the
+// namespace calls name, else by class.
 template <typename R>
 int err(const R& r) {
   return errno_of(r.error());

@@ -34,8 +34,13 @@ enum class Errc : std::uint8_t {
   cancelled,         ///< the request was dropped (device closed, injected loss)
 };
 
-/// Short stable name of an Errc ("io", "corrupt", ...).
+/// Stable identifier of an Errc, the enumerator's own name ("not_found",
+/// "invalid_argument", "io", ...): no spaces, for JSON fields ("code") and
+/// programs that compare it.
 std::string_view errc_name(Errc c) noexcept;
+/// The Errc in words for people ("not found", "I/O error", ...): how
+/// Error::to_string() begins.
+std::string_view errc_text(Errc c) noexcept;
 
 /// An error: what class, what exactly, and where.
 struct Error {
@@ -46,9 +51,18 @@ struct Error {
 
   static constexpr std::uint64_t kNoOffset = ~std::uint64_t{0};
 
-  /// "corrupt: superblock #0 magic 0x0 is not 0xf2f52010 (at byte 1024)".
+  /// "corrupt: superblock #0 magic 0x0 is not 0xf2f52010 (at byte 1024)"
+  /// (errc_text(), the message, the offset, the OS's text of sys_errno).
   std::string to_string() const;
 };
+
+/// The errno an Error stands for: sys_errno when set, else the nearest
+/// POSIX code of its Errc: not_found ENOENT, exists EEXIST, no_space
+/// ENOSPC, read_only EROFS, invalid_argument and unaligned EINVAL,
+/// unsupported EOPNOTSUPP, busy EBUSY, corrupt EUCLEAN (117, Linux's
+/// EFSCORRUPTED), out_of_range EFBIG, io, short_io and cancelled EIO; 0 for
+/// Errc::ok. Values of the build's <cerrno> (EUCLEAN: Linux's number).
+int errno_of(const Error& e) noexcept;
 
 /// A T or an Error; [[nodiscard]], so an ignored failure is a compile
 /// warning (an error in the library's build). Everything of

@@ -245,8 +245,12 @@ struct WriterStats {
   GcStats gc;
 };
 
+class FileHandle;
+struct Dirent;
+
 //// A read-write mount. Paths are absolute ("/a/b"), bytes, no symlinks
-/// followed. Names are at most 255 bytes (F2FS_NAME_LEN).
+/// followed (but by the calls of "Files and directories by path" below,
+/// which follow them as Linux does). Names are at most 255 bytes (F2FS_NAME_LEN).
 ///
 /// Threads: every public call takes the handle's lock, so one Writer may be
 /// used from several threads at once; calls are serialised (docs/writer.md).
@@ -517,6 +521,72 @@ class Writer {
   /// below it. Errors: as evacuate().
   Result<std::uint64_t> evacuate_front(std::uint32_t end_segno);
 
+  // ---- Files and directories by path (writer/handle.cpp, file_handle.hpp) ----
+  // POSIX calls by absolute path, as a program calls them on a Linux f2fs
+  // mount: symlinks are followed in every component but the last, and in
+  // the last unless said (an absolute target resolves from the volume's
+  // root, as under chroot; 40 links at most, else ELOOP, as Linux's
+  // MAXSYMLINKS), "." and ".." as Linux. Errors carry the errno Linux
+  // returns in Error::sys_errno (errno_of()): ENOENT, ENOTDIR,
+  // ENAMETOOLONG (a component over 255 bytes), ELOOP, EROFS on a read_only
+  // mount, and the ones each call lists.
+
+  /// open(2): `flags` of open_flag, `mode` the permission bits (07777) of a
+  /// file it creates (owned by uid 0, gid 0, as root's open). Follows
+  /// do_open() and may_open() in fs/namei.c (Linux 6.1): with creat a
+  /// missing last name becomes an empty regular file (its parent must
+  /// exist: ENOENT), a trailing '/' is EISDIR, an existing directory
+  /// EISDIR; creat|excl on an existing name (a symlink too) EEXIST;
+  /// creat|directory is EINVAL (as Linux since 6.4; 6.1 creates a file
+  /// then fails with ENOTDIR); directory on a non-directory ENOTDIR;
+  /// nofollow on a symlink ELOOP; a directory opened for writing (wronly,
+  /// rdwr, or trunc) EISDIR; accmode 3 opens for neither reading nor
+  /// writing (open_flag::accmode); path, tmpfile EOPNOTSUPP.
+  /// trunc truncates an existing regular file. Special files: a socket
+  /// does not open (ENXIO); a FIFO opens as with O_NONBLOCK (write-only:
+  /// ENXIO, no reader; the writer never blocks) and reads as an empty pipe
+  /// without writers; a device node opens, its reads and writes reach no
+  /// driver (EINVAL).
+  Result<FileHandle> open(std::string_view path, std::uint32_t flags, std::uint16_t mode = 0644);
+  /// stat(2) (`follow`) or lstat(2) of a path.
+  Result<WriterStat> stat(std::string_view path, bool follow = true);
+  /// chmod/chown/utimensat of a path (Writer::setattr(nid_t, ...)); `follow`
+  /// false as lchown / AT_SYMLINK_NOFOLLOW.
+  Status setattr(std::string_view path, const SetAttr& attr, bool follow = true);
+  /// truncate(2): EISDIR on a directory, EINVAL on another non-regular
+  /// file (vfs_truncate() in fs/open.c), EFBIG past the largest file.
+  Status truncate(std::string_view path, std::uint64_t size);
+  /// The entries of a directory as getdents64(2) on Linux f2fs returns
+  /// them: "." and ".." first (".." of the root is the root), then the
+  /// names in on-disk order (list_at()), each with its inode and d_type.
+  /// ENOTDIR for a non-directory.
+  Result<std::vector<Dirent>> readdir(std::string_view path);
+  /// Extended attributes by full name ("user.k", "trusted.k",
+  /// "security.k", "system.posix_acl_access", "system.posix_acl_default",
+  /// "system.advise": i_advise, one byte, of which set changes the cold and
+  /// hot bits only (EINVAL for others, or to remove it);
+  /// parse_xattr_name() gives the mapping and its errors: ERANGE,
+  /// EOPNOTSUPP, EINVAL), as getxattr(2), setxattr(2), listxattr(2),
+  /// removexattr(2) on Linux f2fs (fs/xattr.c, f2fs_getxattr() and
+  /// __f2fs_setxattr() in fs/f2fs/xattr.c); `follow` false as the l*
+  /// calls. Values are returned whole, so ERANGE for a short buffer does
+  /// not arise. get: ENODATA when absent. set: `how` create EEXIST when
+  /// present, replace ENODATA when absent; E2BIG for a value over 65,536
+  /// bytes (XATTR_SIZE_MAX) or over the inode's xattr space;
+  /// "user." on a symlink or special file EPERM (xattr_permission()).
+  /// POSIX ACLs are given and taken in the xattr format
+  /// (posix_acl_xattr_header, version 2) and kept in f2fs's on-disk
+  /// format (f2fs_acl_to_disk() in fs/f2fs/acl.c); setting a malformed one
+  /// is EINVAL, a default ACL on a non-directory EACCES; an access ACL the
+  /// mode bits express is not stored, its bits go to the mode
+  /// (posix_acl_update_mode()). list: the full names in on-disk order.
+  /// remove: ENODATA when absent (an absent ACL: no error, as Linux).
+  Result<std::vector<std::uint8_t>> getxattr(std::string_view path, std::string_view name, bool follow = true);
+  Status setxattr(std::string_view path, std::string_view name, std::span<const std::uint8_t> value,
+                  XattrSet how = XattrSet::any, bool follow = true);
+  Result<std::vector<std::string>> listxattr(std::string_view path, bool follow = true);
+  Status removexattr(std::string_view path, std::string_view name, bool follow = true);
+
   /// A copy of the counters, taken under the handle's lock.
   WriterStats stats() const;
   /// (stats) The space now: utilization, free and dirty sections (the
@@ -526,8 +596,12 @@ class Writer {
   struct Impl;
 
  private:
+  friend class FileHandle;
   explicit Writer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace f2fscore
+
+// FileHandle, the open flags, Dirent: the handle API of the calls above.
+#include "f2fscore/file_handle.hpp"

@@ -425,11 +425,12 @@ Result<nid_t> Writer::Impl::resolve(std::string_view path, nid_t* parent, std::s
     const std::string_view comp = path.substr(i, j - i);
     i = j + 1;
     if (comp.empty()) continue;
-    if (missing) return make_error(Errc::not_found, "writer: a directory on the way to \"" + std::string(path) + "\" does not exist");
+    if (missing)
+      return errno_error(Errc::not_found, ENOENT, "writer: a directory on the way to \"" + std::string(path) + "\" does not exist");
     auto n = node(cur);
     if (!n) return make_error(n.error());
     if (!is_dir_node(**n))
-      return make_error(Errc::invalid_argument, "writer: \"" + std::string(path) + "\" goes through a non-directory");
+      return errno_error(Errc::invalid_argument, ENOTDIR, "writer: \"" + std::string(path) + "\" goes through a non-directory");
     par = cur;
     last = std::string(comp);
     auto e = find_entry(cur, comp);
@@ -443,7 +444,7 @@ Result<nid_t> Writer::Impl::resolve(std::string_view path, nid_t* parent, std::s
   }
   if (parent) *parent = par;
   if (leaf) *leaf = last;
-  if (missing) return make_error(Errc::not_found, "writer: \"" + std::string(path) + "\" does not exist");
+  if (missing) return errno_error(Errc::not_found, ENOENT, "writer: \"" + std::string(path) + "\" does not exist");
   return cur;
 }
 
@@ -569,7 +570,7 @@ Result<std::pair<nid_t, std::string>> new_path(Writer::Impl& w, std::string_view
   nid_t parent = 0;
   std::string leaf;
   auto r = w.resolve(path, &parent, &leaf);
-  if (r) return make_error(Errc::exists, "writer: \"" + std::string(path) + "\" exists");
+  if (r) return errno_error(Errc::exists, EEXIST, "writer: \"" + std::string(path) + "\" exists");
   // resolve() leaves `parent` at the last directory walked: it must be the
   // leaf's parent (a missing middle component is not_found above).
   if (r.error().code != Errc::not_found || parent == 0 || leaf.empty()) return make_error(r.error());

@@ -568,8 +568,8 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
   const std::uint64_t max_blocks = api + 2ull * kDefAddrsPerBlock + 2ull * kNidsPerBlock * kDefAddrsPerBlock +
                                    1ull * kNidsPerBlock * kNidsPerBlock * kDefAddrsPerBlock;
   if (offset + data.size() > max_blocks * kBlockSize || offset + data.size() < offset)
-    return make_error(Errc::invalid_argument, fmt("writer: a write to %llu bytes passes the largest file (%llu bytes)",
-                                                  offset + data.size(), max_blocks * kBlockSize));
+    return errno_error(Errc::invalid_argument, EFBIG, fmt("writer: a write to %llu bytes passes the largest file (%llu bytes)",
+                                                         offset + data.size(), max_blocks * kBlockSize));
   F2FSCORE_TRY(impl_->convert_inline_data(ino));
   std::vector<std::uint8_t> b(kBlockSize);
   std::uint8_t type = 0;
@@ -632,8 +632,8 @@ Status Writer::truncate(nid_t ino, std::uint64_t size) {
     const std::uint64_t max_blocks = api + 2ull * kDefAddrsPerBlock + 2ull * kNidsPerBlock * kDefAddrsPerBlock +
                                      1ull * kNidsPerBlock * kNidsPerBlock * kDefAddrsPerBlock;
     if (size > max_blocks * kBlockSize)
-      return make_error(Errc::invalid_argument, fmt("writer: a size of %llu bytes passes the largest file (%llu bytes)", size,
-                                                    max_blocks * kBlockSize));
+      return errno_error(Errc::invalid_argument, EFBIG, fmt("writer: a size of %llu bytes passes the largest file (%llu bytes)",
+                                                           size, max_blocks * kBlockSize));
   }
   if ((*inp)->i.i_inline & inline_flag::data) {
     const std::uint32_t max = impl_->max_inline(**inp);

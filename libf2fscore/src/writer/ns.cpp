@@ -392,7 +392,8 @@ Status Writer::link(std::string_view existing, std::string_view new_path) {
   if (!ino) return make_error(ino.error());
   auto in = w.node(*ino);
   if (!in) return make_error(in.error());
-  if (is_dir(**in)) return make_error(Errc::invalid_argument, "writer: \"" + std::string(existing) + "\" is a directory: no hard links (EPERM)");
+  if (is_dir(**in))
+    return errno_error(Errc::invalid_argument, EPERM, "writer: \"" + std::string(existing) + "\" is a directory: no hard links (EPERM)");
   auto nn = new_name(w, new_path);
   if (!nn) return make_error(nn.error());
   return w.link_in(*ino, nn->parent, nn->leaf);

@@ -8,6 +8,7 @@
 // (read_all_xattrs()). A 24-byte header (magic F2F52011, refcount 1) starts
 // it; entries follow, each padded to 4 bytes; a zero word ends them.
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "meta/meta_internal.hpp"
@@ -121,17 +122,17 @@ Status check_xattr_name(std::uint8_t index, std::string_view name) {
   if (index == 0 || index > xattr_index::verity)
     return make_error(Errc::invalid_argument, fmt("writer: xattr name index %llu is not one of F2FS_XATTR_INDEX_*", index));
   if (name.size() > kNameLen)
-    return make_error(Errc::invalid_argument,
-                      fmt("writer: an xattr name of %llu bytes is longer than 255 (F2FS_NAME_LEN, ERANGE)", name.size()));
+    return errno_error(Errc::invalid_argument, ERANGE,
+                       fmt("writer: an xattr name of %llu bytes is longer than 255 (F2FS_NAME_LEN, ERANGE)", name.size()));
   if (name.empty() && index == xattr_index::user)
-    return make_error(Errc::invalid_argument, "writer: an empty user xattr name (EINVAL)");
+    return errno_error(Errc::invalid_argument, EINVAL, "writer: an empty user xattr name (EINVAL)");
   // Linux names xattrs with their prefix and takes at most XATTR_NAME_MAX
   // (255) bytes in all (getxattr(2)/setxattr(2): ERANGE): a longer full name
   // could be stored but never read or removed there.
   const std::size_t prefix = index == xattr_index::user ? 5 : index == xattr_index::trusted ? 8 : index == xattr_index::security ? 9 : 0;
   if (prefix + name.size() > 255)
-    return make_error(Errc::invalid_argument, fmt("writer: the xattr name with its prefix is %llu bytes, over 255 (XATTR_NAME_MAX, ERANGE)",
-                                                  prefix + name.size()));
+    return errno_error(Errc::invalid_argument, ERANGE,
+                       fmt("writer: the xattr name with its prefix is %llu bytes, over 255 (XATTR_NAME_MAX, ERANGE)", prefix + name.size()));
   return {};
 }
 
@@ -158,20 +159,21 @@ Status set_impl(Writer::Impl& w, nid_t ino, std::uint8_t index, std::string_view
     return make_error(Errc::corrupt, fmt("writer: inode %llu: xattr entry at offset %llu runs past the area", ino, bad));
   const xattr_area::EntryRef* here = find(*a, es, index, name);
   if (how == XattrSet::replace && !here)
-    return make_error(Errc::not_found, "writer: no xattr \"" + std::string(name) + "\" (ENODATA)");
-  if (how == XattrSet::create && here) return make_error(Errc::exists, "writer: xattr \"" + std::string(name) + "\" exists (EEXIST)");
+    return errno_error(Errc::not_found, ENODATA, "writer: no xattr \"" + std::string(name) + "\" (ENODATA)");
+  if (how == XattrSet::create && here)
+    return errno_error(Errc::exists, EEXIST, "writer: xattr \"" + std::string(name) + "\" exists (EEXIST)");
   const std::size_t min_offset = (a->inline_size + kBlockSize - sizeof(NodeFooter) - kXattrPadding + 3) & ~std::size_t{3};
   const std::size_t vsize = value ? value->size() : 0;
   const std::size_t max_value = min_offset - sizeof(XattrHeader) - sizeof(XattrEntry);
   if (value && vsize > max_value)
-    return make_error(Errc::no_space, fmt("writer: an xattr value of %llu bytes is over the most the area holds (%llu, E2BIG)",
+    return errno_error(Errc::no_space, E2BIG, fmt("writer: an xattr value of %llu bytes is over the most the area holds (%llu, E2BIG)",
                                           vsize, max_value));
   const std::size_t newsize = xattr_entry_size(static_cast<std::uint32_t>(name.size()), static_cast<std::uint32_t>(vsize));
   if (value) {
     std::size_t room = min_offset > last ? min_offset - last : 0;
     if (here) room += here->size();
     if (room < newsize)
-      return make_error(Errc::no_space, fmt("writer: inode %llu: no room for an xattr entry of %llu bytes (%llu left, E2BIG)",
+      return errno_error(Errc::no_space, E2BIG, fmt("writer: inode %llu: no room for an xattr entry of %llu bytes (%llu left, E2BIG)",
                                             ino, newsize, room));
   }
   std::uint8_t* base = a->buf.data();
@@ -224,7 +226,7 @@ Result<std::vector<std::uint8_t>> Writer::getxattr(nid_t ino, std::uint8_t index
   std::size_t last = 0, bad = SIZE_MAX;
   const auto es = xattr_area::walk(std::span<const std::uint8_t>(a->buf.data(), a->buf.size() - kXattrPadding), &last, &bad);
   const xattr_area::EntryRef* e = find(*a, es, index, name);
-  if (!e) return make_error(Errc::not_found, "writer: no xattr \"" + std::string(name) + "\" (ENODATA)");
+  if (!e) return errno_error(Errc::not_found, ENODATA, "writer: no xattr \"" + std::string(name) + "\" (ENODATA)");
   const std::uint8_t* v = a->buf.data() + e->offset + 4 + e->name_len;
   return std::vector<std::uint8_t>(v, v + e->value_size);
 }

@@ -10,7 +10,7 @@ namespace f2fscore::tools {
 
 // Counts as numbers; "problems": one object per entry not copied, with its
 // host path ("source"), its path in the image ("path"), the error's code
-// name ("code", errc_name()) and its message.
+// name ("code", errc_name(): "not_found", "no_space", ...) and its message.
 inline void add_populate_report(Json& j, const PopulateReport& r) {
   j["directories"] = r.directories;
   j["files"] = r.files;

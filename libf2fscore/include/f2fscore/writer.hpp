@@ -111,6 +111,27 @@ struct MountOptions {
   /// allocation guards still refuse to hand out a nid or block in use).
   /// Read-only mounts are not checked.
   enum class OnDamage : std::uint8_t { refuse, read_only, read_write } on_damage = OnDamage::refuse;
+
+  /// The test profile's clock: 2020-09-13 12:26:40 UTC, seconds since the epoch.
+  static constexpr std::uint64_t kTestProfileTime = 1'600'000'000;
+  /// The test profile: the defaults, except what makes a run depend on
+  /// time or on the volume's size, so that the same calls on the same image
+  /// write the same bytes (two runs give byte-identical images) and a
+  /// crash state depends only on where power was cut:
+  ///   - fixed_time = kTestProfileTime: every time the writer sets is that
+  ///     second (nanoseconds 0), never the system clock;
+  ///   - checkpoint_interval_s = 0: no periodic checkpoint (checkpoints at
+  ///     sync(), unmount(), an fsync() that needs one, and the NAT bounds);
+  ///   - ipu.ipu_policy = ipu_bit::fsync (0x10, F2FS_IPU_FSYNC): the
+  ///     kernel's default for a main area over 16 GiB, on every size. Data
+  ///     is written in place only by fsync()/fdatasync() of a file with at
+  ///     most ipu.min_fsync_blocks dirty pages; the small-volume default
+  ///     (FORCE|HONOR_OPU_WRITE, 0x81) would rewrite written blocks in place
+  ///     at every writeback, so that data written after the last checkpoint
+  ///     could appear under it after a power cut;
+  ///   - gc.background = false (as the default): no GC driven by idle time.
+  /// Everything else is the default; change fields of the result as needed.
+  static MountOptions test_profile() noexcept;
 };
 
 /// Seconds and nanoseconds since the epoch.

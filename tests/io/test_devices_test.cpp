@@ -657,3 +657,40 @@ TEST(TestProfile, TwoRunsWriteByteIdenticalImages) {
   workload(*run4, clocked);
   EXPECT_FALSE(same_contents(*run3, *run4));
 }
+
+namespace {
+
+struct StepClock {
+  std::uint64_t ns = 0;
+  static std::uint64_t now(void* c) noexcept { return static_cast<StepClock*>(c)->ns; }
+};
+
+}  // namespace
+
+TEST(TestProfile, InjectedClockSetsTimesAndDrivesThePeriodicCheckpoint) {
+  auto dev = formatted();
+  ASSERT_TRUE(dev);
+  StepClock c{1650000000ull * 1000000000 + 123456789};
+  MountOptions mo = MountOptions::test_profile();
+  mo.fixed_time = 0;
+  mo.checkpoint_interval_s = 60;
+  mo.clock = {&StepClock::now, &c};
+  auto w = Writer::mount(*dev, mo);
+  ASSERT_OK(w);
+  auto a = (*w)->create("/a");
+  ASSERT_OK(a);
+  auto st = (*w)->stat(*a);
+  ASSERT_OK(st);
+  EXPECT_EQ(st->mtime, (Timespec{1650000000, 123456789}));
+  const std::uint64_t cps = (*w)->stats().checkpoints;
+  c.ns += 59ull * 1000000000;  // 59 s after the mount: no checkpoint yet
+  ASSERT_OK((*w)->create("/b"));
+  EXPECT_EQ((*w)->stats().checkpoints, cps);
+  c.ns += 2ull * 1000000000;  // 61 s: the next call takes one
+  ASSERT_OK((*w)->create("/c"));
+  EXPECT_EQ((*w)->stats().checkpoints, cps + 1);
+  auto cst = (*w)->stat(*(*w)->lookup("/c"));
+  ASSERT_OK(cst);
+  EXPECT_EQ(cst->ctime, (Timespec{1650000061, 123456789}));
+  ASSERT_OK((*w)->unmount());
+}

@@ -44,6 +44,19 @@ using disk::nid_t;
 struct MountOptions {
   /// Seconds since the epoch for inode times the writer sets; 0: the clock.
   std::uint64_t fixed_time = 0;
+  /// The writer's clock, injectable for tests: nanoseconds since the epoch
+  /// (UTC). When `now_ns` is set it replaces the system clock for the
+  /// times the writer sets (inode times, the SIT's segment mtimes, the
+  /// checkpoint's elapsed_time; fixed_time, if set, still wins for these),
+  /// and the monotonic clock for the periodic checkpoint
+  /// (checkpoint_interval_s); background GC's idle time follows the times
+  /// set. A test moves it forward to take a periodic checkpoint where it
+  /// wants one. It must not go backwards; it is called with the handle's
+  /// lock held and must not call the Writer. Null: the system clocks.
+  struct Clock {
+    std::uint64_t (*now_ns)(void* ctx) noexcept = nullptr;
+    void* ctx = nullptr;
+  } clock{};
   /// Mount read-only: every call that would change the volume fails with
   /// Errc::read_only and nothing is written (not even a checkpoint).
   bool read_only = false;

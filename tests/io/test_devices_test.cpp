@@ -123,24 +123,64 @@ TEST(CowDevice, MemoryFollowsTheBlocksWritten) {
   ASSERT_OK(write_at(*a, 0, fill(4)));  // rewriting a block costs nothing more
   EXPECT_EQ(a->stored_blocks(), 3u);
   EXPECT_EQ(a->private_blocks(), 3u);
+  EXPECT_EQ(a->layers(), 0u);
   auto b = a->clone();
   EXPECT_EQ(b->stored_blocks(), 3u);
   EXPECT_EQ(b->private_blocks(), 0u) << "a clone shares every block";
-  EXPECT_EQ(a->private_blocks(), 0u);
+  EXPECT_EQ(a->private_blocks(), 0u) << "frozen into the layer both read";
+  EXPECT_EQ(a->layers(), 1u);
+  EXPECT_EQ(b->layers(), 1u);
   // The clone writes one shared block and two new ones.
   ASSERT_OK(write_at(*b, 0, fill(5)));
   ASSERT_OK(write_at(*b, 4096, fill(6)));
   ASSERT_OK(write_at(*b, 8192, fill(7)));
   EXPECT_EQ(b->private_blocks(), 3u);
   EXPECT_EQ(b->stored_blocks(), 5u);
-  EXPECT_EQ(a->private_blocks(), 1u) << "block 0 of the parent is no longer shared";
+  EXPECT_EQ(a->private_blocks(), 0u);
   EXPECT_EQ(a->stored_blocks(), 3u);
+  ASSERT_OK(write_at(*a, 4096, fill(8)));
+  EXPECT_EQ(a->private_blocks(), 1u);
+  EXPECT_EQ(a->stored_blocks(), 4u);
+  // A clone of a clone adds a layer; cloning a device that wrote nothing
+  // since its last clone adds none.
+  auto c = b->clone();
+  EXPECT_EQ(c->layers(), 2u);
+  auto c2 = b->clone();
+  EXPECT_EQ(c2->layers(), 2u);
+  EXPECT_EQ(b->layers(), 2u);
   // Zeroing and discarding whole blocks of a memory device frees them.
   ASSERT_OK(write_zeroes(*b, 0, 8192));
   ASSERT_OK(discard(*b, 8192, 4096));
   EXPECT_EQ(b->stored_blocks(), 2u);
   EXPECT_EQ(b->private_blocks(), 0u);
-  EXPECT_EQ(read(*b, 0, 4096), fill(0));
+  EXPECT_EQ(block_values(*b, 3), (std::vector<int>{0, 0, 0}));
+  EXPECT_EQ(block_values(*c, 3), (std::vector<int>{5, 6, 7})) << "the clone of b before the zeroes";
+  EXPECT_EQ(block_values(*a, 3), (std::vector<int>{4, 8, 0}));
+}
+
+TEST(CowDevice, LongChainsOfClonesStayCorrect) {
+  // 40 generations, each writing block i and zeroing block i - 1 of what
+  // its parent had: generation g reads block g as g + 1, blocks before it
+  // as zeroes. Past 16 layers clone() merges the chain.
+  auto first = cow_memory(1 << 20);
+  ASSERT_TRUE(first);
+  std::vector<std::unique_ptr<CowDevice>> gen;
+  gen.push_back(std::move(first));
+  for (std::uint32_t g = 0; g < 40; ++g) {
+    CowDevice& d = *gen.back();
+    ASSERT_OK(write_at(d, g * 4096ull, fill(static_cast<std::uint8_t>(g + 1))));
+    if (g > 0) ASSERT_OK(write_zeroes(d, (g - 1) * 4096ull, 4096));
+    gen.push_back(d.clone());
+    EXPECT_LE(gen.back()->layers(), 17u);
+  }
+  for (std::uint32_t g = 0; g < 40; ++g) {
+    std::vector<int> want(41, 0);
+    want[g] = static_cast<int>(g + 1);
+    EXPECT_EQ(block_values(*gen[g], 41), want) << "generation " << g;
+    EXPECT_EQ(gen[g]->stored_blocks(), 1u) << "generation " << g;
+    EXPECT_EQ(gen[g]->next_data(0, 1 << 20), g * 4096ull);
+  }
+  EXPECT_EQ(block_values(*gen[40], 41)[39], 40);
 }
 
 TEST(CowDevice, OverlayNeverWritesItsBase) {
@@ -597,7 +637,9 @@ void workload(BlockDevice& dev, const MountOptions& mo) {
     auto f = wr.create("/d/f" + std::to_string(i));
     ASSERT_OK(f);
     ASSERT_OK(wr.write(*f, 0, as_bytes(std::string(static_cast<std::size_t>(3000 * i + 17), static_cast<char>('a' + i)))));
-    if (i % 5 == 0) ASSERT_OK(wr.fsync(*f));
+    if (i % 5 == 0) {
+      ASSERT_OK(wr.fsync(*f));
+    }
   }
   ASSERT_OK(wr.sync());
   ASSERT_OK(wr.rename("/d/f3", "/d/g3"));

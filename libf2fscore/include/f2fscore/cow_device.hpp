@@ -12,20 +12,26 @@
 //   - CowDevice::overlay(): over any BlockDevice, which it only reads;
 //   - CowDevice::copy_of(): a snapshot of a device's current contents (a
 //     memory device, an image file), copied once into memory;
-//   - clone(): a new device with the same contents now, sharing the blocks
-//     (a block is copied when one of the devices sharing it writes it).
-//     Writes to a clone never reach its base, its parent or its siblings;
-//     a clone of a clone works the same way.
+//   - clone(): a new device with the same contents now. Writes to a clone
+//     never reach its base, its parent or its siblings; a clone of a clone
+//     works the same way.
+//
+// How: the blocks a device writes are its own; clone() freezes them into
+// an immutable layer that the device and the clone both read through (a
+// chain of such layers down to the base), and each goes on writing blocks
+// of its own. A clone costs a few allocations whatever the device holds,
+// and its memory is the blocks it writes. Reads look a block up in the
+// device's own blocks, then layer by layer; when a chain grows past 16
+// layers, clone() merges it into one (for the devices cloned from then on).
 //
 // A crash harness formats once, takes copy_of() the formatted image (or
 // formats a CowDevice::memory() directly), and starts each crash state from
-// a clone(): the cost of a clone is one pointer copy per block the parent
-// holds, and its memory the blocks it writes itself.
+// a clone().
 //
 // Requests complete at submission (the callback runs at the next poll()).
-// Threading: one thread at a time per device, like every device. Clones
-// share their blocks read-only (a shared block is never written in place),
-// so clones of a device without a base may be used on different threads;
+// Threading: one thread at a time per device, like every device; clone()
+// is a call on the device cloned. Frozen layers are never written, so
+// clones of a device without a base may be used on different threads;
 // clones of an overlay share its base device, so all of them must be used
 // from one thread at a time.
 #pragma once
@@ -78,11 +84,12 @@ class CowDevice final : public BlockDevice {
 
   ~CowDevice() override;
 
-  /// A device with this one's contents now: same size, base and blocks
-  /// (shared until either writes them). The two are independent from then
-  /// on. `name` empty: this device's name with "+clone" appended. Costs a
-  /// pointer per block this device holds; throws std::bad_alloc only.
-  std::unique_ptr<CowDevice> clone(std::string name = {}) const;
+  /// A device with this one's contents now: same size, base and blocks.
+  /// The two are independent from then on. `name` empty: this device's
+  /// name with "+clone" appended. Freezes this device's own blocks into a
+  /// layer both share (private_blocks() becomes 0). Throws std::bad_alloc
+  /// only.
+  std::unique_ptr<CowDevice> clone(std::string name = {});
 
   const DeviceInfo& info() const noexcept override { return info_; }
   void submit(IoRequest& req) noexcept override;
@@ -93,14 +100,17 @@ class CowDevice final : public BlockDevice {
   std::uint64_t next_data(std::uint64_t offset, std::uint64_t end) noexcept override;
   std::uint64_t next_hole(std::uint64_t offset, std::uint64_t end) noexcept override;
 
-  /// 4 KiB blocks holding data in this device (written to it or to the
-  /// device it was cloned from), shared ones included. Blocks zeroed or
-  /// discarded over a base are recorded without data and not counted.
-  std::uint64_t stored_blocks() const noexcept;
-  /// Of stored_blocks(), those no other device shares: the memory this
-  /// device alone holds is private_blocks() * kBlockSize bytes (plus a map
-  /// entry per stored block).
+  /// 4 KiB blocks of this device that hold data in memory (written to it
+  /// or to the devices it was cloned from), shared ones included; blocks
+  /// read from the base, and blocks zeroed or discarded, are not counted.
+  /// Walks every layer: for tests.
+  std::uint64_t stored_blocks() const;
+  /// 4 KiB blocks written to this device since it was made or last cloned:
+  /// the memory it alone holds is private_blocks() * kBlockSize bytes (plus
+  /// a map entry each).
   std::uint64_t private_blocks() const noexcept;
+  /// Frozen layers this device reads through (0 before its first clone()).
+  std::uint32_t layers() const noexcept;
   /// The base device of an overlay (nullptr for memory devices).
   BlockDevice* base() const noexcept { return base_.get(); }
 
@@ -108,12 +118,18 @@ class CowDevice final : public BlockDevice {
   struct Block {
     std::uint8_t bytes[kBlockSize];
   };
-  // Block index -> contents; a null pointer: zeroes hiding the base.
+  // Block index -> contents; a null pointer: zeroes hiding what is below.
   using BlockMap = std::map<std::uint64_t, std::shared_ptr<Block>>;
+  struct Layer;  // frozen blocks over a parent layer
 
   CowDevice(std::shared_ptr<BlockDevice> base, const DeviceInfo& info);
   void execute(IoRequest& req);
   std::uint32_t block_bytes(std::uint64_t idx) const noexcept;
+  // The entry of block `idx` (own blocks, then the layers); nullptr when
+  // none has one: the block reads from the base, or as zeroes.
+  const std::shared_ptr<Block>* find(std::uint64_t idx) const noexcept;
+  // The first block index >= idx with an entry anywhere; ~0 when none.
+  std::uint64_t next_entry(std::uint64_t idx) const noexcept;
   Status read_base(std::uint64_t off, std::uint8_t* dst, std::uint64_t len);
   Result<Block*> writable_block(std::uint64_t idx, bool whole);
   Status write_piece(std::uint64_t off, const std::uint8_t* src, std::uint64_t len);
@@ -122,7 +138,8 @@ class CowDevice final : public BlockDevice {
 
   std::shared_ptr<BlockDevice> base_;
   DeviceInfo info_;
-  BlockMap blocks_;
+  std::shared_ptr<const Layer> frozen_;  // null before the first clone()
+  BlockMap own_;                         // written since; never shared
   CompletionQueue done_;
 };
 

@@ -98,7 +98,7 @@ Result<std::unique_ptr<CowDevice>> CowDevice::copy_of(BlockDevice& dev, std::str
           if (std::all_of(p, p + len, [](std::uint8_t x) { return x == 0; })) continue;
           auto blk = std::make_shared<Block>();
           std::memcpy(blk->bytes, p, len);
-          cow.blocks_[(o + k) / kBlockSize] = std::move(blk);
+          cow.own_[(o + k) / kBlockSize] = std::move(blk);
         }
       }
       pos = b;
@@ -109,25 +109,88 @@ Result<std::unique_ptr<CowDevice>> CowDevice::copy_of(BlockDevice& dev, std::str
   return made;
 }
 
-std::unique_ptr<CowDevice> CowDevice::clone(std::string name) const {
+// Blocks frozen by clone(): read by every device cloned since, never written.
+struct CowDevice::Layer {
+  std::shared_ptr<const Layer> parent;
+  BlockMap blocks;
+  std::uint32_t depth = 1;  // layers down to the bottom, this one included
+};
+
+namespace {
+constexpr std::uint32_t kMaxLayers = 16;
+constexpr std::uint64_t kNoBlock = ~std::uint64_t{0};
+}  // namespace
+
+std::unique_ptr<CowDevice> CowDevice::clone(std::string name) {
+  if (!own_.empty()) {
+    auto layer = std::make_shared<Layer>();
+    layer->parent = frozen_;
+    layer->depth = frozen_ ? frozen_->depth + 1 : 1;
+    layer->blocks = std::move(own_);
+    own_.clear();
+    frozen_ = std::move(layer);
+    if (frozen_->depth > kMaxLayers) {
+      // Merge the chain into one layer (the top one wins): reads stay a few
+      // lookups deep. Devices cloned earlier keep the chain they read.
+      try {
+        auto flat = std::make_shared<Layer>();
+        for (const Layer* l = frozen_.get(); l != nullptr; l = l->parent.get())
+          for (const auto& [idx, blk] : l->blocks) flat->blocks.emplace(idx, blk);  // keeps the upper one
+        // At the bottom, a zero entry hides only the base.
+        if (!base_) std::erase_if(flat->blocks, [](const auto& kv) { return kv.second == nullptr; });
+        frozen_ = std::move(flat);
+      } catch (const std::bad_alloc&) {
+        // Keep the chain: deeper, still correct.
+      }
+    }
+  }
   DeviceInfo di = info_;
   di.name = name.empty() ? info_.name + "+clone" : std::move(name);
   std::unique_ptr<CowDevice> c(new CowDevice(base_, di));
-  c->blocks_ = blocks_;  // shares every block: each is copied before either device writes it
+  c->frozen_ = frozen_;
   return c;
 }
 
-std::uint64_t CowDevice::stored_blocks() const noexcept {
+const std::shared_ptr<CowDevice::Block>* CowDevice::find(std::uint64_t idx) const noexcept {
+  auto it = own_.find(idx);
+  if (it != own_.end()) return &it->second;
+  for (const Layer* l = frozen_.get(); l != nullptr; l = l->parent.get()) {
+    auto j = l->blocks.find(idx);
+    if (j != l->blocks.end()) return &j->second;
+  }
+  return nullptr;
+}
+
+std::uint64_t CowDevice::next_entry(std::uint64_t idx) const noexcept {
+  std::uint64_t best = kNoBlock;
+  auto it = own_.lower_bound(idx);
+  if (it != own_.end()) best = it->first;
+  for (const Layer* l = frozen_.get(); l != nullptr; l = l->parent.get()) {
+    auto j = l->blocks.lower_bound(idx);
+    if (j != l->blocks.end()) best = std::min(best, j->first);
+  }
+  return best;
+}
+
+std::uint64_t CowDevice::stored_blocks() const {
+  std::map<std::uint64_t, bool> seen;  // the upper-most entry of each block decides
+  auto add = [&](const BlockMap& m) {
+    for (const auto& [idx, blk] : m) seen.emplace(idx, blk != nullptr);
+  };
+  add(own_);
+  for (const Layer* l = frozen_.get(); l != nullptr; l = l->parent.get()) add(l->blocks);
   std::uint64_t n = 0;
-  for (const auto& [idx, blk] : blocks_) n += blk != nullptr;
+  for (const auto& [idx, data] : seen) n += data;
   return n;
 }
 
 std::uint64_t CowDevice::private_blocks() const noexcept {
   std::uint64_t n = 0;
-  for (const auto& [idx, blk] : blocks_) n += blk != nullptr && blk.use_count() == 1;
+  for (const auto& [idx, blk] : own_) n += blk != nullptr;
   return n;
 }
+
+std::uint32_t CowDevice::layers() const noexcept { return frozen_ ? frozen_->depth : 0; }
 
 std::uint32_t CowDevice::block_bytes(std::uint64_t idx) const noexcept {
   const std::uint64_t start = idx * kBlockSize;
@@ -136,19 +199,23 @@ std::uint32_t CowDevice::block_bytes(std::uint64_t idx) const noexcept {
 
 std::uint64_t CowDevice::next_data(std::uint64_t offset, std::uint64_t end) noexcept {
   if (base_) return offset;
-  for (auto it = blocks_.lower_bound(offset / kBlockSize); it != blocks_.end(); ++it) {
-    if (it->second == nullptr) continue;
-    return std::min(std::max(offset, it->first * kBlockSize), end);
+  std::uint64_t idx = offset / kBlockSize;
+  while (true) {
+    idx = next_entry(idx);
+    if (idx == kNoBlock || idx * kBlockSize >= end) return end;
+    const auto* e = find(idx);
+    if (e != nullptr && *e != nullptr) return std::min(std::max(offset, idx * kBlockSize), end);
+    ++idx;
   }
-  return end;
 }
 
 std::uint64_t CowDevice::next_hole(std::uint64_t offset, std::uint64_t end) noexcept {
   if (base_) return end;
-  std::uint64_t idx = offset / kBlockSize;
-  for (auto it = blocks_.lower_bound(idx); it != blocks_.end() && it->first == idx && it->second != nullptr; ++it)
-    ++idx;
-  return std::min(std::max(offset, idx * kBlockSize), end);
+  for (std::uint64_t idx = offset / kBlockSize; idx * kBlockSize < end; ++idx) {
+    const auto* e = find(idx);
+    if (e == nullptr || *e == nullptr) return std::min(std::max(offset, idx * kBlockSize), end);
+  }
+  return end;
 }
 
 void CowDevice::submit(IoRequest& req) noexcept {
@@ -196,7 +263,7 @@ Status CowDevice::read_base(std::uint64_t off, std::uint8_t* dst, std::uint64_t 
 }
 
 Status CowDevice::read_range(std::uint64_t off, std::uint8_t* dst, std::uint64_t len) {
-  // Runs of blocks the device does not hold are read from the base at once.
+  // Runs of blocks that no layer holds are read from the base at once.
   std::uint64_t run_off = 0, run_len = 0;
   std::uint8_t* run_dst = nullptr;
   auto flush_run = [&]() -> Status {
@@ -205,15 +272,13 @@ Status CowDevice::read_range(std::uint64_t off, std::uint8_t* dst, std::uint64_t
     run_len = 0;
     return read_base(run_off, run_dst, n);
   };
-  auto it = blocks_.lower_bound(off / kBlockSize);
   while (len > 0) {
     const std::uint64_t idx = off / kBlockSize, in = off % kBlockSize;
     const std::uint64_t n = std::min<std::uint64_t>(len, kBlockSize - in);
-    while (it != blocks_.end() && it->first < idx) ++it;
-    const bool held = it != blocks_.end() && it->first == idx;
-    if (held || !base_) {
+    const auto* e = find(idx);
+    if (e != nullptr || !base_) {
       F2FSCORE_TRY(flush_run());
-      if (held && it->second != nullptr) std::memcpy(dst, it->second->bytes + in, static_cast<std::size_t>(n));
+      if (e != nullptr && *e != nullptr) std::memcpy(dst, (*e)->bytes + in, static_cast<std::size_t>(n));
       else std::memset(dst, 0, static_cast<std::size_t>(n));
     } else if (run_len != 0 && run_off + run_len == off) {
       run_len += n;
@@ -231,19 +296,19 @@ Status CowDevice::read_range(std::uint64_t off, std::uint8_t* dst, std::uint64_t
 }
 
 Result<CowDevice::Block*> CowDevice::writable_block(std::uint64_t idx, bool whole) {
-  auto it = blocks_.find(idx);
-  if (it != blocks_.end() && it->second != nullptr && it->second.use_count() == 1) return it->second.get();
+  auto it = own_.find(idx);
+  if (it != own_.end() && it->second != nullptr) return it->second.get();  // own blocks are never shared
   auto blk = std::make_shared<Block>();  // zeroes
-  if (!whole) {
-    if (it != blocks_.end()) {
-      if (it->second != nullptr) std::memcpy(blk->bytes, it->second->bytes, kBlockSize);
+  if (!whole && it == own_.end()) {
+    const auto* e = find(idx);  // in a layer
+    if (e != nullptr) {
+      if (*e != nullptr) std::memcpy(blk->bytes, (*e)->bytes, kBlockSize);
     } else if (base_) {
       F2FSCORE_TRY(read_base(idx * kBlockSize, blk->bytes, block_bytes(idx)));
     }
   }
   Block* p = blk.get();
-  if (it != blocks_.end()) it->second = std::move(blk);
-  else blocks_.emplace(idx, std::move(blk));
+  own_.insert_or_assign(idx, std::move(blk));
   return p;
 }
 
@@ -265,12 +330,15 @@ Status CowDevice::zero_piece(std::uint64_t off, std::uint64_t len) {
   while (len > 0) {
     const std::uint64_t idx = off / kBlockSize, in = off % kBlockSize;
     const std::uint64_t n = std::min<std::uint64_t>(len, kBlockSize - in);
-    auto it = blocks_.find(idx);
+    const auto* e = find(idx);
+    const bool data = e != nullptr ? *e != nullptr : base_ != nullptr;  // may read other than zeroes
     if (in == 0 && n == block_bytes(idx)) {
-      if (base_) blocks_.insert_or_assign(idx, nullptr);  // zeroes hide the base's block
-      else if (it != blocks_.end()) blocks_.erase(it);
-    } else if (it != blocks_.end() ? it->second != nullptr : base_ != nullptr) {
-      // Part of a block that may hold data: zero that part only.
+      // A zero entry hides data below (a layer's or the base's); over
+      // nothing, no entry is needed.
+      own_.erase(idx);
+      const auto* below = find(idx);
+      if (below != nullptr ? *below != nullptr : base_ != nullptr) own_.emplace(idx, nullptr);
+    } else if (data) {
       auto blk = writable_block(idx, false);
       if (!blk) return make_error(blk.error());
       std::memset((*blk)->bytes + in, 0, static_cast<std::size_t>(n));

@@ -136,12 +136,14 @@ struct MountOptions {
   ///   - checkpoint_interval_s = 0: no periodic checkpoint (checkpoints at
   ///     sync(), unmount(), an fsync() that needs one, and the NAT bounds);
   ///   - ipu.ipu_policy = ipu_bit::fsync (0x10, F2FS_IPU_FSYNC): the
-  ///     kernel's default for a main area over 16 GiB, on every size. Data
-  ///     is written in place only by fsync()/fdatasync() of a file with at
-  ///     most ipu.min_fsync_blocks dirty pages; the small-volume default
-  ///     (FORCE|HONOR_OPU_WRITE, 0x81) would rewrite written blocks in place
-  ///     at every writeback, so that data written after the last checkpoint
-  ///     could appear under it after a power cut;
+  ///     kernel's default for a main area over 16 GiB, on every size. The
+  ///     policy writes data in place only in the writeback of an fsync() or
+  ///     fdatasync() of a file with at most ipu.min_fsync_blocks dirty
+  ///     pages (pinned and cold files, and direct writes over written
+  ///     blocks, are in place whatever the policy: docs/ipu.md); the
+  ///     small-volume default (FORCE|HONOR_OPU_WRITE, 0x81) would rewrite
+  ///     written blocks in place at every writeback, so that data written
+  ///     after the last checkpoint could appear under it after a power cut;
   ///   - gc.background = false (as the default): no GC driven by idle time.
   /// Everything else is the default; change fields of the result as needed.
   static MountOptions test_profile() noexcept;

@@ -254,7 +254,8 @@ run_arch() {
               f2fscore_fsck_mutation_tests f2fscore_meta_tests f2fscore_writer_tests f2fscore_writer_damage_tests
               f2fscore_writer_fsync_tests f2fscore_writer_ipu_tests f2fscore_writer_cache_tests
               f2fscore_writer_ns_tests f2fscore_writer_gc_tests f2fscore_writer_managers_tests f2fscore_stats_tests
-              f2fscore_writer_casefold_tests f2fscore_writer_quota_tests f2fscore_handle_tests)
+              f2fscore_writer_casefold_tests f2fscore_writer_quota_tests f2fscore_handle_tests
+              f2fscore_test_devices_tests)
   [[ $arch != windows ]] || want+=(f2fscore-fsck f2fscore-dump f2fscore-sload f2fscore-io)  # tools_windows
   local have targets=() t
   have=$(cmake --build "$bdir" --target help 2>/dev/null)

@@ -44,6 +44,19 @@ using disk::nid_t;
 struct MountOptions {
   /// Seconds since the epoch for inode times the writer sets; 0: the clock.
   std::uint64_t fixed_time = 0;
+  /// The writer's clock, injectable for tests: nanoseconds since the epoch
+  /// (UTC). When `now_ns` is set it replaces the system clock for the
+  /// times the writer sets (inode times, the SIT's segment mtimes, the
+  /// checkpoint's elapsed_time; fixed_time, if set, still wins for these),
+  /// and the monotonic clock for the periodic checkpoint
+  /// (checkpoint_interval_s); background GC's idle time follows the times
+  /// set. A test moves it forward to take a periodic checkpoint where it
+  /// wants one. It must not go backwards; it is called with the handle's
+  /// lock held and must not call the Writer. Null: the system clocks.
+  struct Clock {
+    std::uint64_t (*now_ns)(void* ctx) noexcept = nullptr;
+    void* ctx = nullptr;
+  } clock{};
   /// Mount read-only: every call that would change the volume fails with
   /// Errc::read_only and nothing is written (not even a checkpoint).
   bool read_only = false;
@@ -111,6 +124,29 @@ struct MountOptions {
   /// allocation guards still refuse to hand out a nid or block in use).
   /// Read-only mounts are not checked.
   enum class OnDamage : std::uint8_t { refuse, read_only, read_write } on_damage = OnDamage::refuse;
+
+  /// The test profile's clock: 2020-09-13 12:26:40 UTC, seconds since the epoch.
+  static constexpr std::uint64_t kTestProfileTime = 1'600'000'000;
+  /// The test profile: the defaults, except what makes a run depend on
+  /// time or on the volume's size, so that the same calls on the same image
+  /// write the same bytes (two runs give byte-identical images) and a
+  /// crash state depends only on where power was cut:
+  ///   - fixed_time = kTestProfileTime: every time the writer sets is that
+  ///     second (nanoseconds 0), never the system clock;
+  ///   - checkpoint_interval_s = 0: no periodic checkpoint (checkpoints at
+  ///     sync(), unmount(), an fsync() that needs one, and the NAT bounds);
+  ///   - ipu.ipu_policy = ipu_bit::fsync (0x10, F2FS_IPU_FSYNC): the
+  ///     kernel's default for a main area over 16 GiB, on every size. The
+  ///     policy writes data in place only in the writeback of an fsync() or
+  ///     fdatasync() of a file with at most ipu.min_fsync_blocks dirty
+  ///     pages (pinned and cold files, and direct writes over written
+  ///     blocks, are in place whatever the policy: docs/ipu.md); the
+  ///     small-volume default (FORCE|HONOR_OPU_WRITE, 0x81) would rewrite
+  ///     written blocks in place at every writeback, so that data written
+  ///     after the last checkpoint could appear under it after a power cut;
+  ///   - gc.background = false (as the default): no GC driven by idle time.
+  /// Everything else is the default; change fields of the result as needed.
+  static MountOptions test_profile() noexcept;
 };
 
 /// Seconds and nanoseconds since the epoch.

@@ -648,7 +648,7 @@ Status Writer::Impl::reload_committed() {
 Status Writer::Impl::maybe_periodic_checkpoint() {
   if (call_depth > 1 || unmounted || opts.read_only) return {};
   const bool timed = opts.checkpoint_interval_s != 0 &&
-                     wr::mono_ms() - last_checkpoint_time >= static_cast<std::uint64_t>(opts.checkpoint_interval_s) * 1000;
+                     interval_ms() - last_checkpoint_time >= static_cast<std::uint64_t>(opts.checkpoint_interval_s) * 1000;
   const bool nats = nm.changed_count() > 0 &&
                     (nm.changed_count() >= std::max<std::uint64_t>(disk::kNatEntryPerBlock, nm.max_nid() / 10) ||
                      nm.dirty_blocks() >= std::max<std::size_t>(1, nm.nat_block_bound() / 2));

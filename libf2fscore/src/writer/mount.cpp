@@ -17,14 +17,24 @@ using meta::fmt;
 
 std::uint64_t Writer::Impl::now() const {
   if (opts.fixed_time) return opts.fixed_time;
+  if (opts.clock.now_ns != nullptr) return opts.clock.now_ns(opts.clock.ctx) / 1000000000;
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
 }
 
 Timespec Writer::Impl::now_ts() const {
   if (opts.fixed_time) return {opts.fixed_time, 0};
+  if (opts.clock.now_ns != nullptr) {
+    const std::uint64_t ns = opts.clock.now_ns(opts.clock.ctx);
+    return {ns / 1000000000, static_cast<std::uint32_t>(ns % 1000000000)};
+  }
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   return {static_cast<std::uint64_t>(ns / 1000000000), static_cast<std::uint32_t>(ns % 1000000000)};
+}
+
+std::uint64_t Writer::Impl::interval_ms() const {
+  if (opts.clock.now_ns != nullptr) return opts.clock.now_ns(opts.clock.ctx) / 1000000;
+  return wr::mono_ms();
 }
 
 Status Writer::check_features(const disk::SuperBlock& sb) {
@@ -400,7 +410,7 @@ Status Writer::Impl::checkpoint(bool umount) {
   if (!r) return make_error(r.error());
   ++stats.checkpoints;
   stats.meta_blocks_written += r->nat_blocks_written + r->sit_blocks_written + r->ssa_blocks_written + r->cp_blocks_written;
-  last_checkpoint_time = wr::mono_ms();
+  last_checkpoint_time = interval_ms();
   discard_segments(prefree);
   nm.pages_written();  // the pages stay cached, clean (shrink() evicts them)
   pending_new_nodes = 0;
@@ -432,7 +442,7 @@ Result<std::unique_ptr<Writer>> Writer::mount(BlockDevice& dev, const MountOptio
   // committed by the next checkpoint). Not on a read-only mount.
   if (!impl->opts.read_only && !impl->orphans.empty()) F2FSCORE_TRY(impl->recover_orphans());
   impl->resolve_ipu_defaults();
-  impl->last_checkpoint_time = wr::mono_ms();
+  impl->last_checkpoint_time = impl->interval_ms();
   impl->last_call_time = impl->now();
   return std::unique_ptr<Writer>(new Writer(std::move(impl)));
 }

@@ -177,7 +177,7 @@ struct Writer::Impl {
 
   // ---- writer/cache.cpp: page cache, periodic checkpoints, discard ----
   std::unique_ptr<wr::PageCache, wr::PageCacheDeleter> cache;
-  std::uint64_t last_checkpoint_time = 0;  ///< wr::mono_ms() of the last checkpoint (or mount)
+  std::uint64_t last_checkpoint_time = 0;  ///< interval_ms() of the last checkpoint (or mount)
   std::uint32_t call_depth = 0;            ///< public calls in progress (F2FSCORE_WRITER_LOCK)
   /// After a checkpoint: reopens the volume (superblock, the new pack) and
   /// resets what a checkpoint resets (logs as the pack says, free segments,
@@ -398,6 +398,9 @@ struct Writer::Impl {
   /// now() with nanoseconds (0 under MountOptions::fixed_time), as
   /// current_time() stamps inodes.
   Timespec now_ts() const;
+  /// Milliseconds for the periodic checkpoint: MountOptions::clock, else
+  /// the monotonic clock (wr::mono_ms()).
+  std::uint64_t interval_ms() const;
   /// i_ctime (and with `mtime` i_mtime) of `in` := now_ts().
   void set_ctime(disk::Node& in, bool mtime = false);
   bool ok() const { return !unmounted; }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs f2fscore from a build tree into a temporary prefix, builds
 # examples/hello against it with find_package(f2fscore), runs it, and checks
-# the layout it prints against what mkfs.f2fs 1.15 writes for 256 MiB; then
+# the layout it prints against what mkfs.f2fs 1.15 writes for 256 MiB;
+# builds and runs examples/crash (a crash test through the installed
+# package's file-handle API and test devices) the same way; then
 # that the manual page of every tool is installed and man finds it.
 set -euo pipefail
 build_dir=${1:?usage: example_test.sh BUILD_DIR}
@@ -19,6 +21,17 @@ expected="label=hello main_blkaddr=4096 segment_count_main=120"
 case "$out" in
   "$expected"*) echo "PASS: example built against the installed package" ;;
   *) echo "FAIL: expected '$expected...'"; exit 1 ;;
+esac
+# examples/crash, against the same installed package: a workload through
+# the file-handle API on a copy-on-write clone of a formatted memory device,
+# power cut at every write with the reorder model, remount, fsck.
+cmake -S "$src_dir/examples/crash" -B "$tmp/build-crash" -G Ninja -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+cmake --build "$tmp/build-crash" >/dev/null
+crash_out=$("$tmp/build-crash/f2fscore-crash-example") || { echo "$crash_out" | tail -5; echo "FAIL: examples/crash"; exit 1; }
+echo "$crash_out" | tail -1
+case "$crash_out" in
+  *"PASS: "*" crash states"*) echo "PASS: examples/crash built against the installed package and passed" ;;
+  *) echo "FAIL: examples/crash printed no PASS line"; exit 1 ;;
 esac
 # Every tool in one directory (sbin, as f2fs-tools and e2fsprogs install
 # theirs), with its bash completion.

@@ -590,6 +590,11 @@ const std::vector<Case>& cases() {
                  {"/medium", "/dir/sub/f", "/big", "/inl/x"}}; }},
   {"root_nat_null", Base::mkfs, "inode", [](Corruptor&) {
      return Spec{{"nat[3].block_addr=0"}, {E(Code::ROOT_BAD).Ino(3)}}; }},
+  // Superblock #0 names a device list (devs[0].path set) whose segments are
+  // not the volume's (sanity_check_raw_super() in fs/f2fs/super.c refuses
+  // it): #1 is used and #0 restored from it.
+  {"sb_device_list_bad", Base::sload, "superblock", [](Corruptor&) {
+     return Spec{{"sb[0].devs0.path[0]=0x41"}, {E(Code::SB_PRIMARY_BAD).Blk(0)}}; }},
   // A quota inode number in superblock #0 only, on a volume without quota:
   // #1 is restored from #0 by the rebuild, the numbers zeroed after it.
   {"sb_quota_ino_one_copy", Base::compress, "superblock", [](Corruptor&) {

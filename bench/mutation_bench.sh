@@ -124,7 +124,8 @@ for idx, path, what in lines:
     h0 = sha(path)
     count("tools_mutants", what)
     for name, cmd in runs.items():
-        shutil.copyfile(path, copy)
+        # Sparse, as the mutant was saved (shutil.copyfile writes every zero).
+        subprocess.run(["cp", "--sparse=always", path, copy], check=True)
         try:
             r = subprocess.run(cmd + [copy], stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
             rc = r.returncode

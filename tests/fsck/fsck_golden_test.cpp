@@ -57,6 +57,7 @@
 #include "f2fscore/device.hpp"
 #include "f2fscore/fsck.hpp"
 #include "fsck/corrupt.hpp"
+#include "support/rich_image.hpp"
 #include "support/test_support.hpp"
 
 namespace {
@@ -66,8 +67,10 @@ using f2fscore::fsck::Code;
 using f2fstest::corrupt::Corruptor;
 using nid_t = f2fscore::disk::nid_t;
 
-enum class Base { sload, compress, mkfs };
-const char* base_name(Base b) { return b == Base::sload ? "sload" : b == Base::compress ? "compress" : "mkfs"; }
+enum class Base { sload, compress, mkfs, plain };
+const char* base_name(Base b) {
+  return b == Base::sload ? "sload" : b == Base::compress ? "compress" : b == Base::mkfs ? "mkfs" : "plain";
+}
 
 struct Expect {
   Code code;
@@ -595,6 +598,14 @@ const std::vector<Case>& cases() {
   // it): #1 is used and #0 restored from it.
   {"sb_device_list_bad", Base::sload, "superblock", [](Corruptor&) {
      return Spec{{"sb[0].devs0.path[0]=0x41"}, {E(Code::SB_PRIMARY_BAD).Blk(0)}}; }},
+  // Without flexible_inline_xattr an inline-dentry directory keeps the
+  // default inline xattr area out of its layout with or without the
+  // inline_xattr flag (do_read_inode() in fs/f2fs/inode.c): with the flag
+  // cleared, the entries are where they were and only the damaged hash of
+  // "." is found (read with no xattr area, every slot would be misplaced).
+  {"inline_dentry_layout_without_xattr_flag", Base::plain, "dentry", [](Corruptor& L) {
+     return Spec{{"dentry[/dir/inl/.].hash_code=0x1234", "inode[/dir/inl].i_inline^=1"},
+                 {E(Code::DENTRY_HASH).Ino(ino(L, "/dir/inl"))}}; }},
   // A quota inode number in superblock #0 only, on a volume without quota:
   // #1 is restored from #0 by the rebuild, the numbers zeroed after it.
   {"sb_quota_ino_one_copy", Base::compress, "superblock", [](Corruptor&) {
@@ -701,6 +712,26 @@ const Bases& bases() {
       auto r = sh(std::string(F2FSCORE_MKFS_BIN) + " -q -f -O extra_attr,inode_checksum,quota,lost_found,sb_checksum"
                   " -T 1700000000 -U 0c1d2e3f-4a5b-6c7d-8e9f-a0b1c2d3e4f5 " + q(p));
       if (r.exit_code == 0) x->path[Base::mkfs] = p; else x->error[Base::mkfs] = "f2fscore-mkfs: " + r.output;
+    }
+    // plain: the rich image without features (support/rich_image.hpp), as
+    // the mutation benchmark's "plain" template.
+    {
+      f2fstest::RichImageOptions o;
+      o.node_segment = true;
+      o.consistent = true;
+      auto r = f2fstest::build_rich_image(o);
+      const fs::path p = x->dir / "plain.img";
+      f2fstest::make_sparse_file(p, r.img.size_bytes);
+      f2fscore::OpenOptions oo;
+      auto dev = r.error.empty() ? f2fscore::open_posix_device(p.string(), oo) : f2fscore::Result<std::unique_ptr<f2fscore::BlockDevice>>(f2fscore::make_error(f2fscore::Errc::corrupt, r.error));
+      bool ok = static_cast<bool>(dev);
+      for (const auto& [blk, data] : r.img.blocks) {
+        if (!ok) break;
+        ok = static_cast<bool>(f2fscore::write_at(**dev, blk * f2fscore::disk::kBlockSize, std::span<const std::uint8_t>(data.data(), data.size())));
+      }
+      if (ok) ok = static_cast<bool>(f2fscore::flush(**dev));
+      if (ok) x->path[Base::plain] = p;
+      else x->error[Base::plain] = "the plain rich image: " + (dev ? std::string("write failed") : dev.error().to_string());
     }
     for (auto& [k, p] : x->path) {
       const fs::path copy = x->dir / "baseline.img";

@@ -684,6 +684,12 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
     } else {
       in.inline_xattr_addrs = kDefaultInlineXattrAddrs;
     }
+  } else if (!(features_ & feature::flexible_inline_xattr) && (in.inline_flags & inline_flag::dentry)) {
+    // Without flexible_inline_xattr an inline-dentry directory keeps the
+    // default inline xattr area out of its layout even without the
+    // inline_xattr flag (do_read_inode() in fs/f2fs/inode.c); it holds no
+    // xattrs then (inline_xattr_size()).
+    in.inline_xattr_addrs = kDefaultInlineXattrAddrs;
   }
   // Inode checksum (f2fs_inode_chksum_verify(): only when the field fits).
   if ((features_ & feature::inode_checksum) && (in.inline_flags & inline_flag::extra_attr) && !extra_missing &&
@@ -758,7 +764,7 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
   const auto* raw = reinterpret_cast<const std::uint8_t*>(&n);
   const std::uint32_t max_inline = max_inline_data(in.extra_isize, in.inline_xattr_addrs);
   const std::uint32_t inline_off = inline_data_offset(in.extra_isize);
-  if (in.inline_xattr_addrs && in.sane) {
+  if (in.inline_xattr_addrs && in.sane && (in.inline_flags & inline_flag::xattr)) {
     const std::uint32_t off = inline_xattr_offset(in.inline_xattr_addrs);
     const std::uint8_t* p = raw + off;
     bool any = false;

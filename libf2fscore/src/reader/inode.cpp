@@ -90,6 +90,11 @@ Result<InodeInfo> Volume::read_inode(nid_t ino) {
     } else {
       in.inline_xattr_addrs = kDefaultInlineXattrAddrs;
     }
+  } else if (!(feat & feature::flexible_inline_xattr) && (in.inline_flags & inline_flag::dentry)) {
+    // Without flexible_inline_xattr an inline-dentry directory keeps the
+    // default inline xattr area out of its layout even without the
+    // inline_xattr flag (do_read_inode() in fs/f2fs/inode.c).
+    in.inline_xattr_addrs = kDefaultInlineXattrAddrs;
   }
   if (feat & feature::inode_checksum && impl_->opts.verify_inode_checksums && in.extra_isize >= 12) {
     const std::uint32_t want = inode_checksum(impl_->chksum_seed, reinterpret_cast<const std::uint8_t*>(&in.raw));

@@ -619,6 +619,13 @@ const std::vector<Case>& cases() {
   {"unreachable_dir_links", Base::sload, "lost+found", [](Corruptor& L) {
      return Spec{{"inode[/dir].i_links+=1", "dentry_del[/dir]=1"},
                  {E(Code::INODE_UNREACHABLE).Ino(ino(L, "/dir")), E(Code::DIR_LINKS).Ino(ino(L, "/dir"))}}; }},
+  // A node version in the NAT that its data blocks' summaries do not carry
+  // (set_summary() writes the NAT's; fsck.f2fs -y drops such blocks): the
+  // summaries are rewritten, the data kept.
+  {"ssa_data_version", Base::sload, "SSA", [](Corruptor& L) {
+     std::vector<Expect> e;
+     for (std::uint64_t k = 0; k < 5; ++k) e.push_back(E(Code::SSA_DATA_MISMATCH).Blk(blk(L, "/medium", k)));
+     return Spec{{"nat[/medium].version+=1"}, e, 4, false, {"/medium"}}; }},
   {"ssa_dnode_nid", Base::sload, "SSA", [](Corruptor& L) {
      const nid_t dn = i_nid(L, "/big", 0);
      return Spec{{"ssa[" + S(node_blk(L, dn)) + "].nid+=1"}, {E(Code::SSA_NODE_MISMATCH).Blk(node_blk(L, dn))}}; }},

@@ -674,7 +674,8 @@ void child_run(const Mutant& m, const std::string& repaired_path, const std::str
 // fatal); FSCK_F2FS (if set) also checks each mutant and each of our
 // repaired images; F2FSCORE_MUTATION_WORK: the directory for those images;
 // F2FSCORE_MUTATION_BASELINE=1 runs the templates unchanged;
-// F2FSCORE_MUTATION_KEEP: a directory to save every mutant in.
+// F2FSCORE_MUTATION_KEEP: a directory to save every mutant in (with
+// F2FSCORE_MUTATION_KEEP_ONLY=1 nothing else is done).
 TEST(MutationBench, DISABLED_Run) {
   using namespace bench;
   const std::uint64_t n = env_u64("F2FSCORE_MUTANTS", 2000), seed0 = env_u64("F2FSCORE_MUTATION_SEED", 1);
@@ -725,6 +726,9 @@ TEST(MutationBench, DISABLED_Run) {
       // The mutant as an image file, for bench/mutation_bench.sh's runs of the tool binaries.
       const std::string img = keep_dir + "/" + std::to_string(i) + ".img";
       if (save_image(m.img, m.truncate_to, img)) keep_list << i << ' ' << img << ' ' << what << '\n';
+      // F2FSCORE_MUTATION_KEEP_ONLY=1: only the mutants are saved (the tool
+      // pass then runs beside a library pass of its own).
+      if (std::getenv("F2FSCORE_MUTATION_KEEP_ONLY")) continue;
     }
     const std::string rep_path = fsck_bin.empty() ? "" : work + "/repaired.img";
     std::filesystem::remove(rep_path.empty() ? work + "/none" : rep_path);

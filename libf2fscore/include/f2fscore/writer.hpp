@@ -111,6 +111,16 @@ struct MountOptions {
   /// allocation guards still refuse to hand out a nid or block in use).
   /// Read-only mounts are not checked.
   enum class OnDamage : std::uint8_t { refuse, read_only, read_write } on_damage = OnDamage::refuse;
+  /// How much the pre-mount check reads. `full`: the checker's full check
+  /// (fsck -n -f: besides the above, the namespace walk, so that a dentry
+  /// naming a nid whose NAT entry is free, which alloc_nid() would hand out
+  /// again, or a data pointer onto a block another owner holds refuses the
+  /// mount); on a clean volume it reads the dentry blocks besides what the
+  /// fast check reads (1,000,000 files: 5.5 s against 1.0 s, README).
+  /// `fast`: preen's fast check alone, with the full check only when the
+  /// checkpoint's counts disagree; a dangling dentry or a shared block on a
+  /// volume whose counts agree is then not seen.
+  enum class PremountCheck : std::uint8_t { full, fast } premount_check = PremountCheck::full;
 };
 
 /// Seconds and nanoseconds since the epoch.

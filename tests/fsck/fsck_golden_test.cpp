@@ -606,6 +606,22 @@ const std::vector<Case>& cases() {
   {"inline_dentry_layout_without_xattr_flag", Base::plain, "dentry", [](Corruptor& L) {
      return Spec{{"dentry[/dir/inl/.].hash_code=0x1234", "inode[/dir/inl].i_inline^=1"},
                  {E(Code::DENTRY_HASH).Ino(ino(L, "/dir/inl"))}}; }},
+  // An entry naming a quota file (hidden system inodes, loaded by number
+  // from qf_ino[]): the entry goes; the file it named before is reconnected.
+  {"dentry_names_quota_file", Base::sload, "dentry", [](Corruptor& L) {
+     const auto q = L.sb().qf_ino[0].get();
+     return Spec{{"dentry[/inl/x].ino=" + S(q)},
+                 {E(Code::DENTRY_INO_INVALID).Ino(ino(L, "/inl")), E(Code::INODE_UNREACHABLE).Ino(ino(L, "/inl/x"))}}; }},
+  // With flexible_inline_xattr the layout takes i_inline_xattr_size
+  // whatever the inline_xattr flag (do_read_inode()): without the flag, a
+  // size past the inode (fsck.f2fs 1.15 crashes on it) is set to 0, as
+  // f2fs_new_inode() writes it, the inline data kept.
+  {"inline_xattr_size_without_flag", Base::sload, "inode", [](Corruptor& L) {
+     auto n = L.node(ino(L, "/dir/sub/f"));
+     std::vector<std::string> e;
+     if (n && (n->i.i_inline & 1)) e.push_back("inode[/dir/sub/f].i_inline^=1");
+     e.push_back("inode[/dir/sub/f].i_inline_xattr_size=4096");
+     return Spec{e, {E(Code::INODE_INLINE_XATTR_SIZE).Ino(ino(L, "/dir/sub/f"))}, 4, false, {"/dir/sub/f"}}; }},
   // A quota inode number in superblock #0 only, on a volume without quota:
   // #1 is restored from #0 by the rebuild, the numbers zeroed after it.
   {"sb_quota_ino_one_copy", Base::compress, "superblock", [](Corruptor&) {

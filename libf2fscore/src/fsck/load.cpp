@@ -684,6 +684,19 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
     } else {
       in.inline_xattr_addrs = kDefaultInlineXattrAddrs;
     }
+  } else if ((features_ & feature::flexible_inline_xattr) && in.extra_isize >= 4) {
+    // With flexible_inline_xattr the kernel lays the inode out with
+    // i_inline_xattr_size whatever the flag (do_read_inode() in
+    // fs/f2fs/inode.c; sanity_check_inode() checks it only with the flag,
+    // and only the flag makes it hold xattrs). A size past the inode leaves
+    // no layout (fsck.f2fs 1.15 crashes on it): walked as the repair leaves
+    // it, 0, as f2fs_new_inode() writes it without the flag.
+    const std::uint32_t size = i.extra.i_inline_xattr_size.get();
+    if (size > kDefAddrsPerInode - sizeof(InodeExtra) / 4 - kDefInlineReservedSize - 4)
+      issue(Code::INODE_INLINE_XATTR_SIZE,
+            fmt("i_inline_xattr_size %llu (without the inline_xattr flag) is past the inode", size));
+    else
+      in.inline_xattr_addrs = static_cast<std::uint16_t>(size);
   } else if (!(features_ & feature::flexible_inline_xattr) && (in.inline_flags & inline_flag::dentry)) {
     // Without flexible_inline_xattr an inline-dentry directory keeps the
     // default inline xattr area out of its layout even without the

@@ -101,7 +101,12 @@ void Checker::local_issue_fix(std::size_t idx, const InodeRec& in, Code c) {
       });
       break;
     case Code::INODE_INLINE_XATTR_SIZE:
-      fix_inode_field(idx, in, [](Node& n) { n.i.extra.i_inline_xattr_size = static_cast<std::uint16_t>(kDefaultInlineXattrAddrs); });
+      // Without the inline_xattr flag the size f2fs_new_inode() writes, 0
+      // (the walk used that layout); with it the default area.
+      fix_inode_field(idx, in, [](Node& n) {
+        n.i.extra.i_inline_xattr_size =
+            static_cast<std::uint16_t>((n.i.i_inline & inline_flag::xattr) ? kDefaultInlineXattrAddrs : 0u);
+      });
       break;
     case Code::INLINE_DATA_RESERVED:
       fix_inode_field(idx, in, [k = in.extra_isize / 4](Node& n) { n.i.i_addr[k] = 0u; });

@@ -592,6 +592,15 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
       clear(add(mk(Code::DENTRY_INO_INVALID, d, fmt("names ino %llu, outside [%llu, %llu)", c, root, max_nid_))), d);
       continue;
     }
+    // The quota files are hidden system inodes, reached from the
+    // superblock's qf_ino[] alone (f2fs_enable_quotas() in fs/f2fs/super.c
+    // loads them by number): an entry naming one goes.
+    bool quota_file = false;
+    for (std::uint32_t k = 0; k < kMaxQuotas; ++k) quota_file |= (features_ & feature::quota_ino) && sb_.qf_ino[k].get() == c;
+    if (quota_file) {
+      clear(add(mk(Code::DENTRY_INO_INVALID, d, fmt("names ino %llu, a quota file (a hidden system inode)", c))), d);
+      continue;
+    }
     const NatRec& ne = nat(c);
     if (ne.blkaddr == kNullAddr) {
       clear(add(mk(Code::DENTRY_INO_INVALID, d, fmt("names ino %llu, whose NAT entry is null", c))), d);

@@ -622,6 +622,12 @@ const std::vector<Case>& cases() {
      if (n && (n->i.i_inline & 1)) e.push_back("inode[/dir/sub/f].i_inline^=1");
      e.push_back("inode[/dir/sub/f].i_inline_xattr_size=4096");
      return Spec{e, {E(Code::INODE_INLINE_XATTR_SIZE).Ino(ino(L, "/dir/sub/f"))}, 4, false, {"/dir/sub/f"}}; }},
+  // Superblock #0 valid but its feature set cleared (re-sealed): the root
+  // inode's extra attributes contradict it and #1 agrees, so #1 is used and
+  // #0 restored from it, the files as they were (read under #0's features
+  // every inode would be damaged).
+  {"sb0_feature_cleared", Base::sload, "superblock", [](Corruptor&) {
+     return Spec{{"sb[0].feature=0"}, {E(Code::SB_PRIMARY_BAD).Blk(0)}, 4, false, {"/medium", "/dir/sub/f", "/big"}}; }},
   // A quota inode number in superblock #0 only, on a volume without quota:
   // #1 is restored from #0 by the rebuild, the numbers zeroed after it.
   {"sb_quota_ino_one_copy", Base::compress, "superblock", [](Corruptor&) {

@@ -137,6 +137,37 @@ Status Checker::open_volume() {
   vo.lenient_checkpoint = true;  // journal counts and next_free_nid are reported, not fatal
   auto v = Volume::open(dev_, vo);
   if (!v) return make_error(v.error());
+  // Two valid superblocks whose feature sets differ: the kernel takes #0,
+  // but a feature set that the root inode contradicts (its extra attribute
+  // flag, sanity_check_inode() in fs/f2fs/inode.c) is the damaged one when
+  // #1's agrees; #1 is used and #0 restored from it (SB_PRIMARY_BAD).
+  if ((*v)->open_report().superblock_copy == 0) {
+    std::vector<std::uint8_t> b1(kBlockSize);
+    SuperBlock sb1{};
+    if (read_at(dev_, kBlockSize, b1)) std::memcpy(&sb1, b1.data() + kSuperOffset, sizeof sb1);
+    const SuperBlock& sb0 = (*v)->superblock();
+    if (sb1.magic.get() == kSuperMagic && sb1.feature.get() != sb0.feature.get() &&
+        validate_superblock(sb1, 0, 1)) {
+      auto root = (*v)->read_node(sb0.root_ino.get());
+      if (root && root->footer.ino.get() == sb0.root_ino.get()) {
+        const bool extra = root->i.i_inline & inline_flag::extra_attr;
+        const bool agrees0 = extra == static_cast<bool>(sb0.feature.get() & feature::extra_attr);
+        const bool agrees1 = extra == static_cast<bool>(sb1.feature.get() & feature::extra_attr);
+        if (!agrees0 && agrees1) {
+          VolumeOpenOptions vo1 = vo;
+          vo1.superblock_copy = 1;
+          auto v1 = Volume::open(dev_, vo1);
+          if (v1 && (*v1)->open_report().superblock_copy == 1) {
+            v = std::move(v1);
+            sb_feature_disagrees_ = fmt("superblock #0: feature 0x%llx contradicts the root inode (extra attributes ",
+                                        sb0.feature.get()) +
+                                    (extra ? "present" : "absent") +
+                                    fmt("), superblock #1's 0x%llx agrees with it", sb1.feature.get());
+          }
+        }
+      }
+    }
+  }
   vol_ = std::move(*v);
   sb_ = vol_->superblock();
   cp_ = vol_->checkpoint();
@@ -152,6 +183,12 @@ Status Checker::open_volume() {
 
 void Checker::check_superblocks() {
   const auto& rep = vol_->open_report();
+  if (!sb_feature_disagrees_.empty()) {
+    Problem p = prob(Code::SB_PRIMARY_BAD);
+    p.blkaddr = 0;
+    p.detail = sb_feature_disagrees_;
+    add(p);
+  }
   for (const auto& w : rep.warnings) {
     if (w.rfind("superblock #0", 0) == 0) {
       Problem p = prob(Code::SB_PRIMARY_BAD);

@@ -628,6 +628,10 @@ const std::vector<Case>& cases() {
   // every inode would be damaged).
   {"sb0_feature_cleared", Base::sload, "superblock", [](Corruptor&) {
      return Spec{{"sb[0].feature=0"}, {E(Code::SB_PRIMARY_BAD).Blk(0)}, 4, false, {"/medium", "/dir/sub/f", "/big"}}; }},
+  // CP_QUOTA_NEED_FSCK_FLAG on a volume without quota files: nothing for a
+  // quota repair to do, the new checkpoint pack goes without the flag.
+  {"cp_quota_need_fsck_without_quota", Base::plain, "checkpoint", [](Corruptor&) {
+     return Spec{{"cp.ckpt_flags|=0x800"}, {E(Code::CP_FLAGS)}}; }},
   // A quota inode number in superblock #0 only, on a volume without quota:
   // #1 is restored from #0 by the rebuild, the numbers zeroed after it.
   {"sb_quota_ino_one_copy", Base::compress, "superblock", [](Corruptor&) {

@@ -15,7 +15,9 @@
 #
 # Environment: FSCK_F2FS (default /usr/sbin/fsck.f2fs; "" to skip it),
 # F2FSCORE_MUTATION_WORK (scratch directory for the images; default a
-# fresh one under /tmp).
+# fresh one under /tmp), F2FSCORE_MUTATION_FAILURES (a file that gets one
+# line per failing mutant and figure, "INDEX FIGURE: EDITS", for
+# MutationBench.DISABLED_Replay).
 #
 # Mutations (tests/fsck/fsck_mutation_test.cpp, mutate_any()): raw bytes of
 # blocks in use (superblock, checkpoint, NAT, SIT, SSA, node, dentry, data
@@ -38,8 +40,9 @@
 # "class_left_after_two_passes CODE" lines are the repair classes that
 # did not converge.
 #
-# Then the same mutants through the tool binaries of DIR/tools (each saved
-# by the run, F2FSCORE_MUTATION_KEEP): per mutant `f2fscore-fsck -n -f
+# Beside that pass (saved first, F2FSCORE_MUTATION_KEEP; its figures
+# printed after it), the same mutants through the tool binaries of
+# DIR/tools: per mutant `f2fscore-fsck -n -f
 # --json` (the problem codes above info before), then on a copy each of
 #   sload: f2fscore-sload -f SRC -t /copied -T 1700000500 (a small tree)
 #   io_fs: f2fscore-io fs -w smallfiles --dir /wl --files 30 --file-bytes 5000
@@ -77,12 +80,8 @@ if [[ $tools -eq 1 ]]; then
   rm -rf "$keep"; mkdir -p "$keep"
 fi
 echo "mutation_bench: $mutants mutants, seed $seed, $("$fsck" -V 2>/dev/null | head -1 || echo 'no fsck.f2fs'), $(nproc) cores, $(date -u +%FT%TZ)"
-F2FSCORE_MUTANTS="$mutants" F2FSCORE_MUTATION_SEED="$seed" FSCK_F2FS="$fsck" F2FSCORE_MUTATION_WORK="$work" \
-  F2FSCORE_MUTATION_KEEP="$keep" \
-  "$bin" --gtest_also_run_disabled_tests --gtest_filter=MutationBench.DISABLED_Run 2>&1 |
-  grep -v '^\[ \|^\[==\|^\[--\|^Running main\|^Note: Google' || true
-
-if [[ $tools -eq 1 ]]; then
+# The tool pass (bench/mutation_bench.sh --no-tools skips it).
+tools_pass() {
   src="$work/src"
   rm -rf "$src"; mkdir -p "$src/sub"
   head -c 10000 /dev/zero | tr '\0' a > "$src/a"
@@ -124,7 +123,8 @@ for idx, path, what in lines:
     h0 = sha(path)
     count("tools_mutants", what)
     for name, cmd in runs.items():
-        shutil.copyfile(path, copy)
+        # Sparse, as the mutant was saved (shutil.copyfile writes every zero).
+        subprocess.run(["cp", "--sparse=always", path, copy], check=True)
         try:
             r = subprocess.run(cmd + [copy], stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
             rc = r.returncode
@@ -156,5 +156,22 @@ for k in sorted(fig):
     e = ex[k] if k.startswith(("tools_refusal", "tools_added", "tools_crash", "tools_hang")) else ""
     print("  %-60s %d%s" % (k, fig[k], ("   e.g. " + e) if e else ""))
 PY
+}
+
+if [[ $tools -eq 1 ]]; then
+  # The mutants saved first; the tool pass (below, in the background) then
+  # runs beside the library pass, its figures printed after it.
+  F2FSCORE_MUTANTS="$mutants" F2FSCORE_MUTATION_SEED="$seed" F2FSCORE_MUTATION_KEEP="$keep" \
+    F2FSCORE_MUTATION_KEEP_ONLY=1 FSCK_F2FS="" F2FSCORE_MUTATION_WORK="$work" F2FSCORE_MUTATION_FAILURES="" \
+    "$bin" --gtest_also_run_disabled_tests --gtest_filter=MutationBench.DISABLED_Run > /dev/null 2>&1
+  tools_pass > "$work/tools.txt" 2>&1 &
+  tools_pid=$!
+fi
+F2FSCORE_MUTANTS="$mutants" F2FSCORE_MUTATION_SEED="$seed" FSCK_F2FS="$fsck" F2FSCORE_MUTATION_WORK="$work" \
+  "$bin" --gtest_also_run_disabled_tests --gtest_filter=MutationBench.DISABLED_Run 2>&1 |
+  grep -v '^\[ \|^\[==\|^\[--\|^Running main\|^Note: Google' || true
+if [[ $tools -eq 1 ]]; then
+  wait "$tools_pid" || true
+  cat "$work/tools.txt"
 fi
 [[ -n "${F2FSCORE_MUTATION_WORK:-}" ]] || rm -rf "$work"

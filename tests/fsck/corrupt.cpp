@@ -107,6 +107,9 @@ const Field kSbFields[] = {
     F(SuperBlock, extension_count), F(SuperBlock, cp_payload), F(SuperBlock, feature),
     F(SuperBlock, encryption_level), FA(SuperBlock, qf_ino, kMaxQuotas), F(SuperBlock, hot_ext_count),
     F(SuperBlock, s_encoding), F(SuperBlock, s_encoding_flags), F(SuperBlock, crc),
+    // devs[0] of the device list: a byte of its path, its segment count.
+    Field{"devs0.path", static_cast<std::uint32_t>(offsetof(SuperBlock, devs) + offsetof(Device, path)), 1, kMaxPathLen},
+    Field{"devs0.total_segments", static_cast<std::uint32_t>(offsetof(SuperBlock, devs) + offsetof(Device, total_segments)), 4},
 };
 
 const Field kCpFields[] = {

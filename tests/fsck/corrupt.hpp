@@ -14,7 +14,9 @@
 //
 // Targets and fields (4 KiB blocks; byte offsets from the record start):
 //   sb[0|1].FIELD            superblock copy 0 or 1 (magic, log_blocksize,
-//                            segment_count_main, cp_blkaddr, qf_ino[i], crc, ...)
+//                            segment_count_main, cp_blkaddr, qf_ino[i], crc,
+//                            devs0.path[i] (a byte of devs[0].path),
+//                            devs0.total_segments, ...)
 //   cp.FIELD, cpx.FIELD      the checkpoint pack in use / the other pack
 //                            (valid_block_count, free_segment_count,
 //                            cur_data_blkoff[i], ckpt_flags, crc, ...);

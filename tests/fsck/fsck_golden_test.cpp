@@ -57,6 +57,7 @@
 #include "f2fscore/device.hpp"
 #include "f2fscore/fsck.hpp"
 #include "fsck/corrupt.hpp"
+#include "support/rich_image.hpp"
 #include "support/test_support.hpp"
 
 namespace {
@@ -66,8 +67,10 @@ using f2fscore::fsck::Code;
 using f2fstest::corrupt::Corruptor;
 using nid_t = f2fscore::disk::nid_t;
 
-enum class Base { sload, compress, mkfs };
-const char* base_name(Base b) { return b == Base::sload ? "sload" : b == Base::compress ? "compress" : "mkfs"; }
+enum class Base { sload, compress, mkfs, plain };
+const char* base_name(Base b) {
+  return b == Base::sload ? "sload" : b == Base::compress ? "compress" : b == Base::mkfs ? "mkfs" : "plain";
+}
 
 struct Expect {
   Code code;
@@ -590,6 +593,45 @@ const std::vector<Case>& cases() {
                  {"/medium", "/dir/sub/f", "/big", "/inl/x"}}; }},
   {"root_nat_null", Base::mkfs, "inode", [](Corruptor&) {
      return Spec{{"nat[3].block_addr=0"}, {E(Code::ROOT_BAD).Ino(3)}}; }},
+  // Superblock #0 names a device list (devs[0].path set) whose segments are
+  // not the volume's (sanity_check_raw_super() in fs/f2fs/super.c refuses
+  // it): #1 is used and #0 restored from it.
+  {"sb_device_list_bad", Base::sload, "superblock", [](Corruptor&) {
+     return Spec{{"sb[0].devs0.path[0]=0x41"}, {E(Code::SB_PRIMARY_BAD).Blk(0)}}; }},
+  // Without flexible_inline_xattr an inline-dentry directory keeps the
+  // default inline xattr area out of its layout with or without the
+  // inline_xattr flag (do_read_inode() in fs/f2fs/inode.c): with the flag
+  // cleared, the entries are where they were and only the damaged hash of
+  // "." is found (read with no xattr area, every slot would be misplaced).
+  {"inline_dentry_layout_without_xattr_flag", Base::plain, "dentry", [](Corruptor& L) {
+     return Spec{{"dentry[/dir/inl/.].hash_code=0x1234", "inode[/dir/inl].i_inline^=1"},
+                 {E(Code::DENTRY_HASH).Ino(ino(L, "/dir/inl"))}}; }},
+  // An entry naming a quota file (hidden system inodes, loaded by number
+  // from qf_ino[]): the entry goes; the file it named before is reconnected.
+  {"dentry_names_quota_file", Base::sload, "dentry", [](Corruptor& L) {
+     const auto q = L.sb().qf_ino[0].get();
+     return Spec{{"dentry[/inl/x].ino=" + S(q)},
+                 {E(Code::DENTRY_INO_INVALID).Ino(ino(L, "/inl")), E(Code::INODE_UNREACHABLE).Ino(ino(L, "/inl/x"))}}; }},
+  // With flexible_inline_xattr the layout takes i_inline_xattr_size
+  // whatever the inline_xattr flag (do_read_inode()): without the flag, a
+  // size past the inode (fsck.f2fs 1.15 crashes on it) is set to 0, as
+  // f2fs_new_inode() writes it, the inline data kept.
+  {"inline_xattr_size_without_flag", Base::sload, "inode", [](Corruptor& L) {
+     auto n = L.node(ino(L, "/dir/sub/f"));
+     std::vector<std::string> e;
+     if (n && (n->i.i_inline & 1)) e.push_back("inode[/dir/sub/f].i_inline^=1");
+     e.push_back("inode[/dir/sub/f].i_inline_xattr_size=4096");
+     return Spec{e, {E(Code::INODE_INLINE_XATTR_SIZE).Ino(ino(L, "/dir/sub/f"))}, 4, false, {"/dir/sub/f"}}; }},
+  // Superblock #0 valid but its feature set cleared (re-sealed): the root
+  // inode's extra attributes contradict it and #1 agrees, so #1 is used and
+  // #0 restored from it, the files as they were (read under #0's features
+  // every inode would be damaged).
+  {"sb0_feature_cleared", Base::sload, "superblock", [](Corruptor&) {
+     return Spec{{"sb[0].feature=0"}, {E(Code::SB_PRIMARY_BAD).Blk(0)}, 4, false, {"/medium", "/dir/sub/f", "/big"}}; }},
+  // CP_QUOTA_NEED_FSCK_FLAG on a volume without quota files: nothing for a
+  // quota repair to do, the new checkpoint pack goes without the flag.
+  {"cp_quota_need_fsck_without_quota", Base::plain, "checkpoint", [](Corruptor&) {
+     return Spec{{"cp.ckpt_flags|=0x800"}, {E(Code::CP_FLAGS)}}; }},
   // A quota inode number in superblock #0 only, on a volume without quota:
   // #1 is restored from #0 by the rebuild, the numbers zeroed after it.
   {"sb_quota_ino_one_copy", Base::compress, "superblock", [](Corruptor&) {
@@ -603,6 +645,13 @@ const std::vector<Case>& cases() {
   {"unreachable_dir_links", Base::sload, "lost+found", [](Corruptor& L) {
      return Spec{{"inode[/dir].i_links+=1", "dentry_del[/dir]=1"},
                  {E(Code::INODE_UNREACHABLE).Ino(ino(L, "/dir")), E(Code::DIR_LINKS).Ino(ino(L, "/dir"))}}; }},
+  // A node version in the NAT that its data blocks' summaries do not carry
+  // (set_summary() writes the NAT's; fsck.f2fs -y drops such blocks): the
+  // summaries are rewritten, the data kept.
+  {"ssa_data_version", Base::sload, "SSA", [](Corruptor& L) {
+     std::vector<Expect> e;
+     for (std::uint64_t k = 0; k < 5; ++k) e.push_back(E(Code::SSA_DATA_MISMATCH).Blk(blk(L, "/medium", k)));
+     return Spec{{"nat[/medium].version+=1"}, e, 4, false, {"/medium"}}; }},
   {"ssa_dnode_nid", Base::sload, "SSA", [](Corruptor& L) {
      const nid_t dn = i_nid(L, "/big", 0);
      return Spec{{"ssa[" + S(node_blk(L, dn)) + "].nid+=1"}, {E(Code::SSA_NODE_MISMATCH).Blk(node_blk(L, dn))}}; }},
@@ -696,6 +745,26 @@ const Bases& bases() {
       auto r = sh(std::string(F2FSCORE_MKFS_BIN) + " -q -f -O extra_attr,inode_checksum,quota,lost_found,sb_checksum"
                   " -T 1700000000 -U 0c1d2e3f-4a5b-6c7d-8e9f-a0b1c2d3e4f5 " + q(p));
       if (r.exit_code == 0) x->path[Base::mkfs] = p; else x->error[Base::mkfs] = "f2fscore-mkfs: " + r.output;
+    }
+    // plain: the rich image without features (support/rich_image.hpp), as
+    // the mutation benchmark's "plain" template.
+    {
+      f2fstest::RichImageOptions o;
+      o.node_segment = true;
+      o.consistent = true;
+      auto r = f2fstest::build_rich_image(o);
+      const fs::path p = x->dir / "plain.img";
+      f2fstest::make_sparse_file(p, r.img.size_bytes);
+      f2fscore::OpenOptions oo;
+      auto dev = r.error.empty() ? f2fscore::open_posix_device(p.string(), oo) : f2fscore::Result<std::unique_ptr<f2fscore::BlockDevice>>(f2fscore::make_error(f2fscore::Errc::corrupt, r.error));
+      bool ok = static_cast<bool>(dev);
+      for (const auto& [blk, data] : r.img.blocks) {
+        if (!ok) break;
+        ok = static_cast<bool>(f2fscore::write_at(**dev, blk * f2fscore::disk::kBlockSize, std::span<const std::uint8_t>(data.data(), data.size())));
+      }
+      if (ok) ok = static_cast<bool>(f2fscore::flush(**dev));
+      if (ok) x->path[Base::plain] = p;
+      else x->error[Base::plain] = "the plain rich image: " + (dev ? std::string("write failed") : dev.error().to_string());
     }
     for (auto& [k, p] : x->path) {
       const fs::path copy = x->dir / "baseline.img";

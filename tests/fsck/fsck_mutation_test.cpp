@@ -384,8 +384,9 @@ Mutant mutate_any(const Template& t, std::uint64_t seed) {
   return m;
 }
 
-// Problem codes (severity above info) our checker reports, or "ERROR <code>".
-std::set<std::string> our_codes(f2fscore::BlockDevice& dev, std::string* first = nullptr) {
+// Problem codes (severity above info) our checker reports, or "ERROR";
+// `first` (when given) gets the first problem of each code.
+std::set<std::string> our_codes(f2fscore::BlockDevice& dev, std::map<std::string, std::string>* first = nullptr) {
   f2fscore::fsck::Options o;
   o.force = true;
   auto rep = f2fscore::fsck::check(dev, o);
@@ -396,8 +397,9 @@ std::set<std::string> our_codes(f2fscore::BlockDevice& dev, std::string* first =
   }
   for (const auto& p : rep->problems) {
     if (f2fscore::fsck::definition(p.code).severity == f2fscore::fsck::Severity::info) continue;
-    if (first && first->empty()) *first = p.to_string();
-    out.insert(std::string(f2fscore::fsck::code_name(p.code)));
+    const std::string code(f2fscore::fsck::code_name(p.code));
+    if (first && !first->count(code)) (*first)[code] = p.to_string();
+    out.insert(code);
   }
   return out;
 }
@@ -443,11 +445,11 @@ WriterOutcome writer_run(const Mutant& m, bool populate, const std::string& src)
   }
   (void)(*w)->unmount();
   w->reset();
-  std::string first;
+  std::map<std::string, std::string> first;
   const std::set<std::string> after = our_codes(*dev, &first);
   for (const auto& c : after)
     if (!before.count(c)) out.added.push_back(c);
-  if (!out.added.empty()) out.first_added = first;
+  if (!out.added.empty()) out.first_added = first.count(out.added[0]) ? first[out.added[0]] : out.added[0];
   return out;
 }
 
@@ -630,6 +632,7 @@ void child_run(const Mutant& m, const std::string& repaired_path, const std::str
     } unlink_trunc{trunc_path};
     auto r1 = check(*dev, o);
     out.put("y1_exit", r1 ? std::to_string(r1->exit_code()) : "8");
+    if (!r1) out.put("y1_error", r1.error().to_string());
     if (r1) {
       out.put("step", "repair2");
       // The file reopened, as f2fscore-fsck opens it again (its size may
@@ -671,7 +674,8 @@ void child_run(const Mutant& m, const std::string& repaired_path, const std::str
 // fatal); FSCK_F2FS (if set) also checks each mutant and each of our
 // repaired images; F2FSCORE_MUTATION_WORK: the directory for those images;
 // F2FSCORE_MUTATION_BASELINE=1 runs the templates unchanged;
-// F2FSCORE_MUTATION_KEEP: a directory to save every mutant in.
+// F2FSCORE_MUTATION_KEEP: a directory to save every mutant in (with
+// F2FSCORE_MUTATION_KEEP_ONLY=1 nothing else is done).
 TEST(MutationBench, DISABLED_Run) {
   using namespace bench;
   const std::uint64_t n = env_u64("F2FSCORE_MUTANTS", 2000), seed0 = env_u64("F2FSCORE_MUTATION_SEED", 1);
@@ -690,14 +694,25 @@ TEST(MutationBench, DISABLED_Run) {
   if (!keep_dir.empty()) keep_list.open(keep_dir + "/list.txt");
   std::map<std::string, std::uint64_t> fig;
   std::map<std::string, std::string> examples;  // figure/class -> one mutant
+  // F2FSCORE_MUTATION_FAILURES: a file that gets one line per mutant and
+  // failure figure ("INDEX FIGURE: EDITS"), for replaying them all.
+  const char* fl = std::getenv("F2FSCORE_MUTATION_FAILURES");
+  std::ofstream failures;
+  if (fl && *fl) failures.open(fl);
+  std::uint64_t index = 0;
   // Each figure in all and per template ("NAME [template]").
   const char* tname = "";
   auto count = [&](const std::string& k, const std::string& what) {
     if (fig[k]++ == 0 || !examples.count(k)) examples[k] = what;
     if (k.rfind("class_", 0) != 0) ++fig[k + " [" + tname + "]"];
+    for (const char* f : {"ours_hang", "ours_crash", "ours_check_only", "ours_check_runaway", "ours_repair_not",
+                          "ours_repair_operational", "class_left", "fsck_f2fs_rejects", "writer_refusal_changed",
+                          "writer_added"})
+      if (failures.is_open() && k.rfind(f, 0) == 0) failures << index << ' ' << k << ": " << what << std::endl;
   };
   const auto t0 = std::chrono::steady_clock::now();
   for (std::uint64_t i = 0; i < n; ++i) {
+    index = i;
     const Template& t = ts[i % ts.size()];
     Mutant m;
     if (std::getenv("F2FSCORE_MUTATION_BASELINE")) {
@@ -711,6 +726,9 @@ TEST(MutationBench, DISABLED_Run) {
       // The mutant as an image file, for bench/mutation_bench.sh's runs of the tool binaries.
       const std::string img = keep_dir + "/" + std::to_string(i) + ".img";
       if (save_image(m.img, m.truncate_to, img)) keep_list << i << ' ' << img << ' ' << what << '\n';
+      // F2FSCORE_MUTATION_KEEP_ONLY=1: only the mutants are saved (the tool
+      // pass then runs beside a library pass of its own).
+      if (std::getenv("F2FSCORE_MUTATION_KEEP_ONLY")) continue;
     }
     const std::string rep_path = fsck_bin.empty() ? "" : work + "/repaired.img";
     std::filesystem::remove(rep_path.empty() ? work + "/none" : rep_path);
@@ -777,7 +795,11 @@ TEST(MutationBench, DISABLED_Run) {
         count("class_left_after_two_passes " + kv["y2_codes"].substr(a, b - a) + " [" + tname + "]", what);
       }
     }
-    if (kv["y1_exit"] == "8") ++fig["ours_repair_operational_error"];
+    if (kv["y1_exit"] == "8") {
+      ++fig["ours_repair_operational_error"];
+      if (failures.is_open())
+        failures << i << " ours_repair_operational_error: " << what << " -> " << kv["y1_error"] << std::endl;
+    }
     for (const std::string k : {"pop", "wl"}) {
       if (!kv.count(k + "_accepted")) continue;
       count("writer_runs", what);
@@ -893,5 +915,18 @@ TEST(MutationBench, DISABLED_Replay) {
     for (const auto& p : r->problems) std::printf("  %s\n", p.to_string().c_str());
   }
   ASSERT_TRUE(save_image(SparseImage::capture(*dev), ~0ull, out + ".repaired.img"));
+  // fsck.f2fs -f on a copy of the repaired image (FSCK_F2FS, when set).
+  if (const char* ff = std::getenv("FSCK_F2FS"); ff && *ff) {
+    std::filesystem::copy_file(out + ".repaired.img", out + ".fsck.img", std::filesystem::copy_options::overwrite_existing);
+    std::printf("fsck.f2fs -f on the repaired image: %s\n", fsck_f2fs(ff, out + ".fsck.img").c_str());
+    std::filesystem::remove(out + ".fsck.img");
+  }
+  // The writer on the mutant, as the run drives it.
+  for (bool pop : {true, false}) {
+    const WriterOutcome w = writer_run(m, pop, populate_source());
+    std::printf("writer (%s): %s%s%s\n", pop ? "populate" : "workload", w.accepted ? "accepted" : "refused: ",
+                w.accepted ? "" : w.refusal.c_str(), w.refusal_changed ? " (a byte changed)" : "");
+    for (const auto& c : w.added) std::printf("  added %s%s\n", c.c_str(), c == w.added[0] ? (": " + w.first_added).c_str() : "");
+  }
 }
 #endif  // !_WIN32

@@ -151,12 +151,53 @@ TEST(WriterDamage, RefusedBeforeAnyWrite) {
     }
     if (edits[0] == "%LOG%") edits = {log_back_edit(&code)};
     Damaged d = damage(edits);
+    // The fast check names the rule's own code; the full check (the
+    // default) refuses too, naming the first problem the checker reports.
+    for (auto pc : {MountOptions::PremountCheck::fast, MountOptions::PremountCheck::full}) {
+      MountOptions mo;
+      mo.premount_check = pc;
+      f2fstest::BudgetDevice g(*d.dev, 1'000'000);
+      auto w = Writer::mount(g, mo);
+      ASSERT_FALSE(w);
+      EXPECT_EQ(w.error().code, Errc::corrupt) << w.error().to_string();
+      if (pc == MountOptions::PremountCheck::fast)
+        EXPECT_NE(w.error().message.find(code), std::string::npos) << w.error().message;
+      EXPECT_NE(w.error().message.find("run f2fscore-fsck"), std::string::npos) << w.error().message;
+      EXPECT_EQ(g.writes(), 0u);
+      EXPECT_TRUE(same(d.before, SparseImage::capture(*d.dev))) << "the refusal changed the image";
+    }
+  }
+}
+
+// What only the full check (the default) sees: a dentry naming a nid whose
+// NAT entry is free (the writer would give a new inode that nid, and the
+// old entry would name it: DENTRY_DIR_HARDLINK after a mkdir), and a data
+// pointer onto a block another file holds, on volumes whose checkpoint
+// counts agree. Refused before any write.
+TEST(WriterDamage, FullCheckRefusesDanglingDentryAndSharedBlock) {
+  std::uint64_t f2_blk = 0;
+  {
+    auto dev = base().to_device();
+    auto c = f2fstest::corrupt::Corruptor::open(*dev);
+    ASSERT_TRUE(c);
+    auto f1 = (*c)->ino("/d/f1");
+    ASSERT_TRUE(f1);
+    auto b = (*c)->data_blk(*f1, 0);
+    ASSERT_TRUE(b);
+    f2_blk = *b;
+  }
+  const std::pair<std::vector<std::string>, const char*> cases[] = {
+      {{"dentry_add[/m]=40"}, "DENTRY_INO_INVALID"},
+      {{"inode[/d].addr[1]=" + std::to_string(f2_blk)}, "["},
+  };
+  for (const auto& [edits, code] : cases) {
+    SCOPED_TRACE(edits[0]);
+    Damaged d = damage(edits);
     f2fstest::BudgetDevice g(*d.dev, 1'000'000);
     auto w = Writer::mount(g);
     ASSERT_FALSE(w);
     EXPECT_EQ(w.error().code, Errc::corrupt) << w.error().to_string();
     EXPECT_NE(w.error().message.find(code), std::string::npos) << w.error().message;
-    EXPECT_NE(w.error().message.find("run f2fscore-fsck"), std::string::npos) << w.error().message;
     EXPECT_EQ(g.writes(), 0u);
     EXPECT_TRUE(same(d.before, SparseImage::capture(*d.dev))) << "the refusal changed the image";
   }
@@ -293,12 +334,16 @@ TEST(WriterDamage, BlockWithTwoOwnersRefused) {
     for (auto on_damage : {MountOptions::OnDamage::refuse, MountOptions::OnDamage::read_write}) {
       MountOptions mo;
       mo.on_damage = on_damage;
+      mo.premount_check = MountOptions::PremountCheck::fast;  // the walk's own refusal
       f2fstest::BudgetDevice g(*d.dev, 1'000'000);
       auto w = Writer::mount(g, mo);
       ASSERT_FALSE(w);
       EXPECT_EQ(w.error().code, Errc::corrupt) << w.error().to_string();
-      EXPECT_NE(w.error().message.find("block " + std::to_string(node_blk) + " is claimed twice"), std::string::npos)
-          << w.error().message;
+      // Refused by the full check the disagreeing counts start (naming what
+      // it finds first), or mounted anyway and refused by the walk.
+      if (on_damage == MountOptions::OnDamage::read_write)
+        EXPECT_NE(w.error().message.find("block " + std::to_string(node_blk) + " is claimed twice"), std::string::npos)
+            << w.error().message;
       EXPECT_NE(w.error().message.find("run f2fscore-fsck"), std::string::npos) << w.error().message;
       EXPECT_EQ(g.writes(), 0u);
       EXPECT_TRUE(same(d.before, SparseImage::capture(*d.dev))) << "the refusal changed the image";

@@ -384,7 +384,15 @@ void find_inline(Volume& v, std::string* file, std::string* dir) {
 }
 
 TEST(Writer, InlineDataAndDentriesConvert) {
-  auto dev = rich(kRichFeatures);
+  // The rich image as a file system leaves it (consistent: '.' and '..' in
+  // the inline directory), which the full pre-mount check accepts.
+  f2fstest::RichImageOptions ro;
+  ro.features = kRichFeatures;
+  ro.node_segment = true;
+  ro.consistent = true;
+  auto built = f2fstest::build_rich_image(ro);
+  ASSERT_TRUE(built.error.empty()) << built.error;
+  auto dev = built.img.to_device();
   ASSERT_TRUE(dev);
   std::map<std::string, std::string> before;
   std::string file, dir, old;

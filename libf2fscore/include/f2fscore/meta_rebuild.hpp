@@ -187,6 +187,9 @@ struct RebuildPlan {
   /// an unmount (f2fs_write_checkpoint() with CP_UMOUNT in
   /// fs/f2fs/checkpoint.c); without it node summaries are not in the pack.
   std::optional<bool> umount;
+  /// Clear CP_QUOTA_NEED_FSCK_FLAG in the new pack (a checker that has
+  /// nothing left for it: no quota files to repair); false keeps it.
+  bool clear_quota_need_fsck = false;
   /// Incremental checkpoint (the writer's; both set or neither): the nids
   /// whose NAT entry and the segments whose SIT entry or blocks may have
   /// changed since the current checkpoint. Every other NAT and SIT entry is

@@ -43,6 +43,10 @@ struct VolumeOpenOptions {
   /// Each clamp adds a warning ("checkpoint: ... (clamped ...)") and sets
   /// the matching OpenReport field. Everything else is checked as usual.
   bool lenient_checkpoint = false;
+  /// For checkers only: the superblock copy (0 or 1) to use when it is
+  /// valid; -1 (the default) takes the first valid copy, as the kernel's
+  /// read_raw_super_block() does.
+  int superblock_copy = -1;
 };
 
 /// Which superblock and checkpoint pack were chosen, and what was wrong with

@@ -124,6 +124,17 @@ struct MountOptions {
   /// allocation guards still refuse to hand out a nid or block in use).
   /// Read-only mounts are not checked.
   enum class OnDamage : std::uint8_t { refuse, read_only, read_write } on_damage = OnDamage::refuse;
+  /// How much the pre-mount check reads. `full`: the checker's full check
+  /// (fsck -n -f: besides the above, the namespace walk, so that a dentry
+  /// naming a nid whose NAT entry is free, which alloc_nid() would hand out
+  /// again, or a data pointer onto a block another owner holds refuses the
+  /// mount); on a clean volume it reads the dentry blocks besides what the
+  /// fast check reads (at 1,000,000 files the checker takes 5.5 s with -n -f
+  /// against 1.0 s with -p: README).
+  /// `fast`: preen's fast check alone, with the full check only when the
+  /// checkpoint's counts disagree; a dangling dentry or a shared block on a
+  /// volume whose counts agree is then not seen.
+  enum class PremountCheck : std::uint8_t { full, fast } premount_check = PremountCheck::full;
 
   /// The test profile's clock: 2020-09-13 12:26:40 UTC, seconds since the epoch.
   static constexpr std::uint64_t kTestProfileTime = 1'600'000'000;

@@ -61,6 +61,16 @@ Status validate_superblock(const SuperBlock& sb, std::uint64_t device_blocks, in
                    sb.segment_count_main.get(), sb.section_count.get(), spsec));
   if (sb.block_count.get() >> kLogBlocksPerSeg < seg_count)
     return bad(fmt("segment_count %llu exceeds block_count %llu", seg_count, sb.block_count.get()));
+  // A device list (multi-device volumes): its devices' segments make up
+  // the volume, as sanity_check_raw_super() in fs/f2fs/super.c requires
+  // (also fsck/mount.c in f2fs-tools); a single device has none.
+  if (sb.devs[0].path[0] != 0) {
+    std::uint64_t dev_segs = sb.devs[0].total_segments.get();
+    for (std::size_t i = 1; i < kMaxDevices && sb.devs[i].path[0] != 0; ++i) dev_segs += sb.devs[i].total_segments.get();
+    if (dev_segs != seg_count)
+      return bad(fmt("segment_count %llu is not the %llu segments of the device list (devs[0].path is set)", seg_count,
+                     dev_segs));
+  }
   if (sb.segment_count_ckpt.get() != kCheckpointPacks)
     return bad(fmt("segment_count_ckpt %llu is not 2", sb.segment_count_ckpt.get()));
   // Area boundaries, as sanity_check_area_boundary() in fs/f2fs/super.c.

@@ -207,6 +207,12 @@ void Checker::check_ssa() {
         detail = fmt("summary of data block 0x%llx names nid %llu slot %llu, owner is nid %llu", u.blkaddr, e.nid.get(),
                      e.ofs_in_node.get(), u.nid) +
                  fmt(" slot %llu", u.ofs_in_node);
+      // The version its owner's NAT entry has, as the kernel writes it
+      // (set_summary() in do_write_page()); is_alive() in fs/f2fs/gc.c and
+      // fsck.f2fs's is_valid_ssa_data_blk() check it.
+      else if (e.version != u.version)
+        detail = fmt("summary of data block 0x%llx has version %llu, nid %llu's NAT entry %llu", u.blkaddr, e.version,
+                     u.nid, u.version);
     }
     if (detail.empty()) return;
     Problem p = prob(u.node ? Code::SSA_NODE_MISMATCH : Code::SSA_DATA_MISMATCH);

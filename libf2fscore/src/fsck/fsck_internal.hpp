@@ -580,6 +580,8 @@ class Checker {
   /// VOLUME_TRUNCATED: its index in the report, and whether the lost tail
   /// holds nothing in use (set by check_truncated_tail()).
   std::size_t truncated_problem_ = static_cast<std::size_t>(-1);
+  /// Superblock #0 passed over for #1 (open_volume()): why, else empty.
+  std::string sb_feature_disagrees_;
   bool truncated_tail_empty_ = false;
   /// QUOTA_INODE_BAD for superblock qf_ino[] without the quota_ino feature.
   std::size_t sb_quota_problem_ = static_cast<std::size_t>(-1);

@@ -137,6 +137,37 @@ Status Checker::open_volume() {
   vo.lenient_checkpoint = true;  // journal counts and next_free_nid are reported, not fatal
   auto v = Volume::open(dev_, vo);
   if (!v) return make_error(v.error());
+  // Two valid superblocks whose feature sets differ: the kernel takes #0,
+  // but a feature set that the root inode contradicts (its extra attribute
+  // flag, sanity_check_inode() in fs/f2fs/inode.c) is the damaged one when
+  // #1's agrees; #1 is used and #0 restored from it (SB_PRIMARY_BAD).
+  if ((*v)->open_report().superblock_copy == 0) {
+    std::vector<std::uint8_t> b1(kBlockSize);
+    SuperBlock sb1{};
+    if (read_at(dev_, kBlockSize, b1)) std::memcpy(&sb1, b1.data() + kSuperOffset, sizeof sb1);
+    const SuperBlock& sb0 = (*v)->superblock();
+    if (sb1.magic.get() == kSuperMagic && sb1.feature.get() != sb0.feature.get() &&
+        validate_superblock(sb1, 0, 1)) {
+      auto root = (*v)->read_node(sb0.root_ino.get());
+      if (root && root->footer.ino.get() == sb0.root_ino.get()) {
+        const bool extra = root->i.i_inline & inline_flag::extra_attr;
+        const bool agrees0 = extra == static_cast<bool>(sb0.feature.get() & feature::extra_attr);
+        const bool agrees1 = extra == static_cast<bool>(sb1.feature.get() & feature::extra_attr);
+        if (!agrees0 && agrees1) {
+          VolumeOpenOptions vo1 = vo;
+          vo1.superblock_copy = 1;
+          auto v1 = Volume::open(dev_, vo1);
+          if (v1 && (*v1)->open_report().superblock_copy == 1) {
+            v = std::move(v1);
+            sb_feature_disagrees_ = fmt("superblock #0: feature 0x%llx contradicts the root inode (extra attributes ",
+                                        sb0.feature.get()) +
+                                    (extra ? "present" : "absent") +
+                                    fmt("), superblock #1's 0x%llx agrees with it", sb1.feature.get());
+          }
+        }
+      }
+    }
+  }
   vol_ = std::move(*v);
   sb_ = vol_->superblock();
   cp_ = vol_->checkpoint();
@@ -152,6 +183,12 @@ Status Checker::open_volume() {
 
 void Checker::check_superblocks() {
   const auto& rep = vol_->open_report();
+  if (!sb_feature_disagrees_.empty()) {
+    Problem p = prob(Code::SB_PRIMARY_BAD);
+    p.blkaddr = 0;
+    p.detail = sb_feature_disagrees_;
+    add(p);
+  }
   for (const auto& w : rep.warnings) {
     if (w.rfind("superblock #0", 0) == 0) {
       Problem p = prob(Code::SB_PRIMARY_BAD);
@@ -684,6 +721,25 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
     } else {
       in.inline_xattr_addrs = kDefaultInlineXattrAddrs;
     }
+  } else if ((features_ & feature::flexible_inline_xattr) && in.extra_isize >= 4) {
+    // With flexible_inline_xattr the kernel lays the inode out with
+    // i_inline_xattr_size whatever the flag (do_read_inode() in
+    // fs/f2fs/inode.c; sanity_check_inode() checks it only with the flag,
+    // and only the flag makes it hold xattrs). A size past the inode leaves
+    // no layout (fsck.f2fs 1.15 crashes on it): walked as the repair leaves
+    // it, 0, as f2fs_new_inode() writes it without the flag.
+    const std::uint32_t size = i.extra.i_inline_xattr_size.get();
+    if (size > kDefAddrsPerInode - sizeof(InodeExtra) / 4 - kDefInlineReservedSize - 4)
+      issue(Code::INODE_INLINE_XATTR_SIZE,
+            fmt("i_inline_xattr_size %llu (without the inline_xattr flag) is past the inode", size));
+    else
+      in.inline_xattr_addrs = static_cast<std::uint16_t>(size);
+  } else if (!(features_ & feature::flexible_inline_xattr) && (in.inline_flags & inline_flag::dentry)) {
+    // Without flexible_inline_xattr an inline-dentry directory keeps the
+    // default inline xattr area out of its layout even without the
+    // inline_xattr flag (do_read_inode() in fs/f2fs/inode.c); it holds no
+    // xattrs then (inline_xattr_size()).
+    in.inline_xattr_addrs = kDefaultInlineXattrAddrs;
   }
   // Inode checksum (f2fs_inode_chksum_verify(): only when the field fits).
   if ((features_ & feature::inode_checksum) && (in.inline_flags & inline_flag::extra_attr) && !extra_missing &&
@@ -758,7 +814,7 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
   const auto* raw = reinterpret_cast<const std::uint8_t*>(&n);
   const std::uint32_t max_inline = max_inline_data(in.extra_isize, in.inline_xattr_addrs);
   const std::uint32_t inline_off = inline_data_offset(in.extra_isize);
-  if (in.inline_xattr_addrs && in.sane) {
+  if (in.inline_xattr_addrs && in.sane && (in.inline_flags & inline_flag::xattr)) {
     const std::uint32_t off = inline_xattr_offset(in.inline_xattr_addrs);
     const std::uint8_t* p = raw + off;
     bool any = false;

@@ -63,7 +63,7 @@ constexpr ProblemDef kTable[] = {
      "trim the count to 6 and drop bad entries (the rebuild folds the journal into the SIT)", "check_block_count via build_sit_entries (\"Wrong journal entry\")"},
     {Code::SSA_NODE_MISMATCH, S::warning, F::safe, "a node block's summary names another nid or says data",
      "rewrite the summary entry", "is_valid_ssa_node_blk: \"Set node summary 0x%x -> [0x%x] [0x%x]\""},
-    {Code::SSA_DATA_MISMATCH, S::warning, F::safe, "a data block's summary names another owner or offset",
+    {Code::SSA_DATA_MISMATCH, S::warning, F::safe, "a data block's summary names another owner, offset or node version",
      "rewrite the summary entry", "is_valid_ssa_data_blk: \"Set data summary 0x%x -> [0x%x] [0x%x] [0x%x]\""},
     {Code::CURSEG_NEXT_BLOCK_NOT_FREE, S::error, F::safe, "an active log's next block is already in use",
      "move the active log to a free segment", "check_curseg_offsets (\"Next block offset:%u is not free\"), Move curseg"},

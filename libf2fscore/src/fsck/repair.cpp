@@ -101,7 +101,12 @@ void Checker::local_issue_fix(std::size_t idx, const InodeRec& in, Code c) {
       });
       break;
     case Code::INODE_INLINE_XATTR_SIZE:
-      fix_inode_field(idx, in, [](Node& n) { n.i.extra.i_inline_xattr_size = static_cast<std::uint16_t>(kDefaultInlineXattrAddrs); });
+      // Without the inline_xattr flag the size f2fs_new_inode() writes, 0
+      // (the walk used that layout); with it the default area.
+      fix_inode_field(idx, in, [](Node& n) {
+        n.i.extra.i_inline_xattr_size =
+            static_cast<std::uint16_t>((n.i.i_inline & inline_flag::xattr) ? kDefaultInlineXattrAddrs : 0u);
+      });
       break;
     case Code::INLINE_DATA_RESERVED:
       fix_inode_field(idx, in, [k = in.extra_isize / 4](Node& n) { n.i.i_addr[k] = 0u; });
@@ -849,6 +854,10 @@ void Checker::repair() {
   // cluster headers), as Linux writes it and fsck.f2fs counts it.
   plan.reserved_blocks = valid_blocks_ > use_count_ ? valid_blocks_ - use_count_ : 0;
   plan.restore_superblocks = sb_restore;
+  // CP_QUOTA_NEED_FSCK_FLAG asks for the quota files' repair: a volume
+  // without the quota_ino feature has none for the checker (or fsck.f2fs,
+  // whose quota check needs the feature) to repair, so the flag goes.
+  plan.clear_quota_need_fsck = !(features_ & feature::quota_ino);
   if (qf_adopt) plan.qf_ino = std::array<std::uint32_t, 3>{sb_.qf_ino[0].get(), sb_.qf_ino[1].get(), sb_.qf_ino[2].get()};
   auto st = meta::rebuild(dev_, *vol_, plan);
   if (!st) {
@@ -865,7 +874,9 @@ void Checker::repair() {
   for (std::size_t idx : global_fixes_) probs[idx].fixed = true;
   for (auto& p : probs)
     if (is_global(p.code) && allowed(p.code)) p.fixed = true;
-    else if (p.code == Code::CP_FLAGS && !(cp_.ckpt_flags.get() & cp_flag::quota_need_fsck)) p.fixed = true;
+    else if (p.code == Code::CP_FLAGS &&
+             (!(cp_.ckpt_flags.get() & cp_flag::quota_need_fsck) || plan.clear_quota_need_fsck))
+      p.fixed = true;
 }
 
 }  // namespace f2fscore::fsck

@@ -287,7 +287,10 @@ void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::u
 void Checker::walk_xattr(const InodeRec& in, InodeState& st) {
   // The xattr node.
   std::vector<std::uint8_t> area = extras(in).inline_xattr;
-  if (area.empty() && in.inline_xattr_addrs) area.assign(in.inline_xattr_addrs * 4, 0);
+  // The inline part only with the inline_xattr flag (inline_xattr_size()
+  // in fs/f2fs/xattr.h; an inline-dentry directory may reserve it without).
+  const std::uint32_t inline_len = (in.inline_flags & inline_flag::xattr) ? in.inline_xattr_addrs * 4u : 0u;
+  if (area.empty() && inline_len) area.assign(inline_len, 0);
   const nid_t x = i_xattr_nid(in);
   bool have_node = false;
   if (x != 0 && x >= sb_.root_ino.get() && x < max_nid_) {
@@ -339,7 +342,6 @@ void Checker::walk_xattr(const InodeRec& in, InodeState& st) {
   const std::uint32_t end = static_cast<std::uint32_t>(area.size());
   // Truncation: zero the area from byte `from` on (inline part in the
   // inode, the rest in the xattr node), keeping the entries before it.
-  const std::uint32_t inline_len = in.inline_xattr_addrs * 4;
   auto truncate_from = [&](std::size_t idx, std::uint32_t from) {
     if (from < inline_len) {
       const std::uint32_t base = inline_xattr_offset(in.inline_xattr_addrs);
@@ -588,6 +590,15 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
     const nid_t c = d.ino;
     if (c < root || c >= max_nid_ || c == dir.ino) {
       clear(add(mk(Code::DENTRY_INO_INVALID, d, fmt("names ino %llu, outside [%llu, %llu)", c, root, max_nid_))), d);
+      continue;
+    }
+    // The quota files are hidden system inodes, reached from the
+    // superblock's qf_ino[] alone (f2fs_enable_quotas() in fs/f2fs/super.c
+    // loads them by number): an entry naming one goes.
+    bool quota_file = false;
+    for (std::uint32_t k = 0; k < kMaxQuotas; ++k) quota_file |= (features_ & feature::quota_ino) && sb_.qf_ino[k].get() == c;
+    if (quota_file) {
+      clear(add(mk(Code::DENTRY_INO_INVALID, d, fmt("names ino %llu, a quota file (a hidden system inode)", c))), d);
       continue;
     }
     const NatRec& ne = nat(c);

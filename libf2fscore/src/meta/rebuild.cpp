@@ -649,6 +649,7 @@ class Rebuilder {
     std::uint32_t flags = cp.ckpt_flags.get();
     flags &= ~(cp_flag::fsck | cp_flag::error | cp_flag::compact_sum | cp_flag::orphan_present);
     if (plan_.umount) flags = *plan_.umount ? (flags | cp_flag::umount) : (flags & ~cp_flag::umount);
+    if (plan_.clear_quota_need_fsck) flags &= ~cp_flag::quota_need_fsck;
     const std::uint32_t orphan_blocks =
         static_cast<std::uint32_t>((plan_.orphans.size() + kOrphansPerBlock - 1) / kOrphansPerBlock);
     if (orphan_blocks) flags |= cp_flag::orphan_present;

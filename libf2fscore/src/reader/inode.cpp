@@ -90,6 +90,18 @@ Result<InodeInfo> Volume::read_inode(nid_t ino) {
     } else {
       in.inline_xattr_addrs = kDefaultInlineXattrAddrs;
     }
+  } else if ((feat & feature::flexible_inline_xattr) && in.extra_isize >= 4) {
+    // With flexible_inline_xattr the layout takes i_inline_xattr_size
+    // whatever the flag (do_read_inode() in fs/f2fs/inode.c); only the flag
+    // makes the area hold xattrs.
+    in.inline_xattr_addrs = i.extra.i_inline_xattr_size.get();
+    if (in.inline_xattr_addrs > kDefAddrsPerInode - in.extra_isize / 4 - kDefInlineReservedSize - 1)
+      return bad(fmt("i_inline_xattr_size %llu is too large", in.inline_xattr_addrs));
+  } else if (!(feat & feature::flexible_inline_xattr) && (in.inline_flags & inline_flag::dentry)) {
+    // Without flexible_inline_xattr an inline-dentry directory keeps the
+    // default inline xattr area out of its layout even without the
+    // inline_xattr flag (do_read_inode() in fs/f2fs/inode.c).
+    in.inline_xattr_addrs = kDefaultInlineXattrAddrs;
   }
   if (feat & feature::inode_checksum && impl_->opts.verify_inode_checksums && in.extra_isize >= 12) {
     const std::uint32_t want = inode_checksum(impl_->chksum_seed, reinterpret_cast<const std::uint8_t*>(&in.raw));

@@ -190,8 +190,9 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
       continue;
     }
     const bool fits = sb.block_count.get() <= dev_blocks;
-    if (!found || (fits && !found_fits)) {
-      if (found && copy == 1)
+    const bool chosen = copy == opts.superblock_copy && (fits || !found_fits);
+    if (!found || (fits && !found_fits) || chosen) {
+      if (found && copy == 1 && !chosen)
         v.report.warnings.push_back(fmt("superblock #0: block_count %llu is past the device's %llu blocks, where "
                                         "superblock #1 fits it",
                                         v.sb.block_count.get(), dev_blocks));

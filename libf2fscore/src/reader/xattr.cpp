@@ -80,7 +80,8 @@ std::vector<EntryRef> walk(std::span<const std::uint8_t> buf, std::size_t* end, 
 
 Result<std::vector<XattrInfo>> Volume::xattrs(const InodeInfo& in) {
   std::vector<std::uint8_t> buf;
-  const std::uint32_t inline_bytes = in.inline_xattr_addrs * 4;
+  // Only with the inline_xattr flag (inline_xattr_size() in fs/f2fs/xattr.h).
+  const std::uint32_t inline_bytes = (in.inline_flags & inline_flag::xattr) ? in.inline_xattr_addrs * 4 : 0;
   if (inline_bytes) {
     const auto* base = reinterpret_cast<const std::uint8_t*>(&in.raw.i.i_addr[kDefAddrsPerInode - in.inline_xattr_addrs]);
     buf.assign(base, base + inline_bytes);

@@ -77,10 +77,13 @@ std::uint32_t Writer::Impl::extra_words(const Node& in) const {
   return (in.i.i_inline & inline_flag::extra_attr) ? in.i.extra.i_extra_isize.get() / 4 : 0;
 }
 static std::uint32_t inline_xattr_words(const SuperBlock& sb, const Node& in) {
-  if (!(in.i.i_inline & inline_flag::xattr)) return 0;
+  // As do_read_inode() in fs/f2fs/inode.c: with flexible_inline_xattr the
+  // stored size whatever the inline_xattr flag; otherwise the default area
+  // with the flag, and for an inline-dentry directory even without it.
   if ((sb.feature.get() & feature::flexible_inline_xattr) && (in.i.i_inline & inline_flag::extra_attr))
     return in.i.extra.i_inline_xattr_size.get();
-  return kDefaultInlineXattrAddrs;
+  if (in.i.i_inline & (inline_flag::xattr | inline_flag::dentry)) return kDefaultInlineXattrAddrs;
+  return 0;
 }
 std::uint32_t Writer::Impl::addrs_per_inode(const Node& in) const {
   return disk::addrs_per_inode(4 * extra_words(in), inline_xattr_words(sb, in));

@@ -53,10 +53,13 @@ FileType type_of_mode(std::uint16_t mode) {
 bool fits(const Node& n, std::size_t off, std::size_t size) { return off + size <= n.i.extra.i_extra_isize.get(); }
 
 std::uint32_t inline_xattr_words(const SuperBlock& sb, const Node& in) {
-  if (!(in.i.i_inline & inline_flag::xattr)) return 0;
+  // As do_read_inode() in fs/f2fs/inode.c: with flexible_inline_xattr the
+  // stored size whatever the inline_xattr flag; otherwise the default area
+  // with the flag, and for an inline-dentry directory even without it.
   if ((sb.feature.get() & feature::flexible_inline_xattr) && (in.i.i_inline & inline_flag::extra_attr))
     return in.i.extra.i_inline_xattr_size.get();
-  return kDefaultInlineXattrAddrs;
+  if (in.i.i_inline & (inline_flag::xattr | inline_flag::dentry)) return kDefaultInlineXattrAddrs;
+  return 0;
 }
 
 struct ChainNode {

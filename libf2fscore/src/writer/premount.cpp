@@ -36,7 +36,8 @@ Status Writer::Impl::premount_check() {
   // walk finds unreached are never handed out (alloc_nid()).
   fsck::Options fo;
   fo.mode = fsck::Mode::check_only;
-  fo.fast_only = true;
+  fo.fast_only = opts.premount_check == MountOptions::PremountCheck::fast;
+  fo.force = !fo.fast_only;
   auto rep = fsck::check(*target, fo);
   if (!rep)
     return make_error(rep.error().code, "writer: refusing to mount read-write: the pre-mount check failed: " +
@@ -49,6 +50,27 @@ Status Writer::Impl::premount_check() {
       continue;
     }
     found.push_back(p.to_string());
+  }
+  // Counts that disagree say the volume was not left consistent: the full
+  // check (the namespace walk) runs then, so that what the recount's walk
+  // of the NAT cannot see (a dentry naming a nid whose NAT entry was lost,
+  // which alloc_nid() would hand out again; blocks in use that the SIT
+  // lost) refuses the mount. Its count problems are the recount's.
+  if (recount && found.empty() && opts.premount_check == MountOptions::PremountCheck::fast) {
+    fsck::Options full;
+    full.mode = fsck::Mode::check_only;
+    full.force = true;
+    auto frep = fsck::check(*target, full);
+    if (!frep)
+      return make_error(frep.error().code, "writer: refusing to mount read-write: the pre-mount check failed: " +
+                                               frep.error().message + "; run f2fscore-fsck");
+    for (const auto& p : frep->problems) {
+      if (fsck::definition(p.code).severity == fsck::Severity::info) continue;
+      if (p.code == fsck::Code::CP_VALID_BLOCK_COUNT || p.code == fsck::Code::CP_VALID_NODE_COUNT ||
+          p.code == fsck::Code::CP_VALID_INODE_COUNT || p.code == fsck::Code::CP_FREE_SEGMENT_COUNT)
+        continue;
+      found.push_back(p.to_string());
+    }
   }
 
   // The orphan list and the active logs, read through a Volume of its own

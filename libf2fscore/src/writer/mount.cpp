@@ -90,9 +90,13 @@ Status Writer::Impl::load() {
   F2FSCORE_TRY(sm.load(*vol, dev, main_blk, g.main_segments(), g.segs_per_sec(), g.secs_per_zone()));
   F2FSCORE_TRY(nm.load(*vol, dev, sb.root_ino.get() + 1));
   const std::uint64_t valid_blocks = sm.valid_blocks();
-  if (!recount && valid_blocks <= cp.valid_block_count.get() && sm.valid_node_blocks() == cp.valid_node_count.get()) {
-    // Blocks the checkpoint counts that have no address: NEW_ADDR slots.
-    reserved_blocks = cp.valid_block_count.get() - valid_blocks;
+  // The SIT is trusted only when its valid blocks are the checkpoint's
+  // count. Fewer may be NEW_ADDR reservations (counted in valid_block_count,
+  // no SIT bit) or blocks in use whose SIT bits were lost, which
+  // alloc_block() would hand out again: only a walk of the tree tells them
+  // apart, so a volume holding reservations is walked at every mount.
+  if (!recount && valid_blocks == cp.valid_block_count.get() && sm.valid_node_blocks() == cp.valid_node_count.get()) {
+    reserved_blocks = 0;
     valid_inodes = cp.valid_inode_count.get();
     auto o = vol->orphans();
     if (!o) return make_error(o.error());

@@ -156,7 +156,10 @@ Status Writer::Impl::load_from_tree() {
         wr::NatMem& m = nm.set(n);
         m = {u.ino, u.blkaddr, u.version};
       }
-    } else if (e.block_addr.get() != kNullAddr || e.ino.get() != 0) {
+    } else if (e.block_addr.get() != kNullAddr) {
+      // An entry without a block address is free whatever its ino says:
+      // the kernel keeps the owner's ino in the entry of a node it frees
+      // (truncate_node() in fs/f2fs/node.c sets only the address).
       unreached_nids.insert(n);  // writer/premount.cpp: alloc_nid() never gives it
       wr::NatMem& m = nm.set(n);
       m.addr = kNullAddr;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "io/forward.hpp"
 #include "util/aligned.hpp"
 
 namespace f2fscore {
@@ -314,15 +315,7 @@ void FaultDevice::submit(IoRequest& req) noexcept {
     s->dev = this;
   }
   s->outer = &req;
-  s->inner = IoRequest{};
-  s->inner.op = req.op;
-  s->inner.flags = req.flags;
-  s->inner.tag = req.tag;
-  s->inner.offset = req.offset;
-  s->inner.length = req.length;
-  s->inner.buf = req.buf;
-  s->inner.on_complete = &FaultDevice::on_inner_done;
-  s->inner.user = s;
+  s->inner = detail::forwarded_request(req, &FaultDevice::on_inner_done, s);
   ++forwarded_;
   inner_->submit(s->inner);
 }
@@ -331,9 +324,7 @@ void FaultDevice::on_inner_done(IoRequest& inner) noexcept {
   auto* s = static_cast<Shadow*>(inner.user);
   FaultDevice* d = s->dev;
   IoRequest& req = *s->outer;
-  req.status = inner.status;
-  req.sys_errno = inner.sys_errno;
-  req.transferred = inner.transferred;
+  detail::take_outcome(req, inner);
   s->next_free = d->free_shadows_;
   d->free_shadows_ = s;
   --d->forwarded_;

@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "io/forward.hpp"
 #include "util/aligned.hpp"
 
 namespace f2fscore {
@@ -78,15 +79,7 @@ void RecorderDevice::submit(IoRequest& req) noexcept {
     }
   }
   s->outer = &req;
-  s->inner = IoRequest{};
-  s->inner.op = req.op;
-  s->inner.flags = req.flags;
-  s->inner.tag = req.tag;
-  s->inner.offset = req.offset;
-  s->inner.length = req.length;
-  s->inner.buf = req.buf;
-  s->inner.on_complete = &RecorderDevice::on_inner_done;
-  s->inner.user = s;
+  s->inner = detail::forwarded_request(req, &RecorderDevice::on_inner_done, s);
   ++forwarded_;
   inner_->submit(s->inner);
 }
@@ -95,9 +88,7 @@ void RecorderDevice::on_inner_done(IoRequest& inner) noexcept {
   auto* s = static_cast<Shadow*>(inner.user);
   RecorderDevice* d = s->dev;
   IoRequest& req = *s->outer;
-  req.status = inner.status;
-  req.sys_errno = inner.sys_errno;
-  req.transferred = inner.transferred;
+  detail::take_outcome(req, inner);
   if (s->entry != kUnlogged && s->generation == d->generation_ && s->entry < d->log_.size()) {
     RecordedRequest& r = d->log_[static_cast<std::size_t>(s->entry)];
     r.completed = true;

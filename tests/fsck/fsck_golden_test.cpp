@@ -655,6 +655,12 @@ const std::vector<Case>& cases() {
   {"ssa_dnode_nid", Base::sload, "SSA", [](Corruptor& L) {
      const nid_t dn = i_nid(L, "/big", 0);
      return Spec{{"ssa[" + S(node_blk(L, dn)) + "].nid+=1"}, {E(Code::SSA_NODE_MISMATCH).Blk(node_blk(L, dn))}}; }},
+  // A regular file's i_gc_failures (the low half of i_current_depth) not 0:
+  // informational (check-only exits 0); -y resets it as fsck.f2fs 1.15 does
+  // in every repair run ("reset i_gc_failures", a [FIX] line there).
+  {"inode_gc_failures", Base::sload, "inode", [](Corruptor& L) {
+     return Spec{{"inode[/medium].i_current_depth=0x3c94f101"}, {E(Code::INODE_GC_FAILURES).Ino(ino(L, "/medium"))}, 0,
+                 false, {"/medium"}}; }},
   };
   return k;
 }

@@ -190,6 +190,12 @@ constexpr ProblemDef kTable[] = {
      "the device ends before the volume (a truncated image); checked as far as it goes",
      "grow the image file back to the volume's size when the lost tail holds no block in use; else left, with what is lost",
      "f2fs_do_mount (fsck.f2fs checks what it can read)"},
+    // inodes (appended: codes are never renumbered)
+    {Code::INODE_GC_FAILURES, S::info, F::safe,
+     "a regular file's i_gc_failures (the low 16 bits of i_current_depth) is not 0: the kernel counts failed "
+     "garbage collections of a pinned file there; fsck.f2fs 1.15 resets it in every repair run",
+     "reset i_gc_failures to 0 (the high 16 bits kept), as fsck.f2fs does",
+     "fsck_chk_inode_blk: \"Regular: 0x%x reset i_gc_failures from 0x%x to 0x00\" ([FIX] in 1.15, INFO later)"},
 };
 
 constexpr std::size_t kCodeCount = 0

@@ -137,6 +137,11 @@ void Checker::local_issue_fix(std::size_t idx, const InodeRec& in, Code c) {
     case Code::XATTR_NID_BAD:
       fix_inode_field(idx, in, [](Node& n) { n.i.i_xattr_nid = 0u; });
       break;
+    case Code::INODE_GC_FAILURES:
+      // The low 16 bits (i_gc_failures, little-endian) zeroed as fsck.f2fs
+      // does; the high 16 bits, which no reader of a regular file uses, kept.
+      fix_inode_field(idx, in, [](Node& n) { n.i.i_current_depth = n.i.i_current_depth.get() & 0xFFFF0000u; });
+      break;
     case Code::INODE_MODE: {
       // Inline data under a device, fifo or socket mode (the scan's issue):
       // a type taken from the dentry (mode_from_dentry()) is written; else

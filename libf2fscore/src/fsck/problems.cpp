@@ -171,8 +171,8 @@ constexpr ProblemDef kTable[] = {
      "drop it from the orphan list (it stays linked)", "fsck_chk_orphan_node / fsck_chk_inode_blk: orphan with i_links"},
     {Code::QUOTA_INODE_BAD, S::error, F::repair, "a quota inode is missing or invalid",
      "restore i_mode to S_IFREG|0600 (as mkfs) when only the mode is wrong and the blocks read as the quota file; "
-     "zero superblock qf_ino[] on a volume without the quota_ino feature; a tree pointing outside the file or looping "
-     "rebuilt in the file's blocks from the counted usage; else left",
+     "zero superblock qf_ino[] on a volume without the quota_ino feature; a tree pointing outside the file or looping, "
+     "or holding two entries for one id, rebuilt in the file's blocks from the counted usage; else left",
      "fsck_chk_quota_node: \"Wrong quota inode\""},
     {Code::QUOTA_USAGE, S::warning, F::safe, "a quota file's usage differs from the usage counted",
      "rewrite the id's usage (dqb_curinodes, dqb_curspace) in place",

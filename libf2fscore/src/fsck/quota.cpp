@@ -81,7 +81,8 @@ void Checker::check_quota_usage() {
     }
     std::map<std::uint32_t, Usage> have;
     std::map<std::uint32_t, Dquot> dquots;
-    const bool tree_bad = !read_dquots(file, dquots).empty();
+    const std::string tree_why = read_dquots(file, dquots);
+    const bool tree_bad = !tree_why.empty();
     for (const auto& [id, d] : dquots) have[id] = Usage{d.inodes, d.space, d.file_off};
     std::uint32_t reports = 0;
     // The file as allocated: i_size rounded up to its last 4 KiB block,
@@ -91,7 +92,8 @@ void Checker::check_quota_usage() {
     std::vector<std::uint8_t> new_file = padded;  // with the corrections and inserted entries
     std::vector<std::size_t> inserted;          // problems repaired by insertion
     if (tree_bad) {
-      // The tree is rebuilt in the file's own blocks: block 0's header and
+      // The tree (its references outside the file, a loop, or two entries
+      // for one id) is rebuilt in the file's own blocks: block 0's header and
       // info kept (free lists emptied, dqi_blocks 2: the header and the
       // root), every other byte zeroed, then one entry per counted id
       // inserted (insert_dquot()), as fsck.f2fs rewrites a quota file from
@@ -99,7 +101,7 @@ void Checker::check_quota_usage() {
       Problem p = prob(Code::QUOTA_INODE_BAD);
       p.ino = q;
       p.path = std::string("<quota:") + kNames[t] + ">";
-      p.detail = "quota tree references blocks outside the file or loops";
+      p.detail = tree_why;
       std::fill(new_file.begin() + 32, new_file.end(), std::uint8_t{0});
       store_le32(new_file.data(), kDqiBlocks, kQtTreeOff + 1);
       store_le32(new_file.data(), kDqiFreeBlk, 0);

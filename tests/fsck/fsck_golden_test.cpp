@@ -685,6 +685,16 @@ const std::vector<Case>& cases() {
      return Spec{{"block[" + S(b) + "].u32[" + S(free) + "]=" + S(id), "block[" + S(b) + "].u64[" + S(free + 24) + "]=99",
                   "block[" + S(b) + "].u64[" + S(free + 48) + "]=8192", "block[" + S(b) + "].u8[1032]+=1"},
                  {E(Code::QUOTA_INODE_BAD).Ino(q)}}; }},
+  // The user quota inode's node block zeroed: a new quota file at that
+  // inode number, in new blocks, from the counted usage (fsck.f2fs rebuilds
+  // the inode, f2fs_rebuild_qf_inode(), and writes the file from its counts).
+  {"quota_inode_block_zeroed", Base::sload, "quota", [](Corruptor& L) {
+     const auto q = L.sb().qf_ino[0].get();
+     return Spec{{"block[" + S(node_blk(L, q)) + "].zero=1"}, {E(Code::QUOTA_INODE_BAD).Ino(q)}}; }},
+  // The group quota inode's NAT entry null (the node block left unnamed).
+  {"quota_inode_nat_null", Base::sload, "quota", [](Corruptor& L) {
+     const auto q = L.sb().qf_ino[1].get();
+     return Spec{{"nat[" + S(q) + "].block_addr=0"}, {E(Code::QUOTA_INODE_BAD).Ino(q)}}; }},
   };
   return k;
 }

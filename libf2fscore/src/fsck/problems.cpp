@@ -172,8 +172,10 @@ constexpr ProblemDef kTable[] = {
     {Code::QUOTA_INODE_BAD, S::error, F::repair, "a quota inode is missing or invalid",
      "restore i_mode to S_IFREG|0600 (as mkfs) when only the mode is wrong and the blocks read as the quota file; "
      "zero superblock qf_ino[] on a volume without the quota_ino feature; a tree pointing outside the file or looping, "
-     "or holding two entries for one id, rebuilt in the file's blocks from the counted usage; else left",
-     "fsck_chk_quota_node: \"Wrong quota inode\""},
+     "or holding two entries for one id, rebuilt in the file's blocks from the counted usage; a quota inode with no "
+     "usable node block replaced by a new quota file (inode and data in free blocks of the active logs) written from "
+     "the counted usage; else left",
+     "fsck_chk_quota_node: \"Wrong quota inode\" (f2fs_rebuild_qf_inode), fsck_chk_quota_files"},
     {Code::QUOTA_USAGE, S::warning, F::safe, "a quota file's usage differs from the usage counted",
      "rewrite the id's usage (dqb_curinodes, dqb_curspace) in place",
      "fsck_chk_quota_files: \"[QUOTA WARNING] Usage inconsistent\" (\"Fixing Quota file\")"},

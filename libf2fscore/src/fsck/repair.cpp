@@ -683,6 +683,10 @@ void Checker::repair() {
   for (const auto& p : probs)
     if (!allowed(p.code) && definition(p.code).fix == FixClass::repair) unsafe_left = true;
 
+  // New quota files for quota inodes with no usable node block (planned
+  // first: their blocks and edits join step 1's, the walk's truth gains them).
+  for (const auto& [t, idx] : quota_rebuilds_) rebuild_quota_file(t, idx);
+
   // 2 (planned first, so its edits join step 1's): lost+found.
   std::vector<std::size_t> reconnected;
   bool want_lf = false;

@@ -393,6 +393,10 @@ class Checker {
   bool reconnect(nid_t ino);
   bool add_dentry(const InodeRec& dir, const std::string& name, nid_t ino, std::uint8_t ft, std::size_t problem = static_cast<std::size_t>(-1));
   bool create_lost_found();
+  /// Adds `rec`, an inode the repair writes (its NodeRec at rec.ino set
+  /// up by the caller), to the walk's truth: reached, with `path` as its
+  /// own. Returns its walk state.
+  InodeState& add_reached_inode(const InodeRec& rec, const std::string& path);
   Problem prob(Code c) const { Problem p; p.code = c; return p; }
   bool valid_main(block_t a) const { return a >= main_blk_ && a < main_end_; }
   bool used(block_t a) const {

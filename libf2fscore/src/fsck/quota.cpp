@@ -337,14 +337,7 @@ bool Checker::rebuild_quota_file(int t, std::size_t problem) {
   for (std::uint32_t k = 0; k < nblocks; ++k) addrs_.push_back({static_cast<std::uint16_t>(k), cand_data[k]});
   r.node.addr_count = static_cast<std::uint16_t>(nblocks);
   addr_use_.resize((addrs_.size() + 63) / 64, 0);
-  r.node.set_inode(static_cast<std::int32_t>(inodes_.size()));
-  inodes_.push_back(rec);
-  walk_.emplace_back();
-  set_reached(q);
-  ++reached_inodes_;
-  InodeState& st = walk_state(q);
-  st.flags |= InodeState::kSeen;
-  own_dir(st, std::string("<quota:") + (t == 0 ? "user" : t == 1 ? "group" : "project") + ">");
+  InodeState& st = add_reached_inode(rec, std::string("<quota:") + (t == 0 ? "user" : t == 1 ? "group" : "project") + ">");
   st.blocks_counted = 1 + nblocks;
   claim_node(q, iaddr);
   for (std::uint32_t k = 0; k < nblocks; ++k) {

@@ -358,14 +358,7 @@ bool Checker::create_lost_found() {
   nr.read_ok = true;
   nr.footer_odd = false;
   nr.set_footer_ofs(0);
-  nr.set_inode(static_cast<std::int32_t>(inodes_.size()));
-  inodes_.push_back(rec);
-  walk_.emplace_back();
-  set_reached(nid);
-  ++reached_inodes_;
-  InodeState& st = walk_state(nid);
-  st.flags |= InodeState::kSeen;
-  own_dir(st, "/lost+found");
+  InodeState& st = add_reached_inode(rec, "/lost+found");
   st.parent = root;
   st.links_found = 1;
   st.blocks_counted = 1;
@@ -463,6 +456,18 @@ bool Checker::rebuild_root(std::size_t problem) {
   root_rebuilt_ = true;
   report_.problems[problem].detail += fmt("; a new empty root at block %llu, what was under it reconnected", blk);
   return true;
+}
+
+InodeState& Checker::add_reached_inode(const InodeRec& rec, const std::string& path) {
+  nids_.get(rec.ino).node.set_inode(static_cast<std::int32_t>(inodes_.size()));
+  inodes_.push_back(rec);
+  walk_.emplace_back();
+  set_reached(rec.ino);
+  ++reached_inodes_;
+  InodeState& st = walk_state(rec.ino);
+  st.flags |= InodeState::kSeen;
+  own_dir(st, path);
+  return st;
 }
 
 // Links unreachable inode `ino` into /lost+found as "#<ino>" (the name

@@ -2,12 +2,14 @@
 # mutation_bench.sh: our checker and writer against fsck.f2fs on the same
 # seeded mutants (issue 12, acceptance 2), figures side by side.
 #
-# Usage: bench/mutation_bench.sh [--mutants N] [--seed S] [--build DIR] [--no-tools]
+# Usage: bench/mutation_bench.sh [--mutants N] [--seed S] [--first F] [--build DIR] [--no-tools]
 #
 #   --mutants N   mutants (default 2000), spread over four templates: the
 #                 rich images with checksums and quota, plain, with
 #                 compression, and a volume our writer made
 #   --seed S      first seed (default 1); the same N and S give the same mutants
+#   --first F     only mutants F to N-1 of those N (default 0): runs of disjoint
+#                 ranges, side by side, cover the whole set
 #   --build DIR   the build tree holding tests/fsck/f2fscore_fsck_mutation_tests
 #                 (default: build; an ASan+UBSan build counts sanitizer reports
 #                 as crashes)
@@ -54,14 +56,15 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
-mutants=2000 seed=1 build="$root/build" tools=1
+mutants=2000 seed=1 first=0 build="$root/build" tools=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --mutants) mutants="$2"; shift 2 ;;
     --seed) seed="$2"; shift 2 ;;
+    --first) first="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
     --no-tools) tools=0; shift ;;
-    -h|--help) sed -n '2,50p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,55p' "$0"; exit 0 ;;
     *) echo "mutation_bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -79,7 +82,7 @@ if [[ $tools -eq 1 ]]; then
   keep="$work/mutants"
   rm -rf "$keep"; mkdir -p "$keep"
 fi
-echo "mutation_bench: $mutants mutants, seed $seed, $("$fsck" -V 2>/dev/null | head -1 || echo 'no fsck.f2fs'), $(nproc) cores, $(date -u +%FT%TZ)"
+echo "mutation_bench: $mutants mutants (from #$first), seed $seed, $("$fsck" -V 2>/dev/null | head -1 || echo 'no fsck.f2fs'), $(nproc) cores, $(date -u +%FT%TZ)"
 # The tool pass (bench/mutation_bench.sh --no-tools skips it).
 tools_pass() {
   src="$work/src"
@@ -161,13 +164,13 @@ PY
 if [[ $tools -eq 1 ]]; then
   # The mutants saved first; the tool pass (below, in the background) then
   # runs beside the library pass, its figures printed after it.
-  F2FSCORE_MUTANTS="$mutants" F2FSCORE_MUTATION_SEED="$seed" F2FSCORE_MUTATION_KEEP="$keep" \
+  F2FSCORE_MUTANTS="$mutants" F2FSCORE_MUTATION_FIRST="$first" F2FSCORE_MUTATION_SEED="$seed" F2FSCORE_MUTATION_KEEP="$keep" \
     F2FSCORE_MUTATION_KEEP_ONLY=1 FSCK_F2FS="" F2FSCORE_MUTATION_WORK="$work" F2FSCORE_MUTATION_FAILURES="" \
     "$bin" --gtest_also_run_disabled_tests --gtest_filter=MutationBench.DISABLED_Run > /dev/null 2>&1
   tools_pass > "$work/tools.txt" 2>&1 &
   tools_pid=$!
 fi
-F2FSCORE_MUTANTS="$mutants" F2FSCORE_MUTATION_SEED="$seed" FSCK_F2FS="$fsck" F2FSCORE_MUTATION_WORK="$work" \
+F2FSCORE_MUTANTS="$mutants" F2FSCORE_MUTATION_FIRST="$first" F2FSCORE_MUTATION_SEED="$seed" FSCK_F2FS="$fsck" F2FSCORE_MUTATION_WORK="$work" \
   "$bin" --gtest_also_run_disabled_tests --gtest_filter=MutationBench.DISABLED_Run 2>&1 |
   grep -v '^\[ \|^\[==\|^\[--\|^Running main\|^Note: Google' || true
 if [[ $tools -eq 1 ]]; then

@@ -655,6 +655,46 @@ const std::vector<Case>& cases() {
   {"ssa_dnode_nid", Base::sload, "SSA", [](Corruptor& L) {
      const nid_t dn = i_nid(L, "/big", 0);
      return Spec{{"ssa[" + S(node_blk(L, dn)) + "].nid+=1"}, {E(Code::SSA_NODE_MISMATCH).Blk(node_blk(L, dn))}}; }},
+  // A regular file's i_gc_failures (the low half of i_current_depth) not 0:
+  // informational (check-only exits 0); -y resets it as fsck.f2fs 1.15 does
+  // in every repair run ("reset i_gc_failures", a [FIX] line there).
+  {"inode_gc_failures", Base::sload, "inode", [](Corruptor& L) {
+     return Spec{{"inode[/medium].i_current_depth=0x3c94f101"}, {E(Code::INODE_GC_FAILURES).Ino(ino(L, "/medium"))}, 0,
+                 false, {"/medium"}}; }},
+  // The group quota file with a second entry for the id its first entry
+  // holds (other usage): the tree is rebuilt in the file's blocks from the
+  // counts, as fsck.f2fs rewrites the file ("Fixing Quota file").
+  {"quota_duplicate_id", Base::sload, "quota", [](Corruptor& L) {
+     const auto q = L.sb().qf_ino[1].get();
+     const auto b = must(L.data_blk(q, 1), "group quota file block 1");
+     std::vector<std::uint8_t> d(4096);
+     EXPECT_TRUE(L.read(b, d.data()));
+     // 1 KiB block 5 of the file (mkfs.f2fs's one data block of entries) is at 1024 in 4 KiB block 1.
+     std::uint32_t used = 0, free = 0;
+     for (std::uint32_t e = 0; e < 14; ++e) {
+       const std::uint32_t o = 1024 + 16 + 72 * e;
+       const bool in_use = std::any_of(d.begin() + o, d.begin() + o + 72, [](std::uint8_t x) { return x != 0; });
+       if (in_use && !used) used = o;
+       if (!in_use && !free) free = o;
+     }
+     EXPECT_NE(used, 0u);
+     EXPECT_NE(free, 0u);
+     std::uint32_t id = 0;
+     std::memcpy(&id, d.data() + used, 4);  // little-endian host (the tests' hosts)
+     // (block[B].uN[OFF]: OFF in bytes.)
+     return Spec{{"block[" + S(b) + "].u32[" + S(free) + "]=" + S(id), "block[" + S(b) + "].u64[" + S(free + 24) + "]=99",
+                  "block[" + S(b) + "].u64[" + S(free + 48) + "]=8192", "block[" + S(b) + "].u8[1032]+=1"},
+                 {E(Code::QUOTA_INODE_BAD).Ino(q)}}; }},
+  // The user quota inode's node block zeroed: a new quota file at that
+  // inode number, in new blocks, from the counted usage (fsck.f2fs rebuilds
+  // the inode, f2fs_rebuild_qf_inode(), and writes the file from its counts).
+  {"quota_inode_block_zeroed", Base::sload, "quota", [](Corruptor& L) {
+     const auto q = L.sb().qf_ino[0].get();
+     return Spec{{"block[" + S(node_blk(L, q)) + "].zero=1"}, {E(Code::QUOTA_INODE_BAD).Ino(q)}}; }},
+  // The group quota inode's NAT entry null (the node block left unnamed).
+  {"quota_inode_nat_null", Base::sload, "quota", [](Corruptor& L) {
+     const auto q = L.sb().qf_ino[1].get();
+     return Spec{{"nat[" + S(q) + "].block_addr=0"}, {E(Code::QUOTA_INODE_BAD).Ino(q)}}; }},
   };
   return k;
 }

@@ -675,10 +675,14 @@ void child_run(const Mutant& m, const std::string& repaired_path, const std::str
 // repaired images; F2FSCORE_MUTATION_WORK: the directory for those images;
 // F2FSCORE_MUTATION_BASELINE=1 runs the templates unchanged;
 // F2FSCORE_MUTATION_KEEP: a directory to save every mutant in (with
-// F2FSCORE_MUTATION_KEEP_ONLY=1 nothing else is done).
+// F2FSCORE_MUTATION_KEEP_ONLY=1 nothing else is done);
+// F2FSCORE_MUTATION_FIRST=F (default 0): only mutants F to N-1 of the N,
+// each the same as in the whole run (runs of disjoint ranges side by side
+// cover the N).
 TEST(MutationBench, DISABLED_Run) {
   using namespace bench;
   const std::uint64_t n = env_u64("F2FSCORE_MUTANTS", 2000), seed0 = env_u64("F2FSCORE_MUTATION_SEED", 1);
+  const std::uint64_t first = env_u64("F2FSCORE_MUTATION_FIRST", 0);
   const char* ff = std::getenv("FSCK_F2FS");
   const std::string fsck_bin = ff && *ff ? ff : "";
   const char* wd = std::getenv("F2FSCORE_MUTATION_WORK");
@@ -711,7 +715,7 @@ TEST(MutationBench, DISABLED_Run) {
       if (failures.is_open() && k.rfind(f, 0) == 0) failures << index << ' ' << k << ": " << what << std::endl;
   };
   const auto t0 = std::chrono::steady_clock::now();
-  for (std::uint64_t i = 0; i < n; ++i) {
+  for (std::uint64_t i = first; i < n; ++i) {
     index = i;
     const Template& t = ts[i % ts.size()];
     Mutant m;
@@ -823,8 +827,9 @@ TEST(MutationBench, DISABLED_Run) {
     }
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("mutation run: %llu mutants from seed %llu over %zu templates, %.0f s\n",
-              static_cast<unsigned long long>(n), static_cast<unsigned long long>(seed0), ts.size(), secs);
+  std::printf("mutation run: %llu mutants (#%llu to #%llu) from seed %llu over %zu templates, %.0f s\n",
+              static_cast<unsigned long long>(n > first ? n - first : 0), static_cast<unsigned long long>(first),
+              static_cast<unsigned long long>(n ? n - 1 : 0), static_cast<unsigned long long>(seed0), ts.size(), secs);
   for (const auto& [k, v] : fig) {
     std::printf("  %-60s %llu", k.c_str(), static_cast<unsigned long long>(v));
     const bool per_template = k.find(" [") != std::string::npos && k.rfind("class_", 0) != 0;

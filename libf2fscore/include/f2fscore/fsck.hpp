@@ -114,7 +114,9 @@ using disk::nid_t;
   X(FSYNC_CHAIN_BAD)         /* fsynced node chain names bad nids/inodes */            \
   /* the repair itself */                                                                \
   X(REPAIR_FAILED)           /* a repair refused (it would free what is mapped) or failed */ \
-  X(VOLUME_TRUNCATED)        /* the device ends before the volume */
+  X(VOLUME_TRUNCATED)        /* the device ends before the volume */                    \
+  /* inodes (appended: codes are never renumbered) */                                    \
+  X(INODE_GC_FAILURES)       /* i_gc_failures set on a regular file (fsck.f2fs resets it) */
 
 enum class Code : std::uint16_t {
 #define F2FSCORE_FSCK_ENUM(name) name,

@@ -37,13 +37,21 @@ std::string read_dquots(const std::vector<std::uint8_t>& file, std::map<std::uin
       else stack.emplace_back(ref, depth + 1);
     }
   }
+  std::set<std::uint32_t> ids;
   for (std::uint32_t leaf : leaves) {
     if (leaf >= nblocks) return "quota tree references blocks outside the file or loops";
     const std::uint8_t* b = file.data() + static_cast<std::size_t>(leaf) * kQtBlk;
     for (std::uint32_t o = kDqdbHeader; o + kV2r1Entry <= kQtBlk; o += kV2r1Entry) {
       const std::uint8_t* e = b + o;
       if (!entry_used(e)) continue;
-      Dquot& d = out[load_le32(e, kDqbId)];
+      // One entry per id: the kernel reads the first it finds
+      // (find_block_dqentry() in fs/quota/quota_tree.c), quota tools and
+      // fsck.f2fs every one (report_block() in quotaio_tree.c), so a second
+      // entry is a usage nobody updates.
+      const std::uint32_t id = load_le32(e, kDqbId);
+      if (!ids.insert(id).second)
+        return "the quota file holds two entries for id " + std::to_string(id);
+      Dquot& d = out[id];
       d.file_off = static_cast<std::uint64_t>(leaf) * kQtBlk + o;
       d.inodes = load_le64(e, kDqbCurinodes);
       d.space = load_le64(e, kDqbCurspace);

@@ -40,8 +40,8 @@ struct Dquot {
 
 /// The entries of quota file `file` by id, found by walking the tree from
 /// the root as qtree_read_dquot() does. Returns an empty string, or why the
-/// tree cannot be walked (a reference outside the file or a loop); `out`
-/// then holds what was found before.
+/// tree cannot be walked (a reference outside the file or a loop) or holds
+/// two entries for one id; `out` then holds what was found before.
 std::string read_dquots(const std::vector<std::uint8_t>& file, std::map<std::uint32_t, Dquot>& out);
 
 /// Adds an entry for `id` with the given usage (no limits), as

@@ -384,7 +384,9 @@ bool Checker::fast_check() {
     if (r.inode() >= 0) {
       ++nat_inodes;
       if (r.inode() != NodeRec::kNoInodeRec)
-        for (const auto& is : extras(inodes_[static_cast<std::size_t>(r.inode())]).issues) bad(is.code, is.detail);
+        for (const auto& is : extras(inodes_[static_cast<std::size_t>(r.inode())]).issues)
+          // Informational findings do not send a clean volume to the full check.
+          if (definition(is.code).severity != Severity::info) bad(is.code, is.detail);
     }
   });
   std::uint32_t free_segs = 0;

@@ -348,6 +348,10 @@ class Checker {
   void check_quota();
   void adopt_quota_inodes();
   void check_quota_usage();  // fsck/quota.cpp
+  /// Usage of quota type `t` (0 user, 1 group, 2 project) as the walk
+  /// counted it: per id, (inodes, bytes) (quota files excluded).
+  std::map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> counted_quota(int t) const;  // fsck/quota.cpp
+  bool rebuild_quota_file(int t, std::size_t problem);  // fsck/quota.cpp
   void check_unreachable();
   // fsck_global.cpp
   void check_global();
@@ -389,6 +393,10 @@ class Checker {
   bool reconnect(nid_t ino);
   bool add_dentry(const InodeRec& dir, const std::string& name, nid_t ino, std::uint8_t ft, std::size_t problem = static_cast<std::size_t>(-1));
   bool create_lost_found();
+  /// Adds `rec`, an inode the repair writes (its NodeRec at rec.ino set
+  /// up by the caller), to the walk's truth: reached, with `path` as its
+  /// own. Returns its walk state.
+  InodeState& add_reached_inode(const InodeRec& rec, const std::string& path);
   Problem prob(Code c) const { Problem p; p.code = c; return p; }
   bool valid_main(block_t a) const { return a >= main_blk_ && a < main_end_; }
   bool used(block_t a) const {
@@ -588,6 +596,10 @@ class Checker {
   /// QUOTA_INODE_BAD fixed by the other superblock copy's qf_ino[]
   /// (adopt_quota_inodes()): the repair writes sb_.qf_ino[] to both.
   std::vector<std::size_t> qf_ino_adopted_;
+  /// QUOTA_INODE_BAD of a quota inode with no usable node block, nothing
+  /// else reaching its nid: (quota type, problem index), a new quota file
+  /// for each made by repair() (rebuild_quota_file()).
+  std::vector<std::pair<int, std::size_t>> quota_rebuilds_;
   Status ssa_status_;  ///< the SSA reads of check_ssa()
   int progress_pass_ = 0;
   std::uint64_t progress_next_ = 0;

@@ -788,6 +788,16 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
       }
     }
   }
+  // A regular file keeps i_gc_failures in the first two bytes of
+  // i_current_depth (struct f2fs_inode in include/linux/f2fs_fs.h): the
+  // kernel counts there the failed garbage collections of a pinned file;
+  // fsck.f2fs 1.15 resets a non-zero value in every repair run
+  // (fsck_chk_inode_blk() in fsck/fsck.c), so a repaired volume it accepts
+  // has none. Informational: the kernel's own value is no inconsistency.
+  if (type == 0x8000) {
+    if (const std::uint32_t gc = i.i_current_depth.get() & 0xFFFFu; gc != 0)
+      issue(Code::INODE_GC_FAILURES, fmt("i_gc_failures %llu (i_current_depth 0x%llx)", gc, i.i_current_depth.get()));
+  }
   if ((in.inline_flags & inline_flag::data) && type != 0x8000 && type != 0xA000) {
     // Only regular files and symlinks hold inline data (support_inline_data()
     // in fs/f2fs/inline.c). A device, fifo or socket mode is the field in

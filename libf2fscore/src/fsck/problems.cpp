@@ -171,9 +171,11 @@ constexpr ProblemDef kTable[] = {
      "drop it from the orphan list (it stays linked)", "fsck_chk_orphan_node / fsck_chk_inode_blk: orphan with i_links"},
     {Code::QUOTA_INODE_BAD, S::error, F::repair, "a quota inode is missing or invalid",
      "restore i_mode to S_IFREG|0600 (as mkfs) when only the mode is wrong and the blocks read as the quota file; "
-     "zero superblock qf_ino[] on a volume without the quota_ino feature; a tree pointing outside the file or looping "
-     "rebuilt in the file's blocks from the counted usage; else left",
-     "fsck_chk_quota_node: \"Wrong quota inode\""},
+     "zero superblock qf_ino[] on a volume without the quota_ino feature; a tree pointing outside the file or looping, "
+     "or holding two entries for one id, rebuilt in the file's blocks from the counted usage; a quota inode with no "
+     "usable node block replaced by a new quota file (inode and data in free blocks of the active logs) written from "
+     "the counted usage; else left",
+     "fsck_chk_quota_node: \"Wrong quota inode\" (f2fs_rebuild_qf_inode), fsck_chk_quota_files"},
     {Code::QUOTA_USAGE, S::warning, F::safe, "a quota file's usage differs from the usage counted",
      "rewrite the id's usage (dqb_curinodes, dqb_curspace) in place",
      "fsck_chk_quota_files: \"[QUOTA WARNING] Usage inconsistent\" (\"Fixing Quota file\")"},
@@ -190,6 +192,12 @@ constexpr ProblemDef kTable[] = {
      "the device ends before the volume (a truncated image); checked as far as it goes",
      "grow the image file back to the volume's size when the lost tail holds no block in use; else left, with what is lost",
      "f2fs_do_mount (fsck.f2fs checks what it can read)"},
+    // inodes (appended: codes are never renumbered)
+    {Code::INODE_GC_FAILURES, S::info, F::safe,
+     "a regular file's i_gc_failures (the low 16 bits of i_current_depth) is not 0: the kernel counts failed "
+     "garbage collections of a pinned file there; fsck.f2fs 1.15 resets it in every repair run",
+     "reset i_gc_failures to 0 (the high 16 bits kept), as fsck.f2fs does",
+     "fsck_chk_inode_blk: \"Regular: 0x%x reset i_gc_failures from 0x%x to 0x00\" ([FIX] in 1.15, INFO later)"},
 };
 
 constexpr std::size_t kCodeCount = 0

@@ -137,6 +137,11 @@ void Checker::local_issue_fix(std::size_t idx, const InodeRec& in, Code c) {
     case Code::XATTR_NID_BAD:
       fix_inode_field(idx, in, [](Node& n) { n.i.i_xattr_nid = 0u; });
       break;
+    case Code::INODE_GC_FAILURES:
+      // The low 16 bits (i_gc_failures, little-endian) zeroed as fsck.f2fs
+      // does; the high 16 bits, which no reader of a regular file uses, kept.
+      fix_inode_field(idx, in, [](Node& n) { n.i.i_current_depth = n.i.i_current_depth.get() & 0xFFFF0000u; });
+      break;
     case Code::INODE_MODE: {
       // Inline data under a device, fifo or socket mode (the scan's issue):
       // a type taken from the dentry (mode_from_dentry()) is written; else
@@ -353,14 +358,7 @@ bool Checker::create_lost_found() {
   nr.read_ok = true;
   nr.footer_odd = false;
   nr.set_footer_ofs(0);
-  nr.set_inode(static_cast<std::int32_t>(inodes_.size()));
-  inodes_.push_back(rec);
-  walk_.emplace_back();
-  set_reached(nid);
-  ++reached_inodes_;
-  InodeState& st = walk_state(nid);
-  st.flags |= InodeState::kSeen;
-  own_dir(st, "/lost+found");
+  InodeState& st = add_reached_inode(rec, "/lost+found");
   st.parent = root;
   st.links_found = 1;
   st.blocks_counted = 1;
@@ -458,6 +456,18 @@ bool Checker::rebuild_root(std::size_t problem) {
   root_rebuilt_ = true;
   report_.problems[problem].detail += fmt("; a new empty root at block %llu, what was under it reconnected", blk);
   return true;
+}
+
+InodeState& Checker::add_reached_inode(const InodeRec& rec, const std::string& path) {
+  nids_.get(rec.ino).node.set_inode(static_cast<std::int32_t>(inodes_.size()));
+  inodes_.push_back(rec);
+  walk_.emplace_back();
+  set_reached(rec.ino);
+  ++reached_inodes_;
+  InodeState& st = walk_state(rec.ino);
+  st.flags |= InodeState::kSeen;
+  own_dir(st, path);
+  return st;
 }
 
 // Links unreachable inode `ino` into /lost+found as "#<ino>" (the name
@@ -677,6 +687,10 @@ void Checker::repair() {
   bool unsafe_left = false;
   for (const auto& p : probs)
     if (!allowed(p.code) && definition(p.code).fix == FixClass::repair) unsafe_left = true;
+
+  // New quota files for quota inodes with no usable node block (planned
+  // first: their blocks and edits join step 1's, the walk's truth gains them).
+  for (const auto& [t, idx] : quota_rebuilds_) rebuild_quota_file(t, idx);
 
   // 2 (planned first, so its edits join step 1's): lost+found.
   std::vector<std::size_t> reconnected;

@@ -1024,7 +1024,12 @@ void Checker::check_quota() {
     if (q < sb_.root_ino.get() || q >= max_nid_ || nat(q).blkaddr == kNullAddr || !valid_main(nat(q).blkaddr) ||
         !node(q).read_ok || footer_nid(q) != q || node(q).inode() < 0) {
       p.detail = std::string(kNames[t]) + fmt(" quota inode %llu is not a valid inode", q);
-      add(p);
+      const std::size_t idx = add(p);
+      // A new quota file at that number (repair(), rebuild_quota_file()),
+      // as fsck.f2fs's fsck_chk_quota_node() rebuilds a bad quota inode
+      // (f2fs_rebuild_qf_inode() in fsck/node.c) and then writes the file
+      // from its counts; not when another inode's tree reaches the nid.
+      if (q > sb_.root_ino.get() && q < max_nid_ && !reached(q)) quota_rebuilds_.emplace_back(t, idx);
       continue;
     }
     InodeRec& in = inodes_[static_cast<std::size_t>(node(q).inode())];

@@ -276,6 +276,9 @@ int main(int argc, char** argv) {
     if (::stat(populate_dir.c_str(), &pst) != 0)
       return fail("--populate " + populate_dir + ": no such directory");
     if (!S_ISDIR(pst.st_mode)) return fail("--populate " + populate_dir + ": not a directory");
+    // A feature set the writer cannot fill is refused before the format.
+    if (auto st = f2fscore::Writer::check_features(plan->sb); !st)
+      return fail("--populate " + populate_dir + ": " + st.error().message + "; nothing written");
   }
   auto rep = f2fscore::format_volume(targets, o);
   if (!rep) return fail("format failed: " + rep.error().to_string());

@@ -255,3 +255,35 @@ TEST(MkfsCli, FormatsALoopBlockDevice) {
   auto problems = f2fstest::fsck_problems(img);
   EXPECT_TRUE(problems.empty()) << problems.front();
 }
+
+// A read-only image with sections of several segments: mkfs.f2fs 1.15
+// writes a user_block_count past the main area (its own fsck and the kernel
+// refuse the volume); refused here as a usage error, nothing written.
+TEST(MkfsCli, ReadOnlyImageWithLargeSectionsIsRefused) {
+  f2fstest::TempDir t;
+  const auto img = t / "a.img";
+  fill_pattern(img, 256 * MiB, MiB);
+  const auto before = digest(img);
+  auto r = run(mkfs("-f -O ro -s 2 " + shell_quote(img.string())));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("one segment per section"), std::string::npos) << r.output;
+  EXPECT_EQ(digest(img), before);
+}
+
+// --populate of a feature set the writer cannot fill (compression, ro) is
+// refused before the format: the old contents stay.
+TEST(MkfsCli, PopulateOfAFeatureTheWriterRefusesWritesNothing) {
+  f2fstest::TempDir t;
+  const auto img = t / "a.img";
+  fs::create_directories(t / "src");
+  std::ofstream(t / "src" / "f") << "x";
+  fill_pattern(img, 256 * MiB, MiB);
+  const auto before = digest(img);
+  for (const char* f : {"ro", "extra_attr,compression"}) {
+    auto r = run(mkfs(std::string("-f -O ") + f + " --populate " + shell_quote((t / "src").string()) + " " +
+                      shell_quote(img.string())));
+    EXPECT_EQ(r.exit_code, 1) << f << ": " << r.output;
+    EXPECT_NE(r.output.find("nothing written"), std::string::npos) << r.output;
+    EXPECT_EQ(digest(img), before) << f;
+  }
+}

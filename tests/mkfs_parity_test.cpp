@@ -50,6 +50,12 @@ std::vector<Case> cases() {
   v.push_back({"1GiB_o5", GiB, "-o 5"});
   v.push_back({"1GiB_largenat", GiB, "-i"});
   v.push_back({"1GiB_twodevices", GiB, "", GiB});
+  // Read-only images (-O ro): segment 0 at block 2, no SSA, two logs.
+  for (auto [sn, sz] : {std::pair<const char*, std::uint64_t>{"52MiB", 52 * MiB}, {"1GiB", GiB}, {"64GiB", 64 * GiB}}) {
+    v.push_back({std::string(sn) + "_ro", sz, "-O ro"});
+    v.push_back({std::string(sn) + "_ro_rich", sz, std::string(kSetRich) + ",ro"});
+  }
+  v.push_back({"1GiB_ro_quota", GiB, std::string(kSetQuota) + ",ro"});
   return v;
 }
 

@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
   app.add_option("-O", feature_args,
                  "Features, comma-separated and repeatable: encrypt, extra_attr, project_quota, "
                  "inode_checksum, flexible_inline_xattr, quota, inode_crtime, lost_found, verity, "
-                 "sb_checksum, casefold, compression");
+                 "sb_checksum, casefold, compression, ro");
   app.add_option("-C", encoding, "Casefolding encoding: utf8[:strict]");
   app.add_option("-o", overprovision_s, "Overprovision ratio in percent (default: the best, as mkfs.f2fs 1.15)");
   app.add_option("-s", segs_per_sec, "Segments per section")->check(CLI::Range(1u, 65536u));
@@ -276,6 +276,9 @@ int main(int argc, char** argv) {
     if (::stat(populate_dir.c_str(), &pst) != 0)
       return fail("--populate " + populate_dir + ": no such directory");
     if (!S_ISDIR(pst.st_mode)) return fail("--populate " + populate_dir + ": not a directory");
+    // A feature set the writer cannot fill is refused before the format.
+    if (auto st = f2fscore::Writer::check_features(plan->sb); !st)
+      return fail("--populate " + populate_dir + ": " + st.error().message + "; nothing written");
   }
   auto rep = f2fscore::format_volume(targets, o);
   if (!rep) return fail("format failed: " + rep.error().to_string());

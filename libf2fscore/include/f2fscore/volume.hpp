@@ -170,6 +170,9 @@ class Volume {
   /// valid count above the segment's blocks, the device's errors).
   Status segments(std::uint32_t first, std::uint32_t count, std::vector<SegmentInfo>& out);
   /// The summary block of a segment (from the CP pack for active logs).
+  /// Errc::out_of_range past the main area; Errc::unsupported for a
+  /// segment other than the two active logs of a read-only image (the ro
+  /// feature: no SSA area, as mkfs.f2fs lays it out).
   Result<disk::SummaryBlock> summary(std::uint32_t segno);
   /// Orphan inode numbers recorded in the checkpoint.
   Result<std::vector<nid_t>> orphans();

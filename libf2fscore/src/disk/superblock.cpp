@@ -131,7 +131,12 @@ Status validate_superblock(const SuperBlock& sb, std::uint64_t device_blocks, in
   if (static_cast<std::uint64_t>(geo.sit_blocks()) * kSitEntryPerBlock < geo.main_segments())
     return bad(fmt("segment_count_sit %llu cannot hold %llu main segments", sb.segment_count_sit.get(),
                    sb.segment_count_main.get()));
-  if (static_cast<std::uint64_t>(sb.segment_count_ssa.get()) * kDefaultBlocksPerSeg < sb.segment_count_main.get())
+  // A read-only image (the ro feature) has no SSA: its active logs'
+  // summaries live in the checkpoint pack alone, as mkfs.f2fs and
+  // sload.f2fs write it (blocks_for_ssa 0 in f2fs_prepare_super_block()).
+  const bool ro_without_ssa = (sb.feature.get() & feature::ro) && sb.segment_count_ssa.get() == 0;
+  if (!ro_without_ssa &&
+      static_cast<std::uint64_t>(sb.segment_count_ssa.get()) * kDefaultBlocksPerSeg < sb.segment_count_main.get())
     return bad(fmt("segment_count_ssa %llu cannot hold %llu main segments", sb.segment_count_ssa.get(),
                    sb.segment_count_main.get()));
   if (sb.cp_payload.get() >= (1u << kLogBlocksPerSeg) - kCheckpointPacks - kNrCursegType)

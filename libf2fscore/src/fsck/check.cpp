@@ -112,11 +112,16 @@ void Checker::check_global() {
   count(Code::CP_VALID_INODE_COUNT, "valid_inode_count", cp_.valid_inode_count.get(), inode_count_);
   count(Code::CP_FREE_SEGMENT_COUNT, "free_segment_count", cp_.free_segment_count.get(), free_segs);
 
-  check_ssa();
+  // A read-only image has no SSA and two active logs, hot data and hot
+  // node (fsck.f2fs skips both checks for the ro feature:
+  // is_valid_ssa_node_blk(), is_valid_ssa_data_blk(), check_curseg_offsets()).
+  const bool ro = sb_.feature.get() & feature::ro;
+  if (!ro) check_ssa();
 
   // Active logs (check_curseg_offsets()): the next block must be free and,
   // for LFS logs, every block after it.
   for (int t = 0; t < 6; ++t) {
+    if (ro && t != 0 && t != 3) continue;
     const std::uint32_t segno = t < 3 ? cp_.cur_data_segno[t].get() : cp_.cur_node_segno[t - 3].get();
     const std::uint32_t off = t < 3 ? cp_.cur_data_blkoff[t].get() : cp_.cur_node_blkoff[t - 3].get();
     if (segno >= main_segs_) continue;

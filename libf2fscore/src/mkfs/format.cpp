@@ -243,17 +243,20 @@ struct Writer {
     for (std::uint32_t q = 0; q < p.quota_inodes; ++q) put_nat(1 + q, sb.qf_ino[q].get(), hn + 1 + q);
     if (lpf) put_nat(1 + p.quota_inodes, p.lpf_ino, hn + 1 + p.quota_inodes);
 
-    // SIT journal: the six active logs' segments.
+    // SIT journal: the active logs' segments (six; two on a read-only
+    // image, hot node and hot data).
+    const bool ro = sb.feature.get() & feature::ro;
     Journal sit{};
-    sit.n_entries.set(kNrCursegType);
+    sit.n_entries.set(ro ? 2 : kNrCursegType);
     const struct {
       CursegType t;
       std::uint32_t valid;
     } logs[6] = {{CursegType::hot_node, 1 + p.quota_inodes + lpf}, {CursegType::warm_node, 0},
                  {CursegType::cold_node, 0}, {CursegType::hot_data, 1 + p.quota_blocks + lpf},
                  {CursegType::warm_data, 0}, {CursegType::cold_data, 0}};
-    for (int i = 0; i < 6; ++i) {
-      SitJournalEntry& e = sit.sit_j.entries[i];
+    for (int i = 0, j = 0; i < 6; ++i) {
+      if (ro && logs[i].t != CursegType::hot_node && logs[i].t != CursegType::hot_data) continue;
+      SitJournalEntry& e = sit.sit_j.entries[j++];
       e.segno.set(p.cur_seg[static_cast<int>(logs[i].t)]);
       e.se.vblocks.set(make_sit_vblocks(static_cast<std::uint8_t>(logs[i].t),
                                         static_cast<std::uint16_t>(logs[i].valid)));
@@ -360,7 +363,8 @@ Result<MkfsReport> format_volume(std::span<const MkfsTarget> targets, const Mkfs
   F2FSCORE_TRY(w.write_root_inode());
   for (std::uint32_t q = 0; q < p.quota_inodes; ++q) F2FSCORE_TRY(w.write_quota_inode(q, q));
   if (p.lpf_ino) F2FSCORE_TRY(w.write_lpf());
-  F2FSCORE_TRY(out.zero_blocks(w.seg_start(CursegType::warm_node), 1));
+  // (A read-only image has no warm node log: never recovered, nothing cleared.)
+  if (!(sb.feature.get() & feature::ro)) F2FSCORE_TRY(out.zero_blocks(w.seg_start(CursegType::warm_node), 1));
   F2FSCORE_TRY(w.write_nat());
   F2FSCORE_TRY(w.write_root_dentries());
   // 5. Checkpoint packs, made durable before the superblocks point at them.

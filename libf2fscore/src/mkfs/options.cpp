@@ -23,6 +23,7 @@ Result<std::uint32_t> parse_features(std::string_view list) {
       {"sb_checksum", disk::feature::sb_checksum},
       {"casefold", disk::feature::casefold},
       {"compression", disk::feature::compression},
+      {"ro", disk::feature::ro},
   };
   std::uint32_t bits = 0;
   const std::string whole(list);

@@ -115,13 +115,24 @@ Result<MkfsPlan> plan_mkfs(std::span<const MkfsTarget> targets, const MkfsOption
   if ((feat & needs_extra) && !(feat & feature::extra_attr))
     return make_error(Errc::invalid_argument,
                       "features " + feature_names(feat & needs_extra) + " need extra_attr (-O extra_attr)");
-  if (feat & (feature::blkzoned | feature::ro | feature::device_alias | feature::packed_ssa |
-              feature::atomic_write))
+  if (feat & (feature::blkzoned | feature::device_alias | feature::packed_ssa | feature::atomic_write))
     return make_error(Errc::unsupported, "features " +
-                                             feature_names(feat & (feature::blkzoned | feature::ro |
-                                                                   feature::device_alias |
+                                             feature_names(feat & (feature::blkzoned | feature::device_alias |
                                                                    feature::packed_ssa | feature::atomic_write)) +
                                              " cannot be set by this mkfs");
+  // A read-only image (the ro feature): two active logs, no SSA, no
+  // overprovision or reserved segments, segment 0 right after the two
+  // superblock blocks, as f2fs_prepare_super_block() of mkfs.f2fs 1.15
+  // lays it out. mkfs.f2fs 1.15 with sections of several segments writes a
+  // user_block_count past the main area, which its own fsck and the
+  // kernel refuse: refused here.
+  const bool ro = feat & feature::ro;
+  if (ro && o.segs_per_sec != 1)
+    return make_error(Errc::invalid_argument,
+                      "a read-only image (-O ro) needs one segment per section (mkfs.f2fs 1.15 writes a volume "
+                      "the kernel refuses otherwise)");
+  if (ro && targets.size() > 1)
+    return make_error(Errc::unsupported, "a read-only image (-O ro) is a single device");
   if ((feat & feature::casefold) && o.encoding != kEncodingUtf8_12_1)
     return make_error(Errc::invalid_argument, "casefold needs an encoding (-C utf8)");
   if (o.segs_per_sec == 0 || o.secs_per_zone == 0 || o.segs_per_sec > (1u << 16) ||
@@ -185,7 +196,8 @@ Result<MkfsPlan> plan_mkfs(std::span<const MkfsTarget> targets, const MkfsOption
 
   // segment0 is aligned to a zone, past the two superblock blocks.
   const std::uint64_t start_bytes = o.start_sector * 512;
-  const std::uint64_t align_ofs = div_up(start_bytes + 2 * kBlockSize, zone_bytes) * zone_bytes - start_bytes;
+  const std::uint64_t align_ofs =
+      ro ? 2 * kBlockSize : div_up(start_bytes + 2 * kBlockSize, zone_bytes) * zone_bytes - start_bytes;
   sb.segment0_blkaddr.set(static_cast<std::uint32_t>(align_ofs / kBlockSize));
   sb.cp_blkaddr = sb.segment0_blkaddr.get();
   if (sectors[0] * sector_size < align_ofs)
@@ -261,7 +273,7 @@ Result<MkfsPlan> plan_mkfs(std::span<const MkfsTarget> targets, const MkfsOption
   avail_blocks = static_cast<std::uint64_t>(seg_count - (kCheckpointPacks + sb.segment_count_sit.get() +
                                                          sb.segment_count_nat.get())) *
                  kBlocksPerSeg;
-  const std::uint64_t blocks_for_ssa = avail_blocks / kBlocksPerSeg + 1;
+  const std::uint64_t blocks_for_ssa = ro ? 0 : avail_blocks / kBlocksPerSeg + 1;
   sb.segment_count_ssa.set(static_cast<std::uint32_t>(div_up(blocks_for_ssa, kBlocksPerSeg)));
   const std::uint64_t meta_segs = kCheckpointPacks + sb.segment_count_sit.get() +
                                   sb.segment_count_nat.get() + sb.segment_count_ssa.get();
@@ -284,18 +296,22 @@ Result<MkfsPlan> plan_mkfs(std::span<const MkfsTarget> targets, const MkfsOption
       total_segments - ((sb.main_blkaddr.get() - sb.segment0_blkaddr.get()) >> kLogBlocksPerSeg));
   const std::uint32_t segs_per_sec_avg =
       sb.section_count.get() ? static_cast<std::uint32_t>(div_up(usable, sb.section_count.get())) : 1;
-  p.overprovision = o.overprovision > 0 ? o.overprovision
-                                        : best_overprovision(sb.segment_count_main.get(), usable, segs_per_sec_avg);
-  if (p.overprovision > 0)
-    p.reserved_segments = static_cast<std::uint32_t>((2 * (100 / p.overprovision + 1) + kNrCursegType) * segs_per_sec_avg);
-  if (p.overprovision == 0 || total_segments < kMinSegments ||
-      sb.segment_count_main.get() < kNrCursegType ||
-      sb.segment_count_main.get() - kNrCursegType < p.reserved_segments)
+  const std::uint32_t logs = ro ? 2 : kNrCursegType;
+  if (!ro) {
+    p.overprovision = o.overprovision > 0 ? o.overprovision
+                                          : best_overprovision(sb.segment_count_main.get(), usable, segs_per_sec_avg);
+    if (p.overprovision > 0)
+      p.reserved_segments =
+          static_cast<std::uint32_t>((2 * (100 / p.overprovision + 1) + kNrCursegType) * segs_per_sec_avg);
+  }
+  if ((!ro && p.overprovision == 0) || total_segments < kMinSegments || sb.segment_count_main.get() < logs ||
+      sb.segment_count_main.get() - logs < p.reserved_segments)
     return make_error(Errc::no_space,
                       msg("device size is not sufficient for an F2FS volume (%llu main segments, %llu reserved)",
                           sb.segment_count_main.get(), p.reserved_segments));
-  if (total_zones <= kNrCursegType)
-    return make_error(Errc::no_space, msg("%llu zones: an F2FS volume needs more than 6 (shrink the zone size)", total_zones));
+  if (total_zones <= logs)
+    return make_error(Errc::no_space, msg("%llu zones: an F2FS volume needs more than %llu (shrink the zone size)",
+                                          total_zones, logs));
 
   // uuid, checksum seed, label.
   if (o.uuid) std::memcpy(sb.uuid, o.uuid->data(), 16);
@@ -328,7 +344,11 @@ Result<MkfsPlan> plan_mkfs(std::span<const MkfsTarget> targets, const MkfsOption
              CD = static_cast<int>(CursegType::cold_data), HN = static_cast<int>(CursegType::hot_node),
              WN = static_cast<int>(CursegType::warm_node), CN = static_cast<int>(CursegType::cold_node);
   auto last_zone = [&](std::uint32_t z) { return (z - 1) * segs_per_zone; };
-  if (o.heap) {
+  if (ro) {
+    // Hot node at 0, hot data next; the unused logs name segment 0.
+    cs[HN] = cs[WN] = cs[CN] = cs[CD] = cs[WD] = 0;
+    cs[HD] = 1;
+  } else if (o.heap) {
     cs[HN] = last_zone(total_zones) + (o.secs_per_zone - 1) * o.segs_per_sec;
     cs[WN] = cs[HN] - segs_per_zone;
     cs[CN] = cs[WN] - segs_per_zone;
@@ -344,7 +364,7 @@ Result<MkfsPlan> plan_mkfs(std::span<const MkfsTarget> targets, const MkfsOption
     cs[WD] = std::max(last_zone(total_zones >> 1), cs[CD] + segs_per_zone);
   }
   bool dup = false;
-  for (int i = 0; i < 6; ++i)
+  for (int i = 0; i < 6 && !ro; ++i)
     for (int j = i + 1; j < 6; ++j) dup |= cs[i] == cs[j];
   if (dup) {
     cs[0] = 0;
@@ -394,8 +414,8 @@ Result<MkfsPlan> plan_mkfs(std::span<const MkfsTarget> targets, const MkfsOption
   cp.overprov_segment_count.set(ovp_segs + p.reserved_segments);
   if (usable <= cp.overprov_segment_count.get())
     return make_error(Errc::no_space, "not enough segments for an F2FS volume after overprovisioning");
-  cp.free_segment_count.set(usable - kNrCursegType);
-  cp.user_block_count.set(static_cast<std::uint64_t>(cp.free_segment_count.get() + kNrCursegType -
+  cp.free_segment_count.set(usable - logs);
+  cp.user_block_count.set(static_cast<std::uint64_t>(cp.free_segment_count.get() + logs -
                                                      cp.overprov_segment_count.get()) *
                           kBlocksPerSeg);
   cp.cp_pack_total_block_count.set(6 + cp_payload);

@@ -103,9 +103,13 @@ Status sanity_check_checkpoint(const SuperBlock& sb, const Checkpoint& cp, std::
   const std::uint32_t main_segs = geo.main_segments();
   const std::uint64_t fsmeta = static_cast<std::uint64_t>(geo.meta_segments()) + cp.rsvd_segment_count.get();
   if (fsmeta >= sb.segment_count.get()) return bad(fmt("reserved segments %llu leave no room", cp.rsvd_segment_count.get()));
+  // A read-only image has no overprovision: every main block is the
+  // user's, and sanity_check_ckpt() in fs/f2fs/super.c counts one segment
+  // more for the ro feature.
   const std::uint64_t user = cp.user_block_count.get();
-  if (user == 0 || user >= geo.main_blocks())
-    return bad(fmt("user_block_count %llu outside (0, %llu)", user, geo.main_blocks()));
+  const std::uint64_t user_bound = geo.main_blocks() + ((sb.feature.get() & feature::ro) ? kBlocksPerSeg : 0);
+  if (user == 0 || user >= user_bound)
+    return bad(fmt("user_block_count %llu outside (0, %llu)", user, user_bound));
   if (cp.valid_block_count.get() > user)
     return bad(fmt("valid_block_count %llu exceeds user_block_count %llu", cp.valid_block_count.get(), user));
   // free_segment_count is not bounded by the main area: mkfs.f2fs writes its
@@ -119,7 +123,11 @@ Status sanity_check_checkpoint(const SuperBlock& sb, const Checkpoint& cp, std::
       return bad(fmt("cur_data_segno[%llu] %llu / blkoff %llu out of range", static_cast<unsigned long long>(i),
                      cp.cur_data_segno[i].get(), cp.cur_data_blkoff[i].get()));
   }
-  for (int i = 0; i < 3; ++i)
+  // A read-only image uses two logs (hot node, hot data); mkfs leaves the
+  // other four at segment 0, and sanity_check_ckpt() in fs/f2fs/super.c
+  // skips the cross check for the ro feature.
+  const bool two_logs = sb.feature.get() & feature::ro;
+  for (int i = 0; i < 3 && !two_logs; ++i)
     for (int j = 0; j < 3; ++j)
       if (cp.cur_node_segno[i].get() == cp.cur_data_segno[j].get())
         return bad(fmt("node log %llu and data log %llu share segment %llu", static_cast<unsigned long long>(i),
@@ -456,10 +464,15 @@ Status Volume::segments(std::uint32_t first, std::uint32_t count, std::vector<Se
 Result<SummaryBlock> Volume::summary(std::uint32_t segno) {
   Impl& v = *impl_;
   if (segno >= main_segments()) return make_error(Errc::out_of_range, fmt("segment %llu is past the main area", segno));
+  const bool ro = v.sb.feature.get() & feature::ro;
   for (int t = 0; t < 6; ++t) {
+    if (ro && t != 0 && t != 3) continue;  // two logs: hot data, hot node
     const std::uint32_t cur = t < 3 ? v.cp.cur_data_segno[t].get() : v.cp.cur_node_segno[t - 3].get();
     if (cur == segno && v.sums.loaded[t]) return v.sums.sum[t];
   }
+  if (ro && v.sb.segment_count_ssa.get() == 0)
+    return make_error(Errc::unsupported,
+                      fmt("segment %llu has no summary: a read-only image keeps only its active logs' summaries", segno));
   SummaryBlock s;
   F2FSCORE_TRY(v.read(v.geo.ssa_addr(segno), &s));
   return s;

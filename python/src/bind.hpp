@@ -63,6 +63,9 @@ inline py::bytes to_bytes(std::span<const std::uint8_t> s) {
   return py::bytes(reinterpret_cast<const char*>(s.data()), s.size());
 }
 
+/// A JSON document the library rendered (nlohmann-json), as Python objects.
+inline py::object json_loads(const std::string& text) { return py::module_::import("json").attr("loads")(text); }
+
 /// A device that forwards to one it does not own (for layers that take
 /// ownership of the device below, IostatDevice; Python keeps the real one
 /// alive).

@@ -15,8 +15,6 @@ namespace {
 
 namespace insp = inspect;
 
-py::object json_loads(const std::string& text) { return py::module_::import("json").attr("loads")(text); }
-
 // A rendered view as Python takes it: the text, or with json=True the
 // document parsed. Entries that could not be read fail the call (the tool
 // prints them on stderr and exits 1), as Errc::corrupt naming them.
@@ -159,6 +157,15 @@ void bind_checks(py::module_& m) {
       "Checks the volume on `device` (and repairs it with mode 'preen' or 'repair_all', as fsck -p/-y); "
       "force (-f, the default here) checks a volume marked clean in full. Raises only for an operational "
       "failure (no usable superblock or checkpoint, a failing device).");
+
+  m.def(
+      "raw_superblock",
+      [](BlockDevice& dev, int copy) {
+        return json_loads(insp::render_superblock(unwrap(insp::raw_superblock(dev, copy)), insp::Format::json).text);
+      },
+      py::arg("device"), py::arg("copy") = 0,
+      "Superblock copy `copy` (0 or 1) as stored, unchecked, as a dict (f2fscore-dump superblock --copy): for a "
+      "volume that does not open.");
 
   py::class_<VolumeBox>(
       m, "Volume",

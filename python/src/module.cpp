@@ -96,8 +96,6 @@ struct IostatBox {
   explicit IostatBox(BlockDevice& inner) : dev(std::make_unique<BorrowedDevice>(inner), stats) {}
 };
 
-py::object json_loads(const std::string& text) { return py::module_::import("json").attr("loads")(text); }
-
 }  // namespace
 
 void bind_devices(py::module_& m) {

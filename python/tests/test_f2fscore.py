@@ -286,6 +286,8 @@ class Checks(unittest.TestCase):
         dev.write(1024, sector)
         rep = f.fsck(dev)
         self.assertIn("SB_PRIMARY_BAD", [p.code for p in rep.problems])
+        self.assertEqual(f.raw_superblock(dev, 0)["magic"], 0)
+        self.assertEqual(f.raw_superblock(dev, 1)["magic"], 0xF2F52010)
         self.assertEqual(rep.exit_code, 4)
         rep = f.fsck(dev, mode="repair_all")
         self.assertEqual(rep.exit_code, 1)

@@ -269,7 +269,7 @@ void bind_devices(py::module_& m) {
            py::arg("inner"), py::arg("plan") = FaultPlan{}, py::keep_alive<1, 2>())
       .def("set_plan", &FaultDevice::set_plan, py::arg("plan"), py::arg("reset_counter") = false,
            "Replaces the plan; leaving drop_unflushed makes what is cached durable.")
-      .def_property_readonly("plan", &FaultDevice::plan)
+      .def_property_readonly("plan", [](const FaultDevice& d) { return d.plan(); }, "A copy of the plan (set_plan() changes it).")
       .def("reset_counters", &FaultDevice::reset_counters)
       .def_property_readonly("counted", &FaultDevice::counted)
       .def_property_readonly("failed", &FaultDevice::failed)
@@ -322,13 +322,13 @@ void bind_devices(py::module_& m) {
       .def("__len__", [](const RecorderDevice& r) { return r.log().size(); })
       .def(
           "__getitem__",
-          [](const RecorderDevice& r, std::int64_t i) -> const RecordedRequest& {
+          [](const RecorderDevice& r, std::int64_t i) {
             const auto n = static_cast<std::int64_t>(r.log().size());
             if (i < 0) i += n;
             if (i < 0 || i >= n) throw py::index_error("log index out of range");
-            return r.log()[static_cast<std::size_t>(i)];
+            return r.log()[static_cast<std::size_t>(i)];  // a copy: the log may grow and move
           },
-          py::return_value_policy::reference_internal)
+          "Logged request i (a copy, its write data included).")
       .def("clear", &RecorderDevice::clear)
       .def_property_readonly("logged_bytes", &RecorderDevice::logged_bytes)
       .def_property_readonly("missed", &RecorderDevice::missed);

@@ -186,7 +186,9 @@ void bind_writer(py::module_& m) {
       .def("is_dir", &WriterStat::is_dir)
       .def("is_reg", &WriterStat::is_reg);
   py::class_<Dirent>(m, "Dirent", "A directory entry as getdents64(2) returns it: name, inode number, d_type (DT_*).")
-      .def_readonly("name", &Dirent::name)
+      .def_property_readonly(
+          "name", [](const Dirent& d) { return py::bytes(d.name).attr("decode")("utf-8", "surrogateescape"); },
+          "The name; bytes that are not UTF-8 decode as surrogates, as os.listdir() gives them.")
       .def_readonly("ino", &Dirent::ino)
       .def_readonly("type", &Dirent::type)
       .def("__eq__", [](const Dirent& a, const Dirent& b) { return a == b; })

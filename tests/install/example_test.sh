@@ -3,10 +3,11 @@
 # examples/hello against it with find_package(f2fscore), runs it, and checks
 # the layout it prints against what mkfs.f2fs 1.15 writes for 256 MiB;
 # builds and runs examples/crash (a crash test through the installed
-# package's file-handle API and test devices) the same way; then
+# package's file-handle API and test devices) the same way, and
+# examples/crash.py through the installed Python bindings; then
 # that the manual page of every tool is installed and man finds it.
 set -euo pipefail
-build_dir=${1:?usage: example_test.sh BUILD_DIR}
+build_dir=${1:?usage: example_test.sh BUILD_DIR [PYTHON]}
 src_dir=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -22,6 +23,25 @@ case "$out" in
   "$expected"*) echo "PASS: example built against the installed package" ;;
   *) echo "FAIL: expected '$expected...'"; exit 1 ;;
 esac
+# A build with F2FSCORE_SHARED: the same example linked with the shared
+# library (f2fscore::shared), which it must load (its SONAME in the ELF
+# dynamic section), printing the same line. No namelink is installed, so
+# -lf2fscore (pkg-config) still finds the static archive.
+so=$(find "$tmp/prefix" -name 'libf2fscore.so.*' -type f | head -n1)
+if [[ -n "$so" ]]; then
+  mkdir -p "$tmp/shared"
+  printf '%s\n' "cmake_minimum_required(VERSION 3.20)" "project(f2fscore_hello_shared LANGUAGES CXX)" \
+    "find_package(f2fscore 0.1 REQUIRED)" "add_executable(f2fscore-hello \"$src_dir/examples/hello/main.cpp\")" \
+    "target_link_libraries(f2fscore-hello PRIVATE f2fscore::shared)" > "$tmp/shared/CMakeLists.txt"
+  cmake -S "$tmp/shared" -B "$tmp/build-shared" -G Ninja -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+  cmake --build "$tmp/build-shared" >/dev/null
+  out_so=$("$tmp/build-shared/f2fscore-hello")
+  [[ "$out_so" == "$out" ]] || { echo "FAIL: shared build prints '$out_so', static build '$out'"; exit 1; }
+  needed=$(readelf -d "$tmp/build-shared/f2fscore-hello" | grep -o 'libf2fscore\.so[.0-9]*' | head -n1)
+  [[ -n "$needed" ]] || { echo "FAIL: the shared build does not load libf2fscore.so"; exit 1; }
+  [[ ! -e "$(dirname "$so")/libf2fscore.so" ]] || { echo "FAIL: the namelink libf2fscore.so is installed"; exit 1; }
+  echo "PASS: example built against f2fscore::shared (needs $needed, $(du -m "$so" | cut -f1) MB), same output"
+fi
 # examples/crash, against the same installed package: a workload through
 # the file-handle API on a copy-on-write clone of a formatted memory device,
 # power cut at every write with the reorder model, remount, fsck.
@@ -33,6 +53,26 @@ case "$crash_out" in
   *"PASS: "*" crash states"*) echo "PASS: examples/crash built against the installed package and passed" ;;
   *) echo "FAIL: examples/crash printed no PASS line"; exit 1 ;;
 esac
+# examples/crash.py, the same crash test through the installed Python
+# bindings (PYTHON, the second argument, is the interpreter they were built
+# for; empty when the build has no bindings). Both drive the same engine
+# with the same seeds, so they see the same crash states.
+python=${2:-}
+if [[ -n "$python" ]]; then
+  so=$(find "$tmp/prefix" -name '_f2fscore*.so' | head -n1)
+  [[ -n "$so" ]] || { echo "FAIL: the Python module is not installed"; exit 1; }
+  site=$(dirname "$(dirname "$so")")
+  py_out=$(cd "$tmp" && PYTHONPATH="$site" PYTHONDONTWRITEBYTECODE=1 "$python" "$src_dir/examples/crash.py") ||
+    { echo "$py_out" | tail -5; echo "FAIL: examples/crash.py"; exit 1; }
+  echo "$py_out" | tail -1
+  [[ "$(echo "$py_out" | tail -1)" == "$(echo "$crash_out" | tail -1)" ]] ||
+    { echo "FAIL: examples/crash.py and examples/crash disagree"; exit 1; }
+  echo "PASS: examples/crash.py passed against the installed bindings (${site#"$tmp/prefix/"}), as examples/crash"
+elif [[ "${CI:-}" == "true" || "${F2FSCORE_REQUIRE_PYTHON:-0}" == 1 ]]; then
+  echo "FAIL: built without the Python bindings (pybind11-dev, python3-dev): examples/crash.py not run"; exit 1
+else
+  echo "SKIP: built without the Python bindings: examples/crash.py not run"
+fi
 # Every tool in one directory (sbin, as f2fs-tools and e2fsprogs install
 # theirs), with its bash completion.
 for tool in mkfs fsck dump sload io label tune resize; do

@@ -386,7 +386,7 @@ Status Writer::Impl::truncate_partial_cluster(nid_t ino, std::uint64_t size) {
     if (!cache_read(ino, first + k, dst)) std::memcpy(dst, old.data() + std::size_t{k} * kBlockSize, kBlockSize);
   }
   const std::uint64_t from = size - first * kBlockSize;
-  std::memset(buf.data() + from, 0, buf.size() - static_cast<std::size_t>(from));
+  std::memset(buf.data() + static_cast<std::size_t>(from), 0, buf.size() - static_cast<std::size_t>(from));
   cache_drop(ino, first, first + cs);  // their contents are in `buf`
   wr::WriteContext ctx;
   ctx.origin = wr::WriteContext::Origin::sync_writeback;

@@ -29,6 +29,7 @@
 #include "f2fscore/checksum.hpp"
 #include "f2fscore/disk/constants.hpp"
 #include "reader/lzo_rle.hpp"
+#include "reader/volume_internal.hpp"
 #include "writer/writer_internal.hpp"
 
 #if F2FSCORE_WITH_LZ4
@@ -46,9 +47,9 @@ namespace f2fscore::wr {
 
 namespace {
 
-constexpr std::size_t kHeaderSize = 24;            // COMPRESS_HEADER_SIZE
-constexpr std::uint32_t kCrcSeed = 0xF2F52010u;    // F2FS_SUPER_MAGIC, f2fs_crc32()'s seed
-constexpr const char* kNames[] = {"lzo", "lz4", "zstd", "lzo-rle"};
+using compr::kCrcSeed;
+using compr::kHeaderSize;
+using compr::kNames;
 
 void put_le32(std::uint8_t* p, std::uint32_t v) {
   p[0] = static_cast<std::uint8_t>(v);

@@ -22,19 +22,19 @@ out=$("$RESIZE" -n -s -t 409600 "$T/v.img" 2>&1); rc=$?
 [[ $rc == 0 ]] || { echo "FAIL: -n -s -t 409600: exit $rc: $out"; fail=1; }
 [[ "$(sha256sum <"$T/v.img")" == "$before" ]] || { echo "FAIL: the image changed"; fail=1; }
 # A grow that must move blocks (the metadata areas grow over the main
-# area's start) of a volume the writer does not take (compression): the dry
+# area's start) of a volume the writer does not take (encryption): the dry
 # run refuses as the run does, naming the writer's reason, nothing written.
 truncate -s 256M "$T/c.img"
-"$MKFS" -q -O extra_attr,compression "$T/c.img" || { echo "FAIL: mkfs -O compression"; exit 1; }
+"$MKFS" -q -O encrypt "$T/c.img" || { echo "FAIL: mkfs -O encrypt"; exit 1; }
 truncate -s 1536M "$T/c.img"
 cbefore=$(sha256sum <"$T/c.img")
 for args in "-n" ""; do
   out=$("$RESIZE" $args "$T/c.img" 2>&1); rc=$?
-  if [[ $rc != 1 || "$out" != *"needs the writer"*"compression"* ]]; then
-    echo "FAIL: resize $args of a compression volume: exit $rc, expected 1 naming the writer: $out"; fail=1
+  if [[ $rc != 1 || "$out" != *"needs the writer"*"encryption"* ]]; then
+    echo "FAIL: resize $args of an encryption volume: exit $rc, expected 1 naming the writer: $out"; fail=1
   fi
 done
-[[ "$(sha256sum <"$T/c.img")" == "$cbefore" ]] || { echo "FAIL: the compression image changed"; fail=1; }
+[[ "$(sha256sum <"$T/c.img")" == "$cbefore" ]] || { echo "FAIL: the encryption image changed"; fail=1; }
 # A file system of another kind is named, not called a bad superblock.
 if command -v mkfs.ext4 >/dev/null; then
   truncate -s 64M "$T/e.img" && mkfs.ext4 -q -F "$T/e.img"

@@ -72,13 +72,25 @@ TEST(Writer, CreateWriteReadUnmountReopen) {
   check_image(*dev, m, "after unmount");
 }
 
-TEST(Writer, RefusesCompression) {
+// A compression volume mounts; a file without F2FS_COMPR_FL is written as
+// on any volume (no cluster, i_compr_blocks 0).
+TEST(Writer, MountsCompressionVolume) {
   auto dev = our_mkfs(192ull << 20, kFeatures | feature::compression);
   ASSERT_TRUE(dev);
-  auto w = Writer::mount(*dev);
-  ASSERT_FALSE(w);
-  EXPECT_EQ(w.error().code, Errc::unsupported);
-  EXPECT_NE(w.error().message.find("compression"), std::string::npos) << w.error().message;
+  const std::string data(40000, 'a');
+  {
+    auto w = Writer::mount(*dev, {1700000100});
+    ASSERT_TRUE(w) << w.error().to_string();
+    auto f = (*w)->create("/plain");
+    ASSERT_TRUE(f);
+    ASSERT_TRUE((*w)->write(*f, 0, bytes(data)));
+    auto st = (*w)->stat(*f);
+    ASSERT_TRUE(st);
+    EXPECT_EQ(st->flags & disk::iflag::compr, 0u);
+    ASSERT_TRUE((*w)->unmount());
+  }
+  Model m{{"", {true, ""}}, {"/plain", {false, data}}};
+  check_image(*dev, m, "a plain file on a compression volume");
 }
 
 TEST(Writer, DirectoryGrowsHashLevels) {
@@ -441,12 +453,57 @@ TEST(Writer, InlineDataAndDentriesConvert) {
   // links, dots); writer_linux.sh checks conversions under fsck.f2fs.
 }
 
-TEST(Writer, RefusesLinuxCompressedImage) {
+// Linux's compressed files (every algorithm, clusters of 4, 16 and 256
+// blocks): our writer reads them as our reader does, overwrites a range
+// inside each (its compressed clusters rewritten whole) and our reader
+// reads the result; our checker is clean.
+TEST(Writer, WritesLinuxCompressedImage) {
   auto dev = fixture("linux61-compress.img.zst");
   if (!dev) GTEST_SKIP() << "zstd is not available to unpack the fixture";
-  auto w = Writer::mount(*dev);
-  ASSERT_FALSE(w);
-  EXPECT_EQ(w.error().code, Errc::unsupported);
+  std::map<std::string, std::string> want;
+  {
+    auto v = Volume::open(*dev);
+    ASSERT_TRUE(v);
+    auto root = (*v)->resolve("/");
+    ASSERT_TRUE(root);
+    auto dirs = (*v)->read_dir(*root);
+    ASSERT_TRUE(dirs);
+    for (const auto& d : *dirs) {
+      if (d.name == "." || d.name == ".." || d.name == "lost+found") continue;
+      for (const char* f : {"mixed", "zeros"}) {
+        const std::string p = "/" + d.name + "/" + f;
+        auto in = (*v)->resolve(p);
+        if (!in || !in->is_compressed()) continue;
+        want[p] = writertest::contents::content_of(**v, *in);
+      }
+    }
+  }
+  ASSERT_GE(want.size(), 10u) << "the fixture's compressed files";
+  {
+    auto w = Writer::mount(*dev, {1700000100});
+    ASSERT_TRUE(w) << w.error().to_string();
+    for (auto& [p, data] : want) {
+      auto st = (*w)->stat(p, true);
+      ASSERT_TRUE(st) << p;
+      std::string got(data.size(), '\0');
+      auto n = (*w)->read(st->ino, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(got.data()), got.size()));
+      ASSERT_TRUE(n) << p << ": " << n.error().to_string();
+      EXPECT_TRUE(got == data) << p << " reads through the writer as through the reader";
+      const std::string patch(6000, 'W');
+      ASSERT_TRUE((*w)->write(st->ino, 10000, bytes(patch))) << p;
+      data.replace(10000, patch.size(), patch);
+    }
+    ASSERT_TRUE((*w)->unmount());
+  }
+  auto v = Volume::open(*dev);
+  ASSERT_TRUE(v);
+  for (const auto& [p, data] : want) {
+    auto in = (*v)->resolve(p);
+    ASSERT_TRUE(in) << p;
+    EXPECT_TRUE(writertest::contents::content_of(**v, *in) == data) << p << " after our overwrite";
+  }
+  v->reset();
+  writertest::our_fsck_clean(*dev, "Linux's compressed files after our overwrite");
 }
 
 // Fill the volume: writes end in no_space, the unmount still succeeds and

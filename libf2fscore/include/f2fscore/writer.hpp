@@ -67,6 +67,33 @@ struct MountOptions {
   /// fs/quota/dquot.c for a caller without CAP_SYS_RESOURCE. Usage is kept
   /// on a quota volume whatever these say.
   bool usrquota = false, grpquota = false, prjquota = false;
+  /// Compression on a volume with the compression feature (Linux's
+  /// compress_algorithm, compress_log_size, compress_chksum,
+  /// compress_extension and nocompress_extension mount options; the
+  /// kernel's defaults, from default_options() in fs/f2fs/super.c, when
+  /// unset: lz4, 2, off, none). A new inode takes them when it becomes
+  /// compressed (set_compress_context() in fs/f2fs/f2fs.h): a regular file
+  /// whose name ends in ".ext" of compress_extension (and of no
+  /// nocompress_extension nor the superblock's hot list), or a file or
+  /// directory made in a directory with F2FS_COMPR_FL
+  /// (set_compress_new_inode() in fs/f2fs/namei.c). "*" matches every
+  /// name. Errors at mount (Errc::invalid_argument): any of them set on a
+  /// volume without the feature (the kernel ignores them there), an
+  /// algorithm outside 0 lzo, 1 lz4, 2 zstd, 3 lzo-rle, a log size outside
+  /// [2, 8] (MIN/MAX_COMPRESS_LOG_SIZE), more than 16 extensions
+  /// (COMPRESS_EXT_NUM) or one longer than 7 bytes, an extension in both
+  /// lists (EINVAL in f2fs_test_compress_extension()); Errc::unsupported
+  /// for an algorithm this build has no encoder for.
+  struct Compression {
+    std::optional<std::uint8_t> algorithm;      ///< i_compress_algorithm: 0 lzo, 1 lz4, 2 zstd, 3 lzo-rle
+    std::optional<std::uint8_t> log_size;       ///< i_log_cluster_size: clusters of 1 << log_size blocks
+    std::optional<bool> chksum;                 ///< COMPRESS_CHKSUM in i_compress_flag
+    std::vector<std::string> extension;         ///< compress_extension
+    std::vector<std::string> nocompress_extension;
+    bool any() const {
+      return algorithm || log_size || chksum || !extension.empty() || !nocompress_extension.empty();
+    }
+  } compression{};
   /// Bound of the page cache of buffered file data, bytes (dirty pages are
   /// written back when it fills, at fsync, sync and checkpoints).
   std::uint64_t cache_bytes = 64ull << 20;
@@ -232,6 +259,9 @@ struct WriterStat {
   std::uint32_t uid = 0, gid = 0;
   std::uint32_t projid = 0;  ///< i_projid (0 without project_quota)
   std::uint32_t flags = 0;   ///< i_flags (F2FS_*_FL)
+  /// i_compr_blocks: blocks the file's compressed clusters save (0 for a
+  /// file that is not compressed; f2fs_i_compr_blocks_update()).
+  std::uint64_t compr_blocks = 0;
   Timespec atime, mtime, ctime;
   std::uint32_t rdev = 0;  ///< device number (new_encode_dev()) of a device node
   bool is_dir() const { return (mode & 0xF000) == 0x4000; }
@@ -479,8 +509,15 @@ class Writer {
   /// FS_IOC_SETFLAGS does through f2fs_fileattr_set() and
   /// f2fs_setflags_common() in fs/f2fs/file.c (ctime becomes now). The
   /// writer changes F2FS_CASEFOLD_FL (disk::iflag::casefold, chattr +F)
-  /// only; a change of another bit is Errc::unsupported naming it, nothing
-  /// changed. The casefold flag: on a directory only (EOPNOTSUPP
+  /// and F2FS_COMPR_FL (disk::iflag::compr, chattr +c) only; a change of
+  /// another bit is Errc::unsupported naming it, nothing changed. The
+  /// compression flag: on a regular file or directory (EINVAL otherwise,
+  /// f2fs_may_compress()), of a volume with the compression feature
+  /// (EOPNOTSUPP), set or cleared on a regular file only while it has no
+  /// data blocks and no inline data (EINVAL, F2FS_HAS_BLOCKS()); setting
+  /// it gives the inode the mount's compression parameters
+  /// (MountOptions::compression, set_compress_context()); a pinned file
+  /// is EINVAL. The casefold flag: on a directory only (EOPNOTSUPP
   /// otherwise, as f2fs_mask_flags() in fs/f2fs/f2fs.h drops it), on a
   /// volume with the casefold feature (EOPNOTSUPP), of a directory with
   /// no entries but "." and ".." (ENOTEMPTY, Errc::exists); not on a quota

@@ -38,12 +38,9 @@ using detail::fmt;
 
 // i_compress_algorithm values (enum compress_algorithm_type).
 enum : std::uint8_t { kLzo = 0, kLz4 = 1, kZstd = 2, kLzoRle = 3 };
-constexpr const char* kNames[] = {"lzo", "lz4", "zstd", "lzo-rle"};
-
-// sizeof(struct compress_data) up to cdata: COMPRESS_HEADER_SIZE.
-constexpr std::size_t kHeaderSize = 24;
-// F2FS_SUPER_MAGIC: the seed of f2fs_crc32().
-constexpr std::uint32_t kCrcSeed = 0xF2F52010u;
+using compr::kCrcSeed;
+using compr::kHeaderSize;
+using compr::kNames;
 
 std::uint32_t le32(const std::uint8_t* p) {
   return static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 |

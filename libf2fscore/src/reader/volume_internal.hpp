@@ -70,6 +70,14 @@ class FileMapper {
 /// "<what> at block <addr>" style context for messages.
 std::string at_block(std::uint64_t blkaddr);
 
+/// The compressed cluster's format (struct compress_data in fs/f2fs/f2fs.h),
+/// shared by the reader's decoder and the writer's encoder.
+namespace compr {
+inline constexpr std::size_t kHeaderSize = 24;              ///< COMPRESS_HEADER_SIZE: clen, chksum, reserved[4]
+inline constexpr std::uint32_t kCrcSeed = 0xF2F52010u;      ///< F2FS_SUPER_MAGIC, the seed of f2fs_crc32()
+inline constexpr const char* kNames[] = {"lzo", "lz4", "zstd", "lzo-rle"};  ///< by i_compress_algorithm
+}  // namespace compr
+
 /// Decompresses one cluster (reader/compress.cpp). `algorithm` as i_compress_algorithm.
 Status decompress_cluster(std::uint8_t algorithm, std::span<const std::uint8_t> in, std::span<std::uint8_t> out,
                           std::size_t* produced);

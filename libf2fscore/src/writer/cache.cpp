@@ -432,6 +432,12 @@ static Status room_for_dirty(Writer::Impl& w, wr::PageCache& c, std::uint8_t typ
 Status Writer::Impl::cache_write(nid_t ino, std::uint64_t index, const std::uint8_t* block, std::uint8_t type) {
   auto& c = pc(*this);
   if (c.limit == 0) {
+    auto inp = node(ino);
+    if (!inp) return make_error(inp.error());
+    if (compressed(**inp)) {
+      F2FSCORE_TRY(reserve_block(*this, ino, index));
+      return write_compressed_block(ino, index, block);
+    }
     wr::WriteContext ctx;
     ctx.file_dirty_pages = 1;
     return write_file_block(ino, index, block, type, ctx);
@@ -511,6 +517,26 @@ Status Writer::Impl::writeback(nid_t ino, const wr::WriteContext& ctx0) {
     idxs.clear();
     for (const auto& [i, p] : fit->second.pages)
       if (p.dirty) idxs.push_back(i);
+    {
+      // A compressed file is written a cluster at a time (writer/compr.cpp).
+      auto inp = node(f);
+      if (!inp) {
+        failure = make_error(inp.error());
+        break;
+      }
+      if (compressed(**inp)) {
+        const std::uint32_t cs = cluster_blocks(**inp);
+        std::uint64_t last = ~std::uint64_t{0};
+        for (std::uint64_t i : idxs) {
+          if (i / cs == last) continue;
+          last = i / cs;
+          failure = writeback_cluster(f, last, ctx, tag);
+          if (!failure) break;
+        }
+        if (!failure) break;
+        continue;
+      }
+    }
     for (std::uint64_t i : idxs) {
       wr::Page* p = c.find(f, i);  // looked up again: placement may run GC
       if (!p || !p->dirty) continue;

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <functional>
+#include <optional>
 
 #include "f2fscore/iostat.hpp"
 #include "meta/meta_internal.hpp"
@@ -15,8 +16,8 @@ using namespace disk;
 using meta::fmt;
 
 namespace wr {
-NodePath node_path(std::uint64_t block, std::uint32_t api) {
-  constexpr std::uint64_t N = kNidsPerBlock, D = kDefAddrsPerBlock;
+NodePath node_path(std::uint64_t block, std::uint32_t api, std::uint32_t apb) {
+  const std::uint64_t N = kNidsPerBlock, D = apb;
   NodePath p;
   if (block < api) {
     p.offset[0] = static_cast<std::uint32_t>(block);
@@ -85,8 +86,18 @@ static std::uint32_t inline_xattr_words(const SuperBlock& sb, const Node& in) {
   if (in.i.i_inline & (inline_flag::xattr | inline_flag::dentry)) return kDefaultInlineXattrAddrs;
   return 0;
 }
+// A compressed file's nodes hold whole clusters: both counts aligned down to
+// the cluster size (addrs_per_inode(), addrs_per_block() in fs/f2fs/f2fs.h).
 std::uint32_t Writer::Impl::addrs_per_inode(const Node& in) const {
-  return disk::addrs_per_inode(4 * extra_words(in), inline_xattr_words(sb, in));
+  const std::uint32_t a = disk::addrs_per_inode(4 * extra_words(in), inline_xattr_words(sb, in));
+  return compressed(in) ? a & ~(cluster_blocks(in) - 1) : a;
+}
+std::uint32_t Writer::Impl::addrs_per_block(const Node& in) const {
+  return compressed(in) ? kDefAddrsPerBlock & ~(cluster_blocks(in) - 1) : kDefAddrsPerBlock;
+}
+std::uint64_t Writer::Impl::max_file_blocks(const Node& in) const {
+  const std::uint64_t api = addrs_per_inode(in), apb = addrs_per_block(in), N = kNidsPerBlock;
+  return api + 2 * apb + 2 * N * apb + N * N * apb;
 }
 std::uint32_t Writer::Impl::inline_offset(const Node& in) const {
   return inline_data_offset(4 * extra_words(in));
@@ -99,6 +110,9 @@ std::uint32_t Writer::Impl::max_inline(const Node& in) const {
 std::uint8_t Writer::Impl::data_type(const Node& in) const {
   if ((in.i.i_mode.get() & 0xF000) == 0x4000) return wr::kHotData;
   if (in.i.i_advise & advise::cold) return wr::kColdData;
+  // f2fs_need_compress_data() (compress_mode fs): a compressed file's data
+  // goes to the cold log, as __get_segment_type_6() puts it.
+  if (compressed(in)) return wr::kColdData;
   return wr::kWarmData;
 }
 
@@ -118,7 +132,7 @@ Result<block_t> Writer::Impl::map(nid_t ino, std::uint64_t index, bool create, n
   if (!inp) return make_error(inp.error());
   const bool dir = ((*inp)->i.i_mode.get() & 0xF000) == 0x4000;
   const std::uint32_t api = addrs_per_inode(**inp);
-  const wr::NodePath p = wr::node_path(index, api);
+  const wr::NodePath p = wr::node_path(index, api, addrs_per_block(**inp));
   if (p.level == 0) {
     if (dnode) *dnode = ino;
     if (slot) *slot = p.offset[0];
@@ -158,11 +172,39 @@ Result<block_t> Writer::Impl::map(nid_t ino, std::uint64_t index, bool create, n
 
 Status Writer::Impl::read_file_blocks(nid_t ino, std::uint64_t index, std::uint64_t count, std::uint8_t* out) {
   bool drained = false;
+  // A compressed file's compressed clusters are read and decompressed whole
+  // (f2fs_read_multi_pages()); their pages are cached.
+  std::uint32_t cs = 0;
+  {
+    auto ip = node(ino);
+    if (!ip) return make_error(ip.error());
+    if (compressed(**ip)) cs = cluster_blocks(**ip);
+  }
+  std::vector<std::uint8_t> cluster_buf;
   for (std::uint64_t i = 0; i < count;) {
     std::uint8_t* dst = out + static_cast<std::size_t>(i) * kBlockSize;
     if (cache_read(ino, index + i, dst)) {
       ++i;
       continue;
+    }
+    if (cs != 0) {
+      const std::uint64_t cl = (index + i) / cs, first = cl * cs;
+      auto c = cluster_compressed(ino, cl);
+      if (!c) return make_error(c.error());
+      if (*c) {
+        cluster_buf.resize(std::size_t{cs} * kBlockSize);
+        F2FSCORE_TRY(read_cluster(ino, cl, cluster_buf.data()));
+        for (std::uint32_t k = 0; k < cs; ++k)
+          if (!cache_has(ino, first + k)) cache_fill(ino, first + k, cluster_buf.data() + std::size_t{k} * kBlockSize);
+        // This call's blocks of the cluster.
+        while (i < count && (index + i) / cs == cl) {
+          std::uint8_t* d = out + static_cast<std::size_t>(i) * kBlockSize;
+          if (!cache_read(ino, index + i, d))
+            std::memcpy(d, cluster_buf.data() + static_cast<std::size_t>(index + i - first) * kBlockSize, kBlockSize);
+          ++i;
+        }
+        continue;
+      }
     }
     auto a = map(ino, index + i, false);
     if (!a) return make_error(a.error());
@@ -193,14 +235,11 @@ Status Writer::Impl::read_file_blocks(nid_t ino, std::uint64_t index, std::uint6
   return {};
 }
 
-// The inode's largest extent (i_ext) must not name a block that moved or
-// was freed: drop it when `index` falls inside it, as __drop_largest_extent()
-// in fs/f2fs/extent_cache.c does on every block address update (fsck.f2fs
-// asserts "wrong ext" otherwise).
-static void drop_largest_extent(Node& in, std::uint64_t index) {
+void wr::drop_largest_extent(Node& in, std::uint64_t index) {
   const std::uint64_t fofs = in.i.i_ext.fofs.get(), len = in.i.i_ext.len.get();
   if (len != 0 && index >= fofs && index < fofs + len) in.i.i_ext.len.set(0);
 }
+using wr::drop_largest_extent;
 
 // Where place_data() puts the block: in place, or a new block of the log
 // with the old one invalid in the SIT. Pointers and counters are updated
@@ -220,7 +259,9 @@ Result<block_t> Writer::Impl::place_file_block(nid_t ino, std::uint64_t index, s
   ++stats.data_blocks_written;
   ++stats.ipu.data_blocks[static_cast<std::size_t>(why)];
   if (is_in_place(why) && *a == *old) return *a;  // in place: pointers, SIT and SSA unchanged
-  if (*old == kNewAddr) --reserved_blocks;
+  // NEW_ADDR, and a compressed cluster's COMPRESS_ADDR being written plain,
+  // hold a reserved block.
+  if (*old == kNewAddr || *old == kCompressAddr) --reserved_blocks;
   else invalidate(*old);
   F2FSCORE_TRY(claim(*a, {*a, dn, static_cast<std::uint16_t>(slot), nm.get(dn).version, false}));
   auto dp = node(dn);
@@ -255,8 +296,27 @@ Status Writer::Impl::free_file_block(nid_t ino, std::uint64_t index) {
   auto old = map(ino, index, false, &dn, &slot);
   if (!old) return make_error(old.error());
   if (*old == kNullAddr) return {};
-  if (*old == kNewAddr) --reserved_blocks;
-  else invalidate(*old);
+  bool counted = true;  // the slot holds a block of i_blocks
+  if (*old == kCompressAddr) {
+    // A compressed cluster goes: i_compr_blocks loses what it saved; its
+    // header slot held a reserved block unless the cluster's blocks were
+    // released (f2fs_truncate_data_blocks_range()).
+    auto ip = node(ino);
+    if (!ip) return make_error(ip.error());
+    const bool released = (*ip)->i.i_inline & inline_flag::compress_released;
+    if (compressed(**ip)) {
+      const std::uint32_t cs = cluster_blocks(**ip);
+      auto v = cluster_valid_blocks(ino, index, cs);
+      if (!v) return make_error(v.error());
+      add_compr_blocks(ino, -static_cast<std::int64_t>(cs - *v));
+    }
+    if (released) counted = false;
+    else --reserved_blocks;
+  } else if (*old == kNewAddr) {
+    --reserved_blocks;
+  } else {
+    invalidate(*old);
+  }
   auto dp = node(dn);
   if (!dp) return make_error(dp.error());
   if (dn == ino) (*dp)->i.i_addr[extra_words(**dp) + slot].set(kNullAddr);
@@ -265,7 +325,7 @@ Status Writer::Impl::free_file_block(nid_t ino, std::uint64_t index) {
   auto ip = node(ino);
   if (!ip) return make_error(ip.error());
   drop_largest_extent(**ip, index);
-  (*ip)->i.i_blocks.set((*ip)->i.i_blocks.get() - 1);
+  if (counted) (*ip)->i.i_blocks.set((*ip)->i.i_blocks.get() - 1);
   mark_dirty(ino);
   return {};
 }
@@ -278,7 +338,7 @@ Status Writer::Impl::truncate_blocks(nid_t ino, std::uint64_t from) {
   if (!inp) return make_error(inp.error());
   const std::uint32_t api = addrs_per_inode(**inp);
   for (std::uint64_t i = from; i < api; ++i) F2FSCORE_TRY(free_file_block(ino, i));
-  constexpr std::uint64_t N = kNidsPerBlock, D = kDefAddrsPerBlock;
+  const std::uint64_t N = kNidsPerBlock, D = addrs_per_block(**inp);
   const std::uint64_t starts[5] = {api, api + D, api + 2 * D, api + 2 * D + N * D, api + 2 * D + 2 * N * D};
   const int depth[5] = {0, 0, 1, 1, 2};
   // Returns whether `nid` was freed.
@@ -402,6 +462,12 @@ Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std:
   auto root = node(sb.root_ino.get());
   if (!root) return make_error(root.error());
   const Node tmpl = **root;
+  std::optional<Node> dir_node;  // the parent's flags, for compression
+  if (sb.feature.get() & feature::compression) {
+    auto pp = node(parent);
+    if (!pp) return make_error(pp.error());
+    dir_node = **pp;
+  }
   Node* in = new_node(*n, *n, 0, dir);
   in->i.i_mode.set(mode);
   // An inline xattr area as f2fs_new_inode() gives every inode under the
@@ -446,6 +512,13 @@ Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std:
       break;
     }
   }
+  if (dir_node) {
+    auto st = compress_new_inode(*dir_node, *in, name);  // writer/compr.cpp
+    if (!st) {
+      free_node(*n);
+      return make_error(st.error());
+    }
+  }
   ++valid_inodes;
   return *n;
 }
@@ -473,7 +546,8 @@ Result<std::uint64_t> Writer::seek_data(nid_t ino, std::uint64_t offset, bool ho
     if (!a) return make_error(a.error());
     if (dn == 0 && i >= api) {  // no direct node: a hole of its whole range
       if (hole) return std::max(offset, i * kBlockSize);
-      i = api + ((i - api) / kDefAddrsPerBlock + 1) * kDefAddrsPerBlock;
+      const std::uint64_t apb = w.addrs_per_block(**in);
+      i = api + ((i - api) / apb + 1) * apb;
       continue;
     }
     const bool is_data = (*a != kNullAddr && *a != kNewAddr) || (*a == kNewAddr && w.page_dirty(ino, i));
@@ -502,6 +576,7 @@ Result<WriterStat> Writer::stat(nid_t ino) {
   st.gid = i.i_gid.get();
   st.projid = impl_->projid_of(**in);
   st.flags = i.i_flags.get();
+  if (Impl::compressed(**in)) st.compr_blocks = i.extra.i_compr_blocks.get();
   st.atime = {i.i_atime.get(), i.i_atime_nsec.get()};
   st.mtime = {i.i_mtime.get(), i.i_mtime_nsec.get()};
   st.ctime = {i.i_ctime.get(), i.i_ctime_nsec.get()};
@@ -567,12 +642,14 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
   // The largest file: every pointer of the node tree, in 4 KiB blocks.
   auto inp0 = impl_->node(ino);
   if (!inp0) return make_error(inp0.error());
-  const std::uint64_t api = impl_->addrs_per_inode(**inp0);
-  const std::uint64_t max_blocks = api + 2ull * kDefAddrsPerBlock + 2ull * kNidsPerBlock * kDefAddrsPerBlock +
-                                   1ull * kNidsPerBlock * kNidsPerBlock * kDefAddrsPerBlock;
+  const std::uint64_t max_blocks = impl_->max_file_blocks(**inp0);
   if (offset + data.size() > max_blocks * kBlockSize || offset + data.size() < offset)
     return errno_error(Errc::invalid_argument, EFBIG, fmt("writer: a write to %llu bytes passes the largest file (%llu bytes)",
                                                          offset + data.size(), max_blocks * kBlockSize));
+  if (Impl::compressed(**inp0)) {
+    F2FSCORE_TRY(impl_->compress_writable(ino, **inp0));
+    flags.direct = false;  // buffered, as f2fs_force_buffered_io() makes it
+  }
   F2FSCORE_TRY(impl_->convert_inline_data(ino));
   std::vector<std::uint8_t> b(kBlockSize);
   std::uint8_t type = 0;
@@ -631,9 +708,7 @@ Status Writer::truncate(nid_t ino, std::uint64_t size) {
   if (!inp) return make_error(inp.error());
   {
     // The largest file (as write() checks): EFBIG from inode_newsize_ok().
-    const std::uint64_t api = impl_->addrs_per_inode(**inp);
-    const std::uint64_t max_blocks = api + 2ull * kDefAddrsPerBlock + 2ull * kNidsPerBlock * kDefAddrsPerBlock +
-                                     1ull * kNidsPerBlock * kNidsPerBlock * kDefAddrsPerBlock;
+    const std::uint64_t max_blocks = impl_->max_file_blocks(**inp);
     if (size > max_blocks * kBlockSize)
       return errno_error(Errc::invalid_argument, EFBIG, fmt("writer: a size of %llu bytes passes the largest file (%llu bytes)",
                                                            size, max_blocks * kBlockSize));
@@ -657,8 +732,28 @@ Status Writer::truncate(nid_t ino, std::uint64_t size) {
   // fs/f2fs/file.c calls f2fs_truncate() for ia_size <= i_size.
   if (size <= st->size) {
     const std::uint64_t keep = (size + kBlockSize - 1) / kBlockSize;
-    F2FSCORE_TRY(impl_->truncate_blocks(ino, keep));
-    if (size % kBlockSize) {
+    bool zero_tail = true;
+    if (Impl::compressed(**inp)) {
+      // f2fs_truncate_blocks(): whole clusters from the cluster after
+      // `size`; in a compressed cluster, f2fs_truncate_partial_cluster().
+      F2FSCORE_TRY(impl_->compress_writable(ino, **inp));
+      const std::uint64_t cs = Impl::cluster_blocks(**inp);
+      const std::uint64_t free_from = (keep + cs - 1) / cs * cs;
+      F2FSCORE_TRY(impl_->truncate_blocks(ino, free_from));
+      if (free_from != keep || size % kBlockSize) {
+        auto c = impl_->cluster_compressed(ino, size / kBlockSize / cs);
+        if (!c) return make_error(c.error());
+        if (*c) {
+          F2FSCORE_TRY(impl_->truncate_partial_cluster(ino, size));
+          zero_tail = false;
+        } else {
+          F2FSCORE_TRY(impl_->truncate_blocks(ino, keep));
+        }
+      }
+    } else {
+      F2FSCORE_TRY(impl_->truncate_blocks(ino, keep));
+    }
+    if (zero_tail && size % kBlockSize) {
       // Zero the tail of the last block, as truncate_partial_data_page().
       // A cached page (dirty, maybe of a NEW_ADDR block) is zeroed in the
       // cache; a block on the device through it.

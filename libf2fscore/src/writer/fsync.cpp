@@ -153,6 +153,9 @@ struct Fsync {
   const char* checkpoint_reason(nid_t ino, const Node& in, std::size_t nodes_to_write) {
     const std::uint16_t mode = in.i.i_mode.get();
     if ((mode & 0xF000) != 0x8000) return "not a regular file (CP_NON_REGULAR)";
+    // Roll-forward here does not replay compressed clusters: their fsync
+    // commits through a checkpoint.
+    if (Writer::Impl::compressed(in)) return "a compressed file";
     if (in.i.i_links.get() != 1) return "hard links (CP_HARDLINK)";
     if (in.i.i_advise & advise::lost_pino) return "wrong parent (CP_WRONG_PINO)";
     if (!checkpointed(in.i.i_pino.get())) return "parent not checkpointed (CP_NODE_NEED_CP)";
@@ -623,6 +626,7 @@ struct Recovery {
     if (*inl) return {};
     auto ip = w.node(ino);
     if (!ip) return make_error(ip.error());
+    if (Writer::Impl::compressed(**ip)) return beyond("replaying the data of a compressed file");
     const std::uint32_t api = w.addrs_per_inode(**ip);
     const std::uint32_t xw = w.extra_words(**ip);
     const std::uint64_t start = start_bidx_of_node(ofs, api, kDefAddrsPerBlock);
@@ -662,6 +666,7 @@ struct Recovery {
       const std::uint64_t index = start + i;
       const block_t sa = slot(i).get();
       const block_t da = ofs == 0 ? src.i.i_addr[xw + i].get() : src.dn.addr[i].get();
+      if (sa == kCompressAddr || da == kCompressAddr) return beyond("replaying compressed clusters");
       if (valid_addr(sa) && !in_main(sa)) return corrupt(fmt("inode %llu block %llu at %llu outside the main area", ino, index, sa));
       if (valid_addr(da) && !in_main(da))
         return corrupt(fmt("fsynced inode %llu block %llu at %llu outside the main area", ino, index, da));

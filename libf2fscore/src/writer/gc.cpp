@@ -9,6 +9,7 @@
 #include <climits>
 #include <vector>
 
+#include "f2fscore/iostat.hpp"
 #include "meta/meta_internal.hpp"
 #include "writer/writer_internal.hpp"
 
@@ -235,18 +236,36 @@ struct Gc {
           auto np2 = w.node(dn);
           if (!np2) return make_error(np2.error());
           cur = (*np2)->dn.addr[o.ofs_in_node].get();
-          index = disk::start_bidx_of_node(ofs, api, kDefAddrsPerBlock) + o.ofs_in_node;
+          index = disk::start_bidx_of_node(ofs, api, w.addrs_per_block(**ip)) + o.ofs_in_node;
         }
         if (cur != o.blkaddr) {  // not alive: the summary entry is stale
           all = false;
+          continue;
+        }
+        wr::WriteContext ctx;
+        ctx.origin = wr::WriteContext::Origin::gc;
+        auto ip = w.node(ino);
+        if (!ip) return make_error(ip.error());
+        if (Writer::Impl::compressed(**ip)) {
+          // A compressed file's block moves as it is on the device, whatever
+          // the page cache holds (move_data_block(): f2fs_post_read_required()).
+          if (!w.io_batch().idle()) F2FSCORE_TRY(w.io_batch().drain());
+          F2FSCORE_TRY(read_at(w.dev, static_cast<std::uint64_t>(o.blkaddr) * kBlockSize, std::span<std::uint8_t>(buf),
+                               io_tag(IostatType::fs_gdata_read_io)));
+          w.gc_move_mtime = w.sm.mtime(s) ? w.sm.mtime(s) : 1;
+          ctx.no_ipu = true;
+          auto a = w.place_file_block(ino, index, wr::kColdData, ctx);
+          w.gc_move_mtime = 0;
+          if (!a) return make_error(a.error());
+          F2FSCORE_TRY(w.io_batch().add(*a, buf.data(), wr::data_write_tag(ctx)));
+          F2FSCORE_TRY(w.io_batch().drain());
+          ++w.stats.gc.data_blocks_moved;
           continue;
         }
         // The page as the file has it: a dirty cached page is newer than the
         // block (move_data_page() writes the page cache's page); writing it
         // leaves the page clean.
         F2FSCORE_TRY(w.read_file_block(ino, index, buf.data()));
-        wr::WriteContext ctx;
-        ctx.origin = wr::WriteContext::Origin::gc;
         w.gc_move_mtime = w.sm.mtime(s) ? w.sm.mtime(s) : 1;
         auto r = w.write_file_block(ino, index, buf.data(), wr::kColdData, ctx);
         w.gc_move_mtime = 0;

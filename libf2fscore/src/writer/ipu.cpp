@@ -163,12 +163,12 @@ Result<block_t> Writer::Impl::place_data(nid_t ino, std::uint64_t, block_t old, 
   if (!w) return make_error(w.error());
   SpaceState sp;
   bool ssr = false;
-  if (w->has_old_block) {
+  if (w->has_old_block && !ctx.no_ipu) {
     const std::uint32_t p = ipu.ipu_policy;
     if (p & (ipu_bit::util | ipu_bit::ssr_util)) sp = ipu_space();
     if (p & (ipu_bit::ssr | ipu_bit::ssr_util)) ssr = need_ssr();
   }
-  *why = decide_ipu(ipu, sp, ssr, *w);
+  *why = ctx.no_ipu ? IpuReason::opu_policy : decide_ipu(ipu, sp, ssr, *w);
   if (is_in_place(*why)) return old;
   // FI_HOT_DATA: the writeback of a file with at most min_hot_blocks dirty
   // pages goes to the hot data log (f2fs_write_cache_pages(), then
@@ -236,6 +236,18 @@ Status Writer::set_pinned(nid_t ino, bool pin) {
   if (!in) return make_error(in.error());
   if (in->quota) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is a quota file", ino));
   if (in->opu_write) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is being defragmented", ino));
+  // f2fs_ioc_set_pin_file(): a compressed file loses the flag when it has
+  // no data blocks (f2fs_disable_compressed_file()), else EOPNOTSUPP.
+  inp = impl_->node(ino);
+  if (!inp) return make_error(inp.error());
+  if (Impl::compressed(**inp)) {
+    const std::uint64_t meta_blocks = 1 + ((*inp)->i.i_xattr_nid.get() != 0 ? 1 : 0);
+    if ((*inp)->i.i_blocks.get() > meta_blocks)
+      return errno_error(Errc::unsupported, EOPNOTSUPP,
+                         fmt("writer: inode %llu is compressed and has data blocks: it cannot be pinned (EOPNOTSUPP)", ino));
+    (*inp)->i.i_flags.set((*inp)->i.i_flags.get() & ~iflag::compr);
+    impl_->mark_dirty(ino);
+  }
   F2FSCORE_TRY(impl_->convert_inline_data(ino));
   inp = impl_->node(ino);
   if (!inp) return make_error(inp.error());
@@ -256,12 +268,13 @@ Result<std::uint64_t> Writer::defragment(nid_t ino, std::uint64_t offset, std::u
                       fmt("writer: defragment: offset %llu and length %llu must be multiples of 4096", offset, length));
   auto inp = impl_->node(ino);
   if (!inp) return make_error(inp.error());
-  const std::uint64_t api = impl_->addrs_per_inode(**inp);
-  const std::uint64_t max_blocks = api + 2ull * kDefAddrsPerBlock + 2ull * kNidsPerBlock * kDefAddrsPerBlock +
-                                   1ull * kNidsPerBlock * kNidsPerBlock * kDefAddrsPerBlock;
+  const std::uint64_t max_blocks = impl_->max_file_blocks(**inp);
   if (offset + length < offset || (offset + length) / kBlockSize > max_blocks)
     return make_error(Errc::invalid_argument, fmt("writer: defragment: the range ends past the largest file"));
   if ((*inp)->i.i_inline & inline_flag::data) return std::uint64_t{0};
+  if (Impl::compressed(**inp))
+    return errno_error(Errc::unsupported, EOPNOTSUPP,
+                       fmt("writer: defragment: inode %llu is compressed (EOPNOTSUPP)", ino));
   // FI_OPU_WRITE for the whole call; a policy that writes the file in place
   // anyway makes defragmenting pointless (EINVAL).
   impl_->opu_write.insert(ino);

@@ -40,7 +40,6 @@ std::uint64_t Writer::Impl::interval_ms() const {
 Status Writer::check_features(const disk::SuperBlock& sb) {
   const std::uint32_t f = sb.feature.get();
   auto refuse = [](const char* what) { return make_error(Errc::unsupported, std::string("writer: cannot mount read-write: ") + what); };
-  if (f & feature::compression) return refuse("compression is not supported yet");
   if (f & feature::encrypt) return refuse("encryption is not supported yet");
   // Casefolded directories need the folding of s_encoding (f2fs_setup_casefold()
   // in fs/f2fs/super.c refuses an encoding it does not know).
@@ -61,6 +60,7 @@ Status Writer::Impl::load() {
   sb = vol->superblock();
   cp = vol->checkpoint();
   F2FSCORE_TRY(Writer::check_features(sb));
+  F2FSCORE_TRY(check_compress_options());  // writer/compr.cpp
   auto refuse = [](const char* what) { return make_error(Errc::unsupported, std::string("writer: cannot mount read-write: ") + what); };
   const bool pending_fsync = vol->open_report().pending_fsync_nodes > 0;
   if (pending_fsync && (opts.recovery == MountOptions::Recovery::refuse || opts.read_only))

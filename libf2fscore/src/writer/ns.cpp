@@ -729,6 +729,11 @@ Status Writer::fallocate(nid_t ino, std::uint32_t mode, std::uint64_t offset, st
     return make_error(Errc::unsupported, "writer: punch_hole needs keep_size (EOPNOTSUPP, as vfs_fallocate())");
   if (op != 0 && op != falloc::punch_hole && op != falloc::zero_range)
     return make_error(Errc::unsupported, fmt("writer: fallocate mode 0x%llx is not supported (EOPNOTSUPP)", mode));
+  // Compressed files: f2fs_fallocate() refuses punch_hole and zero_range
+  // (EOPNOTSUPP); the writer reserves no blocks in clusters either.
+  if (Writer::Impl::compressed(**in))
+    return errno_error(Errc::unsupported, EOPNOTSUPP,
+                       fmt("writer: fallocate on compressed inode %llu is not supported (EOPNOTSUPP)", ino));
   const std::uint64_t api = w.addrs_per_inode(**in);
   const std::uint64_t max_bytes = max_file_blocks(api) * kBlockSize;
   if (offset + length < offset || offset + length > max_bytes)

@@ -41,7 +41,7 @@ struct NodePath {
   std::uint32_t offset[4] = {};
   std::uint32_t noffset[4] = {};
 };
-NodePath node_path(std::uint64_t index, std::uint32_t addrs_per_inode);
+NodePath node_path(std::uint64_t index, std::uint32_t addrs_per_inode, std::uint32_t addrs_per_block);
 
 /// Why a data block is being written: the inputs of the placement rules
 /// (writer/ipu.cpp, as f2fs_should_update_inplace() sees a write).
@@ -53,6 +53,10 @@ struct WriteContext {
     gc,              ///< a GC move
   } origin = Origin::writeback;
   bool fsync = false;      ///< inside fsync() (FI_NEED_IPU / is_fsync_dnode)
+  /// The block belongs to a compressed cluster (or one being made plain):
+  /// out of place whatever the policy, as f2fs_write_compressed_pages()
+  /// writes them.
+  bool no_ipu = false;
   bool fdatasync = false;  ///< inside fdatasync()
   std::uint64_t file_dirty_pages = 0;  ///< the file's dirty pages when its writeback began
 };
@@ -141,6 +145,27 @@ struct DepthGuard {
   DepthGuard(const DepthGuard&) = delete;
   DepthGuard& operator=(const DepthGuard&) = delete;
 };
+
+// ---- writer/compress.cpp: the codecs of compressed clusters ----
+/// i_compress_algorithm values (enum compress_algorithm_type in fs/f2fs/f2fs.h).
+inline constexpr std::uint8_t kComprLzo = 0, kComprLz4 = 1, kComprZstd = 2, kComprLzoRle = 3;
+/// Whether this build has the encoder of `algorithm`.
+bool codec_built(std::uint8_t algorithm) noexcept;
+/// invalid_argument for an algorithm outside [0, 3], unsupported for one
+/// not built.
+Status check_codec(std::uint8_t algorithm);
+/// Compresses the cluster `in` (whole blocks, at least 2) as
+/// f2fs_compress_pages() does: `out` receives the compressed blocks (the
+/// 24-byte header, cdata, zeros to the block's end) and the count of blocks
+/// is returned; 0 when the cluster saves no block (stored plain then).
+/// `chksum`: COMPRESS_CHKSUM (f2fs_crc32 of cdata in the header).
+Result<std::uint32_t> compress_cluster(std::uint8_t algorithm, bool chksum, std::span<const std::uint8_t> in,
+                                       std::vector<std::uint8_t>& out);
+
+/// The inode's largest extent (i_ext) dropped when it covers file block
+/// `index`, as __drop_largest_extent() in fs/f2fs/extent_cache.c on every
+/// block address update (fsck.f2fs asserts "wrong ext" otherwise).
+void drop_largest_extent(disk::Node& in, std::uint64_t index);
 
 /// Milliseconds of a monotonic clock (periodic checkpoints).
 std::uint64_t mono_ms();
@@ -407,6 +432,11 @@ struct Writer::Impl {
 
   // writer/file.cpp
   std::uint32_t addrs_per_inode(const disk::Node& in) const;
+  /// Data slots used in each direct node of `in` (DEF_ADDRS_PER_BLOCK,
+  /// aligned down to the cluster for a compressed file).
+  std::uint32_t addrs_per_block(const disk::Node& in) const;
+  /// The largest file `in` can hold, in blocks (every pointer of its tree).
+  std::uint64_t max_file_blocks(const disk::Node& in) const;
   std::uint32_t extra_words(const disk::Node& in) const;
   std::uint32_t inline_offset(const disk::Node& in) const;
   std::uint32_t max_inline(const disk::Node& in) const;
@@ -436,6 +466,60 @@ struct Writer::Impl {
   Status free_inode(nid_t ino);
   std::uint8_t data_type(const disk::Node& in) const;
   void touch(disk::Node& in);
+
+  // writer/compr.cpp: compressed files (fs/f2fs/compress.c)
+  /// A regular file with F2FS_COMPR_FL (f2fs_compressed_file()).
+  static bool compressed(const disk::Node& in) {
+    return (in.i.i_mode.get() & 0xF000) == 0x8000 && (in.i.i_flags.get() & disk::iflag::compr);
+  }
+  /// Blocks per cluster of a compressed inode (1 << i_log_cluster_size).
+  static std::uint32_t cluster_blocks(const disk::Node& in) { return 1u << in.i.extra.i_log_cluster_size; }
+  /// The mount's compression parameters given to `in`, with F2FS_COMPR_FL
+  /// (set_compress_context()). Errc::unsupported when the inode's extra
+  /// attributes have no room for them.
+  Status set_compress_context(disk::Node& in);
+  /// Whether a new inode named `name` in `dir` is compressed, and then its
+  /// context set (set_compress_new_inode() in fs/f2fs/namei.c).
+  Status compress_new_inode(const disk::Node& dir, disk::Node& in, std::string_view name);
+  /// Whether cluster `cluster` of `ino` is compressed on the device (its
+  /// first slot COMPRESS_ADDR).
+  Result<bool> cluster_compressed(nid_t ino, std::uint64_t cluster);
+  /// The cluster as the device has it, decompressed when compressed, in
+  /// out[0, cluster blocks x 4 KiB) (holes and NEW_ADDR zeros); no cache.
+  Status read_cluster(nid_t ino, std::uint64_t cluster, std::uint8_t* out);
+  /// Writeback of the dirty pages of compressed file `ino` in cluster
+  /// `cluster` (f2fs_write_multi_pages()): a compressed cluster is first
+  /// made whole in the cache (f2fs_prepare_compress_overwrite()); a whole
+  /// dirty cluster that compresses is written compressed
+  /// (f2fs_write_compressed_pages()), else its dirty pages plain
+  /// (f2fs_write_raw_pages()).
+  Status writeback_cluster(nid_t ino, std::uint64_t cluster, const wr::WriteContext& ctx, std::uint16_t tag);
+  /// A compressed cluster about to be changed in part: every page of it
+  /// dirty in the cache with its current contents.
+  Status prepare_compress_overwrite(nid_t ino, std::uint64_t cluster);
+  /// i_compr_blocks of `ino` += delta.
+  void add_compr_blocks(nid_t ino, std::int64_t delta);
+  /// Valid block addresses after the COMPRESS_ADDR of the cluster at
+  /// `first` (f2fs_compressed_blocks()).
+  Result<std::uint32_t> cluster_valid_blocks(nid_t ino, std::uint64_t first, std::uint32_t cluster_size);
+  /// The compression mount options against the volume (at load()).
+  Status check_compress_options();
+  /// Writes the cluster from data[0, cluster bytes): the pages marked in
+  /// `dirty`; with every page dirty and a block saved, compressed
+  /// (f2fs_write_compressed_pages()), else plain. A compressed cluster is
+  /// written whole (Errc::corrupt otherwise). The caller drains the batch.
+  Status write_cluster(nid_t ino, std::uint64_t cluster, const std::uint8_t* data, const std::vector<bool>& dirty,
+                       const wr::WriteContext& ctx, std::uint16_t tag);
+  /// One block of a compressed file without the page cache
+  /// (MountOptions::cache_bytes 0): a compressed cluster is rewritten whole.
+  Status write_compressed_block(nid_t ino, std::uint64_t index, const std::uint8_t* block);
+  /// Truncation to `size` inside a compressed cluster
+  /// (f2fs_truncate_partial_cluster()): the cluster zeroed from `size` and
+  /// rewritten whole; blocks past the cluster are freed by the caller.
+  Status truncate_partial_cluster(nid_t ino, std::uint64_t size);
+  /// Compressed file: the mount allows writing it (codec built; not
+  /// released, FI_COMPRESS_RELEASED: EPERM).
+  Status compress_writable(nid_t ino, const disk::Node& in);
 
   // writer/dir.cpp
   Result<nid_t> resolve(std::string_view path, nid_t* parent = nullptr, std::string* leaf = nullptr);

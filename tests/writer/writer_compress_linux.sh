@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# writer_compress_linux.sh TEST_BINARY: compressed files our writer made,
+# read and copied by Linux, then changed by our writer again.
+#
+#   1. TEST_BINARY (f2fscore_writer_compress_interop_tests) runs
+#      WriterCompressOracle.DISABLED_WriteImage: a compression volume with one
+#      compressed directory per algorithm (lzo 4-block clusters, lz4 16,
+#      zstd 4, lzo-rle 16) holding a zero file, a text file and a random
+#      file; the list of "path sha256 size i_compr_blocks".
+#   2. fsck.f2fs -f on a copy is clean.
+#   3. Linux 6.1 mounts it and reads every file byte for byte (sha256);
+#      then, mounted with each directory's compress_algorithm and
+#      compress_log_size, copies each file to PATH.linux (compressed by
+#      Linux, inheriting the directory's flag).
+#   4. fsck.f2fs -f is clean; WriterCompressOracle.DISABLED_AfterLinux: our
+#      reader reads Linux's copies; i_compr_blocks of Linux's copies of the
+#      zero and random files equal ours (the text files' are printed); our
+#      writer overwrites and truncates inside Linux's compressed clusters;
+#      both checkers clean.
+#   5. Linux reads every file again byte for byte; fsck.f2fs clean.
+# Exit: 0 passed; 1 failed; 2 usage; 77 skipped (no oracle or fsck.f2fs),
+# 1 instead with F2FSCORE_REQUIRE_ORACLE=1 (resp. F2FSCORE_REQUIRE_FSCK=1).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo_root=$(cd "$here/../.." && pwd)
+[[ $# -eq 1 && -x "$1" ]] || { echo "usage: writer_compress_linux.sh TEST_BINARY" >&2; exit 2; }
+bin="$1"
+source "$repo_root/tests/support/oracle_common.sh"
+oracle_setup writer_compress_linux.sh --fsck
+
+oracle_workdir
+img="$work/compr.img"
+run_test() {  # NAME LOG
+  "$bin" --gtest_also_run_disabled_tests --gtest_filter="WriterCompressOracle.DISABLED_$1" > "$work/$2" 2>&1 || {
+    tail -60 "$work/$2"; echo "writer_compress_linux.sh: FAIL: WriterCompressOracle.DISABLED_$1"; exit 1; }
+}
+WRITER_IMAGE="$img" run_test WriteImage gen.log
+"$repo_root/tests/interop/fsck_clean.sh" "$img" || { echo "writer_compress_linux.sh: FAIL: fsck.f2fs after our writer"; exit 1; }
+mkdir -p "$work/in" "$work/out"
+cp "$img.expect" "$work/in/expect"
+
+cat > "$work/guest.sh" <<'GUEST'
+#!/bin/sh
+fail() { echo "GUEST FAIL: $*"; dmesg | grep -i f2fs | tail -20; exit 1; }
+check() {  # every listed file reads as its sha256
+  while read -r p sha size cb; do
+    got=$(sha256sum "/mnt$p" | cut -d' ' -f1) || fail "read $p"
+    [ "$got" = "$sha" ] || fail "$p: sha256 $got, ours $sha"
+    [ "$(stat -c %s "/mnt$p")" = "$size" ] || fail "$p: size"
+  done < /in/expect
+}
+mount -t f2fs /dev/vda /mnt || fail "mount"
+check
+umount /mnt || fail "umount"
+for d in lzo:2 lz4:4 zstd:2 lzo-rle:4; do
+  alg=${d%:*}; log=${d#*:}
+  mount -t f2fs -o compress_algorithm=$alg,compress_log_size=$log /dev/vda /mnt || fail "mount $alg"
+  for f in zero text random; do cp "/mnt/$alg/$f" "/mnt/$alg/$f.linux" || fail "cp $alg/$f"; done
+  umount /mnt || fail "umount $alg"
+done
+if dmesg | grep -i 'f2fs' | grep -iE 'error|corrupt|inconsistent|fsck'; then fail "kernel complained"; fi
+echo "GUEST OK: $(wc -l < /in/expect) files read byte for byte, copied under each algorithm"
+GUEST
+
+cat > "$work/guest2.sh" <<'GUEST'
+#!/bin/sh
+fail() { echo "GUEST FAIL: $*"; dmesg | grep -i f2fs | tail -20; exit 1; }
+mount -t f2fs /dev/vda /mnt || fail "mount"
+while read -r p sha; do
+  got=$(sha256sum "/mnt$p" | cut -d' ' -f1) || fail "read $p"
+  [ "$got" = "$sha" ] || fail "$p: sha256 $got, ours $sha"
+done < /in/final
+umount /mnt || fail "umount"
+if dmesg | grep -i 'f2fs' | grep -iE 'error|corrupt|inconsistent|fsck'; then fail "kernel complained"; fi
+echo "GUEST OK: $(wc -l < /in/final) files read byte for byte after our changes"
+GUEST
+
+set +e
+"$oracle" --timeout "${ORACLE_TIMEOUT:-300}" --in "$work/in" --out "$work/out" "$work/guest.sh" "$img"
+orc=$?
+set -e
+[[ $orc -eq 0 ]] || { echo "writer_compress_linux.sh: FAIL: Linux (status $orc)"; exit 1; }
+"$repo_root/tests/interop/fsck_clean.sh" "$img" || { echo "writer_compress_linux.sh: FAIL: fsck.f2fs after Linux"; exit 1; }
+WRITER_IMAGE="$img" run_test AfterLinux back.log
+grep '^i_compr_blocks' "$work/back.log" || true
+"$repo_root/tests/interop/fsck_clean.sh" "$img" || { echo "writer_compress_linux.sh: FAIL: fsck.f2fs after our changes"; exit 1; }
+cp "$img.final" "$work/in/final"
+set +e
+"$oracle" --timeout "${ORACLE_TIMEOUT:-300}" --in "$work/in" "$work/guest2.sh" "$img"
+orc=$?
+set -e
+[[ $orc -eq 0 ]] || { echo "writer_compress_linux.sh: FAIL: Linux after our changes (status $orc)"; exit 1; }
+echo "writer_compress_linux.sh: PASS"

@@ -270,7 +270,7 @@ TEST(MkfsCli, ReadOnlyImageWithLargeSectionsIsRefused) {
   EXPECT_EQ(digest(img), before);
 }
 
-// --populate of a feature set the writer cannot fill (compression, ro) is
+// --populate of a feature set the writer cannot fill (encrypt, ro) is
 // refused before the format: the old contents stay.
 TEST(MkfsCli, PopulateOfAFeatureTheWriterRefusesWritesNothing) {
   f2fstest::TempDir t;
@@ -279,7 +279,7 @@ TEST(MkfsCli, PopulateOfAFeatureTheWriterRefusesWritesNothing) {
   std::ofstream(t / "src" / "f") << "x";
   fill_pattern(img, 256 * MiB, MiB);
   const auto before = digest(img);
-  for (const char* f : {"ro", "extra_attr,compression"}) {
+  for (const char* f : {"ro", "encrypt"}) {
     auto r = run(mkfs(std::string("-f -O ") + f + " --populate " + shell_quote((t / "src").string()) + " " +
                       shell_quote(img.string())));
     EXPECT_EQ(r.exit_code, 1) << f << ": " << r.output;

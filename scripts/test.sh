@@ -11,6 +11,21 @@ phases=()
 t_phase=$SECONDS
 # phase_done NAME: records the seconds since the previous phase ended.
 phase_done() { phases+=("$(printf '%-28s %5d s' "$1" $((SECONDS - t_phase)))"); t_phase=$SECONDS; }
+# Each phase's output is kept in $logs too; a phase that fails is named at
+# the end with its failure lines, so the tail of a long CI log says which.
+logs=$(mktemp -d "${TMPDIR:-/tmp}/f2fscore-test-logs.XXXXXX")
+failed=()
+# phase NAME CMD...: runs CMD, its output to the terminal and $logs/NAME.
+phase() {
+  local name=$1 rc=0
+  shift
+  "$@" 2>&1 | tee "$logs/${name//[^a-zA-Z0-9]/_}.log" || rc=$?
+  if [[ $rc != 0 ]]; then
+    failed+=("$name")
+    status=1
+  fi
+  return $rc
+}
 # side_by_side LOG_PREFIX CMD... (one command per argument, run with bash -c):
 # runs the commands at the same time, then prints their output one after the
 # other; fails when one of them fails.
@@ -47,27 +62,40 @@ if cmake -S "$root" -B "$asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DF2FSCORE_SANI
    cmake --build "$asan" -j "$jobs" --target f2fscore_unit_tests f2fscore_fsck_mutation_tests >/dev/null; then
   phase_done "sanitizers: build"
   # Both single-threaded: side by side on the cores.
-  side_by_side "$asan/run" \
+  phase "sanitizers" side_by_side "$asan/run" \
     "'$asan/tests/f2fscore_unit_tests' --gtest_brief=1" \
-    "'$asan/tests/fsck/f2fscore_fsck_mutation_tests' --gtest_brief=1" || status=1
+    "'$asan/tests/fsck/f2fscore_fsck_mutation_tests' --gtest_brief=1"
 else
+  failed+=("sanitizers (build)")
   status=1
 fi
 phase_done "sanitizers: tests"
 
 echo "== fuzz: open and walk, and the checker (libFuzzer, ASan + UBSan)"
-"$root/scripts/fuzz.sh" "${F2FSCORE_FUZZ_SECONDS:-60}" || status=1
+phase "fuzz" "$root/scripts/fuzz.sh" "${F2FSCORE_FUZZ_SECONDS:-60}"
 phase_done "fuzz (build + run)"
 
 echo "== cross builds: s390x (big-endian) and i686 (32-bit) under qemu-user"
-"$root/scripts/cross-test.sh" all || status=1
+phase "cross" "$root/scripts/cross-test.sh" all
 phase_done "cross builds + tests"
 
 echo "== ctest: unit, interop, install, oracle"
-(cd "$root/build" && ctest --output-on-failure -j 2 --timeout 1800) || status=1
+phase "ctest" bash -c "cd '$root/build' && ctest --output-on-failure -j 2 --timeout 1800"
 phase_done "ctest (native)"
 
 echo "== wall time per phase"
 printf '%s\n' "${phases[@]}"
 printf '%-28s %5d s\n' "total" "$SECONDS"
+for name in "${failed[@]}"; do
+  log="$logs/${name//[^a-zA-Z0-9]/_}.log"
+  echo "== FAILED: $name"
+  [[ -f "$log" ]] || continue
+  # The lines that name a failure, else the end of the phase's output.
+  if grep -nE 'FAIL|Failed|\*\*\*|ERROR|error:|Sanitizer|crash-|Illegal|Segmentation|Aborted' "$log" | tail -40 | grep -q .; then
+    grep -nE 'FAIL|Failed|\*\*\*|ERROR|error:|Sanitizer|crash-|Illegal|Segmentation|Aborted' "$log" | tail -40
+  else
+    tail -40 "$log"
+  fi
+done
+[[ $status == 0 ]] && echo "== all phases passed"
 exit $status

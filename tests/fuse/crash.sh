@@ -88,6 +88,7 @@ for round in 1 2 3; do
   sleep "$((2 + round))"
   kill -9 "$FUSE_PID"
   wait "$FUSE_PID" 2>/dev/null || true
+  FUSE_LOG=
   kill "$load" 2>/dev/null || true
   wait "$load" 2>/dev/null || true
   fusermount3 -u -z "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || true

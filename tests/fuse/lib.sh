@@ -18,7 +18,25 @@ skip() {
   echo "SKIP: $*" >&2
   exit 77
 }
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# True when the daemon FUSE_PID has ended (gone, or a zombie not yet
+# waited for).
+fuse_daemon_dead() {
+  [[ -n "${FUSE_PID:-}" ]] || return 1
+  [[ -e "/proc/$FUSE_PID/stat" ]] || return 0
+  [[ "$(awk '{print $3}' "/proc/$FUSE_PID/stat" 2>/dev/null)" == Z ]]
+}
+# A failure; when the daemon of the current mount has died, its log too
+# (the signal and backtrace it printed).
+fail() {
+  echo "FAIL: $*" >&2
+  if [[ -n "${FUSE_LOG:-}" ]] && fuse_daemon_dead; then
+    local rc=0
+    wait "$FUSE_PID" 2>/dev/null || rc=$?
+    echo "f2fscore-fuse (pid $FUSE_PID) has ended (status $rc); the end of its log $FUSE_LOG:" >&2
+    tail -60 "$FUSE_LOG" >&2 2>/dev/null || true
+  fi
+  exit 1
+}
 
 need_fuse() {
   [[ -c /dev/fuse ]] || skip "no /dev/fuse"
@@ -34,9 +52,10 @@ fuse_mount() {
   mkdir -p "$dir"
   "$FUSE" -f -o "allow_other${opts:+,$opts}" "$img" "$dir" 2>"$dir.log" &
   FUSE_PID=$!
+  FUSE_LOG="$dir.log"
   for _ in $(seq 1 100); do
     if mountpoint -q "$dir"; then return 0; fi
-    kill -0 "$FUSE_PID" 2>/dev/null || { cat "$dir.log" >&2; fail "f2fscore-fuse exited before mounting $img"; }
+    fuse_daemon_dead && fail "f2fscore-fuse exited before mounting $img"
     sleep 0.1
   done
   fail "$img did not mount on $dir"
@@ -55,6 +74,7 @@ fuse_umount() {
   done
   local rc=0
   wait "$FUSE_PID" || rc=$?
+  FUSE_LOG=
   [[ $rc == 0 ]] || { cat "$dir.log" >&2; fail "f2fscore-fuse exited $rc at unmount"; }
 }
 

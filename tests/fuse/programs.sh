@@ -214,6 +214,10 @@ if command -v stress-ng >/dev/null; then
       --dir 1 --dentry 1 --link 1 --symlink 1 --rename 1 --hdd 1 --hdd-bytes 16M --fallocate 1 --fallocate-bytes 16M \
       --seek 1 --seek-size 16M --utime 1 --filename 1 --xattr 1 --fsize 1 --chmod 1 --chown 1 --open 1 \
       --sync-file 1 --sync-file-bytes 16M >"$work/stress.log" 2>&1) || true
+  if fuse_daemon_dead; then
+    tail -20 "$work/stress.log" >&2
+    fail "f2fscore-fuse died during stress-ng"
+  fi
   rm -rf "$mnt/stress"
   fuse_umount "$mnt"
   if grep -qE 'fail:|unsuccessful run' "$work/stress.log" || ! grep -q 'successful run completed' "$work/stress.log"; then

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <ctime>
 #include <dirent.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <memory>
@@ -652,6 +653,38 @@ void tell_parent(int code) {
   g_ready_fd = -1;
 }
 
+// A fault in the daemon (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT): its
+// name and a backtrace on stderr, which is the log in the foreground, then
+// the default action (the process ends by that signal, with a core where
+// cores are enabled). Only async-signal-safe calls: write(2), backtrace()
+// (loaded before the handler is installed) and backtrace_symbols_fd().
+extern "C" void on_fatal_signal(int sig) {
+  const char* name = sig == SIGSEGV ? "SIGSEGV"
+                     : sig == SIGBUS ? "SIGBUS"
+                     : sig == SIGILL ? "SIGILL"
+                     : sig == SIGFPE ? "SIGFPE"
+                                     : "SIGABRT";
+  const char head[] = "f2fscore-fuse: fatal signal ";
+  (void)!::write(2, head, sizeof head - 1);
+  (void)!::write(2, name, std::strlen(name));
+  (void)!::write(2, "; backtrace:\n", 13);
+  void* frames[64];
+  const int n = ::backtrace(frames, 64);
+  ::backtrace_symbols_fd(frames, n, 2);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void install_fatal_signal_handlers() {
+  void* warm[1];
+  (void)::backtrace(warm, 1);
+  struct sigaction sa {};
+  sa.sa_handler = on_fatal_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) ::sigaction(sig, &sa, nullptr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -777,6 +810,7 @@ int main(int argc, char** argv) {
   for (auto& a : fargs) fargv.push_back(a.data());
   fuse_args args = FUSE_ARGS_INIT(static_cast<int>(fargv.size()), fargv.data());
   fuse_session* se = fuse_session_new(&args, &kOps, sizeof kOps, nullptr);
+  fuse_opt_free_args(&args);
   if (!se) {
     (void)(*w)->unmount();
     return fail("cannot start a FUSE session (options " + fuse_opts + ")");
@@ -803,6 +837,7 @@ int main(int argc, char** argv) {
     }
     if (::chdir("/") != 0) { /* stays where it was */ }
   }
+  install_fatal_signal_handlers();
   tell_parent(kExitOk);
 
   int rc;
@@ -811,8 +846,9 @@ int main(int argc, char** argv) {
   } else {
     fuse_loop_config* cfg = fuse_loop_cfg_create();
     fuse_loop_cfg_set_clone_fd(cfg, 0);
+    // Workers are kept once started (libfuse's default idle limit: none),
+    // so a burst of requests does not create and destroy threads.
     fuse_loop_cfg_set_max_threads(cfg, 8);
-    fuse_loop_cfg_set_idle_threads(cfg, 4);
     rc = fuse_session_loop_mt(se, cfg);
     fuse_loop_cfg_destroy(cfg);
   }

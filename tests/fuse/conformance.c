@@ -418,6 +418,175 @@ static void as_user(void) {
   system("rm -rf u");
 }
 
+/* POSIX ACLs through system.posix_acl_access/_default in the xattr format
+ * (version 2; the entries of each ACL in canonical order). */
+#define A_USER_OBJ 0x01
+#define A_USER 0x02
+#define A_GROUP_OBJ 0x04
+#define A_GROUP 0x08
+#define A_MASK 0x10
+#define A_OTHER 0x20
+static size_t acl_make(unsigned char *b, const unsigned (*e)[3], int n) {
+  uint32_t v = 2;
+  memcpy(b, &v, 4);
+  for (int i = 0; i < n; ++i) {
+    uint16_t tag = (uint16_t)e[i][0], perm = (uint16_t)e[i][1];
+    uint32_t id = e[i][2];
+    memcpy(b + 4 + 8 * i, &tag, 2);
+    memcpy(b + 6 + 8 * i, &perm, 2);
+    memcpy(b + 8 + 8 * i, &id, 4);
+  }
+  return 4 + 8 * (size_t)n;
+}
+#define ACL_SET(name, path, which, ...)                                                   \
+  do {                                                                                    \
+    static const unsigned e_[][3] = {__VA_ARGS__};                                        \
+    unsigned char b_[4 + 8 * 16];                                                         \
+    size_t n_ = acl_make(b_, e_, (int)(sizeof e_ / sizeof e_[0]));                        \
+    T(name, setxattr(path, which, b_, n_, 0));                                            \
+  } while (0)
+/* getxattr of an ACL: its entries as text in the case's name. */
+static void acl_show(const char *name, const char *path, const char *which) {
+  unsigned char b[4 + 8 * 32];
+  errno = 0;
+  ssize_t n = getxattr(path, which, b, sizeof b);
+  if (n < 0) {
+    report(name, -1, errno);
+    return;
+  }
+  char t[512];
+  int o = snprintf(t, sizeof t, "%s [v%u", name, (unsigned)b[0]);
+  for (ssize_t i = 4; i + 8 <= n && o < (int)sizeof t - 32; i += 8) {
+    uint16_t tag, perm;
+    uint32_t id;
+    memcpy(&tag, b + i, 2);
+    memcpy(&perm, b + i + 2, 2);
+    memcpy(&id, b + i + 4, 4);
+    o += snprintf(t + o, sizeof t - (size_t)o, " %x:%o:%d", tag, perm, (int)id);
+  }
+  snprintf(t + o, sizeof t - (size_t)o, "]");
+  report(t, n, 0);
+}
+#define U_ (unsigned)-1
+
+static void acls(void) {
+  mkdir("a", 0777);
+  chmod("a", 0777);
+  /* An access ACL with a named user and a mask; the mode follows it. */
+  put("a/f", "data");
+  chmod("a/f", 0600);
+  ACL_SET("acl set access (user 1000 r, mask r)", "a/f", "system.posix_acl_access",
+          {A_USER_OBJ, 6, U_}, {A_USER, 4, 1000}, {A_GROUP_OBJ, 0, U_}, {A_MASK, 4, U_}, {A_OTHER, 0, U_});
+  ST("acl mode after set", "a/f");
+  acl_show("acl get access", "a/f", "system.posix_acl_access");
+  T("acl getxattr size only", getxattr("a/f", "system.posix_acl_access", NULL, 0));
+  T("acl getxattr default of a file", getxattr("a/f", "system.posix_acl_default", NULL, 0));
+  T("acl chmod 0754", chmod("a/f", 0754));
+  ST("acl mode after chmod", "a/f");
+  acl_show("acl get access after chmod", "a/f", "system.posix_acl_access");
+  /* An ACL the mode expresses: not stored, the mode takes its bits. */
+  put("a/e", "x");
+  ACL_SET("acl set equivalent", "a/e", "system.posix_acl_access", {A_USER_OBJ, 7, U_}, {A_GROUP_OBJ, 5, U_}, {A_OTHER, 1, U_});
+  ST("acl mode after equivalent", "a/e");
+  T("acl equivalent not stored", getxattr("a/e", "system.posix_acl_access", NULL, 0));
+  /* Malformed ones. */
+  ACL_SET("acl set out of order", "a/e", "system.posix_acl_access", {A_GROUP_OBJ, 5, U_}, {A_USER_OBJ, 7, U_}, {A_OTHER, 1, U_});
+  ACL_SET("acl set named without mask", "a/e", "system.posix_acl_access", {A_USER_OBJ, 7, U_}, {A_USER, 7, 5}, {A_GROUP_OBJ, 5, U_}, {A_OTHER, 1, U_});
+  ACL_SET("acl set perm past rwx", "a/e", "system.posix_acl_access", {A_USER_OBJ, 8, U_}, {A_GROUP_OBJ, 5, U_}, {A_OTHER, 1, U_});
+  ACL_SET("acl set default on a file", "a/e", "system.posix_acl_default", {A_USER_OBJ, 7, U_}, {A_GROUP_OBJ, 5, U_}, {A_OTHER, 1, U_});
+  T("acl set bad version", setxattr("a/e", "system.posix_acl_access", "\1\0\0\0", 4, 0));
+  T("acl set short", setxattr("a/e", "system.posix_acl_access", "\2\0", 2, 0));
+  symlink("f", "a/l");
+  T("acl lsetxattr on a symlink", ({ unsigned char b_[28]; static const unsigned e_[][3] = {{A_USER_OBJ, 7, U_}, {A_GROUP_OBJ, 5, U_}, {A_OTHER, 1, U_}}; size_t n_ = acl_make(b_, e_, 3); lsetxattr("a/l", "system.posix_acl_access", b_, n_, 0); }));
+  T("acl lgetxattr on a symlink", lgetxattr("a/l", "system.posix_acl_access", NULL, 0));
+  /* Default ACLs: what files, directories, FIFOs and symlinks made in the
+   * directory get, under two umasks. */
+  mkdir("a/d", 0755);
+  ACL_SET("acl set default on a dir", "a/d", "system.posix_acl_default",
+          {A_USER_OBJ, 7, U_}, {A_USER, 6, 1000}, {A_GROUP_OBJ, 5, U_}, {A_GROUP, 7, 1000}, {A_MASK, 7, U_}, {A_OTHER, 1, U_});
+  acl_show("acl get default of the dir", "a/d", "system.posix_acl_default");
+  T("acl dir has no access ACL", getxattr("a/d", "system.posix_acl_access", NULL, 0));
+  static const mode_t masks[] = {022, 077};
+  for (int m = 0; m < 2; ++m) {
+    char p[64], nm[128];
+    umask(masks[m]);
+    snprintf(p, sizeof p, "a/d/file%o", masks[m]);
+    TFD((snprintf(nm, sizeof nm, "acl create 0666 umask %o", masks[m]), nm), open(p, O_WRONLY | O_CREAT, 0666));
+    ST((snprintf(nm, sizeof nm, "acl new file, umask %o", masks[m]), nm), p);
+    acl_show((snprintf(nm, sizeof nm, "acl new file's access ACL, umask %o", masks[m]), nm), p, "system.posix_acl_access");
+    T((snprintf(nm, sizeof nm, "acl new file has no default, umask %o", masks[m]), nm), getxattr(p, "system.posix_acl_default", NULL, 0));
+    snprintf(p, sizeof p, "a/d/dir%o", masks[m]);
+    T((snprintf(nm, sizeof nm, "acl mkdir 0777 umask %o", masks[m]), nm), mkdir(p, 0777));
+    ST((snprintf(nm, sizeof nm, "acl new dir, umask %o", masks[m]), nm), p);
+    acl_show((snprintf(nm, sizeof nm, "acl new dir's access ACL, umask %o", masks[m]), nm), p, "system.posix_acl_access");
+    acl_show((snprintf(nm, sizeof nm, "acl new dir's default ACL, umask %o", masks[m]), nm), p, "system.posix_acl_default");
+    snprintf(p, sizeof p, "a/d/fifo%o", masks[m]);
+    T((snprintf(nm, sizeof nm, "acl mkfifo 0640 umask %o", masks[m]), nm), mknod(p, S_IFIFO | 0640, 0));
+    ST((snprintf(nm, sizeof nm, "acl new fifo, umask %o", masks[m]), nm), p);
+    acl_show((snprintf(nm, sizeof nm, "acl new fifo's access ACL, umask %o", masks[m]), nm), p, "system.posix_acl_access");
+    snprintf(p, sizeof p, "a/d/lnk%o", masks[m]);
+    T((snprintf(nm, sizeof nm, "acl symlink umask %o", masks[m]), nm), symlink("file22", p));
+    ST((snprintf(nm, sizeof nm, "acl new symlink, umask %o", masks[m]), nm), p);
+    /* Without a default ACL: only the umask. */
+    snprintf(p, sizeof p, "a/plain%o", masks[m]);
+    TFD((snprintf(nm, sizeof nm, "acl create outside umask %o", masks[m]), nm), open(p, O_WRONLY | O_CREAT, 0666));
+    ST((snprintf(nm, sizeof nm, "acl file outside, umask %o", masks[m]), nm), p);
+  }
+  umask(022);
+  /* A minimal default ACL: files get no access ACL, only masked modes. */
+  mkdir("a/m", 0755);
+  ACL_SET("acl set minimal default", "a/m", "system.posix_acl_default", {A_USER_OBJ, 7, U_}, {A_GROUP_OBJ, 0, U_}, {A_OTHER, 0, U_});
+  TFD("acl create in minimal-default dir", open("a/m/f", O_WRONLY | O_CREAT, 0666));
+  ST("acl file in minimal-default dir", "a/m/f");
+  T("acl file in minimal-default dir has no ACL", getxattr("a/m/f", "system.posix_acl_access", NULL, 0));
+  T("acl remove default", removexattr("a/m", "system.posix_acl_default"));
+  T("acl remove absent default", removexattr("a/m", "system.posix_acl_default"));
+  T("acl remove access", removexattr("a/f", "system.posix_acl_access"));
+  ST("acl mode after removing the access ACL", "a/f");
+  ACL_SET("acl set access again", "a/f", "system.posix_acl_access",
+          {A_USER_OBJ, 6, U_}, {A_USER, 6, 1000}, {A_GROUP_OBJ, 0, U_}, {A_GROUP, 4, 1000}, {A_MASK, 6, U_}, {A_OTHER, 0, U_});
+  put("a/g", "data");
+  chmod("a/g", 0600);
+  ACL_SET("acl set group 1000 r", "a/g", "system.posix_acl_access",
+          {A_USER_OBJ, 6, U_}, {A_GROUP_OBJ, 0, U_}, {A_GROUP, 4, 1000}, {A_MASK, 4, U_}, {A_OTHER, 0, U_});
+  put("a/masked", "data");
+  chmod("a/masked", 0600);
+  ACL_SET("acl set user 1000 rw masked to r", "a/masked", "system.posix_acl_access",
+          {A_USER_OBJ, 6, U_}, {A_USER, 6, 1000}, {A_GROUP_OBJ, 0, U_}, {A_MASK, 4, U_}, {A_OTHER, 0, U_});
+  mkdir("a/ud", 0700);
+  ACL_SET("acl set dir user 1000 rwx", "a/ud", "system.posix_acl_access",
+          {A_USER_OBJ, 7, U_}, {A_USER, 7, 1000}, {A_GROUP_OBJ, 0, U_}, {A_MASK, 7, U_}, {A_OTHER, 0, U_});
+  ACL_SET("acl set dir default for the user", "a/ud", "system.posix_acl_default",
+          {A_USER_OBJ, 7, U_}, {A_USER, 7, 1000}, {A_GROUP_OBJ, 0, U_}, {A_MASK, 7, U_}, {A_OTHER, 0, U_});
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (setgroups(0, NULL) || setgid(1000) || setuid(1000)) _exit(3);
+    TFD("acl uid1000 read (named user rw)", open("a/f", O_RDONLY));
+    TFD("acl uid1000 write (named user rw)", open("a/f", O_WRONLY));
+    T("acl uid1000 access X_OK", access("a/f", X_OK));
+    TFD("acl uid1000 read (named group r)", open("a/g", O_RDONLY));
+    TFD("acl uid1000 write (named group r)", open("a/g", O_WRONLY));
+    TFD("acl uid1000 read (masked)", open("a/masked", O_RDONLY));
+    TFD("acl uid1000 write (masked to r)", open("a/masked", O_WRONLY));
+    TFD("acl uid1000 create in dir with user rwx", open("a/ud/mine", O_WRONLY | O_CREAT, 0644));
+    ST("acl uid1000 own file in dir with default", "a/ud/mine");
+    acl_show("acl uid1000 own file's access ACL", "a/ud/mine", "system.posix_acl_access");
+    T("acl uid1000 set ACL on own file", ({ unsigned char b_[28]; static const unsigned e_[][3] = {{A_USER_OBJ, 6, U_}, {A_GROUP_OBJ, 4, U_}, {A_OTHER, 4, U_}}; size_t n_ = acl_make(b_, e_, 3); setxattr("a/ud/mine", "system.posix_acl_access", b_, n_, 0); }));
+    ST("acl uid1000 own file after", "a/ud/mine");
+    T("acl uid1000 set ACL on root's file", ({ unsigned char b_[28]; static const unsigned e_[][3] = {{A_USER_OBJ, 6, U_}, {A_GROUP_OBJ, 4, U_}, {A_OTHER, 4, U_}}; size_t n_ = acl_make(b_, e_, 3); setxattr("a/f", "system.posix_acl_access", b_, n_, 0); }));
+    T("acl uid1000 unlink in dir with user rwx", unlink("a/ud/mine"));
+    TFD("acl uid1000 opendir 0700 dir with user rwx", open("a/ud", O_RDONLY | O_DIRECTORY));
+    fflush(stdout);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  n_case += 100;
+  printf("--- acl child status %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  system("rm -rf a");
+}
+
 int main(int argc, char **argv) {
   if (argc != 2 || chdir(argv[1]) != 0) {
     fprintf(stderr, "usage: conformance DIR\n");
@@ -431,6 +600,7 @@ int main(int argc, char **argv) {
   data_ops();
   mkdir("u", 0755);
   as_user();
-  printf("=== %d cases before the uid 1000 part\n", n_case - 200);
+  acls();
+  printf("=== %d cases before the uid 1000 parts\n", n_case - 300);
   return 0;
 }

@@ -99,11 +99,47 @@ python3 -c "import os; os.setxattr('$src/tree/d00/sub0/f002.c', 'user.test', b'v
 chmod 4755 "$src/tree/d00/sub0/f003.c"
 chown 1000:1000 "$src/tree/d00/sub0/f004.c"
 (cd "$src" && tar -cf "$work/src.tar" tree)
+# POSIX ACLs for cp -a (tar without --acls leaves them out): an access ACL
+# with a named user and group, a directory's default and access ACLs.
+python3 - "$src/tree" <<'EOF'
+import os, struct, sys
+def acl(*es):
+    return struct.pack('<I', 2) + b''.join(struct.pack('<HHI', t, p, i & 0xffffffff) for t, p, i in es)
+root = sys.argv[1]
+os.setxattr(os.path.join(root, 'd05/sub1/f001.c'), 'system.posix_acl_access',
+            acl((1, 6, -1), (2, 6, 1000), (4, 4, -1), (8, 4, 1001), (0x10, 6, -1), (0x20, 0, -1)))
+os.setxattr(os.path.join(root, 'd06'), 'system.posix_acl_default',
+            acl((1, 7, -1), (2, 5, 1000), (4, 5, -1), (0x10, 5, -1), (0x20, 0, -1)))
+os.setxattr(os.path.join(root, 'd06'), 'system.posix_acl_access',
+            acl((1, 7, -1), (2, 7, 1002), (4, 5, -1), (0x10, 7, -1), (0x20, 5, -1)))
+EOF
+# Every entry's ACLs (hex), for comparing a tree on the mount with the host's.
+acl_manifest() {
+  python3 - "$1" <<'EOF'
+import os, sys
+root = sys.argv[1]
+for dp, dns, fns in sorted(os.walk(root)):
+    for n in sorted(dns + fns):
+        p = os.path.join(dp, n)
+        if os.path.islink(p):
+            continue
+        for a in ('system.posix_acl_access', 'system.posix_acl_default'):
+            try:
+                print(os.path.relpath(p, root), a, os.getxattr(p, a).hex())
+            except OSError:
+                pass
+EOF
+}
 
 fuse_mount "$img" "$mnt"
 (cd "$mnt" && tar -xpf "$work/src.tar") || fail "tar -x on the mount"
 (cd "$mnt" && tar -cf "$work/re.tar" tree) || fail "tar -c on the mount"
 cp -a "$src/tree" "$mnt/copy" || fail "cp -a to the mount"
+acl_manifest "$src/tree" >"$work/acl.src"
+acl_manifest "$mnt/copy" >"$work/acl.mnt"
+[[ $(wc -l <"$work/acl.src") -ge 3 ]] || fail "the source tree holds $(wc -l <"$work/acl.src") ACLs, not 3"
+diff -u "$work/acl.src" "$work/acl.mnt" >&2 || fail "cp -a: the ACLs on the mount differ from the source's"
+echo "ok: cp -a: $(wc -l <"$work/acl.src") POSIX ACLs on the mount equal the source's"
 fuse_umount "$mnt"
 (cd "$ref" && tar -xpf "$work/src.tar") && cp -a "$src/tree" "$ref/copy"
 # The re-archive holds the same tree as the original.

@@ -20,6 +20,7 @@ struct FuseOptions {
   bool writeback_cache = false;
   double attr_timeout = 1.0, entry_timeout = 1.0;
   std::uint32_t max_write = 1u << 20;
+  bool acl = true;  ///< POSIX ACLs stored and evaluated (f2fs's acl option, its default); noacl: not
   std::string fsname, subtype;
   std::vector<std::string> passthrough;  ///< FUSE mount options given to libfuse as they are
 };
@@ -100,6 +101,10 @@ inline std::string parse_fuse_options(std::string_view list, FuseOptions& o) {
     } else if (key == "iostat") {
       o.iostat = true;
       o.iostat_file = std::string(val);
+    } else if (key == "acl" && !has_val) {
+      o.acl = true;
+    } else if (key == "noacl" && !has_val) {
+      o.acl = false;
     } else if (key == "writeback_cache" && !has_val) {
       o.writeback_cache = true;
     } else if (key == "attr_timeout") {

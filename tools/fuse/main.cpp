@@ -53,7 +53,7 @@ constexpr int kExitOk = ftools::exit_code::ok, kExitFailure = ftools::exit_code:
 const char* kExitHelp =
     "Mount options (-o, comma-separated): ro, rw, ipu_policy=N, min_ipu_util=N, min_fsync_blocks=N,\n"
     "fdatasync_in_place, cache_mib=N, checkpoint_interval=S, discard, nodiscard, background_gc=on|off,\n"
-    "iostat, writeback_cache, attr_timeout=S, entry_timeout=S, max_write=BYTES, and FUSE's allow_other,\n"
+    "acl, noacl, iostat, writeback_cache, attr_timeout=S, entry_timeout=S, max_write=BYTES, and FUSE's allow_other,\n"
     "allow_root, auto_unmount, fsname=, subtype=, dev, nodev, suid, nosuid, exec, noexec, atime, noatime.\n"
     "The daemon goes to the background once mounted (-f keeps it in the foreground); fusermount3 -u,\n"
     "umount, SIGTERM and SIGINT unmount it, writing a checkpoint.\n"
@@ -70,6 +70,8 @@ struct Fs {
   double attr_timeout = 1.0, entry_timeout = 1.0;
   bool writeback_cache = false;
   std::uint32_t max_write = 1u << 20;
+  bool acl = true;         // the acl mount option
+  bool posix_acl = false;  // the kernel evaluates ACLs (FUSE_CAP_POSIX_ACL granted)
 };
 
 Fs g_fs;
@@ -139,7 +141,11 @@ bool reply_entry(fuse_req_t req, nid_t ino) {
 
 f2fscore::Owner owner_of(fuse_req_t req) {
   const fuse_ctx* c = fuse_req_ctx(req);
-  return {static_cast<std::uint32_t>(c->uid), static_cast<std::uint32_t>(c->gid)};
+  f2fscore::Owner o{static_cast<std::uint32_t>(c->uid), static_cast<std::uint32_t>(c->gid)};
+  // With ACLs the kernel leaves the umask to us (FUSE_CAP_DONT_MASK): the
+  // writer applies it unless the parent has a default ACL.
+  if (g_fs.posix_acl) o.umask = static_cast<std::uint16_t>(c->umask & 0777);
+  return o;
 }
 
 // ---- Operations ------------------------------------------------------------------------------
@@ -153,6 +159,15 @@ void op_init(void*, fuse_conn_info* conn) {
   // or chown by an unprivileged caller), sending the new mode.
   conn->want &= ~static_cast<unsigned>(FUSE_CAP_HANDLE_KILLPRIV);
   if (conn->capable & FUSE_CAP_PARALLEL_DIROPS) conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+  // POSIX ACLs as Linux f2fs with its default acl option: the kernel
+  // evaluates them (default_permissions) from system.posix_acl_*, which
+  // the writer keeps in f2fs's format and updates on chmod; a new inode
+  // inherits its directory's default ACL (posix_acl_create()), so the
+  // umask comes with each request instead of being applied by the kernel.
+  if (g_fs.acl && (conn->capable & FUSE_CAP_POSIX_ACL) && (conn->capable & FUSE_CAP_DONT_MASK)) {
+    conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
+    g_fs.posix_acl = true;
+  }
   conn->max_write = g_fs.max_write;
   conn->max_readahead = std::max<unsigned>(conn->max_readahead, 1u << 20);
   conn->time_gran = 1;
@@ -504,7 +519,23 @@ const char* xattr_prefix(std::uint8_t index) {
   }
 }
 
+// system.posix_acl_access and system.posix_acl_default while ACLs are on:
+// the writer's full-name calls, which convert between the xattr format the
+// kernel sends (posix_acl_xattr, version 2) and f2fs's on-disk one, and
+// set the mode an access ACL gives (posix_acl_update_mode()).
+bool acl_name(const char* name) {
+  return g_fs.posix_acl && (std::strcmp(name, "system.posix_acl_access") == 0 ||
+                            std::strcmp(name, "system.posix_acl_default") == 0);
+}
+
 void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size, int flags) {
+  if (acl_name(name)) {
+    f2fscore::XattrSet how = f2fscore::XattrSet::any;
+    if (flags & XATTR_CREATE) how = f2fscore::XattrSet::create;
+    else if (flags & XATTR_REPLACE) how = f2fscore::XattrSet::replace;
+    auto r = g_fs.w->setxattr_at(to_nid(ino), name, {reinterpret_cast<const std::uint8_t*>(value), size}, how);
+    return (void)fuse_reply_err(req, r ? 0 : err(r));
+  }
   XName x;
   if (int e = split_xattr(name, &x)) return (void)fuse_reply_err(req, e);
   if (std::strlen(name) > 255) return (void)fuse_reply_err(req, ERANGE);
@@ -528,8 +559,14 @@ void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* v
 
 void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   XName x;
-  if (int e = split_xattr(name, &x)) return (void)fuse_reply_err(req, e == EINVAL ? ENODATA : e);
-  auto v = g_fs.w->getxattr(to_nid(ino), x.index, x.name);
+  f2fscore::Result<std::vector<std::uint8_t>> v;
+  if (acl_name(name)) {
+    v = g_fs.w->getxattr_at(to_nid(ino), name);
+    if (!v) return (void)fuse_reply_err(req, err(v));
+  } else {
+    if (int e = split_xattr(name, &x)) return (void)fuse_reply_err(req, e == EINVAL ? ENODATA : e);
+    v = g_fs.w->getxattr(to_nid(ino), x.index, x.name);
+  }
   if (!v) {
     if (v.error().code == Errc::not_found) return (void)fuse_reply_err(req, ENODATA);
     if (v.error().code == Errc::invalid_argument) return (void)fuse_reply_err(req, ERANGE);
@@ -547,6 +584,12 @@ void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   const bool admin = fuse_req_ctx(req)->uid == 0;
   std::string out;
   for (const auto& it : *l) {
+    if (g_fs.posix_acl && (it.index == 2 || it.index == 3) && it.name.empty()) {
+      // posix_acl_xattr_list(): the ACLs by their full names.
+      out += it.index == 2 ? "system.posix_acl_access" : "system.posix_acl_default";
+      out.push_back('\0');
+      continue;
+    }
     const char* p = xattr_prefix(it.index);
     if (!p || (it.index == 4 && !admin)) continue;
     out += p;
@@ -559,6 +602,10 @@ void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
 }
 
 void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
+  if (acl_name(name)) {
+    auto r = g_fs.w->removexattr_at(to_nid(ino), name);
+    return (void)fuse_reply_err(req, r ? 0 : err(r));
+  }
   XName x;
   if (int e = split_xattr(name, &x)) return (void)fuse_reply_err(req, e == EINVAL ? ENODATA : e);
   auto r = g_fs.w->removexattr(to_nid(ino), x.index, x.name);
@@ -791,6 +838,7 @@ int main(int argc, char** argv) {
   g_fs.entry_timeout = fo.entry_timeout;
   g_fs.writeback_cache = fo.writeback_cache;
   g_fs.max_write = fo.max_write;
+  g_fs.acl = fo.acl;
   {
     auto root = (*w)->lookup("/");
     if (!root) return fail("no root directory: " + root.error().message);

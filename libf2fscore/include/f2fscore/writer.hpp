@@ -272,7 +272,17 @@ struct WriterStat {
 /// fsgid. As inode_init_owner() in fs/inode.c: a directory with S_ISGID
 /// gives its gid to what is made in it (and S_ISGID to a new directory).
 struct Owner {
+  Owner() = default;
+  Owner(std::uint32_t u, std::uint32_t g, std::optional<std::uint16_t> m = std::nullopt) : uid(u), gid(g), umask(m) {}
   std::uint32_t uid = 0, gid = 0;
+  /// The caller's umask (0777 bits) when the call should create as a
+  /// Linux mount with POSIX ACLs does (posix_acl_create() for
+  /// f2fs_init_acl() in fs/f2fs/acl.c): a parent directory with a default
+  /// ACL gives the new inode an access ACL (and a new directory the default
+  /// ACL too), masked by the mode asked for, and the umask is not applied;
+  /// without one the mode loses the umask bits. Unset: the mode is taken as
+  /// given and no ACL is inherited (as sload.f2fs copies a tree).
+  std::optional<std::uint16_t> umask;
 };
 
 /// One entry of Writer::list_at().
@@ -670,6 +680,12 @@ class Writer {
                   XattrSet how = XattrSet::any, bool follow = true);
   Result<std::vector<std::string>> listxattr(std::string_view path, bool follow = true);
   Status removexattr(std::string_view path, std::string_view name, bool follow = true);
+  /// The same by inode (as the f*xattr calls on an open file): what a FUSE
+  /// daemon gets. Errors as above, not_found (ENOENT) for a free inode.
+  Result<std::vector<std::uint8_t>> getxattr_at(nid_t ino, std::string_view name);
+  Status setxattr_at(nid_t ino, std::string_view name, std::span<const std::uint8_t> value,
+                     XattrSet how = XattrSet::any);
+  Status removexattr_at(nid_t ino, std::string_view name);
 
   /// A copy of the counters, taken under the handle's lock.
   WriterStats stats() const;

@@ -8,6 +8,7 @@
 
 #include "f2fscore/casefold.hpp"
 #include "f2fscore/checksum.hpp"
+#include "f2fscore/disk/xattr.hpp"
 #include "meta/meta_internal.hpp"
 #include "writer/writer_internal.hpp"
 
@@ -466,6 +467,12 @@ Result<nid_t> Writer::Impl::create_in(nid_t parent, std::string_view leaf, std::
   if (e) return errno_error(Errc::exists, EEXIST, "writer: \"" + std::string(leaf) + "\" exists");
   if (e.error().code != Errc::not_found) return make_error(e.error());
   const bool dir = (mode & 0xF000) == 0x4000;
+  wr::acl::Inherited acls;
+  if (owner.umask) {
+    auto a = wr::acl::create(*this, parent, mode, *owner.umask);
+    if (!a) return make_error(a.error());
+    acls = std::move(*a);
+  }
   Owner o = owner;
   if (owner_rules && (pmode & 02000)) {  // S_ISGID directory: its group, and S_ISGID for a new directory
     o.gid = pgid;
@@ -485,6 +492,15 @@ Result<nid_t> Writer::Impl::create_in(nid_t parent, std::string_view leaf, std::
     auto in = node(*ino);
     if (!in) return make_error(in.error());
     F2FSCORE_TRY(init(**in));
+  }
+  // f2fs_init_acl(): the default ACL first, then the access ACL.
+  if (!acls.def.empty()) {
+    const std::span<const std::uint8_t> v(acls.def);
+    F2FSCORE_TRY(wr::xattr_set(*this, *ino, disk::xattr_index::posix_acl_default, "", &v, XattrSet::any));
+  }
+  if (!acls.access.empty()) {
+    const std::span<const std::uint8_t> v(acls.access);
+    F2FSCORE_TRY(wr::xattr_set(*this, *ino, disk::xattr_index::posix_acl_access, "", &v, XattrSet::any));
   }
   if (dir) {
     std::vector<std::uint8_t> b(kBlockSize, 0);

@@ -206,124 +206,6 @@ Status user_xattr_allowed(std::string_view full, std::uint16_t mode, bool write)
   return {};
 }
 
-// POSIX ACLs: the xattr format (posix_acl_xattr_header: le32 version 2,
-// then le16 tag, le16 perm, le32 id per entry) and f2fs's on-disk format
-// (struct f2fs_acl_header in fs/f2fs/acl.h: le32 version 1, then 4-byte
-// entries for ACL_USER_OBJ, ACL_GROUP_OBJ, ACL_MASK, ACL_OTHER and 8-byte
-// ones with the id for ACL_USER, ACL_GROUP).
-constexpr std::uint16_t kAclUserObj = 0x01, kAclUser = 0x02, kAclGroupObj = 0x04, kAclGroup = 0x08, kAclMask = 0x10,
-                        kAclOther = 0x20;
-struct AclEntry {
-  std::uint16_t tag = 0, perm = 0;
-  std::uint32_t id = 0;
-};
-std::uint16_t get16(const std::uint8_t* p) { return static_cast<std::uint16_t>(p[0] | p[1] << 8); }
-std::uint32_t get32(const std::uint8_t* p) {
-  return static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 | static_cast<std::uint32_t>(p[2]) << 16 |
-         static_cast<std::uint32_t>(p[3]) << 24;
-}
-void put16(std::vector<std::uint8_t>& v, std::uint16_t x) {
-  v.push_back(static_cast<std::uint8_t>(x)), v.push_back(static_cast<std::uint8_t>(x >> 8));
-}
-void put32(std::vector<std::uint8_t>& v, std::uint32_t x) {
-  for (int i = 0; i < 4; ++i) v.push_back(static_cast<std::uint8_t>(x >> (8 * i)));
-}
-bool short_tag(std::uint16_t t) { return t == kAclUserObj || t == kAclGroupObj || t == kAclMask || t == kAclOther; }
-
-// posix_acl_from_xattr() in fs/posix_acl.c: EINVAL for a bad size, tag or
-// id, EOPNOTSUPP for another version; no entries: no ACL.
-Result<std::vector<AclEntry>> acl_from_xattr(std::span<const std::uint8_t> v) {
-  if (v.size() < 4) return errno_error(Errc::invalid_argument, EINVAL, "writer: an ACL shorter than its header");
-  if (get32(v.data()) != 2) return errno_error(Errc::unsupported, EOPNOTSUPP, "writer: an ACL of a version other than 2");
-  if ((v.size() - 4) % 8) return errno_error(Errc::invalid_argument, EINVAL, "writer: an ACL size not 4 + 8 x entries");
-  std::vector<AclEntry> acl;
-  for (std::size_t o = 4; o < v.size(); o += 8) {
-    AclEntry e{get16(&v[o]), get16(&v[o + 2]), get32(&v[o + 4])};
-    if (!short_tag(e.tag) && e.tag != kAclUser && e.tag != kAclGroup)
-      return errno_error(Errc::invalid_argument, EINVAL, fmt("writer: ACL tag 0x%llx", e.tag));
-    if ((e.tag == kAclUser || e.tag == kAclGroup) && e.id == 0xFFFFFFFFu)
-      return errno_error(Errc::invalid_argument, EINVAL, "writer: an ACL entry with id -1");
-    if (short_tag(e.tag)) e.id = 0;
-    acl.push_back(e);
-  }
-  return acl;
-}
-
-// posix_acl_valid(): the entries in order, each once, rwx bits only.
-Status acl_valid(const std::vector<AclEntry>& acl) {
-  enum { kUserObj, kUser, kGroup, kOther, kDone } state = kUserObj;
-  bool needs_mask = false;
-  for (const AclEntry& e : acl) {
-    if (e.perm & ~7u) return errno_error(Errc::invalid_argument, EINVAL, "writer: ACL permission bits past rwx");
-    bool ok = false;
-    switch (e.tag) {
-      case kAclUserObj: ok = state == kUserObj, state = kUser; break;
-      case kAclUser: ok = state == kUser, needs_mask = true; break;
-      case kAclGroupObj: ok = state == kUser, state = kGroup; break;
-      case kAclGroup: ok = state == kGroup, needs_mask = true; break;
-      case kAclMask: ok = state == kGroup, state = kOther; break;
-      case kAclOther: ok = state == kOther || (state == kGroup && !needs_mask), state = kDone; break;
-      default: break;
-    }
-    if (!ok) return errno_error(Errc::invalid_argument, EINVAL, "writer: ACL entries out of order or repeated");
-  }
-  if (!acl.empty() && state != kDone) return errno_error(Errc::invalid_argument, EINVAL, "writer: an ACL without its required entries");
-  return {};
-}
-
-std::vector<std::uint8_t> acl_to_xattr(const std::vector<AclEntry>& acl) {
-  std::vector<std::uint8_t> v;
-  put32(v, 2);
-  for (const AclEntry& e : acl) put16(v, e.tag), put16(v, e.perm), put32(v, short_tag(e.tag) ? 0xFFFFFFFFu : e.id);
-  return v;
-}
-
-// f2fs_acl_to_disk() / f2fs_acl_from_disk() in fs/f2fs/acl.c.
-std::vector<std::uint8_t> acl_to_disk(const std::vector<AclEntry>& acl) {
-  std::vector<std::uint8_t> v;
-  put32(v, 1);
-  for (const AclEntry& e : acl) {
-    put16(v, e.tag), put16(v, e.perm);
-    if (!short_tag(e.tag)) put32(v, e.id);
-  }
-  return v;
-}
-Result<std::vector<AclEntry>> acl_from_disk(std::span<const std::uint8_t> v) {
-  if (v.size() < 4 || get32(v.data()) != 1) return errno_error(Errc::corrupt, EINVAL, "writer: a stored ACL without its header");
-  std::vector<AclEntry> acl;
-  for (std::size_t o = 4; o < v.size();) {
-    if (o + 4 > v.size()) return errno_error(Errc::corrupt, EINVAL, "writer: a stored ACL entry runs past the value");
-    AclEntry e{get16(&v[o]), get16(&v[o + 2]), 0};
-    o += 4;
-    if (!short_tag(e.tag)) {
-      if ((e.tag != kAclUser && e.tag != kAclGroup) || o + 4 > v.size())
-        return errno_error(Errc::corrupt, EINVAL, "writer: a stored ACL entry with a bad tag or size");
-      e.id = get32(&v[o]);
-      o += 4;
-    }
-    acl.push_back(e);
-  }
-  return acl;
-}
-
-// posix_acl_equiv_mode(): the permission bits an access ACL gives, and
-// whether the mode expresses it whole (no named entries, no mask).
-bool acl_equiv_mode(const std::vector<AclEntry>& acl, std::uint16_t& perm) {
-  std::uint16_t m = 0;
-  bool equiv = true;
-  for (const AclEntry& e : acl) {
-    switch (e.tag) {
-      case kAclUserObj: m = static_cast<std::uint16_t>(m | e.perm << 6); break;
-      case kAclGroupObj: m = static_cast<std::uint16_t>(m | e.perm << 3); break;
-      case kAclOther: m = static_cast<std::uint16_t>(m | e.perm); break;
-      case kAclMask: m = static_cast<std::uint16_t>((m & ~0070u) | e.perm << 3), equiv = false; break;
-      default: equiv = false; break;
-    }
-  }
-  perm = m;
-  return equiv;
-}
-
 Result<std::vector<std::uint8_t>> getxattr_ino(Writer& pub, Writer::Impl& w, nid_t ino, std::string_view full) {
   F2FSCORE_TRY(check_name_size(full));
   auto m = mode_of(w, ino);
@@ -342,9 +224,9 @@ Result<std::vector<std::uint8_t>> getxattr_ino(Writer& pub, Writer::Impl& w, nid
   auto v = pub.getxattr(ino, x->index, x->name);
   if (!v) return make_error(v.error());
   if (!acl) return v;
-  auto a = acl_from_disk(*v);
+  auto a = wr::acl::from_disk(*v);
   if (!a) return make_error(a.error());
-  return acl_to_xattr(*a);
+  return wr::acl::to_xattr(*a);
 }
 
 // setxattr(2) with value, removexattr(2) without (`value` null): the
@@ -383,9 +265,9 @@ Status setxattr_ino(Writer& pub, Writer::Impl& w, nid_t ino, std::string_view fu
   // removexattr(2) comes without one, and removes the ACL. The value is
   // parsed (posix_acl_xattr_set()), then set_posix_acl() checks the inode
   // and the entries.
-  std::vector<AclEntry> acl;
+  std::vector<wr::acl::Entry> acl;
   if (value) {
-    auto a = acl_from_xattr(*value);
+    auto a = wr::acl::from_xattr(*value);
     if (!a) return make_error(a.error());
     acl = std::move(*a);
   }
@@ -394,18 +276,18 @@ Status setxattr_ino(Writer& pub, Writer::Impl& w, nid_t ino, std::string_view fu
     if (!acl.empty()) return errno_error(Errc::invalid_argument, EACCES, "writer: a default ACL on a non-directory");
     return {};
   }
-  F2FSCORE_TRY(acl_valid(acl));
+  F2FSCORE_TRY(wr::acl::valid(acl));
   std::optional<std::uint16_t> new_mode;
   if (x->index == xattr_index::posix_acl_access && !acl.empty()) {
     std::uint16_t perm = 0;
-    if (acl_equiv_mode(acl, perm)) acl.clear();  // the mode says it all: no xattr
+    if (wr::acl::equiv_mode(acl, perm)) acl.clear();  // the mode says it all: no xattr
     new_mode = static_cast<std::uint16_t>((*m & 07000) | perm);
   }
   if (acl.empty()) {
     auto r = pub.removexattr(ino, x->index, "");
     if (!r && r.error().code != Errc::not_found) return r;
   } else {
-    const std::vector<std::uint8_t> disk_acl = acl_to_disk(acl);
+    const std::vector<std::uint8_t> disk_acl = wr::acl::to_disk(acl);
     F2FSCORE_TRY(pub.setxattr(ino, x->index, "", disk_acl, XattrSet::any));
   }
   SetAttr sa;
@@ -584,6 +466,24 @@ Status Writer::removexattr(std::string_view path, std::string_view name, bool fo
   auto f = existing(*this, *impl_, path, follow);
   if (!f) return make_error(posix_error(std::move(f.error())));
   return posix(setxattr_ino(*this, *impl_, f->ino, name, nullptr, XattrSet::replace));
+}
+
+Result<std::vector<std::uint8_t>> Writer::getxattr_at(nid_t ino, std::string_view name) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_PTRY(impl_->usable(false));
+  return posix(getxattr_ino(*this, *impl_, ino, name));
+}
+
+Status Writer::setxattr_at(nid_t ino, std::string_view name, std::span<const std::uint8_t> value, XattrSet how) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_PTRY(impl_->usable(false));
+  return posix(setxattr_ino(*this, *impl_, ino, name, &value, how));
+}
+
+Status Writer::removexattr_at(nid_t ino, std::string_view name) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_PTRY(impl_->usable(false));
+  return posix(setxattr_ino(*this, *impl_, ino, name, nullptr, XattrSet::replace));
 }
 
 // ---- FileHandle ---------------------------------------------------------------------------

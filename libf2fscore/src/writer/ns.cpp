@@ -575,7 +575,20 @@ Status Writer::setattr(nid_t ino, const SetAttr& a) {
   const Timespec c = a.ctime ? *a.ctime : w.now_ts();
   n.i.i_ctime.set(c.sec);
   n.i.i_ctime_nsec.set(c.nsec);
+  const std::uint16_t mode = n.i.i_mode.get();
   w.mark_dirty(ino);
+  if (a.mode) {
+    // f2fs_setattr(): posix_acl_chmod() rewrites the access ACL (which
+    // sets ctime to now; a ctime given stays).
+    F2FSCORE_TRY(wr::acl::chmod(w, ino, mode));
+    if (a.ctime) {
+      auto again = inode_of(w, ino);
+      if (!again) return make_error(again.error());
+      (*again)->i.i_ctime.set(c.sec);
+      (*again)->i.i_ctime_nsec.set(c.nsec);
+      w.mark_dirty(ino);
+    }
+  }
   return {};
 }
 

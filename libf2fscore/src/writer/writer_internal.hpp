@@ -627,6 +627,57 @@ struct Writer::Impl {
   Status recover_fsync();
 };
 
+// ---- writer/xattr.cpp: the xattr area of an inode, under the caller's lock ----
+namespace wr {
+/// The value of xattr (`index`, `name`) of `ino`. Errors: not_found (ENODATA).
+Result<std::vector<std::uint8_t>> xattr_get(Writer::Impl& w, nid_t ino, std::uint8_t index, std::string_view name);
+/// Sets (`value`) or removes (null) xattr (`index`, `name`) of `ino`, as
+/// Writer::setxattr() / removexattr().
+Status xattr_set(Writer::Impl& w, nid_t ino, std::uint8_t index, std::string_view name,
+                 const std::span<const std::uint8_t>* value, XattrSet how);
+}  // namespace wr
+
+// ---- writer/acl.cpp: POSIX ACLs (fs/posix_acl.c, fs/f2fs/acl.c) ----
+namespace wr::acl {
+/// ACL_* tags of include/uapi/linux/posix_acl.h.
+constexpr std::uint16_t kUserObj = 0x01, kUser = 0x02, kGroupObj = 0x04, kGroup = 0x08, kMask = 0x10, kOther = 0x20;
+struct Entry {
+  std::uint16_t tag = 0, perm = 0;
+  std::uint32_t id = 0;  ///< for kUser and kGroup; 0 for the others
+};
+/// posix_acl_from_xattr(): the xattr format (le32 version 2, then le16
+/// tag, le16 perm, le32 id per entry). EINVAL for a bad size, tag or id,
+/// EOPNOTSUPP for another version; no entries: an empty ACL.
+Result<std::vector<Entry>> from_xattr(std::span<const std::uint8_t> v);
+/// posix_acl_to_xattr(): ids of the non-named entries as ACL_UNDEFINED_ID.
+std::vector<std::uint8_t> to_xattr(const std::vector<Entry>& acl);
+/// posix_acl_valid(): the entries in order, each once, rwx bits only (EINVAL).
+Status valid(const std::vector<Entry>& acl);
+/// f2fs_acl_to_disk() / f2fs_acl_from_disk() in fs/f2fs/acl.c: le32 version
+/// 1, then 4-byte entries for the object, mask and other entries and 8-byte
+/// ones with the id for named users and groups. from_disk: Errc::corrupt.
+std::vector<std::uint8_t> to_disk(const std::vector<Entry>& acl);
+Result<std::vector<Entry>> from_disk(std::span<const std::uint8_t> v);
+/// posix_acl_equiv_mode(): the permission bits (0777) an access ACL gives;
+/// true when the mode expresses it whole (no named entry, no mask).
+bool equiv_mode(const std::vector<Entry>& acl, std::uint16_t& perm);
+/// posix_acl_chmod() through f2fs_set_acl(): the stored access ACL of `ino`,
+/// if it has one, takes the permission bits of `mode` (owner, mask or
+/// group, other). Not for symlinks (nothing done).
+Status chmod(Writer::Impl& w, nid_t ino, std::uint16_t mode);
+/// What a new inode gets from directory `dir` (posix_acl_create() for
+/// f2fs_init_acl()): without a default ACL on `dir`, `mode` loses the
+/// `umask` bits and no ACL is made; with one, `mode`'s permission bits are
+/// masked by it (posix_acl_create_masq()), `access` is that ACL unless the
+/// mode expresses it, and a directory keeps `dir`'s default ACL as its own.
+/// Both in f2fs's on-disk format; empty: none. Symlinks get neither and
+/// keep their mode.
+struct Inherited {
+  std::vector<std::uint8_t> access, def;
+};
+Result<Inherited> create(Writer::Impl& w, nid_t dir, std::uint16_t& mode, std::uint16_t umask);
+}  // namespace wr::acl
+
 /// Takes the handle's lock for the rest of the scope.
 /// An error of the inode-relative calls: the class and the errno Linux
 /// returns (Error::sys_errno).

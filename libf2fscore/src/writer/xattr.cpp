@@ -220,8 +220,17 @@ Status Writer::removexattr(nid_t ino, std::uint8_t index, std::string_view name)
 Result<std::vector<std::uint8_t>> Writer::getxattr(nid_t ino, std::uint8_t index, std::string_view name) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(false));
+  return wr::xattr_get(*impl_, ino, index, name);
+}
+
+Status wr::xattr_set(Writer::Impl& w, nid_t ino, std::uint8_t index, std::string_view name,
+                     const std::span<const std::uint8_t>* value, XattrSet how) {
+  return set_impl(w, ino, index, name, value, how);
+}
+
+Result<std::vector<std::uint8_t>> wr::xattr_get(Writer::Impl& w, nid_t ino, std::uint8_t index, std::string_view name) {
   F2FSCORE_TRY(check_xattr_name(index, name));
-  auto a = read_area(*impl_, ino);
+  auto a = read_area(w, ino);
   if (!a) return make_error(a.error());
   std::size_t last = 0, bad = SIZE_MAX;
   const auto es = xattr_area::walk(std::span<const std::uint8_t>(a->buf.data(), a->buf.size() - kXattrPadding), &last, &bad);

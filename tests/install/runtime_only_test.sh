@@ -7,6 +7,7 @@
 # f2fscoreConfig.cmake carries) and to Boost, CLI11 and nlohmann-json, by
 # overlay mounts in which those files are deleted; the runtime libraries
 # (libzstd.so.1, ...) stay. There:
+#   0. every installed public header compiles on its own;
 #   1. a project with find_package(f2fscore REQUIRED COMPONENTS shared)
 #      builds examples/hello against f2fscore::shared, and it prints the
 #      layout mkfs.f2fs 1.15 writes for 256 MiB;
@@ -79,6 +80,18 @@ xargs -d '\n' rm -f <"$hide"
 [[ ! -e /usr/include/zstd.h && ! -e "$libdir/libzstd.so" && ! -e /usr/include/boost/version.hpp ]] ||
   { echo "FAIL: the -dev files are still visible"; exit 1; }
 ls "$libdir"/libzstd.so.1 >/dev/null || { echo "FAIL: the runtime library libzstd.so.1 is hidden too"; exit 1; }
+
+# 0. Every installed public header compiles on its own (a translation unit
+#    that includes only it), with only tl-expected among the -dev packages.
+inc="$tmp/prefix/include"
+nh=0
+while read -r h; do
+  rel=\${h#"\$inc/"}
+  printf '#include <%s>\n' "\$rel" | c++ -std=c++20 -fsyntax-only -Wall -Wextra -I"\$inc" -x c++ - 2>"$tmp/hdr.log" ||
+    { cat "$tmp/hdr.log"; echo "FAIL: \$rel does not compile on its own"; exit 1; }
+  nh=\$((nh + 1))
+done < <(find "\$inc/f2fscore" -name '*.hpp' | sort)
+echo "ok: \$nh public headers compile on their own with the -dev packages hidden"
 
 # 1. f2fscore::shared builds and runs.
 cmake -S "$tmp/shared" -B "$tmp/b-shared" -G Ninja -DCMAKE_PREFIX_PATH="$tmp/prefix" >"$tmp/shared.log" 2>&1 ||

@@ -462,10 +462,10 @@ Result<nid_t> Writer::Impl::create_in(nid_t parent, std::string_view leaf, std::
   if (!pn) return make_error(pn.error());
   const std::uint16_t pmode = (*pn)->i.i_mode.get();
   const std::uint32_t pgid = (*pn)->i.i_gid.get();
-  const bool pcasefold = (*pn)->i.i_flags.get() & iflag::casefold;
   auto e = find_entry(parent, leaf);
   if (e) return errno_error(Errc::exists, EEXIST, "writer: \"" + std::string(leaf) + "\" exists");
   if (e.error().code != Errc::not_found) return make_error(e.error());
+  F2FSCORE_TRY(may_create(parent));
   const bool dir = (mode & 0xF000) == 0x4000;
   wr::acl::Inherited acls;
   if (owner.umask) {
@@ -480,14 +480,6 @@ Result<nid_t> Writer::Impl::create_in(nid_t parent, std::string_view leaf, std::
   }
   auto ino = make_inode(parent, leaf, mode, o);
   if (!ino) return make_error(ino.error());
-  if (dir && pcasefold) {
-    // f2fs_new_inode(): F2FS_CASEFOLD_FL is among the flags a new inode
-    // inherits (F2FS_FL_INHERITED), kept for directories only
-    // (f2fs_mask_flags(): F2FS_REG_FLMASK and F2FS_OTHER_FLMASK drop it).
-    auto in = node(*ino);
-    if (!in) return make_error(in.error());
-    (*in)->i.i_flags.set((*in)->i.i_flags.get() | iflag::casefold);
-  }
   if (init) {
     auto in = node(*ino);
     if (!in) return make_error(in.error());
@@ -547,6 +539,7 @@ Status Writer::Impl::remove_in(nid_t parent, std::string_view leaf, bool dir) {
   auto ino = find_entry(parent, leaf);
   if (!ino) return make_error(ino.error().code == Errc::not_found ? Error{Errc::not_found, ENOENT, Error::kNoOffset, ino.error().message}
                                                                   : ino.error());
+  F2FSCORE_TRY(may_delete(parent, *ino));
   auto in = node(*ino);
   if (!in) return make_error(in.error());
   const bool is_d = is_dir_node(**in);

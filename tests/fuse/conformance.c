@@ -402,6 +402,7 @@ static void inode_flags(void) {
   T("GETFLAGS directory of 40 entries", getfl("fdbig"));
   T("GETFLAGS fifo", getfl("ffifo"));
   T("GETFLAGS via symlink", getfl("flnk"));
+  T("FS_IOC_FSGETXATTR file", ({ struct fsxattr x_ = {0}; long r_ = fl_ioctl("ff", FS_IOC_FSGETXATTR, (int *)&x_); r_ < 0 ? r_ : (long)x_.fsx_xflags * 1000 + x_.fsx_projid; }));
   T("FS_IOC32_GETFLAGS file", ({ int v_ = 0; long r_ = fl_ioctl("ff", FS_IOC32_GETFLAGS, &v_); r_ < 0 ? r_ : (long)(v_ & ~FL_INLINE); }));
   T("unknown ioctl on a file", ({ int v_ = 0; fl_ioctl("ff", _IOR('f', 99, int), &v_); }));
   /* Each flag of F2FS_SETTABLE_FS_FL, some it is not, on a file and a
@@ -439,6 +440,7 @@ static void inode_flags(void) {
   T("GETFLAGS inherited file", getfl("inh/f"));
   T("GETFLAGS inherited dir", getfl("inh/d"));
   T("GETFLAGS inherited fifo", getfl("inh/p"));
+  T("FS_IOC_FSGETXATTR inherited dir", ({ struct fsxattr x_ = {0}; long r_ = fl_ioctl("inh/d", FS_IOC_FSGETXATTR, (int *)&x_); r_ < 0 ? r_ : (long)x_.fsx_xflags * 1000 + x_.fsx_projid; }));
   T("write to a sync file", ({ int f_ = open("inh/f", O_WRONLY | O_APPEND); long r_ = write(f_, "yz", 2); close(f_); r_; }));
   ST("lstat sync file after write", "inh/f");
   /* f2fs ioctls. */

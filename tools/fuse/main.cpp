@@ -72,6 +72,7 @@ struct Fs {
   std::uint32_t max_write = 1u << 20;
   bool acl = true;         // the acl mount option
   bool posix_acl = false;  // the kernel evaluates ACLs (FUSE_CAP_POSIX_ACL granted)
+  fuse_session* se = nullptr;  ///< for notifications (set before the loop runs)
 };
 
 Fs g_fs;
@@ -663,8 +664,8 @@ void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_i
   fuse_reply_lseek(req, static_cast<off_t>(*r));
 }
 
-// ioctl(2): FS_IOC_GETFLAGS / FS_IOC_SETFLAGS (what chattr and lsattr
-// use; the kernel's fuse_fileattr_get() and fuse_fileattr_set() send them
+// ioctl(2): FS_IOC_GETFLAGS / FS_IOC_SETFLAGS and FS_IOC_FSGETXATTR (what
+// chattr and lsattr use; the kernel's fuse_fileattr_get() and fuse_fileattr_set() send them
 // with a 4-byte int on regular files and directories, and answer ENOTTY
 // for other types themselves) and the f2fs ioctls the writer has
 // (include/uapi/linux/f2fs.h); others ENOTTY, as __f2fs_ioctl()'s
@@ -675,6 +676,7 @@ void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_i
 namespace ioc {
 constexpr unsigned kGetFlags = 0x80086601u;    // FS_IOC_GETFLAGS, _IOR('f', 1, long)
 constexpr unsigned kSetFlags = 0x40086602u;    // FS_IOC_SETFLAGS, _IOW('f', 2, long)
+constexpr unsigned kFsGetXattr = 0x801c581fu;  // FS_IOC_FSGETXATTR, _IOR('X', 31, struct fsxattr)
 constexpr unsigned kGc = 0x4004f506u;          // F2FS_IOC_GARBAGE_COLLECT, _IOW(0xf5, 6, __u32)
 constexpr unsigned kCheckpoint = 0x0000f507u;  // F2FS_IOC_WRITE_CHECKPOINT, _IO(0xf5, 7)
 constexpr unsigned kDefragment = 0xc010f508u;  // F2FS_IOC_DEFRAGMENT, _IOWR(0xf5, 8, struct f2fs_defragment)
@@ -711,7 +713,30 @@ void op_ioctl(fuse_req_t req, fuse_ino_t fino, unsigned int cmd, void*, fuse_fil
       if (g_fs.read_only) return (void)fuse_reply_err(req, EROFS);  // mnt_want_write_file()
       auto r = g_fs.w->set_flags(ino, v, ~0u, root);
       if (!r) return (void)fuse_reply_err(req, err(r));
+      // The new ctime: the kernel keeps the attributes it has cached
+      // (fuse_fileattr_set() does not drop them).
+      if (g_fs.se) (void)fuse_lowlevel_notify_inval_inode(g_fs.se, fino, -1, 0);
       return (void)fuse_reply_ioctl(req, 0, nullptr, 0);
+    }
+    case ioc::kFsGetXattr: {
+      // f2fs_fileattr_get() through fileattr_fill_flags(): the flags all
+      // file systems share as FS_XFLAG_* bits, and the project id. The
+      // kernel's vfs_fileattr_set() asks this of a FUSE file before every
+      // FS_IOC_SETFLAGS (fuse_fileattr_get() of an empty fileattr).
+      struct fsxattr x {};
+      if (out_bufsz < sizeof x) return (void)fuse_reply_err(req, EINVAL);
+      auto f = g_fs.w->get_flags(ino);
+      if (!f) return (void)fuse_reply_err(req, err(f));
+      auto st = g_fs.w->stat(ino);
+      if (!st) return (void)fuse_reply_err(req, err(st));
+      static constexpr std::pair<std::uint32_t, std::uint32_t> kX[] = {
+          {FS_SYNC_FL, FS_XFLAG_SYNC},     {FS_IMMUTABLE_FL, FS_XFLAG_IMMUTABLE}, {FS_APPEND_FL, FS_XFLAG_APPEND},
+          {FS_NODUMP_FL, FS_XFLAG_NODUMP}, {FS_NOATIME_FL, FS_XFLAG_NOATIME},     {FS_DAX_FL, FS_XFLAG_DAX},
+          {FS_PROJINHERIT_FL, FS_XFLAG_PROJINHERIT}};
+      for (const auto& [fl, xf] : kX)
+        if (*f & fl) x.fsx_xflags |= xf;
+      x.fsx_projid = st->projid;
+      return (void)fuse_reply_ioctl(req, 0, &x, sizeof x);
     }
     case ioc::kGetPin: {
       // f2fs_ioc_get_pin_file(): i_gc_failures of a pinned file, else 0;
@@ -987,6 +1012,7 @@ int main(int argc, char** argv) {
   for (auto& a : fargs) fargv.push_back(a.data());
   fuse_args args = FUSE_ARGS_INIT(static_cast<int>(fargv.size()), fargv.data());
   fuse_session* se = fuse_session_new(&args, &kOps, sizeof kOps, nullptr);
+  g_fs.se = se;
   fuse_opt_free_args(&args);
   if (!se) {
     (void)(*w)->unmount();

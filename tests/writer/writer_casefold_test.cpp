@@ -117,8 +117,12 @@ TEST(WriterCasefold, FlagOnlyOnEmptyDirectoriesOfCasefoldVolumes) {
   auto f = w->create("/file");
   ASSERT_OK(f);
   EXPECT_EQ(err_no(w->set_flags(*f, kCasefoldFl, kCasefoldFl)), EOPNOTSUPP);
-  // Without the casefold feature's test: a regular file is refused by the
-  // type mask first (f2fs_fileattr_set() before f2fs_setflags_common()).
+  // The other flags of F2FS_SETTABLE_FS_FL change too (immutable here);
+  // casefold stays refused on the file whatever else the word holds.
+  EXPECT_OK(w->set_flags(*f, 0x10, 0x10));
+  EXPECT_EQ(*w->get_flags(*f), 0x10u);
+  EXPECT_EQ(err_no(w->set_flags(*f, kCasefoldFl | 0x10, ~0u)), EOPNOTSUPP);
+  EXPECT_OK(w->set_flags(*f, 0, 0x10));
   EXPECT_EQ(err_no(w->set_flags(12345, kCasefoldFl, kCasefoldFl)), ENOENT);
   ASSERT_OK(w->unmount());
   check_clean(*dev, "casefold flags");

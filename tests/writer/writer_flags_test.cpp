@@ -437,4 +437,52 @@ TEST(WriterFlags, SyncFlagWritesSynchronously) {
   check_clean(*dev, "sync flag");
 }
 
+TEST(WriterFlags, DirsyncCheckpointsNamespaceChanges) {
+  auto dev = our_mkfs(192ull << 20, kRichFeatures);
+  ASSERT_TRUE(dev);
+  auto w = mount(*dev);
+  ASSERT_TRUE(w);
+  const nid_t root = *w->lookup("/");
+  auto plain = w->mkdir("/plain");
+  auto ds = w->mkdir("/ds");
+  auto ss = w->mkdir("/ss");
+  ASSERT_TRUE(plain && ds && ss);
+  ASSERT_TRUE(w->set_flags(*ds, kDirsync, ~0u));
+  ASSERT_TRUE(w->set_flags(*ss, kSync, ~0u));
+  auto cps = [&] { return w->stats().checkpoints; };
+  std::uint64_t c = cps();
+  // Not IS_DIRSYNC(): no checkpoint.
+  ASSERT_TRUE(w->mknod_at(*plain, "f", kReg | 0644));
+  ASSERT_TRUE(w->unlink_at(*plain, "f"));
+  EXPECT_EQ(cps(), c);
+  // f2fs_create(), f2fs_mkdir(), f2fs_symlink(), f2fs_link(),
+  // f2fs_unlink(), f2fs_rename() end with f2fs_sync_fs() in such a
+  // directory: one checkpoint each.
+  ASSERT_TRUE(w->mknod_at(*ds, "f", kReg | 0644));
+  EXPECT_EQ(cps(), ++c);
+  ASSERT_TRUE(w->mknod_at(*ds, "d", kDir | 0755));
+  EXPECT_EQ(cps(), ++c);
+  ASSERT_TRUE(w->symlink_at(*ds, "l", "f"));
+  EXPECT_EQ(cps(), ++c);
+  ASSERT_TRUE(w->link_at(*w->lookup("/ds/f"), *ds, "f2"));
+  EXPECT_EQ(cps(), ++c);
+  ASSERT_TRUE(w->rename_at(*ds, "f2", *ds, "f3"));
+  EXPECT_EQ(cps(), ++c);
+  ASSERT_TRUE(w->unlink_at(*ds, "f3"));
+  EXPECT_EQ(cps(), ++c);
+  ASSERT_TRUE(w->rmdir_at(*ds, "d"));
+  EXPECT_EQ(cps(), ++c);
+  ASSERT_TRUE(w->rename_at(*ds, "f", root, "moved"));  // the old directory is IS_DIRSYNC()
+  EXPECT_EQ(cps(), ++c);
+  ASSERT_TRUE(w->create("/ss/g"));  // F2FS_SYNC_FL counts too
+  EXPECT_EQ(cps(), ++c);
+  auto d = w->lookup("/ds/d");
+  EXPECT_FALSE(d);
+  // A refused call takes none.
+  EXPECT_EQ(err_no(w->mknod_at(*ds, "l", kReg | 0644)), EEXIST);
+  EXPECT_EQ(cps(), c);
+  ASSERT_TRUE(w->unmount());
+  check_clean(*dev, "dirsync");
+}
+
 }  // namespace

@@ -588,7 +588,12 @@ class Writer {
   /// regular file and directory (f2fs_may_compress()); it gives the inode
   /// the mount's compression parameters (MountOptions::compression,
   /// set_compress_context()). The owner check of vfs_fileattr_set()
-  /// (EPERM unless the owner or CAP_FOWNER) is the caller's.
+  /// (EPERM unless the owner or CAP_FOWNER) is the caller's. What the
+  /// flags do in the writer: immutable and append as the calls above
+  /// say; sync makes write() synchronous (WriteFlags::dsync); dirsync or
+  /// sync on a directory makes each call that adds, removes or renames a
+  /// name in it end with a checkpoint (IS_DIRSYNC() in fs/f2fs/namei.c);
+  /// the others are kept for Linux.
   Status set_flags(nid_t ino, std::uint32_t flags, std::uint32_t mask, bool cap_linux_immutable = true);
 
   // ---- Space of regular files (writer/ns.cpp) ----

@@ -591,7 +591,7 @@ Result<nid_t> create_common(Writer::Impl& w, std::string_view path, std::uint16_
   F2FSCORE_TRY(w.usable(true));
   auto np = new_path(w, path);
   if (!np) return make_error(np.error());
-  return w.create_in(np->first, np->second, mode, Owner{}, {}, false);
+  return w.dirsync_after(np->first, w.create_in(np->first, np->second, mode, Owner{}, {}, false));
 }
 
 // Resolves `path` to its parent and leaf.
@@ -633,7 +633,7 @@ Status Writer::unlink(std::string_view path) {
   nid_t parent = 0;
   std::string leaf;
   F2FSCORE_TRY(parent_of(*impl_, path, &parent, &leaf));
-  return impl_->remove_in(parent, leaf, false);
+  return impl_->dirsync_after(parent, impl_->remove_in(parent, leaf, false));
 }
 
 Status Writer::rmdir(std::string_view path) {
@@ -644,7 +644,7 @@ Status Writer::rmdir(std::string_view path) {
   auto ino = impl_->resolve(path, &parent, &leaf);
   if (!ino) return make_error(ino.error());
   if (*ino == impl_->sb.root_ino.get()) return errno_error(Errc::invalid_argument, EBUSY, "writer: the root cannot be removed");
-  return impl_->remove_in(parent, leaf, true);
+  return impl_->dirsync_after(parent, impl_->remove_in(parent, leaf, true));
 }
 
 // ---- Inode-relative operations ------------------------------------------------
@@ -674,13 +674,13 @@ Result<std::vector<WriterDirEntry>> Writer::list_at(nid_t dir) {
 Status Writer::unlink_at(nid_t dir, std::string_view name) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(true));
-  return impl_->remove_in(dir, name, false);
+  return impl_->dirsync_after(dir, impl_->remove_in(dir, name, false));
 }
 
 Status Writer::rmdir_at(nid_t dir, std::string_view name) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(true));
-  return impl_->remove_in(dir, name, true);
+  return impl_->dirsync_after(dir, impl_->remove_in(dir, name, true));
 }
 
 }  // namespace f2fscore

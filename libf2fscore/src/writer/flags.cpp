@@ -59,6 +59,15 @@ Status Writer::Impl::may_delete(nid_t dir, nid_t victim) {
   return refuse_flagged(victim, true, "an immutable or append-only inode loses a name");
 }
 
+Status Writer::Impl::dirsync(nid_t dir) {
+  auto d = node(dir);
+  if (!d) return make_error(d.error());
+  if (!((*d)->i.i_flags.get() & (iflag::dirsync | iflag::sync))) return {};
+  auto r = checkpoint(false);
+  if (!r) unmounted = true;
+  return r;
+}
+
 // f2fs_fileattr_get(): i_flags of F2FS_GETTABLE_FS_FL, and the bits other
 // state gives: FS_ENCRYPT_FL (FADVISE_ENCRYPT_BIT), FS_VERITY_FL
 // (FADVISE_VERITY_BIT), FS_INLINE_DATA_FL (inline data or dentries),

@@ -349,14 +349,16 @@ Status Writer::rename(std::string_view from, std::string_view to) {
   auto tgt = w.resolve(to, &np, &nleaf);
   if (!tgt && (tgt.error().code != Errc::not_found || np == 0 || nleaf.empty())) return make_error(tgt.error());
   if (tgt && *tgt == w.sb.root_ino.get()) return make_error(Errc::invalid_argument, "writer: the root cannot be replaced");
-  return w.rename_in(op, oleaf, np, nleaf, 0);
+  auto r = w.dirsync_after(op, w.rename_in(op, oleaf, np, nleaf, 0));
+  return np == op ? r : w.dirsync_after(np, std::move(r));
 }
 
 Status Writer::rename_at(nid_t old_dir, std::string_view old_name, nid_t new_dir, std::string_view new_name,
                          std::uint32_t flags) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(true));
-  return impl_->rename_in(old_dir, old_name, new_dir, new_name, flags);
+  auto r = impl_->dirsync_after(old_dir, impl_->rename_in(old_dir, old_name, new_dir, new_name, flags));
+  return new_dir == old_dir ? r : impl_->dirsync_after(new_dir, std::move(r));
 }
 
 // ---- link ----------------------------------------------------------------------------
@@ -407,13 +409,13 @@ Status Writer::link(std::string_view existing, std::string_view new_path) {
     return errno_error(Errc::invalid_argument, EPERM, "writer: \"" + std::string(existing) + "\" is a directory: no hard links (EPERM)");
   auto nn = new_name(w, new_path);
   if (!nn) return make_error(nn.error());
-  return w.link_in(*ino, nn->parent, nn->leaf);
+  return w.dirsync_after(nn->parent, w.link_in(*ino, nn->parent, nn->leaf));
 }
 
 Status Writer::link_at(nid_t ino, nid_t new_dir, std::string_view new_name) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(true));
-  return impl_->link_in(ino, new_dir, new_name);
+  return impl_->dirsync_after(new_dir, impl_->link_in(ino, new_dir, new_name));
 }
 
 // ---- symlink, readlink -----------------------------------------------------------------
@@ -494,13 +496,13 @@ Result<nid_t> Writer::symlink(std::string_view target, std::string_view link_pat
   F2FSCORE_TRY(impl_->usable(true));
   auto nn = new_name(*impl_, link_path);
   if (!nn) return make_error(nn.error());
-  return symlink_in(*impl_, nn->parent, nn->leaf, target, Owner{}, false);
+  return impl_->dirsync_after(nn->parent, symlink_in(*impl_, nn->parent, nn->leaf, target, Owner{}, false));
 }
 
 Result<nid_t> Writer::symlink_at(nid_t dir, std::string_view name, std::string_view target, const Owner& owner) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(true));
-  return symlink_in(*impl_, dir, name, target, owner, true);
+  return impl_->dirsync_after(dir, symlink_in(*impl_, dir, name, target, owner, true));
 }
 
 Result<nid_t> Writer::mknod(std::string_view path, std::uint16_t mode, std::uint32_t rdev) {
@@ -511,13 +513,13 @@ Result<nid_t> Writer::mknod(std::string_view path, std::uint16_t mode, std::uint
     return make_error(Errc::invalid_argument, fmt("writer: mknod of mode 0%llo: not a device, FIFO or socket", mode));
   auto nn = new_name(*impl_, path);
   if (!nn) return make_error(nn.error());
-  return mknod_in(*impl_, nn->parent, nn->leaf, mode, rdev, Owner{}, true, false);
+  return impl_->dirsync_after(nn->parent, mknod_in(*impl_, nn->parent, nn->leaf, mode, rdev, Owner{}, true, false));
 }
 
 Result<nid_t> Writer::mknod_at(nid_t dir, std::string_view name, std::uint16_t mode, std::uint32_t rdev, const Owner& owner) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(true));
-  return mknod_in(*impl_, dir, name, mode, rdev, owner, false, true);
+  return impl_->dirsync_after(dir, mknod_in(*impl_, dir, name, mode, rdev, owner, false, true));
 }
 
 Result<std::string> Writer::readlink(nid_t ino) {

@@ -558,6 +558,22 @@ struct Writer::Impl {
   /// F2FS_FL_INHERITED through f2fs_mask_flags(), as f2fs_new_inode() in
   /// fs/f2fs/namei.c.
   static std::uint32_t inherited_flags(const disk::Node& dir, std::uint16_t mode);
+  /// IS_DIRSYNC() of directory `dir` (F2FS_DIRSYNC_FL or F2FS_SYNC_FL, as
+  /// f2fs_set_inode_flags() maps them): the namespace calls in it end with
+  /// a checkpoint, as f2fs_create(), f2fs_link(), f2fs_unlink(),
+  /// f2fs_symlink(), f2fs_mkdir(), f2fs_mknod() and f2fs_rename() in
+  /// fs/f2fs/namei.c call f2fs_sync_fs(). A failed checkpoint closes the
+  /// handle, as sync().
+  Status dirsync(nid_t dir);
+  /// `r`, after dirsync(dir) when it succeeded.
+  template <typename R>
+  R dirsync_after(nid_t dir, R r) {
+    if (r) {
+      auto s = dirsync(dir);
+      if (!s) return make_error(s.error());
+    }
+    return r;
+  }
   /// may_create() in fs/namei.c (create, mkdir, mknod, symlink, link, a
   /// rename onto a free name): EPERM when `dir` is immutable.
   Status may_create(nid_t dir) { return refuse_flagged(dir, false, "a name made in an immutable directory"); }

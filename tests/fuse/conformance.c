@@ -25,6 +25,8 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <grp.h>
+#include <sys/ioctl.h>
+#include <linux/f2fs.h>
 
 static int n_case;
 
@@ -33,7 +35,7 @@ static const char *ename(int e) {
 #define E(x) case x: return #x;
     E(EPERM) E(ENOENT) E(EIO) E(EBADF) E(EACCES) E(EEXIST) E(EXDEV) E(ENOTDIR) E(EISDIR) E(EINVAL) E(EFBIG)
     E(ENOSPC) E(EROFS) E(EMLINK) E(ERANGE) E(ENAMETOOLONG) E(ENOTEMPTY) E(ELOOP) E(ENODATA) E(EOPNOTSUPP)
-    E(ENXIO) E(EBUSY) E(E2BIG) E(ETXTBSY) E(EFAULT) E(ENOSYS)
+    E(ENXIO) E(EBUSY) E(E2BIG) E(ETXTBSY) E(EFAULT) E(ENOSYS) E(ENOTTY) E(EAGAIN)
 #undef E
     case 0: return "0";
     default: return "E?";
@@ -347,6 +349,281 @@ static void data_ops(void) {
   unlink("data");
 }
 
+/* Inode flags: FS_IOC_GETFLAGS / FS_IOC_SETFLAGS (a 4-byte int, as chattr
+ * and lsattr pass it) on a descriptor opened O_RDONLY. FS_INLINE_DATA_FL
+ * is left out of what GETFLAGS shows: whether a small file or directory
+ * is inline is the writer's layout choice (docs/fuse.md). */
+#define FL_INLINE 0x10000000
+static long fl_ioctl(const char *p, unsigned long cmd, int *v) {
+  int fd = open(p, O_RDONLY | O_NONBLOCK);
+  if (fd < 0) return -1;
+  long r = ioctl(fd, cmd, v);
+  int e = errno;
+  close(fd);
+  errno = e;
+  return r;
+}
+static long getfl(const char *p) {
+  int v = 0;
+  if (fl_ioctl(p, FS_IOC_GETFLAGS, &v) < 0) return -1;
+  return v & ~FL_INLINE;
+}
+static long setfl(const char *p, int v) { return fl_ioctl(p, FS_IOC_SETFLAGS, &v); }
+static long fd_ioctl(const char *p, int oflags, unsigned long cmd, void *arg) {
+  int fd = open(p, oflags | O_NONBLOCK);
+  if (fd < 0) return -1;
+  long r = ioctl(fd, cmd, arg);
+  int e = errno;
+  close(fd);
+  errno = e;
+  return r;
+}
+
+static void inode_flags(void) {
+  char name[160], buf[64];
+  put("ff", "small");
+  int fd = open("big", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  for (int i = 0; i < 3; ++i) if (write(fd, buf, sizeof buf) < 0) perror("write");
+  if (pwrite(fd, "x", 1, 9000) < 0) perror("pwrite");
+  close(fd);
+  put("empty", "");
+  mkdir("fd", 0755);
+  mkdir("fdbig", 0755);
+  for (int i = 0; i < 40; ++i) {
+    snprintf(name, sizeof name, "fdbig/entry-with-a-long-name-%03d", i);
+    put(name, "x");
+  }
+  mkfifo("ffifo", 0644);
+  symlink("ff", "flnk");
+  T("GETFLAGS small file", getfl("ff"));
+  T("GETFLAGS 9 KiB file", getfl("big"));
+  T("GETFLAGS empty file", getfl("empty"));
+  T("GETFLAGS new directory", getfl("fd"));
+  T("GETFLAGS directory of 40 entries", getfl("fdbig"));
+  T("GETFLAGS fifo", getfl("ffifo"));
+  T("GETFLAGS via symlink", getfl("flnk"));
+  T("FS_IOC_FSGETXATTR file", ({ struct fsxattr x_ = {0}; long r_ = fl_ioctl("ff", FS_IOC_FSGETXATTR, (int *)&x_); r_ < 0 ? r_ : (long)x_.fsx_xflags * 1000 + x_.fsx_projid; }));
+  T("FS_IOC32_GETFLAGS file", ({ int v_ = 0; long r_ = fl_ioctl("ff", FS_IOC32_GETFLAGS, &v_); r_ < 0 ? r_ : (long)(v_ & ~FL_INLINE); }));
+  T("unknown ioctl on a file", ({ int v_ = 0; fl_ioctl("ff", _IOR('f', 99, int), &v_); }));
+  /* Each flag of F2FS_SETTABLE_FS_FL, some it is not, on a file and a
+   * directory: the result, the flags after, then cleared. */
+  static const struct { const char *n; int v; } fl[] = {
+      {"sync", FS_SYNC_FL},       {"immutable", FS_IMMUTABLE_FL},     {"append", FS_APPEND_FL},
+      {"nodump", FS_NODUMP_FL},   {"noatime", FS_NOATIME_FL},         {"nocomp", FS_NOCOMP_FL},
+      {"compr", FS_COMPR_FL},     {"dirsync", FS_DIRSYNC_FL},         {"projinherit", FS_PROJINHERIT_FL},
+      {"casefold", 0x40000000},   {"index", FS_INDEX_FL},             {"nocow", FS_NOCOW_FL},
+      {"extent", FS_EXTENT_FL},   {"topdir", FS_TOPDIR_FL},           {"journal_data", FS_JOURNAL_DATA_FL},
+      {"notail", FS_NOTAIL_FL},   {"encrypt", FS_ENCRYPT_FL},         {"verity", 0x00100000},
+      {"inline_data", FL_INLINE}, {"dax", 0x02000000},                {"sync|nodump|noatime", FS_SYNC_FL | FS_NODUMP_FL | FS_NOATIME_FL},
+      {"compr|nocomp", FS_COMPR_FL | FS_NOCOMP_FL},
+  };
+  static const char *on[] = {"ff", "fd", "ffifo"};
+  for (unsigned o = 0; o < 3; ++o)
+    for (unsigned i = 0; i < sizeof fl / sizeof fl[0]; ++i) {
+      snprintf(name, sizeof name, "SETFLAGS %s on %s", fl[i].n, on[o]);
+      T(name, setfl(on[o], fl[i].v));
+      snprintf(name, sizeof name, "GETFLAGS after %s on %s", fl[i].n, on[o]);
+      T(name, getfl(on[o]));
+      snprintf(name, sizeof name, "SETFLAGS 0 after %s on %s", fl[i].n, on[o]);
+      T(name, setfl(on[o], 0));
+    }
+  T("SETFLAGS nodump keeps ctime moving", ({ struct stat a_, b_; stat("ff", &a_); usleep(20000); setfl("ff", FS_NODUMP_FL); stat("ff", &b_); (long)(b_.st_ctim.tv_sec * 1000000000L + b_.st_ctim.tv_nsec > a_.st_ctim.tv_sec * 1000000000L + a_.st_ctim.tv_nsec); }));
+  setfl("ff", 0);
+  /* Inheritance: a directory's sync, nodump, noatime, dirsync,
+   * projinherit to what is made in it (f2fs_mask_flags() per type). */
+  mkdir("inh", 0755);
+  T("SETFLAGS inh sync|nodump|noatime|dirsync|projinherit",
+    setfl("inh", FS_SYNC_FL | FS_NODUMP_FL | FS_NOATIME_FL | FS_DIRSYNC_FL | FS_PROJINHERIT_FL));
+  put("inh/f", "x");
+  mkdir("inh/d", 0755);
+  mkfifo("inh/p", 0644);
+  T("GETFLAGS inherited file", getfl("inh/f"));
+  T("GETFLAGS inherited dir", getfl("inh/d"));
+  T("GETFLAGS inherited fifo", getfl("inh/p"));
+  T("FS_IOC_FSGETXATTR inherited dir", ({ struct fsxattr x_ = {0}; long r_ = fl_ioctl("inh/d", FS_IOC_FSGETXATTR, (int *)&x_); r_ < 0 ? r_ : (long)x_.fsx_xflags * 1000 + x_.fsx_projid; }));
+  T("write to a sync file", ({ int f_ = open("inh/f", O_WRONLY | O_APPEND); long r_ = write(f_, "yz", 2); close(f_); r_; }));
+  ST("lstat sync file after write", "inh/f");
+  /* f2fs ioctls. */
+  T("F2FS_IOC_SET_PIN_FILE 1 empty", ({ unsigned v_ = 1; fd_ioctl("empty", O_RDWR, F2FS_IOC_SET_PIN_FILE, &v_); }));
+  T("F2FS_IOC_GET_PIN_FILE", ({ unsigned v_ = 7; long r_ = fd_ioctl("empty", O_RDONLY, F2FS_IOC_GET_PIN_FILE, &v_); r_ < 0 ? r_ : (long)v_; }));
+  T("GETFLAGS pinned", getfl("empty"));
+  T("SETFLAGS compr on pinned", setfl("empty", FS_COMPR_FL));
+  T("F2FS_IOC_SET_PIN_FILE 0", ({ unsigned v_ = 0; fd_ioctl("empty", O_RDWR, F2FS_IOC_SET_PIN_FILE, &v_); }));
+  T("GETFLAGS unpinned", getfl("empty"));
+  T("F2FS_IOC_SET_PIN_FILE on a directory", ({ unsigned v_ = 1; fd_ioctl("fd", O_RDONLY, F2FS_IOC_SET_PIN_FILE, &v_); }));
+  T("F2FS_IOC_GET_PIN_FILE on a directory", ({ unsigned v_ = 7; long r_ = fd_ioctl("fd", O_RDONLY, F2FS_IOC_GET_PIN_FILE, &v_); r_ < 0 ? r_ : (long)v_; }));
+  T("F2FS_IOC_DEFRAGMENT directory", ({ struct f2fs_defragment d_ = {0, 4096}; fd_ioctl("fd", O_RDONLY, F2FS_IOC_DEFRAGMENT, &d_); }));
+  T("F2FS_IOC_DEFRAGMENT unaligned", ({ struct f2fs_defragment d_ = {100, 4096}; fd_ioctl("big", O_RDWR, F2FS_IOC_DEFRAGMENT, &d_); }));
+  T("F2FS_IOC_DEFRAGMENT past the largest file", ({ struct f2fs_defragment d_ = {0, (__u64)1 << 52}; fd_ioctl("big", O_RDWR, F2FS_IOC_DEFRAGMENT, &d_); }));
+  T("F2FS_IOC_WRITE_CHECKPOINT", fd_ioctl("big", O_RDONLY, F2FS_IOC_WRITE_CHECKPOINT, NULL));
+  system("rm -rf ff big empty fd fdbig ffifo flnk inh");
+}
+
+/* Immutable and append-only inodes: what the VFS and f2fs refuse. */
+static void immutable_append(void) {
+  char buf[64];
+  put("f", "data");
+  put("imm", "immutable data");
+  put("app", "append");
+  mkdir("idir", 0755), put("idir/in", "x"), mkdir("idir/sub", 0755);
+  mkdir("adir", 0755), put("adir/in", "x"), mkdir("adir/sub", 0755);
+  int ifd = open("imm", O_RDWR);
+  int afd = open("app", O_RDWR);
+  T("SETFLAGS imm immutable", setfl("imm", FS_IMMUTABLE_FL));
+  T("SETFLAGS app append", setfl("app", FS_APPEND_FL));
+  T("SETFLAGS idir immutable", setfl("idir", FS_IMMUTABLE_FL));
+  T("SETFLAGS adir append", setfl("adir", FS_APPEND_FL));
+  T("SETFLAGS imm immutable|append", setfl("imm", FS_IMMUTABLE_FL | FS_APPEND_FL));
+  T("GETFLAGS imm", getfl("imm"));
+  T("SETFLAGS imm immutable", setfl("imm", FS_IMMUTABLE_FL));
+  /* the immutable file */
+  TFD("imm open O_RDONLY", open("imm", O_RDONLY));
+  TFD("imm open O_WRONLY", open("imm", O_WRONLY));
+  TFD("imm open O_RDWR", open("imm", O_RDWR));
+  TFD("imm open O_WRONLY|O_APPEND", open("imm", O_WRONLY | O_APPEND));
+  TFD("imm open O_RDONLY|O_TRUNC", open("imm", O_RDONLY | O_TRUNC));
+  TFD("imm open O_CREAT existing", open("imm", O_WRONLY | O_CREAT, 0644));
+  T("imm pwrite on an fd opened before", pwrite(ifd, "x", 1, 0));
+  T("imm pread on an fd opened before", pread(ifd, buf, 4, 0));
+  T("imm ftruncate on an fd opened before", ftruncate(ifd, 1));
+  T("imm fallocate on an fd opened before", fallocate(ifd, 0, 0, 8192));
+  T("imm fallocate keep_size", fallocate(ifd, FALLOC_FL_KEEP_SIZE, 0, 8192));
+  T("imm fallocate punch", fallocate(ifd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4096));
+  T("imm fsync", fsync(ifd));
+  T("imm truncate", truncate("imm", 0));
+  T("imm chmod", chmod("imm", 0600));
+  T("imm chown", chown("imm", 1, 1));
+  T("imm utimensat NULL", utimensat(AT_FDCWD, "imm", NULL, 0));
+  T("imm utimensat explicit", ({ struct timespec t_[2] = {{1, 0}, {2, 0}}; utimensat(AT_FDCWD, "imm", t_, 0); }));
+  T("imm setxattr", setxattr("imm", "user.a", "1", 1, 0));
+  T("imm removexattr", removexattr("imm", "user.a"));
+  T("imm getxattr", getxattr("imm", "user.a", buf, sizeof buf));
+  T("imm unlink", unlink("imm"));
+  T("imm rename", rename("imm", "imm2"));
+  T("imm rename over it", rename("f", "imm"));
+  T("imm link", link("imm", "imm.l"));
+  T("imm exchange", renameat2_("f", "imm", RENAME_EXCHANGE));
+  ST("lstat imm", "imm");
+  /* the append-only file */
+  TFD("app open O_RDONLY", open("app", O_RDONLY));
+  TFD("app open O_WRONLY", open("app", O_WRONLY));
+  TFD("app open O_RDWR", open("app", O_RDWR));
+  TFD("app open O_RDWR|O_APPEND", open("app", O_RDWR | O_APPEND));
+  TFD("app open O_WRONLY|O_APPEND|O_TRUNC", open("app", O_WRONLY | O_APPEND | O_TRUNC));
+  TFD("app open O_RDONLY|O_TRUNC", open("app", O_RDONLY | O_TRUNC));
+  T("app write O_APPEND", ({ int f_ = open("app", O_WRONLY | O_APPEND); long r_ = write(f_, "+more", 5); int e_ = errno; close(f_); errno = e_; r_; }));
+  T("app pwrite on an fd opened before", pwrite(afd, "X", 1, 0));
+  T("app ftruncate on an fd opened before", ftruncate(afd, 1));
+  T("app ftruncate on an O_APPEND fd", ({ int f_ = open("app", O_WRONLY | O_APPEND); long r_ = ftruncate(f_, 1); int e_ = errno; close(f_); errno = e_; r_; }));
+  T("app fallocate 0", fallocate(afd, 0, 0, 8192));
+  T("app fallocate keep_size", fallocate(afd, FALLOC_FL_KEEP_SIZE, 8192, 8192));
+  T("app fallocate punch", fallocate(afd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4096));
+  T("app fallocate zero_range", fallocate(afd, FALLOC_FL_ZERO_RANGE, 0, 4096));
+  T("app truncate", truncate("app", 0));
+  T("app chmod", chmod("app", 0600));
+  T("app chown", chown("app", 1, 1));
+  T("app chown -1 -1", chown("app", (uid_t)-1, (gid_t)-1));
+  T("app utimensat NULL", utimensat(AT_FDCWD, "app", NULL, 0));
+  T("app utimensat UTIME_NOW", ({ struct timespec t_[2] = {{0, UTIME_NOW}, {0, UTIME_NOW}}; utimensat(AT_FDCWD, "app", t_, 0); }));
+  T("app utimensat explicit", ({ struct timespec t_[2] = {{1, 0}, {2, 0}}; utimensat(AT_FDCWD, "app", t_, 0); }));
+  T("app utimensat mtime explicit, atime UTIME_NOW", ({ struct timespec t_[2] = {{0, UTIME_NOW}, {2, 0}}; utimensat(AT_FDCWD, "app", t_, 0); }));
+  T("app setxattr", setxattr("app", "user.a", "1", 1, 0));
+  T("app unlink", unlink("app"));
+  T("app rename", rename("app", "app2"));
+  T("app rename over it", rename("f", "app"));
+  T("app link", link("app", "app.l"));
+  ST("lstat app", "app");
+  close(ifd), close(afd);
+  /* the immutable directory */
+  TFD("idir create", open("idir/new", O_WRONLY | O_CREAT, 0644));
+  TFD("idir open existing O_WRONLY", open("idir/in", O_WRONLY));
+  T("idir mkdir", mkdir("idir/d2", 0755));
+  T("idir symlink", symlink("x", "idir/s"));
+  T("idir mknod", mknod("idir/p", S_IFIFO | 0644, 0));
+  T("idir unlink", unlink("idir/in"));
+  T("idir rmdir sub", rmdir("idir/sub"));
+  T("idir rename within", rename("idir/in", "idir/in2"));
+  T("idir rename out", rename("idir/in", "in.out"));
+  T("idir rename in", rename("f", "idir/f"));
+  T("idir rename over an entry", rename("f", "idir/in"));
+  T("idir link in", link("f", "idir/l"));
+  T("idir link out", link("idir/in", "l.out"));
+  T("idir rmdir itself", rmdir("idir"));
+  T("idir rename itself", rename("idir", "idir2"));
+  T("idir chmod", chmod("idir", 0700));
+  T("idir setxattr", setxattr("idir", "user.a", "1", 1, 0));
+  T("idir utimensat NULL", utimensat(AT_FDCWD, "idir", NULL, 0));
+  /* the append-only directory */
+  TFD("adir create", open("adir/new", O_WRONLY | O_CREAT, 0644));
+  T("adir mkdir", mkdir("adir/d2", 0755));
+  T("adir symlink", symlink("x", "adir/s"));
+  T("adir unlink", unlink("adir/in"));
+  T("adir rmdir sub", rmdir("adir/sub"));
+  T("adir rename within", rename("adir/in", "adir/in2"));
+  T("adir rename out", rename("adir/in", "in.out"));
+  put("g", "g");
+  T("adir rename in to a new name", rename("g", "adir/g"));
+  put("g", "g");
+  T("adir rename in over an entry", rename("g", "adir/in"));
+  T("adir link in", link("f", "adir/l"));
+  T("adir chmod", chmod("adir", 0700));
+  T("adir utimensat NULL", utimensat(AT_FDCWD, "adir", NULL, 0));
+  T("adir rmdir itself", rmdir("adir"));
+  ST("lstat adir", "adir");
+  ST("lstat adir/g", "adir/g");
+  T("SETFLAGS 0 imm", setfl("imm", 0));
+  T("SETFLAGS 0 app", setfl("app", 0));
+  T("SETFLAGS 0 idir", setfl("idir", 0));
+  T("SETFLAGS 0 adir", setfl("adir", 0));
+  T("unlink imm after", unlink("imm"));
+  T("chmod app after", chmod("app", 0600));
+  /* As uid 1000: the owner may set flags but immutable and append
+   * (CAP_LINUX_IMMUTABLE); immutable and append-only files it owns. */
+  put("um", "x"), chown("um", 1000, 1000);
+  put("uimm", "x"), chown("uimm", 1000, 1000), setfl("uimm", FS_IMMUTABLE_FL);
+  put("uapp", "x"), chown("uapp", 1000, 1000), setfl("uapp", FS_APPEND_FL);
+  mkdir("uadir", 0777), chmod("uadir", 0777), put("uadir/in", "x"), chown("uadir/in", 1000, 1000), setfl("uadir", FS_APPEND_FL);
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (setgroups(0, NULL) || setgid(1000) || setuid(1000)) _exit(3);
+    T("uid1000 GETFLAGS own", getfl("um"));
+    T("uid1000 GETFLAGS root's", getfl("f"));
+    T("uid1000 SETFLAGS nodump own", setfl("um", FS_NODUMP_FL));
+    T("uid1000 GETFLAGS own after", getfl("um"));
+    T("uid1000 SETFLAGS immutable own", setfl("um", FS_IMMUTABLE_FL));
+    T("uid1000 SETFLAGS append own", setfl("um", FS_APPEND_FL));
+    T("uid1000 SETFLAGS nodump root's", setfl("f", FS_NODUMP_FL));
+    T("uid1000 SETFLAGS 0 uimm (clear immutable)", setfl("uimm", 0));
+    T("uid1000 SETFLAGS immutable|nodump uimm (keep immutable)", setfl("uimm", FS_IMMUTABLE_FL | FS_NODUMP_FL));
+    T("uid1000 GETFLAGS uimm", getfl("uimm"));
+    TFD("uid1000 uimm open O_WRONLY", open("uimm", O_WRONLY));
+    TFD("uid1000 uimm open O_RDONLY", open("uimm", O_RDONLY));
+    T("uid1000 uimm chmod", chmod("uimm", 0600));
+    T("uid1000 uimm utimensat NULL", utimensat(AT_FDCWD, "uimm", NULL, 0));
+    T("uid1000 uimm setxattr", setxattr("uimm", "user.a", "1", 1, 0));
+    T("uid1000 uimm truncate", truncate("uimm", 0));
+    TFD("uid1000 uapp open O_WRONLY", open("uapp", O_WRONLY));
+    TFD("uid1000 uapp open O_WRONLY|O_APPEND", open("uapp", O_WRONLY | O_APPEND));
+    T("uid1000 uapp chmod", chmod("uapp", 0600));
+    T("uid1000 uapp utimensat NULL", utimensat(AT_FDCWD, "uapp", NULL, 0));
+    T("uid1000 uapp utimensat explicit", ({ struct timespec t_[2] = {{1, 0}, {2, 0}}; utimensat(AT_FDCWD, "uapp", t_, 0); }));
+    T("uid1000 uadir unlink own", unlink("uadir/in"));
+    TFD("uid1000 uadir create", open("uadir/mine", O_WRONLY | O_CREAT, 0644));
+    T("uid1000 F2FS_IOC_GARBAGE_COLLECT", ({ unsigned v_ = 1; fd_ioctl("um", O_RDONLY, F2FS_IOC_GARBAGE_COLLECT, &v_); }));
+    T("uid1000 F2FS_IOC_WRITE_CHECKPOINT", fd_ioctl("um", O_RDONLY, F2FS_IOC_WRITE_CHECKPOINT, NULL));
+    T("uid1000 F2FS_IOC_DEFRAGMENT", ({ struct f2fs_defragment d_ = {0, 4096}; fd_ioctl("um", O_RDWR, F2FS_IOC_DEFRAGMENT, &d_); }));
+    fflush(stdout);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  n_case += 100;
+  printf("--- flags child status %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  setfl("uimm", 0), setfl("uapp", 0), setfl("uadir", 0);
+  system("rm -rf f imm imm2 app app2 idir adir g in.out l.out um uimm uapp uadir");
+}
+
 /* As uid 1000 (gid 1000): the permission checks. */
 static void as_user(void) {
   static const int modes[] = {0, 0400, 0200, 0600, 0444, 0755, 0700, 0070, 0007};
@@ -598,9 +875,11 @@ int main(int argc, char **argv) {
   rename_matrix();
   names_and_links();
   data_ops();
+  inode_flags();
+  immutable_append();
   mkdir("u", 0755);
   as_user();
   acls();
-  printf("=== %d cases before the uid 1000 parts\n", n_case - 300);
+  printf("=== %d cases before the uid 1000 parts\n", n_case - 400);
   return 0;
 }

@@ -72,6 +72,7 @@ struct Fs {
   std::uint32_t max_write = 1u << 20;
   bool acl = true;         // the acl mount option
   bool posix_acl = false;  // the kernel evaluates ACLs (FUSE_CAP_POSIX_ACL granted)
+  fuse_session* se = nullptr;  ///< for notifications (set before the loop runs)
 };
 
 Fs g_fs;
@@ -168,6 +169,8 @@ void op_init(void*, fuse_conn_info* conn) {
     conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
     g_fs.posix_acl = true;
   }
+  // ioctls on directories too (lsattr and chattr of a directory).
+  if (conn->capable & FUSE_CAP_IOCTL_DIR) conn->want |= FUSE_CAP_IOCTL_DIR;
   conn->max_write = g_fs.max_write;
   conn->max_readahead = std::max<unsigned>(conn->max_readahead, 1u << 20);
   conn->time_gran = 1;
@@ -229,6 +232,10 @@ void op_setattr(fuse_req_t req, fuse_ino_t fino, struct stat* attr, int to_set, 
   else if (to_set & FUSE_SET_ATTR_MTIME) a.mtime = from(attr->st_mtim);
   if (to_set & FUSE_SET_ATTR_CTIME) a.ctime = from(attr->st_ctim);
   else a.ctime = now;
+  // Times the caller gave (not UTIME_NOW): ATTR_ATIME_SET / ATTR_MTIME_SET,
+  // which an append-only inode refuses.
+  a.times_now = !((to_set & FUSE_SET_ATTR_ATIME) && !(to_set & FUSE_SET_ATTR_ATIME_NOW)) &&
+                !((to_set & FUSE_SET_ATTR_MTIME) && !(to_set & FUSE_SET_ATTR_MTIME_NOW));
   if (to_set & FUSE_SET_ATTR_SIZE) {
     // truncate(2) and ftruncate(2) change mtime and ctime (do_truncate()
     // passes ATTR_MTIME | ATTR_CTIME; f2fs_setattr() also when the size
@@ -302,14 +309,24 @@ void op_open(fuse_req_t req, fuse_ino_t fino, fuse_file_info* fi) {
   if (S_ISDIR(st->mode)) return (void)fuse_reply_err(req, EISDIR);
   const int acc = fi->flags & O_ACCMODE;
   if (g_fs.read_only && (acc != O_RDONLY || (fi->flags & O_TRUNC))) return (void)fuse_reply_err(req, EROFS);
+  // may_open()'s checks of immutable and append-only inodes (the writer's
+  // open()), then O_TRUNC.
+  std::uint32_t of = static_cast<std::uint32_t>(acc);
+  if (fi->flags & O_TRUNC) of |= f2fscore::open_flag::trunc;
+  if (fi->flags & O_APPEND) of |= f2fscore::open_flag::append;
+  if (auto r = g_fs.w->open(ino, of); !r) return (void)fuse_reply_err(req, err(r));
   if ((fi->flags & O_TRUNC) && acc != O_RDONLY && S_ISREG(st->mode) && st->size != 0) {
-    if (auto r = g_fs.w->truncate(ino, 0); !r) return (void)fuse_reply_err(req, err(r));
     f2fscore::SetAttr a;
     a.mtime = now_ts();
     a.ctime = a.mtime;
-    if (auto r = g_fs.w->setattr(ino, a); !r) return (void)fuse_reply_err(req, err(r));
+    a.times_now = true;
+    auto r = g_fs.w->truncate(ino, 0);
+    if (r) r = g_fs.w->setattr(ino, a);
+    if (!r) {
+      (void)g_fs.w->release(ino);
+      return (void)fuse_reply_err(req, err(r));
+    }
   }
-  if (auto r = g_fs.w->open(ino); !r) return (void)fuse_reply_err(req, err(r));
   fi->fh = static_cast<std::uint64_t>(fi->flags);
   fi->keep_cache = 1;  // every change of the data goes through this kernel's cache
   if (fuse_reply_open(req, fi) == -ENOENT) (void)g_fs.w->release(ino);  // the opener was interrupted
@@ -647,6 +664,142 @@ void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_i
   fuse_reply_lseek(req, static_cast<off_t>(*r));
 }
 
+// ioctl(2): FS_IOC_GETFLAGS / FS_IOC_SETFLAGS and FS_IOC_FSGETXATTR (what
+// chattr and lsattr use; the kernel's fuse_fileattr_get() and fuse_fileattr_set() send them
+// with a 4-byte int on regular files and directories, and answer ENOTTY
+// for other types themselves) and the f2fs ioctls the writer has
+// (include/uapi/linux/f2fs.h); others ENOTTY, as __f2fs_ioctl()'s
+// default. FS_IOC32_GETFLAGS / FS_IOC32_SETFLAGS reach a daemon only from
+// a 64-bit caller (the kernel turns a 32-bit caller's into the fileattr
+// calls), where Linux f2fs answers ENOTTY too. Privilege
+// (CAP_LINUX_IMMUTABLE, CAP_SYS_ADMIN) is uid 0 of the request.
+namespace ioc {
+constexpr unsigned kGetFlags = 0x80086601u;    // FS_IOC_GETFLAGS, _IOR('f', 1, long)
+constexpr unsigned kSetFlags = 0x40086602u;    // FS_IOC_SETFLAGS, _IOW('f', 2, long)
+constexpr unsigned kFsGetXattr = 0x801c581fu;  // FS_IOC_FSGETXATTR, _IOR('X', 31, struct fsxattr)
+constexpr unsigned kGc = 0x4004f506u;          // F2FS_IOC_GARBAGE_COLLECT, _IOW(0xf5, 6, __u32)
+constexpr unsigned kCheckpoint = 0x0000f507u;  // F2FS_IOC_WRITE_CHECKPOINT, _IO(0xf5, 7)
+constexpr unsigned kDefragment = 0xc010f508u;  // F2FS_IOC_DEFRAGMENT, _IOWR(0xf5, 8, struct f2fs_defragment)
+constexpr unsigned kSetPin = 0x4004f50du;      // F2FS_IOC_SET_PIN_FILE, _IOW(0xf5, 13, __u32)
+constexpr unsigned kGetPin = 0x8004f50eu;      // F2FS_IOC_GET_PIN_FILE, _IOR(0xf5, 14, __u32)
+}  // namespace ioc
+
+void op_ioctl(fuse_req_t req, fuse_ino_t fino, unsigned int cmd, void*, fuse_file_info*, unsigned flags,
+              const void* in_buf, size_t in_bufsz, size_t out_bufsz) {
+  const nid_t ino = to_nid(fino);
+  if (flags & FUSE_IOCTL_COMPAT) return (void)fuse_reply_err(req, ENOTTY);
+  const bool root = fuse_req_ctx(req)->uid == 0;
+  auto in_u32 = [&](std::uint32_t* v) {
+    if (in_bufsz < sizeof *v) return false;
+    std::memcpy(v, in_buf, sizeof *v);
+    return true;
+  };
+  // An int (or long) result in the caller's buffer, zero-extended.
+  auto reply_u32 = [&](std::uint32_t v) {
+    unsigned char out[8] = {};
+    std::memcpy(out, &v, sizeof v);
+    fuse_reply_ioctl(req, 0, out, std::min<size_t>(out_bufsz, sizeof out));
+  };
+  switch (cmd) {
+    case ioc::kGetFlags: {
+      if (out_bufsz < 4) return (void)fuse_reply_err(req, EINVAL);
+      auto f = g_fs.w->get_flags(ino);
+      if (!f) return (void)fuse_reply_err(req, err(f));
+      return reply_u32(*f);
+    }
+    case ioc::kSetFlags: {
+      std::uint32_t v = 0;
+      if (!in_u32(&v)) return (void)fuse_reply_err(req, EINVAL);
+      if (g_fs.read_only) return (void)fuse_reply_err(req, EROFS);  // mnt_want_write_file()
+      auto r = g_fs.w->set_flags(ino, v, ~0u, root);
+      if (!r) return (void)fuse_reply_err(req, err(r));
+      // The new ctime: the kernel keeps the attributes it has cached
+      // (fuse_fileattr_set() does not drop them).
+      if (g_fs.se) (void)fuse_lowlevel_notify_inval_inode(g_fs.se, fino, -1, 0);
+      return (void)fuse_reply_ioctl(req, 0, nullptr, 0);
+    }
+    case ioc::kFsGetXattr: {
+      // f2fs_fileattr_get() through fileattr_fill_flags(): the flags all
+      // file systems share as FS_XFLAG_* bits, and the project id. The
+      // kernel's vfs_fileattr_set() asks this of a FUSE file before every
+      // FS_IOC_SETFLAGS (fuse_fileattr_get() of an empty fileattr).
+      struct fsxattr x {};
+      if (out_bufsz < sizeof x) return (void)fuse_reply_err(req, EINVAL);
+      auto f = g_fs.w->get_flags(ino);
+      if (!f) return (void)fuse_reply_err(req, err(f));
+      auto st = g_fs.w->stat(ino);
+      if (!st) return (void)fuse_reply_err(req, err(st));
+      static constexpr std::pair<std::uint32_t, std::uint32_t> kX[] = {
+          {FS_SYNC_FL, FS_XFLAG_SYNC},     {FS_IMMUTABLE_FL, FS_XFLAG_IMMUTABLE}, {FS_APPEND_FL, FS_XFLAG_APPEND},
+          {FS_NODUMP_FL, FS_XFLAG_NODUMP}, {FS_NOATIME_FL, FS_XFLAG_NOATIME},     {FS_DAX_FL, FS_XFLAG_DAX},
+          {FS_PROJINHERIT_FL, FS_XFLAG_PROJINHERIT}};
+      for (const auto& [fl, xf] : kX)
+        if (*f & fl) x.fsx_xflags |= xf;
+      x.fsx_projid = st->projid;
+      return (void)fuse_reply_ioctl(req, 0, &x, sizeof x);
+    }
+    case ioc::kGetPin: {
+      // f2fs_ioc_get_pin_file(): i_gc_failures of a pinned file, else 0;
+      // the writer keeps no GC failure count, so 0.
+      if (out_bufsz < 4) return (void)fuse_reply_err(req, EINVAL);
+      auto st = g_fs.w->stat(ino);
+      if (!st) return (void)fuse_reply_err(req, err(st));
+      return reply_u32(0);
+    }
+    case ioc::kSetPin: {
+      // f2fs_ioc_set_pin_file(): EINVAL but on a regular file, EROFS.
+      std::uint32_t pin = 0;
+      if (!in_u32(&pin)) return (void)fuse_reply_err(req, EINVAL);
+      auto st = g_fs.w->stat(ino);
+      if (!st) return (void)fuse_reply_err(req, err(st));
+      if (!S_ISREG(st->mode)) return (void)fuse_reply_err(req, EINVAL);
+      if (g_fs.read_only) return (void)fuse_reply_err(req, EROFS);
+      auto r = g_fs.w->set_pinned(ino, pin != 0);
+      if (!r) return (void)fuse_reply_err(req, err(r));
+      return (void)fuse_reply_ioctl(req, 0, nullptr, 0);
+    }
+    case ioc::kDefragment: {
+      // f2fs_ioc_defragment(): CAP_SYS_ADMIN (EPERM), a regular file
+      // (EINVAL), EROFS, a 4 KiB-aligned range (EINVAL); the moved bytes
+      // come back in len.
+      std::uint64_t range[2] = {};
+      if (in_bufsz < sizeof range || out_bufsz < sizeof range) return (void)fuse_reply_err(req, EINVAL);
+      std::memcpy(range, in_buf, sizeof range);
+      if (!root) return (void)fuse_reply_err(req, EPERM);
+      auto st = g_fs.w->stat(ino);
+      if (!st) return (void)fuse_reply_err(req, err(st));
+      if (!S_ISREG(st->mode)) return (void)fuse_reply_err(req, EINVAL);
+      if (g_fs.read_only) return (void)fuse_reply_err(req, EROFS);
+      if ((range[0] | range[1]) & 4095u) return (void)fuse_reply_err(req, EINVAL);
+      auto r = g_fs.w->defragment(ino, range[0], range[1]);
+      if (!r) return (void)fuse_reply_err(req, err(r));
+      range[1] = *r;
+      return (void)fuse_reply_ioctl(req, 0, range, sizeof range);
+    }
+    case ioc::kGc: {
+      // f2fs_ioc_gc(): CAP_SYS_ADMIN (EPERM), EROFS; foreground GC of one
+      // section; ENODATA when there is no victim (f2fs_gc()).
+      std::uint32_t sync = 0;
+      if (!in_u32(&sync)) return (void)fuse_reply_err(req, EINVAL);
+      if (!root) return (void)fuse_reply_err(req, EPERM);
+      if (g_fs.read_only) return (void)fuse_reply_err(req, EROFS);
+      auto r = g_fs.w->gc(1);
+      if (!r) return (void)fuse_reply_err(req, err(r));
+      if (*r == 0) return (void)fuse_reply_err(req, ENODATA);
+      return (void)fuse_reply_ioctl(req, 0, nullptr, 0);
+    }
+    case ioc::kCheckpoint: {
+      // f2fs_ioc_write_checkpoint(): CAP_SYS_ADMIN (EPERM), EROFS.
+      if (!root) return (void)fuse_reply_err(req, EPERM);
+      if (g_fs.read_only) return (void)fuse_reply_err(req, EROFS);
+      auto r = g_fs.w->sync();
+      if (!r) return (void)fuse_reply_err(req, err(r));
+      return (void)fuse_reply_ioctl(req, 0, nullptr, 0);
+    }
+    default: return (void)fuse_reply_err(req, ENOTTY);
+  }
+}
+
 const fuse_lowlevel_ops kOps = [] {
   fuse_lowlevel_ops o{};
   o.init = op_init;
@@ -681,6 +834,7 @@ const fuse_lowlevel_ops kOps = [] {
   o.fallocate = op_fallocate;
   o.copy_file_range = op_copy_file_range;
   o.lseek = op_lseek;
+  o.ioctl = op_ioctl;
   return o;
 }();
 
@@ -858,6 +1012,7 @@ int main(int argc, char** argv) {
   for (auto& a : fargs) fargv.push_back(a.data());
   fuse_args args = FUSE_ARGS_INIT(static_cast<int>(fargv.size()), fargv.data());
   fuse_session* se = fuse_session_new(&args, &kOps, sizeof kOps, nullptr);
+  g_fs.se = se;
   fuse_opt_free_args(&args);
   if (!se) {
     (void)(*w)->unmount();

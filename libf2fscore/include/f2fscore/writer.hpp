@@ -199,6 +199,10 @@ struct SetAttr {
   std::optional<std::uint16_t> mode;  ///< permission bits (07777); the type bits are kept
   std::optional<std::uint32_t> uid, gid;
   std::optional<Timespec> atime, mtime, ctime;
+  /// atime and mtime, when given, are the current time (utimensat(2) with
+  /// NULL or UTIME_NOW: no ATTR_ATIME_SET / ATTR_MTIME_SET), which an
+  /// append-only inode takes; explicit times on one are EPERM.
+  bool times_now = false;
   /// The project id (fsx_projid of FS_IOC_FSSETXATTR, f2fs_ioc_setproject()
   /// in fs/f2fs/file.c): the inode's usage moves to the new project.
   /// Errors: unsupported (EOPNOTSUPP) without the project_quota feature
@@ -228,6 +232,26 @@ struct WriteFlags {
   /// O_DSYNC: as write() then fdatasync().
   bool dsync = false;
 };
+
+/// The flags of FS_IOC_GETFLAGS / FS_IOC_SETFLAGS (FS_*_FL in
+/// include/uapi/linux/fs.h) that f2fs knows: those stored in i_flags have
+/// the values of disk::iflag; these come from other inode state.
+namespace fs_flag {
+inline constexpr std::uint32_t encrypt = 0x00000800;      ///< FS_ENCRYPT_FL
+inline constexpr std::uint32_t verity = 0x00100000;       ///< FS_VERITY_FL
+inline constexpr std::uint32_t nocow = 0x00800000;        ///< FS_NOCOW_FL: a pinned file
+inline constexpr std::uint32_t inline_data = 0x10000000;  ///< FS_INLINE_DATA_FL
+/// F2FS_GETTABLE_FS_FL (fs/f2fs/f2fs.h): what FS_IOC_GETFLAGS reports; a
+/// bit outside it in FS_IOC_SETFLAGS is EOPNOTSUPP.
+inline constexpr std::uint32_t gettable = 0x00000004 | 0x00000008 | 0x00000010 | 0x00000020 | 0x00000040 | 0x00000080 |
+                                          0x00000400 | 0x00001000 | 0x00010000 | 0x20000000 | encrypt | inline_data |
+                                          nocow | verity | 0x40000000;
+/// F2FS_SETTABLE_FS_FL: the bits FS_IOC_SETFLAGS changes (compr, sync,
+/// immutable, append, nodump, noatime, nocomp, dirsync, projinherit,
+/// casefold).
+inline constexpr std::uint32_t settable = 0x00000004 | 0x00000008 | 0x00000010 | 0x00000020 | 0x00000040 | 0x00000080 |
+                                          0x00000400 | 0x00010000 | 0x20000000 | 0x40000000;
+}  // namespace fs_flag
 
 /// fallocate() modes (FALLOC_FL_* in include/uapi/linux/falloc.h).
 namespace falloc {
@@ -404,7 +428,8 @@ class Writer {
 
   /// Writes `data` at byte `offset` of regular file `ino`, extending it.
   /// Errors: invalid_argument (not a regular file, past the largest file),
-  /// no_space.
+  /// no_space, read_only (EPERM) for an immutable inode. A file with
+  /// F2FS_SYNC_FL is written as with WriteFlags::dsync.
   Result<std::size_t> write(nid_t ino, std::uint64_t offset, std::span<const std::uint8_t> data,
                             WriteFlags flags = {});
   /// Reads up to out.size() bytes at `offset`; short at end of file; holes
@@ -412,7 +437,8 @@ class Writer {
   Result<std::size_t> read(nid_t ino, std::uint64_t offset, std::span<std::uint8_t> out);
   /// Sets the size of regular file `ino` (bytes): shrinking frees the
   /// blocks and nodes past the end and zeroes the tail of the last block;
-  /// growing leaves a hole.
+  /// growing leaves a hole. EPERM (read_only) for an immutable or
+  /// append-only inode.
   Status truncate(nid_t ino, std::uint64_t size);
 
   // ---- Namespace (writer/ns.cpp) ----
@@ -433,7 +459,10 @@ class Writer {
   Result<nid_t> mknod(std::string_view path, std::uint16_t mode, std::uint32_t rdev = 0);
   /// Changes mode bits, owner, project id and times (ctime is set to now
   /// unless given). On a quota volume the inode's usage moves with its ids
-  /// (__dquot_transfer()).
+  /// (__dquot_transfer()). EPERM (read_only) for any change but the
+  /// project id alone on an immutable inode, and for the mode, owner or
+  /// explicit times (SetAttr::times_now false) on an append-only one
+  /// (f2fs_setattr() in fs/f2fs/file.c, may_setattr() in fs/attr.c).
   Status setattr(nid_t ino, const SetAttr& attr);
   /// The quota usage of `id` for `type` (0 user, 1 group, 2 project) as the
   /// quota files will hold it after the next checkpoint (each checkpoint
@@ -451,7 +480,12 @@ class Writer {
   /// Opens `ino` (counts openers): an inode unlinked while open stays on
   /// the orphan list until its last release(), and is freed at the next
   /// mount if the volume was not unmounted (f2fs_recover_orphan_inodes()).
-  Status open(nid_t ino);
+  /// `flags` (open_flag: the access mode, trunc, append) as may_open() in
+  /// fs/namei.c checks them against the inode's flags: EPERM (read_only)
+  /// for write access (an access mode but rdonly, or trunc) to an
+  /// immutable inode, and for write access without append, or trunc, to
+  /// an append-only one. The permission bits are the caller's.
+  Status open(nid_t ino, std::uint32_t flags = 0);
   Status release(nid_t ino);
 
   // ---- Inode-relative namespace (writer/dir.cpp, writer/ns.cpp) ----
@@ -464,7 +498,12 @@ class Writer {
   // (invalid_argument), EINVAL (invalid_argument: "." or "..", a directory
   // moved below itself), EPERM (invalid_argument: a hard link to a
   // directory), EMLINK (invalid_argument), EBUSY (invalid_argument: the
-  // root), ENOSPC (no_space). On a read_only mount the changing calls fail
+  // root), ENOSPC (no_space), EPERM (read_only) where the VFS refuses
+  // immutable and append-only inodes: a name made in an immutable
+  // directory (may_create()), a name removed from an immutable or
+  // append-only directory or naming such an inode (may_delete(): unlink,
+  // rmdir, rename's source and replaced target), a link to such an inode
+  // (vfs_link()), all in fs/namei.c. On a read_only mount the changing calls fail
   // with read_only (EROFS).
 
   /// The inode `name` names in directory `dir`; "." is `dir`, ".." its parent.
@@ -504,7 +543,8 @@ class Writer {
   /// invalid_argument (name over 255 bytes or, with its "user."/"trusted."/
   /// "security." prefix, over XATTR_NAME_MAX; bad index), no_space (the
   /// inode's xattr space, the inline area + 4,068 bytes, is full: E2BIG in
-  /// Linux 6.1).
+  /// Linux 6.1); read_only (EPERM) for an immutable or append-only inode
+  /// (xattr_permission() in fs/xattr.c), also for removexattr().
   Status setxattr(nid_t ino, std::uint8_t index, std::string_view name, std::span<const std::uint8_t> value,
                   XattrSet how = XattrSet::any);
   Result<std::vector<std::uint8_t>> getxattr(nid_t ino, std::uint8_t index, std::string_view name);
@@ -512,34 +552,57 @@ class Writer {
   Status removexattr(nid_t ino, std::uint8_t index, std::string_view name);
 
   // ---- Inode flags (writer/flags.cpp) ----
-  /// The inode's i_flags (F2FS_*_FL, disk::iflag; the bits FS_IOC_GETFLAGS
-  /// reports have the FS_*_FL values). Errors: not_found (ENOENT).
+  /// The flags FS_IOC_GETFLAGS reports (fs_flag; the F2FS_*_FL bits of
+  /// i_flags have the same values), as f2fs_fileattr_get() in
+  /// fs/f2fs/file.c: i_flags within fs_flag::gettable, plus encrypt
+  /// (FADVISE_ENCRYPT_BIT), verity (FADVISE_VERITY_BIT), inline_data
+  /// (inline data or inline dentries) and nocow (a pinned file). The raw
+  /// i_flags are WriterStat::flags. Answers for every type (the ioctl
+  /// reaches only regular files and directories: ENOTTY for the others).
+  /// A new directory has index (F2FS_INDEX_FL, f2fs_new_inode()); a new
+  /// inode takes sync, nodump, noatime, dirsync, projinherit and casefold
+  /// from its directory as its type allows (F2FS_FL_INHERITED,
+  /// f2fs_mask_flags()). Errors: not_found (ENOENT).
   Result<std::uint32_t> get_flags(nid_t ino);
-  /// Sets the bits of `mask` in i_flags of `ino` to those of `flags`, as
-  /// FS_IOC_SETFLAGS does through f2fs_fileattr_set() and
-  /// f2fs_setflags_common() in fs/f2fs/file.c (ctime becomes now). The
-  /// writer changes F2FS_CASEFOLD_FL (disk::iflag::casefold, chattr +F)
-  /// and F2FS_COMPR_FL (disk::iflag::compr, chattr +c) only; a change of
-  /// another bit is Errc::unsupported naming it, nothing changed. The
-  /// compression flag: on a regular file or directory (EINVAL otherwise,
-  /// f2fs_may_compress()), of a volume with the compression feature
-  /// (EOPNOTSUPP), set or cleared on a regular file only while it has no
-  /// data blocks and no inline data (EINVAL, F2FS_HAS_BLOCKS()); setting
-  /// it gives the inode the mount's compression parameters
-  /// (MountOptions::compression, set_compress_context()); a pinned file
-  /// is EINVAL. The casefold flag: on a directory only (EOPNOTSUPP
-  /// otherwise, as f2fs_mask_flags() in fs/f2fs/f2fs.h drops it), on a
-  /// volume with the casefold feature (EOPNOTSUPP), of a directory with
-  /// no entries but "." and ".." (ENOTEMPTY, Errc::exists); not on a quota
-  /// file (EPERM). Setting a bit already set, or clearing one clear,
-  /// changes ctime only. Errors carry the errno in Error::sys_errno.
-  Status set_flags(nid_t ino, std::uint32_t flags, std::uint32_t mask);
+  /// Sets the bits of `mask` in the flags of `ino` to those of `flags`, as
+  /// FS_IOC_SETFLAGS does (a whole word: `mask` ~0u) through
+  /// vfs_fileattr_set() in fs/ioctl.c, f2fs_fileattr_set() and
+  /// f2fs_setflags_common() in fs/f2fs/file.c (Linux 6.1); ctime becomes
+  /// now, also when nothing changes. The flags that change are those of
+  /// fs_flag::settable: sync, immutable, append, nodump, noatime, nocomp,
+  /// dirsync, projinherit, compr, casefold; the other bits of `flags` in
+  /// fs_flag::gettable are ignored. Errors (sys_errno), in the kernel's
+  /// order: ENOTTY (unsupported) on a type other than regular file and
+  /// directory (no fileattr_set in their inode operations); EPERM (read_only) for a change of immutable or append when
+  /// `cap_linux_immutable` is false (the caller lacks CAP_LINUX_IMMUTABLE,
+  /// fileattr_set_prepare()); EOPNOTSUPP (unsupported) for a bit outside
+  /// fs_flag::gettable, and for a bit the inode's type cannot carry
+  /// (f2fs_mask_flags() in fs/f2fs/f2fs.h: dirsync, projinherit and
+  /// casefold on directories only); EPERM for a quota file; casefold: EOPNOTSUPP
+  /// without the casefold feature, ENOTEMPTY (exists) for a directory with
+  /// entries; compr or nocomp: EOPNOTSUPP without the compression feature,
+  /// EINVAL for both at once; clearing compr: EINVAL while the file has
+  /// data blocks; setting compr: inline data is moved to a block first
+  /// (f2fs_convert_inline_inode(), kept when the rest fails), then EINVAL
+  /// for a file with data blocks, a pinned file or a type other than
+  /// regular file and directory (f2fs_may_compress()); it gives the inode
+  /// the mount's compression parameters (MountOptions::compression,
+  /// set_compress_context()). The owner check of vfs_fileattr_set()
+  /// (EPERM unless the owner or CAP_FOWNER) is the caller's. What the
+  /// flags do in the writer: immutable and append as the calls above
+  /// say; sync makes write() synchronous (WriteFlags::dsync); dirsync or
+  /// sync on a directory makes each call that adds, removes or renames a
+  /// name in it end with a checkpoint (IS_DIRSYNC() in fs/f2fs/namei.c);
+  /// the others are kept for Linux.
+  Status set_flags(nid_t ino, std::uint32_t flags, std::uint32_t mask, bool cap_linux_immutable = true);
 
   // ---- Space of regular files (writer/ns.cpp) ----
   /// fallocate(2) on a regular file: mode 0 or keep_size reserves blocks
   /// (NEW_ADDR, read as zeroes) and with mode 0 extends i_size;
   /// punch_hole|keep_size frees whole blocks in the range and zeroes the
   /// partial ends; zero_range zeroes the range. Offsets and lengths in bytes.
+  /// EPERM (read_only) on an immutable inode, and on an append-only one
+  /// for modes other than 0 and keep_size (vfs_fallocate() in fs/open.c).
   Status fallocate(nid_t ino, std::uint32_t mode, std::uint64_t offset, std::uint64_t length);
 
   /// lseek(2)'s SEEK_DATA (`hole` false) or SEEK_HOLE (`hole` true) from

@@ -462,10 +462,10 @@ Result<nid_t> Writer::Impl::create_in(nid_t parent, std::string_view leaf, std::
   if (!pn) return make_error(pn.error());
   const std::uint16_t pmode = (*pn)->i.i_mode.get();
   const std::uint32_t pgid = (*pn)->i.i_gid.get();
-  const bool pcasefold = (*pn)->i.i_flags.get() & iflag::casefold;
   auto e = find_entry(parent, leaf);
   if (e) return errno_error(Errc::exists, EEXIST, "writer: \"" + std::string(leaf) + "\" exists");
   if (e.error().code != Errc::not_found) return make_error(e.error());
+  F2FSCORE_TRY(may_create(parent));
   const bool dir = (mode & 0xF000) == 0x4000;
   wr::acl::Inherited acls;
   if (owner.umask) {
@@ -480,14 +480,6 @@ Result<nid_t> Writer::Impl::create_in(nid_t parent, std::string_view leaf, std::
   }
   auto ino = make_inode(parent, leaf, mode, o);
   if (!ino) return make_error(ino.error());
-  if (dir && pcasefold) {
-    // f2fs_new_inode(): F2FS_CASEFOLD_FL is among the flags a new inode
-    // inherits (F2FS_FL_INHERITED), kept for directories only
-    // (f2fs_mask_flags(): F2FS_REG_FLMASK and F2FS_OTHER_FLMASK drop it).
-    auto in = node(*ino);
-    if (!in) return make_error(in.error());
-    (*in)->i.i_flags.set((*in)->i.i_flags.get() | iflag::casefold);
-  }
   if (init) {
     auto in = node(*ino);
     if (!in) return make_error(in.error());
@@ -547,6 +539,7 @@ Status Writer::Impl::remove_in(nid_t parent, std::string_view leaf, bool dir) {
   auto ino = find_entry(parent, leaf);
   if (!ino) return make_error(ino.error().code == Errc::not_found ? Error{Errc::not_found, ENOENT, Error::kNoOffset, ino.error().message}
                                                                   : ino.error());
+  F2FSCORE_TRY(may_delete(parent, *ino));
   auto in = node(*ino);
   if (!in) return make_error(in.error());
   const bool is_d = is_dir_node(**in);
@@ -598,7 +591,7 @@ Result<nid_t> create_common(Writer::Impl& w, std::string_view path, std::uint16_
   F2FSCORE_TRY(w.usable(true));
   auto np = new_path(w, path);
   if (!np) return make_error(np.error());
-  return w.create_in(np->first, np->second, mode, Owner{}, {}, false);
+  return w.dirsync_after(np->first, w.create_in(np->first, np->second, mode, Owner{}, {}, false));
 }
 
 // Resolves `path` to its parent and leaf.
@@ -640,7 +633,7 @@ Status Writer::unlink(std::string_view path) {
   nid_t parent = 0;
   std::string leaf;
   F2FSCORE_TRY(parent_of(*impl_, path, &parent, &leaf));
-  return impl_->remove_in(parent, leaf, false);
+  return impl_->dirsync_after(parent, impl_->remove_in(parent, leaf, false));
 }
 
 Status Writer::rmdir(std::string_view path) {
@@ -651,7 +644,7 @@ Status Writer::rmdir(std::string_view path) {
   auto ino = impl_->resolve(path, &parent, &leaf);
   if (!ino) return make_error(ino.error());
   if (*ino == impl_->sb.root_ino.get()) return errno_error(Errc::invalid_argument, EBUSY, "writer: the root cannot be removed");
-  return impl_->remove_in(parent, leaf, true);
+  return impl_->dirsync_after(parent, impl_->remove_in(parent, leaf, true));
 }
 
 // ---- Inode-relative operations ------------------------------------------------
@@ -681,13 +674,13 @@ Result<std::vector<WriterDirEntry>> Writer::list_at(nid_t dir) {
 Status Writer::unlink_at(nid_t dir, std::string_view name) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(true));
-  return impl_->remove_in(dir, name, false);
+  return impl_->dirsync_after(dir, impl_->remove_in(dir, name, false));
 }
 
 Status Writer::rmdir_at(nid_t dir, std::string_view name) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(true));
-  return impl_->remove_in(dir, name, true);
+  return impl_->dirsync_after(dir, impl_->remove_in(dir, name, true));
 }
 
 }  // namespace f2fscore

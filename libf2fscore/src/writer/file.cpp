@@ -441,18 +441,18 @@ Status Writer::Impl::free_inode(nid_t ino) {
 
 Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std::uint16_t mode, const Owner& owner) {
   const bool dir = (mode & 0xF000) == 0x4000;
-  // Project quota: a parent with F2FS_PROJINHERIT_FL gives its project id
-  // to every new inode and the flag to a new directory (f2fs_mask_flags()
-  // keeps it off regular files and the rest, as Linux 6.1 leaves them), as
+  // The parent's inheritable flags (inherited_flags(): F2FS_FL_INHERITED
+  // through f2fs_mask_flags(), so F2FS_PROJINHERIT_FL and F2FS_CASEFOLD_FL
+  // reach directories only). Project quota: a parent with
+  // F2FS_PROJINHERIT_FL gives its project id to every new inode, as
   // f2fs_new_inode() in fs/f2fs/namei.c; else F2FS_DEF_PROJID (0).
   std::uint32_t projid = 0, inherit = 0;
-  if (sb.feature.get() & feature::project_quota) {
+  {
     auto pp = node(parent);
     if (!pp) return make_error(pp.error());
-    if ((*pp)->i.i_flags.get() & iflag::projinherit) {
+    inherit = inherited_flags(**pp, mode);
+    if ((sb.feature.get() & feature::project_quota) && ((*pp)->i.i_flags.get() & iflag::projinherit))
       projid = projid_of(**pp);
-      if (dir) inherit = iflag::projinherit;
-    }
   }
   F2FSCORE_TRY(quota_alloc_inode(owner.uid, owner.gid, projid));  // writer/quota.cpp: EDQUOT
   auto n = alloc_nid();
@@ -481,6 +481,8 @@ Result<nid_t> Writer::Impl::make_inode(nid_t parent, std::string_view name, std:
     if (sb.feature.get() & feature::inode_crtime) in->i.extra.i_crtime.set(now());
     if (projid_fits(*in)) in->i.extra.i_projid.set(projid);
   }
+  // f2fs_new_inode() gives a directory F2FS_INDEX_FL too.
+  if (dir) inherit |= iflag::index;
   if (inherit) in->i.i_flags.set(in->i.i_flags.get() | inherit);
   in->i.i_links.set(dir ? 2 : 1);
   in->i.i_blocks.set(1);
@@ -635,6 +637,13 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
   auto st = stat(ino);
   if (!st) return make_error(st.error());
   if (!st->is_reg()) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is not a regular file", ino));
+  // f2fs_write_checks() in fs/f2fs/file.c: EPERM on an immutable inode.
+  // An append-only one is written where the caller says (O_APPEND is
+  // the opener's: open() refuses write access without it).
+  F2FSCORE_TRY(impl_->refuse_flagged(ino, false, "no writes"));
+  // A file with F2FS_SYNC_FL (chattr +S) is written synchronously:
+  // generic_write_sync() with IS_SYNC() makes it O_DSYNC.
+  if (st->flags & iflag::sync) flags.dsync = true;
   if (flags.direct && (offset % kBlockSize || data.size() % kBlockSize))
     return make_error(Errc::unaligned, fmt("writer: a direct write of %llu bytes at %llu is not in whole 4 KiB blocks",
                                            static_cast<std::uint64_t>(data.size()), offset));
@@ -704,6 +713,9 @@ Status Writer::truncate(nid_t ino, std::uint64_t size) {
   auto st = stat(ino);
   if (!st) return make_error(st.error());
   if (!st->is_reg()) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is not a regular file", ino));
+  // f2fs_setattr() refuses an immutable inode; vfs_truncate() and
+  // do_sys_ftruncate() in fs/open.c an append-only one (EPERM).
+  F2FSCORE_TRY(impl_->refuse_flagged(ino, true, "no truncate"));
   auto inp = impl_->node(ino);
   if (!inp) return make_error(inp.error());
   {

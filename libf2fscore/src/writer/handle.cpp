@@ -241,6 +241,8 @@ Status setxattr_ino(Writer& pub, Writer::Impl& w, nid_t ino, std::string_view fu
     return errno_error(Errc::invalid_argument, E2BIG, fmt("writer: an xattr value of %llu bytes (XATTR_SIZE_MAX 65536)", value->size()));
   auto m = mode_of(w, ino);
   if (!m) return make_error(m.error());
+  // xattr_permission(): immutable and append-only inodes first (EPERM).
+  F2FSCORE_TRY(w.refuse_flagged(ino, true, "its xattrs do not change"));
   F2FSCORE_TRY(user_xattr_allowed(full, *m, true));
   auto x = parse_xattr_name(full);
   if (!x) return make_error(x.error());
@@ -394,8 +396,15 @@ Result<FileHandle> Writer::open(std::string_view path, std::uint32_t flags, std:
     return make_error(Error{Errc::invalid_argument, EISDIR, Error::kNoOffset, "writer: a directory opened for writing"});
   if (w.opts.read_only && wants_write && (type == kReg || type == kDir))
     return make_error(Error{Errc::read_only, EROFS, Error::kNoOffset, "writer: the volume is mounted read-only"});
-  if (type == kReg && trunc) F2FSCORE_PTRY(truncate(f->ino, 0));
-  F2FSCORE_PTRY(open(f->ino));
+  // may_open() (immutable and append-only inodes: open(nid_t, flags)),
+  // then handle_truncate().
+  F2FSCORE_PTRY(open(f->ino, flags));
+  if (type == kReg && trunc) {
+    if (auto t = truncate(f->ino, 0); !t) {
+      (void)release(f->ino);
+      return make_error(posix_error(std::move(t.error())));
+    }
+  }
   return FileHandle(this, f->ino, flags);
 }
 
@@ -546,6 +555,8 @@ Result<std::size_t> FileHandle::do_write(std::span<const std::uint8_t> data, std
   if (!st) return make_error(posix_error(std::move(st.error())));
   if (!st->is_reg()) return make_error(Error{Errc::invalid_argument, EINVAL, Error::kNoOffset, "writer: write to a special file"});
   if (flags_ & open_flag::append) offset = st->size;
+  // f2fs_write_checks() runs for an empty write too (EPERM when immutable).
+  F2FSCORE_PTRY(w_->impl_->refuse_flagged(ino_, false, "no writes"));
   WriteFlags wf;
   wf.direct = flags_ & open_flag::direct;
   wf.dsync = (flags_ & open_flag::dsync) != 0;
@@ -646,6 +657,8 @@ Status FileHandle::fallocate(std::uint32_t mode, std::uint64_t offset, std::uint
   if ((mode & kUnshare) && (mode & ~(kUnshare | falloc::keep_size))) return err(EINVAL, "writer: fallocate: unshare_range with other modes");
   const std::uint32_t acc = flags_ & open_flag::accmode;
   if (acc != open_flag::wronly && acc != open_flag::rdwr) return err(EBADF, "writer: the handle is not open for writing");
+  if (mode & ~falloc::keep_size) F2FSCORE_PTRY(w_->impl_->refuse_flagged(ino_, true, "fallocate other than preallocation"));
+  F2FSCORE_PTRY(w_->impl_->refuse_flagged(ino_, false, "fallocate"));
   auto st = w_->stat(ino_);
   if (!st) return make_error(posix_error(std::move(st.error())));
   if (is_type(st->mode, kFifo)) return err(ESPIPE, "writer: fallocate on a FIFO");

@@ -231,10 +231,6 @@ Status Writer::Impl::rename_in(nid_t op, std::string_view oleaf, nid_t np, std::
     tdir = is_dir(**tp);
     tmode = (*tp)->i.i_mode.get();
   }
-  // writer/quota.cpp: a directory with PROJINHERIT takes only inodes of its
-  // project (EXDEV, f2fs_rename() / f2fs_cross_rename()).
-  F2FSCORE_TRY(quota_same_project(np, *src));
-  if (exchange) F2FSCORE_TRY(quota_same_project(op, *tgt));
   // A directory cannot go into itself or below itself (EINVAL from
   // vfs_rename()'s ancestor check); with exchange, neither can the target
   // (ENOTEMPTY there, as lock_rename()'s trap for the target's side).
@@ -260,6 +256,17 @@ Status Writer::Impl::rename_in(nid_t op, std::string_view oleaf, nid_t np, std::
     if (!b) return make_error(b.error());
     if (*b) return errno_error(Errc::invalid_argument, EINVAL, "writer: cannot move a directory into itself or below itself");
   }
+  // vfs_rename() in fs/namei.c, after the lookups and the trap checks:
+  // may_delete() of the source, then may_delete() of a target or
+  // may_create() in the new directory (EPERM for immutable and
+  // append-only inodes and directories, before the type checks).
+  F2FSCORE_TRY(may_delete(op, *src));
+  if (tgt) F2FSCORE_TRY(may_delete(np, *tgt));
+  else F2FSCORE_TRY(may_create(np));
+  // writer/quota.cpp: a directory with PROJINHERIT takes only inodes of its
+  // project (EXDEV, f2fs_rename() / f2fs_cross_rename()).
+  F2FSCORE_TRY(quota_same_project(np, *src));
+  if (exchange) F2FSCORE_TRY(quota_same_project(op, *tgt));
   if (exchange) {
     F2FSCORE_TRY(set_entry(op, oleaf, *tgt, file_type(tmode)));
     F2FSCORE_TRY(set_entry(np, nleaf, *src, file_type(smode)));
@@ -342,14 +349,16 @@ Status Writer::rename(std::string_view from, std::string_view to) {
   auto tgt = w.resolve(to, &np, &nleaf);
   if (!tgt && (tgt.error().code != Errc::not_found || np == 0 || nleaf.empty())) return make_error(tgt.error());
   if (tgt && *tgt == w.sb.root_ino.get()) return make_error(Errc::invalid_argument, "writer: the root cannot be replaced");
-  return w.rename_in(op, oleaf, np, nleaf, 0);
+  auto r = w.dirsync_after(op, w.rename_in(op, oleaf, np, nleaf, 0));
+  return np == op ? r : w.dirsync_after(np, std::move(r));
 }
 
 Status Writer::rename_at(nid_t old_dir, std::string_view old_name, nid_t new_dir, std::string_view new_name,
                          std::uint32_t flags) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(true));
-  return impl_->rename_in(old_dir, old_name, new_dir, new_name, flags);
+  auto r = impl_->dirsync_after(old_dir, impl_->rename_in(old_dir, old_name, new_dir, new_name, flags));
+  return new_dir == old_dir ? r : impl_->dirsync_after(new_dir, std::move(r));
 }
 
 // ---- link ----------------------------------------------------------------------------
@@ -371,6 +380,10 @@ Status Writer::Impl::link_in(nid_t ino, nid_t np, std::string_view nleaf) {
   auto e = find_entry(np, nleaf);
   if (e) return errno_error(Errc::exists, EEXIST, "writer: \"" + std::string(nleaf) + "\" exists");
   if (e.error().code != Errc::not_found) return make_error(e.error());
+  // vfs_link() in fs/namei.c: may_create() (an immutable directory), then
+  // no link to an immutable or append-only inode (EPERM).
+  F2FSCORE_TRY(may_create(np));
+  F2FSCORE_TRY(refuse_flagged(ino, true, "no new link to an immutable or append-only inode"));
   F2FSCORE_TRY(quota_same_project(np, ino));  // writer/quota.cpp: EXDEV (f2fs_link())
   F2FSCORE_TRY(add_entry(np, nleaf, ino, file_type(mode)));
   auto in2 = node(ino);
@@ -396,13 +409,13 @@ Status Writer::link(std::string_view existing, std::string_view new_path) {
     return errno_error(Errc::invalid_argument, EPERM, "writer: \"" + std::string(existing) + "\" is a directory: no hard links (EPERM)");
   auto nn = new_name(w, new_path);
   if (!nn) return make_error(nn.error());
-  return w.link_in(*ino, nn->parent, nn->leaf);
+  return w.dirsync_after(nn->parent, w.link_in(*ino, nn->parent, nn->leaf));
 }
 
 Status Writer::link_at(nid_t ino, nid_t new_dir, std::string_view new_name) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(true));
-  return impl_->link_in(ino, new_dir, new_name);
+  return impl_->dirsync_after(new_dir, impl_->link_in(ino, new_dir, new_name));
 }
 
 // ---- symlink, readlink -----------------------------------------------------------------
@@ -483,13 +496,13 @@ Result<nid_t> Writer::symlink(std::string_view target, std::string_view link_pat
   F2FSCORE_TRY(impl_->usable(true));
   auto nn = new_name(*impl_, link_path);
   if (!nn) return make_error(nn.error());
-  return symlink_in(*impl_, nn->parent, nn->leaf, target, Owner{}, false);
+  return impl_->dirsync_after(nn->parent, symlink_in(*impl_, nn->parent, nn->leaf, target, Owner{}, false));
 }
 
 Result<nid_t> Writer::symlink_at(nid_t dir, std::string_view name, std::string_view target, const Owner& owner) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(true));
-  return symlink_in(*impl_, dir, name, target, owner, true);
+  return impl_->dirsync_after(dir, symlink_in(*impl_, dir, name, target, owner, true));
 }
 
 Result<nid_t> Writer::mknod(std::string_view path, std::uint16_t mode, std::uint32_t rdev) {
@@ -500,13 +513,13 @@ Result<nid_t> Writer::mknod(std::string_view path, std::uint16_t mode, std::uint
     return make_error(Errc::invalid_argument, fmt("writer: mknod of mode 0%llo: not a device, FIFO or socket", mode));
   auto nn = new_name(*impl_, path);
   if (!nn) return make_error(nn.error());
-  return mknod_in(*impl_, nn->parent, nn->leaf, mode, rdev, Owner{}, true, false);
+  return impl_->dirsync_after(nn->parent, mknod_in(*impl_, nn->parent, nn->leaf, mode, rdev, Owner{}, true, false));
 }
 
 Result<nid_t> Writer::mknod_at(nid_t dir, std::string_view name, std::uint16_t mode, std::uint32_t rdev, const Owner& owner) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(true));
-  return mknod_in(*impl_, dir, name, mode, rdev, owner, false, true);
+  return impl_->dirsync_after(dir, mknod_in(*impl_, dir, name, mode, rdev, owner, false, true));
 }
 
 Result<std::string> Writer::readlink(nid_t ino) {
@@ -546,6 +559,16 @@ Status Writer::setattr(nid_t ino, const SetAttr& a) {
       return make_error(Errc::invalid_argument, fmt("writer: %llu nanoseconds is not below one second", (*t)->nsec));
   if (a.mode && (*a.mode & ~07777u))
     return make_error(Errc::invalid_argument, fmt("writer: mode 0%llo has bits outside 07777", *a.mode));
+  // f2fs_setattr() in fs/f2fs/file.c (and may_setattr() in fs/attr.c
+  // before it): no attribute of an immutable inode changes; an append-only
+  // one keeps its mode, owner and explicit times (EPERM). The project id
+  // alone is FS_IOC_FSSETXATTR's, which neither checks.
+  const bool attrs = a.mode || a.uid || a.gid || a.atime || a.mtime || a.ctime || (!a.projid && !a.projinherit);
+  if (attrs) F2FSCORE_TRY(w.refuse_flagged(ino, false, "no attribute changes"));
+  if (a.mode || a.uid || a.gid || ((a.atime || a.mtime) && !a.times_now))
+    F2FSCORE_TRY(w.refuse_flagged(ino, true, "the mode, owner and explicit times do not change"));
+  in = inode_of(w, ino);
+  if (!in) return make_error(in.error());
   Node& n = **in;
   const bool qfile = w.is_quota_file(ino);
   if (a.projid && *a.projid != w.projid_of(n)) {
@@ -594,11 +617,20 @@ Status Writer::setattr(nid_t ino, const SetAttr& a) {
 
 // ---- open, release --------------------------------------------------------------------------
 
-Status Writer::open(nid_t ino) {
+// may_open() in fs/namei.c, after the permission bits: inode_permission()
+// refuses write access (an access mode but O_RDONLY, or O_TRUNC) to an
+// immutable inode, and an append-only inode takes write access only with
+// O_APPEND and never O_TRUNC (EPERM).
+Status Writer::open(nid_t ino, std::uint32_t flags) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(false));
   auto in = inode_of(*impl_, ino);
   if (!in) return make_error(in.error());
+  const std::uint32_t acc = flags & open_flag::accmode;
+  const bool trunc = flags & open_flag::trunc;
+  if (acc != open_flag::rdonly || trunc) F2FSCORE_TRY(impl_->refuse_flagged(ino, false, "opened for writing"));
+  if ((acc != open_flag::rdonly && !(flags & open_flag::append)) || trunc)
+    F2FSCORE_TRY(impl_->refuse_flagged(ino, true, "opened for writing without O_APPEND, or with O_TRUNC"));
   ++impl_->open_count[ino];
   return {};
 }
@@ -732,6 +764,12 @@ Status Writer::fallocate(nid_t ino, std::uint32_t mode, std::uint64_t offset, st
   F2FSCORE_TRY(impl_->usable(true));
   Impl& w = *impl_;
   auto in = inode_of(w, ino);
+  if (!in) return make_error(in.error());
+  // vfs_fallocate() in fs/open.c: an append-only inode takes only
+  // preallocation (mode 0 or keep_size), an immutable one nothing (EPERM).
+  if (mode & ~falloc::keep_size) F2FSCORE_TRY(w.refuse_flagged(ino, true, "fallocate other than preallocation"));
+  F2FSCORE_TRY(w.refuse_flagged(ino, false, "fallocate"));
+  in = inode_of(w, ino);
   if (!in) return make_error(in.error());
   if (((*in)->i.i_mode.get() & kTypeMask) != kReg)
     return make_error(Errc::invalid_argument, fmt("writer: fallocate on inode %llu, not a regular file (EINVAL)", ino));

@@ -544,6 +544,39 @@ struct Writer::Impl {
   Status rename_in(nid_t op, std::string_view oleaf, nid_t np, std::string_view nleaf, std::uint32_t flags);
   /// f2fs_link() on a resolved inode and new name (Writer::link_at()).
   Status link_in(nid_t ino, nid_t np, std::string_view nleaf);
+  // writer/flags.cpp: what the VFS refuses on immutable (F2FS_IMMUTABLE_FL,
+  // IS_IMMUTABLE()) and append-only (F2FS_APPEND_FL, IS_APPEND()) inodes.
+  /// EPERM (Errc::read_only) naming `what` when inode `ino` is immutable,
+  /// or, with `append_too`, append-only; nothing when it is neither.
+  Status refuse_flagged(nid_t ino, bool append_too, const char* what);
+  /// may_delete() in fs/namei.c for name-removing calls (unlink, rmdir,
+  /// the source and a replaced target of rename): EPERM when directory
+  /// `dir` is immutable (inode_permission() with MAY_WRITE) or append-only,
+  /// or when `victim` is immutable or append-only.
+  Status may_delete(nid_t dir, nid_t victim);
+  /// The i_flags a new inode of `mode` takes from directory `dir`:
+  /// F2FS_FL_INHERITED through f2fs_mask_flags(), as f2fs_new_inode() in
+  /// fs/f2fs/namei.c.
+  static std::uint32_t inherited_flags(const disk::Node& dir, std::uint16_t mode);
+  /// IS_DIRSYNC() of directory `dir` (F2FS_DIRSYNC_FL or F2FS_SYNC_FL, as
+  /// f2fs_set_inode_flags() maps them): the namespace calls in it end with
+  /// a checkpoint, as f2fs_create(), f2fs_link(), f2fs_unlink(),
+  /// f2fs_symlink(), f2fs_mkdir(), f2fs_mknod() and f2fs_rename() in
+  /// fs/f2fs/namei.c call f2fs_sync_fs(). A failed checkpoint closes the
+  /// handle, as sync().
+  Status dirsync(nid_t dir);
+  /// `r`, after dirsync(dir) when it succeeded.
+  template <typename R>
+  R dirsync_after(nid_t dir, R r) {
+    if (r) {
+      auto s = dirsync(dir);
+      if (!s) return make_error(s.error());
+    }
+    return r;
+  }
+  /// may_create() in fs/namei.c (create, mkdir, mknod, symlink, link, a
+  /// rename onto a free name): EPERM when `dir` is immutable.
+  Status may_create(nid_t dir) { return refuse_flagged(dir, false, "a name made in an immutable directory"); }
   /// The entry `name` of `dir` names `ino` of `type` now (f2fs_set_link()).
   Status set_entry(nid_t dir, std::string_view name, nid_t ino, disk::FileType type);
   Result<std::vector<WriterDirEntry>> entries_info(nid_t dir);

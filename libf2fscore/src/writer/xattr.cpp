@@ -201,18 +201,28 @@ Status set_impl(Writer::Impl& w, nid_t ino, std::uint8_t index, std::string_view
   return {};
 }
 
+// xattr_permission() in fs/xattr.c: no xattr of an immutable or
+// append-only inode is set or removed (EPERM).
+Status xattr_writable(Writer::Impl& w, nid_t ino) {
+  if (ino == 0 || ino >= w.max_nid || w.nm.get(ino).ino != ino || w.nm.get(ino).addr == kNullAddr)
+    return errno_error(Errc::not_found, ENOENT, fmt("writer: no inode %llu", ino));
+  return w.refuse_flagged(ino, true, "its xattrs do not change");
+}
+
 }  // namespace
 
 Status Writer::setxattr(nid_t ino, std::uint8_t index, std::string_view name, std::span<const std::uint8_t> value,
                         XattrSet how) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(true));
+  F2FSCORE_TRY(xattr_writable(*impl_, ino));
   return set_impl(*impl_, ino, index, name, &value, how);
 }
 
 Status Writer::removexattr(nid_t ino, std::uint8_t index, std::string_view name) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(true));
+  F2FSCORE_TRY(xattr_writable(*impl_, ino));
   // removexattr(2) is a set of no value with XATTR_REPLACE (ENODATA when absent).
   return set_impl(*impl_, ino, index, name, nullptr, XattrSet::replace);
 }

@@ -247,6 +247,16 @@ struct PageCache {
   std::list<std::pair<nid_t, std::uint64_t>> clean, dirty;  // clean: least recently used first
   std::uint64_t pages = 0, ndirty = 0;
   std::vector<std::uint8_t*> spare;  // freed page buffers, reused
+  // Pages callers hold across calls that may fill the cache (placement and
+  // GC; nested: a write's room-making writes back): evict() passes over them.
+  std::vector<const Page*> pinned;
+  struct Pin {
+    Pin(PageCache& c, const Page* p) : cache(c) { cache.pinned.push_back(p); }
+    ~Pin() { cache.pinned.pop_back(); }
+    Pin(const Pin&) = delete;
+    Pin& operator=(const Pin&) = delete;
+    PageCache& cache;
+  };
   // Space for dirty pages (see room_for_dirty()): the data blocks the logs
   // could still take when last computed, the pages dirtied since, and the
   // checkpoint count then (a checkpoint changes the free sections).
@@ -322,7 +332,13 @@ struct PageCache {
     while (pages > target && !clean.empty()) {
       const auto [ino, idx] = clean.front();
       auto f = files.find(ino);
-      erase(ino, f->second, f->second.pages.find(idx));
+      auto it = f->second.pages.find(idx);
+      if (std::find(pinned.begin(), pinned.end(), &it->second) != pinned.end()) {
+        if (clean.size() == 1) break;
+        clean.splice(clean.end(), clean, clean.begin());
+        continue;
+      }
+      erase(ino, f->second, it);
       if (f->second.pages.empty()) files.erase(f);
     }
     // Spare buffers for the pages to come, within the bound.
@@ -444,6 +460,9 @@ Status Writer::Impl::cache_write(nid_t ino, std::uint64_t index, const std::uint
   }
   wr::Page* p = c.find(ino, index);
   if (!p || !p->dirty) {
+    // Both may write back and run GC, whose moves fill the cache and evict
+    // clean pages: this one stays.
+    const wr::PageCache::Pin pin(c, p);
     F2FSCORE_TRY(room_for_dirty(*this, c, type));
     F2FSCORE_TRY(reserve_block(*this, ino, index));
   }
@@ -540,7 +559,12 @@ Status Writer::Impl::writeback(nid_t ino, const wr::WriteContext& ctx0) {
     for (std::uint64_t i : idxs) {
       wr::Page* p = c.find(f, i);  // looked up again: placement may run GC
       if (!p || !p->dirty) continue;
-      auto a = place_file_block(f, i, p->type, ctx);
+      // Placement may run GC, whose move of this block writes the page out
+      // and leaves it clean; it stays cached (pinned) for the write below.
+      Result<block_t> a = [&] {
+        const wr::PageCache::Pin pin(c, p);
+        return place_file_block(f, i, p->type, ctx);
+      }();
       if (!a) {
         failure = make_error(a.error());
         break;

@@ -69,6 +69,10 @@ printf '%s\n' "cmake_minimum_required(VERSION 3.20)" "project(rt_static LANGUAGE
 cat >"$tmp/inside.sh" <<EOF
 set -euo pipefail
 mount --make-rprivate /
+# The overlays' upper and work directories on a tmpfs of this namespace:
+# overlayfs takes them there whatever file system holds TMPDIR.
+mkdir -p "$tmp/ov"
+mount -t tmpfs tmpfs "$tmp/ov" || { echo "NO-OVERLAY"; exit 77; }
 n=0
 for d in /usr/include "$libdir"; do
   n=\$((n + 1))

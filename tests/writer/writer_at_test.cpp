@@ -17,25 +17,13 @@ using namespace writertest;
 
 std::unique_ptr<BlockDevice> fresh() { return our_mkfs(192ull << 20, kRichFeatures); }
 
-std::unique_ptr<Writer> mount(BlockDevice& dev) {
-  MountOptions mo;
-  mo.fixed_time = 1700000100;
-  auto w = Writer::mount(dev, mo);
-  EXPECT_TRUE(w) << (w ? "" : w.error().to_string());
-  return w ? std::move(*w) : nullptr;
-}
-
-template <typename R>
-int err_no(const R& r) {
-  return r ? 0 : r.error().sys_errno;
-}
 
 constexpr std::uint16_t kReg = 0x8000, kDir = 0x4000, kFifo = 0x1000;
 
 TEST(WriterAt, CreateLookupRemoveWithLinuxErrno) {
   auto dev = fresh();
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   const nid_t root = *w->lookup("/");
   const std::uint32_t root_links = w->stat(root)->links;  // lost+found on this image
@@ -100,7 +88,7 @@ TEST(WriterAt, CreateLookupRemoveWithLinuxErrno) {
 TEST(WriterAt, SetgidDirectoryGivesItsGroup) {
   auto dev = fresh();
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   const nid_t root = *w->lookup("/");
   auto d = w->mknod_at(root, "sg", kDir | 0755, 0, {0, 77});
@@ -137,7 +125,7 @@ constexpr std::uint32_t kNo = 0xFFFFFFFFu;
 TEST(WriterAt, PosixAclInheritanceAndChmodAsLinux) {
   auto dev = fresh();
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   const nid_t root = *w->lookup("/");
   auto d = w->mknod_at(root, "d", kDir | 0755, 0, {0, 0, 022});
@@ -200,7 +188,7 @@ TEST(WriterAt, PosixAclInheritanceAndChmodAsLinux) {
 TEST(WriterAt, RenameFlags) {
   auto dev = fresh();
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   const nid_t root = *w->lookup("/");
   auto a = w->mknod_at(root, "a", kDir | 0755);
@@ -241,7 +229,7 @@ TEST(WriterAt, RenameFlags) {
 TEST(WriterAt, OpenUnlinkedFileKeptUntilRelease) {
   auto dev = fresh();
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   const nid_t root = *w->lookup("/");
   auto f = w->mknod_at(root, "f", kReg | 0644);
@@ -263,7 +251,7 @@ TEST(WriterAt, OpenUnlinkedFileKeptUntilRelease) {
 TEST(WriterAt, SeekDataAndHole) {
   auto dev = fresh();
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   const nid_t root = *w->lookup("/");
   auto f = w->mknod_at(root, "f", kReg | 0644);

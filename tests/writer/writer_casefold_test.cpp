@@ -49,18 +49,6 @@ std::unique_ptr<BlockDevice> cf_volume(std::uint16_t encoding_flags = 0) {
   return dev;
 }
 
-std::unique_ptr<Writer> mount(BlockDevice& dev) {
-  MountOptions mo;
-  mo.fixed_time = 1700000100;
-  auto w = Writer::mount(dev, mo);
-  EXPECT_TRUE(w) << (w ? "" : w.error().to_string());
-  return w ? std::move(*w) : nullptr;
-}
-
-template <typename R>
-int err_no(const R& r) {
-  return r ? 0 : r.error().sys_errno;
-}
 
 // The entries of `path` as our reader sees them: name -> stored hash.
 std::map<std::string, std::uint32_t> stored(BlockDevice& dev, const std::string& path) {
@@ -87,7 +75,7 @@ TEST(WriterCasefold, FlagOnlyOnEmptyDirectoriesOfCasefoldVolumes) {
   REQUIRE_CASEFOLD();
   auto dev = cf_volume();
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   auto d = w->mkdir("/cf");
   ASSERT_OK(d);
@@ -130,7 +118,7 @@ TEST(WriterCasefold, FlagOnlyOnEmptyDirectoriesOfCasefoldVolumes) {
   // Without the casefold feature: EOPNOTSUPP.
   auto plain = our_mkfs(192ull << 20, kRichFeatures);
   ASSERT_TRUE(plain);
-  auto w2 = mount(*plain);
+  auto w2 = mount_fixed_time(*plain);
   ASSERT_TRUE(w2);
   auto d2 = w2->mkdir("/d");
   ASSERT_OK(d2);
@@ -143,7 +131,7 @@ TEST(WriterCasefold, InheritedByNewDirectoriesOnly) {
   REQUIRE_CASEFOLD();
   auto dev = cf_volume();
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   auto d = w->mkdir("/cf");
   ASSERT_OK(d);
@@ -176,7 +164,7 @@ TEST(WriterCasefold, NamesByAnyCase) {
   REQUIRE_CASEFOLD();
   auto dev = cf_volume();
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   auto d = w->mkdir("/cf");
   ASSERT_OK(d);
@@ -252,7 +240,7 @@ TEST(WriterCasefold, NamesByAnyCase) {
   ASSERT_OK((*v)->resolve("/cf/strasse"));
   EXPECT_FALSE((*v)->resolve("/cf/kelvin"));
   v->reset();
-  auto w2 = mount(*dev);
+  auto w2 = mount_fixed_time(*dev);
   ASSERT_TRUE(w2);
   EXPECT_EQ(*w2->lookup("/cf/mixed CASE.txt"), *a);
   ASSERT_OK(w2->unlink("/cf/STRASSE"));
@@ -265,7 +253,7 @@ TEST(WriterCasefold, RenameByAnyCase) {
   REQUIRE_CASEFOLD();
   auto dev = cf_volume();
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   auto d = w->mkdir("/cf");
   ASSERT_OK(d);
@@ -330,7 +318,7 @@ TEST(WriterCasefold, ManyEntries) {
   REQUIRE_CASEFOLD();
   auto dev = cf_volume();
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   auto d = w->mkdir("/cf");
   ASSERT_OK(d);
@@ -369,7 +357,7 @@ TEST(WriterCasefold, InvalidUtf8WithoutStrictMode) {
   REQUIRE_CASEFOLD();
   auto dev = cf_volume();
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   auto d = w->mkdir("/cf");
   ASSERT_OK(d);
@@ -391,7 +379,7 @@ TEST(WriterCasefold, StrictModeRefusesInvalidNames) {
   REQUIRE_CASEFOLD();
   auto dev = cf_volume(kEncStrictModeFl);
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   auto d = w->mkdir("/cf");
   ASSERT_OK(d);
@@ -437,7 +425,7 @@ TEST(WriterCasefold, LongFoldsUseTheRawName) {
   REQUIRE_CASEFOLD();
   auto dev = cf_volume();
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   auto d = w->mkdir("/cf");
   ASSERT_OK(d);
@@ -645,7 +633,7 @@ TEST(WriterCasefoldOracle, DISABLED_WriteStrictImage) {
   auto dev = cf_volume(kEncStrictModeFl);
   ASSERT_TRUE(dev);
   {
-    auto w = mount(*dev);
+    auto w = mount_fixed_time(*dev);
     ASSERT_TRUE(w);
     auto cf = w->mkdir("/cf");
     ASSERT_OK(cf);

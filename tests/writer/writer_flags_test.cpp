@@ -29,18 +29,6 @@ constexpr std::uint32_t kCompr = 0x4, kSync = 0x8, kImmutable = 0x10, kAppend = 
                         kProjinherit = 0x20000000, kCasefold = 0x40000000;
 constexpr std::uint16_t kReg = 0x8000, kDir = 0x4000, kFifo = 0x1000;
 
-std::unique_ptr<Writer> mount(BlockDevice& dev) {
-  MountOptions mo;
-  mo.fixed_time = 1700000100;
-  auto w = Writer::mount(dev, mo);
-  EXPECT_TRUE(w) << (w ? "" : w.error().to_string());
-  return w ? std::move(*w) : nullptr;
-}
-
-template <typename R>
-int err_no(const R& r) {
-  return r ? 0 : r.error().sys_errno;
-}
 
 std::string read_all(Writer& w, nid_t ino) {
   auto st = w.stat(ino);
@@ -55,7 +43,7 @@ std::string read_all(Writer& w, nid_t ino) {
 TEST(WriterFlags, SetflagsAcceptsTheSettableFlagsByType) {
   auto dev = our_mkfs(192ull << 20, kRichFeatures);
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   const nid_t root = *w->lookup("/");
   auto f = w->mknod_at(root, "f", kReg | 0644);
@@ -106,7 +94,7 @@ TEST(WriterFlags, SetflagsAcceptsTheSettableFlagsByType) {
   EXPECT_EQ(err_no(w->get_flags(12345)), ENOENT);
   ASSERT_TRUE(w->unmount());
   check_clean(*dev, "set_flags by type");
-  auto w2 = mount(*dev);
+  auto w2 = mount_fixed_time(*dev);
   ASSERT_TRUE(w2);
   EXPECT_EQ(*w2->get_flags(*f), kNoatime) << "kept on disk";
   EXPECT_EQ(*w2->get_flags(*d), kIndex);
@@ -115,7 +103,7 @@ TEST(WriterFlags, SetflagsAcceptsTheSettableFlagsByType) {
 TEST(WriterFlags, ImmutableAndAppendNeedCapLinuxImmutable) {
   auto dev = our_mkfs(192ull << 20, kRichFeatures);
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   auto f = w->create("/f");
   ASSERT_TRUE(f);
@@ -139,7 +127,7 @@ TEST(WriterFlags, ImmutableAndAppendNeedCapLinuxImmutable) {
 TEST(WriterFlags, GetflagsReportsDerivedBits) {
   auto dev = our_mkfs(192ull << 20, kRichFeatures);
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   auto f = w->create("/f");
   ASSERT_TRUE(f);
@@ -163,7 +151,7 @@ TEST(WriterFlags, GetflagsReportsDerivedBits) {
 TEST(WriterFlags, CompressionFlagRules) {
   auto dev = our_mkfs(192ull << 20, kRichFeatures | feature::compression);
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   auto f = w->create("/f");
   auto d = w->mkdir("/d");
@@ -197,7 +185,7 @@ TEST(WriterFlags, CompressionFlagRules) {
 TEST(WriterFlags, NewInodesInheritAsF2fsNewInode) {
   auto dev = our_mkfs(192ull << 20, kRichFeatures);
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   auto d = w->mkdir("/d");
   ASSERT_TRUE(d);
@@ -224,7 +212,7 @@ TEST(WriterFlags, NewInodesInheritAsF2fsNewInode) {
 TEST(WriterFlags, ImmutableFileRefusesChanges) {
   auto dev = our_mkfs(192ull << 20, kRichFeatures);
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   const nid_t root = *w->lookup("/");
   auto f = w->create("/imm");
@@ -294,7 +282,7 @@ TEST(WriterFlags, ImmutableFileRefusesChanges) {
 TEST(WriterFlags, AppendOnlyFileTakesAppendsOnly) {
   auto dev = our_mkfs(192ull << 20, kRichFeatures);
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   const nid_t root = *w->lookup("/");
   auto f = w->create("/app");
@@ -359,7 +347,7 @@ TEST(WriterFlags, AppendOnlyFileTakesAppendsOnly) {
 TEST(WriterFlags, ImmutableAndAppendOnlyDirectories) {
   auto dev = our_mkfs(192ull << 20, kRichFeatures);
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   const nid_t root = *w->lookup("/");
   auto idir = w->mkdir("/idir");
@@ -418,7 +406,7 @@ TEST(WriterFlags, ImmutableAndAppendOnlyDirectories) {
 TEST(WriterFlags, SyncFlagWritesSynchronously) {
   auto dev = our_mkfs(192ull << 20, kRichFeatures);
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   auto plain = w->create("/plain");
   auto s = w->create("/s");
@@ -440,7 +428,7 @@ TEST(WriterFlags, SyncFlagWritesSynchronously) {
 TEST(WriterFlags, DirsyncCheckpointsNamespaceChanges) {
   auto dev = our_mkfs(192ull << 20, kRichFeatures);
   ASSERT_TRUE(dev);
-  auto w = mount(*dev);
+  auto w = mount_fixed_time(*dev);
   ASSERT_TRUE(w);
   const nid_t root = *w->lookup("/");
   auto plain = w->mkdir("/plain");

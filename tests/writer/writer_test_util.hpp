@@ -331,4 +331,21 @@ inline std::string manifest(Volume& v) {
   return out;
 }
 
+
+/// A read-write mount with the times the writer sets fixed at 1700000100;
+/// a refusal is reported as a test failure (and null returned).
+inline std::unique_ptr<Writer> mount_fixed_time(BlockDevice& dev) {
+  MountOptions mo;
+  mo.fixed_time = 1700000100;
+  auto w = Writer::mount(dev, mo);
+  EXPECT_TRUE(w) << (w ? "" : w.error().to_string());
+  return w ? std::move(*w) : nullptr;
+}
+
+/// The errno a failed call carries (Error::sys_errno); 0 when it succeeded.
+template <typename R>
+int err_no(const R& r) {
+  return r ? 0 : r.error().sys_errno;
+}
+
 }  // namespace writertest

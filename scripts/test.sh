@@ -90,9 +90,12 @@ for name in "${failed[@]}"; do
   log="$logs/${name//[^a-zA-Z0-9]/_}.log"
   echo "== FAILED: $name"
   [[ -f "$log" ]] || continue
-  # The lines that name a failure, else the end of the phase's output.
-  if grep -nE 'FAIL|Failed|\*\*\*|ERROR|error:|Sanitizer|crash-|Illegal|Segmentation|Aborted' "$log" | tail -40 | grep -q .; then
-    grep -nE 'FAIL|Failed|\*\*\*|ERROR|error:|Sanitizer|crash-|Illegal|Segmentation|Aborted' "$log" | tail -40
+  # The lines that name a failure (with a sanitizer report's frames in the
+  # project's sources), else the end of the phase's output.
+  pat='FAIL|Failed|^\*\*\*|\*\*\*[A-Z]|ERROR|error:|Sanitizer|crash-|Illegal|Segmentation|Aborted|freed by|allocated by'
+  pat+='|#[0-9]+ 0x[0-9a-f]+ in .* /[^ ]*/(libf2fscore|tools|tests)/[^ ]*:[0-9]+'
+  if grep -nE "$pat" "$log" | tail -60 | grep -q .; then
+    grep -nE "$pat" "$log" | tail -60
   else
     tail -40 "$log"
   fi

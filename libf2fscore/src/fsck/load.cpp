@@ -145,7 +145,8 @@ Status Checker::open_volume() {
     std::vector<std::uint8_t> b1(kBlockSize);
     SuperBlock sb1{};
     if (read_at(dev_, kBlockSize, b1)) std::memcpy(&sb1, b1.data() + kSuperOffset, sizeof sb1);
-    const SuperBlock& sb0 = (*v)->superblock();
+    // A copy: `v` may be replaced below, and its superblock with it.
+    const SuperBlock sb0 = (*v)->superblock();
     if (sb1.magic.get() == kSuperMagic && sb1.feature.get() != sb0.feature.get() &&
         validate_superblock(sb1, 0, 1)) {
       auto root = (*v)->read_node(sb0.root_ino.get());

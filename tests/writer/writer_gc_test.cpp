@@ -318,7 +318,7 @@ struct ChurnResult {
 // blocks at random, unmount and check; then a model phase of creates,
 // writes, truncates and unlinks on the churned volume, checked again.
 void fill_and_churn(std::uint64_t volume_bytes, double churn_factor, std::uint32_t seed, GcPolicy fg = GcPolicy::greedy,
-                    const char* save_to = nullptr) {
+                    const char* save_to = nullptr, std::uint64_t cache_bytes = 0) {
   auto dev = our_mkfs(volume_bytes, kFeatures);
   ASSERT_TRUE(dev);
   const Geometry g = geometry(*dev);
@@ -326,6 +326,7 @@ void fill_and_churn(std::uint64_t volume_bytes, double churn_factor, std::uint32
   // Cost-benefit needs segments of different ages: the real clock.
   MountOptions mo = opts(fg == GcPolicy::greedy ? 1700001000 : 0);
   mo.gc.foreground_policy = fg;
+  if (cache_bytes) mo.cache_bytes = cache_bytes;
   WriterStats st;
   {
     auto w = Writer::mount(*dev, mo);
@@ -420,6 +421,11 @@ void fill_and_churn(std::uint64_t volume_bytes, double churn_factor, std::uint32
 
 // 128 MiB, 95% full, overwritten twice over.
 TEST(WriterGc, FillAndChurnSmall) { fill_and_churn(128ull << 20, 2.0, 1); }
+
+// The same with a page cache of 64 pages: overwrites of blocks not cached
+// make room by writing back, whose placement runs GC, whose moves cache the
+// blocks they move (at times the very block being overwritten).
+TEST(WriterGc, FillAndChurnSmallCache) { fill_and_churn(128ull << 20, 2.0, 3, GcPolicy::greedy, nullptr, 64 * 4096); }
 
 // ---- Victim selection, explicit and background GC --------------------------------
 

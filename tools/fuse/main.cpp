@@ -428,15 +428,21 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (fuse_reply_open(req, fi) == -ENOENT) delete reinterpret_cast<DirHandle*>(fi->fh);
 }
 
+// The reply goes out after the handle's lock is released: once the kernel
+// has it, the program may close the directory, and RELEASEDIR, on another
+// worker thread, frees the handle.
 void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi, bool plus) {
   auto* h = reinterpret_cast<DirHandle*>(fi->fh);
-  std::lock_guard<std::mutex> lock(h->mu);
-  if (off == 0) {
-    // rewinddir(): the entries as they are now.
-    if (auto r = load_dir(to_nid(ino), *h); !r) return (void)fuse_reply_err(req, err(r));
-  }
   std::vector<char> buf(size);
   size_t used = 0;
+  std::unique_lock<std::mutex> lock(h->mu);
+  if (off == 0) {
+    // rewinddir(): the entries as they are now.
+    if (auto r = load_dir(to_nid(ino), *h); !r) {
+      lock.unlock();
+      return (void)fuse_reply_err(req, err(r));
+    }
+  }
   for (std::size_t i = static_cast<std::size_t>(off); i < h->entries.size(); ++i) {
     const auto& e = h->entries[i];
     size_t n = 0;
@@ -464,6 +470,7 @@ void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fil
     if (n > size - used) break;
     used += n;
   }
+  lock.unlock();
   fuse_reply_buf(req, buf.data(), used);
 }
 

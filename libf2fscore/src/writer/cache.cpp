@@ -306,7 +306,10 @@ struct PageCache {
     if (!b) return nullptr;
     auto& fc = files[ino];
     auto [it, fresh] = fc.pages.emplace(idx, Page{});
-    (void)fresh;
+    if (!fresh) {  // cached meanwhile: that page is the one
+      spare.push_back(b);
+      return &it->second;
+    }
     it->second.data = b;
     it->second.pos = clean.insert(clean.end(), {ino, idx});
     ++pages;
@@ -329,13 +332,14 @@ struct PageCache {
   }
   // Least recently used clean pages out until at most `target` pages stay.
   void evict(std::uint64_t target) {
-    while (pages > target && !clean.empty()) {
+    std::size_t passed = 0;  // pinned pages moved to the back
+    while (pages > target && clean.size() > passed) {
       const auto [ino, idx] = clean.front();
       auto f = files.find(ino);
       auto it = f->second.pages.find(idx);
       if (std::find(pinned.begin(), pinned.end(), &it->second) != pinned.end()) {
-        if (clean.size() == 1) break;
         clean.splice(clean.end(), clean, clean.begin());
+        ++passed;
         continue;
       }
       erase(ino, f->second, it);
@@ -465,6 +469,8 @@ Status Writer::Impl::cache_write(nid_t ino, std::uint64_t index, const std::uint
     const wr::PageCache::Pin pin(c, p);
     F2FSCORE_TRY(room_for_dirty(*this, c, type));
     F2FSCORE_TRY(reserve_block(*this, ino, index));
+    // A GC move of this very block caches it meanwhile.
+    if (!p) p = c.find(ino, index);
   }
   if (!p) {
     // Room first: over the bound, write back when most pages are dirty,

@@ -14,7 +14,7 @@ if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(qemu-system-x86 busybox-static cpio qemu-user qemu-user-binfmt g++-s390x-linux-gnu g++-i686-linux-gnu g++-aarch64-linux-gnu
          g++-mingw-w64-x86-64 wine wine64 wine-binfmt
          fio valgrind strace time clang-14 libclang-rt-14-dev gnuplot-nox
-         man-db groff-base git sqlite3 stress-ng fuse2fs python3)
+         man-db groff-base git sqlite3 stress-ng dbench fuse2fs python3)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,14 +1,31 @@
 #!/usr/bin/env bash
 # fuse_bench.sh: f2fscore-fuse side by side with fuse2fs (e2fsprogs' FUSE
-# mount of ext4), both on an image of the same size in the same directory
-# (the same disk), the same workloads, one after the other, ROUNDS times
-# alternating; prints each run and the median ratio ours / fuse2fs (for
-# times: fuse2fs / ours, so above 1 means ours is faster everywhere).
-#   seq_write   dd 512 MiB of 1 MiB writes, then fsync      MB/s
-#   seq_read    dd of that file after a remount               MB/s
-#   rand_fsync  4 KiB writes at random offsets of a 64 MiB file, fsync after each  IOPS
-#   meta        create, stat and unlink 10,000 files           files/s (the three phases' total)
-#   tar_x       tar -x of a source tree (this repository's libf2fscore and tests)  s
+# mount of ext4) and with the raw disk (fio on a file in the same
+# directory), both file systems on an image of the same size in the same
+# directory (the same disk), the same workloads, one after the other,
+# ROUNDS times alternating; prints each run and the median of each line,
+# with the ratio ours / fuse2fs (for times: fuse2fs / ours, so above 1
+# means ours is better everywhere) and ours / raw for sequential I/O.
+#   seq_write    512 MiB of 1 MiB writes, then fsync                     MB/s
+#   seq_read     that file after a remount, the host's page cache of the
+#                image kept (measures the daemon)                        MB/s
+#   seq_read_cold  the same after dropping the host's page cache (the
+#                disk's speed; needs root, else not measured)            MB/s
+#   rand_fsync   4 KiB writes at random offsets of a 64 MiB file, fsync
+#                after each                                              IOPS
+#   meta         create, stat and unlink 10,000 files (the three phases'
+#                total)                                                   files/s
+#   tar_x        tar -x of a source tree (this repository's libf2fscore
+#                and tests)                                               s
+#   sqlite       SQLite (Python's sqlite3 module) in rollback-journal mode,
+#                synchronous=FULL: 400 transactions, each updating 4 random
+#                rows of a 20,000-row table (16 MiB): transactions/s; for
+#                ours under ipu_policy=0 (every overwrite out of place) and
+#                ipu_policy=16 (F2FS_IPU_FSYNC, the kernel's default), each
+#                with and without fdatasync_in_place
+#   raw          fio --ioengine=psync on a file in DIR: 512 MiB of 1 MiB
+#                writes and --end_fsync=1, then 1 MiB reads after dropping
+#                the page cache                                          MB/s
 # usage: bench/fuse_bench.sh [ROUNDS (default 3)]
 # Environment: BUILD (default build), DIR (default /tmp: where the images go),
 # SIZE (default 2G).
@@ -22,6 +39,8 @@ fuse="$build/tools/fuse/f2fscore-fuse"
 mkfs="$build/tools/mkfs/f2fscore-mkfs"
 for t in "$fuse" "$mkfs"; do [[ -x "$t" ]] || { echo "missing $t (build first)" >&2; exit 1; }; done
 command -v fuse2fs >/dev/null || { echo "fuse2fs not installed (apt-get install fuse2fs)" >&2; exit 1; }
+command -v fio >/dev/null || { echo "fio not installed (apt-get install fio)" >&2; exit 1; }
+drop_caches() { sync; [[ -w /proc/sys/vm/drop_caches ]] && echo 3 >/proc/sys/vm/drop_caches; }
 work=$(mktemp -d "$dir/fuse-bench.XXXXXX")
 pid=
 cleanup() {
@@ -34,9 +53,9 @@ trap cleanup EXIT
 mkdir -p "$work/mnt"
 (cd "$root" && tar -cf "$work/src.tar" libf2fscore tests)
 
-mount_fs() {  # kind
+mount_fs() {  # kind [ours' extra -o options]
   if [[ $1 == ours ]]; then
-    "$fuse" -f -o allow_other "$work/ours.img" "$work/mnt" 2>"$work/ours.log" &
+    "$fuse" -f -o "allow_other${2:+,$2}" "$work/ours.img" "$work/mnt" 2>"$work/ours.log" &
   else
     fuse2fs -f -o allow_other,fakeroot "$work/ext4.img" "$work/mnt" >"$work/ext4.log" 2>&1 &
   fi
@@ -46,13 +65,67 @@ mount_fs() {  # kind
 }
 umount_fs() { fusermount3 -u "$work/mnt"; wait "$pid"; pid=; }
 
-run_one() {  # kind -> "seq_write seq_read rand_fsync meta tar_x"
+seq_read() {  # file -> MB/s of 1 MiB reads
+  python3 - "$1" <<'EOF'
+import os, sys, time
+t = time.monotonic()
+fd = os.open(sys.argv[1], os.O_RDONLY); n = 0
+while True:
+    r = os.read(fd, 1 << 20)
+    if not r: break
+    n += len(r)
+os.close(fd)
+print("%.1f" % (n / (1 << 20) / (time.monotonic() - t)))
+EOF
+}
+
+sqlite_tps() {  # kind [ours' options] -> transactions/s
+  rm -f "$work/ours.img" "$work/ext4.img"
+  truncate -s "$size" "$work/$1.img"
+  if [[ $1 == ours ]]; then "$mkfs" "$work/ours.img" >/dev/null; else mkfs.ext4 -q -F "$work/ext4.img"; fi
+  mount_fs "$1" "${2:-}"
+  python3 - "$work/mnt/bench.db" <<'EOF'
+import random, sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("PRAGMA journal_mode=DELETE"); db.execute("PRAGMA synchronous=FULL")
+db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)")
+db.execute("BEGIN")
+for i in range(20000): db.execute("INSERT INTO t VALUES (?, ?)", (i, bytes(700)))
+db.execute("COMMIT")
+r = random.Random(1); n = 400
+t = time.monotonic()
+for _ in range(n):
+    db.execute("BEGIN")
+    for _ in range(4): db.execute("UPDATE t SET v = ? WHERE id = ?", (r.randbytes(700), r.randrange(20000)))
+    db.execute("COMMIT")
+print("%.0f" % (n / (time.monotonic() - t)))
+db.close()
+EOF
+  umount_fs
+}
+
+raw_one() {  # -> "seq_write seq_read_cold" of fio on a file in DIR, MB/s
+  local w r
+  rm -f "$work/raw.dat"
+  w=$(fio --name=w --filename="$work/raw.dat" --rw=write --bs=1m --size=512m --ioengine=psync --end_fsync=1 \
+        --output-format=json | python3 -c "import json,sys; j=json.load(sys.stdin)['jobs'][0]['write']; print('%.1f' % (j['bw_bytes'] / 2**20))")
+  r=nan
+  if [[ -w /proc/sys/vm/drop_caches ]]; then
+    drop_caches
+    r=$(fio --name=r --filename="$work/raw.dat" --rw=read --bs=1m --size=512m --ioengine=psync \
+          --output-format=json | python3 -c "import json,sys; j=json.load(sys.stdin)['jobs'][0]['read']; print('%.1f' % (j['bw_bytes'] / 2**20))")
+  fi
+  rm -f "$work/raw.dat"
+  echo "$w $r"
+}
+
+run_one() {  # kind -> "seq_write seq_read seq_read_cold rand_fsync meta tar_x"
   local kind=$1
   rm -f "$work/ours.img" "$work/ext4.img"
   truncate -s "$size" "$work/$kind.img"
   if [[ $kind == ours ]]; then "$mkfs" "$work/ours.img" >/dev/null; else mkfs.ext4 -q -F "$work/ext4.img"; fi
   mount_fs "$kind"
-  local sw sr rf meta tx
+  local sw sr src rf meta tx
   sw=$(python3 - "$work/mnt/big" <<'EOF'
 import os, sys, time
 b = b"\x5a" * (1 << 20)
@@ -65,18 +138,14 @@ EOF
 )
   umount_fs
   mount_fs "$kind"
-  sr=$(python3 - "$work/mnt/big" <<'EOF'
-import os, sys, time
-t = time.monotonic()
-fd = os.open(sys.argv[1], os.O_RDONLY); n = 0
-while True:
-    r = os.read(fd, 1 << 20)
-    if not r: break
-    n += len(r)
-os.close(fd)
-print("%.1f" % (n / (1 << 20) / (time.monotonic() - t)))
-EOF
-)
+  sr=$(seq_read "$work/mnt/big")
+  src=nan
+  if [[ -w /proc/sys/vm/drop_caches ]]; then
+    umount_fs
+    drop_caches
+    mount_fs "$kind"
+    src=$(seq_read "$work/mnt/big")
+  fi
   rf=$(python3 - "$work/mnt/rand" <<'EOF'
 import os, random, sys, time
 fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
@@ -107,27 +176,47 @@ EOF
   t1=$(date +%s.%N)
   tx=$(python3 -c "print('%.2f' % ($t1 - $t0))")
   umount_fs
-  echo "$sw $sr $rf $meta $tx"
+  echo "$sw $sr $src $rf $meta $tx"
 }
 
-echo "# $(date -u +%F) $(nproc) cores, $(uname -r), images of $size in $dir; rounds: $rounds"
-echo "# kind seq_write_MBps seq_read_MBps rand4k_fsync_IOPS meta_files_per_s tar_x_s"
+echo "# $(date -u +%F) $(nproc) cores, $(uname -r), images of $size in $dir; rounds: $rounds; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# fs: kind seq_write_MBps seq_read_MBps seq_read_cold_MBps rand4k_fsync_IOPS meta_files_per_s tar_x_s"
+echo "# sqlite: ours ipu_policy=0 ipu_policy=0+fdatasync_in_place ipu_policy=16 ipu_policy=16+fdatasync_in_place; ext4 (tx/s)"
+echo "# raw: seq_write_MBps seq_read_cold_MBps"
 : >"$work/results"
 for r in $(seq 1 "$rounds"); do
   for kind in ours ext4; do
     line=$(run_one "$kind")
-    echo "$kind $line" | tee -a "$work/results"
+    echo "fs $kind $line" | tee -a "$work/results"
   done
+  line=""
+  for o in ipu_policy=0 ipu_policy=0,fdatasync_in_place ipu_policy=16 ipu_policy=16,fdatasync_in_place; do
+    line+=" $(sqlite_tps ours "$o")"
+  done
+  echo "sqlite ours$line" | tee -a "$work/results"
+  echo "sqlite ext4 $(sqlite_tps ext4)" | tee -a "$work/results"
+  echo "raw raw $(raw_one)" | tee -a "$work/results"
 done
+echo "# load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$work/results" <<'EOF'
-import statistics, sys
+import math, statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
-ours = [list(map(float, r[1:])) for r in rows if r[0] == "ours"]
-ext4 = [list(map(float, r[1:])) for r in rows if r[0] == "ext4"]
-names = ["seq_write MB/s", "seq_read MB/s", "4k rand write+fsync IOPS", "create/stat/unlink files/s", "tar -x s"]
-print("# median ours, median fuse2fs, ratio (above 1: ours better)")
+def med(group, kind, i):
+    v = [float(r[2 + i]) for r in rows if r[0] == group and r[1] == kind]
+    v = [x for x in v if not math.isnan(x)]
+    return statistics.median(v) if v else float("nan")
+names = ["seq_write MB/s", "seq_read MB/s (page cache warm)", "seq_read MB/s (cold)", "4k rand write+fsync IOPS",
+         "create/stat/unlink files/s", "tar -x s"]
+raw_w, raw_r = med("raw", "raw", 0), med("raw", "raw", 1)
+print("# median ours, median fuse2fs, ratio (above 1: ours better), ours / raw disk")
 for i, n in enumerate(names):
-    o = statistics.median(r[i] for r in ours); e = statistics.median(r[i] for r in ext4)
-    ratio = (e / o) if i == 4 else (o / e)
-    print("%-28s %10.2f %10.2f %6.2f" % (n, o, e, ratio))
+    o = med("fs", "ours", i); e = med("fs", "ext4", i)
+    ratio = (e / o) if i == 5 else (o / e)
+    raw = {0: raw_w, 2: raw_r}.get(i)
+    print("%-34s %10.2f %10.2f %6.2f %s" % (n, o, e, ratio, ("%6.2f" % (o / raw)) if raw else ""))
+e = med("sqlite", "ext4", 0)
+for i, n in enumerate(["ipu_policy=0", "ipu_policy=0,fdatasync_in_place", "ipu_policy=16", "ipu_policy=16,fdatasync_in_place"]):
+    o = med("sqlite", "ours", i)
+    print("%-34s %10.2f %10.2f %6.2f" % ("sqlite tx/s " + n, o, e, o / e))
+print("%-34s %10.2f %10.2f" % ("raw disk (fio) write / cold read", raw_w, raw_r))
 EOF

@@ -369,6 +369,20 @@ static long getfl(const char *p) {
   return v & ~FL_INLINE;
 }
 static long setfl(const char *p, int v) { return fl_ioctl(p, FS_IOC_SETFLAGS, &v); }
+/* FS_IOC_FSGETXATTR as fsx_xflags * 1000 + fsx_projid; FS_IOC_FSSETXATTR
+ * of the xflags and project id (chattr -p, xfs_io chattr). */
+static long getfsx(const char *p) {
+  struct fsxattr x = {0};
+  long r = fl_ioctl(p, FS_IOC_FSGETXATTR, (int *)&x);
+  return r < 0 ? r : (long)x.fsx_xflags * 1000 + x.fsx_projid;
+}
+static long setfsx(const char *p, unsigned xflags, unsigned projid) {
+  struct fsxattr x = {0};
+  if (fl_ioctl(p, FS_IOC_FSGETXATTR, (int *)&x) < 0) return -1;
+  x.fsx_xflags = xflags;
+  x.fsx_projid = projid;
+  return fl_ioctl(p, FS_IOC_FSSETXATTR, (int *)&x);
+}
 static long fd_ioctl(const char *p, int oflags, unsigned long cmd, void *arg) {
   int fd = open(p, oflags | O_NONBLOCK);
   if (fd < 0) return -1;
@@ -442,6 +456,30 @@ static void inode_flags(void) {
   T("GETFLAGS inherited fifo", getfl("inh/p"));
   T("FS_IOC_FSGETXATTR inherited dir", ({ struct fsxattr x_ = {0}; long r_ = fl_ioctl("inh/d", FS_IOC_FSGETXATTR, (int *)&x_); r_ < 0 ? r_ : (long)x_.fsx_xflags * 1000 + x_.fsx_projid; }));
   T("write to a sync file", ({ int f_ = open("inh/f", O_WRONLY | O_APPEND); long r_ = write(f_, "yz", 2); close(f_); r_; }));
+  /* FS_IOC_FSSETXATTR: the shared flags through f2fs_setflags_common(),
+   * the project id through f2fs_ioc_setproject() (this volume has no
+   * project quotas: only 0 is accepted). */
+  put("fsx", "x");
+  mkdir("fsxd", 0755);
+  T("FSSETXATTR nodump|noatime file", setfsx("fsx", FS_XFLAG_NODUMP | FS_XFLAG_NOATIME, 0));
+  T("FSGETXATTR after nodump|noatime", getfsx("fsx"));
+  T("GETFLAGS after FSSETXATTR", getfl("fsx"));
+  T("FSSETXATTR sync|append file", setfsx("fsx", FS_XFLAG_SYNC | FS_XFLAG_APPEND, 0));
+  T("FSGETXATTR after sync|append", getfsx("fsx"));
+  T("FSSETXATTR 0 file", setfsx("fsx", 0, 0));
+  T("FSGETXATTR after 0", getfsx("fsx"));
+  T("FSSETXATTR projid 5 file", setfsx("fsx", 0, 5));
+  T("FSSETXATTR projinherit file", setfsx("fsx", FS_XFLAG_PROJINHERIT, 0));
+  T("FSSETXATTR dax file", setfsx("fsx", FS_XFLAG_DAX, 0));
+  T("FSSETXATTR immutable file", setfsx("fsx", FS_XFLAG_IMMUTABLE, 0));
+  T("FSGETXATTR after immutable", getfsx("fsx"));
+  T("FSSETXATTR 0 immutable file", setfsx("fsx", 0, 0));
+  T("FSSETXATTR projinherit|nodump dir", setfsx("fsxd", FS_XFLAG_PROJINHERIT | FS_XFLAG_NODUMP, 0));
+  T("FSGETXATTR dir after", getfsx("fsxd"));
+  T("GETFLAGS dir after FSSETXATTR", getfl("fsxd"));
+  T("FSSETXATTR extsize dir", ({ struct fsxattr x_ = {0}; fl_ioctl("fsxd", FS_IOC_FSGETXATTR, (int *)&x_); x_.fsx_xflags = FS_XFLAG_EXTSIZE; x_.fsx_extsize = 4096; fl_ioctl("fsxd", FS_IOC_FSSETXATTR, (int *)&x_); }));
+  T("FSSETXATTR 0 dir", setfsx("fsxd", 0, 0));
+  T("FSSETXATTR fifo", setfsx("ffifo", FS_XFLAG_NODUMP, 0));
   ST("lstat sync file after write", "inh/f");
   /* f2fs ioctls. */
   T("F2FS_IOC_SET_PIN_FILE 1 empty", ({ unsigned v_ = 1; fd_ioctl("empty", O_RDWR, F2FS_IOC_SET_PIN_FILE, &v_); }));
@@ -594,6 +632,10 @@ static void immutable_append(void) {
     T("uid1000 SETFLAGS immutable own", setfl("um", FS_IMMUTABLE_FL));
     T("uid1000 SETFLAGS append own", setfl("um", FS_APPEND_FL));
     T("uid1000 SETFLAGS nodump root's", setfl("f", FS_NODUMP_FL));
+    T("uid1000 FSSETXATTR nodump own", setfsx("um", FS_XFLAG_NODUMP, 0));
+    T("uid1000 FSSETXATTR immutable own", setfsx("um", FS_XFLAG_IMMUTABLE, 0));
+    T("uid1000 FSSETXATTR nodump root's", setfsx("f", FS_XFLAG_NODUMP, 0));
+    T("uid1000 FSSETXATTR 0 own", setfsx("um", 0, 0));
     T("uid1000 SETFLAGS 0 uimm (clear immutable)", setfl("uimm", 0));
     T("uid1000 SETFLAGS immutable|nodump uimm (keep immutable)", setfl("uimm", FS_IMMUTABLE_FL | FS_NODUMP_FL));
     T("uid1000 GETFLAGS uimm", getfl("uimm"));

@@ -671,7 +671,8 @@ void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_i
   fuse_reply_lseek(req, static_cast<off_t>(*r));
 }
 
-// ioctl(2): FS_IOC_GETFLAGS / FS_IOC_SETFLAGS and FS_IOC_FSGETXATTR (what
+// ioctl(2): FS_IOC_GETFLAGS / FS_IOC_SETFLAGS and FS_IOC_FSGETXATTR /
+// FS_IOC_FSSETXATTR (what
 // chattr and lsattr use; the kernel's fuse_fileattr_get() and fuse_fileattr_set() send them
 // with a 4-byte int on regular files and directories, and answer ENOTTY
 // for other types themselves) and the f2fs ioctls the writer has
@@ -684,11 +685,18 @@ namespace ioc {
 constexpr unsigned kGetFlags = 0x80086601u;    // FS_IOC_GETFLAGS, _IOR('f', 1, long)
 constexpr unsigned kSetFlags = 0x40086602u;    // FS_IOC_SETFLAGS, _IOW('f', 2, long)
 constexpr unsigned kFsGetXattr = 0x801c581fu;  // FS_IOC_FSGETXATTR, _IOR('X', 31, struct fsxattr)
+constexpr unsigned kFsSetXattr = 0x401c5820u;  // FS_IOC_FSSETXATTR, _IOW('X', 32, struct fsxattr)
 constexpr unsigned kGc = 0x4004f506u;          // F2FS_IOC_GARBAGE_COLLECT, _IOW(0xf5, 6, __u32)
 constexpr unsigned kCheckpoint = 0x0000f507u;  // F2FS_IOC_WRITE_CHECKPOINT, _IO(0xf5, 7)
 constexpr unsigned kDefragment = 0xc010f508u;  // F2FS_IOC_DEFRAGMENT, _IOWR(0xf5, 8, struct f2fs_defragment)
 constexpr unsigned kSetPin = 0x4004f50du;      // F2FS_IOC_SET_PIN_FILE, _IOW(0xf5, 13, __u32)
 constexpr unsigned kGetPin = 0x8004f50eu;      // F2FS_IOC_GET_PIN_FILE, _IOR(0xf5, 14, __u32)
+// The flags every file system shares as FS_XFLAG_* bits
+// (fileattr_fill_flags() and fileattr_fill_xflags() in fs/ioctl.c).
+constexpr std::pair<std::uint32_t, std::uint32_t> kXflags[] = {
+    {FS_SYNC_FL, FS_XFLAG_SYNC},     {FS_IMMUTABLE_FL, FS_XFLAG_IMMUTABLE}, {FS_APPEND_FL, FS_XFLAG_APPEND},
+    {FS_NODUMP_FL, FS_XFLAG_NODUMP}, {FS_NOATIME_FL, FS_XFLAG_NOATIME},     {FS_DAX_FL, FS_XFLAG_DAX},
+    {FS_PROJINHERIT_FL, FS_XFLAG_PROJINHERIT}};
 }  // namespace ioc
 
 void op_ioctl(fuse_req_t req, fuse_ino_t fino, unsigned int cmd, void*, fuse_file_info*, unsigned flags,
@@ -736,14 +744,41 @@ void op_ioctl(fuse_req_t req, fuse_ino_t fino, unsigned int cmd, void*, fuse_fil
       if (!f) return (void)fuse_reply_err(req, err(f));
       auto st = g_fs.w->stat(ino);
       if (!st) return (void)fuse_reply_err(req, err(st));
-      static constexpr std::pair<std::uint32_t, std::uint32_t> kX[] = {
-          {FS_SYNC_FL, FS_XFLAG_SYNC},     {FS_IMMUTABLE_FL, FS_XFLAG_IMMUTABLE}, {FS_APPEND_FL, FS_XFLAG_APPEND},
-          {FS_NODUMP_FL, FS_XFLAG_NODUMP}, {FS_NOATIME_FL, FS_XFLAG_NOATIME},     {FS_DAX_FL, FS_XFLAG_DAX},
-          {FS_PROJINHERIT_FL, FS_XFLAG_PROJINHERIT}};
-      for (const auto& [fl, xf] : kX)
+      for (const auto& [fl, xf] : ioc::kXflags)
         if (*f & fl) x.fsx_xflags |= xf;
       x.fsx_projid = st->projid;
       return (void)fuse_reply_ioctl(req, 0, &x, sizeof x);
+    }
+    case ioc::kFsSetXattr: {
+      // vfs_fileattr_set() (fs/ioctl.c) has checked the owner,
+      // CAP_LINUX_IMMUTABLE and the extent-size hints against the
+      // FS_IOC_FSGETXATTR answer; f2fs_fileattr_set() then takes the shared
+      // flags only (EOPNOTSUPP for DAX, which f2fs does not have), through
+      // f2fs_setflags_common(), and the project id through
+      // f2fs_ioc_setproject() (EOPNOTSUPP without project quotas unless
+      // it is 0, EOVERFLOW without room for i_projid).
+      struct fsxattr x {};
+      if (in_bufsz < sizeof x) return (void)fuse_reply_err(req, EINVAL);
+      std::memcpy(&x, in_buf, sizeof x);
+      if (g_fs.read_only) return (void)fuse_reply_err(req, EROFS);
+      std::uint32_t fl = 0, mask = 0;
+      for (const auto& [f, xf] : ioc::kXflags) {
+        mask |= f;
+        if (x.fsx_xflags & xf) fl |= f;
+      }
+      if (fl & FS_DAX_FL) return (void)fuse_reply_err(req, EOPNOTSUPP);
+      auto r = g_fs.w->set_flags(ino, fl, mask & ~static_cast<std::uint32_t>(FS_DAX_FL), root);
+      if (!r) return (void)fuse_reply_err(req, err(r));
+      auto st = g_fs.w->stat(ino);
+      if (!st) return (void)fuse_reply_err(req, err(st));
+      if (x.fsx_projid != st->projid) {
+        f2fscore::SetAttr a;
+        a.projid = x.fsx_projid;
+        auto p = g_fs.w->setattr(ino, a);
+        if (!p) return (void)fuse_reply_err(req, err(p));
+      }
+      if (g_fs.se) (void)fuse_lowlevel_notify_inval_inode(g_fs.se, fino, -1, 0);
+      return (void)fuse_reply_ioctl(req, 0, nullptr, 0);
     }
     case ioc::kGetPin: {
       // f2fs_ioc_get_pin_file(): i_gc_failures of a pinned file, else 0;

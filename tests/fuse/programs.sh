@@ -334,7 +334,7 @@ if want fio; then
     # fio_jobs [--verify_only]: the jobs, each verifying its blocks (crc32c
     # headers with the offset and the job's seed) after writing them.
     fio_jobs() {
-      fio --output="$work/fio.log" --directory="$mnt" --verify=crc32c --verify_fatal=1 --ioengine=psync "$@" \
+      fio --output="$work/fio.log" --directory="$mnt" --verify=crc32c --verify_fatal=1 --verify_state_save=0 --ioengine=psync "$@" \
         --name=randfsync --filename=rand.dat --size=48m --bs=4k --rw=randwrite --fsync=32 --randrepeat=1 \
         --name=seqdirect --filename=seq.dat --size=64m --bs=256k --rw=write --direct=1 --end_fsync=1 2>>"$work/fio.log"
     }

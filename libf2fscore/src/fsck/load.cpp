@@ -47,7 +47,7 @@ void on_done(IoRequest& r) noexcept { static_cast<Slot*>(r.user)->done = true; }
 // Appends (slot, value) for every non-zero little-endian 32-bit word of
 // `words`[0, n) to `out`, in slot order. Most address slots of a node are
 // zero: runs of eight zero words are passed over 32 bytes at a time.
-void push_nonzero_slots(const std::uint8_t* words, std::uint32_t n, std::uint16_t first_slot, std::vector<AddrSlot>& out) {
+void push_nonzero_slots(const std::uint8_t* words, std::uint32_t n, std::uint16_t first_slot, AddrTable& out) {
   std::uint32_t k = 0;
   while (k < n) {
     if (k + 8 <= n) {
@@ -560,9 +560,6 @@ Status Checker::scan_nodes() {
     }
   }
   progress(2, addrs.size(), addrs.size());
-  // The address slots grew by doubling: the slack goes before the walk's
-  // tables are made.
-  addrs_.shrink_to_fit();
   return {};
 }
 
@@ -588,7 +585,7 @@ void Checker::scan_node(nid_t nid, block_t addr, const std::uint8_t* blk) {
     xattr_blocks_[nid].assign(blk, blk + kNodeFooterOffset);
     return;
   }
-  r.addr_begin = static_cast<std::uint32_t>(addrs_.size());
+  r.addr_begin = addrs_.begin_run(kDefAddrsPerBlock);
   push_nonzero_slots(reinterpret_cast<const std::uint8_t*>(n.dn.addr), kDefAddrsPerBlock, 0, addrs_);
   r.addr_count = static_cast<std::uint16_t>(addrs_.size() - r.addr_begin);
 }
@@ -874,7 +871,7 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
       }
     }
   } else if (in.sane && !light_scan_) {
-    rec.addr_begin = static_cast<std::uint32_t>(addrs_.size());
+    rec.addr_begin = addrs_.begin_run(in.addrs_per_inode() + 5);
     const std::uint32_t base = in.extra_isize / 4;
     push_nonzero_slots(reinterpret_cast<const std::uint8_t*>(i.i_addr + base), in.addrs_per_inode(), 0, addrs_);
     push_nonzero_slots(reinterpret_cast<const std::uint8_t*>(i.i_nid), 5, AddrSlot::kINid, addrs_);

@@ -261,7 +261,7 @@ Result<Opened> open_fd(const std::string& path, const OpenOptions& opts, const B
   }
   o.info.direct = direct;
 #if defined(POSIX_FADV_RANDOM)
-  // A hint: a failure leaves the default read-ahead, which reads the same bytes.
+  // A hint: where it is refused the default read-ahead stays (more read, the same data).
   if (opts.random_access && !direct) (void)::posix_fadvise(o.fd, 0, 0, POSIX_FADV_RANDOM);
 #endif
   if (o.info.kind == DeviceKind::regular_file) {

@@ -39,12 +39,14 @@
 # own blocks from the disk), sync, drop the page cache (echo 3 >
 # /proc/sys/vm/drop_caches; root needed), then the tool with stdin closed.
 # The order of the two tools alternates between runs. Measured per run:
-# wall time, CPU user and system time and bytes read from storage
-# (getrusage's ru_inblock via /usr/bin/time, x 512) and through read calls
-# (rchar of /proc/PID/io, counted for the waited-for tool). Reported: the
-# median of each, the median of the per-run ratios ours/fsck.f2fs (wall),
-# and, from one more run of each under strace -c -f, the system calls by
-# name (total, and the three most frequent).
+# wall time, CPU user and system time, bytes read from storage
+# (getrusage's ru_inblock via /usr/bin/time, x 512), the peak resident set
+# (getrusage's ru_maxrss via /usr/bin/time %M: the largest of the tool's
+# processes) and bytes through read calls (rchar of /proc/PID/io, counted
+# for the waited-for tool). Reported: the median of each, the median of the
+# per-run ratios ours/fsck.f2fs (wall), the load average before the first
+# and after the last run, and, from one more run of each under strace -c
+# -f, the system calls by name (total, and the three most frequent).
 #
 # Exit status: 0 when every run succeeded (fsck.f2fs clean, our checker
 # exit 0), 1 otherwise, 2 for usage errors.
@@ -163,12 +165,12 @@ fresh_copy() {
 }
 
 # One timed run: tool label, then the command. Appends
-# "label wall user sys inblock_bytes rchar status" to $tmp/runs.
+# "label wall user sys inblock_bytes rchar status maxrss_kib" to $tmp/runs.
 timed_run() {
   local label=$1; shift
   local st=0
   fresh_copy
-  /usr/bin/time -f '%e %U %S %I' -o "$tmp/time" \
+  /usr/bin/time -f '%e %U %S %I %M' -o "$tmp/time" \
     bash -c '"$@" </dev/null >"'"$tmp"'/out.log" 2>&1; s=$?; awk "/^rchar:/ { print \$2 }" /proc/$$/io >"'"$tmp"'/rchar"; exit $s' _ "$@" || st=$?
   if [[ $label == ref ]] && ! clean_output "$st" "$tmp/out.log"; then
     tail -20 "$tmp/out.log" >&2
@@ -177,13 +179,14 @@ timed_run() {
   fi
   # The last line: /usr/bin/time puts "Command terminated by signal N" or
   # "exited with non-zero status" before it.
-  read -r wall user sys inblock < <(tail -1 "$tmp/time")
-  echo "$label $wall $user $sys $((inblock * 512)) $(cat "$tmp/rchar") $st" >>"$tmp/runs"
+  read -r wall user sys inblock maxrss < <(tail -1 "$tmp/time")
+  echo "$label $wall $user $sys $((inblock * 512)) $(cat "$tmp/rchar") $st $maxrss" >>"$tmp/runs"
   [[ $st -eq 0 ]] || { mkdir -p "$logs"; cp "$tmp/out.log" "$logs/failed-$label.log"; }
-  echo "fsck_bench: $label: ${wall} s (user $user, sys $sys), exit $st" >&2
+  echo "fsck_bench: $label: ${wall} s (user $user, sys $sys, max RSS $((maxrss / 1024)) MiB), exit $st" >&2
 }
 
 : >"$tmp/runs"
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 read -r -a ours_argv <<<"$ours_args"
 for ((i = 1; i <= runs; i++)); do
   if ((i % 2 == 1)); then
@@ -194,6 +197,8 @@ for ((i = 1; i <= runs; i++)); do
     timed_run ref "$ref" -f "$work"
   fi
 done
+
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 col() { awk -v l="$1" -v c="$2" '$1 == l { print $c }' "$tmp/runs"; }
@@ -224,17 +229,21 @@ human() { awk -v b="$1" 'BEGIN { printf "%.0f MiB", b / 1048576 }'; }
 echo
 echo "fsck_bench: $(basename "$pristine"), $runs runs each, page cache dropped before each"
 echo "ours: $ours $ours_args; reference: $ref -f"
+echo "load average (1, 5, 15 min): $load_before before the first run, $load_after after the last ($(nproc) CPUs)"
 echo
-echo "| tool | wall s (median) | user s | sys s | read from storage | read() bytes | system calls (strace -c -f, one run) | failed runs |"
-echo "|---|--:|--:|--:|--:|--:|---|--:|"
+echo "| tool | wall s (median) | user s | sys s | max RSS | read from storage | read() bytes | system calls (strace -c -f, one run) | failed runs |"
+echo "|---|--:|--:|--:|--:|--:|--:|---|--:|"
 for l in ref ours; do
   name=$([[ $l == ref ]] && echo "fsck.f2fs -f" || echo "$(basename "$ours") $ours_args")
   s=$([[ $l == ref ]] && echo "$sys_ref" || echo "$sys_ours")
-  printf '| %s | %.2f | %.2f | %.2f | %s | %s | %s | %d |\n' "$name" "$(col "$l" 2 | median)" "$(col "$l" 3 | median)" \
-    "$(col "$l" 4 | median)" "$(human "$(col "$l" 5 | median)")" "$(human "$(col "$l" 6 | median)")" "$s" \
+  printf '| %s | %.2f | %.2f | %.2f | %s | %s | %s | %s | %d |\n' "$name" "$(col "$l" 2 | median)" "$(col "$l" 3 | median)" \
+    "$(col "$l" 4 | median)" "$(human "$(($(col "$l" 8 | median | cut -d. -f1) * 1024))")" \
+    "$(human "$(col "$l" 5 | median)")" "$(human "$(col "$l" 6 | median)")" "$s" \
     "$(col "$l" 7 | awk '$1 != 0 { n++ } END { print n + 0 }')"
 done
 echo
-echo "median of the per-run wall-time ratios ours/fsck.f2fs: $(printf '%.3f' "$ratio") (runs: $ratios; goal: <= 0.5)"
+echo "per run (wall s, ours then fsck.f2fs): $(paste -d/ <(col ours 2) <(col ref 2) | tr '\n' ' ')"
+echo
+echo "median of the per-run wall-time ratios ours/fsck.f2fs: $(printf '%.3f' "$ratio") (runs: $ratios; goal: <= 0.25)"
 failed=$(awk '$7 != 0 { n++ } END { print n + 0 }' "$tmp/runs")
 [[ $failed -eq 0 ]]

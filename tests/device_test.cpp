@@ -7,7 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #endif
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -178,6 +182,71 @@ TEST(PosixDevice, FileShrunkUnderneathGivesShortRead) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, Errc::short_io);
 }
+
+#if defined(__linux__)
+namespace {
+// Pages of `path` in the page cache (mincore(2) over a read-only mapping,
+// which reads nothing); -1 when the file cannot be mapped.
+long cached_pages(const std::string& path, std::size_t bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return -1;
+  void* m = ::mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (m == MAP_FAILED) return -1;
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> vec((bytes + page - 1) / page);
+  long n = -1;
+  if (::mincore(m, bytes, vec.data()) == 0) n = std::count_if(vec.begin(), vec.end(), [](unsigned char c) { return c & 1; });
+  ::munmap(m, bytes);
+  return n;
+}
+
+// Writes `path` out and drops its pages from the page cache
+// (POSIX_FADV_DONTNEED after fsync); false when they stay (tmpfs).
+bool evict(const std::string& path, std::size_t bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return false;
+  ::fsync(fd);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+  return cached_pages(path, bytes) == 0;
+}
+}  // namespace
+
+// OpenOptions::random_access turns the kernel's read-ahead off: two 4 KiB
+// reads bring two 4 KiB pages into the page cache, where the default open
+// reads ahead of each (mm/readahead.c: an initial window of four times a
+// small request, more for a sequential stream).
+TEST(PosixDevice, RandomAccessReadsOnlyWhatIsAsked) {
+  f2fstest::TempDir tmp;
+  const auto path = (tmp / "ra.img").string();
+  constexpr std::size_t kBytes = 16u << 20;
+  {
+    std::ofstream f(path, std::ios::binary);
+    const auto chunk = pattern(1u << 20, 5);
+    for (std::size_t i = 0; i < kBytes / chunk.size(); ++i) f.write(reinterpret_cast<const char*>(chunk.data()), static_cast<std::streamsize>(chunk.size()));
+  }
+  if (::sysconf(_SC_PAGESIZE) != 4096) GTEST_SKIP() << "the page size is not 4 KiB";
+  if (!evict(path, kBytes)) GTEST_SKIP() << "the page cache keeps the file's pages (tmpfs?): nothing to measure";
+  auto read_two = [&](bool random_access) {
+    OpenOptions oo;
+    oo.read_only = true;
+    oo.random_access = random_access;
+    auto dev = open_posix_device(path, oo);
+    EXPECT_TRUE(dev);
+    if (!dev) return -1L;
+    std::vector<std::uint8_t> b(4096);
+    EXPECT_TRUE(read_at(**dev, 0, b));
+    EXPECT_TRUE(read_at(**dev, 8u << 20, b));
+    EXPECT_EQ(b, pattern(4096, 5));  // the chunk's first block (8 MiB is a chunk's start)
+    return cached_pages(path, kBytes);
+  };
+  const long ahead = read_two(false);
+  if (ahead <= 2) GTEST_SKIP() << "no read-ahead on this file system (" << ahead << " pages cached): nothing to turn off";
+  ASSERT_TRUE(evict(path, kBytes));
+  EXPECT_EQ(read_two(true), 2) << "with read-ahead " << ahead << " pages";
+}
+#endif
 
 // ---- Devices in use (check_in_use(), io/in_use.cpp) ----
 

@@ -110,6 +110,9 @@ int main(int argc, char** argv) {
   OpenOptions oo;
   oo.read_only = check_only;
   oo.refuse_in_use = !check_only;
+  // The checker reads the metadata in its own coalesced requests; the
+  // kernel's read-ahead would add the data blocks around them.
+  oo.random_access = true;
   auto opened = open_device(device, oo);
   if (!opened && opened.error().code == Errc::busy)
     return error_exit(opened.error().message + "; refusing to repair it (-n checks it read-only)", kExitOperational);

@@ -261,6 +261,13 @@ struct OpenOptions {
   /// With refuse_in_use: refuse a device holding a file system too, F2FS
   /// included (InUseCheck::other_file_system and f2fs_too), for raw writes.
   bool refuse_other_file_system = false;
+  /// The caller reads in requests of its own size at scattered offsets
+  /// (the checker's scans): the page cache reads no more than each request
+  /// asks for (posix_fadvise(POSIX_FADV_RANDOM), which turns the kernel's
+  /// read-ahead off for this open; read-ahead would read the data blocks
+  /// between the metadata, up to read_ahead_kb per jump). A hint: ignored
+  /// where the platform lacks it, and with `direct`.
+  bool random_access = false;
 };
 
 /// Opens a regular file or a block device with plain pread/pwrite (the

@@ -236,8 +236,10 @@ void Checker::check_ssa() {
   std::vector<std::uint32_t> segs;
   for (std::uint32_t s = 0; s < main_segs_; ++s)
     if ((segs_[s].flags & (SegState::kHasNode | SegState::kHasData)) && !is_untrusted(s) && !cur_of(s)) segs.push_back(s);
+  // Each batch of SSA blocks costs one pass over every use: at most four
+  // passes while the batch's blocks stay at most 4 MiB.
   constexpr std::size_t kSsaBatchMin = 64, kSsaBatchMax = 1024;
-  const std::size_t batch = std::clamp((segs.size() + 15) / 16, kSsaBatchMin, kSsaBatchMax);
+  const std::size_t batch = std::clamp((segs.size() + 3) / 4, kSsaBatchMin, kSsaBatchMax);
   const Geometry& g = vol_->geometry();
   const block_t ssa_base = static_cast<block_t>(g.ssa_addr(0));
   std::vector<SummaryBlock> sums;

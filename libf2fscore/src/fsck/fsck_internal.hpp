@@ -270,6 +270,44 @@ struct AddrSlot {
   block_t blkaddr;
 };
 
+/// The non-zero address slots of every node scanned, in chunks of kChunk
+/// slots (512 KiB). A node's slots are one run, contiguous within a chunk,
+/// named by the index of its first (NodeRec::addr_begin; a chunk's unused
+/// tail leaves a gap in the indexes). The table grows a chunk at a time,
+/// so that it never holds a copy of itself, as a vector does while it
+/// doubles.
+class AddrTable {
+ public:
+  static constexpr std::uint32_t kChunk = 1u << 16;
+  /// Starts a run of at most `max` slots (at most kChunk); the index of its
+  /// first slot. push_back() then appends to it.
+  std::uint32_t begin_run(std::uint32_t max) {
+    if (chunks_.empty() || fill_ + max > kChunk) {
+      chunks_.push_back(std::unique_ptr<AddrSlot[]>(new AddrSlot[kChunk]));
+      fill_ = 0;
+    }
+    return size();
+  }
+  void push_back(const AddrSlot& a) { chunks_.back()[fill_++] = a; }
+  /// One past the last index used (0 when empty).
+  std::uint32_t size() const {
+    return chunks_.empty() ? 0u : static_cast<std::uint32_t>((chunks_.size() - 1) * kChunk + fill_);
+  }
+  /// The `count` slots of the run from index `begin`; nullptr when count is 0.
+  const AddrSlot* run(std::uint32_t begin, std::uint32_t count) const {
+    return count == 0 ? nullptr : chunks_[begin / kChunk].get() + begin % kChunk;
+  }
+  const AddrSlot& operator[](std::uint32_t i) const { return chunks_[i / kChunk][i % kChunk]; }
+  void clear() {
+    chunks_.clear();
+    fill_ = 0;
+  }
+
+ private:
+  std::vector<std::unique_ptr<AddrSlot[]>> chunks_;
+  std::uint32_t fill_ = 0;  ///< slots used in the last chunk
+};
+
 /// The walk's view of one inode, parallel to Checker::inodes_ (20 bytes).
 /// A file reached through a dentry keeps where that first dentry is (its
 /// name is read back from there when a problem needs the path); a
@@ -338,7 +376,8 @@ class Checker {
   bool walk_inode(nid_t ino, const std::string& path, bool named = false);
   void walk_node(const InodeRec& in, InodeState& st, nid_t nid, std::uint32_t ofs, int level, void* ctx,
                  block_t parent_blk, std::uint32_t parent_off);
-  void walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::uint64_t first_index, const AddrSlot* a,
+  /// Checks the `n` address slots of addrs_ from index `a_begin`, those of node `holder`.
+  void walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::uint64_t first_index, std::uint32_t a_begin,
                  std::uint32_t n, std::uint32_t nslots, void* ctx);
   void walk_xattr(const InodeRec& in, InodeState& st);
   void expand_dirs(std::vector<nid_t>& level);
@@ -436,7 +475,7 @@ class Checker {
     nids_.visit([&](nid_t n, const NidTable::Rec& rec) {
       if (rec.node.use) f(meta::BlockUse{rec.nat.blkaddr, n, 0, rec.nat.version, true});
       const std::size_t end = static_cast<std::size_t>(rec.node.addr_begin) + rec.node.addr_count;
-      for (std::size_t k = rec.node.addr_begin; k < end && k < addrs_.size(); ++k)
+      for (std::uint32_t k = rec.node.addr_begin; k < end && k < addrs_.size(); ++k)
         if (addr_use_[k >> 6] >> (k & 63) & 1)
           f(meta::BlockUse{addrs_[k].blkaddr, n, addrs_[k].slot, rec.nat.version, false});
     });
@@ -558,7 +597,7 @@ class Checker {
   std::vector<std::uint32_t> partial_segnos_;   ///< segments with a partial SIT valid map, ascending
   std::vector<std::array<std::uint8_t, disk::kSitVblockMapSize>> partial_maps_;  ///< their maps
   std::vector<std::array<std::uint64_t, disk::Geometry::blocks_per_seg() / 64>> used_maps_;  ///< blocks in use
-  std::vector<AddrSlot> addrs_;
+  AddrTable addrs_;
   std::vector<InodeRec> inodes_;
   std::vector<InodeExtras> inode_extras_;  ///< InodeRec::extras indexes it
   /// (inodes_ index, i_ext) of the inodes whose extent is not empty, by index.

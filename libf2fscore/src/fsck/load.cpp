@@ -43,6 +43,27 @@ struct Slot {
 };
 
 void on_done(IoRequest& r) noexcept { static_cast<Slot*>(r.user)->done = true; }
+
+// Appends (slot, value) for every non-zero little-endian 32-bit word of
+// `words`[0, n) to `out`, in slot order. Most address slots of a node are
+// zero: runs of eight zero words are passed over 32 bytes at a time.
+void push_nonzero_slots(const std::uint8_t* words, std::uint32_t n, std::uint16_t first_slot, AddrTable& out) {
+  std::uint32_t k = 0;
+  while (k < n) {
+    if (k + 8 <= n) {
+      std::uint64_t w[4];
+      std::memcpy(w, words + 4 * static_cast<std::size_t>(k), sizeof w);
+      if ((w[0] | w[1] | w[2] | w[3]) == 0) {
+        k += 8;
+        continue;
+      }
+    }
+    const std::uint32_t end = std::min(n, k + 8);
+    for (; k < end; ++k)
+      if (const std::uint32_t v = load_le32(words, 4 * static_cast<std::size_t>(k)); v != 0)
+        out.push_back({static_cast<std::uint16_t>(first_slot + k), v});
+  }
+}
 }  // namespace
 
 Status read_blocks_batched(BlockDevice& dev, const std::vector<block_t>& addrs, std::uint32_t batch_blocks,
@@ -539,16 +560,14 @@ Status Checker::scan_nodes() {
     }
   }
   progress(2, addrs.size(), addrs.size());
-  // The address slots grew by doubling: the slack goes before the walk's
-  // tables are made.
-  addrs_.shrink_to_fit();
   return {};
 }
 
 void Checker::scan_node(nid_t nid, block_t addr, const std::uint8_t* blk) {
   NodeRec& r = nids_.get(nid).node;
-  Node n;
-  std::memcpy(&n, blk, sizeof n);
+  // The block as read (a 4 KiB buffer): Node is bytes only (alignment 1).
+  static_assert(alignof(Node) == 1 && sizeof(Node) == kBlockSize);
+  const Node& n = *reinterpret_cast<const Node*>(blk);
   r.read_ok = true;
   const nid_t fnid = n.footer.nid.get(), fino = n.footer.ino.get();
   r.set_footer_ofs(n.footer.flag.get() >> node_flag::offset_shift);
@@ -566,11 +585,8 @@ void Checker::scan_node(nid_t nid, block_t addr, const std::uint8_t* blk) {
     xattr_blocks_[nid].assign(blk, blk + kNodeFooterOffset);
     return;
   }
-  r.addr_begin = static_cast<std::uint32_t>(addrs_.size());
-  for (std::uint32_t i = 0; i < kDefAddrsPerBlock; ++i) {
-    const std::uint32_t v = n.dn.addr[i].get();
-    if (v != 0) addrs_.push_back({static_cast<std::uint16_t>(i), v});
-  }
+  r.addr_begin = addrs_.begin_run(kDefAddrsPerBlock);
+  push_nonzero_slots(reinterpret_cast<const std::uint8_t*>(n.dn.addr), kDefAddrsPerBlock, 0, addrs_);
   r.addr_count = static_cast<std::uint16_t>(addrs_.size() - r.addr_begin);
 }
 
@@ -855,14 +871,10 @@ void Checker::scan_inode(nid_t nid, block_t addr, const Node& n, NodeRec& rec) {
       }
     }
   } else if (in.sane && !light_scan_) {
-    rec.addr_begin = static_cast<std::uint32_t>(addrs_.size());
+    rec.addr_begin = addrs_.begin_run(in.addrs_per_inode() + 5);
     const std::uint32_t base = in.extra_isize / 4;
-    for (std::uint32_t k = 0; k < in.addrs_per_inode(); ++k) {
-      const std::uint32_t v = i.i_addr[base + k].get();
-      if (v != 0) addrs_.push_back({static_cast<std::uint16_t>(k), v});
-    }
-    for (std::uint32_t k = 0; k < 5; ++k)
-      if (const nid_t v = i.i_nid[k].get(); v != 0) addrs_.push_back({static_cast<std::uint16_t>(AddrSlot::kINid + k), v});
+    push_nonzero_slots(reinterpret_cast<const std::uint8_t*>(i.i_addr + base), in.addrs_per_inode(), 0, addrs_);
+    push_nonzero_slots(reinterpret_cast<const std::uint8_t*>(i.i_nid), 5, AddrSlot::kINid, addrs_);
     rec.addr_count = static_cast<std::uint16_t>(addrs_.size() - rec.addr_begin);
   }
   if (light_scan_ && ex.issues.empty()) {

@@ -333,7 +333,7 @@ bool Checker::rebuild_quota_file(int t, std::size_t problem) {
   r.node = NodeRec{};
   r.node.read_ok = true;
   footer_odd_.erase(q);
-  r.node.addr_begin = static_cast<std::uint32_t>(addrs_.size());
+  r.node.addr_begin = addrs_.begin_run(nblocks);
   for (std::uint32_t k = 0; k < nblocks; ++k) addrs_.push_back({static_cast<std::uint16_t>(k), cand_data[k]});
   r.node.addr_count = static_cast<std::uint16_t>(nblocks);
   addr_use_.resize((addrs_.size() + 63) / 64, 0);

@@ -147,15 +147,17 @@ void Checker::walk_node(const InodeRec& in, InodeState& st, nid_t nid, std::uint
     p.blkaddr = ne.blkaddr;
     add(p);
   }
-  const AddrSlot* a = addrs_.data() + r.addr_begin;
   const std::uint32_t n = r.addr_count;
   if (level == 0) {
-    walk_data(in, st, nid, start_bidx(ofs, in.addrs_per_block(), in.addrs_per_inode()), a, n, in.addrs_per_block(), vctx);
+    walk_data(in, st, nid, start_bidx(ofs, in.addrs_per_block(), in.addrs_per_inode()), r.addr_begin, n,
+              in.addrs_per_block(), vctx);
     return;
   }
-  // Copy: descending may grow addrs_? No (scan is done), but keep it simple and safe.
-  std::vector<AddrSlot> kids(a, a + n);
-  for (const AddrSlot& k : kids) {
+  const AddrSlot* a = addrs_.run(r.addr_begin, n);
+  // The run stays where it is while the walk descends (addrs_ grows by
+  // whole chunks, never moving one).
+  for (std::uint32_t j = 0; j < n; ++j) {
+    const AddrSlot k = a[j];
     if (k.slot >= kN) continue;
     std::uint32_t child;
     if (level == 2) child = 6 + 2 * kN + k.slot * (kN + 1);
@@ -166,9 +168,10 @@ void Checker::walk_node(const InodeRec& in, InodeState& st, nid_t nid, std::uint
   }
 }
 
-void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::uint64_t first_index, const AddrSlot* a,
-                        std::uint32_t n, std::uint32_t nslots, void* vctx) {
+void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::uint64_t first_index,
+                        std::uint32_t a_begin, std::uint32_t n, std::uint32_t nslots, void* vctx) {
   auto* ctx = static_cast<WalkCtx*>(vctx);
+  const AddrSlot* a = addrs_.run(a_begin, n);
   const block_t hblk = nat(holder).blkaddr;
   auto slot_off = [&](std::uint32_t slot) {
     return holder == in.ino ? static_cast<std::uint32_t>(offsetof(Inode, i_addr)) + 4 * (in.extra_isize / 4 + slot) : 4 * slot;
@@ -267,7 +270,7 @@ void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::u
       continue;
     }
     claim(addr, false);
-    const std::size_t ai = static_cast<std::size_t>(a + k - addrs_.data());
+    const std::uint32_t ai = a_begin + k;
     addr_use_[ai >> 6] |= 1ull << (ai & 63);
     ctx->end_index = std::max<std::uint64_t>(ctx->end_index, f + 1);
     ++st.blocks_counted;
@@ -434,11 +437,11 @@ bool Checker::walk_inode(nid_t ino, const std::string& path, bool named) {
     return true;
   }
   WalkCtx ctx;
-  walk_data(in, st, ino, 0, addrs_.data() + r.addr_begin, r.addr_count, in.addrs_per_inode(), &ctx);
+  walk_data(in, st, ino, 0, r.addr_begin, r.addr_count, in.addrs_per_inode(), &ctx);
   if (!(in.inline_flags & (inline_flag::data | inline_flag::dentry))) {
     const std::uint32_t ofs[5] = {1, 2, 3, 4 + kN, 5 + 2 * kN};
     const int lvl[5] = {0, 0, 1, 1, 2};
-    const AddrSlot* a = addrs_.data() + r.addr_begin;
+    const AddrSlot* a = addrs_.run(r.addr_begin, r.addr_count);
     for (std::uint32_t j = 0; j < r.addr_count; ++j) {
       if (a[j].slot < AddrSlot::kINid) continue;
       const std::uint32_t k = a[j].slot - AddrSlot::kINid;

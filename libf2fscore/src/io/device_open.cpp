@@ -260,6 +260,10 @@ Result<Opened> open_fd(const std::string& path, const OpenOptions& opts, const B
     return make_error(errc_from_open(e), "cannot open " + path + what, Error::kNoOffset, e);
   }
   o.info.direct = direct;
+#if defined(POSIX_FADV_RANDOM)
+  // A hint: where it is refused the default read-ahead stays (more read, the same data).
+  if (opts.random_access && !direct) (void)::posix_fadvise(o.fd, 0, 0, POSIX_FADV_RANDOM);
+#endif
   if (o.info.kind == DeviceKind::regular_file) {
     // An image file has no O_EXCL: an exclusive advisory lock stands in for
     // it, so that two of our writing tools never work on one image at once

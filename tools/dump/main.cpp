@@ -16,6 +16,7 @@
 #include "f2fscore/resize.hpp"
 #include "f2fscore/tools/common.hpp"
 #include "f2fscore/tools/progress.hpp"
+#include "f2fscore/uring_device.hpp"
 #include "f2fscore/volume.hpp"
 
 namespace {
@@ -91,7 +92,7 @@ int main(int argc, char** argv) {
   app.add_flag("-V,--version", version, "Print the version and exit");
 
   std::string range_s, ino_s, blk_s, path_s, dest_s;
-  bool ls_long = false, ls_rec = false, no_owners = false, no_xattrs = false, no_specials = false;
+  bool ls_long = false, ls_rec = false, no_owners = false, no_xattrs = false, no_specials = false, no_host_copy = false;
   auto* c_info = app.add_subcommand("info", "How the image opened: superblock copy, checkpoint pack, clean unmount, "
                                             "pending roll-forward, orphans, warnings");
   int sb_copy = -1;
@@ -140,6 +141,9 @@ int main(int argc, char** argv) {
   c_extract->add_flag("--no-owners", no_owners, "Do not chown (owners are only set when running as root)");
   c_extract->add_flag("--no-xattrs", no_xattrs, "Do not set extended attributes");
   c_extract->add_flag("--no-specials", no_specials, "Skip fifos, sockets and device nodes");
+  c_extract->add_flag("--no-host-copy", no_host_copy,
+                      "Read every block through the device instead of copying extents from the image file "
+                      "with copy_file_range (zero blocks then become holes)");
   int progress_fd = -1;
   c_extract->add_option("--progress", progress_fd,
                         "Progress as e2fsck -C: lines \"1 CURRENT MAX DEVICE\" (inodes extracted of the valid "
@@ -197,7 +201,14 @@ int main(int argc, char** argv) {
 
   f2fscore::OpenOptions oo;
   oo.read_only = true;
-  auto dev = f2fscore::open_posix_device(image, oo);
+  // Extraction keeps several reads of file data in flight while the host
+  // writes: the asynchronous backend (io_uring where the kernel has it).
+  auto dev = [&]() -> f2fscore::Result<std::unique_ptr<f2fscore::BlockDevice>> {
+    if (!c_extract->parsed()) return f2fscore::open_posix_device(image, oo);
+    auto opened = f2fscore::open_device(image, oo);
+    if (!opened) return f2fscore::make_error(opened.error());
+    return std::move(opened->device);
+  }();
   if (!dev) return fail("cannot open " + image + ": " + dev.error().to_string());
   if (c_sb->parsed() && sb_copy >= 0) {
     // One copy as stored, with its validation result.
@@ -268,6 +279,7 @@ int main(int argc, char** argv) {
     o.owners = !no_owners;
     o.xattrs = !no_xattrs;
     o.specials = !no_specials;
+    o.host_copy = !no_host_copy;
     f2fscore::tools::Progress prog(progress_fd, image, 1);
     o.progress = prog.for_pass(1, json);
     auto r = insp::extract(v, path_s, dest_s, o);

@@ -4,6 +4,8 @@
 // encrypted and verity files, hostile names), exit statuses.
 #include <gtest/gtest.h>
 #include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
@@ -703,14 +705,24 @@ std::string block_pattern(int tag, std::uint32_t index) {
   return b;
 }
 
-// Whether copy_file_range(2) copies between two files of `dir` on this host
-// (it does on Linux 4.5 and later unless a seccomp filter refuses it).
-bool host_copies_files(const fs::path& dir) {
+// Whether the host takes a block of one file of `dir` into another: shares
+// it (FICLONERANGE: Btrfs, XFS with reflink) with `reflink`, else copies it
+// with copy_file_range(2) (Linux 4.5 and later unless a seccomp filter
+// refuses it).
+bool host_copies_files(const fs::path& dir, bool reflink) {
   const fs::path a = dir / ".probe-a", b = dir / ".probe-b";
   { std::ofstream(a, std::ios::binary) << std::string(4096, 'p'); }
   const int in = ::open(a.c_str(), O_RDONLY | O_CLOEXEC);
-  const int out = ::open(b.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  const ssize_t n = in >= 0 && out >= 0 ? ::copy_file_range(in, nullptr, out, nullptr, 4096, 0) : -1;
+  const int out = ::open(b.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  ssize_t n = -1;
+  if (in >= 0 && out >= 0 && reflink) {
+    struct file_clone_range r {};
+    r.src_fd = in;
+    r.src_length = 4096;
+    n = ::ioctl(out, FICLONERANGE, &r) == 0 ? 4096 : -1;
+  } else if (in >= 0 && out >= 0) {
+    n = ::copy_file_range(in, nullptr, out, nullptr, 4096, 0);
+  }
   if (in >= 0) ::close(in);
   if (out >= 0) ::close(out);
   fs::remove(a);
@@ -718,14 +730,15 @@ bool host_copies_files(const fs::path& dir) {
   return n == 4096;
 }
 
-// Extents copied from the image file (copy_file_range) and extents read
-// through the device give the same bytes, which are the bytes the recipe
+// Extents shared with the image file (--host-copy reflink, where the host
+// file system can: the test's temporary directory decides), copied from it
+// (copy_file_range) and read through the device give the same bytes, which are the bytes the recipe
 // put in the blocks: fragmented files (one-block extents interleaved with
 // another file's), an extent crossing from the inode into a direct node,
 // holes, a mapped zero block, a tail block holding bytes past the end of
 // the file, inline data. host_copied_bytes counts exactly the mapped blocks
-// inside the files' sizes (hand-counted below) when the host copies, and
-// nothing with --no-host-copy.
+// inside the files' sizes (hand-counted below) when the host shares or
+// copies, and nothing with --host-copy off.
 TEST(Dump, ExtractionCopiesExtentsFromTheImageFileAsTheyAreMapped) {
   f2fstest::TempDir t;
   const auto img = t / "x.img";
@@ -794,16 +807,17 @@ TEST(Dump, ExtractionCopiesExtentsFromTheImageFileAsTheyAreMapped) {
     r.link_root("inl", inl, FileType::reg_file);
     want["inl"] = "inline data";
   }
-  const bool copies = host_copies_files(t.path());
-  for (const bool host_copy : {true, false}) {
-    SCOPED_TRACE(host_copy ? "copy_file_range" : "--no-host-copy");
-    const auto out = t / (host_copy ? "out-copy" : "out-read");
-    auto r = dump(q(img) + " --json extract " + (host_copy ? "" : "--no-host-copy ") + "/ " + q(out));
+  const bool reflinks = host_copies_files(t.path(), true), copies = host_copies_files(t.path(), false);
+  for (const std::string mode : {"reflink", "copy", "off"}) {
+    SCOPED_TRACE("--host-copy " + mode);
+    const auto out = t / ("out-" + mode);
+    auto r = dump(q(img) + " --json extract --host-copy " + mode + " / " + q(out));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     Json rep = Json::parse(r.output);
     EXPECT_TRUE(rep["problems"].empty()) << rep.dump(2);
     EXPECT_EQ(rep["files"], want.size());
-    EXPECT_EQ(rep["host_copied_bytes"], host_copy && copies ? mapped * 4096 : 0u);
+    const bool taken = mode == "reflink" ? reflinks : mode == "copy" ? copies : false;
+    EXPECT_EQ(rep["host_copied_bytes"], taken ? mapped * 4096 : 0u);
     for (const auto& [name, contents] : want) {
       const std::string got = slurp(out / name);
       ASSERT_EQ(got.size(), contents.size()) << name;
@@ -814,19 +828,23 @@ TEST(Dump, ExtractionCopiesExtentsFromTheImageFileAsTheyAreMapped) {
     EXPECT_LE(lstat_of(out / "cross").st.st_blocks * 512, 4 * 4096 + 4096);
   }
   if (!copies) GTEST_SKIP() << "copy_file_range does not copy files here; only the read path ran";
+  RecordProperty("reflink", reflinks ? "shared" : "not supported by the temporary directory's file system");
 }
 
 // Compressed files (Linux 6.1's lzo, lz4, zstd and lzo-rle clusters) are
 // extracted through the reader, never copied as the blocks they are stored
 // in: every extracted file equals what Volume::read gives for it (the
 // reader LinuxCompressed checks against what Linux wrote), and
-// host_copied_bytes stays 0 (every file of that image is compressed).
+// host_copied_bytes stays 0 with --host-copy copy (every file of that
+// image is compressed).
 TEST(Dump, CompressedFilesExtractAsTheReaderReadsThem) {
   auto img = f2fstest::unzstd(f2fstest::data_dir() / "linux61-compress.img.zst");
   if (!img) GTEST_SKIP() << "zstd is not available to unpack the fixture";
   f2fstest::TempDir t;
   const auto out = t / "out";
-  auto r = dump(q(*img) + " --json extract / " + q(out));
+  // copy_file_range copies on every Linux file system, so a compressed
+  // file wrongly taken from the image file would show here.
+  auto r = dump(q(*img) + " --json extract --host-copy copy / " + q(out));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   Json rep = Json::parse(r.output);
   EXPECT_TRUE(rep["problems"].empty()) << rep.dump(2);

@@ -22,7 +22,9 @@
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #define F2FSCORE_HAVE_XATTR 1
-#define F2FSCORE_HAVE_COPY_FILE_RANGE 1  // glibc 2.27, Linux 4.5
+#define F2FSCORE_HAVE_COPY_FILE_RANGE 1  // glibc 2.27, Linux 4.5; FICLONERANGE: Linux 4.5
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #endif
 
 #include <algorithm>
@@ -53,7 +55,7 @@ constexpr int kMaxDepth = 512;  // one open directory per level
 constexpr std::size_t kChunkBlocks = 256;  // blocks per read of the device
 constexpr std::size_t kReadAhead = 4;      // reads in flight
 #if defined(F2FSCORE_HAVE_COPY_FILE_RANGE)
-constexpr std::uint64_t kCopyMax = std::uint64_t{1} << 30;  // bytes per copy_file_range() call
+constexpr std::uint64_t kCopyMax = std::uint64_t{1} << 30;  // bytes per clone or copy_file_range() call
 #endif
 
 std::string errno_text(int e) { return std::strerror(e); }
@@ -375,7 +377,7 @@ class Extractor {
   // Whether copies from the image file are possible: a regular file behind
   // the device, read without O_DIRECT, and no earlier refusal.
   bool copy_ok() {
-    if (copy_state_ == 0 && !o_.host_copy) copy_state_ = -1;
+    if (copy_state_ == 0 && o_.host_copy == HostCopy::off) copy_state_ = -1;
     if (copy_state_ == 0) {
       const DeviceInfo& di = v_.device().info();
       copy_state_ = v_.device().host_descriptor() >= 0 && di.kind == DeviceKind::regular_file && !di.direct ? 1 : -1;
@@ -383,14 +385,15 @@ class Extractor {
     return copy_state_ > 0;
   }
 
-  // Copies an extent from the image file with copy_file_range(2), which
-  // shares the blocks where the host file system can (a reflink on XFS or
-  // Btrfs) and copies them in the kernel elsewhere. Ranges the image file
-  // holds as holes (SEEK_DATA) are skipped: they stay holes. Returns the
-  // blocks done: all of them, or fewer when the host refuses the copy
-  // (EXDEV, EINVAL, ENOSYS, EOPNOTSUPP, EPERM, EBADF, or an early end of
-  // the image file), after which copy_ok() is false for the rest of the
-  // extraction and the caller reads the remainder. Errors: Errc::io,
+  // Takes an extent from the image file: shares it (FICLONERANGE) with
+  // HostCopy::reflink, copies it with copy_file_range(2) with
+  // HostCopy::copy (itself a reflink where the host can, an in-kernel copy
+  // elsewhere). Ranges the image file holds as holes (SEEK_DATA) are
+  // skipped: they stay holes. Returns the blocks done: all of them, or
+  // fewer when the host refuses: EINVAL (alignment, this extent only);
+  // EXDEV, EOPNOTSUPP, ENOTTY, ENOSYS, EPERM, EBADF or an early end of the
+  // image file, after which copy_ok() is false for the rest of the
+  // extraction. The caller reads the remainder. Errors: Errc::io,
   // Errc::no_space for a failing write on the host.
   Result<std::uint64_t> copy_extent(int fd, const Extent& e) {
     BlockDevice& dev = v_.device();
@@ -409,15 +412,30 @@ class Extractor {
       auto in_off = static_cast<off64_t>(d);
       auto out_off = static_cast<off64_t>(e.file_block * kBlockSize + (d - start));
       while (static_cast<std::uint64_t>(in_off) < h) {
-        const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(h - static_cast<std::uint64_t>(in_off), kCopyMax));
-        const ssize_t n = ::copy_file_range(src, &in_off, fd, &out_off, want, 0);
+        const std::uint64_t want = std::min<std::uint64_t>(h - static_cast<std::uint64_t>(in_off), kCopyMax);
+        ssize_t n = 0;
+        if (o_.host_copy == HostCopy::reflink) {
+          struct file_clone_range fcr {};
+          fcr.src_fd = static_cast<std::int64_t>(src);
+          fcr.src_offset = static_cast<std::uint64_t>(in_off);
+          fcr.src_length = want;
+          fcr.dest_offset = static_cast<std::uint64_t>(out_off);
+          n = ::ioctl(fd, FICLONERANGE, &fcr) == 0 ? static_cast<ssize_t>(want) : -1;
+          if (n > 0) {
+            in_off += static_cast<off64_t>(want);
+            out_off += static_cast<off64_t>(want);
+          }
+        } else {
+          n = ::copy_file_range(src, &in_off, fd, &out_off, static_cast<std::size_t>(want), 0);
+        }
         if (n > 0) {
           r_.host_copied_bytes += static_cast<std::uint64_t>(n);
           continue;
         }
         const int err = n == 0 ? 0 : errno;
         if (err == EINTR) continue;
-        if (n == 0 || err == EXDEV || err == EINVAL || err == ENOSYS || err == EOPNOTSUPP || err == EPERM ||
+        if (err == EINVAL) return (static_cast<std::uint64_t>(in_off) - start) / kBlockSize;
+        if (n == 0 || err == EXDEV || err == ENOSYS || err == EOPNOTSUPP || err == ENOTTY || err == EPERM ||
             err == EBADF) {
           copy_state_ = -1;
           // Whole blocks only: the caller reads from the first block not copied.
@@ -577,7 +595,7 @@ class Extractor {
   std::vector<std::uint8_t> buf_;  // a file's blocks on their way out, kReadAhead chunks (one allocation)
   std::vector<Extent> extents_;    // the mapped extents of the file being written
 #if defined(F2FSCORE_HAVE_COPY_FILE_RANGE)
-  int copy_state_ = 0;  // copy_ok(): 0 not yet known, 1 copies from the image file, -1 reads
+  int copy_state_ = 0;  // copy_ok(): 0 not yet known, 1 takes extents from the image file, -1 reads
 #endif
   std::unordered_set<int> warned_xattr_errnos_;
 };

@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
   app.add_flag("-V,--version", version, "Print the version and exit");
 
   std::string range_s, ino_s, blk_s, path_s, dest_s;
-  bool ls_long = false, ls_rec = false, no_owners = false, no_xattrs = false, no_specials = false, no_host_copy = false;
+  bool ls_long = false, ls_rec = false, no_owners = false, no_xattrs = false, no_specials = false;
   auto* c_info = app.add_subcommand("info", "How the image opened: superblock copy, checkpoint pack, clean unmount, "
                                             "pending roll-forward, orphans, warnings");
   int sb_copy = -1;
@@ -141,9 +141,12 @@ int main(int argc, char** argv) {
   c_extract->add_flag("--no-owners", no_owners, "Do not chown (owners are only set when running as root)");
   c_extract->add_flag("--no-xattrs", no_xattrs, "Do not set extended attributes");
   c_extract->add_flag("--no-specials", no_specials, "Skip fifos, sockets and device nodes");
-  c_extract->add_flag("--no-host-copy", no_host_copy,
-                      "Read every block through the device instead of copying extents from the image file "
-                      "with copy_file_range (zero blocks then become holes)");
+  std::string host_copy_s = "reflink";
+  c_extract
+      ->add_option("--host-copy", host_copy_s,
+                   "How file data is taken from an image file: reflink (share extents where the host file system "
+                   "can, read elsewhere; the default), copy (copy_file_range), off (read every block)")
+      ->check(CLI::IsMember({"reflink", "copy", "off"}));
   int progress_fd = -1;
   c_extract->add_option("--progress", progress_fd,
                         "Progress as e2fsck -C: lines \"1 CURRENT MAX DEVICE\" (inodes extracted of the valid "
@@ -279,7 +282,9 @@ int main(int argc, char** argv) {
     o.owners = !no_owners;
     o.xattrs = !no_xattrs;
     o.specials = !no_specials;
-    o.host_copy = !no_host_copy;
+    o.host_copy = host_copy_s == "off"    ? insp::HostCopy::off
+                  : host_copy_s == "copy" ? insp::HostCopy::copy
+                                          : insp::HostCopy::reflink;
     f2fscore::tools::Progress prog(progress_fd, image, 1);
     o.progress = prog.for_pass(1, json);
     auto r = insp::extract(v, path_s, dest_s, o);

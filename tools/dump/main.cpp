@@ -16,7 +16,6 @@
 #include "f2fscore/resize.hpp"
 #include "f2fscore/tools/common.hpp"
 #include "f2fscore/tools/progress.hpp"
-#include "f2fscore/uring_device.hpp"
 #include "f2fscore/volume.hpp"
 
 namespace {
@@ -204,14 +203,11 @@ int main(int argc, char** argv) {
 
   f2fscore::OpenOptions oo;
   oo.read_only = true;
-  // Extraction keeps several reads of file data in flight while the host
-  // writes: the asynchronous backend (io_uring where the kernel has it).
-  auto dev = [&]() -> f2fscore::Result<std::unique_ptr<f2fscore::BlockDevice>> {
-    if (!c_extract->parsed()) return f2fscore::open_posix_device(image, oo);
-    auto opened = f2fscore::open_device(image, oo);
-    if (!opened) return f2fscore::make_error(opened.error());
-    return std::move(opened->device);
-  }();
+  // The POSIX backend for every command, extraction too: its reads of
+  // file data are overlapped by the kernel's readahead, and io_uring's
+  // cost per synchronous metadata read made 10,000 small files about 10%
+  // slower (docs/benchmarks.md, "Extraction").
+  auto dev = f2fscore::open_posix_device(image, oo);
   if (!dev) return fail("cannot open " + image + ": " + dev.error().to_string());
   if (c_sb->parsed() && sb_copy >= 0) {
     // One copy as stored, with its validation result.

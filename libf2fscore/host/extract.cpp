@@ -442,7 +442,9 @@ class Extractor {
           return (static_cast<std::uint64_t>(in_off) - start) / kBlockSize;
         }
         return make_error(err == ENOSPC || err == EDQUOT ? Errc::no_space : Errc::io,
-                          "copy_file_range: " + errno_text(err), Error::kNoOffset, err);
+                          std::string(o_.host_copy == HostCopy::reflink ? "FICLONERANGE: " : "copy_file_range: ") +
+                              errno_text(err),
+                          Error::kNoOffset, err);
       }
       pos = h;
     }

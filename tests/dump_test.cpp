@@ -24,8 +24,10 @@
 #include "f2fscore/disk/dentry.hpp"
 #include "f2fscore/disk/xattr.hpp"
 #include "f2fscore/endian.hpp"
+#include "f2fscore/extract.hpp"
 #include "f2fscore/inspect.hpp"
 #include "f2fscore/mkfs.hpp"
+#include "f2fscore/uring_device.hpp"
 #include "f2fscore/volume.hpp"
 #include "support/test_support.hpp"
 
@@ -739,11 +741,14 @@ bool host_copies_files(const fs::path& dir, bool reflink) {
 // the file, inline data. host_copied_bytes counts exactly the mapped blocks
 // inside the files' sizes (hand-counted below) when the host shares or
 // copies, and nothing with --host-copy off.
-TEST(Dump, ExtractionCopiesExtentsFromTheImageFileAsTheyAreMapped) {
-  f2fstest::TempDir t;
-  const auto img = t / "x.img";
-  std::map<std::string, std::string> want;  // name -> expected contents
-  std::uint64_t mapped = 0;                 // mapped blocks inside the files' sizes
+// The extents image: /frag and /other (fragmented, a hole, a zero block,
+// a tail block with bytes past the end of the file), /cross (an extent
+// from the inode into a direct node), /long (one extent of 400 blocks),
+// /inl (inline data). Fills `want`
+// with each file's expected contents and returns the mapped blocks inside
+// the files' sizes, both from what the recipe wrote.
+std::uint64_t craft_extents(const fs::path& img, std::map<std::string, std::string>& want) {
+  std::uint64_t mapped = 0;
   {
     auto dev = format_file(img, 256ull << 20, kFeatures);
     Recipe r(*dev);
@@ -798,6 +803,21 @@ TEST(Dump, ExtractionCopiesExtentsFromTheImageFileAsTheyAreMapped) {
     r.link_root("cross", cross, FileType::reg_file);
     want["cross"] = c;
     mapped += 4;
+    // /long: 400 contiguous blocks, more than one 1 MiB read of the device
+    // (the recipe's data segment holds 512 blocks: 77 used above).
+    const nid_t lng = r.nid();
+    Node lo = r.inode(lng, 0100644, 400ull * 4096, 1);
+    r.name(lo, "long", kRootIno);
+    std::string l;
+    for (std::uint32_t i = 0; i < 400; ++i) {
+      r.addr(lo, i, r.data(block_pattern(4, i)));
+      l += block_pattern(4, i);
+    }
+    lo.i.i_blocks.set(401);
+    r.put(lo);
+    r.link_root("long", lng, FileType::reg_file);
+    want["long"] = l;
+    mapped += 400;
     // /inl: inline data, never copied from the image file.
     const nid_t inl = r.nid();
     Node in = r.inode(inl, 0100644, 11, 1);
@@ -807,6 +827,14 @@ TEST(Dump, ExtractionCopiesExtentsFromTheImageFileAsTheyAreMapped) {
     r.link_root("inl", inl, FileType::reg_file);
     want["inl"] = "inline data";
   }
+  return mapped;
+}
+
+TEST(Dump, ExtractionCopiesExtentsFromTheImageFileAsTheyAreMapped) {
+  f2fstest::TempDir t;
+  const auto img = t / "x.img";
+  std::map<std::string, std::string> want;  // name -> expected contents
+  const std::uint64_t mapped = craft_extents(img, want);
   const bool reflinks = host_copies_files(t.path(), true), copies = host_copies_files(t.path(), false);
   for (const std::string mode : {"reflink", "copy", "off"}) {
     SCOPED_TRACE("--host-copy " + mode);
@@ -829,6 +857,34 @@ TEST(Dump, ExtractionCopiesExtentsFromTheImageFileAsTheyAreMapped) {
   }
   if (!copies) GTEST_SKIP() << "copy_file_range does not copy files here; only the read path ran";
   RecordProperty("reflink", reflinks ? "shared" : "not supported by the temporary directory's file system");
+}
+
+// The read path through an asynchronous backend (io_uring where the
+// kernel has it): several reads in flight, completed in any order, each
+// written at its own offset, give the recipe's bytes.
+TEST(Dump, ExtractionReadsThroughTheAsynchronousBackend) {
+  f2fstest::TempDir t;
+  const auto img = t / "x.img";
+  std::map<std::string, std::string> want;
+  craft_extents(img, want);
+  OpenOptions oo;
+  oo.read_only = true;
+  auto opened = open_device(img.string(), oo);
+  ASSERT_TRUE(opened) << opened.error().to_string();
+  RecordProperty("backend", std::string(backend_name(opened->backend)));
+  auto vol = Volume::open(*opened->device);
+  ASSERT_TRUE(vol) << vol.error().to_string();
+  for (const auto mode : {inspect::HostCopy::off, inspect::HostCopy::reflink}) {
+    const auto out = t / (mode == inspect::HostCopy::off ? "out-off" : "out-reflink");
+    inspect::ExtractOptions o;
+    o.host_copy = mode;
+    auto rep = inspect::extract(**vol, "/", out.string(), o);
+    ASSERT_TRUE(rep) << rep.error().to_string();
+    EXPECT_TRUE(rep->problems.empty());
+    EXPECT_EQ(rep->files, want.size());
+    if (mode == inspect::HostCopy::off) EXPECT_EQ(rep->host_copied_bytes, 0u);
+    for (const auto& [name, contents] : want) EXPECT_TRUE(slurp(out / name) == contents) << name;
+  }
 }
 
 // Compressed files (Linux 6.1's lzo, lz4, zstd and lzo-rle clusters) are

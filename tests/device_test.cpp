@@ -17,7 +17,10 @@
 #include <fstream>
 #include <numeric>
 
+#include "f2fscore/cow_device.hpp"
 #include "f2fscore/device.hpp"
+#include "f2fscore/fault_device.hpp"
+#include "f2fscore/iostat.hpp"
 #include "f2fscore/mkfs.hpp"
 #include "f2fscore/writer.hpp"
 #include "support/test_support.hpp"
@@ -116,6 +119,35 @@ TEST(PosixDevice, RegularFile) {
   EXPECT_EQ((*dev)->info().size_bytes, 1u << 20);
   exercise(**dev);
 }
+
+#if !defined(_WIN32)
+// host_descriptor(): the file backend's descriptor reads the bytes the
+// device wrote at the same offsets; layers that only count forward it;
+// layers that change what reads return, and memory, have none.
+TEST(PosixDevice, HostDescriptorReadsTheDevicesBytesAtTheSameOffsets) {
+  f2fstest::TempDir tmp;
+  const auto path = tmp / "dev.img";
+  f2fstest::make_sparse_file(path, 1 << 20);
+  auto dev = open_posix_device(path.string(), {});
+  ASSERT_OK(dev);
+  const auto data = pattern(8192, 11);
+  ASSERT_TRUE(write_at(**dev, 65536, data));
+  const int fd = (*dev)->host_descriptor();
+  ASSERT_GE(fd, 0);
+  std::vector<std::uint8_t> back(8192);
+  ASSERT_EQ(::pread(fd, back.data(), back.size(), 65536), 8192);
+  EXPECT_EQ(back, data);
+  Iostat stats;
+  IostatDevice counted(std::move(*dev), stats);
+  EXPECT_EQ(counted.host_descriptor(), fd);
+  FaultDevice faulty(counted);
+  EXPECT_EQ(faulty.host_descriptor(), -1);
+  auto cow = CowDevice::copy_of(counted);
+  ASSERT_OK(cow);
+  EXPECT_EQ((*cow)->host_descriptor(), -1);
+  EXPECT_EQ(make_memory_device(1 << 20)->host_descriptor(), -1);
+}
+#endif
 
 TEST(PosixDevice, DiscardAndZeroesOnAFilePunchHoles) {
   f2fstest::TempDir tmp;

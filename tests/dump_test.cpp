@@ -3,6 +3,9 @@
 // against a crafted image (holes, hard links, symlinks, devices, xattrs,
 // encrypted and verity files, hostile names), exit statuses.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
@@ -21,8 +24,10 @@
 #include "f2fscore/disk/dentry.hpp"
 #include "f2fscore/disk/xattr.hpp"
 #include "f2fscore/endian.hpp"
+#include "f2fscore/extract.hpp"
 #include "f2fscore/inspect.hpp"
 #include "f2fscore/mkfs.hpp"
+#include "f2fscore/uring_device.hpp"
 #include "f2fscore/volume.hpp"
 #include "support/test_support.hpp"
 
@@ -692,6 +697,235 @@ TEST(Dump, ExtractionOfTheCraftedImageKeepsEverything) {
   fs::create_directory(one);
   ASSERT_EQ(dump(q(img) + " extract /dir/inner " + q(one)).exit_code, 0);
   EXPECT_EQ(slurp(one / "inner"), "hello\n");
+}
+
+// 4096 bytes, different for every (tag, index), none of them zero.
+std::string block_pattern(int tag, std::uint32_t index) {
+  std::mt19937 rng(static_cast<std::uint32_t>(tag) * 100003u + index);
+  std::string b(4096, '\0');
+  for (auto& ch : b) ch = static_cast<char>(rng() % 255 + 1);
+  return b;
+}
+
+// Whether the host takes a block of one file of `dir` into another: shares
+// it (FICLONERANGE: Btrfs, XFS with reflink) with `reflink`, else copies it
+// with copy_file_range(2) (Linux 4.5 and later unless a seccomp filter
+// refuses it).
+bool host_copies_files(const fs::path& dir, bool reflink) {
+  const fs::path a = dir / ".probe-a", b = dir / ".probe-b";
+  { std::ofstream(a, std::ios::binary) << std::string(4096, 'p'); }
+  const int in = ::open(a.c_str(), O_RDONLY | O_CLOEXEC);
+  const int out = ::open(b.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  ssize_t n = -1;
+  if (in >= 0 && out >= 0 && reflink) {
+    struct file_clone_range r {};
+    r.src_fd = in;
+    r.src_length = 4096;
+    n = ::ioctl(out, FICLONERANGE, &r) == 0 ? 4096 : -1;
+  } else if (in >= 0 && out >= 0) {
+    n = ::copy_file_range(in, nullptr, out, nullptr, 4096, 0);
+  }
+  if (in >= 0) ::close(in);
+  if (out >= 0) ::close(out);
+  fs::remove(a);
+  fs::remove(b);
+  return n == 4096;
+}
+
+// Extents shared with the image file (--host-copy reflink, where the host
+// file system can: the test's temporary directory decides), copied from it
+// (copy_file_range) and read through the device give the same bytes, which are the bytes the recipe
+// put in the blocks: fragmented files (one-block extents interleaved with
+// another file's), an extent crossing from the inode into a direct node,
+// holes, a mapped zero block, a tail block holding bytes past the end of
+// the file, inline data. host_copied_bytes counts exactly the mapped blocks
+// inside the files' sizes (hand-counted below) when the host shares or
+// copies, and nothing with --host-copy off.
+// The extents image: /frag and /other (fragmented, a hole, a zero block,
+// a tail block with bytes past the end of the file), /cross (an extent
+// from the inode into a direct node), /long (one extent of 400 blocks),
+// /inl (inline data). Fills `want`
+// with each file's expected contents and returns the mapped blocks inside
+// the files' sizes, both from what the recipe wrote.
+std::uint64_t craft_extents(const fs::path& img, std::map<std::string, std::string>& want) {
+  std::uint64_t mapped = 0;
+  {
+    auto dev = format_file(img, 256ull << 20, kFeatures);
+    Recipe r(*dev);
+    const std::uint32_t api = kDefAddrsPerInode - extra_isize_for_features(kFeatures) / 4 - kDefaultInlineXattrAddrs;
+    // /frag and /other: blocks 0..15 of each interleaved on disk; /frag then
+    // has blocks 16..31 contiguous, a hole at 32..39, a zero block at 40,
+    // blocks 41..63 contiguous, and block 64 holding 123 bytes of the file
+    // and non-zero bytes past its end.
+    const nid_t frag = r.nid(), other = r.nid();
+    Node fr = r.inode(frag, 0100644, 64ull * 4096 + 123, 1), ot = r.inode(other, 0100600, 16ull * 4096, 1);
+    r.name(fr, "frag", kRootIno);
+    r.name(ot, "other", kRootIno);
+    std::string f(64ull * 4096 + 123, '\0'), o;
+    for (std::uint32_t i = 0; i < 16; ++i) {
+      r.addr(fr, i, r.data(block_pattern(1, i)));
+      f.replace(i * 4096ull, 4096, block_pattern(1, i));
+      r.addr(ot, i, r.data(block_pattern(2, i)));
+      o += block_pattern(2, i);
+    }
+    for (std::uint32_t i = 16; i < 65; ++i) {
+      if (i >= 32 && i < 40) continue;
+      const std::string b = i == 40 ? std::string() : block_pattern(1, i);
+      r.addr(fr, i, r.data(b));
+      if (i < 64) f.replace(i * 4096ull, 4096, i == 40 ? std::string(4096, '\0') : b);
+      else f.replace(i * 4096ull, 123, b.substr(0, 123));
+    }
+    fr.i.i_blocks.set(1 + 16 + 16 + 24 + 1);
+    r.put(fr);
+    r.link_root("frag", frag, FileType::reg_file);
+    ot.i.i_blocks.set(17);
+    r.put(ot);
+    r.link_root("other", other, FileType::reg_file);
+    want["frag"] = f;
+    want["other"] = o;
+    mapped += 57 + 16;
+    // /cross: a hole, then four contiguous blocks, two in the inode's last
+    // addresses and two at the start of its first direct node.
+    const nid_t cross = r.nid();
+    Node cr = r.inode(cross, 0100644, (api + 2ull) * 4096, 1);
+    r.name(cr, "cross", kRootIno);
+    std::string c((api + 2ull) * 4096, '\0');
+    std::vector<block_t> blks;
+    for (std::uint32_t i = 0; i < 4; ++i) {
+      blks.push_back(r.data(block_pattern(3, i)));
+      c.replace((api - 2ull + i) * 4096, 4096, block_pattern(3, i));
+    }
+    r.addr(cr, api - 2, blks[0]);
+    r.addr(cr, api - 1, blks[1]);
+    cr.i.i_nid[0].set(r.direct(cross, 1, {{0, blks[2]}, {1, blks[3]}}));
+    cr.i.i_blocks.set(6);
+    r.put(cr);
+    r.link_root("cross", cross, FileType::reg_file);
+    want["cross"] = c;
+    mapped += 4;
+    // /long: 400 contiguous blocks, more than one 1 MiB read of the device
+    // (the recipe's data segment holds 512 blocks: 77 used above).
+    const nid_t lng = r.nid();
+    Node lo = r.inode(lng, 0100644, 400ull * 4096, 1);
+    r.name(lo, "long", kRootIno);
+    std::string l;
+    for (std::uint32_t i = 0; i < 400; ++i) {
+      r.addr(lo, i, r.data(block_pattern(4, i)));
+      l += block_pattern(4, i);
+    }
+    lo.i.i_blocks.set(401);
+    r.put(lo);
+    r.link_root("long", lng, FileType::reg_file);
+    want["long"] = l;
+    mapped += 400;
+    // /inl: inline data, never copied from the image file.
+    const nid_t inl = r.nid();
+    Node in = r.inode(inl, 0100644, 11, 1);
+    r.name(in, "inl", kRootIno);
+    r.inline_data(in, "inline data");
+    r.put(in);
+    r.link_root("inl", inl, FileType::reg_file);
+    want["inl"] = "inline data";
+  }
+  return mapped;
+}
+
+TEST(Dump, ExtractionCopiesExtentsFromTheImageFileAsTheyAreMapped) {
+  f2fstest::TempDir t;
+  const auto img = t / "x.img";
+  std::map<std::string, std::string> want;  // name -> expected contents
+  const std::uint64_t mapped = craft_extents(img, want);
+  const bool reflinks = host_copies_files(t.path(), true), copies = host_copies_files(t.path(), false);
+  for (const std::string mode : {"reflink", "copy", "off"}) {
+    SCOPED_TRACE("--host-copy " + mode);
+    const auto out = t / ("out-" + mode);
+    auto r = dump(q(img) + " --json extract --host-copy " + mode + " / " + q(out));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    Json rep = Json::parse(r.output);
+    EXPECT_TRUE(rep["problems"].empty()) << rep.dump(2);
+    EXPECT_EQ(rep["files"], want.size());
+    const bool taken = mode == "reflink" ? reflinks : mode == "copy" ? copies : false;
+    EXPECT_EQ(rep["host_copied_bytes"], taken ? mapped * 4096 : 0u);
+    for (const auto& [name, contents] : want) {
+      const std::string got = slurp(out / name);
+      ASSERT_EQ(got.size(), contents.size()) << name;
+      const auto diff = std::mismatch(got.begin(), got.end(), contents.begin()).first - got.begin();
+      EXPECT_TRUE(got == contents) << name << ": first difference at byte " << diff;
+    }
+    // Unmapped blocks are holes either way: at most the mapped blocks hold space.
+    EXPECT_LE(lstat_of(out / "cross").st.st_blocks * 512, 4 * 4096 + 4096);
+  }
+  if (!copies) GTEST_SKIP() << "copy_file_range does not copy files here; only the read path ran";
+  RecordProperty("reflink", reflinks ? "shared" : "not supported by the temporary directory's file system");
+}
+
+// The read path through an asynchronous backend (io_uring where the
+// kernel has it): several reads in flight, completed in any order, each
+// written at its own offset, give the recipe's bytes.
+TEST(Dump, ExtractionReadsThroughTheAsynchronousBackend) {
+  f2fstest::TempDir t;
+  const auto img = t / "x.img";
+  std::map<std::string, std::string> want;
+  craft_extents(img, want);
+  OpenOptions oo;
+  oo.read_only = true;
+  auto opened = open_device(img.string(), oo);
+  ASSERT_TRUE(opened) << opened.error().to_string();
+  RecordProperty("backend", std::string(backend_name(opened->backend)));
+  auto vol = Volume::open(*opened->device);
+  ASSERT_TRUE(vol) << vol.error().to_string();
+  for (const auto mode : {inspect::HostCopy::off, inspect::HostCopy::reflink}) {
+    const auto out = t / (mode == inspect::HostCopy::off ? "out-off" : "out-reflink");
+    inspect::ExtractOptions o;
+    o.host_copy = mode;
+    auto rep = inspect::extract(**vol, "/", out.string(), o);
+    ASSERT_TRUE(rep) << rep.error().to_string();
+    EXPECT_TRUE(rep->problems.empty());
+    EXPECT_EQ(rep->files, want.size());
+    if (mode == inspect::HostCopy::off) EXPECT_EQ(rep->host_copied_bytes, 0u);
+    for (const auto& [name, contents] : want) EXPECT_TRUE(slurp(out / name) == contents) << name;
+  }
+}
+
+// Compressed files (Linux 6.1's lzo, lz4, zstd and lzo-rle clusters) are
+// extracted through the reader, never copied as the blocks they are stored
+// in: every extracted file equals what Volume::read gives for it (the
+// reader LinuxCompressed checks against what Linux wrote), and
+// host_copied_bytes stays 0 with --host-copy copy (every file of that
+// image is compressed).
+TEST(Dump, CompressedFilesExtractAsTheReaderReadsThem) {
+  auto img = f2fstest::unzstd(f2fstest::data_dir() / "linux61-compress.img.zst");
+  if (!img) GTEST_SKIP() << "zstd is not available to unpack the fixture";
+  f2fstest::TempDir t;
+  const auto out = t / "out";
+  // copy_file_range copies on every Linux file system, so a compressed
+  // file wrongly taken from the image file would show here.
+  auto r = dump(q(*img) + " --json extract --host-copy copy / " + q(out));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  Json rep = Json::parse(r.output);
+  EXPECT_TRUE(rep["problems"].empty()) << rep.dump(2);
+  EXPECT_EQ(rep["host_copied_bytes"], 0u);
+  auto dev = f2fstest::load_image(*img);
+  auto vol = Volume::open(*dev);
+  ASSERT_TRUE(vol);
+  int files = 0, compressed = 0;
+  for (const auto& e : fs::recursive_directory_iterator(out)) {
+    if (!e.is_regular_file()) continue;
+    const std::string rel = fs::relative(e.path(), out).string();
+    SCOPED_TRACE(rel);
+    auto in = (*vol)->resolve("/" + rel);
+    ASSERT_TRUE(in);
+    compressed += in->is_compressed() ? 1 : 0;
+    std::vector<std::uint8_t> buf(in->size + 1);
+    auto n = (*vol)->read(*in, 0, buf);
+    ASSERT_TRUE(n);
+    ASSERT_EQ(*n, in->size);
+    const std::string got = slurp(e.path());
+    EXPECT_TRUE(got == std::string(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(*n)));
+    ++files;
+  }
+  EXPECT_GE(files, 50);
+  EXPECT_EQ(compressed, files);
 }
 
 // extract --progress FD: e2fsck -C lines, pass 1, non-decreasing, the last

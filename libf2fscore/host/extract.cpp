@@ -22,9 +22,13 @@
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #define F2FSCORE_HAVE_XATTR 1
+#define F2FSCORE_HAVE_COPY_FILE_RANGE 1  // glibc 2.27, Linux 4.5; FICLONERANGE: Linux 4.5
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #endif
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cinttypes>
 #include <cstring>
@@ -48,7 +52,11 @@ using namespace detail;
 namespace {
 
 constexpr int kMaxDepth = 512;  // one open directory per level
-constexpr std::size_t kChunkBlocks = 256;
+constexpr std::size_t kChunkBlocks = 256;  // blocks per read of the device
+constexpr std::size_t kReadAhead = 4;      // reads in flight
+#if defined(F2FSCORE_HAVE_COPY_FILE_RANGE)
+constexpr std::uint64_t kCopyMax = std::uint64_t{1} << 30;  // bytes per clone or copy_file_range() call
+#endif
 
 std::string errno_text(int e) { return std::strerror(e); }
 
@@ -230,47 +238,59 @@ class Extractor {
     if (in.links > 1) links_.emplace(in.ino, rel);
   }
 
-  // Writes the mapped, non-zero blocks of a file at their offsets.
+  // One contiguous piece of a file on the device: `len` blocks at block
+  // address `blkaddr`, holding file block `file_block` onwards.
+  struct Extent {
+    std::uint64_t file_block, blkaddr, len;
+  };
+
+  // Writes the bytes [p, p + n) at file offset `off`, only its non-zero
+  // blocks: zero blocks stay holes.
+  static Status put(int fd, const std::uint8_t* p, std::size_t n, std::uint64_t off) {
+    std::size_t k = 0;
+    while (k < n) {
+      const std::size_t len = std::min<std::size_t>(kBlockSize, n - k);
+      if (all_zero(p + k, len)) {
+        k += len;
+        continue;
+      }
+      std::size_t end = k + len;
+      while (end < n && !all_zero(p + end, std::min<std::size_t>(kBlockSize, n - end)))
+        end += std::min<std::size_t>(kBlockSize, n - end);
+      std::size_t done = 0;
+      while (done < end - k) {
+        const ssize_t w = ::pwrite(fd, p + k + done, end - k - done, static_cast<off_t>(off + k + done));
+        if (w < 0) {
+          if (errno == EINTR) continue;
+          return make_error(Errc::io, "write: " + errno_text(errno), Error::kNoOffset, errno);
+        }
+        done += static_cast<std::size_t>(w);
+      }
+      k = end;
+    }
+    return {};
+  }
+
+  // Writes a file's contents: unmapped blocks stay holes. Mapped blocks go
+  // through copy_file_range() from the image file where the device has one
+  // (copy_extent()), else through reads of the device (read_extents()).
   Status write_contents(int fd, const InodeInfo& in) {
     const std::uint64_t nblocks = (in.size + kBlockSize - 1) / kBlockSize;
-    if (buf_.empty()) buf_.resize(kChunkBlocks * kBlockSize);
-    std::vector<std::uint8_t>& buf = buf_;
-    auto put = [&](const std::uint8_t* p, std::size_t n, std::uint64_t off) -> Status {
-      // Only the non-zero blocks: zero blocks stay holes.
-      std::size_t k = 0;
-      while (k < n) {
-        const std::size_t len = std::min<std::size_t>(kBlockSize, n - k);
-        if (all_zero(p + k, len)) {
-          k += len;
-          continue;
-        }
-        std::size_t end = k + len;
-        while (end < n && !all_zero(p + end, std::min<std::size_t>(kBlockSize, n - end)))
-          end += std::min<std::size_t>(kBlockSize, n - end);
-        std::size_t done = 0;
-        while (done < end - k) {
-          const ssize_t w = ::pwrite(fd, p + k + done, end - k - done, static_cast<off_t>(off + k + done));
-          if (w < 0) {
-            if (errno == EINTR) continue;
-            return make_error(Errc::io, "write: " + errno_text(errno), Error::kNoOffset, errno);
-          }
-          done += static_cast<std::size_t>(w);
-        }
-        k = end;
-      }
-      return {};
-    };
     if (in.has_inline_data() || in.is_compressed()) {
+      if (buf_.size() < kChunkBlocks * kBlockSize) buf_.resize(kChunkBlocks * kBlockSize);
+      const std::span<std::uint8_t> buf(buf_.data(), kChunkBlocks * kBlockSize);
       for (std::uint64_t off = 0; off < in.size; off += buf.size()) {
         auto n = v_.read(in, off, buf);
         if (!n) return make_error(n.error());
-        F2FSCORE_TRY(put(buf.data(), *n, off));
+        F2FSCORE_TRY(put(fd, buf.data(), *n, off));
         if (*n < buf.size()) break;
       }
       return {};
     }
     auto bm = block_map(v_, in);
     if (!bm) return make_error(bm.error());
+    std::vector<Extent>& ext = extents_;
+    ext.clear();
     for (const auto& r : bm->runs) {
       if (r.file_block >= nblocks) break;
       if (r.blkaddr == kNullAddr || r.blkaddr == kNewAddr || r.blkaddr == kCompressAddr) continue;
@@ -280,15 +300,157 @@ class Extractor {
         return make_error(Errc::corrupt, "inode " + std::to_string(in.ino) + ": file block " +
                                              std::to_string(r.file_block) + " maps to block " +
                                              std::to_string(r.blkaddr) + ", outside the main area");
-      for (std::uint64_t k = 0; k < len; k += kChunkBlocks) {
-        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBlocks, len - k)) * kBlockSize;
-        F2FSCORE_TRY(read_at(v_.device(), (static_cast<std::uint64_t>(r.blkaddr) + k) * kBlockSize,
-                         std::span<std::uint8_t>(buf.data(), n)));
-        F2FSCORE_TRY(put(buf.data(), n, (r.file_block + k) * kBlockSize));
+      ext.push_back({r.file_block, r.blkaddr, len});
+    }
+    std::size_t first_unread = 0;
+#if defined(F2FSCORE_HAVE_COPY_FILE_RANGE)
+    for (; first_unread < ext.size() && copy_ok(); ++first_unread) {
+      auto copied = copy_extent(fd, ext[first_unread]);
+      if (!copied) return make_error(copied.error());
+      if (*copied < ext[first_unread].len) {  // the host refused: the rest through reads
+        ext[first_unread].file_block += *copied;
+        ext[first_unread].blkaddr += *copied;
+        ext[first_unread].len -= *copied;
+        break;
       }
     }
-    return {};
+#endif
+    return read_extents(fd, std::span<const Extent>(ext).subspan(first_unread));
   }
+
+  // Reads extents from the device and writes them out, with up to kReadAhead
+  // reads of kChunkBlocks in flight while the host write of the oldest
+  // runs (a backend that completes at submission, POSIX, reads one ahead).
+  Status read_extents(int fd, std::span<const Extent> ext) {
+    struct Slot {
+      IoRequest req;
+      std::uint64_t file_offset = 0;
+      bool done = false;
+    };
+    constexpr std::size_t kChunk = kChunkBlocks * kBlockSize;
+    if (buf_.size() < kReadAhead * kChunk) buf_.resize(kReadAhead * kChunk);
+    std::array<Slot, kReadAhead> slots{};
+    BlockDevice& dev = v_.device();
+    std::size_t ei = 0;         // next extent to submit from
+    std::uint64_t eoff = 0;     // blocks of ext[ei] already submitted
+    std::size_t head = 0, queued = 0;
+    // Submits the next chunk into slot `s`; false when nothing is left.
+    auto submit_next = [&](std::size_t s) {
+      while (ei < ext.size() && eoff >= ext[ei].len) {
+        ++ei;
+        eoff = 0;
+      }
+      if (ei == ext.size()) return false;
+      const std::uint64_t n = std::min<std::uint64_t>(kChunkBlocks, ext[ei].len - eoff);
+      Slot& sl = slots[s];
+      sl = Slot{};
+      sl.file_offset = (ext[ei].file_block + eoff) * kBlockSize;
+      sl.req.op = IoOp::read;
+      sl.req.offset = (ext[ei].blkaddr + eoff) * kBlockSize;
+      sl.req.length = n * kBlockSize;
+      sl.req.buf = buf_.data() + s * kChunk;
+      sl.req.user = &sl;
+      sl.req.on_complete = [](IoRequest& r) noexcept { static_cast<Slot*>(r.user)->done = true; };
+      eoff += n;
+      dev.submit(sl.req);
+      return true;
+    };
+    Status st;
+    while (queued < kReadAhead && submit_next((head + queued) % kReadAhead)) ++queued;
+    while (queued > 0) {
+      Slot& sl = slots[head];
+      while (!sl.done) dev.poll(true);
+      if (st) {
+        if (!sl.req.ok()) st = make_error(sl.req.error());
+        else st = put(fd, static_cast<const std::uint8_t*>(sl.req.buf), static_cast<std::size_t>(sl.req.length),
+                      sl.file_offset);
+      }
+      --queued;
+      head = (head + 1) % kReadAhead;
+      // After a failure nothing more is submitted; what is in flight drains.
+      if (st && submit_next((head + queued) % kReadAhead)) ++queued;
+    }
+    return st;
+  }
+
+#if defined(F2FSCORE_HAVE_COPY_FILE_RANGE)
+  // Whether copies from the image file are possible: a regular file behind
+  // the device, read without O_DIRECT, and no earlier refusal.
+  bool copy_ok() {
+    if (copy_state_ == 0 && o_.host_copy == HostCopy::off) copy_state_ = -1;
+    if (copy_state_ == 0) {
+      const DeviceInfo& di = v_.device().info();
+      copy_state_ = v_.device().host_descriptor() >= 0 && di.kind == DeviceKind::regular_file && !di.direct ? 1 : -1;
+    }
+    return copy_state_ > 0;
+  }
+
+  // Takes an extent from the image file: shares it (FICLONERANGE) with
+  // HostCopy::reflink, copies it with copy_file_range(2) with
+  // HostCopy::copy (itself a reflink where the host can, an in-kernel copy
+  // elsewhere). Ranges the image file holds as holes (SEEK_DATA) are
+  // skipped: they stay holes. Returns the blocks done: all of them, or
+  // fewer when the host refuses: EINVAL (alignment, this extent only);
+  // EXDEV, EOPNOTSUPP, ENOTTY, ENOSYS, EPERM, EBADF or an early end of the
+  // image file, after which copy_ok() is false for the rest of the
+  // extraction. The caller reads the remainder. Errors: Errc::io,
+  // Errc::no_space for a failing write on the host.
+  Result<std::uint64_t> copy_extent(int fd, const Extent& e) {
+    BlockDevice& dev = v_.device();
+    const int src = dev.host_descriptor();
+    const std::uint64_t start = e.blkaddr * kBlockSize, end = start + e.len * kBlockSize;
+    std::uint64_t pos = start;
+    while (pos < end) {
+      // The next range of the image file that may hold data, in whole blocks.
+      std::uint64_t d = std::min(dev.next_data(pos, end), end);
+      d -= d % kBlockSize;
+      if (d < pos) d = pos;
+      if (d >= end) break;
+      std::uint64_t h = std::min(dev.next_hole(d, end), end);
+      h = std::min(end, (h + kBlockSize - 1) / kBlockSize * kBlockSize);
+      if (h <= d) h = std::min(end, d + kBlockSize);
+      auto in_off = static_cast<off64_t>(d);
+      auto out_off = static_cast<off64_t>(e.file_block * kBlockSize + (d - start));
+      while (static_cast<std::uint64_t>(in_off) < h) {
+        const std::uint64_t want = std::min<std::uint64_t>(h - static_cast<std::uint64_t>(in_off), kCopyMax);
+        ssize_t n = 0;
+        if (o_.host_copy == HostCopy::reflink) {
+          struct file_clone_range fcr {};
+          fcr.src_fd = static_cast<std::int64_t>(src);
+          fcr.src_offset = static_cast<std::uint64_t>(in_off);
+          fcr.src_length = want;
+          fcr.dest_offset = static_cast<std::uint64_t>(out_off);
+          n = ::ioctl(fd, FICLONERANGE, &fcr) == 0 ? static_cast<ssize_t>(want) : -1;
+          if (n > 0) {
+            in_off += static_cast<off64_t>(want);
+            out_off += static_cast<off64_t>(want);
+          }
+        } else {
+          n = ::copy_file_range(src, &in_off, fd, &out_off, static_cast<std::size_t>(want), 0);
+        }
+        if (n > 0) {
+          r_.host_copied_bytes += static_cast<std::uint64_t>(n);
+          continue;
+        }
+        const int err = n == 0 ? 0 : errno;
+        if (err == EINTR) continue;
+        if (err == EINVAL) return (static_cast<std::uint64_t>(in_off) - start) / kBlockSize;
+        if (n == 0 || err == EXDEV || err == ENOSYS || err == EOPNOTSUPP || err == ENOTTY || err == EPERM ||
+            err == EBADF) {
+          copy_state_ = -1;
+          // Whole blocks only: the caller reads from the first block not copied.
+          return (static_cast<std::uint64_t>(in_off) - start) / kBlockSize;
+        }
+        return make_error(err == ENOSPC || err == EDQUOT ? Errc::no_space : Errc::io,
+                          std::string(o_.host_copy == HostCopy::reflink ? "FICLONERANGE: " : "copy_file_range: ") +
+                              errno_text(err),
+                          Error::kNoOffset, err);
+      }
+      pos = h;
+    }
+    return e.len;
+  }
+#endif
 
   void symlink(int parentfd, const std::string& name, const std::string& rel, const std::string& img,
                const InodeInfo& in) {
@@ -432,7 +594,11 @@ class Extractor {
   std::unordered_map<nid_t, std::string> links_;  // ino -> path relative to the root descriptor
   std::unordered_set<nid_t> dirs_seen_;
   std::vector<PendingDir> pending_dirs_;
-  std::vector<std::uint8_t> buf_;  // a file's blocks on their way out, kChunkBlocks of them (one allocation)
+  std::vector<std::uint8_t> buf_;  // a file's blocks on their way out, kReadAhead chunks (one allocation)
+  std::vector<Extent> extents_;    // the mapped extents of the file being written
+#if defined(F2FSCORE_HAVE_COPY_FILE_RANGE)
+  int copy_state_ = 0;  // copy_ok(): 0 not yet known, 1 takes extents from the image file, -1 reads
+#endif
   std::unordered_set<int> warned_xattr_errnos_;
 };
 
@@ -520,6 +686,7 @@ Output render_extract_report(const ExtractReport& r, Format f) {
            {"hard_links", r.hard_links},
            {"specials", r.specials},
            {"bytes", r.bytes},
+           {"host_copied_bytes", r.host_copied_bytes},
            {"xattrs", r.xattrs},
            {"xattrs_unsupported", r.xattrs_unsupported},
            {"encrypted", Json::array()},

@@ -140,6 +140,12 @@ int main(int argc, char** argv) {
   c_extract->add_flag("--no-owners", no_owners, "Do not chown (owners are only set when running as root)");
   c_extract->add_flag("--no-xattrs", no_xattrs, "Do not set extended attributes");
   c_extract->add_flag("--no-specials", no_specials, "Skip fifos, sockets and device nodes");
+  std::string host_copy_s = "reflink";
+  c_extract
+      ->add_option("--host-copy", host_copy_s,
+                   "How file data is taken from an image file: reflink (share extents where the host file system "
+                   "can, read elsewhere; the default), copy (copy_file_range), off (read every block)")
+      ->check(CLI::IsMember({"reflink", "copy", "off"}));
   int progress_fd = -1;
   c_extract->add_option("--progress", progress_fd,
                         "Progress as e2fsck -C: lines \"1 CURRENT MAX DEVICE\" (inodes extracted of the valid "
@@ -197,6 +203,10 @@ int main(int argc, char** argv) {
 
   f2fscore::OpenOptions oo;
   oo.read_only = true;
+  // The POSIX backend for every command, extraction too: its reads of
+  // file data are overlapped by the kernel's readahead, and io_uring's
+  // cost per synchronous metadata read made 10,000 small files about 10%
+  // slower (docs/benchmarks.md, "Extraction").
   auto dev = f2fscore::open_posix_device(image, oo);
   if (!dev) return fail("cannot open " + image + ": " + dev.error().to_string());
   if (c_sb->parsed() && sb_copy >= 0) {
@@ -268,6 +278,9 @@ int main(int argc, char** argv) {
     o.owners = !no_owners;
     o.xattrs = !no_xattrs;
     o.specials = !no_specials;
+    o.host_copy = host_copy_s == "off"    ? insp::HostCopy::off
+                  : host_copy_s == "copy" ? insp::HostCopy::copy
+                                          : insp::HostCopy::reflink;
     f2fscore::tools::Progress prog(progress_fd, image, 1);
     o.progress = prog.for_pass(1, json);
     auto r = insp::extract(v, path_s, dest_s, o);

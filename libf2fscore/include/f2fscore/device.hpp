@@ -129,6 +129,19 @@ class BlockDevice {
     (void)offset;
     return end;
   }
+
+  // ---- Optional: the host file behind the device ----
+
+  /// A POSIX file descriptor whose byte at every offset is the device's
+  /// byte at that offset (the image file or block device a file backend
+  /// reads), for host-side copies that bypass the engine's buffers
+  /// (copy_file_range(2) in extraction); -1 when there is none. Owned by
+  /// the device (valid while it lives; never close it); read it only with
+  /// no write in flight. Backends without a POSIX descriptor (memory,
+  /// Win32) and layers that change what reads return (failure injection,
+  /// a copy-on-write overlay, a recorder) keep the default -1; layers that
+  /// only count or tag requests forward the device below's.
+  virtual int host_descriptor() const noexcept { return -1; }
 };
 
 /// Checks a request against a device's size, alignment and mode. Backends

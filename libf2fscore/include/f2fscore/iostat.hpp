@@ -303,6 +303,8 @@ class IostatDevice final : public BlockDevice {
   std::uint64_t next_hole(std::uint64_t offset, std::uint64_t end) noexcept override {
     return inner_->next_hole(offset, end);
   }
+  /// The device below's (reads through it are not counted).
+  int host_descriptor() const noexcept override { return inner_->host_descriptor(); }
 
   BlockDevice& inner() noexcept { return *inner_; }
   Iostat& stats() noexcept { return stats_; }

@@ -53,6 +53,7 @@ class PosixDevice final : public BlockDevice {
   std::uint64_t next_hole(std::uint64_t offset, std::uint64_t end) noexcept override {
     return detail::seek_extent(fd_, info_, offset, end, true);
   }
+  int host_descriptor() const noexcept override { return fd_; }
 
  private:
   void fail(IoRequest& req, int err) noexcept {

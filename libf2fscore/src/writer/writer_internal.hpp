@@ -93,6 +93,7 @@ struct TagDevice final : BlockDevice {
   std::uint64_t next_hole(std::uint64_t offset, std::uint64_t end) noexcept override {
     return inner.next_hole(offset, end);
   }
+  int host_descriptor() const noexcept override { return inner.host_descriptor(); }
 };
 
 /// The page cache (writer/cache.cpp); opaque elsewhere.

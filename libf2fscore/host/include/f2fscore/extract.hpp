@@ -16,10 +16,26 @@
 
 namespace f2fscore::inspect {
 
+/// How file data may be taken from the image file behind the volume's
+/// device (BlockDevice::host_descriptor(): a regular file, read without
+/// O_DIRECT) instead of being read through the device. Linux only;
+/// elsewhere, and for inline, compressed and block-device data, every
+/// block is read.
+enum class HostCopy : std::uint8_t {
+  off,      ///< read every block through the device
+  reflink,  ///< share the extents (FICLONERANGE, where the host file system reflinks: Btrfs, XFS); reads elsewhere
+  copy,     ///< copy_file_range(2): a reflink where the host can, else an in-kernel copy (server-side on NFS)
+};
+
 struct ExtractOptions {
   bool owners = true;   ///< chown to the image's uid/gid (only when running as root)
   bool xattrs = true;   ///< setxattr (user., trusted., security., POSIX ACLs)
   bool specials = true; ///< fifos and sockets, and devices (devices only as root)
+  /// Extents taken from the image file (HostCopy); the default shares
+  /// them where the host file system can and reads elsewhere (on ext4 a
+  /// copy_file_range() copy measured slower than reads and writes,
+  /// docs/benchmarks.md "Extraction").
+  HostCopy host_copy = HostCopy::reflink;
   /// Progress, if set: called as `progress(current, max)`, one unit per
   /// inode extracted (a hard link's second name is not one), `max` the
   /// checkpoint's valid inode count (exact for "/" on a consistent volume,
@@ -33,6 +49,10 @@ struct ExtractReport {
   std::string destination;  ///< host path of the extracted top item
   std::uint64_t files = 0, directories = 0, symlinks = 0, hard_links = 0, specials = 0;
   std::uint64_t bytes = 0;             ///< file contents written
+  /// Bytes of mapped blocks shared with or copied from the image file by
+  /// the host (ExtractOptions::host_copy), not read through the device;
+  /// part of the files' contents.
+  std::uint64_t host_copied_bytes = 0;
   std::uint64_t xattrs = 0;            ///< set on the host
   std::uint64_t xattrs_unsupported = 0;  ///< refused by the host (ENOTSUP, EPERM)
   std::vector<std::string> encrypted;  ///< paths skipped because encrypted
@@ -46,8 +66,11 @@ struct ExtractReport {
 /// "/" puts its contents there); otherwise it is created as `dest`.
 /// Keeps modes, owners (root only), atime and mtime, symlinks as symlinks,
 /// hard links as hard links, xattrs where the host allows, fifos and (as
-/// root) device nodes, and holes as holes (only mapped, non-zero blocks are
-/// written, then the size is set). Encrypted inodes are listed, not
+/// root) device nodes, and holes as holes: unmapped blocks are not
+/// written, then the size is set. Mapped blocks read through the device are
+/// written only when non-zero; mapped blocks copied from the image file
+/// or shared (ExtractOptions::host_copy) are taken as the image file holds them,
+/// data as data (zero-filled too, as `cp` does) and its holes as holes. Encrypted inodes are listed, not
 /// extracted; fs-verity files give their contents. Never follows a symlink:
 /// everything is created relative to directory descriptors opened with
 /// O_NOFOLLOW, and names containing '/' or equal to "." or ".." (possible

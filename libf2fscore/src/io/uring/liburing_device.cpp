@@ -121,6 +121,7 @@ class LiburingDevice final : public BlockDevice {
   }
 
   std::size_t in_flight() const noexcept override { return in_flight_; }
+  int host_descriptor() const noexcept override { return fd_; }
 
  private:
   static constexpr std::uint32_t kMaxRetries = 64;

@@ -288,6 +288,7 @@ class UringDevice final : public BlockDevice {
   std::uint64_t next_hole(std::uint64_t offset, std::uint64_t end) noexcept override {
     return detail::seek_extent(fd_, info_, offset, end, true);
   }
+  int host_descriptor() const noexcept override { return fd_; }
 
   // ---- Called from Handler ----
   void on_complete(Slot* s, const boost::system::error_code& ec, std::size_t n) noexcept {

@@ -41,6 +41,7 @@
 #include "f2fscore/extract.hpp"
 
 #include "extract_progress.hpp"
+#include "extract_runs.hpp"
 #include "inspect/inspect_internal.hpp"
 
 namespace f2fscore::inspect {
@@ -59,12 +60,6 @@ constexpr std::uint64_t kCopyMax = std::uint64_t{1} << 30;  // bytes per clone o
 #endif
 
 std::string errno_text(int e) { return std::strerror(e); }
-
-bool all_zero(const std::uint8_t* p, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i)
-    if (p[i] != 0) return false;
-  return true;
-}
 
 /// Why a name from the image cannot be created on the host, or empty.
 std::string refuse_reason(const std::string& n) {
@@ -247,28 +242,18 @@ class Extractor {
   // Writes the bytes [p, p + n) at file offset `off`, only its non-zero
   // blocks: zero blocks stay holes.
   static Status put(int fd, const std::uint8_t* p, std::size_t n, std::uint64_t off) {
-    std::size_t k = 0;
-    while (k < n) {
-      const std::size_t len = std::min<std::size_t>(kBlockSize, n - k);
-      if (all_zero(p + k, len)) {
-        k += len;
-        continue;
-      }
-      std::size_t end = k + len;
-      while (end < n && !all_zero(p + end, std::min<std::size_t>(kBlockSize, n - end)))
-        end += std::min<std::size_t>(kBlockSize, n - end);
+    return host_detail::for_each_nonzero_run(p, n, [&](std::size_t k, std::size_t len) -> Status {
       std::size_t done = 0;
-      while (done < end - k) {
-        const ssize_t w = ::pwrite(fd, p + k + done, end - k - done, static_cast<off_t>(off + k + done));
+      while (done < len) {
+        const ssize_t w = ::pwrite(fd, p + k + done, len - done, static_cast<off_t>(off + k + done));
         if (w < 0) {
           if (errno == EINTR) continue;
           return make_error(Errc::io, "write: " + errno_text(errno), Error::kNoOffset, errno);
         }
         done += static_cast<std::size_t>(w);
       }
-      k = end;
-    }
-    return {};
+      return {};
+    });
   }
 
   // Writes a file's contents: unmapped blocks stay holes. Mapped blocks go

@@ -37,6 +37,7 @@
 #include "f2fscore/extract.hpp"
 
 #include "extract_progress.hpp"
+#include "extract_runs.hpp"
 #include "inspect/inspect_internal.hpp"
 
 namespace f2fscore::inspect {
@@ -51,12 +52,6 @@ constexpr std::size_t kChunkBlocks = 256;
 constexpr const char* kLinksFile = ".f2fscore-links";
 
 std::string win_text(DWORD e) { return "Windows error " + std::to_string(e); }
-
-bool all_zero(const std::uint8_t* p, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i)
-    if (p[i] != 0) return false;
-  return true;
-}
 
 void put_hex(std::string& out, unsigned char c) {
   static const char* kHex = "0123456789ABCDEF";
@@ -340,26 +335,16 @@ class Extractor {
     if (buf_.empty()) buf_.resize(kChunkBlocks * kBlockSize);
     std::vector<std::uint8_t>& buf = buf_;
     auto put = [&](const std::uint8_t* p, std::size_t n, std::uint64_t off) -> Status {
-      std::size_t k = 0;
-      while (k < n) {
-        const std::size_t len = std::min<std::size_t>(kBlockSize, n - k);
-        if (all_zero(p + k, len)) {
-          k += len;
-          continue;
-        }
-        std::size_t end = k + len;
-        while (end < n && !all_zero(p + end, std::min<std::size_t>(kBlockSize, n - end)))
-          end += std::min<std::size_t>(kBlockSize, n - end);
+      return host_detail::for_each_nonzero_run(p, n, [&](std::size_t k, std::size_t len) -> Status {
         OVERLAPPED ov{};
         const std::uint64_t at = off + k;
         ov.Offset = static_cast<DWORD>(at & 0xffffffffu);
         ov.OffsetHigh = static_cast<DWORD>(at >> 32);
         DWORD wrote = 0;
-        if (!::WriteFile(h, p + k, static_cast<DWORD>(end - k), &wrote, &ov) || wrote != end - k)
+        if (!::WriteFile(h, p + k, static_cast<DWORD>(len), &wrote, &ov) || wrote != len)
           return make_error(Errc::io, "write: " + win_text(::GetLastError()), Error::kNoOffset, EIO);
-        k = end;
-      }
-      return {};
+        return {};
+      });
     };
     if (in.has_inline_data() || in.is_compressed()) {
       for (std::uint64_t off = 0; off < in.size; off += buf.size()) {

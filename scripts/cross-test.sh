@@ -119,6 +119,28 @@ declare -A RESULT CONF_T BUILD_T TEST_T TESTS SKIPPED IMAGE_SUM CODECS
 
 now() { date +%s; }
 
+# wine with one second run when its client lost the wineserver connection
+# ("wine client error:0: recvmsg: Connection reset by peer", printed by wine
+# itself before or while the program runs; it failed the tools steps of a CI
+# run and one unit test of a local one). The wineserver is started again
+# (persistent) before the second run; both runs' standard error is kept.
+wine() {
+  local err rc
+  err=$(mktemp) || return 1
+  command wine "$@" 2>"$err"
+  rc=$?
+  cat "$err" >&2
+  if ((rc != 0)) && grep -q "wine client error" "$err"; then
+    echo "cross-test: wine lost its wineserver (exit $rc); running again: $*" >&2
+    wineserver -p </dev/null >/dev/null 2>&1
+    command wine "$@" 2>"$err"
+    rc=$?
+    cat "$err" >&2
+  fi
+  rm -f "$err"
+  return "$rc"
+}
+
 # The compression codecs (lz4, zstd, lzo2) for each target, built here from
 # Debian's source packages (apt-get source, from deb-src lines added beside
 # the release's deb lines) with the target's cross compiler, as static

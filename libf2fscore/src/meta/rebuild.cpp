@@ -735,11 +735,14 @@ class Rebuilder {
 
   Status write_all() {
     // 1. NAT and SIT blocks to the copies the current checkpoint does not
-    //    use, SSA blocks in place; 2. flush; 3. the new pack but its closing
-    //    block, nat_bits; 4. flush; 5. the closing block; 6. flush
-    //    (f2fs_write_checkpoint() / do_checkpoint() / commit_checkpoint()).
+    //    use, SSA blocks in place; 2. the new pack but its closing block,
+    //    nat_bits; 3. flush; 4. the closing block; 5. flush
+    //    (do_checkpoint(): the meta pages written and waited for, then
+    //    commit_checkpoint() writes the closing block with PREFLUSH|FUA;
+    //    f2fs_flush_device_cache() flushes only the extra devices of a
+    //    multi-device volume). Nothing orders 1 before 2: the pack is no
+    //    valid checkpoint until its closing block lands.
     for (const auto& w : writes_meta_) F2FSCORE_TRY(put(w));
-    F2FSCORE_TRY(flush(dev_));
     for (const auto& w : writes_pack_) F2FSCORE_TRY(put(w));
     F2FSCORE_TRY(flush(dev_));
     F2FSCORE_TRY(put(tail_));

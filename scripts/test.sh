@@ -50,7 +50,7 @@ side_by_side() {
 "$root/scripts/setup.sh" --test || exit 1
 phase_done "setup"
 if [[ "${CI:-}" == "true" || "${F2FSCORE_STRICT:-}" == "1" ]]; then
-  export F2FSCORE_REQUIRE_ORACLE=1 F2FSCORE_REQUIRE_FSCK=1 F2FSCORE_REQUIRE_SHARED=1 F2FSCORE_REQUIRE_MAN=1 F2FSCORE_REQUIRE_FUSE=1
+  export F2FSCORE_REQUIRE_ORACLE=1 F2FSCORE_REQUIRE_FSCK=1 F2FSCORE_REQUIRE_SHARED=1 F2FSCORE_REQUIRE_MAN=1 F2FSCORE_REQUIRE_FUSE=1 F2FSCORE_REQUIRE_SPARSE=1
 fi
 status=0
 "$root/scripts/build.sh" || exit 1

@@ -186,6 +186,9 @@ int main(int argc, char** argv) {
   oo.direct = !buffered;
   oo.refuse_in_use = write;
   oo.refuse_other_file_system = write && !force;
+  // An Android sparse image is a file's bytes to a raw job (read as they
+  // are; written over only with --force).
+  oo.sparse_as_raw = !write || force;
   if (write && force) {
     InUseCheck what;
     what.other_file_system = what.f2fs_too = true;

@@ -28,6 +28,7 @@
 #include <random>
 #include <sstream>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,7 @@
 #include "f2fscore/tools/common.hpp"
 #include "f2fscore/tools/populate_json.hpp"
 #include "f2fscore/tools/progress.hpp"
+#include "f2fscore/tools/sparse_output.hpp"
 #include "f2fscore/writer.hpp"
 
 namespace {
@@ -156,6 +158,11 @@ int main(int argc, char** argv) {
   app.add_option("--progress", progress_fd,
                  "With --populate: progress of the copy as e2fsck -C, lines \"1 CURRENT MAX DEVICE\" to "
                  "descriptor FD; 0: a bar on the terminal");
+  std::uint64_t sparse_size = 0;
+  app.add_option("-S", sparse_size,
+                 "Write an Android sparse image of this many bytes (rounded down to 4 KiB) to the device path, a "
+                 "file replaced when the format is complete, as make_f2fs -S")
+      ->check(CLI::PositiveNumber);
   app.add_flag("-f", force, "Overwrite an existing file system or partition table");
   app.add_flag("-q", quiet, "Quiet: print only errors");
   app.add_flag("--json", json, "Print a machine-readable summary");
@@ -231,10 +238,26 @@ int main(int argc, char** argv) {
   if (extra_devices.size() > 7) return usage("-c: at most 7 extra devices");
   if (!extra_devices.empty() && sectors != 0) return usage("a sector count cannot be given with -c");
 
+  // -S: the volume is made in a raw staging file beside the target, which
+  // becomes the sparse image at the end (the target untouched until then).
+  std::optional<ftools::SparseStaging> staging;
+  if (sparse_size != 0) {
+    if (!extra_devices.empty()) return usage("-S writes one image file: no -c");
+    if (sectors != 0) return usage("-S gives the image size: no sectors argument");
+    struct stat tst {};
+    if (::stat(device.c_str(), &tst) == 0) {
+      if (!S_ISREG(tst.st_mode)) return fail(device + " is not a regular file: -S writes an image file");
+      if (tst.st_size > 0 && !force) return fail(device + " exists; use -f to replace it with the sparse image");
+    }
+    auto st = ftools::SparseStaging::create(device, sparse_size / 4096 * 4096);
+    if (!st) return fail("-S: " + st.error().message);
+    staging.emplace(std::move(*st));
+  }
+
   // Open every device, refusing mounted ones and, without -f, ones that
   // hold a file system or partition table. Nothing is written before all
   // checks and the layout plan pass.
-  std::vector<std::string> paths{device};
+  std::vector<std::string> paths{staging ? staging->raw_path() : device};
   paths.insert(paths.end(), extra_devices.begin(), extra_devices.end());
   // One device named twice (the same file or device node by any path).
   for (std::size_t i = 0; i < paths.size(); ++i)
@@ -251,6 +274,7 @@ int main(int argc, char** argv) {
     f2fscore::OpenOptions oo;
     oo.exclusive = true;
     oo.refuse_in_use = true;
+    oo.sparse_as_raw = force;  // an Android sparse image is a file's content like any other under -f
     auto d = f2fscore::open_posix_device(p, oo);
     if (!d) {
       const auto& e = d.error();
@@ -314,6 +338,11 @@ int main(int argc, char** argv) {
     if (!um) return fail("--populate: unmount (checkpoint) failed: " + um.error().to_string());
     copied = std::move(*pr);
     for (const auto& p : copied.problems) std::fprintf(stderr, "f2fscore-mkfs: --populate: %s\n", p.to_string().c_str());
+  }
+
+  if (staging) {
+    devs.clear();
+    if (auto st = staging->commit(); !st) return fail("-S: " + st.error().message + "; " + device + " unchanged");
   }
 
   const auto& sb = rep->plan.sb;

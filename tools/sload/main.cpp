@@ -8,12 +8,14 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "f2fscore/populate.hpp"
 #include "f2fscore/tools/common.hpp"
 #include "f2fscore/tools/populate_json.hpp"
 #include "f2fscore/tools/progress.hpp"
+#include "f2fscore/tools/sparse_output.hpp"
 #include "f2fscore/uring_device.hpp"
 #include "f2fscore/writer.hpp"
 
@@ -66,6 +68,10 @@ int main(int argc, char** argv) {
   int progress_fd = -1;
   app.add_option("--progress", progress_fd,
                  "Progress as e2fsck -C: lines \"1 CURRENT MAX DEVICE\" to descriptor FD; 0: a bar on the terminal");
+  bool sparse = false;
+  app.add_flag("-S,--sparse", sparse,
+               "The device is an Android sparse image (make_f2fs -S, img2simg): copied into and written back as one, "
+               "replacing the file when the copy is complete, as sload.f2fs -S");
   app.add_flag("-v,--verbose", verbose, "Print each path as it is copied");
   app.add_flag("-q,--quiet", quiet, "Print only errors");
   app.add_flag("--json", json, "Print a machine-readable summary");
@@ -102,7 +108,15 @@ int main(int argc, char** argv) {
                : backend == "io_uring"                  ? f2fscore::Backend::uring
                : backend == "uring"                     ? f2fscore::Backend::liburing
                                                         : f2fscore::Backend::automatic;
-  auto opened = f2fscore::open_device(device, oo, bo);
+  // -S: the copy goes into a raw staging file expanded from the sparse
+  // image, written back as a sparse image at the end.
+  std::optional<ftools::SparseStaging> staging;
+  if (sparse) {
+    auto st = ftools::SparseStaging::expand(device);
+    if (!st) return fail("-S: " + st.error().message);
+    staging.emplace(std::move(*st));
+  }
+  auto opened = f2fscore::open_device(staging ? staging->raw_path() : device, oo, bo);
   if (!opened)
     return fail(opened.error().code == f2fscore::Errc::busy ? opened.error().message + "; refusing to write to it"
                                                             : ftools::open_failure_text(device, opened.error()));
@@ -133,12 +147,18 @@ int main(int argc, char** argv) {
   if (!rep) {
     std::string m = rep.error().code == f2fscore::Errc::no_space
                         ? "no space left in the image: " + rep.error().message +
-                              (um ? "; what was copied before is kept and the image is consistent" : "")
+                              (um && !staging ? "; what was copied before is kept and the image is consistent" : "")
                         : rep.error().message;
     if (!um) m += "; unmount failed too: " + um.error().to_string();
+    if (staging) m += "; " + device + " unchanged (-S replaces it only after a complete copy)";
     return fail(m);
   }
   if (!um) return fail(device + ": unmount (checkpoint) failed: " + um.error().to_string());
+  if (staging) {
+    w->reset();
+    opened->device.reset();
+    if (auto st = staging->commit(); !st) return fail("-S: " + st.error().message + "; " + device + " unchanged");
+  }
   const auto& r = *rep;
   const int code = r.problems.empty() ? kExitOk : kExitFailure;
   if (json) {

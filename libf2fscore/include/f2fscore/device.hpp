@@ -281,6 +281,12 @@ struct OpenOptions {
   /// between the metadata, up to read_ahead_kb per jump). A hint: ignored
   /// where the platform lacks it, and with `direct`.
   bool random_access = false;
+  /// An Android sparse image (f2fscore/sparse_image.hpp) is opened as the
+  /// image it describes when read-only, and refused (Errc::unsupported)
+  /// when writable: nothing writes inside the container. With this set, the
+  /// file's own bytes are the device (a tool that replaces the whole file,
+  /// as mkfs -f does). Regular files opened without `direct` only.
+  bool sparse_as_raw = false;
 };
 
 /// Opens a regular file or a block device with plain pread/pwrite (the

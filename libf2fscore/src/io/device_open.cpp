@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "f2fscore/sparse_image.hpp"
 #include "f2fscore/uring_device.hpp"
 #include "io/uring/uring_backend.hpp"
 
@@ -333,6 +334,25 @@ Result<OpenedDevice> open_device(const std::string& path, const OpenOptions& opt
   // refused, read-only block device) and their messages are the same.
   auto opened = open_fd(path, opts, bo, note);
   if (!opened) return make_error(opened.error());
+  // An Android sparse image: read through its chunk index, on a POSIX
+  // device of byte granularity (chunk data starts at any byte).
+  if (opened->info.kind == DeviceKind::regular_file && !opened->info.direct && !opts.sparse_as_raw) {
+    std::uint8_t m[4] = {};
+    if (::pread(opened->fd, m, 4, 0) == 4 &&
+        (m[0] | (m[1] << 8) | (m[2] << 16) | (static_cast<std::uint32_t>(m[3]) << 24)) == kSparseMagic) {
+      if (!opts.read_only) {
+        ::close(opened->fd);
+        return make_error(Errc::unsupported, detail::sparse_write_refusal(path));
+      }
+      opened->info.logical_block_size = 1;
+      auto sparse = open_sparse_image(detail::make_posix_device(opened->fd, std::move(opened->info), false));
+      if (!sparse) return make_error(sparse.error());
+      out.device = std::move(*sparse);
+      out.backend = Backend::posix;
+      out.note = "an Android sparse image: read through its chunk headers";
+      return out;
+    }
+  }
   if (bo.backend != Backend::posix) {
 #if defined(F2FSCORE_HAVE_URING)
     Result<std::unique_ptr<BlockDevice>> dev =

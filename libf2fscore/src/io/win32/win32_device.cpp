@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "f2fscore/device.hpp"
+#include "f2fscore/sparse_image.hpp"
 #include "f2fscore/uring_device.hpp"
 #include "io/uring/request_queues.hpp"
 
@@ -523,9 +524,11 @@ class OverlappedDevice final : public Win32Base {
 // Opens `path` for the asynchronous backend (`overlapped`) or the
 // synchronous one; `used` tells which it got (the synchronous one when the
 // completion port cannot be made and Backend::automatic was asked).
+// `byte_granular`: a file's logical block size is 1 (a sparse image's
+// chunks start at any byte); 512 otherwise.
 Result<std::unique_ptr<BlockDevice>> open_win32(const std::string& path, const OpenOptions& opts,
                                                 const BackendOptions& bo, bool overlapped, Backend& used,
-                                                std::string& note) {
+                                                std::string& note, bool byte_granular) {
   std::wstring wpath;
   if (!widen(path, wpath))
     return make_error(Errc::invalid_argument, "cannot open " + path + ": the path is not valid UTF-8");
@@ -649,7 +652,7 @@ Result<std::unique_ptr<BlockDevice>> open_win32(const std::string& path, const O
         return make_error(Errc::io, "cannot get the size of " + path + win_error(e), Error::kNoOffset, errno_of(e));
       }
       info.size_bytes = static_cast<std::uint64_t>(sz.QuadPart);
-      info.logical_block_size = 512;
+      info.logical_block_size = byte_granular && !direct ? 1 : 512;
     }
     if (direct) {
       info.buffer_alignment = info.logical_block_size < 4096 ? 4096 : info.logical_block_size;
@@ -701,8 +704,25 @@ Result<OpenedDevice> open_device(const std::string& path, const OpenOptions& opt
   OpenedDevice out;
   std::string note;
   Backend used = Backend::posix;
-  auto dev = open_win32(path, opts, bo, bo.backend != Backend::posix, used, note);
+  auto dev = open_win32(path, opts, bo, bo.backend != Backend::posix, used, note, false);
   if (!dev) return make_error(dev.error());
+  // An Android sparse image: read through its chunk index, on a
+  // synchronous handle of byte granularity (chunk data starts at any byte).
+  if ((*dev)->info().kind == DeviceKind::regular_file && !(*dev)->info().direct && !opts.sparse_as_raw) {
+    auto is = is_sparse_image(**dev);
+    if (is && *is) {
+      dev->reset();
+      if (!opts.read_only) return make_error(Errc::unsupported, detail::sparse_write_refusal(path));
+      auto file = open_win32(path, opts, bo, false, used, note, true);
+      if (!file) return make_error(file.error());
+      auto sparse = open_sparse_image(std::move(*file));
+      if (!sparse) return make_error(sparse.error());
+      out.device = std::move(*sparse);
+      out.backend = Backend::posix;
+      out.note = "an Android sparse image: read through its chunk headers";
+      return out;
+    }
+  }
   out.device = std::move(*dev);
   out.backend = used;
   out.note = note;

@@ -6,7 +6,8 @@
 #     image f2fscore-mkfs makes with the same options.
 #  2. img2simg of a populated raw image: f2fscore-fsck -n -f, f2fscore-dump
 #     info and extraction read the sparse image directly with the results
-#     of the raw one.
+#     of the raw one; the Linux-made images of ../shared/images/syzkaller,
+#     as img2simg makes them sparse, extract as Linux reads them.
 #  3. f2fscore-sload -S into the sparse image, expanded by simg2img, is byte
 #     for byte f2fscore-sload into the raw image, and fsck.f2fs -f finds it
 #     clean.
@@ -70,6 +71,27 @@ mkdir "$T/x.simg" "$T/x.raw"
 diff -r --no-dereference "$T/x.raw" "$T/x.simg" || bad "the trees extracted from the sparse and raw images differ"
 diff -r --no-dereference "$src" "$T/x.simg" || bad "the tree extracted from the sparse image differs from the source"
 echo "2. img2simg image: fsck, dump info and extraction as from the raw image"
+# The Linux-made images of ../shared/images/syzkaller as sparse images:
+# what dump extracts from each equals what Linux reads from the raw image.
+shared=${F2FSCORE_SHARED_DIR:-$(cd "$(dirname "$0")/../../.." && pwd)/shared}
+n=0
+for z in "$shared"/images/syzkaller/seed_*.img.zst; do
+  [[ -f $z ]] || continue
+  base=$(basename "$z" .img.zst)
+  zstd -q -d -f "$z" -o "$T/$base.img" && img2simg "$T/$base.img" "$T/$base.simg" && rm -f "$T/$base.img" ||
+    { bad "$base: zstd or img2simg failed"; continue; }
+  mkdir -p "$T/$base.out"
+  "$DUMP" "$T/$base.simg" extract / "$T/$base.out" >"$T/$base.extract.txt" 2>&1
+  # Types, modes, sizes, link counts, sha256 and symlink targets (the
+  # manifest's xattr lines aside: the host tree's manifest has none).
+  python3 "$(dirname "$0")/../../scripts/compare-extract.py" --manifest "$T/$base.out" | sort >"$T/$base.ours"
+  grep -v '^X|' "${z%.img.zst}.linux-manifest" | sort >"$T/$base.linux"
+  diff "$T/$base.linux" "$T/$base.ours" >"$T/$base.diff" ||
+    bad "$base: extracted from its sparse image, differs from what Linux reads: $(head -5 "$T/$base.diff")"
+  rm -rf "$T/$base.simg" "$T/$base.out"
+  n=$((n + 1))
+done
+echo "2b. $n Linux-made images, as sparse images, extracted as Linux reads them"
 
 # 3. sload -S against sload onto the raw image.
 cp --sparse=always "$T/raw.img" "$T/sl.img"

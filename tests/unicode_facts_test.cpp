@@ -125,7 +125,7 @@ TEST(UnicodeFacts, TableFoldsAndHashesNamesAsIcu) {
   for (const auto& n : names) {
     const auto fa = utf8_nfdicf(*icu, n), fb = utf8_nfdicf(*table, n);
     const auto ha = dentry_hash_casefold(*icu, n), hb = dentry_hash_casefold(*table, n);
-    if (fa != fb || ha != hb || casefold_name(*icu, n) != casefold_name(*table, n)) {
+    if (fa != fb || ha != hb) {
       if (++differ <= 20) ADD_FAILURE() << "name " << ::testing::PrintToString(n) << " folds or hashes differently";
     }
   }

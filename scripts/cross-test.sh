@@ -31,6 +31,13 @@
 # image file under qemu (offsets past 2 GiB on 32-bit hosts) with fixed
 # uuid and time; with several arches the images must be byte-identical.
 #
+# Casefolding: no target has ICU (Debian has no mingw-w64 build of it, and
+# its multiarch packages cannot be installed beside the host's), so the
+# Unicode facts table is generated once from the host's ICU
+# (tools/gen/unicode_table.cpp, built with the host compiler against
+# libicu-dev, into build-cross-unicode/) and compiled into every arch
+# (-DF2FSCORE_CASEFOLD_TABLE); the casefold tests run there.
+#
 # On windows, after the mkfs image (tools_windows below), before its unit
 # tests: the native
 # fsck.f2fs -f calls the mkfs.exe image clean; f2fscore-fsck.exe and
@@ -70,7 +77,7 @@ log() { printf '==> %s\n' "$*"; }
 
 # --- Packages ---------------------------------------------------------------
 # Never libboost-dev: it is Boost 1.74 and conflicts with libboost1.81-dev.
-PACKAGES=(cmake qemu-user zstd dpkg-dev libgtest-dev libboost1.81-dev libexpected-dev libcli11-dev)
+PACKAGES=(cmake qemu-user zstd dpkg-dev libgtest-dev libboost1.81-dev libexpected-dev libcli11-dev g++ libicu-dev)
 for arch in "${ARCHES[@]}"; do
   if [[ $arch == windows ]]; then
     PACKAGES+=(g++-mingw-w64-x86-64 wine wine64 f2fs-tools python3)
@@ -205,6 +212,24 @@ compile_all() {
   printf '%s\n' "$@" | xargs -P "$JOBS" -n 1 $cmd -c
 }
 
+# The Unicode facts table of casefolding, from the host's ICU: sets
+# UNICODE_TABLE (and UNICODE_NOTE for the summary). Generated again when
+# the generator's source is newer than the table.
+UNICODE_TABLE="" UNICODE_NOTE=-
+unicode_table() {
+  local d="$BUILD_ROOT/build-cross-unicode" gen="$SRC_DIR/tools/gen/unicode_table.cpp" out
+  local table="$d/f2fscore_unicode_table.inc"
+  mkdir -p "$d" || return 1
+  if [[ ! -s $table || $gen -nt $table ]]; then
+    rm -f "$table"
+    c++ -std=c++20 -O1 "$gen" -o "$d/f2fscore-gen-unicode-table" -licuuc || return 1
+    out=$("$d/f2fscore-gen-unicode-table" "$table") || return 1
+    log "$out"
+  fi
+  UNICODE_TABLE=$table
+  UNICODE_NOTE="$(head -1 "$table" | sed -n 's/.*from \(ICU [^)]*)\).*/\1/p'), $(tail -1 "$table" | sed 's|^// ||')"
+}
+
 # Runs one arch; sets RESULT[$arch] and the timings.
 run_arch() {
   local arch=$1 triple="$1-linux-gnu" cxx="$1-linux-gnu-g++" exe=""
@@ -265,7 +290,7 @@ run_arch() {
       -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" \
       -DF2FSCORE_HEADER_DEPS="$deps" -DF2FSCORE_TEST_COMPILE_OPTIONS=-O1 \
       -DF2FSCORE_BUILD_TOOLS=ON -DF2FSCORE_BUILD_TESTS=ON -DF2FSCORE_BUILD_BENCH=OFF \
-      "${codec_args[@]}" "${LAUNCHER[@]}"; then
+      -DF2FSCORE_CASEFOLD_TABLE="$UNICODE_TABLE" "${codec_args[@]}" "${LAUNCHER[@]}"; then
     return 1
   fi
   t1=$(now); CONF_T[$arch]=$((t1 - t0))
@@ -586,9 +611,19 @@ tools_windows() {
 }
 
 failed=0
-for arch in "${ARCHES[@]}"; do
-  run_arch "$arch" || failed=1
-done
+if unicode_table; then
+  log "casefolding: the Unicode facts table $UNICODE_TABLE ($UNICODE_NOTE)"
+  for arch in "${ARCHES[@]}"; do
+    run_arch "$arch" || failed=1
+  done
+else
+  echo "error: the Unicode facts table could not be generated from the host's ICU (libicu-dev)" >&2
+  failed=1
+  for arch in "${ARCHES[@]}"; do
+    RESULT[$arch]="FAIL (unicode table)"
+    CONF_T[$arch]=- BUILD_T[$arch]=- TEST_T[$arch]=- TESTS[$arch]=- SKIPPED[$arch]=- IMAGE_SUM[$arch]=-
+  done
+fi
 
 # The same image from every arch (and from a native mkfs, if given).
 image_check="-"
@@ -634,6 +669,7 @@ for arch in "${ARCHES[@]}"; do
 done
 [[ -z ${IMAGE_SUM[native]:-} ]] || printf '%-7s %-22s %9s %7s %7s  %-18s\n' native reference "" "" "" "${IMAGE_SUM[native]}"
 echo "mkfs images across arches: $image_check"
+echo "casefolding: the table generated from the host's $UNICODE_NOTE"
 [[ $TOOLS_NOTE == - ]] || echo "windows tools under wine (${TOOLS_T}s): $TOOLS_NOTE"
 echo "===================================================================="
 if ((failed)); then

@@ -5,7 +5,10 @@
 #     -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/x86_64-w64-mingw32.cmake \
 #     -DF2FSCORE_HEADER_DEPS=<dir holding tl/ boost/ CLI/ nlohmann/>
 # The libraries Debian has no mingw build of (zstd, lz4, lzo, zlib, ICU,
-# liburing, libblkid) are not found, and their features are off.
+# liburing, libblkid) are not found, and their features are off unless
+# given (scripts/cross-test.sh builds the codecs from Debian's sources and
+# gives casefolding a table generated from the host's ICU:
+# -DF2FSCORE_CASEFOLD_TABLE).
 set(CMAKE_SYSTEM_NAME Windows)
 set(CMAKE_SYSTEM_PROCESSOR x86_64)
 

@@ -3,8 +3,11 @@
 // (s_encoding 1: "utf8-12.1").
 //
 // Linux folds a name with its own Unicode 12.1 table ("nfdicf" in
-// fs/unicode/utf8-norm.c). This module computes the same bytes with ICU, a
-// newer Unicode, restricted to what 12.1 knows:
+// fs/unicode/utf8-norm.c). This module computes the same bytes from the
+// Unicode data of ICU, a newer Unicode, restricted to what 12.1 knows; on
+// targets without ICU (the cross builds) from a table generated from the
+// build host's ICU (tools/gen/unicode_table.cpp), which gives the same
+// answers:
 //
 //   - per code point: Default_Ignorable_Code_Point removed, else full case
 //     folding (CaseFolding.txt status C and F; not the Turkic T), else the
@@ -20,8 +23,8 @@
 //     a stray continuation byte after a complete character is copied
 //     through rather than refused.
 //
-// When the library is built without casefolding (F2FSCORE_WITH_CASEFOLD=OFF,
-// e.g. cross builds without ICU), casefold_supported() is false, nothing
+// When the library is built without casefolding (F2FSCORE_WITH_CASEFOLD=OFF:
+// neither ICU nor F2FSCORE_CASEFOLD_TABLE), casefold_supported() is false, nothing
 // folds, and casefolded directories are searched by exact bytes: names that
 // Linux would find under another case or normalisation are not found.
 #pragma once
@@ -33,7 +36,8 @@
 
 namespace f2fscore {
 
-/// Whether this build folds names (built with ICU). When false,
+/// Whether this build folds names (built with ICU or the generated
+/// Unicode table). When false,
 /// utf8_nfdicf() and casefold_name() always return std::nullopt.
 bool casefold_supported() noexcept;
 

@@ -564,7 +564,8 @@ void Checker::check_dentries(const InodeRec& dir, InodeState& st, std::vector<De
       continue;
     }
     // Hash (f2fs_check_hash_code()); skipped where the hash cannot be
-    // computed without the key (encrypted + casefolded) or without ICU.
+    // computed without the key (encrypted + casefolded) or in a build
+    // without casefolding (neither ICU nor the generated Unicode table).
     if (!(encrypted && casefolded) && !(casefolded && !casefold_supported())) {
       const std::uint32_t h = casefolded && !encrypted ? dentry_hash_casefold(d.name, enc_flags) : dentry_hash(d.name);
       if (h != d.hash) {

@@ -1,5 +1,7 @@
-// Casefolding of names in casefolded directories, with ICU standing in for
-// Linux's Unicode 12.1 table (see casefold.hpp for the rules).
+// Casefolding of names in casefolded directories, with ICU or a table
+// generated from ICU standing in for Linux's Unicode 12.1 table (see
+// casefold.hpp for the rules). The Unicode facts come through
+// unicode_facts.hpp; what Unicode 12.1 keeps of them is decided here.
 //
 // The folding runs in two steps. First the name is cut into items: each
 // code point becomes the characters of its fold (each with its combining
@@ -21,16 +23,14 @@
 #include "f2fscore/checksum.hpp"
 #include "f2fscore/disk/constants.hpp"
 #include "f2fscore/disk/node.hpp"
+#include "reader/unicode_facts.hpp"
 #include "util/text.hpp"
 
-#ifndef F2FSCORE_HAVE_CASEFOLD
-#define F2FSCORE_HAVE_CASEFOLD 0
+#ifndef F2FSCORE_HAVE_ICU
+#define F2FSCORE_HAVE_ICU 0
 #endif
-#if F2FSCORE_HAVE_CASEFOLD
-#include <unicode/uchar.h>
-#include <unicode/unorm2.h>
-#include <unicode/ustring.h>
-#include <unicode/utf16.h>
+#ifndef F2FSCORE_HAVE_UNICODE_TABLE
+#define F2FSCORE_HAVE_UNICODE_TABLE 0
 #endif
 
 namespace f2fscore {
@@ -51,9 +51,10 @@ std::uint32_t tea_hash(std::string_view s) {
   return dentry_hash(s);
 }
 
-#if F2FSCORE_HAVE_CASEFOLD
-
 using detail::append_utf8;
+using detail::CodePoints;
+using detail::UnicodeAge;
+using detail::UnicodeFacts;
 
 // Decodes the character at s[i] if Linux's table has a leaf for it: the
 // shortest form, no surrogates, at most U+10FFFF, complete within s.
@@ -92,86 +93,41 @@ std::size_t decode_utf8(std::string_view s, std::size_t i, char32_t& cp) {
   return n;
 }
 
-// --- What Unicode 12.1 says about one code point, from ICU ------------------
+// --- What Unicode 12.1 says about one code point ---------------------------
 
-// Assigned in Unicode 12.1 (u_charAge is 0.0 for unassigned code points).
-bool known_to_12_1(char32_t c) {
-  UVersionInfo age;
-  u_charAge(static_cast<UChar32>(c), age);
-  if (age[0] == 0 && age[1] == 0) return false;
-  return age[0] < kCasefoldUnicodeMajor || (age[0] == kCasefoldUnicodeMajor && age[1] <= kCasefoldUnicodeMinor);
-}
-
-bool assigned_after_12_1(char32_t c) {
-  UVersionInfo age;
-  u_charAge(static_cast<UChar32>(c), age);
-  return age[0] > kCasefoldUnicodeMajor || (age[0] == kCasefoldUnicodeMajor && age[1] > kCasefoldUnicodeMinor);
-}
+// Assigned in Unicode 12.1.
+bool known_to_12_1(const UnicodeFacts& u, char32_t c) { return u.age(c) == UnicodeAge::to_12_1; }
 
 // Default_Ignorable_Code_Point as in 12.1's DerivedCoreProperties.txt. That
 // list covers unassigned ranges too (U+2065, U+FFF0..U+FFF8, U+E0000..
 // U+E0FFF), which Linux removes like assigned ignorables; a code point that
 // was only assigned (and made ignorable) later, such as U+180F in 14.0,
 // stays.
-bool ignorable_in_12_1(char32_t c) {
-  return u_hasBinaryProperty(static_cast<UChar32>(c), UCHAR_DEFAULT_IGNORABLE_CODE_POINT) && !assigned_after_12_1(c);
-}
-
-std::vector<char32_t> from_utf16(const UChar* s, std::int32_t n) {
-  std::vector<char32_t> out;
-  for (std::int32_t i = 0; i < n;) {
-    UChar32 c;
-    U16_NEXT(s, i, n, c);
-    out.push_back(static_cast<char32_t>(c));
-  }
-  return out;
-}
-
-// Full case folding (C + F) of one code point; empty if it folds to itself.
-std::vector<char32_t> full_fold(char32_t c) {
-  UChar src[2];
-  std::int32_t n = 0;
-  U16_APPEND_UNSAFE(src, n, static_cast<UChar32>(c));
-  UChar dst[16];
-  UErrorCode err = U_ZERO_ERROR;
-  const std::int32_t m = u_strFoldCase(dst, 16, src, n, U_FOLD_CASE_DEFAULT, &err);
-  if (U_FAILURE(err) || (m == n && std::memcmp(dst, src, sizeof(UChar) * static_cast<std::size_t>(n)) == 0)) return {};
-  return from_utf16(dst, m);
-}
-
-// The canonical decomposition mapping of one code point, one level deep
-// (as listed in UnicodeData.txt; Hangul LVT gives LV + T); empty if none.
-std::vector<char32_t> raw_decomposition(char32_t c) {
-  UErrorCode err = U_ZERO_ERROR;
-  const UNormalizer2* nfd = unorm2_getNFDInstance(&err);
-  if (U_FAILURE(err)) return {};
-  UChar dst[32];
-  const std::int32_t m = unorm2_getRawDecomposition(nfd, static_cast<UChar32>(c), dst, 32, &err);
-  if (U_FAILURE(err) || m < 0) return {};
-  return from_utf16(dst, m);
+bool ignorable_in_12_1(const UnicodeFacts& u, char32_t c) {
+  return u.default_ignorable(c) && u.age(c) != UnicodeAge::after_12_1;
 }
 
 // What one code point becomes (the "nfdicf" leaf of Linux's table): an
 // ignorable nothing; a case folding or else a canonical decomposition,
 // each of its characters treated the same way; otherwise itself.
-void fold_code_point(char32_t c, std::vector<char32_t>& out, int depth = 0) {
-  if (ignorable_in_12_1(c)) return;
-  if (!known_to_12_1(c) || depth > 8) {
+void fold_code_point(const UnicodeFacts& u, char32_t c, std::vector<char32_t>& out, int depth = 0) {
+  if (ignorable_in_12_1(u, c)) return;
+  if (!known_to_12_1(u, c) || depth > 8) {
     out.push_back(c);
     return;
   }
-  auto m = full_fold(c);
-  if (m.empty()) m = raw_decomposition(c);
-  if (m.empty()) {
+  CodePoints m = u.full_fold(c);
+  if (m.size == 0) m = u.raw_decomposition(c);
+  if (m.size == 0) {
     out.push_back(c);
     return;
   }
-  for (char32_t x : m) fold_code_point(x, out, depth + 1);
+  for (std::uint8_t i = 0; i < m.size; ++i) fold_code_point(u, m.cp[i], out, depth + 1);
 }
 
-std::uint8_t combining_class(char32_t c) {
-  if (!known_to_12_1(c)) return 0;  // Linux's leaf of an unknown code point: class 0
-  return u_getCombiningClass(static_cast<UChar32>(c));
+std::uint8_t combining_class(const UnicodeFacts& u, char32_t c) {
+  if (!known_to_12_1(u, c)) return 0;  // Linux's leaf of an unknown code point: class 0
+  return u.combining_class(c);
 }
 
 // --- The two steps ----------------------------------------------------------
@@ -188,7 +144,7 @@ bool is_starter(const Item& it) {
 
 // Cuts `s` into items; an invalid sequence ends the list with an `invalid`
 // item (Linux fails only when its cursor reaches that point).
-std::vector<Item> itemize(std::string_view s) {
+std::vector<Item> itemize(const UnicodeFacts& u, std::string_view s) {
   std::vector<Item> items;
   std::vector<char32_t> folded;
   for (std::size_t i = 0; i < s.size() && s[i] != '\0';) {
@@ -206,9 +162,9 @@ std::vector<Item> itemize(std::string_view s) {
     }
     i += n;
     folded.clear();
-    fold_code_point(cp, folded);
+    fold_code_point(u, cp, folded);
     if (folded.empty()) items.push_back({Item::ignorable, 0, cp});
-    for (char32_t x : folded) items.push_back({Item::character, combining_class(x), x});
+    for (char32_t x : folded) items.push_back({Item::character, combining_class(u, x), x});
   }
   return items;
 }
@@ -265,61 +221,83 @@ Folded emit(const std::vector<Item>& items) {
   return f;
 }
 
-Folded fold(std::string_view s) {
+Folded fold(const UnicodeFacts& u, std::string_view s) {
   // Linux's cursor refuses a string that starts with a continuation byte.
   if (!s.empty() && (static_cast<unsigned char>(s[0]) & 0xC0) == 0x80) return {{}, false};
-  return emit(itemize(s));
+  return emit(itemize(u, s));
 }
-
-#endif  // F2FSCORE_HAVE_CASEFOLD
 
 }  // namespace
 
-bool casefold_supported() noexcept { return F2FSCORE_HAVE_CASEFOLD != 0; }
+namespace detail {
 
-std::optional<std::string> utf8_nfdicf(std::string_view s) {
-#if F2FSCORE_HAVE_CASEFOLD
-  auto f = fold(s);
-  if (!f.ok) return std::nullopt;
-  return std::move(f.bytes);
-#else
-  (void)s;
-  return std::nullopt;
+#if !F2FSCORE_HAVE_ICU
+const UnicodeFacts* icu_unicode_facts() noexcept { return nullptr; }
 #endif
+#if !F2FSCORE_HAVE_UNICODE_TABLE
+const UnicodeFacts* table_unicode_facts() noexcept { return nullptr; }
+#endif
+
+const UnicodeFacts* default_unicode_facts() noexcept {
+  if (const UnicodeFacts* u = icu_unicode_facts()) return u;
+  return table_unicode_facts();
 }
 
-std::optional<std::string> casefold_name(std::string_view name) {
+std::optional<std::string> utf8_nfdicf(const UnicodeFacts& facts, std::string_view s) {
+  auto f = fold(facts, s);
+  if (!f.ok) return std::nullopt;
+  return std::move(f.bytes);
+}
+
+std::optional<std::string> casefold_name(const UnicodeFacts& facts, std::string_view name) {
   if (is_dot_or_dotdot(name)) return std::nullopt;
-  auto f = utf8_nfdicf(name);
+  auto f = utf8_nfdicf(facts, name);
   // utf8_casefold() into an F2FS_NAME_LEN buffer: the terminating NUL must
   // fit too, and a length of 0 counts as a failure in f2fs.
   if (!f || f->empty() || f->size() >= disk::kNameLen) return std::nullopt;
   return f;
 }
 
+std::uint32_t dentry_hash_casefold(const UnicodeFacts& facts, std::string_view name) {
+  if (is_dot_or_dotdot(name)) return 0;
+  if (auto f = casefold_name(facts, name)) return tea_hash(*f);
+  return dentry_hash(name);
+}
+
+}  // namespace detail
+
+bool casefold_supported() noexcept { return detail::default_unicode_facts() != nullptr; }
+
+std::optional<std::string> utf8_nfdicf(std::string_view s) {
+  if (const UnicodeFacts* u = detail::default_unicode_facts()) return detail::utf8_nfdicf(*u, s);
+  return std::nullopt;
+}
+
+std::optional<std::string> casefold_name(std::string_view name) {
+  if (const UnicodeFacts* u = detail::default_unicode_facts()) return detail::casefold_name(*u, name);
+  return std::nullopt;
+}
+
 std::uint32_t dentry_hash_casefold(std::string_view name, std::uint16_t encoding_flags) {
   (void)encoding_flags;
+  if (const UnicodeFacts* u = detail::default_unicode_facts()) return detail::dentry_hash_casefold(*u, name);
   if (is_dot_or_dotdot(name)) return 0;
-  if (auto f = casefold_name(name)) return tea_hash(*f);
   return dentry_hash(name);
 }
 
 bool casefold_match(std::string_view folded, std::string_view entry, std::uint16_t encoding_flags) {
-#if F2FSCORE_HAVE_CASEFOLD
+  const UnicodeFacts* u = detail::default_unicode_facts();
+  if (u == nullptr) return folded == entry;
   // utf8_strncasecmp_folded(): compare the entry's fold byte by byte with
   // the NUL-terminated folded name; a difference ends it, and only a
   // failure reached before any difference is an error.
-  const Folded f = fold(entry);
+  const Folded f = fold(*u, entry);
   const std::size_t common = std::min(f.bytes.size(), folded.size());
   if (std::memcmp(f.bytes.data(), folded.data(), common) != 0) return false;
   if (f.ok) return f.bytes.size() == folded.size();
   if (f.bytes.size() > folded.size()) return false;  // differed at the NUL
   if (encoding_flags & disk::kEncStrictModeFl) return false;
   return folded == entry;  // not foldable: f2fs falls back to the raw bytes
-#else
-  (void)encoding_flags;
-  return folded == entry;
-#endif
 }
 
 }  // namespace f2fscore

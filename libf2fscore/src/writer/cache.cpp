@@ -386,8 +386,11 @@ struct PageCache {
   std::uint8_t* get_buf() {
     if (spare.empty()) {
       const std::size_t n = static_cast<std::size_t>(std::clamp<std::uint64_t>(limit, 1, kBlocksPerSeg));
-      auto* slab = static_cast<std::uint8_t*>(detail::aligned_alloc_bytes(kBlockSize, n * kBlockSize));
+      // A whole 2 MiB slab aligned to 2 MiB, where huge pages can back it.
+      const std::size_t align = n == kBlocksPerSeg ? n * kBlockSize : kBlockSize;
+      auto* slab = static_cast<std::uint8_t*>(detail::aligned_alloc_bytes(align, n * kBlockSize));
       if (!slab) return nullptr;
+      if (n == kBlocksPerSeg) detail::advise_huge_pages(slab, n * kBlockSize);
       slabs.push_back(slab);
       for (std::size_t k = 0; k < n; ++k) spare.push_back(slab + k * kBlockSize);
     }

@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <random>
 #include <thread>
+#include <utility>
 
 #include "f2fscore/fsck.hpp"
 #include "f2fscore/iostat.hpp"
@@ -542,6 +544,95 @@ TEST(WriterCache, SmallCheckpointUsesJournals) {
   ASSERT_TRUE((*w2)->sync());
   ASSERT_TRUE((*w2)->unmount());
   check_files(*mem, files, "journals after remount");
+}
+
+/// A device that asks for O_DIRECT's alignment (4 KiB offsets, lengths and
+/// buffers, DeviceInfo::direct) over `inner`, and counts the requests that
+/// break it (they fail with Errc::unaligned, as an O_DIRECT file's EINVAL).
+class DirectRulesDevice final : public BlockDevice {
+ public:
+  explicit DirectRulesDevice(BlockDevice& inner) : in_(inner), info_(inner.info()) {
+    info_.logical_block_size = 4096;
+    info_.buffer_alignment = 4096;
+    info_.direct = true;
+  }
+  const DeviceInfo& info() const noexcept override { return info_; }
+  void submit(IoRequest& req) noexcept override {
+    const bool rw = req.op == IoOp::read || req.op == IoOp::write;
+    if (rw && (req.offset % 4096 || req.length % 4096 || reinterpret_cast<std::uintptr_t>(req.buf) % 4096)) {
+      ++broken;
+      req.status = Errc::unaligned;
+      failed_.push_back(&req);
+      return;
+    }
+    in_.submit(req);
+  }
+  std::size_t poll(bool wait) noexcept override {
+    std::size_t n = 0;
+    for (IoRequest* r : std::exchange(failed_, {})) {
+      r->on_complete(*r);
+      ++n;
+    }
+    return n + in_.poll(wait && n == 0);
+  }
+  std::size_t in_flight() const noexcept override { return failed_.size() + in_.in_flight(); }
+  std::size_t broken = 0;
+
+ private:
+  BlockDevice& in_;
+  DeviceInfo info_;
+  std::vector<IoRequest*> failed_;
+};
+
+// On a device with O_DIRECT's rules the writer's own unaligned buffers
+// (superblock, checkpoint, NAT/SIT/SSA, node pages) are copied into aligned
+// ones; page-cache writeback (pages written out of order, rewritten while
+// their writeback may be in flight, a small cache) and direct writes from
+// aligned and unaligned caller buffers all reach it aligned, and the volume
+// holds what was written.
+TEST(WriterCache, DirectDeviceGetsOnlyAlignedRequests) {
+  auto mem = our_mkfs(192ull << 20, kRichFeatures);
+  ASSERT_TRUE(mem);
+  DirectRulesDevice dev(*mem);
+  MountOptions mo = test_options();
+  mo.cache_bytes = 1u << 20;  // 256 pages: writeback while writing
+  std::map<std::string, std::string> files;
+  {
+    auto w = Writer::mount(dev, mo);
+    ASSERT_OK(w);
+    auto f = (*w)->create("/buffered");
+    ASSERT_TRUE(f);
+    std::string data = pattern(6u << 20, 21);
+    for (std::size_t off = 0; off < data.size(); off += 64 << 10)
+      ASSERT_TRUE((*w)->write(*f, off, bytes(data.substr(off, 64 << 10))));
+    // Blocks rewritten out of order, some of them just written back.
+    std::mt19937 rng(5);
+    for (int i = 0; i < 600; ++i) {
+      const std::size_t blk = rng() % (data.size() / 4096);
+      const std::string b = pattern(4096, 100 + static_cast<std::uint32_t>(i));
+      ASSERT_TRUE((*w)->write(*f, blk * 4096, bytes(b)));
+      data.replace(blk * 4096, 4096, b);
+    }
+    files["/buffered"] = data;
+    auto g = (*w)->create("/direct");
+    ASSERT_TRUE(g);
+    const std::string d = pattern(3u << 20, 22);
+    std::vector<std::uint8_t> raw(d.size() + 2 * 4096);
+    auto* aligned = raw.data() + (4096 - reinterpret_cast<std::uintptr_t>(raw.data()) % 4096) % 4096;
+    std::memcpy(aligned, d.data(), 2u << 20);
+    WriteFlags direct;
+    direct.direct = true;
+    ASSERT_TRUE((*w)->write(*g, 0, std::span<const std::uint8_t>(aligned, 2u << 20), direct));
+    // The last MiB from a buffer off by 8 bytes: written through copies.
+    std::memcpy(aligned + 8, d.data() + (2u << 20), 1u << 20);
+    ASSERT_TRUE((*w)->write(*g, 2u << 20, std::span<const std::uint8_t>(aligned + 8, 1u << 20), direct));
+    files["/direct"] = d;
+    ASSERT_TRUE((*w)->sync());
+    EXPECT_EQ(read_all(**w, *f, files["/buffered"].size()), files["/buffered"]);
+    ASSERT_TRUE((*w)->unmount());
+  }
+  EXPECT_EQ(dev.broken, 0u);
+  check_files(*mem, files, "a device with O_DIRECT's alignment");
 }
 
 }  // namespace

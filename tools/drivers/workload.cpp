@@ -52,17 +52,6 @@ void fill_pattern(std::vector<std::uint8_t>& b, std::size_t n, std::uint64_t see
   }
 }
 
-// WorkloadSpec::Data::stamped: 16 bytes at the head of each 4 KiB block,
-// zeros after them.
-void stamp_pattern(std::vector<std::uint8_t>& b, std::size_t n, std::uint64_t seed) noexcept {
-  std::memset(b.data(), 0, n);
-  for (std::size_t i = 0; i < n; i += 4096) {
-    const std::uint64_t head[2] = {seed, i / 4096};
-    for (std::size_t k = 0; k < 16 && i + k < n; ++k)
-      b[i + k] = static_cast<std::uint8_t>(head[k / 8] >> (8 * (k % 8)));
-  }
-}
-
 std::string join(const std::string& dir, std::string_view name) {
   std::string p = dir;
   if (p.empty() || p.back() != '/') p += '/';
@@ -96,7 +85,24 @@ struct LatencyMerge {
 class Runner {
  public:
   Runner(Writer& w, const WorkloadSpec& s, Iostat* io, WorkloadReport& r)
-      : w_(w), s_(s), io_(io), r_(r), buf_(std::max<std::size_t>(s.block_size, 2 * kBlk) + kBlk) {}
+      : w_(w), s_(s), io_(io), r_(r), buf_(std::max<std::size_t>(s.block_size, 2 * kBlk) + kBlk) {
+    // The data of every write come from buffers made here, before the
+    // measured phase: `random` from a window of a pool of random bytes
+    // (the window chosen by the call's seed), `stamped` from a buffer of
+    // zeros whose 16-byte block heads each call rewrites. Both start at a
+    // 4 KiB boundary, so direct writes can go to the device from them.
+    const std::size_t n = buf_.size();
+    if (s_.data == WorkloadSpec::Data::stamped) {
+      stamp_mem_.assign(n + kBlk, 0);
+      stamp_ = align_up(stamp_mem_.data());
+    } else {
+      pool_mem_.resize(n + kPoolWindows * kBlk + kBlk);
+      pool_ = align_up(pool_mem_.data());
+      std::vector<std::uint8_t> tmp(n + kPoolWindows * kBlk);
+      fill_pattern(tmp, tmp.size(), 0x5eed);
+      std::memcpy(pool_, tmp.data(), tmp.size());
+    }
+  }
 
   Status run() {
     F2FSCORE_TRY(ensure_dir(s_.dir));
@@ -142,8 +148,7 @@ class Runner {
   Status write_whole(nid_t ino, const std::string& path, std::uint64_t size, std::uint32_t bs) {
     for (std::uint64_t off = 0; off < size; off += bs) {
       const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(bs, size - off));
-      fill(n, off / bs);
-      if (auto x = w_.write(ino, off, std::span<const std::uint8_t>(buf_.data(), n)); !x)
+      if (auto x = w_.write(ino, off, std::span<const std::uint8_t>(fill(n, off / bs), n)); !x)
         return make_error(context(x.error(), fmtv("write %s at %" PRIu64, path.c_str(), off)));
     }
     return {};
@@ -285,16 +290,33 @@ class Runner {
     return res;
   }
 
-  void fill(std::size_t n, std::uint64_t seed) noexcept {
-    if (s_.data == WorkloadSpec::Data::stamped) stamp_pattern(buf_, n, seed);
-    else fill_pattern(buf_, n, seed);
+  static std::uint8_t* align_up(std::uint8_t* p) noexcept {
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    return p + ((kBlk - a % kBlk) % kBlk);
+  }
+
+  // The `n` bytes of a write with `seed` (at most buf_.size()): see the
+  // constructor. Stamped (WorkloadSpec::Data::stamped): each 4 KiB
+  // block's first 16 bytes are the seed and the block's index in the
+  // write (little-endian), zeros after them, the heads rewritten in place.
+  const std::uint8_t* fill(std::size_t n, std::uint64_t seed) noexcept {
+    if (s_.data == WorkloadSpec::Data::stamped) {
+      for (std::size_t i = 0; i < n; i += kBlk) {
+        const std::uint64_t head[2] = {seed, i / kBlk};
+        for (std::size_t k = 0; k < 16 && i + k < n; ++k)
+          stamp_[i + k] = static_cast<std::uint8_t>(head[k / 8] >> (8 * (k % 8)));
+      }
+      return stamp_;
+    }
+    std::uint64_t x = seed;
+    return pool_ + static_cast<std::size_t>(splitmix(x) % kPoolWindows) * kBlk;
   }
 
   Status do_write(nid_t ino, const std::string& path, std::uint64_t off, std::size_t n, std::uint64_t seed) {
-    fill(n, seed);
+    const std::uint8_t* data = fill(n, seed);
     WriteFlags fl;
     fl.direct = s_.direct;
-    auto x = timed(WorkloadOp::write, [&] { return w_.write(ino, off, std::span<const std::uint8_t>(buf_.data(), n), fl); });
+    auto x = timed(WorkloadOp::write, [&] { return w_.write(ino, off, std::span<const std::uint8_t>(data, n), fl); });
     if (!x) return make_error(context(x.error(), fmtv("write %s at %" PRIu64, path.c_str(), off)));
     r_.app_bytes_written += *x;
     return {};
@@ -459,7 +481,11 @@ class Runner {
   const WorkloadSpec& s_;
   Iostat* io_;
   WorkloadReport& r_;
-  std::vector<std::uint8_t> buf_;
+  std::vector<std::uint8_t> buf_;  // reads
+  static constexpr std::size_t kPoolWindows = 256;  // windows of the random pool, 4 KiB apart
+  std::vector<std::uint8_t> pool_mem_, stamp_mem_;
+  std::uint8_t* pool_ = nullptr;   // random: buf_.size() + kPoolWindows x 4 KiB, 4 KiB aligned
+  std::uint8_t* stamp_ = nullptr;  // stamped: buf_.size() bytes, 4 KiB aligned
   std::string path_, wal_path_;
   nid_t ino_ = 0, wal_ = 0;
   Clock::time_point t0_;

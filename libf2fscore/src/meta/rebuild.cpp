@@ -14,6 +14,7 @@
 #include "f2fscore/iostat.hpp"
 #include "f2fscore/meta_rebuild.hpp"
 #include "meta/meta_internal.hpp"
+#include "util/aligned.hpp"
 
 namespace f2fscore::meta {
 
@@ -733,6 +734,80 @@ class Rebuilder {
                     io_tag(IostatType::fs_cp_meta_io));
   }
 
+  // The blocks of `ws`, whose order among themselves does not matter (a
+  // flush follows them): sorted by address (of one address the last
+  // given), consecutive addresses joined into one request of up to 2 MiB,
+  // up to 8 requests in flight, every one waited for. The first failure is
+  // returned once all are done.
+  Status put_batch(const std::vector<std::pair<std::uint64_t, Block>>& ws) {
+    constexpr std::size_t kMaxRun = 512, kDepth = 8;
+    std::vector<std::size_t> idx(ws.size());
+    std::iota(idx.begin(), idx.end(), std::size_t{0});
+    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return ws[a].first < ws[b].first; });
+    std::vector<std::size_t> order;
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      if (ws[idx[k]].second.size() != kBlockSize) {  // not one block: on its own
+        F2FSCORE_TRY(put(ws[idx[k]]));
+        continue;
+      }
+      if (!order.empty() && ws[order.back()].first == ws[idx[k]].first) order.back() = idx[k];
+      else order.push_back(idx[k]);
+    }
+    struct Req {
+      IoRequest io;
+      std::uint8_t* buf = nullptr;
+      bool busy = false, done = false;
+    };
+    std::vector<Req> reqs(kDepth);
+    Status failure;
+    const std::size_t align = std::max<std::size_t>(kBlockSize, dev_.info().buffer_alignment);
+    auto reap = [&](Req& r) {
+      if (!r.io.ok() && failure) failure = make_error(r.io.error());
+      r.busy = r.done = false;
+    };
+    for (std::size_t i = 0; i < order.size();) {
+      std::size_t j = i + 1;
+      while (j < order.size() && j - i < kMaxRun && ws[order[j]].first == ws[order[j - 1]].first + 1) ++j;
+      Req* slot = nullptr;
+      while (!slot) {
+        for (auto& r : reqs) {
+          if (r.busy && r.done) reap(r);
+          if (!r.busy) {
+            slot = &r;
+            break;
+          }
+        }
+        if (!slot) dev_.poll(true);
+      }
+      if (!slot->buf) {
+        slot->buf = static_cast<std::uint8_t*>(detail::aligned_alloc_bytes(align, kMaxRun * kBlockSize));
+        if (!slot->buf) {
+          failure = make_error(Errc::io, "checkpoint: no memory for a write buffer");
+          break;
+        }
+      }
+      for (std::size_t k = i; k < j; ++k)
+        std::memcpy(slot->buf + (k - i) * kBlockSize, ws[order[k]].second.data(), kBlockSize);
+      slot->io = IoRequest{};
+      slot->io.op = IoOp::write;
+      slot->io.tag = io_tag(IostatType::fs_cp_meta_io);
+      slot->io.offset = ws[order[i]].first * kBlockSize;
+      slot->io.length = static_cast<std::uint64_t>(j - i) * kBlockSize;
+      slot->io.buf = slot->buf;
+      slot->io.user = slot;
+      slot->io.on_complete = [](IoRequest& r) noexcept { static_cast<Req*>(r.user)->done = true; };
+      slot->busy = true;
+      dev_.submit(slot->io);
+      i = j;
+    }
+    for (auto& r : reqs) {
+      while (r.busy && !r.done) dev_.poll(true);
+      if (r.busy) reap(r);
+      detail::aligned_free(r.buf);
+    }
+    return failure;
+  }
+
   Status write_all() {
     // 1. NAT and SIT blocks to the copies the current checkpoint does not
     //    use, SSA blocks in place; 2. the new pack but its closing block,
@@ -742,8 +817,8 @@ class Rebuilder {
     //    f2fs_flush_device_cache() flushes only the extra devices of a
     //    multi-device volume). Nothing orders 1 before 2: the pack is no
     //    valid checkpoint until its closing block lands.
-    for (const auto& w : writes_meta_) F2FSCORE_TRY(put(w));
-    for (const auto& w : writes_pack_) F2FSCORE_TRY(put(w));
+    F2FSCORE_TRY(put_batch(writes_meta_));
+    F2FSCORE_TRY(put_batch(writes_pack_));
     F2FSCORE_TRY(flush(dev_));
     F2FSCORE_TRY(put(tail_));
     stats_.cp_blocks_written = static_cast<std::uint32_t>(writes_pack_.size() + 1);

@@ -16,8 +16,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <list>
 #include <map>
+#include <new>
 
 #include "f2fscore/disk/checkpoint.hpp"
 #include "f2fscore/endian.hpp"
@@ -57,6 +59,45 @@ std::uint16_t data_write_tag(const WriteContext& ctx) {
   return io_tag(IostatType::fs_data_io);
 }
 
+// ---- Aligned copies for direct-I/O devices -----------------------------------------
+
+namespace {
+// The caller's request and the aligned one sent in its place.
+struct Bounce {
+  IoRequest inner;
+  IoRequest* outer = nullptr;
+};
+void bounce_done(IoRequest& r) noexcept {
+  auto* b = static_cast<Bounce*>(r.user);
+  IoRequest& o = *b->outer;
+  if (o.op == IoOp::read && r.ok()) std::memcpy(o.buf, r.buf, static_cast<std::size_t>(o.length));
+  o.status = r.status;
+  o.sys_errno = r.sys_errno;
+  o.transferred = r.transferred;
+  detail::aligned_free(r.buf);
+  delete b;
+  o.on_complete(o);
+}
+}  // namespace
+
+void TagDevice::submit_bounced(IoRequest& r) noexcept {
+  auto* b = new (std::nothrow) Bounce;
+  void* mem = b != nullptr ? detail::aligned_alloc_bytes(align, static_cast<std::size_t>(r.length)) : nullptr;
+  if (mem == nullptr) {
+    delete b;
+    return forward(r);
+  }
+  b->outer = &r;
+  b->inner = r;
+  b->inner.link = nullptr;
+  b->inner.buf = mem;
+  b->inner.on_complete = bounce_done;
+  b->inner.user = b;
+  if (r.op == IoOp::write) std::memcpy(mem, r.buf, static_cast<std::size_t>(r.length));
+  ++bounced;
+  forward(b->inner);
+}
+
 // ---- BatchWriter ---------------------------------------------------------------
 
 namespace {
@@ -76,6 +117,9 @@ struct BatchWriter::State {
   block_t run_start = 0;
   std::uint32_t run_len = 0;
   std::uint16_t run_tag = 0;
+  // The open run is written from the caller's memory (add_ref()) at
+  // run_ref, not from the slot's buffer.
+  const std::uint8_t* run_ref = nullptr;
   std::uint64_t submitted = 0;
   Status failure;
   State(BlockDevice& d, std::uint32_t mb, std::uint32_t dp) : dev(d), max_blocks(mb), depth(dp), slots(dp) {}
@@ -96,7 +140,8 @@ struct BatchWriter::State {
     s.req.tag = run_tag;
     s.req.offset = static_cast<std::uint64_t>(run_start) * kBlockSize;
     s.req.length = static_cast<std::uint64_t>(run_len) * kBlockSize;
-    s.req.buf = s.buf;
+    s.req.buf = run_ref != nullptr ? const_cast<std::uint8_t*>(run_ref) : s.buf;
+    run_ref = nullptr;
     s.req.on_complete = slot_done;
     s.req.user = &s;
     s.busy = true;
@@ -139,7 +184,8 @@ Status BatchWriter::add(block_t addr, const std::uint8_t* block, std::uint16_t t
       while (!sl.done) s.dev.poll(true);
       s.reap(sl);
     }
-  if (s.open && (addr != s.run_start + s.run_len || tag != s.run_tag || s.run_len >= s.max_blocks)) s.submit_open();
+  if (s.open && (s.run_ref != nullptr || addr != s.run_start + s.run_len || tag != s.run_tag || s.run_len >= s.max_blocks))
+    s.submit_open();
   if (!s.open) {
     Slot* sl = s.free_slot();
     if (!sl->buf) {
@@ -154,6 +200,65 @@ Status BatchWriter::add(block_t addr, const std::uint8_t* block, std::uint16_t t
   std::memcpy(s.open->buf + static_cast<std::size_t>(s.run_len) * kBlockSize, block, kBlockSize);
   ++s.run_len;
   return {};
+}
+
+Status BatchWriter::add_ref(block_t addr, const std::uint8_t* block, std::uint16_t tag) {
+  State& s = *s_;
+  const std::size_t align = std::max<std::uint32_t>(1, s.dev.info().buffer_alignment);
+  if (reinterpret_cast<std::uintptr_t>(block) % align != 0) return add(addr, block, tag);
+  // A rewrite of a block in flight, or in the open run, waits (see add()).
+  if (s.open && addr >= s.run_start && addr < s.run_start + s.run_len) s.submit_open();
+  for (auto& sl : s.slots)
+    if (sl.busy && addr >= sl.req.offset / kBlockSize && addr < (sl.req.offset + sl.req.length) / kBlockSize) {
+      while (!sl.done) s.dev.poll(true);
+      s.reap(sl);
+    }
+  if (s.open && addr == s.run_start + s.run_len && tag == s.run_tag && s.run_len < s.max_blocks) {
+    if (s.run_ref != nullptr && block == s.run_ref + static_cast<std::size_t>(s.run_len) * kBlockSize) {
+      ++s.run_len;  // the next block in memory too
+      return {};
+    }
+    // Consecutive on the device, scattered in memory (pages dirtied out of
+    // order): the run is built by copying, as add() does, once its one
+    // block so far is copied into the slot's buffer.
+    if (s.run_ref == nullptr || s.run_len == 1) {
+      if (s.run_ref != nullptr) {
+        Slot& sl = *s.open;
+        if (!sl.buf) {
+          sl.buf = static_cast<std::uint8_t*>(
+              detail::aligned_alloc_bytes(kBlockSize, static_cast<std::size_t>(s.max_blocks) * kBlockSize));
+          if (!sl.buf) return make_error(Errc::io, "writer: no memory for a write buffer");
+        }
+        std::memcpy(sl.buf, s.run_ref, kBlockSize);
+        s.run_ref = nullptr;
+      }
+      return add(addr, block, tag);
+    }
+  }
+  if (s.open) s.submit_open();
+  if (!s.open) {
+    s.open = s.free_slot();
+    s.run_start = addr;
+    s.run_len = 0;
+    s.run_tag = tag;
+    s.run_ref = block;
+  }
+  ++s.run_len;
+  return {};
+}
+
+void BatchWriter::wait_buffer(const std::uint8_t* p) {
+  State& s = *s_;
+  if (s.open && s.run_ref != nullptr && p >= s.run_ref && p < s.run_ref + static_cast<std::size_t>(s.run_len) * kBlockSize)
+    s.submit_open();
+  for (auto& sl : s.slots) {
+    if (!sl.busy) continue;
+    const auto* b = static_cast<const std::uint8_t*>(sl.req.buf);
+    if (p >= b && p < b + sl.req.length) {
+      while (!sl.done) s.dev.poll(true);
+      s.reap(sl);
+    }
+  }
 }
 
 Status BatchWriter::add_run(block_t addr, const std::uint8_t* data, std::uint32_t n, std::uint16_t tag) {
@@ -186,8 +291,7 @@ Status BatchWriter::add_run(block_t addr, const std::uint8_t* data, std::uint32_
     sl->busy = true;
     sl->done = false;
     ++s.submitted;
-    s.dev.submit(sl->req);
-    s.dev.poll(false);
+    s.dev.submit(sl->req);  // sent with the next poll: drain()'s wait, or free_slot()'s
     done += len;
   }
   return {};
@@ -226,27 +330,40 @@ struct Page {
   std::uint8_t* data = nullptr;
   bool dirty = false;
   std::uint8_t type = 0;
-  std::list<std::pair<nid_t, std::uint64_t>>::iterator pos;  // in clean or dirty
+  // In the cache's clean list, or in its file's dirty list.
+  std::list<std::pair<nid_t, std::uint64_t>>::iterator pos;
 };
 struct FileCache {
   std::map<std::uint64_t, Page> pages;
   std::uint64_t dirty = 0;
+  // The file's dirty pages, in the order they were dirtied: writeback
+  // finds them without walking the file's clean pages.
+  std::list<std::pair<nid_t, std::uint64_t>> dirty_list;
 };
 }  // namespace
 
+// Page buffers come from slabs of up to 2 MiB, taken from the allocator
+// once and kept until the cache goes; freed pages queue first in, first
+// out, so pages freed in order (the least recently used first) are handed
+// out again in order. Pages written in sequence then sit in sequence in
+// memory, and writeback sends a run of them as one request straight from
+// the pages (BatchWriter::add_ref()), with no staging copy. A page's
+// buffer that a request still reads is waited for before it changes
+// (BatchWriter::wait_buffer(): the stable pages of the kernel's
+// writeback).
 struct PageCache {
   explicit PageCache(BlockDevice& dev, std::uint64_t bytes) : io(dev), limit(bytes / kBlockSize) {}
   ~PageCache() {
-    for (auto& [ino, f] : files)
-      for (auto& [i, p] : f.pages) detail::aligned_free(p.data);
-    for (auto* b : spare) detail::aligned_free(b);
+    (void)io.drain();  // no request may still read a slab
+    for (auto* b : slabs) detail::aligned_free(b);
   }
   BatchWriter io;
   std::uint64_t limit;  // pages; 0: no cache (writes go through at once)
   std::unordered_map<nid_t, FileCache> files;
-  std::list<std::pair<nid_t, std::uint64_t>> clean, dirty;  // clean: least recently used first
+  std::list<std::pair<nid_t, std::uint64_t>> clean;  // least recently used first
   std::uint64_t pages = 0, ndirty = 0;
-  std::vector<std::uint8_t*> spare;  // freed page buffers, reused
+  std::vector<std::uint8_t*> slabs;
+  std::deque<std::uint8_t*> spare;  // free page buffers, reused first in, first out
   // Pages callers hold across calls that may fill the cache (placement and
   // GC; nested: a write's room-making writes back): evict() passes over them.
   std::vector<const Page*> pinned;
@@ -267,12 +384,20 @@ struct PageCache {
   bool budget_valid = false;
 
   std::uint8_t* get_buf() {
-    if (!spare.empty()) {
-      auto* b = spare.back();
-      spare.pop_back();
-      return b;
+    if (spare.empty()) {
+      const std::size_t n = static_cast<std::size_t>(std::clamp<std::uint64_t>(limit, 1, kBlocksPerSeg));
+      // A whole 2 MiB slab aligned to 2 MiB, where huge pages can back it.
+      const std::size_t align = n == kBlocksPerSeg ? n * kBlockSize : kBlockSize;
+      auto* slab = static_cast<std::uint8_t*>(detail::aligned_alloc_bytes(align, n * kBlockSize));
+      if (!slab) return nullptr;
+      if (n == kBlocksPerSeg) detail::advise_huge_pages(slab, n * kBlockSize);
+      slabs.push_back(slab);
+      for (std::size_t k = 0; k < n; ++k) spare.push_back(slab + k * kBlockSize);
     }
-    return static_cast<std::uint8_t*>(detail::aligned_alloc_bytes(kBlockSize, kBlockSize));
+    auto* b = spare.front();
+    spare.pop_front();
+    io.wait_buffer(b);  // freed while its writeback was in flight
+    return b;
   }
   Page* find(nid_t ino, std::uint64_t idx) {
     auto f = files.find(ino);
@@ -285,11 +410,11 @@ struct PageCache {
       if (!d) clean.splice(clean.end(), clean, p.pos);  // touched: most recent
       return;
     }
-    auto& from = p.dirty ? dirty : clean;
-    auto& to = d ? dirty : clean;
+    auto& fc = files[ino];
+    auto& from = p.dirty ? fc.dirty_list : clean;
+    auto& to = d ? fc.dirty_list : clean;
     to.splice(to.end(), from, p.pos);
     p.dirty = d;
-    auto& fc = files[ino];
     if (d) {
       ++fc.dirty;
       ++ndirty;
@@ -307,7 +432,7 @@ struct PageCache {
     auto& fc = files[ino];
     auto [it, fresh] = fc.pages.emplace(idx, Page{});
     if (!fresh) {  // cached meanwhile: that page is the one
-      spare.push_back(b);
+      spare.push_front(b);
       return &it->second;
     }
     it->second.data = b;
@@ -318,7 +443,7 @@ struct PageCache {
   void erase(nid_t ino, FileCache& fc, std::map<std::uint64_t, Page>::iterator it) {
     Page& p = it->second;
     if (p.dirty) {
-      dirty.erase(p.pos);
+      fc.dirty_list.erase(p.pos);
       --fc.dirty;
       --ndirty;
       --nd_type[p.type % 3];
@@ -344,11 +469,6 @@ struct PageCache {
       }
       erase(ino, f->second, it);
       if (f->second.pages.empty()) files.erase(f);
-    }
-    // Spare buffers for the pages to come, within the bound.
-    while (!spare.empty() && pages + spare.size() > limit) {
-      detail::aligned_free(spare.back());
-      spare.pop_back();
     }
   }
 };
@@ -485,6 +605,8 @@ Status Writer::Impl::cache_write(nid_t ino, std::uint64_t index, const std::uint
     }
     p = c.insert(ino, index);
     if (!p) return make_error(Errc::io, "writer: no memory for a cache page");
+  } else {
+    c.io.wait_buffer(p->data);  // a stable page while its writeback reads it
   }
   std::memcpy(p->data, block, kBlockSize);
   if (!p->dirty) p->type = type;
@@ -514,6 +636,8 @@ void Writer::Impl::cache_fill(nid_t ino, std::uint64_t index, const std::uint8_t
     if (c.pages >= c.limit) return;  // every page dirty: not kept
     p = c.insert(ino, index);
     if (!p) return;
+  } else {
+    c.io.wait_buffer(p->data);
   }
   std::memcpy(p->data, block, kBlockSize);
   c.set_dirty(ino, index, *p, false);
@@ -540,8 +664,8 @@ Status Writer::Impl::writeback(nid_t ino, const wr::WriteContext& ctx0) {
     if (!ctx.file_dirty_pages) ctx.file_dirty_pages = fit->second.dirty;
     const std::uint16_t tag = wr::data_write_tag(ctx);
     idxs.clear();
-    for (const auto& [i, p] : fit->second.pages)
-      if (p.dirty) idxs.push_back(i);
+    for (const auto& e : fit->second.dirty_list) idxs.push_back(e.second);
+    std::sort(idxs.begin(), idxs.end());
     {
       // A compressed file is written a cluster at a time (writer/compr.cpp).
       auto inp = node(f);
@@ -575,7 +699,7 @@ Status Writer::Impl::writeback(nid_t ino, const wr::WriteContext& ctx0) {
         failure = make_error(a.error());
         break;
       }
-      failure = c.io.add(*a, p->data, tag);
+      failure = c.io.add_ref(*a, p->data, tag);
       if (!failure) break;
       c.set_dirty(f, i, *p, false);
     }

@@ -29,8 +29,13 @@ Status Writer::Impl::premount_check() {
   // Preen's fast check, through the checker itself, on the caller's device
   // beneath any iostat layer: its reads are no I/O the kernel's mount does,
   // and iostat counts what the kernel would.
-  BlockDevice* target = &tagged.inner;
-  if (auto* io = dynamic_cast<IostatDevice*>(target)) target = &io->inner();
+  BlockDevice* raw = &tagged.inner;
+  if (auto* io = dynamic_cast<IostatDevice*>(raw)) raw = &io->inner();
+  // Through a TagDevice of its own (no iostat below it: the tags go
+  // nowhere) for its aligned copies on a direct device (O_DIRECT): the
+  // checker reads into ordinary buffers.
+  wr::TagDevice aligned(*raw);
+  BlockDevice* target = &aligned;
   // Checkpoint counts that disagree are no refusal: load() then takes them
   // from a walk of the tree (load_from_tree(), `recount`), and nids that
   // walk finds unreached are never handed out (alloc_nid()).

@@ -71,10 +71,21 @@ struct WriteContext {
 /// application direct reads. An IostatDevice below is called through its
 /// own type (its gate inline: one load when iostat is off), not through
 /// BlockDevice& (which would add its virtual forward to every call).
+///
+/// (direct I/O) On a device that wants aligned buffers
+/// (DeviceInfo::buffer_alignment > 1: O_DIRECT, FILE_FLAG_NO_BUFFERING),
+/// a read or write whose buffer is not aligned goes through an aligned
+/// copy (submit_bounced(), writer/cache.cpp): the metadata paths use
+/// ordinary buffers; data from the page cache, and direct writes from an
+/// aligned caller buffer, pass straight through. Offsets and lengths are
+/// the device's to check (whole 4 KiB blocks in the writer).
 struct TagDevice final : BlockDevice {
-  explicit TagDevice(BlockDevice& d) noexcept : inner(d), gate(dynamic_cast<IostatDevice*>(&d)) {}
+  explicit TagDevice(BlockDevice& d) noexcept
+      : inner(d), gate(dynamic_cast<IostatDevice*>(&d)), align(d.info().buffer_alignment) {}
   BlockDevice& inner;
   IostatDevice* gate;  ///< `inner` when it is an IostatDevice, else null
+  std::uint32_t align;  ///< the device's buffer alignment (1: any)
+  std::uint64_t bounced = 0;  ///< requests that went through an aligned copy
   std::uint16_t write_tag = io_tag(IostatType::fs_meta_io);
   const DeviceInfo& info() const noexcept override { return inner.info(); }
   void submit(IoRequest& r) noexcept override {
@@ -82,9 +93,18 @@ struct TagDevice final : BlockDevice {
       if (r.op == IoOp::read) r.tag = io_tag(IostatType::fs_meta_read_io);
       else if (r.op == IoOp::write) r.tag = write_tag;
     }
+    if (align > 1 && r.buf != nullptr && reinterpret_cast<std::uintptr_t>(r.buf) % align != 0 &&
+        (r.op == IoOp::read || r.op == IoOp::write)) [[unlikely]]
+      return submit_bounced(r);
+    forward(r);
+  }
+  void forward(IoRequest& r) noexcept {
     if (gate != nullptr) gate->submit(r);
     else inner.submit(r);
   }
+  /// `r` through an aligned copy of its buffer; without memory for the
+  /// copy, `r` as it is (the device then fails it: Errc::unaligned).
+  void submit_bounced(IoRequest& r) noexcept;
   std::size_t poll(bool wait) noexcept override { return gate != nullptr ? gate->poll(wait) : inner.poll(wait); }
   std::size_t in_flight() const noexcept override { return gate != nullptr ? gate->in_flight() : inner.in_flight(); }
   std::uint64_t next_data(std::uint64_t offset, std::uint64_t end) noexcept override {
@@ -111,7 +131,8 @@ struct QuotaFilesDeleter {
 /// Coalesces 4 KiB block writes into large asynchronous requests
 /// (writer/cache.cpp): blocks added at consecutive addresses with the same
 /// tag join one request (up to 2 MiB); up to 8 requests are in flight. The
-/// data is copied at add(), so the caller's buffer may change afterwards.
+/// data is copied at add(), so the caller's buffer may change afterwards;
+/// add_ref() and add_run() write from the caller's memory instead.
 /// drain() submits what is pending and waits for every request; it returns
 /// the first failure since the last drain().
 class BatchWriter {
@@ -121,9 +142,21 @@ class BatchWriter {
   BatchWriter(const BatchWriter&) = delete;
   BatchWriter& operator=(const BatchWriter&) = delete;
   Status add(disk::block_t addr, const std::uint8_t* block, std::uint16_t tag);
+  /// One block at `addr` written from `block` itself (no copy) when it
+  /// meets the device's buffer alignment, else as add(): blocks added so
+  /// at consecutive addresses from consecutive memory join one request.
+  /// `block` stays unchanged and allocated until the request is done:
+  /// wait_buffer() before changing or reusing it.
+  Status add_ref(disk::block_t addr, const std::uint8_t* block, std::uint16_t tag);
+  /// Waits until no request pending or in flight reads the block at `p`
+  /// (submitting the open run when it holds it).
+  void wait_buffer(const std::uint8_t* p);
   /// `n` blocks at `addr` straight from `data` (no copy) when `data` meets
   /// the device's buffer alignment, else as add() block by block. The
-  /// caller keeps `data` unchanged until drain().
+  /// requests are queued without a poll, so that those of one call reach
+  /// an asynchronous backend together, with the wait of the caller's
+  /// drain() (one io_uring_enter for the lot). The caller keeps `data`
+  /// unchanged until drain().
   Status add_run(disk::block_t addr, const std::uint8_t* data, std::uint32_t n, std::uint16_t tag);
   Status drain();
   /// Submits the pending run without waiting; returns the failures of the

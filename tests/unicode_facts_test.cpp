@@ -15,6 +15,7 @@
 
 #include "f2fscore/casefold.hpp"
 #include "reader/unicode_facts.hpp"
+#include "util/text.hpp"
 
 using namespace f2fscore;
 using namespace f2fscore::detail;
@@ -30,23 +31,7 @@ std::string show(const CodePoints& p) {
   return o.str() + "]";
 }
 
-void append_utf8(std::string& s, char32_t c) {
-  if (c < 0x80) {
-    s += static_cast<char>(c);
-  } else if (c < 0x800) {
-    s += static_cast<char>(0xC0 | (c >> 6));
-    s += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    s += static_cast<char>(0xE0 | (c >> 12));
-    s += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    s += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    s += static_cast<char>(0xF0 | (c >> 18));
-    s += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    s += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    s += static_cast<char>(0x80 | (c & 0x3F));
-  }
-}
+using detail::append_utf8;
 
 std::string utf8(std::initializer_list<char32_t> cps) {
   std::string s;

@@ -96,6 +96,10 @@ every_tool() {
   refuses "$label: f2fscore-fsck -p" "$target" 8 "$why" "$FSCK" -p "$target"
   refuses "$label: f2fscore-fsck -a" "$target" 8 "$why" "$FSCK" -a "$target"
   refuses "$label: f2fscore-sload" "$target" 1 "$why" "$SLOAD" -f "$T/src" "$target"
+  if [[ -f "$target" ]]; then  # -S replaces an image file
+    refuses "$label: f2fscore-mkfs -S" "$target" 1 "$why" "$MKFS" -f -S 67108864 "$target"
+    refuses "$label: f2fscore-sload -S" "$target" 1 "$why" "$SLOAD" -S -f "$T/src" "$target"
+  fi
   refuses "$label: f2fscore-io --rw write" "$target" 1 "$why" "$IO" "$target" --rw write --bs 4k --size 1m --buffered
   refuses "$label: f2fscore-io --rw randwrite" "$target" 1 "$why" "$IO" "$target" --rw randwrite --bs 4k --size 1m
   refuses "$label: f2fscore-io fs" "$target" 1 "$why" "$IO" fs "$target" --workload overwrite

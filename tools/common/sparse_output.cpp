@@ -65,11 +65,25 @@ bool zero_block(const std::uint8_t* p, std::size_t n) {
   return std::all_of(p, p + n, [](std::uint8_t b) { return b == 0; });
 }
 
+// A target in use (an image behind a mounted or held loop device) is
+// refused before anything is made: the rename would leave the loop device
+// on the old file while the caller believes it replaced.
+Status refuse_in_use(const std::string& target) {
+  if (InUse u = check_in_use(target))
+    return make_error(Errc::busy, "cannot replace " + target + ": " + u.detail, Error::kNoOffset, EBUSY);
+  return {};
+}
+
 }  // namespace
 
 bool sparse_output_compiled() noexcept { return true; }
 
 Result<SparseStaging> SparseStaging::create(const std::string& target, std::uint64_t size) {
+  F2FSCORE_TRY(refuse_in_use(target));
+  return make(target, size);
+}
+
+Result<SparseStaging> SparseStaging::make(const std::string& target, std::uint64_t size) {
   if (size == 0 || size % kBlock != 0)
     return make_error(Errc::invalid_argument, "the image size " + std::to_string(size) +
                                                   " is not a positive multiple of 4096 bytes");
@@ -90,6 +104,7 @@ Result<SparseStaging> SparseStaging::create(const std::string& target, std::uint
 }
 
 Result<SparseStaging> SparseStaging::expand(const std::string& target) {
+  F2FSCORE_TRY(refuse_in_use(target));
   OpenOptions oo;
   oo.read_only = true;
   auto file = open_posix_device(target, oo);
@@ -109,7 +124,7 @@ Result<SparseStaging> SparseStaging::expand(const std::string& target) {
   if (size % kBlock != 0)
     return make_error(Errc::invalid_argument, target + ": the sparse image describes " + std::to_string(size) +
                                                   " bytes, not a multiple of 4096");
-  auto s = create(target, size);
+  auto s = make(target, size);
   if (!s) return s;
   const int fd = ::open(s->raw_.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) return make_error(io_error("cannot open " + s->raw_, errno));

@@ -21,11 +21,13 @@ namespace f2fscore::tools {
 class SparseStaging {
  public:
   /// A staging file for a new image of `size` bytes (a multiple of 4096):
-  /// a file of holes. Errors: Errc::invalid_argument (size), Errc::unsupported
+  /// a file of holes. Errors: Errc::busy (the target is in use:
+  /// check_in_use()), Errc::invalid_argument (size), Errc::unsupported
   /// (target is a block device; a build without libsparse), Errc::io.
   static Result<SparseStaging> create(const std::string& target, std::uint64_t size);
   /// A staging file holding the image the sparse image `target` describes
-  /// (its don't-care chunks as holes). Errors: Errc::invalid_argument
+  /// (its don't-care chunks as holes). Errors: Errc::busy (in use),
+  /// Errc::invalid_argument
   /// (`target` is not an Android sparse image), the reader's Errc::corrupt,
   /// Errc::unsupported (a build without libsparse), Errc::io.
   static Result<SparseStaging> expand(const std::string& target);
@@ -44,6 +46,8 @@ class SparseStaging {
 
  private:
   SparseStaging(std::string target, std::string raw) : target_(std::move(target)), raw_(std::move(raw)) {}
+  // create() without the in-use check (expand() made it first).
+  static Result<SparseStaging> make(const std::string& target, std::uint64_t size);
   std::string target_, raw_;
 };
 

@@ -16,7 +16,9 @@
 #   dumpf2fs  dump.f2fs -i INO IMG per file    (--dump-f2fs, LARGE only: dump.f2fs
 #                                               1.15 extracts one inode per call
 #                                               and prompts; answered "y")
-# Each run starts with `sync` and the page cache dropped (as root; stated in
+# The tools' order changes from run to run so that each follows every other
+# equally often (a Williams square: give --runs a multiple of the number of
+# tools, e.g. 8 with --modes). Each run starts with `sync` and the page cache dropped (as root; stated in
 # the output) and ends with `sync`, inside the timed span. Reports median
 # times, MiB/s, and the median of the per-run ratios TOOL time / cp time
 # (below 1: faster than cp -a), with the load average before each set.
@@ -113,6 +115,28 @@ run_case() {
     echo $(( $(now) - t0 ))
 }
 
+# williams_row R TOOL...: the tools in the order of row R (cycled) of a
+# Williams design: row 0 is 0, 1, n-1, 2, n-2, ...; row i adds i (mod n); for
+# odd n the rows n..2n-1 are rows 0..n-1 reversed.
+williams_row() {
+  local row=$1; shift
+  local -a t=("$@") base=() out=()
+  local n=${#t[@]} j lo=1 hi=$((${#t[@]} - 1)) rows
+  base=(0)
+  for ((j = 1; j < n; j++)); do
+    if ((j % 2)); then base+=($lo); lo=$((lo + 1)); else base+=($hi); hi=$((hi - 1)); fi
+  done
+  rows=$n; ((n % 2)) && rows=$((2 * n))
+  row=$((row % rows))
+  for ((j = 0; j < n; j++)); do out+=("${t[$(( (base[j] + row) % n ))]}"); done
+  if ((row >= n)); then
+    local -a rev=()
+    for ((j = n - 1; j >= 0; j--)); do rev+=("${out[j]}"); done
+    out=("${rev[@]}")
+  fi
+  echo "${out[*]}"
+}
+
 echo "page cache: $cache; $runs alternating runs; $(nproc) CPUs; $(uname -sr)"
 echo "LARGE: $nlarge x $large_mib MiB; SMALL: $nsmall files of 1-8 KiB"
 for set in large small; do
@@ -120,14 +144,17 @@ for set in large small; do
   [[ $set == large && $with_dumpf2fs == 1 ]] && tools="$tools dumpf2fs"
   for tool in $tools; do : > "$work/t.$set.$tool"; : > "$work/r.$set.$tool"; done
   load=$(loadavg)
-  read -r -a order <<< "$tools"
   for r in $(seq 1 "$runs"); do
-    # The order rotates from run to run: the host's writeback of one tool's
-    # output does not always land on the same next tool.
+    # Each run takes the tools in the order of one row of a Williams square
+    # (a Latin square balanced for neighbours: over n runs of n tools, n even,
+    # or 2n runs, n odd, every tool follows every other tool equally often).
+    # What one tool leaves behind (the host's writeback, the freeing of its
+    # deleted output) so lands on each other tool in turn; a plain rotation
+    # would keep each tool's neighbour fixed.
+    read -r -a order <<< "$(williams_row $((r - 1)) $tools)"
     declare -A took=()
     line="$set run $r:"
-    for k in $(seq 0 $((${#order[@]} - 1))); do
-      tool=${order[$(( (k + r - 1) % ${#order[@]} ))]}
+    for tool in "${order[@]}"; do
       took[$tool]=$(run_case $set $tool)
       echo "${took[$tool]}" >> "$work/t.$set.$tool"
       line+=" $tool $((${took[$tool]} / 1000)) ms,"

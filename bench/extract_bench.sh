@@ -96,6 +96,7 @@ for set in large small; do
   done
 done
 
+. "$root/bench/order.sh"
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 inos() { "$dump" --json "$work/large.img" ls / | python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join(str(e["ino"]) for e in d["entries"] if e["name"].endswith(".bin")))'; }
 # One timed run: set tool -> microseconds.
@@ -115,28 +116,6 @@ run_case() {
     echo $(( $(now) - t0 ))
 }
 
-# williams_row R TOOL...: the tools in the order of row R (cycled) of a
-# Williams design: row 0 is 0, 1, n-1, 2, n-2, ...; row i adds i (mod n); for
-# odd n the rows n..2n-1 are rows 0..n-1 reversed.
-williams_row() {
-  local row=$1; shift
-  local -a t=("$@") base=() out=()
-  local n=${#t[@]} j lo=1 hi=$((${#t[@]} - 1)) rows
-  base=(0)
-  for ((j = 1; j < n; j++)); do
-    if ((j % 2)); then base+=($lo); lo=$((lo + 1)); else base+=($hi); hi=$((hi - 1)); fi
-  done
-  rows=$n; ((n % 2)) && rows=$((2 * n))
-  row=$((row % rows))
-  for ((j = 0; j < n; j++)); do out+=("${t[$(( (base[j] + row) % n ))]}"); done
-  if ((row >= n)); then
-    local -a rev=()
-    for ((j = n - 1; j >= 0; j--)); do rev+=("${out[j]}"); done
-    out=("${rev[@]}")
-  fi
-  echo "${out[*]}"
-}
-
 echo "page cache: $cache; $runs alternating runs; $(nproc) CPUs; $(uname -sr)"
 echo "LARGE: $nlarge x $large_mib MiB; SMALL: $nsmall files of 1-8 KiB"
 for set in large small; do
@@ -145,12 +124,7 @@ for set in large small; do
   for tool in $tools; do : > "$work/t.$set.$tool"; : > "$work/r.$set.$tool"; done
   load=$(loadavg)
   for r in $(seq 1 "$runs"); do
-    # Each run takes the tools in the order of one row of a Williams square
-    # (a Latin square balanced for neighbours: over n runs of n tools, n even,
-    # or 2n runs, n odd, every tool follows every other tool equally often).
-    # What one tool leaves behind (the host's writeback, the freeing of its
-    # deleted output) so lands on each other tool in turn; a plain rotation
-    # would keep each tool's neighbour fixed.
+    # The run's order: bench/order.sh.
     read -r -a order <<< "$(williams_row $((r - 1)) $tools)"
     declare -A took=()
     line="$set run $r:"

@@ -23,8 +23,8 @@
 # Each time is the wall time (and the CPU time, user + system, from
 # /usr/bin/time) of the command plus `sync OUT` (fsync of the
 # output file), so every tool's data is on the disk at the end; the time of
-# the command alone is reported too. The order of the three rotates every
-# run. The trees stay warm in the page cache for all three (each run reads
+# the command alone is reported too. The order of the three changes every
+# run (bench/order.sh: over 6 runs each follows each other equally often). The trees stay warm in the page cache for all three (each run reads
 # the tree first, untimed); the page cache is not dropped (other jobs share
 # this machine).
 # After the runs: the image of the last run of ours and of sload.f2fs is
@@ -40,6 +40,7 @@ set -euo pipefail
 export LC_ALL=C
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$script_dir/order.sh"
 runs=5
 trees="small large"
 workdir=""
@@ -171,7 +172,7 @@ for tree in $trees; do
   make_tree "$tree" "$workdir/tree-$tree"
   for ((r = 0; r < runs; r++)); do
     tar -cf - -C "$workdir/tree-$tree" . >/dev/null  # warm the tree, untimed
-    for ((k = 0; k < 3; k++)); do run_one "$tree" "${tools[$(((r + k) % 3))]}" "$r"; done
+    for tool in $(williams_row "$r" "${tools[@]}"); do run_one "$tree" "$tool" "$r"; done  # bench/order.sh
   done
   # sload.f2fs's image as sload left it (it runs its own fsck pass): does
   # fsck.f2fs -f find anything?

@@ -18,14 +18,15 @@
 # 32 f2fscore-io also runs with --iostat, to price iostat when it is on.
 #
 # Every run executes each case once per tool, back to back; the order of the
-# tools rotates from run to run, so that none always runs first on a cold or
-# warm device. Reported per case: median IOPS of each tool, the median of
-# the per-run ratios (ours/fio, and iostat on/off), and the CPU time (user +
-# system, from bash's `time`) per I/O of each tool. Goals (issue 3): ours/fio
+# tools changes from run to run (bench/order.sh), so that none always runs
+# first on a cold or warm device or always after the same tool. Reported per
+# case: median IOPS of each tool, the median of the per-run ratios (ours/fio,
+# and iostat on/off), and the CPU time (user + system, from bash's `time`)
+# per I/O of each tool. Goals (issue 3): ours/fio
 # >= 0.95 in every case; iostat on/off >= 0.97 at depth 32.
 #
 # --uring adds f2fscore-io on the direct liburing backend (--backend uring)
-# to every run, in the same rotation: its IOPS, its ratio to fio and its CPU
+# to every run, in the same order scheme: its IOPS, its ratio to fio and its CPU
 # time per I/O get columns of their own.
 #
 # --control adds a second fio to every run and reports fio/fio, the noise
@@ -43,6 +44,7 @@ export LC_ALL=C
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$script_dir/../.." && pwd)
+. "$root/bench/order.sh"
 runs=5
 runtime=5
 file=/var/tmp/f2fscore-bench/f1g
@@ -142,8 +144,7 @@ for ((run = 1; run <= runs; run++)); do
     [[ $control -eq 1 ]] && tools+=(fio2)
     [[ $uring -eq 1 ]] && tools+=(ours-uring)
     n=${#tools[@]}
-    for ((k = 0; k < n; k++)); do  # rotate the order every run
-      t=${tools[$(((k + run) % n))]}
+    for t in $(williams_row $((run - 1)) "${tools[@]}"); do  # bench/order.sh
       case $t in
         fio|fio2) v=$(run_fio "$rw" "$bs" "$qd") ;;
         ours) v=$(run_ours "$rw" "$bs" "$qd" io_uring) ;;

@@ -8,10 +8,11 @@
 # system (give --workdir on Btrfs or XFS to measure reflinks):
 #   ours  f2fscore-dump IMG extract / OUT     (our extraction)
 #   cp    cp -a SRC OUT                        (copying the same tree on the host)
-#   ours  is --host-copy reflink (the default: extents shared with the image
-#         file where the host file system can, read elsewhere); --modes adds
-#   read  f2fscore-dump IMG extract --host-copy off / OUT   (every block read)
-#   copy  f2fscore-dump IMG extract --host-copy copy / OUT  (copy_file_range)
+#   ours  is --host-copy copy (the default: copy_file_range, as cp -a: a
+#         reflink where the host file system can, an in-kernel copy
+#         elsewhere); --modes adds
+#   read     f2fscore-dump IMG extract --host-copy off / OUT      (every block read)
+#   reflink  f2fscore-dump IMG extract --host-copy reflink / OUT  (FICLONERANGE, else reads)
 #   base  a second f2fscore-dump (--baseline BIN: another build, same runs)
 #   dumpf2fs  dump.f2fs -i INO IMG per file    (--dump-f2fs, LARGE only: dump.f2fs
 #                                               1.15 extracts one inode per call
@@ -107,7 +108,7 @@ run_case() {
     case "$tool" in
       ours) "$dump" "$work/$set.img" extract / "$out" >/dev/null ;;
       read) "$dump" "$work/$set.img" extract --host-copy off / "$out" >/dev/null ;;
-      copy) "$dump" "$work/$set.img" extract --host-copy copy / "$out" >/dev/null ;;
+      reflink) "$dump" "$work/$set.img" extract --host-copy reflink / "$out" >/dev/null ;;
       base) "$baseline" "$work/$set.img" extract / "$out" >/dev/null ;;
       cp) cp -a "$work/$set" "$out" ;;
       dumpf2fs) mkdir -p "$out"; (cd "$out" && for ino in $(inos); do echo y | /usr/sbin/dump.f2fs -i "$ino" "$work/$set.img" >/dev/null 2>&1; done) ;;
@@ -119,7 +120,7 @@ run_case() {
 echo "page cache: $cache; $runs alternating runs; $(nproc) CPUs; $(uname -sr)"
 echo "LARGE: $nlarge x $large_mib MiB; SMALL: $nsmall files of 1-8 KiB"
 for set in large small; do
-  tools="cp ours"; [[ $with_read == 1 ]] && tools="$tools read copy"; [[ -n "$baseline" ]] && tools="$tools base"
+  tools="cp ours"; [[ $with_read == 1 ]] && tools="$tools read reflink"; [[ -n "$baseline" ]] && tools="$tools base"
   [[ $set == large && $with_dumpf2fs == 1 ]] && tools="$tools dumpf2fs"
   for tool in $tools; do : > "$work/t.$set.$tool"; : > "$work/r.$set.$tool"; done
   load=$(loadavg)
@@ -144,7 +145,7 @@ for set in large small; do
 done
 printf "\n%-6s %-9s %11s %9s %15s %5s\n" set tool "median ms" "MiB/s" "ratio vs cp -a" runs
 for set in large small; do
-  tools="cp ours"; [[ $with_read == 1 ]] && tools="$tools read copy"; [[ -n "$baseline" ]] && tools="$tools base"
+  tools="cp ours"; [[ $with_read == 1 ]] && tools="$tools read reflink"; [[ -n "$baseline" ]] && tools="$tools base"
   [[ $set == large && $with_dumpf2fs == 1 ]] && tools="$tools dumpf2fs"
   bytes=$bytes_large; [[ $set == small ]] && bytes=$bytes_small
   for tool in $tools; do

@@ -140,11 +140,12 @@ int main(int argc, char** argv) {
   c_extract->add_flag("--no-owners", no_owners, "Do not chown (owners are only set when running as root)");
   c_extract->add_flag("--no-xattrs", no_xattrs, "Do not set extended attributes");
   c_extract->add_flag("--no-specials", no_specials, "Skip fifos, sockets and device nodes");
-  std::string host_copy_s = "reflink";
+  std::string host_copy_s = "copy";
   c_extract
       ->add_option("--host-copy", host_copy_s,
-                   "How file data is taken from an image file: reflink (share extents where the host file system "
-                   "can, read elsewhere; the default), copy (copy_file_range), off (read every block)")
+                   "How file data is taken from an image file: copy (copy_file_range, as cp: a reflink where the "
+                   "host file system can, an in-kernel copy elsewhere; the default), reflink (share extents where "
+                   "the host can, read elsewhere), off (read every block)")
       ->check(CLI::IsMember({"reflink", "copy", "off"}));
   int progress_fd = -1;
   c_extract->add_option("--progress", progress_fd,

@@ -31,11 +31,12 @@ struct ExtractOptions {
   bool owners = true;   ///< chown to the image's uid/gid (only when running as root)
   bool xattrs = true;   ///< setxattr (user., trusted., security., POSIX ACLs)
   bool specials = true; ///< fifos and sockets, and devices (devices only as root)
-  /// Extents taken from the image file (HostCopy); the default shares
-  /// them where the host file system can and reads elsewhere (on ext4 a
-  /// copy_file_range() copy measured slower than reads and writes,
-  /// docs/benchmarks.md "Extraction").
-  HostCopy host_copy = HostCopy::reflink;
+  /// Extents taken from the image file (HostCopy); the default,
+  /// copy_file_range(), is what cp(1) uses: it shares them where the host
+  /// file system can and copies them in the kernel elsewhere, with less CPU
+  /// and a steadier time than reads and writes (docs/benchmarks.md,
+  /// "Extraction").
+  HostCopy host_copy = HostCopy::copy;
   /// Progress, if set: called as `progress(current, max)`, one unit per
   /// inode extracted (a hard link's second name is not one), `max` the
   /// checkpoint's valid inode count (exact for "/" on a consistent volume,

@@ -57,6 +57,7 @@ constexpr std::size_t kChunkBlocks = 256;  // blocks per read of the device
 constexpr std::size_t kReadAhead = 4;      // reads in flight
 #if defined(F2FSCORE_HAVE_COPY_FILE_RANGE)
 constexpr std::uint64_t kCopyMax = std::uint64_t{1} << 30;  // bytes per clone or copy_file_range() call
+constexpr std::uint64_t kAdviseBytes = std::uint64_t{64} << 20;  // of a file's extents asked ahead of its copy
 #endif
 
 std::string errno_text(int e) { return std::strerror(e); }
@@ -289,6 +290,7 @@ class Extractor {
     }
     std::size_t first_unread = 0;
 #if defined(F2FSCORE_HAVE_COPY_FILE_RANGE)
+    if (copy_ok()) advise_extents(ext);
     for (; first_unread < ext.size() && copy_ok(); ++first_unread) {
       auto copied = copy_extent(fd, ext[first_unread]);
       if (!copied) return make_error(copied.error());
@@ -368,6 +370,25 @@ class Extractor {
       copy_state_ = v_.device().host_descriptor() >= 0 && di.kind == DeviceKind::regular_file && !di.direct ? 1 : -1;
     }
     return copy_state_ > 0;
+  }
+
+  // Asks the kernel to read the file's extents from the image file
+  // (POSIX_FADV_WILLNEED), up to kAdviseBytes of them: their reads are sent
+  // at once and overlap the copies of the extents before them. Without it
+  // each copy reads under the image descriptor's readahead state, which the
+  // metadata reads between files leave at a random-read window: the copy
+  // then reads in small steps that ramp up (measured: the copy_file_range()
+  // calls of 100 files of 8 MiB took three times cp's).
+  void advise_extents(const std::vector<Extent>& ext) {
+    const int src = v_.device().host_descriptor();
+    std::uint64_t advised = 0;
+    for (const Extent& e : ext) {
+      if (advised >= kAdviseBytes) break;
+      const std::uint64_t len = std::min(e.len * kBlockSize, kAdviseBytes - advised);
+      (void)::posix_fadvise(src, static_cast<off64_t>(e.blkaddr * kBlockSize), static_cast<off64_t>(len),
+                            POSIX_FADV_WILLNEED);
+      advised += len;
+    }
   }
 
   // Takes an extent from the image file: shares it (FICLONERANGE) with

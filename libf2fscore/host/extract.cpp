@@ -32,6 +32,7 @@
 #include <cerrno>
 #include <cinttypes>
 #include <cstring>
+#include <deque>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -129,7 +130,12 @@ class Extractor {
       r_.problems.push_back(img + ": " + describe(entries.error()));
       return;
     }
-    for (const auto& e : *entries) {
+    Ahead ahead;
+    for (std::size_t i = 0; i < entries->size(); ++i) {
+      const auto& e = (*entries)[i];
+#if defined(F2FSCORE_HAVE_COPY_FILE_RANGE)
+      advise_ahead(*entries, i, ahead);
+#endif
       const std::string cimg = child_path(img, e.dirent.name);
       if (const auto why = refuse_reason(e.dirent.name); !why.empty()) {
         r_.problems.push_back(printable(cimg) + ": refused: " + why);
@@ -141,6 +147,9 @@ class Extractor {
       }
       item(fd, e.dirent.name, rel.empty() ? e.dirent.name : rel + "/" + e.dirent.name, cimg, *e.inode, depth + 1);
     }
+#if defined(F2FSCORE_HAVE_COPY_FILE_RANGE)
+    for (const auto& a : ahead.advised) advised_inos_.erase(a.ino);
+#endif
   }
 
   // Applies directory modes, owners, xattrs and times, deepest first.
@@ -290,7 +299,7 @@ class Extractor {
     }
     std::size_t first_unread = 0;
 #if defined(F2FSCORE_HAVE_COPY_FILE_RANGE)
-    if (copy_ok()) advise_extents(ext);
+    if (copy_ok() && !advised_inos_.contains(in.ino)) advise_extents(ext, kAdviseBytes);
     for (; first_unread < ext.size() && copy_ok(); ++first_unread) {
       auto copied = copy_extent(fd, ext[first_unread]);
       if (!copied) return make_error(copied.error());
@@ -372,6 +381,58 @@ class Extractor {
     return copy_state_ > 0;
   }
 
+  // The files of a directory whose data the kernel was asked to read ahead
+  // of their copies (advise_ahead()): entry index, ino, bytes asked.
+  struct Ahead {
+    struct File {
+      std::size_t index;
+      nid_t ino;
+      std::uint64_t bytes;
+    };
+    std::deque<File> advised;
+    std::size_t next = 0;     // the first entry not looked at
+    std::uint64_t bytes = 0;  // asked for and not yet copied
+  };
+
+#if defined(F2FSCORE_HAVE_COPY_FILE_RANGE)
+  // Before entry `cur` of a directory is extracted: the kernel is asked to
+  // read (POSIX_FADV_WILLNEED) the image file's extents of the plain files
+  // from `cur` on, up to kAdviseBytes ahead of the copies, so that the
+  // reads of the next files overlap the copy of this one and the disk
+  // does not idle between files (a copy_file_range() reads only the file
+  // it copies). Only where extents are copied from the image file.
+  void advise_ahead(const std::vector<Entry>& es, std::size_t cur, Ahead& a) {
+    while (!a.advised.empty() && a.advised.front().index < cur) {
+      a.bytes -= a.advised.front().bytes;
+      advised_inos_.erase(a.advised.front().ino);
+      a.advised.pop_front();
+    }
+    if (!copy_ok()) return;
+    a.next = std::max(a.next, cur);
+    for (; a.next < es.size() && a.bytes < kAdviseBytes; ++a.next) {
+      const auto& e = es[a.next];
+      if (!e.inode || !e.inode->is_reg() || e.inode->has_inline_data() || e.inode->is_compressed() ||
+          e.inode->is_encrypted() || e.inode->size == 0)
+        continue;
+      auto bm = block_map(v_, *e.inode);
+      if (!bm) continue;  // the copy names the problem
+      std::vector<Extent>& ext = extents_;
+      ext.clear();
+      const std::uint64_t nblocks = (e.inode->size + kBlockSize - 1) / kBlockSize;
+      for (const auto& r : bm->runs) {
+        if (r.file_block >= nblocks) break;
+        if (r.blkaddr == kNullAddr || r.blkaddr == kNewAddr || r.blkaddr == kCompressAddr) continue;
+        if (!v_.is_valid_main_addr(r.blkaddr)) continue;
+        ext.push_back({r.file_block, r.blkaddr, std::min<std::uint64_t>(r.len, nblocks - r.file_block)});
+      }
+      const std::uint64_t n = advise_extents(ext, kAdviseBytes - a.bytes);
+      a.advised.push_back({a.next, e.inode->ino, n});
+      a.bytes += n;
+      advised_inos_.insert(e.inode->ino);
+    }
+  }
+#endif
+
   // Asks the kernel to read the file's extents from the image file
   // (POSIX_FADV_WILLNEED), up to kAdviseBytes of them: their reads are sent
   // at once and overlap the copies of the extents before them. Without it
@@ -379,16 +440,18 @@ class Extractor {
   // metadata reads between files leave at a random-read window: the copy
   // then reads in small steps that ramp up (measured: the copy_file_range()
   // calls of 100 files of 8 MiB took three times cp's).
-  void advise_extents(const std::vector<Extent>& ext) {
+  // Returns the bytes asked for (at most `limit`).
+  std::uint64_t advise_extents(const std::vector<Extent>& ext, std::uint64_t limit) {
     const int src = v_.device().host_descriptor();
     std::uint64_t advised = 0;
     for (const Extent& e : ext) {
-      if (advised >= kAdviseBytes) break;
-      const std::uint64_t len = std::min(e.len * kBlockSize, kAdviseBytes - advised);
+      if (advised >= limit) break;
+      const std::uint64_t len = std::min(e.len * kBlockSize, limit - advised);
       (void)::posix_fadvise(src, static_cast<off64_t>(e.blkaddr * kBlockSize), static_cast<off64_t>(len),
                             POSIX_FADV_WILLNEED);
       advised += len;
     }
+    return advised;
   }
 
   // Takes an extent from the image file: shares it (FICLONERANGE) with
@@ -603,6 +666,7 @@ class Extractor {
   std::vector<std::uint8_t> buf_;  // a file's blocks on their way out, kReadAhead chunks (one allocation)
   std::vector<Extent> extents_;    // the mapped extents of the file being written
 #if defined(F2FSCORE_HAVE_COPY_FILE_RANGE)
+  std::unordered_set<nid_t> advised_inos_;  // files advise_ahead() asked the kernel to read
   int copy_state_ = 0;  // copy_ok(): 0 not yet known, 1 takes extents from the image file, -1 reads
 #endif
   std::unordered_set<int> warned_xattr_errnos_;

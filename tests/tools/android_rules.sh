@@ -2,7 +2,8 @@
 # sload.f2fs's Android options in f2fscore-sload and f2fscore-mkfs --populate:
 #  1. An AOSP-like system tree (tests/tools/android_tree.sh) loaded as the
 #     Android build calls sload.f2fs (mkf2fsuserimg.sh: -C fs_config -f DIR
-#     -p PRODUCT_OUT -s file_contexts -t /system -T TIME), and by
+#     -p PRODUCT_OUT -s file_contexts -t /system -T TIME; the file_contexts
+#     split in two files, -s A,B), and by
 #     f2fscore-mkfs --populate with the long options: every entry's mode,
 #     owner, security.capability and security.selinux, read back with
 #     f2fscore-dump, equal the hand-written expect.txt; fsck.f2fs -f finds
@@ -52,7 +53,10 @@ size=$((64 << 20))
 # 1. As the Android build calls sload.f2fs, and as mkfs --populate.
 truncate -s $size "$T/sload.img" "$T/mkfs.img"
 "$MKFS" -q -f "$T/sload.img" || bad "mkfs"
-"$SLOAD" -q -C "$T/out/etc/fs_config" -f "$T/out/system" -p "$T/out" -s "$T/out/etc/file_contexts" -t /system \
+# sload gets the file_contexts as two files (-s A,B), read as one list.
+head -3 "$T/out/etc/file_contexts" >"$T/fc_a"
+tail -n +4 "$T/out/etc/file_contexts" >"$T/fc_b"
+"$SLOAD" -q -C "$T/out/etc/fs_config" -f "$T/out/system" -p "$T/out" -s "$T/fc_a,$T/fc_b" -t /system \
   -T 1230768000 "$T/sload.img" || bad "sload with sload.f2fs's Android options (exit $?)"
 "$MKFS" -q -f -T 1230768000 --populate "$T/out/system" --fs-config "$T/out/etc/fs_config" \
   --file-contexts "$T/out/etc/file_contexts" --mount-point /system --product-out "$T/out" "$T/mkfs.img" ||
@@ -91,6 +95,23 @@ expect_refused 1 "no SELinux context for /vendor in file_contexts" "a path witho
 expect_refused 2 "-p: the product-out directory serves Android's built-in fs_config tables" "-p without -C" \
   -p "$T/out" "${src[@]}"
 expect_refused 1 "fs_config $T/nope: cannot open it" "a missing fs_config file" -C "$T/nope" "${src[@]}"
+
+# mkfs --populate checks the rules before the format: the file keeps its bytes.
+msg=$("$MKFS" -q -f --populate "$T/out/system" --fs-config "$T/fs_config.short" --mount-point /system \
+  "$T/held.img" 2>&1)
+rc=$?
+[[ $rc -eq 1 && $msg == *"no rule for system/lib/libc.so"* ]] || bad "mkfs --populate, a missing rule: exit $rc, \"$msg\""
+[[ $(cksum <"$T/held.img") == "$before" ]] || bad "mkfs --populate, a missing rule: the image changed"
+msg=$("$MKFS" -q -f --populate "$T/out/system" --file-contexts "$T/file_contexts.bad" "$T/held.img" 2>&1)
+rc=$?
+[[ $rc -eq 1 && $msg == *"$T/file_contexts.bad:  line 7 is missing fields"* ]] ||
+  bad "mkfs --populate, a malformed file_contexts: exit $rc, \"$msg\""
+[[ $(cksum <"$T/held.img") == "$before" ]] || bad "mkfs --populate, a malformed file_contexts: the image changed"
+msg=$("$MKFS" -q -f --fs-config "$T/out/etc/fs_config" "$T/held.img" 2>&1)
+[[ $? -eq 2 ]] || bad "mkfs --fs-config without --populate: not a usage error ($msg)"
+msg=$("$MKFS" -q -f --populate "$T/out/system" --product-out "$T/out" "$T/held.img" 2>&1)
+[[ $? -eq 2 ]] || bad "mkfs --product-out without --fs-config: not a usage error ($msg)"
+[[ $(cksum <"$T/held.img") == "$before" ]] || bad "mkfs usage errors: the image changed"
 
 # A source file that cannot be read: named, exit 1, the rest copied.
 u=$T/unread

@@ -71,8 +71,9 @@ int main(int argc, char** argv) {
                  "SELinux file_contexts, FILE[,FILE...] (at most 8): each entry's security.selinux from "
                  "selabel_lookup() of its path; needs a build with libselinux");
   app.add_option("-p,--product-out", product_out,
-                 "Android product-out directory, as sload.f2fs -p: accepted with -C, which holds every rule "
-                 "(sload.f2fs reads it only for Android's built-in fs_config tables, which f2fscore does not have)");
+                 "Android product-out directory, as sload.f2fs -p: accepted only with -C, whose file holds every "
+                 "rule (sload.f2fs reads the directory only for Android's built-in fs_config tables, which "
+                 "f2fscore does not have)");
   app.add_option("-d,--debug", debug_level, "Debug level, as sload.f2fs -d: 1 or more prints each path as -v does")
       ->check(CLI::Range(0, 9));
   app.add_option("-T,--timestamp", timestamp, "Every inode's times, seconds since the epoch (default: the source's)")

@@ -46,7 +46,7 @@
 # printed after it), the same mutants through the tool binaries of
 # DIR/tools: per mutant `f2fscore-fsck -n -f
 # --json` (the problem codes above info before), then on a copy each of
-#   sload: f2fscore-sload -f SRC -t /copied -T 1700000500 (a small tree)
+#   sload: f2fscore-sload -f SRC --target-dir /copied -T 1700000500 (a small tree)
 #   io_fs: f2fscore-io fs -w smallfiles --dir /wl --files 30 --file-bytes 5000
 # (timeout 120 s), its exit status, the sha256 of the image before and
 # after, and, where the image changed, our fsck's codes after. Figures per
@@ -96,7 +96,7 @@ import collections, hashlib, json, os, re, shutil, subprocess, sys, time
 tools, keep, src = sys.argv[1:4]
 fsck = os.path.join(tools, "fsck/f2fscore-fsck")
 runs = {
-    "sload": [os.path.join(tools, "sload/f2fscore-sload"), "-q", "-f", src, "-t", "/copied", "-T", "1700000500"],
+    "sload": [os.path.join(tools, "sload/f2fscore-sload"), "-q", "-f", src, "--target-dir", "/copied", "-T", "1700000500"],
     "io_fs": [os.path.join(tools, "io/f2fscore-io"), "fs", "-w", "smallfiles", "--dir", "/wl", "--files", "30",
               "--file-bytes", "5000"],
 }

@@ -32,7 +32,7 @@ echo "== f2fscore-mkfs --populate: a 1 GiB image $img holding the tree"
   -O extra_attr,inode_checksum,flexible_inline_xattr,inode_crtime,sb_checksum,lost_found \
   --populate "$tree" --preserve-owner "$img"
 echo "== f2fscore-sload: the repository's tools/ sources into /src/tools of the same image"
-"$bin/sload/f2fscore-sload" -f "$root/tools" -t /src/tools -P "$img"
+"$bin/sload/f2fscore-sload" -f "$root/tools" --target-dir /src/tools -P "$img"
 echo "== f2fscore-fsck -n -f (check only: writes nothing)"
 "$bin/fsck/f2fscore-fsck" -n -f "$img"
 echo "== fsck.f2fs -f (the reference, on a copy)"

@@ -30,6 +30,85 @@ std::string join(const std::string& dir, const std::string& name) {
   return dir == "/" ? "/" + name : dir + "/" + name;
 }
 
+constexpr std::uint16_t kTypeBits = 0170000;  // S_IFMT
+
+/// PopulateOptions::mount_point with a leading '/' and no trailing one.
+std::string normal_mount_point(const std::string& mp) {
+  std::string m = mp.empty() ? "/" : mp;
+  if (m[0] != '/') m.insert(0, "/");
+  while (m.size() > 1 && m.back() == '/') m.pop_back();
+  return m;
+}
+
+/// The path an entry's rules are looked up by: the mount point, then the
+/// entry's path in the volume (set_perms_and_caps() and
+/// set_selinux_xattr() in f2fs-tools' fsck/sload.c build it so).
+std::string rule_path(const std::string& mp, const std::string& volume_path) {
+  if (mp == "/") return volume_path;
+  return volume_path == "/" ? mp : mp + volume_path;
+}
+
+/// Looks up the rules of every entry before populate() writes anything
+/// (check_populate_rules()).
+class RuleChecker {
+ public:
+  RuleChecker(const PopulateOptions& o, const std::string& top) : o_(o), mp_(normal_mount_point(o.mount_point)), top_(top) {
+    links_file_ = host::links_file_name();
+  }
+
+  void check(const std::string& dst, std::uint16_t mode, bool target) {
+    const std::string key = rule_path(mp_, dst);
+    std::uint16_t perm = static_cast<std::uint16_t>(mode & 07777);
+    if (o_.fs_config && !target) {
+      if (const FsConfigRule* r = o_.fs_config->find(key)) {
+        perm = r->mode;
+      } else {
+        missing("fs_config " + o_.fs_config->name() + ": no rule for " + key.substr(1));
+        return;
+      }
+    }
+    if (o_.file_contexts) {
+      auto c = o_.file_contexts->lookup(key, static_cast<std::uint32_t>((mode & kTypeBits) | perm));
+      if (!c) missing(c.error().message);
+    }
+  }
+
+  void walk(const std::string& src, const std::string& dst) {
+    std::optional<Error> read_error;
+    auto names = host::list(src, read_error);
+    if (!names) return;  // populate() reports it
+    std::sort(names->begin(), names->end(), [](const host::Name& a, const host::Name& b) { return a.volume < b.volume; });
+    for (const auto& n : *names) {
+      if (src == top_ && links_file_ != nullptr && n.host == links_file_) continue;
+      const std::string path = host::child(src, n.host);
+      const std::string vdst = join(dst, n.volume);
+      auto st = host::lstat(path);
+      if (!st) continue;
+      check(vdst, st->mode, false);
+      if (st->kind == host::Kind::directory) walk(path, vdst);
+    }
+  }
+
+  Status result() const {
+    if (count_ == 0) return {};
+    return make_error(Errc::not_found, first_ + (count_ > 1 ? " (and " + std::to_string(count_ - 1) +
+                                                                  " more entries without a rule or context)"
+                                                            : std::string()) +
+                                           "; nothing written");
+  }
+
+ private:
+  void missing(std::string m) {
+    if (count_++ == 0) first_ = std::move(m);
+  }
+
+  const PopulateOptions& o_;
+  std::string mp_, top_;
+  const char* links_file_ = nullptr;
+  std::string first_;
+  std::uint64_t count_ = 0;
+};
+
 /// POSIX ACL from the xattr form getxattr(2) returns (posix_acl_xattr_header
 /// version 2, 8-byte entries {tag, perm, id}) to f2fs's compact disk form
 /// (f2fs_acl_to_disk() in fs/f2fs/acl.c: version 1; 4-byte {tag, perm} for
@@ -70,7 +149,8 @@ struct Item {
 
 class Populator {
  public:
-  Populator(Writer& w, const PopulateOptions& o, PopulateReport& rep) : w_(w), o_(o), rep_(rep) {
+  Populator(Writer& w, const PopulateOptions& o, PopulateReport& rep)
+      : w_(w), o_(o), rep_(rep), mp_(normal_mount_point(o.mount_point)) {
     std::size_t chunk = std::max<std::size_t>(o.chunk_bytes, 4096);
     chunk -= chunk % 4096;
     buf_.resize(chunk);
@@ -181,19 +261,27 @@ class Populator {
     return {};
   }
 
-  /// Times and owner of the target directory, xattrs included.
-  Status attributes(const std::string& src, const std::string& dst, nid_t ino, const host::Stat& st) {
+  /// Mode, owner and times of an entry (`target`: of the target
+  /// directory), xattrs included.
+  Status attributes(const std::string& src, const std::string& dst, nid_t ino, const host::Stat& st,
+                    bool target = false) {
     if (o_.xattrs) {
       if (auto s = copy_xattrs(src, dst, ino); !s) return s;
     }
-    return set_attr(src, dst, ino, st);
+    if (auto s = android_xattrs(src, dst, ino, st, target); !s) return s;
+    return set_attr(src, dst, ino, st, target);
   }
 
   /// Hard-linked inodes: link() changed their ctime after set_attr(), as in
   /// Linux; put the source's times back.
   Status relink_times() {
-    for (const auto& [key, l] : links_seen_) {
-      if (auto s = set_attr(l.path, l.path, l.ino, l.st); !s) return s;
+    // In the order of the volume's paths, not of the host's inode numbers:
+    // the same image from the same tree.
+    std::vector<const Linked*> order;
+    for (const auto& [key, l] : links_seen_) order.push_back(&l);
+    std::sort(order.begin(), order.end(), [](const Linked* a, const Linked* b) { return a->path < b->path; });
+    for (const Linked* l : order) {
+      if (auto s = set_attr(l->path, l->path, l->ino, l->st); !s) return s;
     }
     return {};
   }
@@ -274,6 +362,7 @@ class Populator {
     if (auto s = make_entry(src, dst, "symlink", made, [&] { return ino = w_.symlink(target, dst); }); !s || !made)
       return s;
     ++rep_.symlinks;
+    if (auto s = android_xattrs(src, dst, *ino, links_stat_, false); !s) return s;
     if (auto s = set_attr(src, dst, *ino, links_stat_); !s) return s;
     done(dst);
     return {};
@@ -393,11 +482,62 @@ class Populator {
     return {};
   }
 
-  Status set_attr(const std::string& src, const std::string& dst, nid_t ino, const host::Stat& st) {
+  // The fs_config rule of the entry at dst (none for the target directory).
+  const FsConfigRule* rule_of(const std::string& dst, bool target) const {
+    return o_.fs_config && !target ? o_.fs_config->find(rule_path(mp_, dst)) : nullptr;
+  }
+
+  /// security.capability from the fs_config rule, security.selinux from
+  /// the file contexts.
+  Status android_xattrs(const std::string& src, const std::string& dst, nid_t ino, const host::Stat& st, bool target) {
+    if (!o_.fs_config && !o_.file_contexts) return {};
+    std::uint16_t perm = static_cast<std::uint16_t>(st.mode & 07777);
+    const std::string key = rule_path(mp_, dst);
+    if (o_.fs_config && !target) {
+      const FsConfigRule* r = rule_of(dst, target);
+      if (r == nullptr) {  // the tree changed since the rules were checked
+        problem(src, dst, Error{Errc::not_found, 0, Error::kNoOffset,
+                                "fs_config " + o_.fs_config->name() + ": no rule for " + key.substr(1)});
+        return {};
+      }
+      perm = r->mode;
+      if (r->capabilities != 0) {
+        const auto v = vfs_cap_data(r->capabilities);
+        if (auto s = w_.setxattr(ino, disk::xattr_index::security, "capability", v); !s) {
+          if (auto f = fail(src, dst, s.error(), "setxattr security.capability"); !f) return f;
+        } else {
+          ++rep_.xattrs;
+        }
+      }
+    }
+    if (o_.file_contexts) {
+      auto c = o_.file_contexts->lookup(key, static_cast<std::uint32_t>((st.mode & kTypeBits) | perm));
+      if (!c) {
+        problem(src, dst, c.error());
+        return {};
+      }
+      const auto* b = reinterpret_cast<const std::uint8_t*>(c->data());
+      if (auto s = w_.setxattr(ino, disk::xattr_index::security, "selinux", std::span<const std::uint8_t>(b, c->size()));
+          !s) {
+        if (auto f = fail(src, dst, s.error(), "setxattr security.selinux"); !f) return f;
+      } else {
+        ++rep_.xattrs;
+      }
+    }
+    return {};
+  }
+
+  Status set_attr(const std::string& src, const std::string& dst, nid_t ino, const host::Stat& st,
+                  bool target = false) {
     SetAttr a;
     if (st.kind != host::Kind::symlink) a.mode = static_cast<std::uint16_t>(st.mode & 07777);
     a.uid = o_.preserve_owner ? st.uid : 0u;
     a.gid = o_.preserve_owner ? st.gid : 0u;
+    if (const FsConfigRule* r = rule_of(dst, target)) {  // symlinks too, as sload.f2fs and e2fsdroid
+      a.mode = r->mode;
+      a.uid = r->uid;
+      a.gid = r->gid;
+    }
     if (o_.fixed_time) {
       const Timespec t{*o_.fixed_time, 0};
       a.atime = a.mtime = a.ctime = t;
@@ -429,6 +569,8 @@ class Populator {
           name = full.substr(std::strlen(pre));
         }
       }
+      // The rules decide these two (PopulateOptions::fs_config, file_contexts).
+      if ((o_.fs_config && full == "security.capability") || (o_.file_contexts && full == "security.selinux")) continue;
       if (full == "system.posix_acl_access") index = disk::xattr_index::posix_acl_access;
       if (full == "system.posix_acl_default") index = disk::xattr_index::posix_acl_default;
       if (index == 0) {
@@ -543,6 +685,7 @@ class Populator {
   Writer& w_;
   const PopulateOptions& o_;
   PopulateReport& rep_;
+  std::string mp_;  // PopulateOptions::mount_point, normalized
   std::vector<std::uint8_t> buf_;
   std::map<std::pair<std::uint64_t, std::uint64_t>, Linked> links_seen_;
   // The links file (host::links_file_name()): the top of the source, the
@@ -585,9 +728,26 @@ Result<nid_t> make_target(Writer& w, const std::string& path) {
 
 }  // namespace
 
+Status check_populate_rules(const std::string& source_dir, const PopulateOptions& opts) {
+  if (!opts.fs_config && !opts.file_contexts) return {};
+  auto st = host::source_directory(source_dir);
+  if (!st) return make_error(st.error());
+  std::string target = opts.target.empty() ? "/" : opts.target;
+  while (target.size() > 1 && target.back() == '/') target.pop_back();
+  std::string src = source_dir;
+  while (src.size() > 1 && src.back() == '/') src.pop_back();
+  RuleChecker c(opts, src);
+  if (!opts.keep_target_attrs) c.check(target, st->mode, true);
+  c.walk(src, target);
+  return c.result();
+}
+
 Result<PopulateReport> populate(Writer& w, const std::string& source_dir, const PopulateOptions& opts) {
   auto st = host::source_directory(source_dir);
   if (!st) return make_error(st.error());
+  if (!opts.rules_checked) {
+    if (auto c = check_populate_rules(source_dir, opts); !c) return make_error(c.error());
+  }
   std::string target = opts.target.empty() ? "/" : opts.target;
   while (target.size() > 1 && target.back() == '/') target.pop_back();
   auto root = make_target(w, target);
@@ -601,7 +761,7 @@ Result<PopulateReport> populate(Writer& w, const std::string& source_dir, const 
   if (auto s = p.directory(src, target); !s) return make_error(s.error());
   p.unplaced_links();
   if (!opts.keep_target_attrs) {
-    if (auto s = p.attributes(src, target, *root, *st); !s) return make_error(s.error());
+    if (auto s = p.attributes(src, target, *root, *st, true); !s) return make_error(s.error());
   }
   if (auto s = p.relink_times(); !s) return make_error(s.error());
   p.finish_progress();

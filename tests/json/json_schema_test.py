@@ -122,7 +122,7 @@ def main():
         pop = os.path.join(t, "p.img")
         with open(pop, "wb") as f: f.truncate(128 << 20)
         check("mkfs", schemas, [tool("mkfs"), "--json", "--populate", tree, pop], 0)
-        check("sload", schemas, [tool("sload"), "--json", "-f", tree, "-t", "/in", img], 0)
+        check("sload", schemas, [tool("sload"), "--json", "-f", tree, "--target-dir", "/in", img], 0)
         check("sload-error", schemas, [tool("sload"), "--json", "-f", tree, os.path.join(t, "missing.img")], 1)
         check("fsck", schemas, [tool("fsck"), "-n", "--json", img], 0)
         check("fsck", schemas, [tool("fsck"), "-p", "-f", "--json", img], 0)

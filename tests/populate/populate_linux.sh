@@ -66,7 +66,7 @@ truncate -s 256M "$a" "$b"
 mkfs.f2fs -f -q "$a" >/dev/null
 sload.f2fs -f "$tree" -P "$a" > "$work/sload.log" 2>&1 || true
 fsck.f2fs -f "$a" > "$work/fsck-a.log" 2>&1 < /dev/null || true  # what a user does after sload
-"$sload" -q -P -f "$tree" -t /ours "$a" || { echo "populate_linux.sh: FAIL: f2fscore-sload on the sload.f2fs image"; exit 1; }
+"$sload" -q -P -f "$tree" --target-dir /ours "$a" || { echo "populate_linux.sh: FAIL: f2fscore-sload on the sload.f2fs image"; exit 1; }
 "$repo_root/tests/interop/fsck_clean.sh" "$a" > "$work/clean-a.log" 2>&1 ||
   { cat "$work/clean-a.log"; echo "populate_linux.sh: FAIL: fsck.f2fs after our writer on sload.f2fs's image"; exit 1; }
 "$mkfs" -q -f -O extra_attr,inode_checksum,flexible_inline_xattr,inode_crtime,sb_checksum \

@@ -590,7 +590,7 @@ TEST(SloadCli, BadArguments) {
   EXPECT_NE(r.output.find("source directory is required"), std::string::npos) << r.output;
   r = run(kSload + " --no-such-option -f /tmp " + qi);
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  r = run(kSload + " -f /tmp -t relative " + qi);
+  r = run(kSload + " -f /tmp --target-dir relative " + qi);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   r = run(kSload + " -f /tmp -T -5 " + qi);  // a time before the epoch: not kept silently as the source's
   EXPECT_EQ(r.exit_code, 2) << r.output;

@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <filesystem>
@@ -34,6 +35,7 @@
 
 #include "f2fscore/disk/constants.hpp"
 #include "f2fscore/endian.hpp"
+#include "f2fscore/android_rules.hpp"
 #include "f2fscore/mkfs.hpp"
 #include "f2fscore/populate.hpp"
 #include "f2fscore/tools/common.hpp"
@@ -154,6 +156,21 @@ int main(int argc, char** argv) {
                  "mke2fs -d do (holes, hard links, symlinks, special files, modes, times, xattrs; "
                  "-T sets every time; owners are 0:0 unless --preserve-owner; -R keeps the root's owner)");
   app.add_flag("--preserve-owner", populate_owner, "With --populate: keep the source's uid and gid");
+  // sload.f2fs's Android options for --populate (its -C -s -t -p; mkfs's
+  // own -C -s -t mean other things, so long names only).
+  std::string fs_config_file, file_contexts_arg, mount_point = "/", product_out;
+  app.add_option("--fs-config", fs_config_file,
+                 "With --populate: Android canned fs_config file (as sload.f2fs -C): owners, permission bits and "
+                 "file capabilities from each entry's rule; an entry without one is an error before the format");
+  app.add_option("--file-contexts", file_contexts_arg,
+                 "With --populate: SELinux file_contexts, FILE[,FILE...] (as sload.f2fs -s): security.selinux of "
+                 "each entry; needs a build with libselinux");
+  app.add_option("--mount-point", mount_point,
+                 "With --populate: where the image is mounted on the device (as sload.f2fs -t), the prefix of the "
+                 "paths looked up in --fs-config and --file-contexts (default /)");
+  app.add_option("--product-out", product_out,
+                 "With --populate and --fs-config: Android's product-out directory (as sload.f2fs -p), accepted and "
+                 "not needed: the fs_config file holds every rule");
   int progress_fd = -1;
   app.add_option("--progress", progress_fd,
                  "With --populate: progress of the copy as e2fsck -C, lines \"1 CURRENT MAX DEVICE\" to "
@@ -294,6 +311,24 @@ int main(int argc, char** argv) {
     const auto& e = plan.error();
     return e.code == f2fscore::Errc::invalid_argument ? usage(e.message) : fail(e.message);
   }
+  f2fscore::PopulateOptions po;
+  if ((!fs_config_file.empty() || !file_contexts_arg.empty() || mount_point != "/" || !product_out.empty()) &&
+      populate_dir.empty())
+    return usage("--fs-config, --file-contexts, --mount-point and --product-out go with --populate");
+  if (!product_out.empty() && fs_config_file.empty())
+    return usage("--product-out serves Android's built-in fs_config tables (libcutils fs_config()), which f2fscore "
+                 "does not have; give the canned fs_config file with --fs-config");
+  po.mount_point = mount_point;
+  if (!fs_config_file.empty()) {
+    auto c = f2fscore::FsConfig::load(fs_config_file);
+    if (!c) return fail("--fs-config: " + c.error().message + "; nothing written");
+    po.fs_config = std::make_shared<const f2fscore::FsConfig>(std::move(*c));
+  }
+  if (!file_contexts_arg.empty()) {
+    auto fc = f2fscore::FileContexts::open_list(file_contexts_arg);
+    if (!fc) return fail("--file-contexts: " + fc.error().message + "; nothing written");
+    po.file_contexts = std::move(*fc);
+  }
   if (!populate_dir.empty()) {
     // Checked before anything is written; populate() checks again.
     struct stat pst {};
@@ -303,6 +338,9 @@ int main(int argc, char** argv) {
     // A feature set the writer cannot fill is refused before the format.
     if (auto st = f2fscore::Writer::check_features(plan->sb); !st)
       return fail("--populate " + populate_dir + ": " + st.error().message + "; nothing written");
+    if (auto c = f2fscore::check_populate_rules(populate_dir, po); !c)
+      return fail("--populate " + populate_dir + ": " + c.error().message);
+    po.rules_checked = true;
   }
   auto rep = f2fscore::format_volume(targets, o);
   if (!rep) return fail("format failed: " + rep.error().to_string());
@@ -315,7 +353,6 @@ int main(int argc, char** argv) {
     mo.node_cache_pages = 1024;  // and so do its nodes (a directory inode and the files being made)
     auto w = f2fscore::Writer::mount(*devs[0], mo);
     if (!w) return fail("--populate: cannot mount the new volume read-write: " + w.error().message);
-    f2fscore::PopulateOptions po;
     if (timestamp >= 0) po.fixed_time = o.timestamp;  // else the source's times
     po.preserve_owner = populate_owner;
     f2fscore::tools::Progress prog(progress_fd, device, 1);

@@ -8,9 +8,12 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "f2fscore/android_rules.hpp"
 #include "f2fscore/populate.hpp"
 #include "f2fscore/tools/common.hpp"
 #include "f2fscore/tools/populate_json.hpp"
@@ -53,7 +56,26 @@ int main(int argc, char** argv) {
   std::string backend = "auto";
   app.add_option("device", device, "Image file or block device holding an F2FS volume");
   app.add_option("-f,--from", source, "Source directory on the host");
-  app.add_option("-t,--target", target, "Directory in the image to copy into, created if missing (default /)");
+  // sload.f2fs's Android options (-t -C -s -p -d), one block.
+  std::string mount_point = "/", fs_config_file, file_contexts_arg, product_out;
+  int debug_level = 0;
+  app.add_option("--target-dir", target, "Directory in the image to copy into, created if missing (default /)");
+  app.add_option("-t,--mount-point", mount_point,
+                 "Where the image is mounted on the device, as sload.f2fs -t: the prefix of the paths looked up in "
+                 "the fs_config and file_contexts rules (default /); the tree still goes into --target-dir");
+  app.add_option("-C,--fs-config", fs_config_file,
+                 "Android canned fs_config file (lines \"path uid gid mode [capabilities=N]\"): each entry's owner, "
+                 "permission bits and file capabilities (security.capability) from its rule; an entry without one "
+                 "is an error before anything is written");
+  app.add_option("-s,--file-contexts", file_contexts_arg,
+                 "SELinux file_contexts, FILE[,FILE...] (at most 8): each entry's security.selinux from "
+                 "selabel_lookup() of its path; needs a build with libselinux");
+  app.add_option("-p,--product-out", product_out,
+                 "Android product-out directory, as sload.f2fs -p: accepted only with -C, whose file holds every "
+                 "rule (sload.f2fs reads the directory only for Android's built-in fs_config tables, which "
+                 "f2fscore does not have)");
+  app.add_option("-d,--debug", debug_level, "Debug level, as sload.f2fs -d: 1 or more prints each path as -v does")
+      ->check(CLI::Range(0, 9));
   app.add_option("-T,--timestamp", timestamp, "Every inode's times, seconds since the epoch (default: the source's)")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("-P,--preserve-owner", preserve, "Keep the source's uid and gid (default: root, 0:0)");
@@ -89,7 +111,11 @@ int main(int argc, char** argv) {
   if (version) return ftools::print_version("f2fscore-sload", json);
   if (device.empty()) return usage("a device is required");
   if (source.empty()) return usage("a source directory is required (-f DIR)");
-  if (target.empty() || target[0] != '/') return usage("-t: the target must be an absolute path in the image");
+  if (target.empty() || target[0] != '/') return usage("--target-dir: the target must be an absolute path in the image");
+  if (!product_out.empty() && fs_config_file.empty())
+    return usage("-p: the product-out directory serves Android's built-in fs_config tables (libcutils fs_config()), "
+                 "which f2fscore does not have; give the canned fs_config file with -C");
+  if (debug_level > 0) verbose = true;
   auto fail = [&](const std::string& m) {
     if (json)
       ftools::print_json({{"device", device}, {"source", source}, {"error", m}, {"exit_code", kExitFailure}});
@@ -97,6 +123,24 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "f2fscore-sload: %s\n", m.c_str());
     return kExitFailure;
   };
+
+  // The Android rules are read and every entry's rules looked up before
+  // the image is opened: a bad rule file or a missing rule writes nothing.
+  f2fscore::PopulateOptions po;
+  po.target = target;
+  po.mount_point = mount_point;
+  if (!fs_config_file.empty()) {
+    auto c = f2fscore::FsConfig::load(fs_config_file);
+    if (!c) return fail(c.error().message + "; nothing written");
+    po.fs_config = std::make_shared<const f2fscore::FsConfig>(std::move(*c));
+  }
+  if (!file_contexts_arg.empty()) {
+    auto fc = f2fscore::FileContexts::open_list(file_contexts_arg);
+    if (!fc) return fail("-s: " + fc.error().message + "; nothing written");
+    po.file_contexts = std::move(*fc);
+  }
+  if (auto c = f2fscore::check_populate_rules(source, po); !c) return fail(c.error().message);
+  po.rules_checked = true;
 
   // A device in use (mounted, an image behind a mounted or held loop
   // device, held with O_EXCL by another program) is refused, unwritten.
@@ -128,8 +172,6 @@ int main(int argc, char** argv) {
   auto w = f2fscore::Writer::mount(*opened->device, mo);
   if (!w) return fail(device + ": cannot mount read-write: " + w.error().message);
 
-  f2fscore::PopulateOptions po;
-  po.target = target;
   if (timestamp >= 0) po.fixed_time = static_cast<std::uint64_t>(timestamp);
   po.preserve_owner = preserve;
   po.xattrs = !no_xattrs;
@@ -166,6 +208,7 @@ int main(int argc, char** argv) {
     j["device"] = device;
     j["source"] = source;
     j["target"] = target;
+    j["mount_point"] = mount_point;
     ftools::add_populate_report(j, r);
     j["seconds"] = secs;
     j["exit_code"] = code;

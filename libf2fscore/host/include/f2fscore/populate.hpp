@@ -18,20 +18,22 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "f2fscore/android_rules.hpp"
 #include "f2fscore/result.hpp"
 #include "f2fscore/writer.hpp"
 
 namespace f2fscore {
 
 struct PopulateOptions {
-  /// Directory of the volume the source's entries go into (sload.f2fs -t).
-  /// Missing components are created (mode 0755). The source directory's own
-  /// mode, owner, times and xattrs are given to it, as mke2fs -d does for
-  /// the root, unless `keep_target_attrs`.
+  /// Directory of the volume the source's entries go into (f2fscore-sload
+  /// --target-dir). Missing components are created (mode 0755). The source
+  /// directory's own mode, owner, times and xattrs are given to it, as
+  /// mke2fs -d does for the root, unless `keep_target_attrs`.
   std::string target = "/";
   bool keep_target_attrs = false;
   /// Every inode's atime, mtime and ctime, seconds since the epoch
@@ -51,6 +53,35 @@ struct PopulateOptions {
   /// directory where the source has a non-directory, or a non-directory
   /// where the source has a directory, is a problem of that entry.
   bool overwrite = false;
+  /// Android's rules (sload.f2fs -t, -C, -s; android_rules.hpp). The path
+  /// an entry is looked up by is `mount_point` followed by its path in the
+  /// volume, as sload.f2fs builds it: with mount point "/system" the
+  /// volume's /bin/sh is "/system/bin/sh" (fs_config: "system/bin/sh"), the
+  /// volume's root "/system". `mount_point` gets a leading '/' if it has
+  /// none and loses trailing ones ("system/" is "/system"); empty is "/".
+  std::string mount_point = "/";
+  /// fs_config (sload.f2fs -C): every entry below the target directory
+  /// takes uid, gid and permission bits (setuid, setgid and sticky
+  /// included; symlinks too) from its rule in place of the source's (and of
+  /// preserve_owner); a rule with capabilities gets a "security.capability"
+  /// xattr (vfs_cap_data()), as e2fsdroid writes it; the source's own
+  /// security.capability is not copied. The target directory itself is not
+  /// looked up (sload.f2fs and e2fsdroid leave the root to mkfs). An entry
+  /// without a rule is an error of the whole call before anything is
+  /// written (libcutils' canned_fs_config() exits there).
+  std::shared_ptr<const FsConfig> fs_config;
+  /// SELinux labels (sload.f2fs -s): each entry and the target directory
+  /// get "security.selinux" = the context selabel_lookup() gives for its
+  /// path and i_mode, stored without a terminating NUL as sload.f2fs
+  /// stores it (inode_set_selinux() in fsck/xattr.c: strlen bytes); the
+  /// source's own security.selinux is not copied. A path without a context
+  /// is an error of the whole call before anything is written (sload.f2fs
+  /// stops there).
+  std::shared_ptr<const FileContexts> file_contexts;
+  /// The rules were checked already (check_populate_rules() returned
+  /// success for this source and these options): populate() does not walk
+  /// the tree again to check them.
+  bool rules_checked = false;
   /// Largest span of file data given to one Writer::write() call, bytes
   /// (a multiple of 4 KiB; at least 4 KiB).
   std::size_t chunk_bytes = 8u << 20;
@@ -122,6 +153,20 @@ struct PopulateReport {
 /// being written when space ran out is truncated to the bytes written
 /// before the failed Writer::write() call, so its size covers exactly what
 /// is mapped). Per-entry problems are in the report.
+///
+/// With fs_config or file_contexts set, the rules of every entry are looked
+/// up first (check_populate_rules()), unless `opts.rules_checked`.
 Result<PopulateReport> populate(Writer& w, const std::string& source_dir, const PopulateOptions& opts = {});
+
+/// Walks the source tree as populate() would and looks up the rules of
+/// every entry (opts.fs_config, opts.file_contexts; nothing to do without
+/// them), writing nothing: call it before opening the volume for writing
+/// so a missing rule leaves the volume untouched. Errors: not_found
+/// naming the first path without an fs_config rule ("fs_config FILE: no
+/// rule for system/bin/x") or without an SELinux context, with the count of
+/// others; invalid_argument/not_found as populate() for the source
+/// directory. Directories of the source that cannot be read are left to
+/// populate() to report.
+Status check_populate_rules(const std::string& source_dir, const PopulateOptions& opts);
 
 }  // namespace f2fscore

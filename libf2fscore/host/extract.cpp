@@ -299,7 +299,7 @@ class Extractor {
     }
     std::size_t first_unread = 0;
 #if defined(F2FSCORE_HAVE_COPY_FILE_RANGE)
-    if (copy_ok() && !advised_inos_.contains(in.ino)) advise_extents(ext, kAdviseBytes);
+    if (advise_ok() && !advised_inos_.contains(in.ino)) advise_extents(ext, kAdviseBytes);
     for (; first_unread < ext.size() && copy_ok(); ++first_unread) {
       auto copied = copy_extent(fd, ext[first_unread]);
       if (!copied) return make_error(copied.error());
@@ -381,8 +381,17 @@ class Extractor {
     return copy_state_ > 0;
   }
 
+  // Whether the kernel can be asked to read ahead what is copied or read:
+  // the device has a host descriptor (an image file or a block device)
+  // read through the host's page cache (not O_DIRECT).
+  bool advise_ok() {
+    if (advise_state_ == 0)
+      advise_state_ = v_.device().host_descriptor() >= 0 && !v_.device().info().direct ? 1 : -1;
+    return advise_state_ > 0;
+  }
+
   // The files of a directory whose data the kernel was asked to read ahead
-  // of their copies (advise_ahead()): entry index, ino, bytes asked.
+  // of their copies or reads (advise_ahead()): entry index, ino, bytes asked.
   struct Ahead {
     struct File {
       std::size_t index;
@@ -396,18 +405,18 @@ class Extractor {
 
 #if defined(F2FSCORE_HAVE_COPY_FILE_RANGE)
   // Before entry `cur` of a directory is extracted: the kernel is asked to
-  // read (POSIX_FADV_WILLNEED) the image file's extents of the plain files
-  // from `cur` on, up to kAdviseBytes ahead of the copies, so that the
-  // reads of the next files overlap the copy of this one and the disk
-  // does not idle between files (a copy_file_range() reads only the file
-  // it copies). Only where extents are copied from the image file.
+  // read (POSIX_FADV_WILLNEED) the device's extents of the plain files from
+  // `cur` on, up to kAdviseBytes ahead of the copies, so that the reads of
+  // the next files overlap the copy of this one and the disk does not idle
+  // between files (a copy_file_range() or the readahead of pread() reads
+  // only the file at hand).
   void advise_ahead(const std::vector<Entry>& es, std::size_t cur, Ahead& a) {
     while (!a.advised.empty() && a.advised.front().index < cur) {
       a.bytes -= a.advised.front().bytes;
       advised_inos_.erase(a.advised.front().ino);
       a.advised.pop_front();
     }
-    if (!copy_ok()) return;
+    if (!advise_ok()) return;
     a.next = std::max(a.next, cur);
     for (; a.next < es.size() && a.bytes < kAdviseBytes; ++a.next) {
       const auto& e = es[a.next];
@@ -433,13 +442,13 @@ class Extractor {
   }
 #endif
 
-  // Asks the kernel to read the file's extents from the image file
-  // (POSIX_FADV_WILLNEED), up to kAdviseBytes of them: their reads are sent
-  // at once and overlap the copies of the extents before them. Without it
-  // each copy reads under the image descriptor's readahead state, which the
-  // metadata reads between files leave at a random-read window: the copy
-  // then reads in small steps that ramp up (measured: the copy_file_range()
-  // calls of 100 files of 8 MiB took three times cp's).
+  // Asks the kernel to read the file's extents from the device's host
+  // descriptor (POSIX_FADV_WILLNEED), up to `limit` bytes of them: their
+  // reads are sent at once and overlap the copies of the extents before
+  // them. Without it each copy reads under the descriptor's readahead
+  // state, which the metadata reads between files leave at a random-read
+  // window: the copy then reads in small steps that ramp up (measured: the
+  // copy_file_range() calls of 100 files of 8 MiB took three times cp's).
   // Returns the bytes asked for (at most `limit`).
   std::uint64_t advise_extents(const std::vector<Extent>& ext, std::uint64_t limit) {
     const int src = v_.device().host_descriptor();
@@ -667,6 +676,7 @@ class Extractor {
   std::vector<Extent> extents_;    // the mapped extents of the file being written
 #if defined(F2FSCORE_HAVE_COPY_FILE_RANGE)
   std::unordered_set<nid_t> advised_inos_;  // files advise_ahead() asked the kernel to read
+  int advise_state_ = 0;  // advise_ok(): 0 not yet known, 1 yes, -1 no
   int copy_state_ = 0;  // copy_ok(): 0 not yet known, 1 takes extents from the image file, -1 reads
 #endif
   std::unordered_set<int> warned_xattr_errnos_;

@@ -299,8 +299,16 @@ class Extractor {
     }
     std::size_t first_unread = 0;
 #if defined(F2FSCORE_HAVE_COPY_FILE_RANGE)
-    if (advise_ok() && !advised_inos_.contains(in.ino)) advise_extents(ext, kAdviseBytes);
+    // The file's extents asked for unless advise_ahead() did, as soon as
+    // they will be read or copied rather than shared.
+    bool advised = advised_inos_.contains(in.ino);
+    auto advise_rest = [&] {
+      if (advised || !advise_ok()) return;
+      advise_extents(std::span<const Extent>(ext).subspan(first_unread), kAdviseBytes);
+      advised = true;
+    };
     for (; first_unread < ext.size() && copy_ok(); ++first_unread) {
+      advise_rest();
       auto copied = copy_extent(fd, ext[first_unread]);
       if (!copied) return make_error(copied.error());
       if (*copied < ext[first_unread].len) {  // the host refused: the rest through reads
@@ -310,6 +318,7 @@ class Extractor {
         break;
       }
     }
+    advise_rest();
 #endif
     return read_extents(fd, std::span<const Extent>(ext).subspan(first_unread));
   }
@@ -384,10 +393,12 @@ class Extractor {
   // Whether the kernel can be asked to read ahead what is copied or read:
   // the device has a host descriptor (an image file or a block device)
   // read through the host's page cache (not O_DIRECT).
+  // Not while extents may be shared with the image file (reflinks read
+  // nothing): with HostCopy::copy or reflink, once FICLONERANGE was refused.
   bool advise_ok() {
     if (advise_state_ == 0)
       advise_state_ = v_.device().host_descriptor() >= 0 && !v_.device().info().direct ? 1 : -1;
-    return advise_state_ > 0;
+    return advise_state_ > 0 && (o_.host_copy == HostCopy::off || clone_state_ < 0 || !copy_ok());
   }
 
   // The files of a directory whose data the kernel was asked to read ahead
@@ -450,7 +461,7 @@ class Extractor {
   // window: the copy then reads in small steps that ramp up (measured: the
   // copy_file_range() calls of 100 files of 8 MiB took three times cp's).
   // Returns the bytes asked for (at most `limit`).
-  std::uint64_t advise_extents(const std::vector<Extent>& ext, std::uint64_t limit) {
+  std::uint64_t advise_extents(std::span<const Extent> ext, std::uint64_t limit) {
     const int src = v_.device().host_descriptor();
     std::uint64_t advised = 0;
     for (const Extent& e : ext) {
@@ -463,16 +474,17 @@ class Extractor {
     return advised;
   }
 
-  // Takes an extent from the image file: shares it (FICLONERANGE) with
-  // HostCopy::reflink, copies it with copy_file_range(2) with
-  // HostCopy::copy (itself a reflink where the host can, an in-kernel copy
-  // elsewhere). Ranges the image file holds as holes (SEEK_DATA) are
-  // skipped: they stay holes. Returns the blocks done: all of them, or
-  // fewer when the host refuses: EINVAL (alignment, this extent only);
-  // EXDEV, EOPNOTSUPP, ENOTTY, ENOSYS, EPERM, EBADF or an early end of the
-  // image file, after which copy_ok() is false for the rest of the
-  // extraction. The caller reads the remainder. Errors: Errc::io,
-  // Errc::no_space for a failing write on the host.
+  // Takes an extent from the image file: shares it (FICLONERANGE) where the
+  // host file system can; with HostCopy::copy, what it cannot share is
+  // copied with copy_file_range(2) (an in-kernel copy; after the first
+  // refusal of FICLONERANGE by the host, every extent), as cp(1) does.
+  // Ranges the image file holds as holes (SEEK_DATA) are skipped: they
+  // stay holes. Returns the blocks done: all of them, or fewer when the
+  // host refuses: EINVAL (alignment, this extent only); EXDEV, EOPNOTSUPP,
+  // ENOTTY, ENOSYS, EPERM, EBADF or an early end of the image file, after
+  // which copy_ok() is false for the rest of the extraction. The caller
+  // reads the remainder. Errors: Errc::io, Errc::no_space for a failing
+  // write on the host.
   Result<std::uint64_t> copy_extent(int fd, const Extent& e) {
     BlockDevice& dev = v_.device();
     const int src = dev.host_descriptor();
@@ -489,10 +501,11 @@ class Extractor {
       if (h <= d) h = std::min(end, d + kBlockSize);
       auto in_off = static_cast<off64_t>(d);
       auto out_off = static_cast<off64_t>(e.file_block * kBlockSize + (d - start));
+      bool clone = clone_state_ >= 0;
       while (static_cast<std::uint64_t>(in_off) < h) {
         const std::uint64_t want = std::min<std::uint64_t>(h - static_cast<std::uint64_t>(in_off), kCopyMax);
         ssize_t n = 0;
-        if (o_.host_copy == HostCopy::reflink) {
+        if (clone) {
           struct file_clone_range fcr {};
           fcr.src_fd = static_cast<std::int64_t>(src);
           fcr.src_offset = static_cast<std::uint64_t>(in_off);
@@ -502,6 +515,7 @@ class Extractor {
           if (n > 0) {
             in_off += static_cast<off64_t>(want);
             out_off += static_cast<off64_t>(want);
+            clone_state_ = 1;
           }
         } else {
           n = ::copy_file_range(src, &in_off, fd, &out_off, static_cast<std::size_t>(want), 0);
@@ -512,15 +526,24 @@ class Extractor {
         }
         const int err = n == 0 ? 0 : errno;
         if (err == EINTR) continue;
+        const bool refused = n == 0 || err == EXDEV || err == ENOSYS || err == EOPNOTSUPP || err == ENOTTY ||
+                             err == EPERM || err == EBADF;
+        if (clone && o_.host_copy == HostCopy::copy && (err == EINVAL || (refused && n != 0))) {
+          // Not shared: copied instead (this extent for EINVAL, every one
+          // after a refusal of the kind).
+          if (err != EINVAL) clone_state_ = -1;
+          clone = false;
+          continue;
+        }
         if (err == EINVAL) return (static_cast<std::uint64_t>(in_off) - start) / kBlockSize;
-        if (n == 0 || err == EXDEV || err == ENOSYS || err == EOPNOTSUPP || err == ENOTTY || err == EPERM ||
-            err == EBADF) {
+        if (refused) {
+          if (clone) clone_state_ = -1;
           copy_state_ = -1;
           // Whole blocks only: the caller reads from the first block not copied.
           return (static_cast<std::uint64_t>(in_off) - start) / kBlockSize;
         }
         return make_error(err == ENOSPC || err == EDQUOT ? Errc::no_space : Errc::io,
-                          std::string(o_.host_copy == HostCopy::reflink ? "FICLONERANGE: " : "copy_file_range: ") +
+                          std::string(clone ? "FICLONERANGE: " : "copy_file_range: ") +
                               errno_text(err),
                           Error::kNoOffset, err);
       }
@@ -676,7 +699,8 @@ class Extractor {
   std::vector<Extent> extents_;    // the mapped extents of the file being written
 #if defined(F2FSCORE_HAVE_COPY_FILE_RANGE)
   std::unordered_set<nid_t> advised_inos_;  // files advise_ahead() asked the kernel to read
-  int advise_state_ = 0;  // advise_ok(): 0 not yet known, 1 yes, -1 no
+  int advise_state_ = 0;  // advise_ok(): 0 not yet known, 1 a host descriptor read through the page cache, -1 no
+  int clone_state_ = 0;   // FICLONERANGE: 0 not tried, 1 shared an extent, -1 refused by the host
   int copy_state_ = 0;  // copy_ok(): 0 not yet known, 1 takes extents from the image file, -1 reads
 #endif
   std::unordered_set<int> warned_xattr_errnos_;

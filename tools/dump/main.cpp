@@ -143,9 +143,9 @@ int main(int argc, char** argv) {
   std::string host_copy_s = "copy";
   c_extract
       ->add_option("--host-copy", host_copy_s,
-                   "How file data is taken from an image file: copy (copy_file_range, as cp: a reflink where the "
-                   "host file system can, an in-kernel copy elsewhere; the default), reflink (share extents where "
-                   "the host can, read elsewhere), off (read every block)")
+                   "How file data is taken from an image file: copy (as cp: extents shared where the host file "
+                   "system can, copy_file_range elsewhere; the default), reflink (shared where the host can, read "
+                   "elsewhere), off (read every block)")
       ->check(CLI::IsMember({"reflink", "copy", "off"}));
   int progress_fd = -1;
   c_extract->add_option("--progress", progress_fd,

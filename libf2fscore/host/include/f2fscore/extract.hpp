@@ -24,18 +24,19 @@ namespace f2fscore::inspect {
 enum class HostCopy : std::uint8_t {
   off,      ///< read every block through the device
   reflink,  ///< share the extents (FICLONERANGE, where the host file system reflinks: Btrfs, XFS); reads elsewhere
-  copy,     ///< copy_file_range(2): a reflink where the host can, else an in-kernel copy (server-side on NFS)
+  copy,     ///< as cp(1): FICLONERANGE where the host file system shares extents, else copy_file_range(2) (an in-kernel copy; server-side on NFS)
 };
 
 struct ExtractOptions {
   bool owners = true;   ///< chown to the image's uid/gid (only when running as root)
   bool xattrs = true;   ///< setxattr (user., trusted., security., POSIX ACLs)
   bool specials = true; ///< fifos and sockets, and devices (devices only as root)
-  /// Extents taken from the image file (HostCopy); the default,
-  /// copy_file_range(), is what cp(1) uses: it shares them where the host
-  /// file system can and copies them in the kernel elsewhere, with less CPU
-  /// and a steadier time than reads and writes (docs/benchmarks.md,
-  /// "Extraction").
+  /// Extents taken from the image file (HostCopy); the default is what
+  /// cp(1) does: shared where the host file system can, copied in the
+  /// kernel elsewhere, with less CPU and a steadier time than reads and
+  /// writes (docs/benchmarks.md, "Extraction"). Where blocks are copied or
+  /// read rather than shared, the kernel is asked to read the next files'
+  /// extents ahead of their copies (POSIX_FADV_WILLNEED, 64 MiB ahead).
   HostCopy host_copy = HostCopy::copy;
   /// Progress, if set: called as `progress(current, max)`, one unit per
   /// inode extracted (a hard link's second name is not one), `max` the

@@ -1,5 +1,5 @@
 // f2fscore-ipu-sqlite: an SQLite-like workload through the writer, to
-// compare IPU policies (bench/ipu_bench.sh, docs/benchmarks.md "IPU").
+// compare IPU policies (bench/ipu_bench.sh, docs/benchmarks.md "IPU policies and fdatasync").
 //
 // A fresh volume (our mkfs) is filled to --fill-pct of its user blocks with
 // other files, then a database file of --db-mib MiB is written; the timed

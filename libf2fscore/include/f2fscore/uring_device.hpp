@@ -25,7 +25,8 @@
 //
 // Backend::liburing is the same contract on a ring of its own, driven
 // through liburing without Asio; a FUA write is a write with RWF_DSYNC. It costs
-// less per request in user space (docs/benchmarks.md, "I/O pipeline");
+// less per request in user space (docs/benchmarks.md, "The I/O pipeline
+// against fio");
 // Backend::automatic still chooses the Asio backend.
 //
 // Fallbacks, in order (each is reported in OpenedDevice::note):

@@ -151,6 +151,11 @@ int main(int argc, char** argv) {
   app.add_option("-t", discard, "Discard the device first: 1 (default) or 0")->check(CLI::Range(0, 1));
   app.add_option("-w", sector_size, "Sector size in bytes for the sectors argument")->check(CLI::Range(512u, 4096u));
   app.add_flag("-i", large_nat, "Large NAT bitmap (20% of the NAT area)");
+  std::string defset;
+  app.add_option("-g", defset,
+                 "Default options of a set, as mkfs.f2fs 1.15 -g: android (-f, -w 4096, -R 0:0 and, unless -O ro, "
+                 "-O encrypt,verity,extra_attr,project_quota,quota)")
+      ->check(CLI::IsMember({"android"}));
   app.add_option("-c", extra_devices, "Add a device to the volume (repeatable, up to 7)");
   app.add_option("--populate", populate_dir,
                  "After formatting, copy this host directory's tree into the root, as sload.f2fs -f or "
@@ -212,6 +217,19 @@ int main(int argc, char** argv) {
     o.features |= f2fscore::disk::feature::casefold;
   } else if (o.features & f2fscore::disk::feature::casefold) {
     o.encoding = f2fscore::disk::kEncodingUtf8_12_1;  // -O casefold alone means utf8
+  }
+  // -g android, as add_default_options() of mkfs.f2fs 1.15 applies it after
+  // every other option: it wins over -w and -R; a read-only image (-O ro)
+  // takes no other feature. (Measured: Debian's mkfs.f2fs 1.15 -g android
+  // sets encrypt, verity, extra_attr, project_quota and quota.)
+  if (defset == "android") {
+    force = true;
+    sector_size = 4096;
+    root_owner = "0:0";
+    if (!(o.features & f2fscore::disk::feature::ro))
+      o.features |= f2fscore::disk::feature::encrypt | f2fscore::disk::feature::verity |
+                    f2fscore::disk::feature::extra_attr | f2fscore::disk::feature::project_quota |
+                    f2fscore::disk::feature::quota_ino;
   }
   // project_quota implies quota, as in mkfs.f2fs.
   if (o.features & f2fscore::disk::feature::project_quota) o.features |= f2fscore::disk::feature::quota_ino;

@@ -5,6 +5,8 @@
 
 #include <fstream>
 
+#include "f2fscore/disk/node.hpp"
+#include "f2fscore/volume.hpp"
 #include "support/test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -279,11 +281,49 @@ TEST(MkfsCli, PopulateOfAFeatureTheWriterRefusesWritesNothing) {
   std::ofstream(t / "src" / "f") << "x";
   fill_pattern(img, 256 * MiB, MiB);
   const auto before = digest(img);
-  for (const char* f : {"ro", "encrypt"}) {
+  // encrypt: the writer refuses it; ro with --compress: no compression feature.
+  for (const char* f : {"encrypt", "ro --compress"}) {
     auto r = run(mkfs(std::string("-f -O ") + f + " --populate " + shell_quote((t / "src").string()) + " " +
                       shell_quote(img.string())));
     EXPECT_EQ(r.exit_code, 1) << f << ": " << r.output;
     EXPECT_NE(r.output.find("nothing written"), std::string::npos) << r.output;
     EXPECT_EQ(digest(img), before) << f;
   }
+  // Compression sub-options need --compress (sload.f2fs: a usage error).
+  auto u = run(mkfs("-f -O ro,extra_attr,compression --compress-release --populate " +
+                    shell_quote((t / "src").string()) + " " + shell_quote(img.string())));
+  EXPECT_EQ(u.exit_code, 2) << u.output;
+  EXPECT_EQ(digest(img), before);
+}
+
+// A read-only image (-O ro) is filled at build time, compressed files
+// released (sload.f2fs -c -r): the file reads back, and its inode is
+// compressed and released (F2FS_COMPRESS_RELEASED, i_compr_blocks 0 as
+// release_compress_blocks() in fs/f2fs/file.c leaves it).
+TEST(MkfsCli, PopulateFillsAReadOnlyImageWithReleasedFiles) {
+  f2fstest::TempDir t;
+  const auto img = t / "ro.img";
+  fs::create_directories(t / "src" / "lib");
+  std::string text;
+  for (int i = 0; text.size() < 200000; ++i) text += "line " + std::to_string(i % 100) + " of a library\n";
+  std::ofstream(t / "src" / "lib" / "libx.so") << text;
+  std::ofstream(t / "src" / "small") << "tiny";
+  f2fstest::make_sparse_file(img, 64 * MiB);
+  auto r = run(mkfs("-q -O ro,extra_attr,compression -T 0 --compress --compress-algorithm zstd --compress-release "
+                    "--populate " + shell_quote((t / "src").string()) + " " + shell_quote(img.string())));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto dev = f2fstest::load_image(img);
+  ASSERT_TRUE(dev);
+  auto v = f2fscore::Volume::open(*dev);
+  ASSERT_TRUE(v) << v.error().to_string();
+  auto in = (*v)->resolve("/lib/libx.so");
+  ASSERT_TRUE(in);
+  EXPECT_TRUE(in->is_compressed());
+  EXPECT_EQ(in->raw.i.extra.i_compress_algorithm, 2) << "zstd";
+  EXPECT_TRUE(in->raw.i.i_inline & f2fscore::disk::inline_flag::compress_released);
+  EXPECT_EQ(in->raw.i.extra.i_compr_blocks.get(), 0u);
+  EXPECT_LT(in->blocks, 200000u / 4096) << "the saved blocks are not counted";
+  auto small = (*v)->resolve("/small");
+  ASSERT_TRUE(small);
+  EXPECT_FALSE(small->is_compressed()) << "files of at most 3488 bytes stay inline, as sload.f2fs -c";
 }

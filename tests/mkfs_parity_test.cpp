@@ -56,6 +56,9 @@ std::vector<Case> cases() {
     v.push_back({std::string(sn) + "_ro_rich", sz, std::string(kSetRich) + ",ro"});
   }
   v.push_back({"1GiB_ro_quota", GiB, std::string(kSetQuota) + ",ro"});
+  // mkfs.f2fs -g android (add_default_options()): its features, and -O ro alone with it.
+  v.push_back({"256MiB_android", 256 * MiB, "-g android"});
+  v.push_back({"256MiB_android_ro", 256 * MiB, "-g android -O ro"});
   return v;
 }
 

@@ -232,7 +232,18 @@ class Populator {
       bool made = false;
       if (auto s = make_entry(src, dst, "create", made, [&] { return ino = w_.create(dst, perm); }); !s || !made) return s;
       ++rep_.files;
+      if (o_.compress && o_.compress(src, st.size)) {
+        constexpr std::uint32_t kComprFl = 0x4;  // F2FS_COMPR_FL
+        if (auto f = w_.set_flags(*ino, kComprFl, kComprFl); !f) return fail(src, dst, f.error(), "compress");
+      }
       if (auto s = copy_data(src, dst, *ino, st); !s) return s;
+      if (o_.release_compressed) {
+        // F2FS_COMPR_FL: made compressed (sload.f2fs -r releases those).
+        auto ws = w_.stat(*ino);
+        if (!ws) return fail(src, dst, ws.error(), "stat");
+        if (ws->flags & 0x4u)
+          if (auto r = w_.release_compress_blocks(*ino); !r) return fail(src, dst, r.error(), "release compressed blocks");
+      }
     } else if (st.kind == host::Kind::symlink) {
       auto target = host::readlink(src, st);
       if (!target) {

@@ -50,7 +50,9 @@ cleanup() {
   [[ -n "$helper" ]] && kill "$helper" 2>/dev/null && wait "$helper" 2>/dev/null
   local m l
   for m in "${mounted[@]}"; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null; done
-  for l in "${loops[@]}"; do losetup -d "$l" 2>/dev/null; done
+  # blockdev --setro outlives the detach: the next user of the device
+  # would find it read-only.
+  for l in "${loops[@]}"; do blockdev --setrw "$l" 2>/dev/null; losetup -d "$l" 2>/dev/null; done
   rm -rf "$T"
 }
 trap cleanup EXIT

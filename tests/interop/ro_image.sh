@@ -8,15 +8,27 @@
 #  2. f2fscore-mkfs -O ro (and with lost_found, extra_attr): fsck.f2fs -f
 #     calls it clean, and so does ours (mkfs_parity_test compares it with
 #     mkfs.f2fs's block for block).
-#  3. f2fscore-sload onto either image refuses (exit 1, the message names
-#     the ro feature) and writes nothing (sha256 before = after).
-#  4. With the Linux oracle: Linux 6.1 mounts both read-only; the sha256 of
-#     every file of the first and its listing equal the source tree's; a
+#  3. f2fscore-sload fills ro images at build time (the writer's
+#     build_ro_image mode): ours with compression, sload.f2fs's -c, -a, -L,
+#     -i, -m, -r (lz4 files released, a zstd tree added by a second run
+#     under --target-dir), and a copy of sload.f2fs's image with more files; both
+#     checkers clean, the extraction equal to the trees. Refused, with
+#     nothing written (cksum before = after): compression options on a
+#     volume without the compression feature (exit 1; sload.f2fs returns 0
+#     there), and with F2FSCORE_FUSE and /dev/fuse, f2fscore-fuse read-write
+#     (its -o ro reads the tree).
+#  4. With the Linux oracle, one boot: Linux 6.1 mounts all three
+#     read-only; the sha256 of every file of sload.f2fs's and of our
+#     compressed image and their listings equal the source trees'; a
 #     read-write mount ends read-only.
+# Debian's sload.f2fs 1.15 is built without LZO and LZ4: its -c fails ("The
+# selected compression algorithm is not supported", exit 0), so no
+# compressed image of sload.f2fs is compared.
 # Tools from the environment: F2FSCORE_MKFS, F2FSCORE_FSCK, F2FSCORE_DUMP,
-# F2FSCORE_SLOAD. Skips (77) without f2fs-tools (mkfs.f2fs, sload.f2fs,
-# fsck.f2fs), failing instead under F2FSCORE_REQUIRE_FSCK=1; the Linux part
-# is skipped without the oracle unless F2FSCORE_REQUIRE_ORACLE=1.
+# F2FSCORE_SLOAD (F2FSCORE_FUSE optional). Skips (77) without f2fs-tools
+# (mkfs.f2fs, sload.f2fs, fsck.f2fs), failing instead under
+# F2FSCORE_REQUIRE_FSCK=1; the Linux part is skipped without the oracle
+# unless F2FSCORE_REQUIRE_ORACLE=1.
 set -uo pipefail
 name=ro_image.sh
 repo_root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -44,6 +56,8 @@ printf '#!/bin/sh\necho hi\n' > "$src/system/bin/sh"
 chmod 755 "$src/system/bin/sh"
 ln -s /system/bin/sh "$src/system/bin/toybox"
 for i in $(seq 1 30); do echo "service s$i /system/bin/sh" > "$src/system/etc/init/s$i.rc"; done
+seq 1 60000 > "$src/system/lib64/libseq.so"                          # compressible: clusters saved
+seq 1 90000 > "$src/apex/com.example/seq.txt"
 
 # 1. mkfs.f2fs + sload.f2fs.
 theirs=$T/theirs.img
@@ -66,15 +80,63 @@ if grep -qE '\[Fail\]|\[ASSERT\]|\[FIX\]|Fixing' "$T/ours-fsck.log"; then cat "$
 "$FSCK" -f -n "$ours" >"$T/fsck2.log" 2>&1 || { cat "$T/fsck2.log"; fail "our fsck on our ro image"; }
 echo "$name: f2fscore-mkfs -O ro: clean under fsck.f2fs -f and ours"
 
-# 3. Writing refused, nothing written.
-for img in "$theirs" "$ours"; do
-  before=$(sha256sum < "$img")
-  "$SLOAD" -f "$src/system/etc" -t /more "$img" >"$T/sl.log" 2>&1; rc=$?
-  [[ $rc -eq 1 ]] || { cat "$T/sl.log"; fail "f2fscore-sload onto an ro image exits $rc, not 1"; }
-  grep -q "ro feature" "$T/sl.log" || { cat "$T/sl.log"; fail "the refusal does not name the ro feature"; }
-  [[ $(sha256sum < "$img") == "$before" ]] || fail "a refused f2fscore-sload changed $(basename "$img")"
-done
-echo "$name: f2fscore-sload refuses both ro images (exit 1) and writes nothing"
+# 3. Filled at build time.
+fsck_both() {  # IMAGE WHAT: both checkers clean
+  "$FSCK" -f -n "$1" >"$T/f.log" 2>&1 || { cat "$T/f.log"; fail "our fsck on $2 exits $?"; }
+  cp --sparse=always "$1" "$T/copy.img"
+  fsck.f2fs -f "$T/copy.img" >"$T/rf.log" 2>&1 || { cat "$T/rf.log"; fail "fsck.f2fs -f exits $? on $2"; }
+  if grep -qE '\[Fail\]|\[ASSERT\]|\[FIX\]|Fixing|Reconnect|Move curseg' "$T/rf.log"; then
+    cat "$T/rf.log"; fail "fsck.f2fs reports problems on $2"
+  fi
+}
+comp=$T/comp.img
+truncate -s 64M "$comp"
+"$MKFS" -q -O ro,extra_attr,compression "$comp" || fail "f2fscore-mkfs -O ro,extra_attr,compression exits $?"
+"$SLOAD" -q -f "$src" -T 1700000000 -c -a lz4 -i so -i rc -r "$comp" || fail "f2fscore-sload -c -a lz4 -i so -i rc -r exits $?"
+"$SLOAD" -q -f "$src/apex" --target-dir /zstd -T 1700000000 -c -a zstd -L 4 -m 2 "$comp" ||
+  fail "f2fscore-sload --target-dir /zstd -c -a zstd -L 4 -m 2 exits $?"
+fsck_both "$comp" "our compressed ro image"
+"$DUMP" "$comp" inode /system/lib64/libseq.so > "$T/i.log" 2>&1 || { cat "$T/i.log"; fail "dump inode libseq.so"; }
+grep -q compress_released "$T/i.log" || { cat "$T/i.log"; fail "libseq.so (-i so -r) is not released"; }
+grep -qE 'i_compr_blocks[[:space:]]+\[0x +0 ' "$T/i.log" || { cat "$T/i.log"; fail "released libseq.so keeps i_compr_blocks"; }
+"$DUMP" "$comp" inode /zstd/com.example/big.apex > "$T/i.log" 2>&1 || { cat "$T/i.log"; fail "dump inode big.apex"; }
+grep -q zstd "$T/i.log" || { cat "$T/i.log"; fail "/zstd/com.example/big.apex is not zstd-compressed"; }
+"$DUMP" "$comp" inode /zstd/com.example/seq.txt > "$T/i.log" 2>&1 || { cat "$T/i.log"; fail "dump inode seq.txt"; }
+grep -qE 'i_compr_blocks[[:space:]]+\[0x +[1-9a-f]' "$T/i.log" || { cat "$T/i.log"; fail "/zstd/com.example/seq.txt saves no block"; }
+rm -rf "$T/out2" && "$DUMP" "$comp" extract / "$T/out2" >/dev/null 2>&1 || fail "f2fscore-dump extract of our compressed image"
+mv "$T/out2/zstd" "$T/zstd-out"
+diff -r --no-dereference "$src" "$T/out2" || fail "our compressed ro image: / differs from the tree"
+diff -r --no-dereference "$src/apex" "$T/zstd-out" || fail "our compressed ro image: /zstd differs from the tree"
+cp --sparse=always "$theirs" "$T/theirs-more.img"
+"$SLOAD" -q -f "$src/system/etc" --target-dir /more "$T/theirs-more.img" || fail "f2fscore-sload onto sload.f2fs's ro image exits $?"
+fsck_both "$T/theirs-more.img" "sload.f2fs's ro image with our /more"
+echo "$name: f2fscore-sload fills ro images (compressed, released, and sload.f2fs's): both checkers clean, trees equal"
+
+# Refusals, nothing written.
+plain=$T/plain.img
+truncate -s 64M "$plain"
+"$MKFS" -q -O ro "$plain" || fail "f2fscore-mkfs -O ro exits $?"
+before=$(cksum < "$plain")
+"$SLOAD" -f "$src" -c "$plain" >"$T/sl.log" 2>&1; rc=$?
+[[ $rc -eq 1 ]] || { cat "$T/sl.log"; fail "f2fscore-sload -c without the compression feature exits $rc, not 1"; }
+grep -q "compression feature" "$T/sl.log" || { cat "$T/sl.log"; fail "the refusal does not name the compression feature"; }
+[[ $(cksum < "$plain") == "$before" ]] || fail "a refused f2fscore-sload -c changed the image"
+if [[ -n "${F2FSCORE_FUSE:-}" && -c /dev/fuse ]] && command -v fusermount3 >/dev/null; then
+  before=$(cksum < "$comp")
+  mkdir -p "$T/mnt"
+  timeout 30 "$F2FSCORE_FUSE" -f "$comp" "$T/mnt" >"$T/fu.log" 2>&1; rc=$?
+  [[ $rc -eq 1 ]] || { cat "$T/fu.log"; fusermount3 -u "$T/mnt" 2>/dev/null; fail "f2fscore-fuse read-write on an ro image exits $rc, not 1"; }
+  grep -q "ro feature" "$T/fu.log" || { cat "$T/fu.log"; fail "the fuse refusal does not name the ro feature"; }
+  "$F2FSCORE_FUSE" -f -o ro "$comp" "$T/mnt" >"$T/fu.log" 2>&1 &
+  fpid=$!
+  for _ in $(seq 1 100); do mountpoint -q "$T/mnt" && break; sleep 0.1; done
+  diff -r --no-dereference "$src/system" "$T/mnt/system"; drc=$?
+  fusermount3 -u "$T/mnt"; wait "$fpid"
+  [[ $drc -eq 0 ]] || fail "f2fscore-fuse -o ro reads another tree"
+  [[ $(cksum < "$comp") == "$before" ]] || fail "f2fscore-fuse changed the ro image"
+  echo "$name: f2fscore-fuse refuses the ro image read-write (nothing written) and reads it with -o ro"
+fi
+echo "$name: compression options without the feature refused (exit 1), nothing written"
 
 # 4. Linux.
 if [[ ! -x "$oracle" ]]; then
@@ -82,6 +144,9 @@ if [[ ! -x "$oracle" ]]; then
   echo "$name: PASS (Linux part skipped: no oracle at $oracle)"; exit 0
 fi
 (cd "$src" && find . | LC_ALL=C sort > "$T/want.list" && find . -type f | LC_ALL=C sort | xargs sha256sum > "$T/want.sums")
+# Our compressed image: the tree at / and src/apex again at /zstd.
+rm -rf "$T/want3" && mkdir -p "$T/want3" && cp -a "$src/." "$T/want3/" && cp -a "$src/apex" "$T/want3/zstd"
+(cd "$T/want3" && find . | LC_ALL=C sort > "$T/want3.list" && find . -type f | LC_ALL=C sort | xargs sha256sum > "$T/want3.sums")
 mkdir -p "$T/guest-out"
 cat > "$T/guest.sh" <<'GUEST'
 # The kernel refuses a read-write mount (EROFS); busybox's mount then retries
@@ -94,10 +159,15 @@ fi
 mount -t f2fs -o ro /dev/vda /mnt || { echo "FAIL: Linux does not mount sload.f2fs's ro image read-only"; exit 1; }
 mount -t f2fs -o ro /dev/vdb /mnt2 || { echo "FAIL: Linux does not mount our ro image read-only"; exit 1; }
 [ -d /mnt2/lost+found ] || { echo "FAIL: our ro image has no lost+found under Linux"; exit 1; }
+mkdir -p /mnt3
+mount -t f2fs -o ro /dev/vdc /mnt3 || { echo "FAIL: Linux does not mount our compressed ro image read-only"; exit 1; }
 cd /mnt && find . | LC_ALL=C sort > /out/got.list && find . -type f | LC_ALL=C sort | xargs sha256sum > /out/got.sums
-echo "guest: both mounted read-only"
+cd /mnt3 && find . | LC_ALL=C sort > /out/got3.list && find . -type f | LC_ALL=C sort | xargs sha256sum > /out/got3.sums
+echo "guest: all three mounted read-only"
 GUEST
-"$oracle" --out "$T/guest-out" "$T/guest.sh" "$theirs" "$ours" > "$T/guest.log" 2>&1 || { cat "$T/guest.log"; fail "the Linux guest failed"; }
+"$oracle" --out "$T/guest-out" "$T/guest.sh" "$theirs" "$ours" "$comp" > "$T/guest.log" 2>&1 || { cat "$T/guest.log"; fail "the Linux guest failed"; }
 cmp -s "$T/want.list" "$T/guest-out/got.list" || { diff "$T/want.list" "$T/guest-out/got.list" | head; fail "Linux lists another tree"; }
 cmp -s "$T/want.sums" "$T/guest-out/got.sums" || { diff "$T/want.sums" "$T/guest-out/got.sums" | head; fail "Linux reads other bytes"; }
-echo "$name: PASS (Linux mounts both read-only, never read-write, reads the tree: $(wc -l < "$T/want.sums") files)"
+cmp -s "$T/want3.list" "$T/guest-out/got3.list" || { diff "$T/want3.list" "$T/guest-out/got3.list" | head; fail "Linux lists another tree in our compressed image"; }
+cmp -s "$T/want3.sums" "$T/guest-out/got3.sums" || { diff "$T/want3.sums" "$T/guest-out/got3.sums" | head; fail "Linux reads other bytes from our compressed image"; }
+echo "$name: PASS (Linux mounts all three read-only, never read-write, reads the trees: $(wc -l < "$T/want.sums") and $(wc -l < "$T/want3.sums") files)"

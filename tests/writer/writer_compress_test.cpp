@@ -311,6 +311,191 @@ const OracleDir kOracleDirs[] = {{"lzo", 0, 2}, {"lz4", 1, 4}, {"zstd", 2, 2}, {
 // Step 1: per algorithm a compressed directory with a zero file, a text
 // file and a random file; WRITER_IMAGE.expect lists "path sha256 size
 // i_compr_blocks" for the guest and for step 4.
+// ---- Read-only images (the ro feature) filled at build time ----------------
+//
+// Expected values come from the kernel and f2fs-tools: an ro volume mounts
+// read-only only (parse_options() in fs/f2fs/super.c), writes two logs, hot
+// data and hot node (NR_CURSEG_RO_TYPE, __get_segment_type_2()), and leaves
+// the other four where mkfs.f2fs put them (mkfs_parity_test compares our
+// mkfs -O ro with mkfs.f2fs's); a released compressed file keeps only its
+// compressed blocks in i_blocks, NULL_ADDR where NEW_ADDR was and
+// i_compr_blocks 0 (release_compress_blocks() in fs/f2fs/file.c; what
+// fsck.f2fs counts for F2FS_COMPRESS_RELEASED). fsck.f2fs -f is run in the
+// interop build.
+
+std::unique_ptr<BlockDevice> ro_volume(std::uint64_t bytes, std::uint32_t features) {
+  auto dev = make_memory_device(bytes);
+  MkfsTarget t{dev.get(), "ro"};
+  MkfsOptions o;
+  o.features = feature::ro | features;
+  o.timestamp = 1700000000;
+  o.uuid = std::array<std::uint8_t, 16>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  auto r = format_volume(std::span<const MkfsTarget>(&t, 1), o);
+  if (!r) {
+    ADD_FAILURE() << "mkfs: " << r.error().to_string();
+    return nullptr;
+  }
+  return dev;
+}
+
+std::string device_digest(BlockDevice& dev) {
+  std::string all(static_cast<std::size_t>(dev.info().size_bytes), '\0');
+  if (!read_at(dev, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(all.data()), all.size()))) return "READ-ERROR";
+  return digest(all);
+}
+
+TEST(RoImage, BuildModeWritesTwoLogsReleasesAndCheckersClean) {
+  auto dev = ro_volume(96ull << 20, feature::extra_attr | feature::compression);
+  ASSERT_TRUE(dev);
+  const std::string fresh = device_digest(*dev);
+  Checkpoint cp0;
+  {
+    auto v = Volume::open(*dev);
+    ASSERT_TRUE(v);
+    cp0 = (*v)->checkpoint();
+  }
+  // A read-write mount is refused, nothing written; a read-only one reads.
+  {
+    auto w = Writer::mount(*dev);
+    ASSERT_FALSE(w);
+    EXPECT_EQ(w.error().code, Errc::unsupported);
+    EXPECT_NE(w.error().message.find("ro feature"), std::string::npos) << w.error().message;
+    MountOptions ro;
+    ro.read_only = true;
+    auto r = Writer::mount(*dev, ro);
+    ASSERT_TRUE(r) << r.error().to_string();
+    EXPECT_TRUE((*r)->unmount());
+    MountOptions both;
+    both.build_ro_image = true;
+    both.read_only = true;
+    auto b = Writer::mount(*dev, both);
+    ASSERT_FALSE(b);
+    EXPECT_EQ(b.error().code, Errc::invalid_argument);
+  }
+  EXPECT_EQ(device_digest(*dev), fresh) << "refused and read-only mounts wrote nothing";
+
+  std::map<std::string, std::string> want;
+  want["/sys/big.bin"] = random_bytes(5u << 20, 3);  // several segments
+  want["/sys/etc/hosts"] = "127.0.0.1 localhost\n";
+  want["/sys/lib/a.txt"] = text_bytes(200 * 1024 + 77);
+  want["/sys/lib/z.txt"] = std::string(64 * 4096, '\0');
+  {
+    MountOptions mo;
+    mo.fixed_time = 1700000100;
+    mo.build_ro_image = true;
+    mo.compression.algorithm = 2;  // zstd
+    mo.compression.extension = {"txt"};
+    auto w = Writer::mount(*dev, mo);
+    ASSERT_TRUE(w) << w.error().to_string();
+    for (const char* d : {"/sys", "/sys/etc", "/sys/lib"}) ASSERT_TRUE((*w)->mkdir(d)) << d;
+    for (const auto& [p, data] : want) {
+      auto f = (*w)->create(p);
+      ASSERT_TRUE(f) << p;
+      ASSERT_TRUE((*w)->write(*f, 0, bytes(data))) << p;
+    }
+    ASSERT_TRUE((*w)->symlink("/sys/etc/hosts", "/hosts"));
+    ASSERT_TRUE((*w)->fsync((*w)->stat("/sys/etc/hosts", true)->ino));
+    // Released: 64 zero blocks in clusters of 4, each one compressed block.
+    auto z = (*w)->stat("/sys/lib/z.txt", true);
+    ASSERT_TRUE(z);
+    EXPECT_EQ(z->compr_blocks, 16u * 3);
+    auto rel = (*w)->release_compress_blocks(z->ino);
+    ASSERT_TRUE(rel) << rel.error().to_string();
+    EXPECT_EQ(*rel, 16u * 3);
+    auto again = (*w)->release_compress_blocks(z->ino);
+    ASSERT_FALSE(again);
+    EXPECT_EQ(again.error().code, Errc::invalid_argument);
+    auto a = (*w)->stat("/sys/lib/a.txt", true);
+    ASSERT_TRUE(a);
+    ASSERT_TRUE((*w)->release_compress_blocks(a->ino));
+    auto plain = (*w)->stat("/sys/big.bin", true);
+    ASSERT_TRUE(plain);
+    auto np = (*w)->release_compress_blocks(plain->ino);
+    ASSERT_FALSE(np);
+    EXPECT_EQ(np.error().code, Errc::invalid_argument);
+    // A released file's data is read-only (EPERM).
+    auto wr = (*w)->write(z->ino, 0, bytes("x"));
+    EXPECT_FALSE(wr);
+    ASSERT_TRUE((*w)->unmount());
+  }
+  auto v = Volume::open(*dev);
+  ASSERT_TRUE(v);
+  for (const auto& [p, data] : want) EXPECT_TRUE(read_back(**v, p) == data) << p << " reads back";
+  const Checkpoint& cp = (*v)->checkpoint();
+  for (int t = 1; t < 3; ++t) {
+    EXPECT_EQ(cp.cur_data_segno[t].get(), cp0.cur_data_segno[t].get()) << "data log " << t << " unused";
+    EXPECT_EQ(cp.cur_data_blkoff[t].get(), cp0.cur_data_blkoff[t].get());
+    EXPECT_EQ(cp.cur_node_segno[t].get(), cp0.cur_node_segno[t].get()) << "node log " << t << " unused";
+    EXPECT_EQ(cp.cur_node_blkoff[t].get(), cp0.cur_node_blkoff[t].get());
+  }
+  EXPECT_TRUE(cp.ckpt_flags.get() & cp_flag::umount);
+  std::vector<SegmentInfo> segs;
+  ASSERT_TRUE((*v)->segments(0, (*v)->main_segments(), segs));
+  std::uint32_t used = 0;
+  for (std::uint32_t s = 0; s < segs.size(); ++s) {
+    if (segs[s].valid_blocks == 0) continue;
+    ++used;
+    EXPECT_TRUE(segs[s].type == 0 || segs[s].type == 3) << "segment " << s << " has log type " << int(segs[s].type);
+  }
+  EXPECT_GE(used, 4u);
+  auto zi = (*v)->resolve("/sys/lib/z.txt");
+  ASSERT_TRUE(zi);
+  EXPECT_TRUE(zi->raw.i.i_inline & inline_flag::compress_released);
+  EXPECT_EQ(zi->raw.i.extra.i_compr_blocks.get(), 0u);
+  EXPECT_EQ(zi->blocks, 16u + 1) << "one compressed block per cluster and the inode";
+  v->reset();
+  check_clean(*dev, "the ro image");
+
+  // Not for a volume without the ro feature.
+  auto rw = compr_volume();
+  ASSERT_TRUE(rw);
+  MountOptions mo;
+  mo.build_ro_image = true;
+  auto w = Writer::mount(*rw, mo);
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.error().code, Errc::invalid_argument);
+}
+
+// No overprovision, no GC: writing until no segment is free ends with
+// no_space, and the unmount still leaves a volume both checkers call clean.
+TEST(RoImage, FullImageStaysConsistent) {
+  auto dev = ro_volume(64ull << 20, 0);
+  ASSERT_TRUE(dev);
+  MountOptions mo;
+  mo.fixed_time = 1700000100;
+  mo.build_ro_image = true;
+  auto w = Writer::mount(*dev, mo);
+  ASSERT_TRUE(w) << w.error().to_string();
+  auto f = (*w)->create("/fill");
+  ASSERT_TRUE(f);
+  const std::string chunk = random_bytes(1u << 20, 9);
+  std::uint64_t off = 0;
+  Errc last = Errc::io;
+  bool full = false;
+  for (int i = 0; i < 80 && !full; ++i) {
+    auto r = (*w)->write(*f, off, bytes(chunk));
+    if (r) off += chunk.size();
+    else {
+      full = true;
+      last = r.error().code;
+    }
+  }
+  ASSERT_TRUE(full) << "a 64 MiB image cannot take 80 MiB";
+  EXPECT_EQ(last, Errc::no_space);
+  EXPECT_GE(off, 36u << 20) << "most of the 50 MiB main area is used";
+  auto t = (*w)->truncate(*f, off);
+  ASSERT_TRUE(t) << t.error().to_string();
+  auto um = (*w)->unmount();
+  ASSERT_TRUE(um) << um.error().to_string() << " (after " << off << " bytes)";
+  auto v = Volume::open(*dev);
+  ASSERT_TRUE(v);
+  auto in = (*v)->resolve("/fill");
+  ASSERT_TRUE(in);
+  EXPECT_EQ(in->size, off);
+  v->reset();
+  check_clean(*dev, "the full ro image");
+}
+
 TEST(WriterCompressOracle, DISABLED_WriteImage) {
   const char* out = std::getenv("WRITER_IMAGE");
   ASSERT_NE(out, nullptr) << "set WRITER_IMAGE";

@@ -49,7 +49,7 @@ _f2fscore_help_table() {
 _f2fscore_known_values() {
   case "${1##*/} $2" in
     "f2fscore-mkfs -O")
-      echo "encrypt extra_attr project_quota inode_checksum flexible_inline_xattr quota inode_crtime lost_found verity sb_checksum casefold compression" ;;
+      echo "encrypt extra_attr project_quota inode_checksum flexible_inline_xattr quota inode_crtime lost_found verity sb_checksum casefold compression ro" ;;
     "f2fscore-mkfs -C" | "f2fscore-tune -C" | "f2fscore-tune --encoding") echo "utf8 utf8:strict utf8:hashonly utf8:strict,hashonly" ;;
     "f2fscore-tune -O" | "f2fscore-tune --features") echo "encrypt casefold verity sb_checksum" ;;
     "f2fscore-tune -U" | "f2fscore-tune --uuid") echo "random" ;;

@@ -39,6 +39,7 @@
 #include "f2fscore/mkfs.hpp"
 #include "f2fscore/populate.hpp"
 #include "f2fscore/tools/common.hpp"
+#include "f2fscore/tools/compression_args.hpp"
 #include "f2fscore/tools/populate_json.hpp"
 #include "f2fscore/tools/progress.hpp"
 #include "f2fscore/tools/sparse_output.hpp"
@@ -150,6 +151,11 @@ int main(int argc, char** argv) {
   app.add_option("-t", discard, "Discard the device first: 1 (default) or 0")->check(CLI::Range(0, 1));
   app.add_option("-w", sector_size, "Sector size in bytes for the sectors argument")->check(CLI::Range(512u, 4096u));
   app.add_flag("-i", large_nat, "Large NAT bitmap (20% of the NAT area)");
+  std::string defset;
+  app.add_option("-g", defset,
+                 "Default options of a set, as mkfs.f2fs 1.15 -g: android (-f, -w 4096, -R 0:0 and, unless -O ro, "
+                 "-O encrypt,verity,extra_attr,project_quota,quota)")
+      ->check(CLI::IsMember({"android"}));
   app.add_option("-c", extra_devices, "Add a device to the volume (repeatable, up to 7)");
   app.add_option("--populate", populate_dir,
                  "After formatting, copy this host directory's tree into the root, as sload.f2fs -f or "
@@ -171,6 +177,11 @@ int main(int argc, char** argv) {
   app.add_option("--product-out", product_out,
                  "With --populate and --fs-config: Android's product-out directory (as sload.f2fs -p), accepted and "
                  "not needed: the fs_config file holds every rule");
+  // With --populate: sload.f2fs's compression options (-c -a -L -i -x -m -r)
+  // under long names (-c, -a, -i are mkfs.f2fs's own).
+  ftools::CompressionArgs compression;
+  compression.add_to(app, {"--compress", "--compress-algorithm", "--compress-log-size", "--compress-include",
+                           "--compress-exclude", "--compress-min-blocks", "--compress-release"});
   int progress_fd = -1;
   app.add_option("--progress", progress_fd,
                  "With --populate: progress of the copy as e2fsck -C, lines \"1 CURRENT MAX DEVICE\" to "
@@ -206,6 +217,19 @@ int main(int argc, char** argv) {
     o.features |= f2fscore::disk::feature::casefold;
   } else if (o.features & f2fscore::disk::feature::casefold) {
     o.encoding = f2fscore::disk::kEncodingUtf8_12_1;  // -O casefold alone means utf8
+  }
+  // -g android, as add_default_options() of mkfs.f2fs 1.15 applies it after
+  // every other option: it wins over -w and -R; a read-only image (-O ro)
+  // takes no other feature. (Measured: Debian's mkfs.f2fs 1.15 -g android
+  // sets encrypt, verity, extra_attr, project_quota and quota.)
+  if (defset == "android") {
+    force = true;
+    sector_size = 4096;
+    root_owner = "0:0";
+    if (!(o.features & f2fscore::disk::feature::ro))
+      o.features |= f2fscore::disk::feature::encrypt | f2fscore::disk::feature::verity |
+                    f2fscore::disk::feature::extra_attr | f2fscore::disk::feature::project_quota |
+                    f2fscore::disk::feature::quota_ino;
   }
   // project_quota implies quota, as in mkfs.f2fs.
   if (o.features & f2fscore::disk::feature::project_quota) o.features |= f2fscore::disk::feature::quota_ino;
@@ -252,6 +276,11 @@ int main(int argc, char** argv) {
   o.wanted_sectors = sectors;
   o.wanted_sector_size = sector_size;
   o.version = kernel_version();
+  f2fscore::MountOptions::Compression compress_opts;
+  if (auto e = compression.apply(compress_opts)) return usage(*e);
+  if (compression.enabled() && populate_dir.empty()) return usage("--compress needs --populate");
+  if (compression.enabled() && !(o.features & f2fscore::disk::feature::compression))
+    return fail("--compress: the volume has no compression feature (-O extra_attr,compression); nothing written");
   if (extra_devices.size() > 7) return usage("-c: at most 7 extra devices");
   if (!extra_devices.empty() && sectors != 0) return usage("a sector count cannot be given with -c");
 
@@ -336,7 +365,7 @@ int main(int argc, char** argv) {
       return fail("--populate " + populate_dir + ": no such directory");
     if (!S_ISDIR(pst.st_mode)) return fail("--populate " + populate_dir + ": not a directory");
     // A feature set the writer cannot fill is refused before the format.
-    if (auto st = f2fscore::Writer::check_features(plan->sb); !st)
+    if (auto st = f2fscore::Writer::check_features(plan->sb, o.features & f2fscore::disk::feature::ro); !st)
       return fail("--populate " + populate_dir + ": " + st.error().message + "; nothing written");
     if (auto c = f2fscore::check_populate_rules(populate_dir, po); !c)
       return fail("--populate " + populate_dir + ": " + c.error().message);
@@ -351,10 +380,14 @@ int main(int argc, char** argv) {
     mo.checkpoint_interval_s = 0;
     mo.cache_bytes = 4u << 20;  // as f2fscore-sload: the copy streams through a small cache
     mo.node_cache_pages = 1024;  // and so do its nodes (a directory inode and the files being made)
+    mo.build_ro_image = o.features & f2fscore::disk::feature::ro;  // a read-only image is filled here, at build time
+    mo.compression = compress_opts;
     auto w = f2fscore::Writer::mount(*devs[0], mo);
     if (!w) return fail("--populate: cannot mount the new volume read-write: " + w.error().message);
     if (timestamp >= 0) po.fixed_time = o.timestamp;  // else the source's times
     po.preserve_owner = populate_owner;
+    po.release_compressed = compression.release();
+    if (compression.enabled()) po.compress = [&](const std::string& p, std::uint64_t n) { return compression.wants(p, n); };
     f2fscore::tools::Progress prog(progress_fd, device, 1);
     po.progress = prog.for_pass(1, json);
     auto pr = f2fscore::populate(**w, populate_dir, po);

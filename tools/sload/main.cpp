@@ -16,10 +16,12 @@
 #include "f2fscore/android_rules.hpp"
 #include "f2fscore/populate.hpp"
 #include "f2fscore/tools/common.hpp"
+#include "f2fscore/tools/compression_args.hpp"
 #include "f2fscore/tools/populate_json.hpp"
 #include "f2fscore/tools/progress.hpp"
 #include "f2fscore/tools/sparse_output.hpp"
 #include "f2fscore/uring_device.hpp"
+#include "f2fscore/volume.hpp"
 #include "f2fscore/writer.hpp"
 
 namespace {
@@ -98,6 +100,9 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", quiet, "Print only errors");
   app.add_flag("--json", json, "Print a machine-readable summary");
   app.add_flag("-V,--version", version, "Print the version and exit");
+  // Compression, as sload.f2fs: -c on; -a, -L, -i / -x, -m, -r its sub-options.
+  ftools::CompressionArgs compression;
+  compression.add_to(app, {"-c", "-a", "-L", "-i", "-x", "-m", "-r"});
   // With --json, a usage error prints the failure object too (exit_code 2).
   auto usage = [&](const std::string& m) {
     if (json) ftools::print_json({{"device", device}, {"source", source}, {"error", m}, {"exit_code", kExitUsage}});
@@ -116,6 +121,8 @@ int main(int argc, char** argv) {
     return usage("-p: the product-out directory serves Android's built-in fs_config tables (libcutils fs_config()), "
                  "which f2fscore does not have; give the canned fs_config file with -C");
   if (debug_level > 0) verbose = true;
+  f2fscore::MountOptions::Compression compress_opts;
+  if (auto e = compression.apply(compress_opts)) return usage(*e);
   auto fail = [&](const std::string& m) {
     if (json)
       ftools::print_json({{"device", device}, {"source", source}, {"error", m}, {"exit_code", kExitFailure}});
@@ -169,6 +176,13 @@ int main(int argc, char** argv) {
   mo.cache_bytes = cache_mib << 20;
   mo.checkpoint_interval_s = 0;  // no timed checkpoints (the node page cache takes its own when half dirty)
   mo.node_cache_pages = 1024;    // the copy's nodes stream through a small cache too (a directory, the files being made)
+  // A read-only image (the ro feature, mkfs -O ro) is filled at build time,
+  // as sload.f2fs does: the writer's build mode, the only one that writes it.
+  if (auto v = f2fscore::Volume::open(*opened->device); v && ((*v)->superblock().feature.get() & f2fscore::disk::feature::ro))
+    mo.build_ro_image = true;
+  // On a volume without the compression feature the mount refuses these
+  // (sload.f2fs returns 0 there): nothing is written.
+  mo.compression = compress_opts;
   auto w = f2fscore::Writer::mount(*opened->device, mo);
   if (!w) return fail(device + ": cannot mount read-write: " + w.error().message);
 
@@ -176,6 +190,8 @@ int main(int argc, char** argv) {
   po.preserve_owner = preserve;
   po.xattrs = !no_xattrs;
   po.overwrite = overwrite;
+  po.release_compressed = compression.release();
+  if (compression.enabled()) po.compress = [&](const std::string& p, std::uint64_t n) { return compression.wants(p, n); };
   if (verbose && !quiet && !json) po.on_entry = [](const std::string& p) { std::printf("%s\n", p.c_str()); };
   f2fscore::tools::Progress prog(progress_fd, device, 1);
   if (!(verbose && !quiet && !json)) po.progress = prog.for_pass(1, json);

@@ -60,6 +60,26 @@ struct MountOptions {
   /// Mount read-only: every call that would change the volume fails with
   /// Errc::read_only and nothing is written (not even a checkpoint).
   bool read_only = false;
+  /// Build-time mode for read-only images (the ro feature, as mkfs.f2fs -O ro
+  /// makes them for Android system partitions): the one way to write such a
+  /// volume, for a tool that makes and fills the image before anything
+  /// mounts it (f2fscore-sload, f2fscore-mkfs --populate). The kernel mounts
+  /// an ro volume read-only only (parse_options() in fs/f2fs/super.c:
+  /// EROFS), with two active logs (NR_CURSEG_RO_TYPE: default_options()),
+  /// hot data and hot node (__get_segment_type_2() in fs/f2fs/segment.c).
+  /// So in this mode: every data block goes to the hot data log and every
+  /// node block to the hot node log; the other four logs stay where the
+  /// checkpoint has them and are never written (sanity_check_curseg() skips
+  /// them for ro); a full segment opens a free one (LFS only: no SSR, no
+  /// GC, no overprovision or reserved segments, so Errc::no_space once no
+  /// segment is free); no SSA block is written (the volume has no SSA: the
+  /// active logs' summaries live in the checkpoint pack); every checkpoint
+  /// carries CP_UMOUNT_FLAG with the node summaries in the pack, as
+  /// sload.f2fs leaves the image; fsync() takes a checkpoint (no roll-
+  /// forward chains). Errors at mount: Errc::invalid_argument when the
+  /// volume has no ro feature or with read_only. Without this option a
+  /// read-write mount of an ro volume fails with Errc::unsupported.
+  bool build_ro_image = false;
   /// Quota limits enforced per type (Linux's usrquota, grpquota, prjquota
   /// mount options): an allocation or chown past a hard limit, or past a
   /// soft limit after its grace time, fails with Errc::no_space and
@@ -90,8 +110,14 @@ struct MountOptions {
     std::optional<bool> chksum;                 ///< COMPRESS_CHKSUM in i_compress_flag
     std::vector<std::string> extension;         ///< compress_extension
     std::vector<std::string> nocompress_extension;
+    /// A full cluster is stored compressed only when it saves at least this
+    /// many blocks (cluster size less its compressed blocks), as
+    /// sload.f2fs -m; unset: 1, the kernel's rule. At most the cluster size
+    /// less 1 (Errc::invalid_argument at mount past the log size's cluster).
+    std::optional<std::uint32_t> min_saved_blocks;
     bool any() const {
-      return algorithm || log_size || chksum || !extension.empty() || !nocompress_extension.empty();
+      return algorithm || log_size || chksum || !extension.empty() || !nocompress_extension.empty() ||
+             min_saved_blocks;
     }
   } compression{};
   /// Bound of the page cache of buffered file data, bytes (dirty pages are
@@ -374,8 +400,8 @@ class Writer {
   /// (f2fs_recover_fsync_data() in fs/f2fs/recovery.c;
   /// WriterStats::recovered_nodes), or refused as MountOptions::recovery
   /// says. Refuses (Errc::unsupported, naming the reason) volumes it cannot
-  /// write safely yet: compression, encryption, quota, zoned,
-  /// multi-device, read-only (ro feature) volumes (casefold ones as
+  /// write safely yet: encryption, zoned, multi-device, read-only (ro
+  /// feature) volumes outside MountOptions::build_ro_image (casefold ones as
   /// check_features() says), chains on a read-only
   /// mount, and chains holding what roll-forward does not handle. Errors
   /// from opening the volume (corrupt, io) as Volume::open and
@@ -391,10 +417,12 @@ class Writer {
   static Result<std::unique_ptr<Writer>> mount(BlockDevice& dev, const MountOptions& opts = {});
   /// Whether mount() takes a volume with this superblock's features and
   /// devices read-write: Errc::unsupported naming the first it does not
-  /// (compression, encryption, quota files, zoned, ro, several devices; a
+  /// (encryption, zoned, ro unless `build_ro_image`, several devices; a
   /// casefold encoding other than utf8-12.1, or casefold in a build
-  /// without casefolding), as mount() refuses them.
-  static Status check_features(const disk::SuperBlock& sb);
+  /// without casefolding), as mount() refuses them. `build_ro_image`:
+  /// as MountOptions::build_ro_image (ro volumes taken, other volumes
+  /// refused with Errc::invalid_argument).
+  static Status check_features(const disk::SuperBlock& sb, bool build_ro_image = false);
   ~Writer();
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
@@ -595,6 +623,21 @@ class Writer {
   /// name in it end with a checkpoint (IS_DIRSYNC() in fs/f2fs/namei.c);
   /// the others are kept for Linux.
   Status set_flags(nid_t ino, std::uint32_t flags, std::uint32_t mask, bool cap_linux_immutable = true);
+  /// F2FS_IOC_RELEASE_COMPRESS_BLOCKS on a compressed regular file
+  /// (f2fs_release_compress_blocks() in fs/f2fs/file.c, Linux 6.1): its
+  /// dirty pages are written, then it takes FI_COMPRESS_RELEASED
+  /// (F2FS_COMPRESS_RELEASED in i_inline) and ctime now; in each compressed
+  /// cluster the NEW_ADDR slots become NULL_ADDR, and the blocks the cluster
+  /// held in reserve (cluster size less its compressed blocks: the
+  /// COMPRESS_ADDR slot and the saved ones) leave valid_block_count,
+  /// i_blocks and i_compr_blocks (0 after). The file's data can then no
+  /// longer be written, truncated or fallocated (EPERM), as in Linux until
+  /// F2FS_IOC_RESERVE_COMPRESS_BLOCKS; it reads as before. sload.f2fs -r
+  /// leaves files so. Returns the blocks released (0 for a file whose
+  /// clusters save nothing). Errors: unsupported (EOPNOTSUPP) without the
+  /// compression feature; invalid_argument (EINVAL) for a file that is not
+  /// compressed or is released already; not_found; read_only.
+  Result<std::uint64_t> release_compress_blocks(nid_t ino);
 
   // ---- Space of regular files (writer/ns.cpp) ----
   /// fallocate(2) on a regular file: mode 0 or keep_size reserves blocks

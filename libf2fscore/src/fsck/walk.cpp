@@ -199,8 +199,11 @@ void Checker::walk_data(const InodeRec& in, InodeState& st, nid_t holder, std::u
       // Per compressed cluster, the blocks compression saved: the header
       // and the reserved (NEW_ADDR) slots; a NULL slot saved nothing
       // (f2fs_compr_blk_cnt in fsck.f2fs). Released clusters
-      // (F2FS_IOC_RELEASE_COMPRESS_BLOCKS) hold NULLs where NEW_ADDRs were.
-      ctx->compr_counted += released ? cb - cur_valid : 1 + cur_reserved;
+      // (F2FS_IOC_RELEASE_COMPRESS_BLOCKS) hold NULLs where NEW_ADDRs were
+      // and count nothing: release_compress_blocks() in fs/f2fs/file.c takes
+      // what each saved off i_compr_blocks, and fsck.f2fs counts no slot of
+      // a released file.
+      if (!released) ctx->compr_counted += 1 + cur_reserved;
     }
   };
   for (std::uint32_t k = 0; k < n; ++k) {

@@ -49,7 +49,10 @@ class Rebuilder {
   Result<RebuildStats> run() {
     F2FSCORE_TRY(mv_.load());
     const SuperBlock& sb = mv_.sb;
-    if (sb.feature.get() & feature::ro)
+    // A read-only (ro feature) volume is written only by the writer's
+    // build-time mode, through a delta: two active logs, no SSA.
+    ro_ = sb.feature.get() & feature::ro;
+    if (ro_ && !plan_.delta)
       return make_error(Errc::unsupported, "metadata rebuild of a read-only (ro feature) volume");
     main_segs_ = vol_.main_segments();
     max_nid_ = vol_.max_nid();
@@ -241,10 +244,10 @@ class Rebuilder {
       }
     for (int t = 0; t < 6; ++t)
       for (int o = 0; o < t; ++o)
-        if (cur_[o].segno == cur_[t].segno && cur_[t].segno < main_segs_ && plan_.cursegs)
+        if (active(o) && active(t) && cur_[o].segno == cur_[t].segno && cur_[t].segno < main_segs_ && plan_.cursegs)
           return bad(fmt("cursegs: logs %llu and %llu share segment %llu", o, t, cur_[t].segno));
     for (int t = 0; t < 6; ++t) {
-      if (!busy(t, cur_[t])) continue;
+      if (!active(t) || !busy(t, cur_[t])) continue;
       if (delta_)
         return bad(fmt("active log %llu (segment %llu, next block %llu) is in use or not in the delta", t, cur_[t].segno,
                        cur_[t].blkoff));
@@ -275,9 +278,14 @@ class Rebuilder {
     return {};
   }
 
+  // An ro volume's two logs (hot data, hot node) are written; its other
+  // four stay as mkfs left them (sanity_check_curseg() in fs/f2fs/segment.c
+  // skips them).
+  bool active(int t) const { return !ro_ || t == 0 || t == 3; }
+
   bool is_curseg(std::uint32_t seg, int* which = nullptr) const {
     for (int t = 0; t < 6; ++t)
-      if (cur_[t].segno == seg) {
+      if (active(t) && cur_[t].segno == seg) {
         if (which) *which = t;
         return true;
       }
@@ -595,8 +603,11 @@ class Rebuilder {
       } else {
         fill_summary(cur_[t].segno, cur_sum_[t]);
       }
+      if (!active(t)) cur_sum_[t] = SummaryBlock{};
       cur_sum_[t].footer.entry_type = t >= 3 ? kSumTypeNode : kSumTypeData;
     }
+    // No SSA (an ro volume as mkfs.f2fs makes it): the pack holds the logs'.
+    if (ro_ && mv_.sb.segment_count_ssa.get() == 0) return {};
     if (delta_) {
       for (const SegmentUpdate& u : delta_->segments) {
         int t = -1;
@@ -863,6 +874,7 @@ class Rebuilder {
   std::vector<std::size_t> order_;  // plan.blocks indexes by address
   std::unordered_map<nid_t, std::size_t> nat_index_;
   std::size_t node_blocks_ = 0;
+  bool ro_ = false;
   Curseg cur_[kNrCursegType];
   SummaryBlock cur_sum_[kNrCursegType];
   std::vector<std::uint8_t> new_sit_bitmap_, new_nat_bitmap_, full_bits_, empty_bits_;

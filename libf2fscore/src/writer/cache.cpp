@@ -524,7 +524,15 @@ static void count_room(const Writer::Impl& w, wr::PageCache& c) {
   // runs foreground GC before each block of a write, counting these dirty
   // pages, so that free sections stay over the reserve; here only the
   // sections the checkpoint's dirty nodes need are set aside.
-  const std::uint64_t rsvd = (w.nm.dirty_pages() + wr::kBlocksPerSeg - 1) / wr::kBlocksPerSeg / sps;
+  std::uint64_t rsvd = (w.nm.dirty_pages() + wr::kBlocksPerSeg - 1) / wr::kBlocksPerSeg / sps;
+  // An ro image has no GC to make room, and a checkpoint must leave each of
+  // its two logs on a free block: a section stays free for the node log,
+  // and the data log never fills its last segment (a full log takes a new
+  // segment at once).
+  if (w.ro_image) {
+    rsvd += 1;
+    if (free_secs <= rsvd && c.log_room[0] > 0) --c.log_room[0];
+  }
   c.free_secs = free_secs > rsvd ? free_secs - rsvd : 0;
   c.budget_valid = true;
 }
@@ -570,6 +578,7 @@ static Status room_for_dirty(Writer::Impl& w, wr::PageCache& c, std::uint8_t typ
 }
 
 Status Writer::Impl::cache_write(nid_t ino, std::uint64_t index, const std::uint8_t* block, std::uint8_t type) {
+  type = log_for(type);  // the room counted is that of the log the page goes to
   auto& c = pc(*this);
   if (c.limit == 0) {
     auto inp = node(ino);
@@ -804,7 +813,7 @@ Status Writer::Impl::reload_committed() {
   sm.load_cursegs(cp);
   for (std::uint8_t t = 0; t < 6; ++t) {
     const std::uint32_t seg = sm.curseg(t).segno;
-    if (seg < sm.main_segs() && sm.type(seg) != t) sm.set_type(seg, t);
+    if (seg < sm.main_segs() && log_active(t) && sm.type(seg) != t) sm.set_type(seg, t);
   }
   sm.committed();
   F2FSCORE_TRY(nm.load(*vol, dev, sb.root_ino.get() + 1));

@@ -84,6 +84,11 @@ Status Writer::Impl::check_compress_options() {
   for (const auto& e : c.extension)
     for (const auto& n : c.nocompress_extension)
       if (e == n) return bad("extension \"" + e + "\" is in both compress_extension and nocompress_extension");
+  if (c.min_saved_blocks) {
+    const std::uint32_t cs = 1u << c.log_size.value_or(2);
+    if (*c.min_saved_blocks < 1 || *c.min_saved_blocks >= cs)
+      return bad(fmt("min_saved_blocks %llu outside [1, %llu] (clusters of %llu blocks)", *c.min_saved_blocks, cs - 1, cs));
+  }
   return {};
 }
 
@@ -233,6 +238,8 @@ Status Writer::Impl::write_cluster(nid_t ino, std::uint64_t cluster, const std::
     auto r = wr::compress_cluster(algorithm, chksum, std::span<const std::uint8_t>(data, std::size_t{cs} * kBlockSize), cbuf);
     if (!r) return make_error(r.error());
     n = *r;
+    // Fewer blocks saved than asked (sload.f2fs -m): plain.
+    if (n != 0 && cs - n < opts.compression.min_saved_blocks.value_or(1)) n = 0;
   }
   if (n == 0) {
     // Plain (f2fs_write_raw_pages()); a compressed cluster loses its
@@ -392,6 +399,68 @@ Status Writer::Impl::truncate_partial_cluster(nid_t ino, std::uint64_t size) {
   ctx.origin = wr::WriteContext::Origin::sync_writeback;
   F2FSCORE_TRY(write_cluster(ino, cluster, buf.data(), std::vector<bool>(cs, true), ctx, wr::data_write_tag(ctx)));
   return io_batch().drain();
+}
+
+// F2FS_IOC_RELEASE_COMPRESS_BLOCKS (f2fs_release_compress_blocks() and
+// release_compress_blocks() in fs/f2fs/file.c).
+Result<std::uint64_t> Writer::Impl::release_compressed(nid_t ino) {
+  if (!(sb.feature.get() & feature::compression))
+    return errno_error(Errc::unsupported, EOPNOTSUPP, "writer: the volume has no compression feature (EOPNOTSUPP)");
+  auto ip = node(ino);
+  if (!ip) return make_error(ip.error());
+  if (!compressed(**ip))
+    return errno_error(Errc::invalid_argument, EINVAL, fmt("writer: inode %llu is not a compressed file (EINVAL)", ino));
+  if ((*ip)->i.i_inline & inline_flag::compress_released)
+    return errno_error(Errc::invalid_argument, EINVAL,
+                       fmt("writer: inode %llu has its compressed blocks released already (EINVAL)", ino));
+  wr::WriteContext ctx;
+  ctx.origin = wr::WriteContext::Origin::sync_writeback;
+  F2FSCORE_TRY(writeback(ino, ctx));
+  F2FSCORE_TRY(io_batch().drain());
+  ip = node(ino);
+  if (!ip) return make_error(ip.error());
+  (*ip)->i.i_inline = static_cast<std::uint8_t>((*ip)->i.i_inline | inline_flag::compress_released);
+  set_ctime(**ip);
+  mark_dirty(ino);
+  if ((*ip)->i.extra.i_compr_blocks.get() == 0) return std::uint64_t{0};
+  const std::uint32_t cs = cluster_blocks(**ip);
+  const std::uint64_t last = ((*ip)->i.i_size.get() + kBlockSize - 1) / kBlockSize;
+  std::uint64_t released = 0;
+  for (std::uint64_t first = 0; first < last; first += cs) {
+    auto a0 = map(ino, first, false);
+    if (!a0) return make_error(a0.error());
+    if (*a0 != kCompressAddr) continue;
+    std::uint32_t compr = 0;
+    for (std::uint32_t k = 1; k < cs; ++k) {
+      nid_t dn = 0;
+      std::uint32_t slot = 0;
+      auto a = map(ino, first + k, false, &dn, &slot);
+      if (!a) return make_error(a.error());
+      if (valid_data(*a)) ++compr;
+      if (*a != kNewAddr) continue;
+      auto dp = node(dn);
+      if (!dp) return make_error(dp.error());
+      if (dn == ino) (*dp)->i.i_addr[extra_words(**dp) + slot].set(kNullAddr);
+      else (*dp)->dn.addr[slot].set(kNullAddr);
+      mark_dirty(dn);
+    }
+    const std::uint32_t freed = cs - compr;
+    add_compr_blocks(ino, -static_cast<std::int64_t>(freed));
+    reserved_blocks -= std::min<std::uint64_t>(reserved_blocks, freed);
+    auto ip2 = node(ino);
+    if (!ip2) return make_error(ip2.error());
+    const std::uint64_t ib = (*ip2)->i.i_blocks.get();
+    (*ip2)->i.i_blocks.set(ib > freed ? ib - freed : 0);
+    mark_dirty(ino);
+    released += freed;
+  }
+  return released;
+}
+
+Result<std::uint64_t> Writer::release_compress_blocks(nid_t ino) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
+  return impl_->release_compressed(ino);
 }
 
 }  // namespace f2fscore

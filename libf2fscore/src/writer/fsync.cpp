@@ -270,6 +270,8 @@ struct Fsync {
     ctx.fdatasync = datasync;
     ctx.file_dirty_pages = w.dirty_pages(ino);
     F2FSCORE_TRY(w.writeback(ino, ctx));
+    // An ro image being built has no warm node log for a chain: a checkpoint.
+    if (w.ro_image) return w.checkpoint(false);
     auto inp = w.node(ino);
     if (!inp) return make_error(inp.error());
     std::vector<nid_t> ns;

@@ -85,7 +85,8 @@ wr::AllocRules Writer::Impl::alloc_rules(std::uint8_t type) const {
   r.lfs_only = type == wr::kWarmNode && !(cp.ckpt_flags.get() & cp_flag::crc_recovery);
   // Not while rolling forward: the fsync chain's blocks are in no
   // checkpoint yet and must survive until the recovery's checkpoint.
-  r.no_ssr = fsync_recovering;
+  // Nor on an ro image being built: the segments' summaries live in no SSA.
+  r.no_ssr = fsync_recovering || ro_image;
   r.need_ssr = [this] { return need_ssr(); };
   r.limit_segno = opts.allocation_limit_segno;
   r.floor_segno = opts.allocation_floor_segno;
@@ -103,6 +104,7 @@ tl::unexpected<Error> alloc_failure(const Writer::Impl& w, const Error& e) {
 }  // namespace
 
 Status Writer::Impl::new_segment(std::uint8_t type) {
+  type = log_for(type);
   const std::uint64_t n0 = sm.alloc_counts().segments;
   auto r = sm.new_segment(*vol, type, alloc_rules(type));
   stats.segments_allocated += sm.alloc_counts().segments - n0;
@@ -111,6 +113,7 @@ Status Writer::Impl::new_segment(std::uint8_t type) {
 }
 
 Result<block_t> Writer::Impl::next_block(std::uint8_t type) {
+  type = log_for(type);
   const std::uint64_t n0 = sm.alloc_counts().segments;
   auto a = sm.next_block(*vol, type, alloc_rules(type));
   stats.segments_allocated += sm.alloc_counts().segments - n0;
@@ -120,6 +123,7 @@ Result<block_t> Writer::Impl::next_block(std::uint8_t type) {
 
 // update_segment_mtime(): a GC move keeps its old segment's time.
 Result<block_t> Writer::Impl::allocate_block(std::uint8_t type) {
+  type = log_for(type);
   const wr::SegmentManager::AllocCounts c0 = sm.alloc_counts();
   auto a = sm.allocate_block(*vol, type, alloc_rules(type), get_mtime(), gc_move_mtime);
   const wr::SegmentManager::AllocCounts& c = sm.alloc_counts();
@@ -351,7 +355,8 @@ struct Gc {
 }  // namespace
 
 Status Writer::Impl::balance_fs() {
-  if (call_depth > 1 || in_gc || unmounted || opts.read_only) return {};
+  // An ro image has no reserve to restore and no SSA for GC to read.
+  if (call_depth > 1 || in_gc || unmounted || opts.read_only || ro_image) return {};
   const std::uint64_t t = now();
   if (opts.gc.background && t - std::min(t, last_call_time) >= opts.gc.idle_interval_s) {
     auto r = Gc{*this}.run(false, 1, false);
@@ -372,7 +377,7 @@ Status Writer::Impl::balance_fs() {
 }
 
 Result<std::uint32_t> Writer::Impl::gc_foreground(std::uint32_t sections) {
-  if (in_gc) return 0u;
+  if (in_gc || ro_image) return 0u;
   return Gc{*this}.run(true, std::max<std::uint32_t>(1, sections), true);
 }
 

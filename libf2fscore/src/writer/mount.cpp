@@ -37,8 +37,11 @@ std::uint64_t Writer::Impl::interval_ms() const {
   return wr::mono_ms();
 }
 
-Status Writer::check_features(const disk::SuperBlock& sb) {
+Status Writer::check_features(const disk::SuperBlock& sb, bool build_ro_image) {
   const std::uint32_t f = sb.feature.get();
+  if (build_ro_image && !(f & feature::ro))
+    return make_error(Errc::invalid_argument,
+                      "writer: build_ro_image is for volumes with the ro feature (f2fscore-mkfs -O ro); this one has none");
   auto refuse = [](const char* what) { return make_error(Errc::unsupported, std::string("writer: cannot mount read-write: ") + what); };
   if (f & feature::encrypt) return refuse("encryption is not supported yet");
   // Casefolded directories need the folding of s_encoding (f2fs_setup_casefold()
@@ -48,7 +51,11 @@ Status Writer::check_features(const disk::SuperBlock& sb) {
   if ((f & feature::casefold) && !casefold_supported())
     return refuse("casefolded directories need a build with casefolding (F2FSCORE_WITH_CASEFOLD)");
   if (f & feature::blkzoned) return refuse("zoned devices are not supported");
-  if (f & feature::ro) return refuse("the volume has the ro feature (read-only by design)");
+  // The kernel mounts an ro volume read-only only (parse_options() in
+  // fs/f2fs/super.c); only a build-time fill writes one.
+  if ((f & feature::ro) && !build_ro_image)
+    return refuse("the volume has the ro feature (read-only by design: mount it read-only; only a build-time fill "
+                  "such as f2fscore-sload writes it)");
   if (sb.devs[0].path[0] != 0) return refuse("multi-device volumes are not supported yet");
   return {};
 }
@@ -59,7 +66,12 @@ Status Writer::Impl::load() {
   vol = std::move(*v);
   sb = vol->superblock();
   cp = vol->checkpoint();
-  F2FSCORE_TRY(Writer::check_features(sb));
+  if (opts.build_ro_image && opts.read_only)
+    return make_error(Errc::invalid_argument, "writer: build_ro_image writes the volume: not with read_only");
+  ro_image = sb.feature.get() & feature::ro;
+  // A read-only mount reads an ro volume, as Linux mounts it; only the
+  // build-time mode writes one.
+  F2FSCORE_TRY(Writer::check_features(sb, opts.build_ro_image || (opts.read_only && ro_image)));
   F2FSCORE_TRY(check_compress_options());  // writer/compr.cpp
   auto refuse = [](const char* what) { return make_error(Errc::unsupported, std::string("writer: cannot mount read-write: ") + what); };
   const bool pending_fsync = vol->open_report().pending_fsync_nodes > 0;
@@ -173,7 +185,7 @@ Status Writer::Impl::load_from_tree() {
 Status Writer::Impl::load_curseg_summaries(bool restore_node_summaries) {
   for (std::uint8_t t = 0; t < 6; ++t) {
     const wr::Curseg& l = sm.curseg(t);
-    if (l.segno >= sm.main_segs()) continue;
+    if (l.segno >= sm.main_segs() || !log_active(t)) continue;
     auto s = sm.dirty_summary(*vol, l.segno, false);
     if (!s) return make_error(s.error());
     // A checkpoint without CP_UMOUNT_FLAG holds no node summaries, and the
@@ -368,8 +380,14 @@ Status Writer::Impl::checkpoint(bool umount) {
   F2FSCORE_TRY(io_batch().drain());
   // An active log whose next block is in use takes a new segment (the
   // checkpoint records positions the next mount can write at).
-  for (std::uint8_t t = 0; t < 6; ++t)
-    if (!sm.curseg_writable(t)) F2FSCORE_TRY(new_segment(t));
+  // An ro image has no reserve: with no free section, a segment this
+  // checkpoint frees.
+  for (std::uint8_t t = 0; t < 6; ++t) {
+    if (!log_active(t) || sm.curseg_writable(t)) continue;
+    auto st = new_segment(t);
+    if (!st && ro_image && st.error().code == Errc::no_space) st = sm.park_on_prefree(*vol, t);
+    F2FSCORE_TRY(st);
+  }
   F2FSCORE_TRY(nm.error());
   const std::vector<std::uint32_t> prefree = prefree_segments();
   meta::RebuildPlan plan;
@@ -377,7 +395,9 @@ Status Writer::Impl::checkpoint(bool umount) {
   plan.valid_inode_count = valid_inodes;
   plan.cursegs = sm.curseg_positions();
   plan.elapsed_time = get_mtime();
-  plan.umount = umount;
+  // An ro image being built: every pack as sload.f2fs leaves one, with
+  // the node summaries (there is no SSA to hold them) and no roll-forward.
+  plan.umount = umount || ro_image;
   plan.move_busy_cursegs = false;
   // Incremental, as the kernel's checkpoint: the NAT entries and SIT
   // entries changed since the last one, the summaries of the segments

@@ -150,7 +150,9 @@ Status Writer::Impl::premount_check() {
   // The active logs, as sanity_check_curseg() in fs/f2fs/segment.c: inside
   // the main area, one segment each, the next block free and, for an LFS
   // log, every block after it.
+  // An ro volume has two (hot data, hot node): the others are not checked.
   for (int t = 0; t < 6; ++t) {
+    if (!log_active(static_cast<std::uint8_t>(t))) continue;
     const std::uint32_t segno = t < 3 ? cp.cur_data_segno[t].get() : cp.cur_node_segno[t - 3].get();
     const std::uint32_t blkoff = t < 3 ? cp.cur_data_blkoff[t].get() : cp.cur_node_blkoff[t - 3].get();
     const std::uint8_t alloc = cp.alloc_type[t];
@@ -169,6 +171,7 @@ Status Writer::Impl::premount_check() {
       continue;
     }
     for (int o = 0; o < t; ++o) {
+      if (!log_active(static_cast<std::uint8_t>(o))) continue;
       const std::uint32_t other = o < 3 ? cp.cur_data_segno[o].get() : cp.cur_node_segno[o - 3].get();
       if (other == segno) found.push_back(log + "the " + kLogNames[o] + " log is in the same segment");
     }

@@ -571,6 +571,18 @@ Status SegmentManager::new_segment(Volume& vol, std::uint8_t type, const AllocRu
                                         type, free_sections(), main_sections()));
 }
 
+Status SegmentManager::park_on_prefree(Volume& vol, std::uint8_t type) {
+  const std::vector<std::uint32_t> p = prefree();
+  if (p.empty())
+    return make_error(Errc::no_space, fmt("writer: no free or emptied segment left for log %llu", type));
+  take(p.front());
+  set_type(p.front(), type);
+  auto sp = dirty_summary(vol, p.front(), true);
+  if (!sp) return make_error(sp.error());
+  cursegs_[type] = {p.front(), 0, 0, true};
+  return {};
+}
+
 Result<block_t> SegmentManager::next_block(Volume& vol, std::uint8_t type, const AllocRules& rules) {
   const Curseg& l = cursegs_[type];
   if (!l.usable || l.next_blkoff >= kSeg) F2FSCORE_TRY(new_segment(vol, type, rules));

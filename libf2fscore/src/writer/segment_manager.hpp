@@ -245,6 +245,12 @@ class SegmentManager {
     }
     return 0xFFFFFFFFu;
   }
+  /// Log `type` moves to the first segment emptied since the checkpoint
+  /// (prefree()), for a checkpoint that finds no free section: an ro image
+  /// being built has no GC reserve, and the checkpoint that records the log
+  /// there frees the segment (nothing is written to it before). LFS, offset
+  /// 0. Errc::no_space when no segment is prefree.
+  Status park_on_prefree(Volume& vol, std::uint8_t type);
   /// Segments with a valid map of their own (neither empty nor full).
   std::size_t partial_segments() const noexcept { return partial_.size(); }
 

@@ -223,6 +223,16 @@ struct Writer::Impl {
   std::uint64_t main_blk = 0;
   nid_t max_nid = 0;
   std::uint32_t csum_seed = 0;
+  /// The volume has the ro feature (mounted with MountOptions::build_ro_image):
+  /// two active logs, hot data and hot node; no SSA, no GC or SSR.
+  bool ro_image = false;
+  /// Whether log `t` (0..5) is written: all six, or the two of an ro volume.
+  bool log_active(std::uint8_t t) const noexcept { return !ro_image || t == wr::kHotData || t == wr::kHotNode; }
+  /// The log a block of log type `t` goes to (__get_segment_type_2() in
+  /// fs/f2fs/segment.c for an ro volume: data to hot data, nodes to hot node).
+  std::uint8_t log_for(std::uint8_t t) const noexcept {
+    return !ro_image ? t : t < wr::kHotNode ? wr::kHotData : wr::kHotNode;
+  }
   wr::NodeManager nm;     ///< NAT entries, free nids, node pages (writer/node_manager.hpp)
   wr::SegmentManager sm;  ///< SIT state, summaries, active logs, allocation (writer/segment_manager.hpp)
   std::uint64_t reserved_blocks = 0;  ///< NEW_ADDR slots: blocks reserved for pages not yet written
@@ -554,6 +564,8 @@ struct Writer::Impl {
   /// Compressed file: the mount allows writing it (codec built; not
   /// released, FI_COMPRESS_RELEASED: EPERM).
   Status compress_writable(nid_t ino, const disk::Node& in);
+  /// Writer::release_compress_blocks() (F2FS_IOC_RELEASE_COMPRESS_BLOCKS).
+  Result<std::uint64_t> release_compressed(nid_t ino);
 
   // writer/dir.cpp
   Result<nid_t> resolve(std::string_view path, nid_t* parent = nullptr, std::string* leaf = nullptr);

@@ -85,6 +85,19 @@ struct PopulateOptions {
   /// Largest span of file data given to one Writer::write() call, bytes
   /// (a multiple of 4 KiB; at least 4 KiB).
   std::size_t chunk_bytes = 8u << 20;
+  /// Regular files for which this returns true (called with the host path
+  /// and the file's size) are made compressed before their data is written:
+  /// F2FS_COMPR_FL through Writer::set_flags(), so they take the mount's
+  /// compression parameters (MountOptions::compression), as sload.f2fs -c
+  /// picks its files. Empty: none (the writer's compress_extension mount
+  /// option still applies).
+  std::function<bool(const std::string& source, std::uint64_t size)> compress;
+  /// Each regular file that the writer made compressed (its compression
+  /// mount options: MountOptions::compression) has its compressed blocks
+  /// released once its data is written (Writer::release_compress_blocks(),
+  /// as sload.f2fs -r): the space its clusters save is free and the file's
+  /// data can no longer change.
+  bool release_compressed = false;
   /// Called for each entry after it is written (path in the volume); for
   /// progress output. May be empty.
   std::function<void(const std::string&)> on_entry;

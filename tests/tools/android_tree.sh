@@ -11,13 +11,22 @@
 
 android_tree() {
   local d=$1
-  mkdir -p "$d/system/bin" "$d/system/lib" "$d/system/etc" "$d/system/xbin" "$d/etc"
+  mkdir -p "$d/system/bin" "$d/system/lib" "$d/system/etc" "$d/system/xbin" "$d/system/apex" "$d/etc"
   printf 'sh\n' > "$d/system/bin/sh"
   printf 'su\n' > "$d/system/bin/su"
   printf 'ping\n' > "$d/system/bin/ping"
   printf 'netd\n' > "$d/system/xbin/netd"
   printf 'libc\n' > "$d/system/lib/libc.so"
   printf '127.0.0.1 localhost\n' > "$d/system/etc/hosts"
+  # Two large files, as APEX packages are: 3 MiB that compress well and
+  # 2 MiB that compress less, both the same bytes on every run.
+  # (Process substitution, not a pipe: the writer's SIGPIPE would fail a
+  # caller under pipefail.)
+  head -c 3145728 < <(yes 'com.android.runtime: the same line again and again') > "$d/system/apex/com.android.runtime.apex"
+  local i
+  for i in $(seq 1 32768); do printf '%08x%056d\n' $((i * 2654435761 % 4294967296)) "$i"; done \
+    > "$d/system/apex/com.android.art.apex"
+  truncate -s 2097152 "$d/system/apex/com.android.art.apex"
   ln -s sh "$d/system/bin/ls"
   ln -s lib "$d/system/lib64"
   chmod 0755 "$d/system"
@@ -29,6 +38,9 @@ android_tree() {
   # space, mode octal, capabilities in hex.
   cat > "$d/etc/fs_config" <<'FSC'
  0 0 0755
+system/apex 0 0 0755
+system/apex/com.android.art.apex 0 0 0644
+system/apex/com.android.runtime.apex 0 0 0644
 system/bin 0 2000 0751
 system/bin/ls 0 2000 0755
 system/bin/ping 0 3003 0750 capabilities=0x2000
@@ -59,6 +71,9 @@ FC
   # labelled as /system.
   cat > "$d/expect.txt" <<'EXP'
 / drwxr-xr-x 0 0 - u:object_r:system_file:s0
+/apex drwxr-xr-x 0 0 - u:object_r:system_file:s0
+/apex/com.android.art.apex -rw-r--r-- 0 0 - u:object_r:system_file:s0
+/apex/com.android.runtime.apex -rw-r--r-- 0 0 - u:object_r:system_file:s0
 /bin drwxr-x--x 0 2000 - u:object_r:system_file:s0
 /bin/ls lrwxr-xr-x 0 2000 - u:object_r:system_file:s0
 /bin/ping -rwxr-x--- 0 3003 0100000200200000000000000000000000000000 u:object_r:ping_exec:s0

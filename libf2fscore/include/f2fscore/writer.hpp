@@ -650,7 +650,9 @@ class Writer {
   /// through the writer's data path (they count in i_blocks, the SIT and
   /// checkpoints); the xattr F2FS_XATTR_INDEX_VERITY "v" takes the
   /// descriptor's location (le32 version 1, le32 size, le64 pos) and the
-  /// inode FADVISE_VERITY_BIT. From then on the file's data cannot be
+  /// inode FADVISE_VERITY_BIT; a checkpoint ends the call (Linux takes none:
+  /// here no roll-forward chain then holds blocks past EOF, whose recovery
+  /// would grow i_size over them). From then on the file's data cannot be
   /// written, truncated or fallocated, nor the file opened for writing
   /// (EPERM, as fsverity_file_open() and fsverity_prepare_setattr()). A
   /// partial last block whose bytes past i_size are not zero on the device

@@ -264,7 +264,10 @@ Status Writer::enable_verity(nid_t ino, const VerityOptions& opts) {
   if (!ip) return make_error(ip.error());
   (*ip)->i.i_advise = static_cast<std::uint8_t>((*ip)->i.i_advise | advise::verity);
   w.mark_dirty(ino);
-  return {};
+  // A checkpoint, which Linux does not take here: the metadata blocks past
+  // EOF then never sit in a roll-forward chain, whose recovery would grow
+  // i_size over them (do_recover_data() in fs/f2fs/recovery.c).
+  return sync();
 #endif
 }
 

@@ -662,9 +662,9 @@ class Writer {
   /// feature, for a compressed file (which this writer does not extend past
   /// EOF), and in a build without OpenSSL; unsupported (ENOKEY) for an
   /// encrypted file (its tree would have to be encrypted); invalid_argument
-  /// (EISDIR) for a directory, (EINVAL) for another non-regular file or a
-  /// salt over 32 bytes; read_only (EPERM) for an immutable or append-only
-  /// inode; exists (EEXIST) when the file is verity already; invalid_argument
+  /// (EMSGSIZE) for a salt over 32 bytes; read_only (EPERM) for an
+  /// immutable or append-only inode; invalid_argument (EISDIR) for a
+  /// directory, (EINVAL) for another non-regular file; exists (EEXIST) when the file is verity already; invalid_argument
   /// (EFBIG) when the metadata would pass the largest file; no_space;
   /// read_only (EROFS) on a read-only mount. Write opens are not tracked
   /// here: the ETXTBSY of a file open for writing is the caller's.

@@ -35,6 +35,9 @@
 #ifndef ENODATA
 #define ENODATA 61
 #endif
+#ifndef EMSGSIZE
+#define EMSGSIZE 90
+#endif
 #ifndef ENOKEY
 #define ENOKEY 126
 #endif
@@ -127,8 +130,10 @@ Status Writer::enable_verity(nid_t ino, const VerityOptions& opts) {
     return errno_error(Errc::unsupported, EOPNOTSUPP,
                        "writer: the volume has no verity feature (EOPNOTSUPP; f2fscore-tune -O verity adds it)");
   if (opts.salt.size() > kMaxSalt)
-    return errno_error(Errc::invalid_argument, EINVAL,
-                       fmt("writer: a salt of %llu bytes; fs-verity takes at most 32 (EINVAL)", opts.salt.size()));
+    return errno_error(Errc::invalid_argument, EMSGSIZE,
+                       fmt("writer: a salt of %llu bytes; fs-verity takes at most 32 (EMSGSIZE)", opts.salt.size()));
+  // inode_permission(MAY_WRITE) on an immutable inode, IS_APPEND(): EPERM.
+  F2FSCORE_TRY(w.refuse_flagged(ino, true, "fs-verity is not enabled"));
   auto ip = w.node(ino);
   if (!ip) return make_error(ip.error());
   {
@@ -139,10 +144,6 @@ Status Writer::enable_verity(nid_t ino, const VerityOptions& opts) {
     if (type != 0x8000)
       return errno_error(Errc::invalid_argument, EINVAL, fmt("writer: inode %llu is not a regular file (EINVAL)", ino));
   }
-  // inode_permission(MAY_WRITE) on an immutable inode, IS_APPEND(): EPERM.
-  F2FSCORE_TRY(w.refuse_flagged(ino, true, "fs-verity is not enabled"));
-  ip = w.node(ino);
-  if (!ip) return make_error(ip.error());
   if ((*ip)->i.i_advise & advise::verity)
     return errno_error(Errc::exists, EEXIST, fmt("writer: inode %llu is an fs-verity file already (EEXIST)", ino));
   if ((*ip)->i.i_advise & advise::encrypt)

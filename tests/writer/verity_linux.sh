@@ -5,7 +5,9 @@
 #   1. TEST_BINARY (f2fscore_writer_verity_interop_tests) runs
 #      WriterVerityOracle.DISABLED_WriteImage: a verity volume with verity
 #      files of 0, 100 (inline first), 4096, 5000, 528,391 bytes, one of
-#      300,000 bytes with a salt and /bad (3 blocks); both checkers clean.
+#      300,000 bytes with a salt and /bad (3 blocks), then GC moves every
+#      block of their segments (data, trees and descriptors past EOF);
+#      both checkers clean.
 #   2. Linux 6.1 mounts the image (one boot) and, for each file: reads it
 #      whole (fs-verity checks every block against our tree: a mismatch is
 #      EIO), compares its sha256 and size with ours, and compares

@@ -416,6 +416,51 @@ TEST(WriterVerity, GcMovesTheMetadataPastEof) {
   check_clean(*dev, "verity files after GC");
 }
 
+// Linux hashes and verifies the last page with its bytes past i_size zero
+// (the page cache zeroes them): a device block whose tail is not zero (here
+// made so on the device) is rewritten with it zeroed before hashing.
+TEST(WriterVerity, NonZeroTailPastEofIsZeroedFirst) {
+  auto dev = our_mkfs(192ull << 20, kRichFeatures | feature::verity);
+  ASSERT_TRUE(dev);
+  const std::string data = pattern(5000, 11);
+  nid_t ino = 0;
+  disk::block_t addr = 0;
+  {
+    auto w = mount_fixed_time(*dev);
+    ASSERT_TRUE(w);
+    auto f = w->mknod_at(*w->lookup("/"), "f", kReg | 0644);
+    ASSERT_TRUE(f);
+    ino = *f;
+    ASSERT_TRUE(w->write(ino, 0, bytes(data)));
+    ASSERT_TRUE(w->unmount());
+    auto w2 = mount_fixed_time(*dev);
+    ASSERT_TRUE(w2);
+    addr = *w2->bmap(ino, 1);
+    ASSERT_NE(addr, 0u);
+    ASSERT_TRUE(w2->unmount());
+  }
+  Bytes blk(4096);
+  ASSERT_TRUE(read_at(*dev, static_cast<std::uint64_t>(addr) * 4096, blk, 0));
+  std::fill(blk.begin() + (5000 - 4096), blk.end(), std::uint8_t{0xAB});
+  ASSERT_TRUE(write_at(*dev, static_cast<std::uint64_t>(addr) * 4096, blk, 0));
+  auto w = mount_fixed_time(*dev);
+  ASSERT_TRUE(w);
+  auto r = w->enable_verity(ino);
+  if (no_openssl(r)) {
+    if (openssl_expected()) FAIL() << "no OpenSSL in a build that found it, or F2FSCORE_REQUIRE_OPENSSL=1";
+    GTEST_SKIP() << r.error().to_string();
+  }
+  ASSERT_TRUE(r) << r.error().to_string();
+  auto d = w->measure_verity(ino);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(hex(d->digest), hex(expected(data, {}).digest));
+  Bytes want(data.begin() + 4096, data.end());
+  want.resize(4096, 0);
+  EXPECT_EQ(hex(read_past_eof(*w, *dev, ino, 4096, 4096)), hex(want)) << "block 1 on the device, tail zeroed";
+  ASSERT_TRUE(w->unmount());
+  check_clean(*dev, "tail zeroed");
+}
+
 TEST(WriterVerity, NeedsTheVolumeFeature) {
   auto dev = our_mkfs(192ull << 20, kRichFeatures);
   ASSERT_TRUE(dev);

@@ -9,12 +9,12 @@ pkgs=(g++ cmake ninja-build pkg-config
       libboost1.81-dev liburing-dev libzstd-dev liblz4-dev liblzo2-dev zlib1g-dev
       libcli11-dev libexpected-dev libgtest-dev libgmock-dev libbenchmark-dev libblkid-dev
       nlohmann-json3-dev libicu-dev f2fs-tools zstd e2fsprogs util-linux scdoc libfuse3-dev fuse3
-      pybind11-dev python3-dev android-libsparse-dev libselinux1-dev)
+      pybind11-dev python3-dev android-libsparse-dev libselinux1-dev libssl-dev)
 if [[ "${1:-}" == "--test" ]]; then
   pkgs+=(qemu-system-x86 busybox-static cpio qemu-user qemu-user-binfmt g++-s390x-linux-gnu g++-i686-linux-gnu g++-aarch64-linux-gnu
          g++-mingw-w64-x86-64 wine wine64 wine-binfmt
          fio valgrind strace time clang-14 libclang-rt-14-dev gnuplot-nox
-         man-db groff-base git sqlite3 stress-ng dbench fuse2fs python3 android-sdk-libsparse-utils)
+         man-db groff-base git sqlite3 stress-ng dbench fuse2fs python3 android-sdk-libsparse-utils fsverity)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -20,6 +20,7 @@
 #include <execinfo.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <linux/fsverity.h>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -691,6 +692,14 @@ constexpr unsigned kCheckpoint = 0x0000f507u;  // F2FS_IOC_WRITE_CHECKPOINT, _IO
 constexpr unsigned kDefragment = 0xc010f508u;  // F2FS_IOC_DEFRAGMENT, _IOWR(0xf5, 8, struct f2fs_defragment)
 constexpr unsigned kSetPin = 0x4004f50du;      // F2FS_IOC_SET_PIN_FILE, _IOW(0xf5, 13, __u32)
 constexpr unsigned kGetPin = 0x8004f50eu;      // F2FS_IOC_GET_PIN_FILE, _IOR(0xf5, 14, __u32)
+// fs-verity (include/uapi/linux/fsverity.h). FUSE passes them to a daemon
+// since Linux 6.9 (fuse_setup_enable_verity() / fuse_setup_measure_verity()
+// in fs/fuse/ioctl.c): ENABLE with the salt and then the signature after
+// struct fsverity_enable_arg in the input; MEASURE with room for the
+// caller's digest_size after struct fsverity_digest. Older kernels give the
+// daemon the fixed-size structs only (no salt, no room for the digest).
+constexpr unsigned kEnableVerity = FS_IOC_ENABLE_VERITY;
+constexpr unsigned kMeasureVerity = FS_IOC_MEASURE_VERITY;
 // The flags every file system shares as FS_XFLAG_* bits
 // (fileattr_fill_flags() and fileattr_fill_xflags() in fs/ioctl.c).
 constexpr std::pair<std::uint32_t, std::uint32_t> kXflags[] = {
@@ -837,6 +846,51 @@ void op_ioctl(fuse_req_t req, fuse_ino_t fino, unsigned int cmd, void*, fuse_fil
       auto r = g_fs.w->sync();
       if (!r) return (void)fuse_reply_err(req, err(r));
       return (void)fuse_reply_ioctl(req, 0, nullptr, 0);
+    }
+    case ioc::kEnableVerity: {
+      // fsverity_ioctl_enable() in fs/verity/enable.c (Linux 6.1): version
+      // 1, reserved fields zero, 4 KiB blocks (EINVAL), a salt of at most 32
+      // bytes and a signature of at most 16,128 (EMSGSIZE); then EROFS and
+      // the writer's checks (Writer::enable_verity()). SHA-512 (2) and
+      // built-in signatures are Linux's but not the writer's: EOPNOTSUPP.
+      struct fsverity_enable_arg a {};
+      if (in_bufsz < sizeof a) return (void)fuse_reply_err(req, EINVAL);
+      std::memcpy(&a, in_buf, sizeof a);
+      if (a.version != 1) return (void)fuse_reply_err(req, EINVAL);
+      if (a.__reserved1) return (void)fuse_reply_err(req, EINVAL);
+      for (auto r : a.__reserved2)
+        if (r) return (void)fuse_reply_err(req, EINVAL);
+      if (a.block_size != 4096) return (void)fuse_reply_err(req, EINVAL);
+      if (a.salt_size > 32 || a.sig_size > 16128) return (void)fuse_reply_err(req, EMSGSIZE);
+      if (a.hash_algorithm != FS_VERITY_HASH_ALG_SHA256)
+        return (void)fuse_reply_err(req, a.hash_algorithm == 2 ? EOPNOTSUPP : EINVAL);
+      if (a.sig_size != 0) return (void)fuse_reply_err(req, EOPNOTSUPP);
+      if (in_bufsz < sizeof a + a.salt_size) return (void)fuse_reply_err(req, EOPNOTSUPP);  // a kernel before 6.9
+      if (g_fs.read_only) return (void)fuse_reply_err(req, EROFS);
+      f2fscore::Writer::VerityOptions vo;
+      const auto* salt = static_cast<const std::uint8_t*>(in_buf) + sizeof a;
+      vo.salt.assign(salt, salt + a.salt_size);
+      auto r = g_fs.w->enable_verity(ino, vo);
+      if (!r) return (void)fuse_reply_err(req, err(r));
+      if (g_fs.se) (void)fuse_lowlevel_notify_inval_inode(g_fs.se, fino, -1, 0);  // i_blocks changed
+      return (void)fuse_reply_ioctl(req, 0, nullptr, 0);
+    }
+    case ioc::kMeasureVerity: {
+      // fsverity_ioctl_measure() in fs/verity/measure.c: ENODATA for a file
+      // that is not verity, EOVERFLOW when digest_size is short.
+      struct fsverity_digest h {};
+      if (in_bufsz < sizeof h) return (void)fuse_reply_err(req, EINVAL);
+      std::memcpy(&h, in_buf, sizeof h);
+      auto d = g_fs.w->measure_verity(ino);
+      if (!d) return (void)fuse_reply_err(req, err(d));
+      if (h.digest_size < d->digest.size()) return (void)fuse_reply_err(req, EOVERFLOW);
+      if (out_bufsz < sizeof h + d->digest.size()) return (void)fuse_reply_err(req, EOPNOTSUPP);  // a kernel before 6.9
+      std::vector<unsigned char> out(sizeof h + d->digest.size());
+      h.digest_algorithm = d->algorithm;
+      h.digest_size = static_cast<__u16>(d->digest.size());
+      std::memcpy(out.data(), &h, sizeof h);
+      std::memcpy(out.data() + sizeof h, d->digest.data(), d->digest.size());
+      return (void)fuse_reply_ioctl(req, 0, out.data(), out.size());
     }
     default: return (void)fuse_reply_err(req, ENOTTY);
   }

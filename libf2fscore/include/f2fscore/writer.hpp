@@ -639,6 +639,55 @@ class Writer {
   /// compressed or is released already; not_found; read_only.
   Result<std::uint64_t> release_compress_blocks(nid_t ino);
 
+  // ---- fs-verity (writer/verity.cpp) ----
+  /// FS_IOC_ENABLE_VERITY on regular file `ino`, as Linux 6.1 does it on
+  /// f2fs (fsverity_ioctl_enable() in fs/verity/enable.c,
+  /// f2fs_begin_enable_verity() / f2fs_end_enable_verity() in
+  /// fs/f2fs/verity.c): inline data is moved to a block, the file's dirty
+  /// pages are written, then the Merkle tree (SHA-256, 4 KiB blocks, the
+  /// top level first) and the 256-byte fsverity_descriptor are written past
+  /// EOF from byte round_up(i_size, 65536) on (f2fs_verity_metadata_pos()),
+  /// through the writer's data path (they count in i_blocks, the SIT and
+  /// checkpoints); the xattr F2FS_XATTR_INDEX_VERITY "v" takes the
+  /// descriptor's location (le32 version 1, le32 size, le64 pos) and the
+  /// inode FADVISE_VERITY_BIT; a checkpoint ends the call (Linux takes none:
+  /// here no roll-forward chain then holds blocks past EOF, whose recovery
+  /// would grow i_size over them). From then on the file's data cannot be
+  /// written, truncated or fallocated, nor the file opened for writing
+  /// (EPERM, as fsverity_file_open() and fsverity_prepare_setattr()). A
+  /// partial last block whose bytes past i_size are not zero on the device
+  /// is rewritten with them zeroed first (the page Linux hashes and
+  /// verifies has them zero). Memory: the tree (about i_size / 127).
+  /// Errors (sys_errno): unsupported (EOPNOTSUPP) without the verity
+  /// feature, for a compressed file (which this writer does not extend past
+  /// EOF), and in a build without OpenSSL; unsupported (ENOKEY) for an
+  /// encrypted file (its tree would have to be encrypted); invalid_argument
+  /// (EMSGSIZE) for a salt over 32 bytes; read_only (EPERM) for an
+  /// immutable or append-only inode; invalid_argument (EISDIR) for a
+  /// directory, (EINVAL) for another non-regular file; exists (EEXIST) when the file is verity already; invalid_argument
+  /// (EFBIG) when the metadata would pass the largest file; no_space;
+  /// read_only (EROFS) on a read-only mount. Write opens are not tracked
+  /// here: the ETXTBSY of a file open for writing is the caller's.
+  struct VerityOptions {
+    std::vector<std::uint8_t> salt;  ///< 0 to 32 bytes (fsverity_descriptor.salt); none by default
+  };
+  Status enable_verity(nid_t ino, const VerityOptions& opts = {});
+  /// As above, for the file a path names (symlinks followed).
+  Status enable_verity(std::string_view path, const VerityOptions& opts = {});
+  /// FS_IOC_MEASURE_VERITY: the file digest of verity file `ino`, SHA-256
+  /// of its fsverity_descriptor with sig_size taken as 0
+  /// (compute_file_digest() in fs/verity/open.c), read from where the xattr
+  /// says. `algorithm` is FS_VERITY_HASH_ALG_SHA256 (1). Errors: not_found
+  /// (ENODATA) for a file that is not verity; corrupt (EINVAL) for a
+  /// descriptor or location Linux would refuse (version, data_size not
+  /// i_size, position before round_up(i_size, 65536), hash algorithm other
+  /// than SHA-256); unsupported in a build without OpenSSL.
+  struct VerityDigest {
+    std::uint16_t algorithm = 0;
+    std::vector<std::uint8_t> digest;
+  };
+  Result<VerityDigest> measure_verity(nid_t ino);
+
   // ---- Space of regular files (writer/ns.cpp) ----
   /// fallocate(2) on a regular file: mode 0 or keep_size reserves blocks
   /// (NEW_ADDR, read as zeroes) and with mode 0 extends i_size;

@@ -641,6 +641,7 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
   // An append-only one is written where the caller says (O_APPEND is
   // the opener's: open() refuses write access without it).
   F2FSCORE_TRY(impl_->refuse_flagged(ino, false, "no writes"));
+  F2FSCORE_TRY(impl_->refuse_verity(ino, "no writes"));  // its data is read-only
   // A file with F2FS_SYNC_FL (chattr +S) is written synchronously:
   // generic_write_sync() with IS_SYNC() makes it O_DSYNC.
   if (st->flags & iflag::sync) flags.dsync = true;
@@ -716,6 +717,8 @@ Status Writer::truncate(nid_t ino, std::uint64_t size) {
   // f2fs_setattr() refuses an immutable inode; vfs_truncate() and
   // do_sys_ftruncate() in fs/open.c an append-only one (EPERM).
   F2FSCORE_TRY(impl_->refuse_flagged(ino, true, "no truncate"));
+  // fsverity_prepare_setattr() in fs/verity/open.c: EPERM.
+  F2FSCORE_TRY(impl_->refuse_verity(ino, "no truncate"));
   auto inp = impl_->node(ino);
   if (!inp) return make_error(inp.error());
   {

@@ -557,6 +557,7 @@ Result<std::size_t> FileHandle::do_write(std::span<const std::uint8_t> data, std
   if (flags_ & open_flag::append) offset = st->size;
   // f2fs_write_checks() runs for an empty write too (EPERM when immutable).
   F2FSCORE_PTRY(w_->impl_->refuse_flagged(ino_, false, "no writes"));
+  F2FSCORE_PTRY(w_->impl_->refuse_verity(ino_, "no writes"));
   WriteFlags wf;
   wf.direct = flags_ & open_flag::direct;
   wf.dsync = (flags_ & open_flag::dsync) != 0;
@@ -659,6 +660,7 @@ Status FileHandle::fallocate(std::uint32_t mode, std::uint64_t offset, std::uint
   if (acc != open_flag::wronly && acc != open_flag::rdwr) return err(EBADF, "writer: the handle is not open for writing");
   if (mode & ~falloc::keep_size) F2FSCORE_PTRY(w_->impl_->refuse_flagged(ino_, true, "fallocate other than preallocation"));
   F2FSCORE_PTRY(w_->impl_->refuse_flagged(ino_, false, "fallocate"));
+  F2FSCORE_PTRY(w_->impl_->refuse_verity(ino_, "no fallocate"));
   auto st = w_->stat(ino_);
   if (!st) return make_error(posix_error(std::move(st.error())));
   if (is_type(st->mode, kFifo)) return err(ESPIPE, "writer: fallocate on a FIFO");

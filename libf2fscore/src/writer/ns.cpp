@@ -629,6 +629,9 @@ Status Writer::open(nid_t ino, std::uint32_t flags) {
   const std::uint32_t acc = flags & open_flag::accmode;
   const bool trunc = flags & open_flag::trunc;
   if (acc != open_flag::rdonly || trunc) F2FSCORE_TRY(impl_->refuse_flagged(ino, false, "opened for writing"));
+  // fsverity_file_open() in fs/verity/open.c: no FMODE_WRITE (EPERM).
+  if (acc == open_flag::wronly || acc == open_flag::rdwr || trunc)
+    F2FSCORE_TRY(impl_->refuse_verity(ino, "not opened for writing"));
   if ((acc != open_flag::rdonly && !(flags & open_flag::append)) || trunc)
     F2FSCORE_TRY(impl_->refuse_flagged(ino, true, "opened for writing without O_APPEND, or with O_TRUNC"));
   ++impl_->open_count[ino];
@@ -769,6 +772,7 @@ Status Writer::fallocate(nid_t ino, std::uint32_t mode, std::uint64_t offset, st
   // preallocation (mode 0 or keep_size), an immutable one nothing (EPERM).
   if (mode & ~falloc::keep_size) F2FSCORE_TRY(w.refuse_flagged(ino, true, "fallocate other than preallocation"));
   F2FSCORE_TRY(w.refuse_flagged(ino, false, "fallocate"));
+  F2FSCORE_TRY(w.refuse_verity(ino, "no fallocate"));
   in = inode_of(w, ino);
   if (!in) return make_error(in.error());
   if (((*in)->i.i_mode.get() & kTypeMask) != kReg)

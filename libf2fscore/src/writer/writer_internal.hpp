@@ -599,6 +599,9 @@ struct Writer::Impl {
   /// the source and a replaced target of rename): EPERM when directory
   /// `dir` is immutable (inode_permission() with MAY_WRITE) or append-only,
   /// or when `victim` is immutable or append-only.
+  /// EPERM (read_only) when `ino` is an fs-verity file (FADVISE_VERITY_BIT):
+  /// its data is read-only (writer/verity.cpp).
+  Status refuse_verity(nid_t ino, const char* what);
   Status may_delete(nid_t dir, nid_t victim);
   /// The i_flags a new inode of `mode` takes from directory `dir`:
   /// F2FS_FL_INHERITED through f2fs_mask_flags(), as f2fs_new_inode() in

@@ -21,7 +21,9 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cerrno>
 #include <climits>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -38,6 +40,7 @@
 #include "f2fscore/android_rules.hpp"
 #include "f2fscore/mkfs.hpp"
 #include "f2fscore/populate.hpp"
+#include "f2fscore/populate_size.hpp"
 #include "f2fscore/tools/common.hpp"
 #include "f2fscore/tools/compression_args.hpp"
 #include "f2fscore/tools/populate_json.hpp"
@@ -114,6 +117,174 @@ std::uint64_t start_sector_of(const std::string& path) {
 #endif
 }
 
+// --size-to-fit[=MARGIN]: the smallest image file holding the tree and
+// MARGIN free. The size comes from an estimate of what populate() writes
+// (estimate_populate()) and the mkfs plan of candidate sizes
+// (smallest_fitting_size()); each build is checked (populate() fits, and
+// statfs's free blocks cover the margin) and a short one grows the image
+// and builds it again, at most kMaxBuilds times.
+class FitState {
+ public:
+  static constexpr int kMaxBuilds = 5;
+
+  // Checks the target, estimates, sizes the file. An exit code on failure.
+  template <class Fail, class Usage>
+  std::optional<int> start(const std::string& path, const std::string& src, const f2fscore::MkfsOptions& o,
+                           const f2fscore::PopulateOptions& po, const std::string& margin, bool force, Fail fail,
+                           Usage usage) {
+    path_ = path;
+    opts_ = o;
+    sector_size_ = o.wanted_sector_size ? o.wanted_sector_size : 512;
+    if (!parse_margin(margin)) return usage("--size-to-fit: the margin is BYTES (K, M, G or T suffix: KiB ...) or "
+                                            "PERCENT% of the tree, not \"" + margin + "\"");
+    struct stat st {};
+    bool exists = ::stat(path.c_str(), &st) == 0;
+    if (exists && !S_ISREG(st.st_mode))
+      return fail(path + " is not a regular file: --size-to-fit sizes an image file (a block device has its size)");
+    if (exists && st.st_size > 0) {
+      // In use, or holding a file system without -f: refused before the
+      // file is resized.
+      f2fscore::OpenOptions oo;
+      oo.exclusive = true;
+      oo.refuse_in_use = true;
+      oo.sparse_as_raw = force;
+      auto d = f2fscore::open_posix_device(path, oo);
+      if (!d) {
+        const auto& e = d.error();
+        if (e.code == f2fscore::Errc::busy) return fail(e.message + "; refusing to format it");
+        return fail(ftools::open_failure_text(path, e));
+      }
+      if (!force) {
+        if (auto sig = existing_signature(path, **d); !sig.empty())
+          return fail(path + " contains " + sig + "; use -f to overwrite it");
+      }
+    }
+    auto est = f2fscore::estimate_populate(src, o.features, po);
+    if (!est) return fail("--populate " + src + ": " + est.error().message + "; nothing written");
+    est_ = *est;
+    if (percent_) margin_blocks_ = (est_.blocks() * margin_percent_ + 99) / 100;
+    need_ = est_.blocks() + margin_blocks_;
+    auto f = f2fscore::smallest_fitting_size(need_, est_.nodes(), opts_, sector_size_);
+    if (!f) return fail("--size-to-fit: " + f.error().message + "; nothing written");
+    if (auto s = f2fscore::Writer::check_features(f->plan.sb, o.features & f2fscore::disk::feature::ro); !s)
+      return fail("--populate " + src + ": " + s.error().message + "; nothing written");
+    first_bytes_ = f->bytes;
+    if (!exists) {
+      const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd < 0) return fail(path + ": cannot create the image file: " + std::strerror(errno));
+      ::close(fd);
+    }
+    return resize(f->bytes, fail);
+  }
+
+  // After a build: nullopt when the build stands (it fits with the margin,
+  // or the builds are used up and the caller reports its failure); -1 to
+  // build again at the new size; else an exit code. `free_after_format`:
+  // the user blocks free before the copy; `free_blocks`: after it.
+  template <class Fail>
+  std::optional<int> next(bool no_space, std::uint64_t free_after_format, std::uint64_t free_blocks, Fail fail) {
+    ++builds_;
+    free_blocks_ = free_blocks;
+    const std::uint64_t unit = (2ull << 20) * std::max<std::uint32_t>(opts_.segs_per_sec, 1);
+    if (!no_space && free_blocks >= margin_blocks_) {
+      // A build after a short one was sized by a guess: size it again
+      // from the blocks the copy took (once; back to this size if that
+      // one is short).
+      if (builds_ > 1 && good_bytes_ == 0 && builds_ < kMaxBuilds) {
+        const std::uint64_t took = free_after_format > free_blocks ? free_after_format - free_blocks : 0;
+        auto f = f2fscore::smallest_fitting_size(took + margin_blocks_, est_.nodes(), opts_, sector_size_);
+        if (f && f->bytes < bytes_) {
+          good_bytes_ = bytes_;
+          if (auto rc = resize(f->bytes, fail)) return rc;
+          return -1;
+        }
+      }
+      return std::nullopt;
+    }
+    if (good_bytes_ != 0 && bytes_ < good_bytes_) {
+      // The size taken from the copy's blocks was short: the size that held it.
+      if (auto rc = resize(good_bytes_, fail)) return rc;
+      return -1;
+    }
+    if (builds_ >= kMaxBuilds) {
+      if (no_space) return std::nullopt;
+      return fail("--size-to-fit: after " + std::to_string(builds_) + " builds the image of " + std::to_string(bytes_) +
+                  " bytes holds the tree with " + std::to_string(free_blocks) + " blocks free, fewer than the margin (" +
+                  std::to_string(margin_blocks_) + ")");
+    }
+    // Short by an unknown amount: a quarter more (and 8 MiB); short of the
+    // margin: by the blocks missing (and a segment).
+    need_ = no_space ? need_ + need_ / 4 + 2048 : need_ + (margin_blocks_ - free_blocks) + 512;
+    auto f = f2fscore::smallest_fitting_size(need_, est_.nodes(), opts_, sector_size_);
+    if (!f) return fail("--size-to-fit: " + f.error().message);
+    if (auto rc = resize(std::max(f->bytes, bytes_ + unit), fail)) return rc;
+    return -1;
+  }
+
+  void report_json(ftools::Json& j, std::uint64_t free_after_format) const {
+    ftools::Json f;
+    f["image_bytes"] = bytes_;
+    f["first_estimate_bytes"] = first_bytes_;
+    f["builds"] = builds_;
+    f["margin_blocks"] = margin_blocks_;
+    f["estimated_blocks"] = est_.blocks();
+    f["estimated_nodes"] = est_.nodes();
+    f["tree_blocks"] = free_after_format > free_blocks_ ? free_after_format - free_blocks_ : 0;
+    f["free_blocks"] = free_blocks_;
+    j["size_to_fit"] = std::move(f);
+  }
+  void report_text(std::uint64_t free_after_format) const {
+    std::printf("Size to fit:       %llu bytes (%llu MiB; %d build%s): the tree took %llu blocks (estimated %llu), "
+                "%llu blocks free (margin %llu)\n",
+                static_cast<unsigned long long>(bytes_), static_cast<unsigned long long>(bytes_ >> 20), builds_,
+                builds_ == 1 ? "" : "s",
+                static_cast<unsigned long long>(free_after_format > free_blocks_ ? free_after_format - free_blocks_ : 0),
+                static_cast<unsigned long long>(est_.blocks()), static_cast<unsigned long long>(free_blocks_),
+                static_cast<unsigned long long>(margin_blocks_));
+  }
+
+ private:
+  bool parse_margin(const std::string& m) {
+    if (m.empty()) return true;
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(m.c_str(), &end, 10);
+    if (end == m.c_str() || errno != 0 || m[0] == '-') return false;
+    const std::string rest(end);
+    if (rest == "%") {
+      percent_ = true;
+      margin_percent_ = v;
+      return v <= 1000;
+    }
+    unsigned shift = 0;
+    if (rest.empty()) shift = 0;
+    else if (rest == "K" || rest == "k") shift = 10;
+    else if (rest == "M" || rest == "m") shift = 20;
+    else if (rest == "G" || rest == "g") shift = 30;
+    else if (rest == "T" || rest == "t") shift = 40;
+    else return false;
+    if (v > (16ull << 40) >> shift) return false;
+    margin_blocks_ = ((v << shift) + 4095) / 4096;
+    return true;
+  }
+  template <class Fail>
+  std::optional<int> resize(std::uint64_t bytes, Fail fail) {
+    if (::truncate(path_.c_str(), static_cast<off_t>(bytes)) != 0)
+      return fail(path_ + ": cannot set the image size to " + std::to_string(bytes) + " bytes: " + std::strerror(errno));
+    bytes_ = bytes;
+    return std::nullopt;
+  }
+
+  std::string path_;
+  f2fscore::MkfsOptions opts_;
+  std::uint32_t sector_size_ = 512;
+  bool percent_ = false;
+  std::uint64_t margin_percent_ = 0, margin_blocks_ = 0, need_ = 0;
+  f2fscore::PopulateEstimate est_;
+  std::uint64_t bytes_ = 0, first_bytes_ = 0, free_blocks_ = 0, good_bytes_ = 0;
+  int builds_ = 0;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -161,6 +332,12 @@ int main(int argc, char** argv) {
                  "After formatting, copy this host directory's tree into the root, as sload.f2fs -f or "
                  "mke2fs -d do (holes, hard links, symlinks, special files, modes, times, xattrs; "
                  "-T sets every time; owners are 0:0 unless --preserve-owner; -R keeps the root's owner)");
+  std::string size_to_fit_arg;
+  auto* size_to_fit_opt = app.add_flag(
+      "--size-to-fit{0}", size_to_fit_arg,
+      "With --populate, on an image file: make it the smallest size holding the tree with MARGIN free "
+      "(--size-to-fit=MARGIN: bytes with K, M, G or T, or a percentage of the tree such as 10%; default 0), "
+      "creating the file if missing; the size is printed");
   app.add_flag("--preserve-owner", populate_owner, "With --populate: keep the source's uid and gid");
   // sload.f2fs's Android options for --populate (its -C -s -t -p; mkfs's
   // own -C -s -t mean other things, so long names only).
@@ -196,6 +373,8 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json, "Print a machine-readable summary");
   app.add_flag("-V,--version", version, "Print the version and exit");
   if (auto rc = ftools::parse_device_command_line(app, argc, argv, kExitUsage, device, true)) return *rc;
+  std::optional<std::string> size_to_fit;
+  if (size_to_fit_opt->count() > 0) size_to_fit = size_to_fit_arg == "0" ? std::string() : size_to_fit_arg;
   if (version) return ftools::print_version("f2fscore-mkfs", json);
   auto usage = [&](const std::string& m) {
     return ftools::report_usage_error("f2fscore-mkfs", device, json, m, kExitUsage);
@@ -284,6 +463,14 @@ int main(int argc, char** argv) {
   if (extra_devices.size() > 7) return usage("-c: at most 7 extra devices");
   if (!extra_devices.empty() && sectors != 0) return usage("a sector count cannot be given with -c");
 
+  if (size_to_fit) {
+    if (populate_dir.empty()) return usage("--size-to-fit goes with --populate: the size is that of the tree");
+    if (sectors != 0) return usage("--size-to-fit finds the size: no sectors argument");
+    if (!extra_devices.empty()) return usage("--size-to-fit sizes one image file: no -c");
+    if (sparse_size != 0)
+      return usage("--size-to-fit writes a raw image file; -S gives a size of its own (convert the image with img2simg)");
+  }
+
   // -S: the volume is made in a raw staging file beside the target, which
   // becomes the sparse image at the end (the target untouched until then).
   std::optional<ftools::SparseStaging> staging;
@@ -300,46 +487,7 @@ int main(int argc, char** argv) {
     staging.emplace(std::move(*st));
   }
 
-  // Open every device, refusing mounted ones and, without -f, ones that
-  // hold a file system or partition table. Nothing is written before all
-  // checks and the layout plan pass.
-  std::vector<std::string> paths{staging ? staging->raw_path() : device};
-  paths.insert(paths.end(), extra_devices.begin(), extra_devices.end());
-  // One device named twice (the same file or device node by any path).
-  for (std::size_t i = 0; i < paths.size(); ++i)
-    for (std::size_t j = 0; j < i; ++j) {
-      std::error_code ec;
-      if (paths[i] == paths[j] || std::filesystem::equivalent(paths[i], paths[j], ec))
-        return usage(paths[i] + " is given twice (" + paths[j] + "): each device of a volume once");
-    }
-  std::vector<std::unique_ptr<f2fscore::BlockDevice>> devs;
-  std::vector<f2fscore::MkfsTarget> targets;
-  for (const auto& p : paths) {
-    // In use (mounted, swap, an image behind a mounted or held loop device,
-    // a block device another program holds): refused whatever -f says.
-    f2fscore::OpenOptions oo;
-    oo.exclusive = true;
-    oo.refuse_in_use = true;
-    oo.sparse_as_raw = force;  // an Android sparse image is a file's content like any other under -f
-    auto d = f2fscore::open_posix_device(p, oo);
-    if (!d) {
-      const auto& e = d.error();
-      if (e.code == f2fscore::Errc::busy) return fail(e.message + "; refusing to format it");
-      return fail(ftools::open_failure_text(p, e));
-    }
-    if (!force) {
-      if (auto sig = existing_signature(p, **d); !sig.empty())
-        return fail(p + " contains " + sig + "; use -f to overwrite it");
-    }
-    targets.push_back({d->get(), p});
-    devs.push_back(std::move(*d));
-  }
-  o.start_sector = start_sector_of(device);
-  auto plan = f2fscore::plan_mkfs(targets, o);
-  if (!plan) {
-    const auto& e = plan.error();
-    return e.code == f2fscore::Errc::invalid_argument ? usage(e.message) : fail(e.message);
-  }
+  // The populate options, checked before anything is written.
   f2fscore::PopulateOptions po;
   if ((!fs_config_file.empty() || !file_contexts_arg.empty() || mount_point != "/" || !product_out.empty()) &&
       populate_dir.empty())
@@ -348,6 +496,8 @@ int main(int argc, char** argv) {
     return usage("--product-out serves Android's built-in fs_config tables (libcutils fs_config()), which f2fscore "
                  "does not have; give the canned fs_config file with --fs-config");
   po.mount_point = mount_point;
+  if (timestamp >= 0) po.fixed_time = o.timestamp;  // else the source's times
+  po.preserve_owner = populate_owner;
   if (!fs_config_file.empty()) {
     auto c = f2fscore::FsConfig::load(fs_config_file);
     if (!c) return fail("--fs-config: " + c.error().message + "; nothing written");
@@ -364,17 +514,78 @@ int main(int argc, char** argv) {
     if (::stat(populate_dir.c_str(), &pst) != 0)
       return fail("--populate " + populate_dir + ": no such directory");
     if (!S_ISDIR(pst.st_mode)) return fail("--populate " + populate_dir + ": not a directory");
-    // A feature set the writer cannot fill is refused before the format.
-    if (auto st = f2fscore::Writer::check_features(plan->sb, o.features & f2fscore::disk::feature::ro); !st)
-      return fail("--populate " + populate_dir + ": " + st.error().message + "; nothing written");
     if (auto c = f2fscore::check_populate_rules(populate_dir, po); !c)
       return fail("--populate " + populate_dir + ": " + c.error().message);
     po.rules_checked = true;
   }
-  auto rep = f2fscore::format_volume(targets, o);
-  if (!rep) return fail("format failed: " + rep.error().to_string());
+
+  // --size-to-fit: the image file gets the size found before it is opened.
+  FitState fit;
+  if (size_to_fit) {
+    if (auto rc = fit.start(device, populate_dir, o, po, *size_to_fit, force, fail, usage)) return *rc;
+  }
+
+  // Open every device, refusing mounted ones and, without -f, ones that
+  // hold a file system or partition table. Nothing is written before all
+  // checks and the layout plan pass.
+  std::vector<std::string> paths{staging ? staging->raw_path() : device};
+  paths.insert(paths.end(), extra_devices.begin(), extra_devices.end());
+  // One device named twice (the same file or device node by any path).
+  for (std::size_t i = 0; i < paths.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j) {
+      std::error_code ec;
+      if (paths[i] == paths[j] || std::filesystem::equivalent(paths[i], paths[j], ec))
+        return usage(paths[i] + " is given twice (" + paths[j] + "): each device of a volume once");
+    }
+  std::vector<std::unique_ptr<f2fscore::BlockDevice>> devs;
+  std::vector<f2fscore::MkfsTarget> targets;
+  // --size-to-fit opens the image again after each resize; -f holds then
+  // (the image is ours since the first pass).
+  bool check_signature = !force;
+  auto open_all = [&]() -> std::optional<int> {
+    targets.clear();
+    devs.clear();
+    for (const auto& p : paths) {
+      // In use (mounted, swap, an image behind a mounted or held loop device,
+      // a block device another program holds): refused whatever -f says.
+      f2fscore::OpenOptions oo;
+      oo.exclusive = true;
+      oo.refuse_in_use = true;
+      oo.sparse_as_raw = force;  // an Android sparse image is a file's content like any other under -f
+      auto d = f2fscore::open_posix_device(p, oo);
+      if (!d) {
+        const auto& e = d.error();
+        if (e.code == f2fscore::Errc::busy) return fail(e.message + "; refusing to format it");
+        return fail(ftools::open_failure_text(p, e));
+      }
+      if (check_signature) {
+        if (auto sig = existing_signature(p, **d); !sig.empty())
+          return fail(p + " contains " + sig + "; use -f to overwrite it");
+      }
+      targets.push_back({d->get(), p});
+      devs.push_back(std::move(*d));
+    }
+    return std::nullopt;
+  };
+  o.start_sector = start_sector_of(device);
+  std::optional<f2fscore::MkfsReport> rep;
   f2fscore::PopulateReport copied;
-  if (!populate_dir.empty()) {
+  for (;;) {
+    if (auto rc = open_all()) return *rc;
+    auto plan = f2fscore::plan_mkfs(targets, o);
+    if (!plan) {
+      const auto& e = plan.error();
+      return e.code == f2fscore::Errc::invalid_argument ? usage(e.message) : fail(e.message);
+    }
+    // A feature set the writer cannot fill is refused before the format.
+    if (!populate_dir.empty()) {
+      if (auto st = f2fscore::Writer::check_features(plan->sb, o.features & f2fscore::disk::feature::ro); !st)
+        return fail("--populate " + populate_dir + ": " + st.error().message + "; nothing written");
+    }
+    auto formatted = f2fscore::format_volume(targets, o);
+    if (!formatted) return fail("format failed: " + formatted.error().to_string());
+    rep = std::move(*formatted);
+    if (populate_dir.empty()) break;
     f2fscore::MountOptions mo;
     mo.fixed_time = o.timestamp.value_or(0);
     mo.checkpoint_interval_s = 0;
@@ -384,8 +595,6 @@ int main(int argc, char** argv) {
     mo.compression = compress_opts;
     auto w = f2fscore::Writer::mount(*devs[0], mo);
     if (!w) return fail("--populate: cannot mount the new volume read-write: " + w.error().message);
-    if (timestamp >= 0) po.fixed_time = o.timestamp;  // else the source's times
-    po.preserve_owner = populate_owner;
     po.release_compressed = compression.release();
     if (compression.enabled()) po.compress = [&](const std::string& p, std::uint64_t n) { return compression.wants(p, n); };
     f2fscore::tools::Progress prog(progress_fd, device, 1);
@@ -399,22 +608,49 @@ int main(int argc, char** argv) {
       a.gid = o.root_gid;
       owner_ok = (*w)->setattr(f2fscore::disk::kRootIno, a);
     }
+    const std::uint64_t free_blocks = (*w)->statfs().bfree;
     auto um = (*w)->unmount();
-    if (!pr)
-      return fail("--populate " + populate_dir + ": " +
-                  (pr.error().code == f2fscore::Errc::no_space ? "no space left in the volume: " : "") +
-                  pr.error().message + (um ? "" : "; unmount failed too: " + um.error().to_string()));
+    w->reset();
+    // --size-to-fit: a copy or a checkpoint out of space means too small a
+    // size: the image is grown and built again from the format.
+    const bool out_of_space = (!pr && pr.error().code == f2fscore::Errc::no_space) ||
+                              (pr && !um && um.error().code == f2fscore::Errc::no_space);
+    if (size_to_fit && (out_of_space || (pr && um))) {
+      if (auto rc = fit.next(out_of_space, rep->plan.cp.user_block_count.get() - rep->plan.cp.valid_block_count.get(),
+                             free_blocks, fail)) {
+        if (*rc < 0) {
+          devs.clear();
+          check_signature = false;
+          continue;
+        }
+        return *rc;
+      }
+    }
+    if (!pr) {
+      if (pr.error().code != f2fscore::Errc::no_space)
+        return fail("--populate " + populate_dir + ": " + pr.error().message +
+                    (um ? "" : "; unmount failed too: " + um.error().to_string()));
+      // The volume is consistent but holds part of the tree: said so, exit 1.
+      return fail("--populate " + populate_dir + ": no space left in the volume: " + pr.error().message +
+                  (um ? (staging ? "; " + device + " unchanged (-S replaces it only after a complete copy)"
+                                 : "; the image is INCOMPLETE: a consistent file system holding only what was "
+                                   "copied before that entry")
+                      : "; unmount failed too: " + um.error().to_string() +
+                            "; the image is INCOMPLETE: as its last checkpoint left it"));
+    }
     if (!owner_ok) return fail("-R: " + owner_ok.error().to_string());
-    if (!um) return fail("--populate: unmount (checkpoint) failed: " + um.error().to_string());
+    if (!um)
+      return fail("--populate: unmount (checkpoint) failed: " + um.error().to_string() +
+                  "; the image is INCOMPLETE: as its last checkpoint left it");
     copied = std::move(*pr);
     for (const auto& p : copied.problems) std::fprintf(stderr, "f2fscore-mkfs: --populate: %s\n", p.to_string().c_str());
+    break;
   }
 
   if (staging) {
     devs.clear();
     if (auto st = staging->commit(); !st) return fail("-S: " + st.error().message + "; " + device + " unchanged");
   }
-
   const auto& sb = rep->plan.sb;
   const auto& cp = rep->plan.cp;
   const std::string uuid = f2fscore::format_uuid(sb.uuid);
@@ -451,6 +687,7 @@ int main(int argc, char** argv) {
     ftools::Json populated = ftools::Json::object();
     ftools::add_populate_report(populated, copied);
     j["populated"] = std::move(populated);
+    if (size_to_fit) fit.report_json(j, cp.user_block_count.get() - cp.valid_block_count.get());
     j["exit_code"] = kExitOk;
     if (!ftools::print_json(j)) return kExitFailure;
   } else if (!quiet) {
@@ -481,6 +718,7 @@ int main(int argc, char** argv) {
                   static_cast<unsigned long long>(copied.symlinks), static_cast<unsigned long long>(copied.specials),
                   static_cast<unsigned long long>(copied.xattrs), static_cast<unsigned long long>(copied.bytes_written),
                   copied.problems.empty() ? "" : " (some entries not copied, see above)");
+    if (size_to_fit) fit.report_text(cp.user_block_count.get() - cp.valid_block_count.get());
     std::printf("Format successful.\n");
   }
   return copied.problems.empty() ? kExitOk : kExitFailure;

@@ -98,6 +98,27 @@ struct MkfsReport {
 /// planning fails. Errors: as plan_mkfs(), plus the device's I/O errors.
 Result<MkfsReport> format_volume(std::span<const MkfsTarget> targets, const MkfsOptions& opts);
 
+/// The smallest volume for a given content (f2fscore-mkfs --size-to-fit).
+struct FitPlan {
+  std::uint64_t bytes = 0;        ///< device size: a multiple of one section (2 MiB x segs_per_sec)
+  MkfsPlan plan;                  ///< plan_mkfs() of a device of that size
+  std::uint64_t free_blocks = 0;  ///< user_block_count - valid_block_count after the format
+  std::uint64_t free_nids = 0;    ///< max_nid - 3 (the reserved nids) - valid_node_count after the format
+};
+
+/// The smallest device size, in whole sections, for which plan_mkfs()
+/// with `opts` (wanted_sectors ignored) leaves at least `blocks` user
+/// blocks and `nids` node ids free after the format: the layout, the
+/// reserved and overprovision segments are those mkfs derives for that
+/// size. Sizes are searched upward from `blocks` (doubling, then bisecting
+/// between the last size that does not fit and the first that does, then
+/// 64 sections below that one checked in turn, as the overprovision ratio
+/// and the metadata areas do not grow evenly with the size). `sector_size`:
+/// the device's logical block size (512 or 4096). Errors: as plan_mkfs()
+/// for the options; Errc::no_space when no size up to 16 TiB fits.
+Result<FitPlan> smallest_fitting_size(std::uint64_t blocks, std::uint64_t nids, const MkfsOptions& opts,
+                                      std::uint32_t sector_size = 512);
+
 /// Parses a feature list as mkfs.f2fs -O does ("extra_attr,quota").
 /// Errors: Errc::invalid_argument naming the unknown feature, or an empty
 /// name between two commas ("encrypt,,casefold").

@@ -334,9 +334,9 @@ int main(int argc, char** argv) {
                  "-T sets every time; owners are 0:0 unless --preserve-owner; -R keeps the root's owner)");
   std::string size_to_fit_arg;
   auto* size_to_fit_opt = app.add_flag(
-      "--size-to-fit{0}", size_to_fit_arg,
-      "With --populate, on an image file: make it the smallest size holding the tree with MARGIN free "
-      "(--size-to-fit=MARGIN: bytes with K, M, G or T, or a percentage of the tree such as 10%; default 0), "
+      "--size-to-fit", size_to_fit_arg,
+      "[=MARGIN] With --populate, on an image file: make it the smallest size holding the tree with MARGIN free "
+      "(bytes with K, M, G or T, or a percentage of the tree such as 10%; default 0), "
       "creating the file if missing; the size is printed");
   app.add_flag("--preserve-owner", populate_owner, "With --populate: keep the source's uid and gid");
   // sload.f2fs's Android options for --populate (its -C -s -t -p; mkfs's
@@ -374,7 +374,9 @@ int main(int argc, char** argv) {
   app.add_flag("-V,--version", version, "Print the version and exit");
   if (auto rc = ftools::parse_device_command_line(app, argc, argv, kExitUsage, device, true)) return *rc;
   std::optional<std::string> size_to_fit;
-  if (size_to_fit_opt->count() > 0) size_to_fit = size_to_fit_arg == "0" ? std::string() : size_to_fit_arg;
+  // Without a value the flag reads "true": no margin.
+  if (size_to_fit_opt->count() > 0)
+    size_to_fit = size_to_fit_arg == "true" || size_to_fit_arg == "0" ? std::string() : size_to_fit_arg;
   if (version) return ftools::print_version("f2fscore-mkfs", json);
   auto usage = [&](const std::string& m) {
     return ftools::report_usage_error("f2fscore-mkfs", device, json, m, kExitUsage);

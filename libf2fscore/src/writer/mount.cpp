@@ -353,10 +353,19 @@ Status Writer::Impl::write_node_page(nid_t n, bool for_checkpoint) {
 }
 
 // Node writeback between checkpoints (the flusher's f2fs_write_node_pages()
-// when dirty node pages pass half the node page cache): every dirty page to
-// its log, then the cache can evict them.
+// when dirty node pages pass half the node page cache): the dirty data
+// pages first, so that the nodes written carry their blocks' addresses
+// (otherwise each inode of a file whose data is still cached is written
+// again when the data is placed), then every dirty node page to its log;
+// the cache can then evict them.
 // No fsync chain continues after it in this checkpoint (end_fsync_chain()).
 Status Writer::Impl::write_back_nodes() {
+  if (nm.dirty_nids().empty()) return {};
+  {
+    wr::WriteContext ctx;
+    ctx.origin = wr::WriteContext::Origin::writeback;
+    F2FSCORE_TRY(writeback(0, ctx));
+  }
   const std::vector<nid_t> ds = nm.dirty_nids();
   if (ds.empty()) return {};
   end_fsync_chain();

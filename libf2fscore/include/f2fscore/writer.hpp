@@ -131,7 +131,8 @@ struct MountOptions {
   /// Bound of the node page cache, in 4 KiB node blocks: clean pages past
   /// it are evicted, least recently used first, at the start of each call;
   /// when half of it is dirty, the first changing call writes the dirty
-  /// pages to the node logs without a checkpoint (node writeback, as
+  /// data pages, then the dirty node pages to the node logs without a
+  /// checkpoint (node writeback, as
   /// f2fs_write_node_pages(); an fsync after it in the same checkpoint
   /// takes a checkpoint). A checkpoint is taken when the NAT entries
   /// changed since the last one reach a tenth of the NAT (excess_dirty_nats(),

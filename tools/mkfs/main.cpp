@@ -125,7 +125,7 @@ std::uint64_t start_sector_of(const std::string& path) {
 // and builds it again, at most kMaxBuilds times.
 class FitState {
  public:
-  static constexpr int kMaxBuilds = 5;
+  static constexpr int kMaxBuilds = 6;
 
   // Checks the target, estimates, sizes the file. An exit code on failure.
   template <class Fail, class Usage>
@@ -177,33 +177,30 @@ class FitState {
     return resize(f->bytes, fail);
   }
 
-  // After a build: nullopt when the build stands (it fits with the margin,
-  // or the builds are used up and the caller reports its failure); -1 to
-  // build again at the new size; else an exit code. `free_after_format`:
-  // the user blocks free before the copy; `free_blocks`: after it.
+  // After a build: nullopt when the build stands (it fits with the margin
+  // and no smaller size is left to try, or the builds are used up and the
+  // caller reports the failure); -1 to build again at the new size; else
+  // an exit code. `free_blocks`: statfs's free blocks after the copy.
+  // A short first build means the estimate missed: the image grows until a
+  // build holds the tree, then the sizes between the largest short one and
+  // the smallest good one are bisected while builds are left (one kept to
+  // build the good size again).
   template <class Fail>
-  std::optional<int> next(bool no_space, std::uint64_t free_after_format, std::uint64_t free_blocks, Fail fail) {
+  std::optional<int> next(bool no_space, std::uint64_t free_blocks, Fail fail) {
     ++builds_;
     free_blocks_ = free_blocks;
     const std::uint64_t unit = (2ull << 20) * std::max<std::uint32_t>(opts_.segs_per_sec, 1);
-    if (!no_space && free_blocks >= margin_blocks_) {
-      // A build after a short one was sized by a guess: size it again
-      // from the blocks the copy took (once; back to this size if that
-      // one is short).
-      if (builds_ > 1 && good_bytes_ == 0 && builds_ < kMaxBuilds) {
-        const std::uint64_t took = free_after_format > free_blocks ? free_after_format - free_blocks : 0;
-        auto f = f2fscore::smallest_fitting_size(took + margin_blocks_, est_.nodes(), opts_, sector_size_);
-        if (f && f->bytes < bytes_) {
-          good_bytes_ = bytes_;
-          if (auto rc = resize(f->bytes, fail)) return rc;
-          return -1;
-        }
+    const bool ok = !no_space && free_blocks >= margin_blocks_;
+    if (ok) good_bytes_ = bytes_;
+    else bad_bytes_ = std::max(bad_bytes_, bytes_);
+    if (good_bytes_ != 0) {
+      if (bad_bytes_ != 0 && good_bytes_ - bad_bytes_ > unit && builds_ + 1 < kMaxBuilds) {
+        const std::uint64_t mid = bad_bytes_ + (good_bytes_ - bad_bytes_) / 2 / unit * unit;
+        if (auto rc = resize(mid, fail)) return rc;
+        return -1;
       }
-      return std::nullopt;
-    }
-    if (good_bytes_ != 0 && bytes_ < good_bytes_) {
-      // The size taken from the copy's blocks was short: the size that held it.
-      if (auto rc = resize(good_bytes_, fail)) return rc;
+      if (ok) return std::nullopt;
+      if (auto rc = resize(good_bytes_, fail)) return rc;  // the size that held it
       return -1;
     }
     if (builds_ >= kMaxBuilds) {
@@ -281,7 +278,7 @@ class FitState {
   bool percent_ = false;
   std::uint64_t margin_percent_ = 0, margin_blocks_ = 0, need_ = 0;
   f2fscore::PopulateEstimate est_;
-  std::uint64_t bytes_ = 0, first_bytes_ = 0, free_blocks_ = 0, good_bytes_ = 0;
+  std::uint64_t bytes_ = 0, first_bytes_ = 0, free_blocks_ = 0, good_bytes_ = 0, bad_bytes_ = 0;
   int builds_ = 0;
 };
 
@@ -618,8 +615,7 @@ int main(int argc, char** argv) {
     const bool out_of_space = (!pr && pr.error().code == f2fscore::Errc::no_space) ||
                               (pr && !um && um.error().code == f2fscore::Errc::no_space);
     if (size_to_fit && (out_of_space || (pr && um))) {
-      if (auto rc = fit.next(out_of_space, rep->plan.cp.user_block_count.get() - rep->plan.cp.valid_block_count.get(),
-                             free_blocks, fail)) {
+      if (auto rc = fit.next(out_of_space, free_blocks, fail)) {
         if (*rc < 0) {
           devs.clear();
           check_signature = false;

@@ -170,9 +170,8 @@ class FitState {
       return fail("--populate " + src + ": " + s.error().message + "; nothing written");
     first_bytes_ = f->bytes;
     if (!exists) {
-      const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd < 0) return fail(path + ": cannot create the image file: " + std::strerror(errno));
-      ::close(fd);
+      std::ofstream created(path, std::ios::binary);
+      if (!created) return fail(path + ": cannot create the image file: " + std::strerror(errno));
     }
     return resize(f->bytes, fail);
   }
@@ -266,8 +265,9 @@ class FitState {
   }
   template <class Fail>
   std::optional<int> resize(std::uint64_t bytes, Fail fail) {
-    if (::truncate(path_.c_str(), static_cast<off_t>(bytes)) != 0)
-      return fail(path_ + ": cannot set the image size to " + std::to_string(bytes) + " bytes: " + std::strerror(errno));
+    std::error_code ec;
+    std::filesystem::resize_file(path_, bytes, ec);
+    if (ec) return fail(path_ + ": cannot set the image size to " + std::to_string(bytes) + " bytes: " + ec.message());
     bytes_ = bytes;
     return std::nullopt;
   }

@@ -113,7 +113,13 @@ int main(int argc, char** argv) {
   // The checker reads the metadata in its own coalesced requests; the
   // kernel's read-ahead would add the data blocks around them.
   oo.random_access = true;
-  auto opened = open_device(device, oo);
+  // A check reads its 4 KiB blocks once each: -n reads them with direct
+  // I/O (no copy through the page cache), or buffered where the file
+  // system refuses it. Repairs read and write buffered.
+  oo.direct = check_only;
+  BackendOptions bo;
+  bo.buffered_if_direct_refused = true;
+  auto opened = open_device(device, oo, bo);
   if (!opened && opened.error().code == Errc::busy)
     return error_exit(opened.error().message + "; refusing to repair it (-n checks it read-only)", kExitOperational);
   if (!opened && opened.error().code == Errc::read_only && opts.mode == fsck::Mode::preen) {
@@ -123,7 +129,8 @@ int main(int argc, char** argv) {
     opts.mode = fsck::Mode::check_only;
     oo.read_only = true;
     oo.refuse_in_use = false;
-    opened = open_device(device, oo);
+    oo.direct = true;
+    opened = open_device(device, oo, bo);
   }
   if (!opened) return error_exit(f2fscore::tools::open_failure_text(device, opened.error()), kExitOperational);
   // An image file shorter than its volume may be grown back by a repair

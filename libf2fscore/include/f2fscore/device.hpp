@@ -285,7 +285,8 @@ struct OpenOptions {
   /// image it describes when read-only, and refused (Errc::unsupported)
   /// when writable: nothing writes inside the container. With this set, the
   /// file's own bytes are the device (a tool that replaces the whole file,
-  /// as mkfs -f does). Regular files opened without `direct` only.
+  /// as mkfs -f does). Regular files only; with `direct`, the sparse image
+  /// is opened buffered (its chunks start at any byte).
   bool sparse_as_raw = false;
 };
 

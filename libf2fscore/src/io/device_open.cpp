@@ -17,6 +17,7 @@
 #include "f2fscore/sparse_image.hpp"
 #include "f2fscore/uring_device.hpp"
 #include "io/uring/uring_backend.hpp"
+#include "util/aligned.hpp"
 
 #if defined(__linux__)
 #include <linux/falloc.h>
@@ -334,6 +335,23 @@ Result<OpenedDevice> open_device(const std::string& path, const OpenOptions& opt
   // refused, read-only block device) and their messages are the same.
   auto opened = open_fd(path, opts, bo, note);
   if (!opened) return make_error(opened.error());
+  // An Android sparse image opened for direct I/O: its chunks start at any
+  // byte, so it is read (or refused) as below, through a buffered open.
+  if (opened->info.kind == DeviceKind::regular_file && opened->info.direct && !opts.sparse_as_raw &&
+      opened->info.size_bytes >= opened->info.buffer_alignment) {
+    const std::size_t a = opened->info.buffer_alignment;
+    auto* m = static_cast<std::uint8_t*>(detail::aligned_alloc_bytes(a, a));
+    const bool sparse = m != nullptr && ::pread(opened->fd, m, a, 0) == static_cast<ssize_t>(a) &&
+                        (m[0] | (m[1] << 8) | (m[2] << 16) | (static_cast<std::uint32_t>(m[3]) << 24)) == kSparseMagic;
+    detail::aligned_free(m);
+    if (sparse) {
+      ::close(opened->fd);
+      OpenOptions buffered = opts;
+      buffered.direct = false;
+      opened = open_fd(path, buffered, bo, note);
+      if (!opened) return make_error(opened.error());
+    }
+  }
   // An Android sparse image: read through its chunk index, on a POSIX
   // device of byte granularity (chunk data starts at any byte).
   if (opened->info.kind == DeviceKind::regular_file && !opened->info.direct && !opts.sparse_as_raw) {

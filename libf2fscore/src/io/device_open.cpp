@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "f2fscore/endian.hpp"
 #include "f2fscore/sparse_image.hpp"
 #include "f2fscore/uring_device.hpp"
 #include "io/uring/uring_backend.hpp"
@@ -171,6 +172,18 @@ void sync_op(int fd, const DeviceInfo& info, IoRequest& req, bool refuse_zeroing
 }  // namespace detail
 
 namespace {
+// Whether the file's first bytes are an Android sparse image's magic
+// (sparse_format.h: le32 0xed26ff3a), read as `bytes` bytes from offset 0
+// into a buffer aligned to `bytes` (the descriptor's O_DIRECT alignment,
+// or 4 for a buffered one).
+bool starts_with_sparse_magic(int fd, std::size_t bytes) {
+  auto* m = static_cast<std::uint8_t*>(detail::aligned_alloc_bytes(bytes, bytes));
+  const bool sparse = m != nullptr && ::pread(fd, m, bytes, 0) == static_cast<ssize_t>(bytes) &&
+                      load_le32(m) == kSparseMagic;
+  detail::aligned_free(m);
+  return sparse;
+}
+
 
 Errc errc_from_open(int err) {
   switch (err) {
@@ -339,12 +352,7 @@ Result<OpenedDevice> open_device(const std::string& path, const OpenOptions& opt
   // byte, so it is read (or refused) as below, through a buffered open.
   if (opened->info.kind == DeviceKind::regular_file && opened->info.direct && !opts.sparse_as_raw &&
       opened->info.size_bytes >= opened->info.buffer_alignment) {
-    const std::size_t a = opened->info.buffer_alignment;
-    auto* m = static_cast<std::uint8_t*>(detail::aligned_alloc_bytes(a, a));
-    const bool sparse = m != nullptr && ::pread(opened->fd, m, a, 0) == static_cast<ssize_t>(a) &&
-                        (m[0] | (m[1] << 8) | (m[2] << 16) | (static_cast<std::uint32_t>(m[3]) << 24)) == kSparseMagic;
-    detail::aligned_free(m);
-    if (sparse) {
+    if (starts_with_sparse_magic(opened->fd, opened->info.buffer_alignment)) {
       ::close(opened->fd);
       OpenOptions buffered = opts;
       buffered.direct = false;
@@ -355,9 +363,7 @@ Result<OpenedDevice> open_device(const std::string& path, const OpenOptions& opt
   // An Android sparse image: read through its chunk index, on a POSIX
   // device of byte granularity (chunk data starts at any byte).
   if (opened->info.kind == DeviceKind::regular_file && !opened->info.direct && !opts.sparse_as_raw) {
-    std::uint8_t m[4] = {};
-    if (::pread(opened->fd, m, 4, 0) == 4 &&
-        (m[0] | (m[1] << 8) | (m[2] << 16) | (static_cast<std::uint32_t>(m[3]) << 24)) == kSparseMagic) {
+    if (starts_with_sparse_magic(opened->fd, 4)) {
       if (!opts.read_only) {
         ::close(opened->fd);
         return make_error(Errc::unsupported, detail::sparse_write_refusal(path));

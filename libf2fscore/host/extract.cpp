@@ -266,25 +266,13 @@ class Extractor {
     });
   }
 
-  // Writes a file's contents: unmapped blocks stay holes. Mapped blocks go
-  // through copy_file_range() from the image file where the device has one
-  // (copy_extent()), else through reads of the device (read_extents()).
-  Status write_contents(int fd, const InodeInfo& in) {
+  // The file's mapped blocks in runs (holes, NEW_ADDR and COMPRESS_ADDR
+  // left out) into `ext`, cut at its size. Errors: the block map's, and
+  // Errc::corrupt for a run outside the main area.
+  Status mapped_extents(const InodeInfo& in, std::vector<Extent>& ext) {
     const std::uint64_t nblocks = (in.size + kBlockSize - 1) / kBlockSize;
-    if (in.has_inline_data() || in.is_compressed()) {
-      if (buf_.size() < kChunkBlocks * kBlockSize) buf_.resize(kChunkBlocks * kBlockSize);
-      const std::span<std::uint8_t> buf(buf_.data(), kChunkBlocks * kBlockSize);
-      for (std::uint64_t off = 0; off < in.size; off += buf.size()) {
-        auto n = v_.read(in, off, buf);
-        if (!n) return make_error(n.error());
-        F2FSCORE_TRY(put(fd, buf.data(), *n, off));
-        if (*n < buf.size()) break;
-      }
-      return {};
-    }
     auto bm = block_map(v_, in);
     if (!bm) return make_error(bm.error());
-    std::vector<Extent>& ext = extents_;
     ext.clear();
     for (const auto& r : bm->runs) {
       if (r.file_block >= nblocks) break;
@@ -297,6 +285,26 @@ class Extractor {
                                              std::to_string(r.blkaddr) + ", outside the main area");
       ext.push_back({r.file_block, r.blkaddr, len});
     }
+    return {};
+  }
+
+  // Writes a file's contents: unmapped blocks stay holes. Mapped blocks go
+  // through copy_file_range() from the image file where the device has one
+  // (copy_extent()), else through reads of the device (read_extents()).
+  Status write_contents(int fd, const InodeInfo& in) {
+    if (in.has_inline_data() || in.is_compressed()) {
+      if (buf_.size() < kChunkBlocks * kBlockSize) buf_.resize(kChunkBlocks * kBlockSize);
+      const std::span<std::uint8_t> buf(buf_.data(), kChunkBlocks * kBlockSize);
+      for (std::uint64_t off = 0; off < in.size; off += buf.size()) {
+        auto n = v_.read(in, off, buf);
+        if (!n) return make_error(n.error());
+        F2FSCORE_TRY(put(fd, buf.data(), *n, off));
+        if (*n < buf.size()) break;
+      }
+      return {};
+    }
+    std::vector<Extent>& ext = extents_;
+    F2FSCORE_TRY(mapped_extents(in, ext));
     std::size_t first_unread = 0;
 #if defined(F2FSCORE_HAVE_COPY_FILE_RANGE)
     // The file's extents asked for unless advise_ahead() did, as soon as
@@ -434,17 +442,8 @@ class Extractor {
       if (!e.inode || !e.inode->is_reg() || e.inode->has_inline_data() || e.inode->is_compressed() ||
           e.inode->is_encrypted() || e.inode->size == 0)
         continue;
-      auto bm = block_map(v_, *e.inode);
-      if (!bm) continue;  // the copy names the problem
       std::vector<Extent>& ext = extents_;
-      ext.clear();
-      const std::uint64_t nblocks = (e.inode->size + kBlockSize - 1) / kBlockSize;
-      for (const auto& r : bm->runs) {
-        if (r.file_block >= nblocks) break;
-        if (r.blkaddr == kNullAddr || r.blkaddr == kNewAddr || r.blkaddr == kCompressAddr) continue;
-        if (!v_.is_valid_main_addr(r.blkaddr)) continue;
-        ext.push_back({r.file_block, r.blkaddr, std::min<std::uint64_t>(r.len, nblocks - r.file_block)});
-      }
+      if (!mapped_extents(*e.inode, ext)) continue;  // the copy names the problem
       const std::uint64_t n = advise_extents(ext, kAdviseBytes - a.bytes);
       a.advised.push_back({a.next, e.inode->ino, n});
       a.bytes += n;

@@ -59,45 +59,6 @@ std::uint16_t data_write_tag(const WriteContext& ctx) {
   return io_tag(IostatType::fs_data_io);
 }
 
-// ---- Aligned copies for direct-I/O devices -----------------------------------------
-
-namespace {
-// The caller's request and the aligned one sent in its place.
-struct Bounce {
-  IoRequest inner;
-  IoRequest* outer = nullptr;
-};
-void bounce_done(IoRequest& r) noexcept {
-  auto* b = static_cast<Bounce*>(r.user);
-  IoRequest& o = *b->outer;
-  if (o.op == IoOp::read && r.ok()) std::memcpy(o.buf, r.buf, static_cast<std::size_t>(o.length));
-  o.status = r.status;
-  o.sys_errno = r.sys_errno;
-  o.transferred = r.transferred;
-  detail::aligned_free(r.buf);
-  delete b;
-  o.on_complete(o);
-}
-}  // namespace
-
-void TagDevice::submit_bounced(IoRequest& r) noexcept {
-  auto* b = new (std::nothrow) Bounce;
-  void* mem = b != nullptr ? detail::aligned_alloc_bytes(align, static_cast<std::size_t>(r.length)) : nullptr;
-  if (mem == nullptr) {
-    delete b;
-    return forward(r);
-  }
-  b->outer = &r;
-  b->inner = r;
-  b->inner.link = nullptr;
-  b->inner.buf = mem;
-  b->inner.on_complete = bounce_done;
-  b->inner.user = b;
-  if (r.op == IoOp::write) std::memcpy(mem, r.buf, static_cast<std::size_t>(r.length));
-  ++bounced;
-  forward(b->inner);
-}
-
 // ---- BatchWriter ---------------------------------------------------------------
 
 namespace {

@@ -23,6 +23,7 @@
 #include "f2fscore/meta_rebuild.hpp"
 #include "f2fscore/volume.hpp"
 #include "f2fscore/writer.hpp"
+#include "io/align_device.hpp"
 #include "writer/node_manager.hpp"
 #include "writer/segment_manager.hpp"
 
@@ -75,17 +76,17 @@ struct WriteContext {
 /// (direct I/O) On a device that wants aligned buffers
 /// (DeviceInfo::buffer_alignment > 1: O_DIRECT, FILE_FLAG_NO_BUFFERING),
 /// a read or write whose buffer is not aligned goes through an aligned
-/// copy (submit_bounced(), writer/cache.cpp): the metadata paths use
+/// copy (detail::AlignDevice, below the tagging): the metadata paths use
 /// ordinary buffers; data from the page cache, and direct writes from an
 /// aligned caller buffer, pass straight through. Offsets and lengths are
 /// the device's to check (whole 4 KiB blocks in the writer).
 struct TagDevice final : BlockDevice {
   explicit TagDevice(BlockDevice& d) noexcept
-      : inner(d), gate(dynamic_cast<IostatDevice*>(&d)), align(d.info().buffer_alignment) {}
+      : inner(d), gate(dynamic_cast<IostatDevice*>(&d)), align(d.info().buffer_alignment), aligner(d) {}
   BlockDevice& inner;
   IostatDevice* gate;  ///< `inner` when it is an IostatDevice, else null
   std::uint32_t align;  ///< the device's buffer alignment (1: any)
-  std::uint64_t bounced = 0;  ///< requests that went through an aligned copy
+  detail::AlignDevice aligner;  ///< `inner` behind aligned copies
   std::uint16_t write_tag = io_tag(IostatType::fs_meta_io);
   const DeviceInfo& info() const noexcept override { return inner.info(); }
   void submit(IoRequest& r) noexcept override {
@@ -95,16 +96,13 @@ struct TagDevice final : BlockDevice {
     }
     if (align > 1 && r.buf != nullptr && reinterpret_cast<std::uintptr_t>(r.buf) % align != 0 &&
         (r.op == IoOp::read || r.op == IoOp::write)) [[unlikely]]
-      return submit_bounced(r);
+      return aligner.submit(r);
     forward(r);
   }
   void forward(IoRequest& r) noexcept {
     if (gate != nullptr) gate->submit(r);
     else inner.submit(r);
   }
-  /// `r` through an aligned copy of its buffer; without memory for the
-  /// copy, `r` as it is (the device then fails it: Errc::unaligned).
-  void submit_bounced(IoRequest& r) noexcept;
   std::size_t poll(bool wait) noexcept override { return gate != nullptr ? gate->poll(wait) : inner.poll(wait); }
   std::size_t in_flight() const noexcept override { return gate != nullptr ? gate->in_flight() : inner.in_flight(); }
   std::uint64_t next_data(std::uint64_t offset, std::uint64_t end) noexcept override {

@@ -115,9 +115,17 @@ struct MountOptions {
     /// sload.f2fs -m; unset: 1, the kernel's rule. At most the cluster size
     /// less 1 (Errc::invalid_argument at mount past the log size's cluster).
     std::optional<std::uint32_t> min_saved_blocks;
+    /// compress_mode (COMPR_MODE_FS / COMPR_MODE_USER in fs/f2fs/f2fs.h;
+    /// unset: fs). fs: every full cluster of a compressed file is written
+    /// compressed when it saves a block. user: compressed files are written
+    /// plain (a compressed cluster that is rewritten becomes plain), and
+    /// clusters are compressed only by Writer::compress_file()
+    /// (f2fs_need_compress_data() in fs/f2fs/compress.c: FI_ENABLE_COMPRESS).
+    enum class Mode : std::uint8_t { fs, user };
+    std::optional<Mode> mode;
     bool any() const {
       return algorithm || log_size || chksum || !extension.empty() || !nocompress_extension.empty() ||
-             min_saved_blocks;
+             min_saved_blocks || mode;
     }
   } compression{};
   /// Bound of the page cache of buffered file data, bytes (dirty pages are
@@ -639,6 +647,72 @@ class Writer {
   /// compression feature; invalid_argument (EINVAL) for a file that is not
   /// compressed or is released already; not_found; read_only.
   Result<std::uint64_t> release_compress_blocks(nid_t ino);
+  /// F2FS_IOC_RESERVE_COMPRESS_BLOCKS, the inverse of
+  /// release_compress_blocks() (f2fs_reserve_compress_blocks() and
+  /// reserve_compress_blocks() in fs/f2fs/file.c, Linux 6.1 as Debian
+  /// builds it): in each compressed cluster (COMPRESS_ADDR first) the
+  /// NULL_ADDR slots become NEW_ADDR, and the cluster's reserve (cluster
+  /// size less the slots after COMPRESS_ADDR that hold a block or NEW_ADDR:
+  /// the COMPRESS_ADDR slot and the saved ones) returns to
+  /// valid_block_count, i_blocks, quota usage and i_compr_blocks; a cluster
+  /// with nothing to reserve is left as it is. Then FI_COMPRESS_RELEASED
+  /// is cleared and ctime is now: the file can be written again. The
+  /// immutable flag is neither checked nor changed (Linux 6.1 keeps the
+  /// released state in F2FS_COMPRESS_RELEASED of i_inline alone). Returns
+  /// the blocks reserved. Linux's quirk is kept: a released file whose
+  /// i_compr_blocks is not 0 (a release that stopped part way) gets 0 and
+  /// stays released. Errors (sys_errno), checked before anything changes:
+  /// unsupported (EOPNOTSUPP) without the compression feature;
+  /// invalid_argument (EINVAL) for a file that is not compressed or not
+  /// released; read_only (EROFS); no_space (ENOSPC) when the volume lacks
+  /// the blocks (Linux reserves cluster by cluster and may stop part way:
+  /// here the whole count is checked first), EDQUOT past a quota limit;
+  /// corrupt for a block address outside the main area; not_found.
+  Result<std::uint64_t> reserve_compress_blocks(nid_t ino);
+  /// F2FS_IOC_COMPRESS_FILE (f2fs_ioc_compress_file() in fs/f2fs/file.c,
+  /// Linux 6.1), under MountOptions::Compression::Mode::user: the file's
+  /// dirty pages are written, then every cluster up to i_size is rewritten
+  /// with compression on (FI_ENABLE_COMPRESS): a full cluster whose slots
+  /// all hold a block (or NEW_ADDR) and that saves a block is written
+  /// compressed, as at writeback in fs mode; other clusters are rewritten
+  /// plain, out of place, and holes stay holes (f2fs_do_write_data_page()
+  /// skips a page whose slot is NULL_ADDR). i_compr_blocks follows.
+  /// Errors (sys_errno): unsupported (EOPNOTSUPP) without the compression
+  /// feature or in compress_mode fs, and when this build has no encoder for
+  /// the file's algorithm; invalid_argument (EINVAL) for a file that is not
+  /// compressed or is released; read_only; no_space; not_found. The EBADF
+  /// of a descriptor not open for writing is the caller's.
+  Status compress_file(nid_t ino);
+  /// F2FS_IOC_DECOMPRESS_FILE (f2fs_ioc_decompress_file()), under
+  /// compress_mode user: the dirty pages are written; a file whose
+  /// i_compr_blocks is 0 is left so; else every cluster is rewritten plain
+  /// (compressed clusters whole, the saved blocks allocated from their
+  /// NEW_ADDR reserve), and i_compr_blocks becomes 0. Errors as
+  /// compress_file().
+  Status decompress_file(nid_t ino);
+  /// struct f2fs_comp_option (include/uapi/linux/f2fs.h).
+  struct CompressOption {
+    std::uint8_t algorithm = 0;         ///< 0 lzo, 1 lz4, 2 zstd, 3 lzo-rle
+    std::uint8_t log_cluster_size = 0;  ///< clusters of 1 << log_cluster_size blocks
+  };
+  /// F2FS_IOC_GET_COMPRESS_OPTION (f2fs_ioc_get_compress_option()): the
+  /// inode's i_compress_algorithm and i_log_cluster_size. Errors:
+  /// unsupported (EOPNOTSUPP) without the compression feature; not_found
+  /// (ENODATA) for a file that is not compressed.
+  Result<CompressOption> get_compress_option(nid_t ino);
+  /// F2FS_IOC_SET_COMPRESS_OPTION (f2fs_ioc_set_compress_option()): gives
+  /// an empty compressed file another algorithm and cluster size; the
+  /// level bits of i_compress_flag become zstd's default level 1
+  /// (F2FS_ZSTD_DEFAULT_CLEVEL) for zstd, else 0; COMPRESS_CHKSUM stays.
+  /// An algorithm this build cannot encode is accepted (Linux only warns);
+  /// writing the file then fails. Errors (sys_errno), in Linux's order:
+  /// unsupported (EOPNOTSUPP) without the compression feature;
+  /// invalid_argument (EINVAL) for log_cluster_size outside [2, 8] or an
+  /// algorithm above 3, and for a file that is not compressed; busy
+  /// (EBUSY) while the file has dirty pages in the cache; invalid_argument
+  /// (EFBIG) when it has blocks (i_blocks above 1: data, reserved or an
+  /// xattr node); read_only; not_found.
+  Status set_compress_option(nid_t ino, const CompressOption& opt);
 
   // ---- fs-verity (writer/verity.cpp) ----
   /// FS_IOC_ENABLE_VERITY on regular file `ino`, as Linux 6.1 does it on

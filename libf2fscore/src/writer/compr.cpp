@@ -92,6 +92,13 @@ Status Writer::Impl::check_compress_options() {
   return {};
 }
 
+bool Writer::Impl::need_compress_data(const Node& in) const {
+  if (!compressed(in)) return false;
+  if (opts.compression.mode.value_or(MountOptions::Compression::Mode::fs) == MountOptions::Compression::Mode::fs)
+    return true;
+  return enable_compress_ino != 0 && in.footer.ino.get() == enable_compress_ino;
+}
+
 Status Writer::Impl::set_compress_context(Node& in) {
   if (!compress_fields_fit(in))
     return errno_error(Errc::unsupported, EOPNOTSUPP,
@@ -231,10 +238,12 @@ Status Writer::Impl::write_cluster(nid_t ino, std::uint64_t cluster, const std::
   if (*was && !full) return make_error(Errc::corrupt, "writer: a compressed cluster written in part");
   auto& io = io_batch();
   wr::WriteContext c2 = ctx;
-  c2.no_ipu = *was;
+  // Out of place also while F2FS_IOC_COMPRESS_FILE rewrites the file
+  // (f2fs_should_update_outplace(): compress_mode user, FI_ENABLE_COMPRESS).
+  c2.no_ipu = *was || enable_compress_ino == ino;
   std::vector<std::uint8_t> cbuf;
   std::uint32_t n = 0;
-  if (full) {
+  if (full && need_compress_data(**ip)) {
     auto r = wr::compress_cluster(algorithm, chksum, std::span<const std::uint8_t>(data, std::size_t{cs} * kBlockSize), cbuf);
     if (!r) return make_error(r.error());
     n = *r;
@@ -461,6 +470,228 @@ Result<std::uint64_t> Writer::release_compress_blocks(nid_t ino) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(true));
   return impl_->release_compressed(ino);
+}
+
+// F2FS_IOC_RESERVE_COMPRESS_BLOCKS (f2fs_reserve_compress_blocks() and
+// reserve_compress_blocks() in fs/f2fs/file.c). Two passes: the count, so
+// that ENOSPC and EDQUOT come before the first change, then the change.
+Result<std::uint64_t> Writer::Impl::reserve_compressed(nid_t ino) {
+  if (!(sb.feature.get() & feature::compression))
+    return errno_error(Errc::unsupported, EOPNOTSUPP, "writer: the volume has no compression feature (EOPNOTSUPP)");
+  auto ip = node(ino);
+  if (!ip) return make_error(ip.error());
+  if (!compressed(**ip))
+    return errno_error(Errc::invalid_argument, EINVAL, fmt("writer: inode %llu is not a compressed file (EINVAL)", ino));
+  F2FSCORE_TRY(usable(true));
+  ip = node(ino);
+  if (!ip) return make_error(ip.error());
+  if (!((*ip)->i.i_inline & inline_flag::compress_released))
+    return errno_error(Errc::invalid_argument, EINVAL,
+                       fmt("writer: inode %llu has not had its compressed blocks released (EINVAL)", ino));
+  if ((*ip)->i.extra.i_compr_blocks.get() != 0) return std::uint64_t{0};
+  if (!compress_fields_fit(**ip) || (*ip)->i.extra.i_log_cluster_size < 2 || (*ip)->i.extra.i_log_cluster_size > 8)
+    return make_error(Errc::corrupt, fmt("writer: compressed inode %llu has no valid i_log_cluster_size", ino));
+  const std::uint32_t cs = cluster_blocks(**ip);
+  const std::uint64_t last = ((*ip)->i.i_size.get() + kBlockSize - 1) / kBlockSize;
+  // What each compressed cluster takes back: the COMPRESS_ADDR slot and the
+  // slots after it that hold neither a block nor NEW_ADDR.
+  auto need_of = [&](std::uint64_t first) -> Result<std::uint32_t> {
+    auto a0 = map(ino, first, false);
+    if (!a0) return make_error(a0.error());
+    if (*a0 != kCompressAddr) return std::uint32_t{0};
+    std::uint32_t held = 0;
+    for (std::uint32_t k = 1; k < cs; ++k) {
+      auto a = map(ino, first + k, false);
+      if (!a) return make_error(a.error());
+      if (valid_data(*a) && !in_main(*a))
+        return make_error(Errc::corrupt, fmt("writer: inode %llu block %llu points outside the main area", ino, first + k));
+      if (*a == kNewAddr || valid_data(*a)) ++held;
+    }
+    const std::uint32_t need = cs - held;
+    return need == 1 ? 0 : need;  // every saved slot reserved already
+  };
+  std::uint64_t total = 0;
+  for (std::uint64_t first = 0; first < last; first += cs) {
+    auto need = need_of(first);
+    if (!need) return make_error(need.error());
+    total += *need;
+  }
+  if (total) {
+    F2FSCORE_TRY(check_space(total));
+    F2FSCORE_TRY(quota_alloc_block(ino, total));  // writer/quota.cpp: EDQUOT
+  }
+  for (std::uint64_t first = 0; total && first < last; first += cs) {
+    auto need = need_of(first);
+    if (!need) return make_error(need.error());
+    if (*need == 0) continue;
+    for (std::uint32_t k = 1; k < cs; ++k) {
+      nid_t dn = 0;
+      std::uint32_t slot = 0;
+      auto a = map(ino, first + k, false, &dn, &slot);
+      if (!a) return make_error(a.error());
+      if (*a != kNullAddr) continue;
+      auto dp = node(dn);
+      if (!dp) return make_error(dp.error());
+      if (dn == ino) (*dp)->i.i_addr[extra_words(**dp) + slot].set(kNewAddr);
+      else (*dp)->dn.addr[slot].set(kNewAddr);
+      mark_dirty(dn);
+    }
+    add_compr_blocks(ino, static_cast<std::int64_t>(*need));
+    reserved_blocks += *need;
+    auto ip2 = node(ino);
+    if (!ip2) return make_error(ip2.error());
+    (*ip2)->i.i_blocks.set((*ip2)->i.i_blocks.get() + *need);
+    mark_dirty(ino);
+  }
+  ip = node(ino);
+  if (!ip) return make_error(ip.error());
+  (*ip)->i.i_inline = static_cast<std::uint8_t>((*ip)->i.i_inline & ~inline_flag::compress_released);
+  set_ctime(**ip);
+  mark_dirty(ino);
+  return total;
+}
+
+// F2FS_IOC_COMPRESS_FILE / F2FS_IOC_DECOMPRESS_FILE (f2fs_ioc_compress_file(),
+// f2fs_ioc_decompress_file() and redirty_blocks() in fs/f2fs/file.c): every
+// page up to i_size made dirty with its contents and written back, with
+// FI_ENABLE_COMPRESS for compression. A page whose slot is NULL_ADDR is not
+// written (f2fs_do_write_data_page() takes it as truncated), so a cluster
+// with a hole stays plain.
+Status Writer::Impl::rewrite_compressed(nid_t ino, bool compress) {
+  const std::string what = compress ? "F2FS_IOC_COMPRESS_FILE" : "F2FS_IOC_DECOMPRESS_FILE";
+  if (!(sb.feature.get() & feature::compression))
+    return errno_error(Errc::unsupported, EOPNOTSUPP,
+                       "writer: " + what + ": the volume has no compression feature (EOPNOTSUPP)");
+  if (opts.compression.mode.value_or(MountOptions::Compression::Mode::fs) != MountOptions::Compression::Mode::user)
+    return errno_error(Errc::unsupported, EOPNOTSUPP,
+                       "writer: " + what + " needs the compress_mode=user mount option (EOPNOTSUPP)");
+  auto ip = node(ino);
+  if (!ip) return make_error(ip.error());
+  if (!compressed(**ip))
+    return errno_error(Errc::invalid_argument, EINVAL,
+                       "writer: " + what + fmt(": inode %llu is not a compressed file (EINVAL)", ino));
+  F2FSCORE_TRY(usable(true));
+  ip = node(ino);
+  if (!ip) return make_error(ip.error());
+  if (auto c = wr::check_codec((*ip)->i.extra.i_compress_algorithm); !c)
+    return errno_error(Errc::unsupported, EOPNOTSUPP, "writer: " + what + ": " + c.error().message + " (EOPNOTSUPP)");
+  if ((*ip)->i.i_inline & inline_flag::compress_released)
+    return errno_error(Errc::invalid_argument, EINVAL,
+                       "writer: " + what + fmt(": inode %llu has its compressed blocks released (EINVAL)", ino));
+  F2FSCORE_TRY(compress_writable(ino, **ip));
+  wr::WriteContext ctx;
+  ctx.origin = wr::WriteContext::Origin::sync_writeback;
+  F2FSCORE_TRY(writeback(ino, ctx));
+  F2FSCORE_TRY(io_batch().drain());
+  ip = node(ino);
+  if (!ip) return make_error(ip.error());
+  if (!compress && (*ip)->i.extra.i_compr_blocks.get() == 0) return {};
+  struct Enable {
+    nid_t& slot;
+    ~Enable() { slot = 0; }
+  } enable{enable_compress_ino};
+  if (compress) enable_compress_ino = ino;
+  const std::uint32_t cs = cluster_blocks(**ip);
+  const std::uint64_t last = ((*ip)->i.i_size.get() + kBlockSize - 1) / kBlockSize;
+  const std::uint16_t tag = wr::data_write_tag(ctx);
+  std::vector<std::uint8_t> buf(std::size_t{cs} * kBlockSize);
+  std::uint64_t queued = 0;
+  for (std::uint64_t first = 0; first < last; first += cs) {
+    const std::uint64_t cluster = first / cs;
+    auto was = cluster_compressed(ino, cluster);
+    if (!was) return make_error(was.error());
+    // A compressed cluster is rewritten whole (as at writeback); else the
+    // pages below i_size whose slots hold a block or NEW_ADDR.
+    std::vector<bool> dirty(cs, false);
+    bool any = false;
+    for (std::uint32_t k = 0; k < cs; ++k) {
+      if (!*was) {
+        if (first + k >= last) break;
+        auto a = map(ino, first + k, false);
+        if (!a) return make_error(a.error());
+        if (*a == kNullAddr) continue;
+      }
+      dirty[k] = true;
+      any = true;
+    }
+    if (!any) continue;
+    F2FSCORE_TRY(read_cluster(ino, cluster, buf.data()));
+    F2FSCORE_TRY(write_cluster(ino, cluster, buf.data(), dirty, ctx, tag));
+    // The cache's clean pages hold these contents already.
+    queued += cs;
+    if (queued >= wr::kBlocksPerSeg) {
+      F2FSCORE_TRY(io_batch().drain());
+      queued = 0;
+    }
+  }
+  return io_batch().drain();
+}
+
+Result<std::uint64_t> Writer::reserve_compress_blocks(nid_t ino) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(false));
+  return impl_->reserve_compressed(ino);
+}
+
+Status Writer::compress_file(nid_t ino) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(false));
+  return impl_->rewrite_compressed(ino, true);
+}
+
+Status Writer::decompress_file(nid_t ino) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(false));
+  return impl_->rewrite_compressed(ino, false);
+}
+
+// F2FS_IOC_GET_COMPRESS_OPTION (f2fs_ioc_get_compress_option()).
+Result<Writer::CompressOption> Writer::get_compress_option(nid_t ino) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(false));
+  if (!(impl_->sb.feature.get() & feature::compression))
+    return errno_error(Errc::unsupported, EOPNOTSUPP, "writer: the volume has no compression feature (EOPNOTSUPP)");
+  auto ip = impl_->node(ino);
+  if (!ip) return make_error(ip.error());
+  if (!Impl::compressed(**ip))
+    return errno_error(Errc::not_found, ENODATA, fmt("writer: inode %llu is not a compressed file (ENODATA)", ino));
+  return CompressOption{(*ip)->i.extra.i_compress_algorithm, (*ip)->i.extra.i_log_cluster_size};
+}
+
+// F2FS_IOC_SET_COMPRESS_OPTION (f2fs_ioc_set_compress_option()).
+Status Writer::set_compress_option(nid_t ino, const CompressOption& opt) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(false));
+  if (!(impl_->sb.feature.get() & feature::compression))
+    return errno_error(Errc::unsupported, EOPNOTSUPP, "writer: the volume has no compression feature (EOPNOTSUPP)");
+  if (opt.log_cluster_size < 2 || opt.log_cluster_size > 8 || opt.algorithm > wr::kComprLzoRle)
+    return errno_error(Errc::invalid_argument, EINVAL,
+                       fmt("writer: compress option algorithm %llu, log_cluster_size %llu: the algorithm must be 0 to 3 "
+                           "and the log size 2 to 8 (EINVAL)",
+                           opt.algorithm, opt.log_cluster_size));
+  auto ip = impl_->node(ino);
+  if (!ip) return make_error(ip.error());
+  if (!Impl::compressed(**ip))
+    return errno_error(Errc::invalid_argument, EINVAL, fmt("writer: inode %llu is not a compressed file (EINVAL)", ino));
+  F2FSCORE_TRY(impl_->usable(true));
+  if (impl_->dirty_pages(ino) != 0)
+    return errno_error(Errc::busy, EBUSY, fmt("writer: inode %llu has dirty pages (EBUSY)", ino));
+  ip = impl_->node(ino);
+  if (!ip) return make_error(ip.error());
+  if ((*ip)->i.i_blocks.get() > 1)
+    return errno_error(Errc::invalid_argument, EFBIG,
+                       fmt("writer: inode %llu has blocks: its compression options are fixed (EFBIG)", ino));
+  if (!compress_fields_fit(**ip))
+    return errno_error(Errc::unsupported, EOPNOTSUPP,
+                       "writer: the inode's extra attributes have no room for the compression fields");
+  auto& x = (*ip)->i.extra;
+  x.i_compress_algorithm = opt.algorithm;
+  x.i_log_cluster_size = opt.log_cluster_size;
+  // The level in bits 8 and up (COMPRESS_LEVEL_OFFSET): zstd's default.
+  const std::uint16_t level = opt.algorithm == wr::kComprZstd ? 1 : 0;
+  x.i_compress_flag.set(static_cast<std::uint16_t>((x.i_compress_flag.get() & 0xFF) | (level << 8)));
+  impl_->mark_dirty(ino);
+  return {};
 }
 
 }  // namespace f2fscore

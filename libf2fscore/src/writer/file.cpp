@@ -110,9 +110,10 @@ std::uint32_t Writer::Impl::max_inline(const Node& in) const {
 std::uint8_t Writer::Impl::data_type(const Node& in) const {
   if ((in.i.i_mode.get() & 0xF000) == 0x4000) return wr::kHotData;
   if (in.i.i_advise & advise::cold) return wr::kColdData;
-  // f2fs_need_compress_data() (compress_mode fs): a compressed file's data
-  // goes to the cold log, as __get_segment_type_6() puts it.
-  if (compressed(in)) return wr::kColdData;
+  // f2fs_need_compress_data(): a compressed file's data goes to the cold
+  // log, as __get_segment_type_6() puts it (compress_mode user: only while
+  // F2FS_IOC_COMPRESS_FILE rewrites it).
+  if (need_compress_data(in)) return wr::kColdData;
   return wr::kWarmData;
 }
 

@@ -135,7 +135,8 @@ std::uint32_t Writer::Impl::utilization() const { return ipu_space().utilization
 
 Result<IpuWrite> Writer::Impl::ipu_write(nid_t ino, block_t old, const wr::WriteContext& ctx) {
   IpuWrite w;
-  w.has_old_block = old != kNullAddr && old != kNewAddr;
+  // COMPRESS_ADDR: a compressed cluster's header slot being written plain.
+  w.has_old_block = old != kNullAddr && old != kNewAddr && old != kCompressAddr;
   if (w.has_old_block && !in_main(old))
     return make_error(Errc::corrupt, fmt("writer: inode %llu has a data block at %llu, outside the main area", ino, old));
   auto inp = node(ino);

@@ -564,6 +564,18 @@ struct Writer::Impl {
   Status compress_writable(nid_t ino, const disk::Node& in);
   /// Writer::release_compress_blocks() (F2FS_IOC_RELEASE_COMPRESS_BLOCKS).
   Result<std::uint64_t> release_compressed(nid_t ino);
+  /// Writer::reserve_compress_blocks() (F2FS_IOC_RESERVE_COMPRESS_BLOCKS).
+  Result<std::uint64_t> reserve_compressed(nid_t ino);
+  /// Writer::compress_file() (`compress` true) and
+  /// Writer::decompress_file(): every cluster rewritten, compressed when it
+  /// can be or plain.
+  Status rewrite_compressed(nid_t ino, bool compress);
+  /// The inode being compressed by Writer::compress_file()
+  /// (FI_ENABLE_COMPRESS); 0 when none.
+  nid_t enable_compress_ino = 0;
+  /// f2fs_need_compress_data(): full clusters of compressed inode `in` are
+  /// written compressed (compress_mode fs, or user with FI_ENABLE_COMPRESS).
+  bool need_compress_data(const disk::Node& in) const;
 
   // writer/dir.cpp
   Result<nid_t> resolve(std::string_view path, nid_t* parent = nullptr, std::string* leaf = nullptr);

@@ -13,8 +13,12 @@
 // truncated). Errno values are Linux's (f2fs_reserve_compress_blocks(),
 // f2fs_ioc_compress_file(), f2fs_ioc_set_compress_option()).
 #include <cerrno>
+#include <cstdlib>
+#include <fstream>
 #include <gtest/gtest.h>
+#include <map>
 #include <random>
+#include <sstream>
 
 #include "f2fscore/mkfs.hpp"
 #include "writer/writer_test_util.hpp"
@@ -512,6 +516,187 @@ TEST(CompressOption, GetAndSet) {
   EXPECT_EQ(e->raw.i.extra.i_compress_flag.get(), 0x101u) << "zstd level 1 << 8, COMPRESS_CHKSUM kept";
   v->reset();
   check_clean(*dev, "after SET_COMPRESS_OPTION");
+}
+
+
+// ---- The Linux oracle (writer_compress_linux.sh, the /ops directory) -------
+//
+// Step 1b, on the image of WriterCompressOracle.DISABLED_WriteImage: /ops
+// (lz4, clusters of 4) holds rr, released and reserved by us; mixed, written
+// under compress_mode=user and compressed by our COMPRESS_FILE; dec,
+// compressed and decompressed by us. WRITER_IMAGE.ops_expect lists
+// "path sha256" for the guest.
+
+constexpr std::size_t kCl = 4 * 4096;
+
+std::string rr_data() { return text_bytes(10 * kCl) + std::string(4 * kCl, '\0'); }
+
+// Clusters: zero, random, half random and half zero, a hole, zero, half and
+// half, then 2 blocks and 100 bytes of text (plain: not a full cluster).
+// COMPRESS_FILE saves 3 in each zero cluster and 1 in each half cluster
+// (8 KiB of random bytes take 3 blocks with the header): 8.
+std::string mixed_data() {
+  const std::string half = random_bytes(kCl / 2, 3) + std::string(kCl / 2, '\0');
+  return std::string(kCl, '\0') + random_bytes(kCl, 4) + half + std::string(kCl, '\0') + std::string(kCl, '\0') + half +
+         text_bytes(2 * 4096 + 100);
+}
+constexpr std::uint64_t kMixedSaved = 2 * 3 + 2 * 1;
+
+std::string dec_data() { return text_bytes(5 * kCl + 300); }
+
+TEST(WriterCompressOpsOracle, DISABLED_WriteImage) {
+  const char* img = std::getenv("WRITER_IMAGE");
+  ASSERT_NE(img, nullptr) << "set WRITER_IMAGE";
+  auto dev = f2fstest::load_image(img);
+  ASSERT_TRUE(dev);
+  const std::string rr = rr_data(), mixed = mixed_data(), dec = dec_data();
+  std::uint64_t dec_saved = 0;
+  {
+    auto w = Writer::mount(*dev, opts(false));
+    ASSERT_TRUE(w) << w.error().to_string();
+    auto d = (*w)->mkdir("/ops");
+    ASSERT_TRUE(d && (*w)->set_flags(*d, kComprFl, kComprFl));
+    auto f = (*w)->create("/ops/rr");
+    ASSERT_TRUE(f);
+    ASSERT_TRUE((*w)->write(*f, 0, bytes(rr)));
+    ASSERT_TRUE((*w)->sync());
+    const std::uint64_t saved = (*w)->stat(*f)->compr_blocks;
+    EXPECT_GE(saved, 4u * 3);
+    auto rel = (*w)->release_compress_blocks(*f);
+    ASSERT_TRUE(rel);
+    EXPECT_EQ(*rel, saved);
+    auto res = (*w)->reserve_compress_blocks(*f);
+    ASSERT_TRUE(res) << res.error().to_string();
+    EXPECT_EQ(*res, saved);
+    ASSERT_TRUE((*w)->unmount());
+  }
+  {
+    auto w = Writer::mount(*dev, opts(true));
+    ASSERT_TRUE(w) << w.error().to_string();
+    auto m = (*w)->create("/ops/mixed");
+    ASSERT_TRUE(m);
+    ASSERT_TRUE((*w)->write(*m, 0, bytes(mixed.substr(0, 3 * kCl))));
+    ASSERT_TRUE((*w)->write(*m, 4 * kCl, bytes(mixed.substr(4 * kCl))));
+    ASSERT_TRUE((*w)->sync());
+    EXPECT_EQ((*w)->stat(*m)->compr_blocks, 0u);
+    ASSERT_TRUE((*w)->compress_file(*m));
+    EXPECT_EQ((*w)->stat(*m)->compr_blocks, kMixedSaved);
+    auto e = (*w)->create("/ops/dec");
+    ASSERT_TRUE(e);
+    ASSERT_TRUE((*w)->write(*e, 0, bytes(dec)));
+    ASSERT_TRUE((*w)->compress_file(*e));
+    dec_saved = (*w)->stat(*e)->compr_blocks;
+    EXPECT_GT(dec_saved, 0u);
+    ASSERT_TRUE((*w)->decompress_file(*e));
+    EXPECT_EQ((*w)->stat(*e)->compr_blocks, 0u);
+    ASSERT_TRUE((*w)->unmount());
+  }
+  check_clean(*dev, "the /ops files");
+  ASSERT_TRUE(save(*dev, img));
+  std::ofstream(std::string(img) + ".ops_expect")
+      << "/ops/rr " << sha256_hex(rr) << "\n/ops/mixed " << sha256_hex(mixed) << "\n/ops/dec " << sha256_hex(dec) << "\n";
+  std::ofstream(std::string(img) + ".ops_ours") << "dec_compressed " << dec_saved << "\n";
+}
+
+// Step 4b, after Linux (WRITER_IMAGE.ops: "key value" lines the guest
+// wrote): rr reads with Linux's 5000 'L' at 20000; Linux released
+// linrel (its copy of /lz4/zero: 12 zero clusters of 4 and a 2-block tail,
+// so 36 blocks, hand-computed) and we reserve the same 36, then write into
+// it; Linux's COMPRESS_FILE of the same bytes as mixed saved kMixedSaved
+// blocks, as ours, and of dec's text as many as ours (WRITER_IMAGE.ops_ours);
+// Linux's DECOMPRESS_FILE left dec.linux as many blocks
+// as ours left dec. Both checkers clean; WRITER_IMAGE.ops_final lists
+// "path sha256" for Linux to read again.
+TEST(WriterCompressOpsOracle, DISABLED_AfterLinux) {
+  const char* img = std::getenv("WRITER_IMAGE");
+  ASSERT_NE(img, nullptr) << "set WRITER_IMAGE";
+  auto dev = f2fstest::load_image(img);
+  ASSERT_TRUE(dev);
+  std::map<std::string, std::string> said;
+  {
+    std::ifstream in(std::string(img) + ".ops");
+    std::string line;
+    while (std::getline(in, line)) {
+      const auto sp = line.find(' ');
+      if (sp != std::string::npos) said[line.substr(0, sp)] = line.substr(sp + 1);
+    }
+  }
+  for (const char* k : {"linrel_released", "mixed_plain", "mixed_linux", "dec_linux_compressed", "dec_linux"})
+    ASSERT_TRUE(said.count(k)) << "the guest did not report " << k;
+  EXPECT_EQ(said["linrel_released"], "36");
+  EXPECT_EQ(said["mixed_plain"], "0") << "Linux in compress_mode=user writes plain";
+  EXPECT_EQ(said["mixed_linux"], std::to_string(kMixedSaved)) << "Linux's COMPRESS_FILE of the same bytes";
+  EXPECT_EQ(said["dec_linux"], "0");
+  {
+    std::ifstream in(std::string(img) + ".ops_ours");
+    std::string key, ours;
+    ASSERT_TRUE(in >> key >> ours);
+    EXPECT_EQ(said["dec_linux_compressed"], ours) << "COMPRESS_FILE of dec's text: Linux's count, ours";
+  }
+  std::string rr = rr_data();
+  rr.replace(20000, 5000, std::string(5000, 'L'));
+  const std::string mixed = mixed_data();
+  std::map<std::string, std::string> final_data;
+  {
+    auto v = Volume::open(*dev);
+    ASSERT_TRUE(v);
+    auto r = (*v)->resolve("/ops/rr");
+    ASSERT_TRUE(r);
+    EXPECT_TRUE(contents::content_of(**v, *r) == rr) << "rr as Linux wrote it";
+    auto ours = (*v)->resolve("/ops/mixed");
+    auto lin = (*v)->resolve("/ops/mixed.linux");
+    ASSERT_TRUE(ours && lin);
+    EXPECT_TRUE(contents::content_of(**v, *lin) == mixed);
+    EXPECT_EQ(lin->raw.i.extra.i_compr_blocks.get(), ours->raw.i.extra.i_compr_blocks.get());
+    EXPECT_EQ(lin->blocks, ours->blocks) << "the same clusters compressed, the same hole";
+    for (std::uint64_t i = 0; i < 7 * 4; i += 4) {
+      auto a = (*v)->map_block(*ours, i);
+      auto b = (*v)->map_block(*lin, i);
+      ASSERT_TRUE(a && b);
+      EXPECT_EQ(*a == kCompressAddr, *b == kCompressAddr) << "cluster " << i / 4;
+      EXPECT_EQ(*a == 0, *b == 0) << "cluster " << i / 4;
+    }
+    auto d = (*v)->resolve("/ops/dec");
+    auto dl = (*v)->resolve("/ops/dec.linux");
+    ASSERT_TRUE(d && dl);
+    EXPECT_TRUE(contents::content_of(**v, *dl) == dec_data());
+    EXPECT_EQ(dl->blocks, d->blocks);
+    EXPECT_EQ(dl->raw.i.extra.i_compr_blocks.get(), 0u);
+    auto lr = (*v)->resolve("/ops/linrel");
+    ASSERT_TRUE(lr);
+    EXPECT_TRUE(lr->raw.i.i_inline & inline_flag::compress_released);
+    final_data["/ops/linrel"] = contents::content_of(**v, *lr);
+  }
+  {
+    auto w = Writer::mount(*dev, opts(false));
+    ASSERT_TRUE(w) << w.error().to_string();
+    auto lr = (*w)->stat("/ops/linrel", true);
+    ASSERT_TRUE(lr);
+    auto res = (*w)->reserve_compress_blocks(lr->ino);
+    ASSERT_TRUE(res) << res.error().to_string();
+    EXPECT_EQ(std::to_string(*res), said["linrel_released"]) << "we reserve what Linux released";
+    EXPECT_EQ((*w)->stat(lr->ino)->compr_blocks, *res);
+    const std::string patch(5000, 'W');
+    ASSERT_TRUE((*w)->write(lr->ino, 3000, bytes(patch)));
+    final_data["/ops/linrel"].replace(3000, patch.size(), patch);
+    ASSERT_TRUE((*w)->unmount());
+  }
+  final_data["/ops/rr"] = rr;
+  final_data["/ops/mixed.linux"] = mixed;
+  std::string final_expect;
+  {
+    auto v = Volume::open(*dev);
+    ASSERT_TRUE(v);
+    for (const auto& [p, data] : final_data) {
+      auto in = (*v)->resolve(p);
+      ASSERT_TRUE(in) << p;
+      EXPECT_TRUE(contents::content_of(**v, *in) == data) << p;
+      final_expect += p + " " + sha256_hex(data) + "\n";
+    }
+  }
+  check_clean(*dev, "after our reserve of Linux's released file");
+  ASSERT_TRUE(save(*dev, img));
+  std::ofstream(std::string(img) + ".ops_final") << final_expect;
 }
 
 }  // namespace

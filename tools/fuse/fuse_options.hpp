@@ -98,6 +98,29 @@ inline std::string parse_fuse_options(std::string_view list, FuseOptions& o) {
       if (val == "on") o.mount.gc.background = true;
       else if (val == "off") o.mount.gc.background = false;
       else return bad("on or off");
+    } else if (key == "compress_algorithm") {
+      // Linux's names (parse_options() in fs/f2fs/super.c); no ":level".
+      std::uint8_t a = 0;
+      if (val == "lzo") a = 0;
+      else if (val == "lz4") a = 1;
+      else if (val == "zstd") a = 2;
+      else if (val == "lzo-rle") a = 3;
+      else return bad("lzo, lz4, zstd or lzo-rle (no compression level)");
+      o.mount.compression.algorithm = a;
+    } else if (key == "compress_log_size") {
+      unsigned n = 0;
+      if (!need_val() || !detail::parse_number(val, n) || n < 2 || n > 8) return bad("a number in [2, 8]");
+      o.mount.compression.log_size = static_cast<std::uint8_t>(n);
+    } else if (key == "compress_chksum" && !has_val) {
+      o.mount.compression.chksum = true;
+    } else if (key == "compress_extension" || key == "nocompress_extension") {
+      if (!need_val()) return bad("an extension");
+      (key == "compress_extension" ? o.mount.compression.extension : o.mount.compression.nocompress_extension)
+          .emplace_back(val);
+    } else if (key == "compress_mode") {
+      if (val == "fs") o.mount.compression.mode = MountOptions::Compression::Mode::fs;
+      else if (val == "user") o.mount.compression.mode = MountOptions::Compression::Mode::user;
+      else return bad("fs or user");
     } else if (key == "iostat") {
       o.iostat = true;
       o.iostat_file = std::string(val);

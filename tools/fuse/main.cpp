@@ -23,6 +23,7 @@
 #include <linux/fsverity.h>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <string>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -74,6 +75,21 @@ struct Fs {
   bool acl = true;         // the acl mount option
   bool posix_acl = false;  // the kernel evaluates ACLs (FUSE_CAP_POSIX_ACL granted)
   fuse_session* se = nullptr;  ///< for notifications (set before the loop runs)
+  bool compress_user = false;  ///< compress_mode=user
+  /// Open handles with write access per inode (the kernel's i_writecount,
+  /// which F2FS_IOC_RELEASE_COMPRESS_BLOCKS checks).
+  std::mutex writers_mu;
+  std::unordered_map<nid_t, int> writers;
+  void add_writer(nid_t n, int flags, int delta) {
+    if ((flags & O_ACCMODE) == O_RDONLY) return;
+    std::lock_guard<std::mutex> lock(writers_mu);
+    if ((writers[n] += delta) <= 0) writers.erase(n);
+  }
+  int writer_count(nid_t n) {
+    std::lock_guard<std::mutex> lock(writers_mu);
+    auto it = writers.find(n);
+    return it == writers.end() ? 0 : it->second;
+  }
 };
 
 Fs g_fs;
@@ -330,7 +346,11 @@ void op_open(fuse_req_t req, fuse_ino_t fino, fuse_file_info* fi) {
   }
   fi->fh = static_cast<std::uint64_t>(fi->flags);
   fi->keep_cache = 1;  // every change of the data goes through this kernel's cache
-  if (fuse_reply_open(req, fi) == -ENOENT) (void)g_fs.w->release(ino);  // the opener was interrupted
+  g_fs.add_writer(ino, fi->flags, 1);
+  if (fuse_reply_open(req, fi) == -ENOENT) {  // the opener was interrupted
+    g_fs.add_writer(ino, fi->flags, -1);
+    (void)g_fs.w->release(ino);
+  }
 }
 
 void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
@@ -347,7 +367,11 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   e.entry_timeout = g_fs.entry_timeout;
   fi->fh = static_cast<std::uint64_t>(fi->flags);
   fi->keep_cache = 1;
-  if (fuse_reply_create(req, &e, fi) == -ENOENT) (void)g_fs.w->release(*ino);
+  g_fs.add_writer(*ino, fi->flags, 1);
+  if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+    g_fs.add_writer(*ino, fi->flags, -1);
+    (void)g_fs.w->release(*ino);
+  }
 }
 
 void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
@@ -378,7 +402,8 @@ void op_write(fuse_req_t req, fuse_ino_t fino, const char* data, size_t size, of
 
 void op_flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
 
-void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  g_fs.add_writer(to_nid(ino), static_cast<int>(fi->fh), -1);
   auto r = g_fs.w->release(to_nid(ino));
   fuse_reply_err(req, r ? 0 : err(r));
 }
@@ -692,6 +717,13 @@ constexpr unsigned kCheckpoint = 0x0000f507u;  // F2FS_IOC_WRITE_CHECKPOINT, _IO
 constexpr unsigned kDefragment = 0xc010f508u;  // F2FS_IOC_DEFRAGMENT, _IOWR(0xf5, 8, struct f2fs_defragment)
 constexpr unsigned kSetPin = 0x4004f50du;      // F2FS_IOC_SET_PIN_FILE, _IOW(0xf5, 13, __u32)
 constexpr unsigned kGetPin = 0x8004f50eu;      // F2FS_IOC_GET_PIN_FILE, _IOR(0xf5, 14, __u32)
+constexpr unsigned kGetComprBlocks = 0x8008f511u;  // F2FS_IOC_GET_COMPRESS_BLOCKS, _IOR(0xf5, 17, __u64)
+constexpr unsigned kReleaseComprBlocks = 0x8008f512u;  // F2FS_IOC_RELEASE_COMPRESS_BLOCKS, _IOR(0xf5, 18, __u64)
+constexpr unsigned kReserveComprBlocks = 0x8008f513u;  // F2FS_IOC_RESERVE_COMPRESS_BLOCKS, _IOR(0xf5, 19, __u64)
+constexpr unsigned kGetComprOption = 0x8002f515u;  // F2FS_IOC_GET_COMPRESS_OPTION, _IOR(0xf5, 21, struct f2fs_comp_option)
+constexpr unsigned kSetComprOption = 0x4002f516u;  // F2FS_IOC_SET_COMPRESS_OPTION, _IOW(0xf5, 22, struct f2fs_comp_option)
+constexpr unsigned kDecompressFile = 0x0000f517u;  // F2FS_IOC_DECOMPRESS_FILE, _IO(0xf5, 23)
+constexpr unsigned kCompressFile = 0x0000f518u;    // F2FS_IOC_COMPRESS_FILE, _IO(0xf5, 24)
 // fs-verity (include/uapi/linux/fsverity.h). FUSE passes them to a daemon
 // since Linux 6.9 (fuse_setup_enable_verity() / fuse_setup_measure_verity()
 // in fs/fuse/ioctl.c): ENABLE with the salt and then the signature after
@@ -708,7 +740,7 @@ constexpr std::pair<std::uint32_t, std::uint32_t> kXflags[] = {
     {FS_PROJINHERIT_FL, FS_XFLAG_PROJINHERIT}};
 }  // namespace ioc
 
-void op_ioctl(fuse_req_t req, fuse_ino_t fino, unsigned int cmd, void*, fuse_file_info*, unsigned flags,
+void op_ioctl(fuse_req_t req, fuse_ino_t fino, unsigned int cmd, void*, fuse_file_info* fi, unsigned flags,
               const void* in_buf, size_t in_bufsz, size_t out_bufsz) {
   const nid_t ino = to_nid(fino);
   if (flags & FUSE_IOCTL_COMPAT) return (void)fuse_reply_err(req, ENOTTY);
@@ -891,6 +923,77 @@ void op_ioctl(fuse_req_t req, fuse_ino_t fino, unsigned int cmd, void*, fuse_fil
       std::memcpy(out.data(), &h, sizeof h);
       std::memcpy(out.data() + sizeof h, d->digest.data(), d->digest.size());
       return (void)fuse_reply_ioctl(req, 0, out.data(), out.size());
+    }
+    case ioc::kGetComprBlocks: {
+      // f2fs_get_compress_blocks(): EOPNOTSUPP without the feature, EINVAL
+      // for a file that is not compressed.
+      if (out_bufsz < 8) return (void)fuse_reply_err(req, EINVAL);
+      auto st = g_fs.w->stat(ino);
+      if (!st) return (void)fuse_reply_err(req, err(st));
+      auto o = g_fs.w->get_compress_option(ino);  // EOPNOTSUPP, ENODATA
+      if (!o) return (void)fuse_reply_err(req, o.error().sys_errno == ENODATA ? EINVAL : err(o));
+      const std::uint64_t n = st->compr_blocks;
+      return (void)fuse_reply_ioctl(req, 0, &n, sizeof n);
+    }
+    case ioc::kReleaseComprBlocks:
+    case ioc::kReserveComprBlocks: {
+      // f2fs_release_compress_blocks() / f2fs_reserve_compress_blocks():
+      // EROFS; release also EBUSY while another descriptor has the file
+      // open for writing (i_writecount: 1 with this one if it writes, else
+      // 0). The count of blocks comes back as a __u64.
+      if (out_bufsz < 8) return (void)fuse_reply_err(req, EINVAL);
+      const bool release = cmd == ioc::kReleaseComprBlocks;
+      if (g_fs.read_only) {
+        auto o = g_fs.w->get_compress_option(ino);  // EOPNOTSUPP and EINVAL come first
+        if (!o) return (void)fuse_reply_err(req, o.error().sys_errno == ENODATA ? EINVAL : err(o));
+        return (void)fuse_reply_err(req, EROFS);
+      }
+      if (release) {
+        const bool writes = (static_cast<int>(fi->fh) & O_ACCMODE) != O_RDONLY;
+        if (g_fs.writer_count(ino) != (writes ? 1 : 0)) return (void)fuse_reply_err(req, EBUSY);
+      }
+      auto r = release ? g_fs.w->release_compress_blocks(ino) : g_fs.w->reserve_compress_blocks(ino);
+      if (!r) return (void)fuse_reply_err(req, err(r));
+      if (g_fs.se) (void)fuse_lowlevel_notify_inval_inode(g_fs.se, fino, -1, 0);  // i_blocks, ctime
+      const std::uint64_t n = *r;
+      return (void)fuse_reply_ioctl(req, 0, &n, sizeof n);
+    }
+    case ioc::kGetComprOption: {
+      // f2fs_ioc_get_compress_option(): EOPNOTSUPP, ENODATA.
+      if (out_bufsz < 2) return (void)fuse_reply_err(req, EINVAL);
+      auto o = g_fs.w->get_compress_option(ino);
+      if (!o) return (void)fuse_reply_err(req, err(o));
+      const std::uint8_t out[2] = {o->algorithm, o->log_cluster_size};
+      return (void)fuse_reply_ioctl(req, 0, out, sizeof out);
+    }
+    case ioc::kSetComprOption: {
+      // f2fs_ioc_set_compress_option(): EOPNOTSUPP, EBADF for a descriptor
+      // not open for writing, then the writer's checks.
+      if (in_bufsz < 2) return (void)fuse_reply_err(req, EINVAL);
+      const auto* b = static_cast<const std::uint8_t*>(in_buf);
+      if (auto o = g_fs.w->get_compress_option(ino); !o && o.error().sys_errno == EOPNOTSUPP)
+        return (void)fuse_reply_err(req, EOPNOTSUPP);
+      if ((static_cast<int>(fi->fh) & O_ACCMODE) == O_RDONLY) return (void)fuse_reply_err(req, EBADF);
+      if (g_fs.read_only) return (void)fuse_reply_err(req, EROFS);
+      auto r = g_fs.w->set_compress_option(ino, f2fscore::Writer::CompressOption{b[0], b[1]});
+      if (!r) return (void)fuse_reply_err(req, err(r));
+      return (void)fuse_reply_ioctl(req, 0, nullptr, 0);
+    }
+    case ioc::kCompressFile:
+    case ioc::kDecompressFile: {
+      // f2fs_ioc_compress_file() / f2fs_ioc_decompress_file(): EOPNOTSUPP
+      // without the feature or outside compress_mode=user, EBADF for a
+      // descriptor not open for writing, then the writer's checks. Data the
+      // kernel holds dirty (writeback_cache) reaches the daemon at its own
+      // pace: fsync the file first.
+      if (!g_fs.compress_user) return (void)fuse_reply_err(req, EOPNOTSUPP);
+      if (auto o = g_fs.w->get_compress_option(ino); !o && o.error().sys_errno == EOPNOTSUPP)
+        return (void)fuse_reply_err(req, EOPNOTSUPP);
+      if ((static_cast<int>(fi->fh) & O_ACCMODE) == O_RDONLY) return (void)fuse_reply_err(req, EBADF);
+      auto r = cmd == ioc::kCompressFile ? g_fs.w->compress_file(ino) : g_fs.w->decompress_file(ino);
+      if (!r) return (void)fuse_reply_err(req, err(r));
+      if (g_fs.se) (void)fuse_lowlevel_notify_inval_inode(g_fs.se, fino, -1, 0);  // i_blocks
+      return (void)fuse_reply_ioctl(req, 0, nullptr, 0);
     }
     default: return (void)fuse_reply_err(req, ENOTTY);
   }
@@ -1084,6 +1187,7 @@ int main(int argc, char** argv) {
   if (fo.iostat) iostat.set_enabled(true);
   g_fs.w = w->get();
   g_fs.read_only = fo.read_only;
+  g_fs.compress_user = fo.mount.compression.mode == f2fscore::MountOptions::Compression::Mode::user;
   g_fs.attr_timeout = fo.attr_timeout;
   g_fs.entry_timeout = fo.entry_timeout;
   g_fs.writeback_cache = fo.writeback_cache;

@@ -55,6 +55,8 @@ constexpr int kExitOk = ftools::exit_code::ok, kExitFailure = ftools::exit_code:
 const char* kExitHelp =
     "Mount options (-o, comma-separated): ro, rw, ipu_policy=N, min_ipu_util=N, min_fsync_blocks=N,\n"
     "fdatasync_in_place, cache_mib=N, checkpoint_interval=S, discard, nodiscard, background_gc=on|off,\n"
+    "compress_algorithm=lzo|lz4|zstd|lzo-rle, compress_log_size=N, compress_chksum, compress_extension=EXT,\n"
+    "nocompress_extension=EXT, compress_mode=fs|user (volumes with the compression feature),\n"
     "acl, noacl, iostat, writeback_cache, attr_timeout=S, entry_timeout=S, max_write=BYTES, and FUSE's allow_other,\n"
     "allow_root, auto_unmount, fsname=, subtype=, dev, nodev, suid, nosuid, exec, noexec, atime, noatime.\n"
     "The daemon goes to the background once mounted (-f keeps it in the foreground); fusermount3 -u,\n"

@@ -18,7 +18,11 @@
 //   - i_compr_blocks sums cluster size - compressed blocks over the
 //     compressed clusters (f2fs_i_compr_blocks_update());
 //   - compressed clusters are never written in place; GC moves their
-//     blocks as they are (move_data_block()).
+//     blocks as they are (move_data_block());
+//   - under compress_mode=user, clusters are written plain except while
+//     F2FS_IOC_COMPRESS_FILE rewrites the file (FI_ENABLE_COMPRESS);
+//   - F2FS_IOC_RELEASE_COMPRESS_BLOCKS gives the saved blocks' reserve back
+//     to the volume, F2FS_IOC_RESERVE_COMPRESS_BLOCKS takes it again.
 #include <algorithm>
 #include <cerrno>
 #include <cstring>

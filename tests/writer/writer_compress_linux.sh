@@ -26,7 +26,10 @@
 #      decompressed by us.
 #   3b. Linux reads them byte for byte and writes into rr; answers
 #      RESERVE on a file not released (EINVAL) and COMPRESS_FILE in fs mode
-#      (EOPNOTSUPP); copies /lz4/zero to linrel and releases it; under
+#      (EOPNOTSUPP); GET/SET_COMPRESS_OPTION on opt (zstd, clusters of 8,
+#      then 64 KiB of zeroes) and their refusals (ENODATA, EINVAL, EBUSY,
+#      EFBIG);
+#      copies /lz4/zero to linrel and releases it; under
 #      compress_mode=user copies mixed (same hole) and runs its own
 #      COMPRESS_FILE, copies dec and runs COMPRESS_FILE then DECOMPRESS_FILE
 #      (compress_ioctl.c, built here statically, does the ioctls).
@@ -94,8 +97,21 @@ dd if=/dev/zero bs=5000 count=1 2>/dev/null | tr '\000' L | dd of=/mnt/ops/rr bs
 r=$($C reserve /mnt/ops/rr); [ "$r" = "errno 22" ] || fail "RESERVE of a file not released: $r (want EINVAL)"
 r=$($C compress /mnt/ops/dec); [ "$r" = "errno 95" ] || fail "COMPRESS_FILE in fs mode: $r (want EOPNOTSUPP)"
 cp /mnt/lz4/zero /mnt/ops/linrel || fail "cp linrel"
+: > /mnt/ops/opt || fail "create opt"
+: > /mnt/optplain || fail "create optplain"
+r=$($C getopt /mnt/ops/opt); [ "$r" = "1 2" ] || fail "GET_COMPRESS_OPTION: $r"
+r=$($C getopt /mnt/optplain); [ "$r" = "errno 61" ] || fail "GET_COMPRESS_OPTION of a plain file: $r (want ENODATA)"
+r=$($C setopt 2 9 /mnt/ops/opt); [ "$r" = "errno 22" ] || fail "SET_COMPRESS_OPTION log 9: $r (want EINVAL)"
+r=$($C setopt 2 3 /mnt/optplain); [ "$r" = "errno 22" ] || fail "SET_COMPRESS_OPTION of a plain file: $r (want EINVAL)"
+r=$($C setopt 2 3 /mnt/ops/rr); [ "$r" = "errno 16" ] || fail "SET_COMPRESS_OPTION of a file with dirty pages: $r (want EBUSY)"
+sync
+r=$($C setopt 2 3 /mnt/ops/rr); [ "$r" = "errno 27" ] || fail "SET_COMPRESS_OPTION of a file with blocks: $r (want EFBIG)"
+r=$($C setopt 2 3 /mnt/ops/opt); [ "$r" = "ok" ] || fail "SET_COMPRESS_OPTION: $r"
+r=$($C getopt /mnt/ops/opt); [ "$r" = "2 3" ] || fail "GET_COMPRESS_OPTION after SET: $r"
+head -c 65536 /dev/zero > /mnt/ops/opt || fail "write opt"
 sync
 echo "linrel_released $($C release /mnt/ops/linrel)" >> /out/ops
+echo "opt_saved $($C get /mnt/ops/opt)" >> /out/ops
 umount /mnt || fail "umount ops"
 mount -t f2fs -o compress_algorithm=lz4,compress_log_size=2,compress_mode=user /dev/vda /mnt || fail "mount user"
 dd if=/mnt/ops/mixed of=/mnt/ops/mixed.linux bs=16384 count=3 conv=notrunc 2>/dev/null || fail "dd mixed"
@@ -139,6 +155,7 @@ WRITER_IMAGE="$img" run_test AfterLinux back.log
 grep '^i_compr_blocks' "$work/back.log" || true
 cp "$work/out/ops" "$img.ops"
 WRITER_IMAGE="$img" run_ops AfterLinux back_ops.log
+grep "^i_compress_flag" "$work/back_ops.log" || true
 "$repo_root/tests/interop/fsck_clean.sh" "$img" || { echo "writer_compress_linux.sh: FAIL: fsck.f2fs after our changes"; exit 1; }
 cat "$img.final" "$img.ops_final" > "$work/in/final"
 set +e

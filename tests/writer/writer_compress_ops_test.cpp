@@ -13,6 +13,7 @@
 // truncated). Errno values are Linux's (f2fs_reserve_compress_blocks(),
 // f2fs_ioc_compress_file(), f2fs_ioc_set_compress_option()).
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -420,11 +421,19 @@ TEST(CompressUserMode, Refusals) {
     auto z = (*w)->create("/c/z");
     ASSERT_TRUE(z);
     ASSERT_TRUE((*w)->write(*z, 0, bytes(std::string(8 * 4096, '\0'))));
+    ASSERT_TRUE((*w)->sync());
+    const WriterStats s0 = (*w)->stats();
     for (bool c : {true, false}) {
       auto r = c ? (*w)->compress_file(*z) : (*w)->decompress_file(*z);
       ASSERT_FALSE(r);
       EXPECT_EQ(r.error().sys_errno, EOPNOTSUPP) << "compress_mode fs: " << r.error().to_string();
     }
+    auto nr = (*w)->reserve_compress_blocks(*z);
+    ASSERT_FALSE(nr);
+    EXPECT_EQ(nr.error().sys_errno, EINVAL) << "reserve of a file not released";
+    const WriterStats s1 = (*w)->stats();
+    EXPECT_EQ(s1.data_blocks_written, s0.data_blocks_written) << "the refusals wrote nothing";
+    EXPECT_EQ(s1.node_pages_dirty, 0u) << "the refusals changed no node";
     auto p = (*w)->create("/plain");
     ASSERT_TRUE(p);
     ASSERT_TRUE((*w)->release_compress_blocks(*z));
@@ -605,7 +614,9 @@ TEST(WriterCompressOpsOracle, DISABLED_WriteImage) {
 // it; Linux's COMPRESS_FILE of the same bytes as mixed saved kMixedSaved
 // blocks, as ours, and of dec's text as many as ours (WRITER_IMAGE.ops_ours);
 // Linux's DECOMPRESS_FILE left dec.linux as many blocks
-// as ours left dec. Both checkers clean; WRITER_IMAGE.ops_final lists
+// as ours left dec; Linux's SET_COMPRESS_OPTION (zstd, clusters of 8) on
+// opt left the i_compress_flag ours leaves and its zeroes saved 14. Both
+// checkers clean; WRITER_IMAGE.ops_final lists
 // "path sha256" for Linux to read again.
 TEST(WriterCompressOpsOracle, DISABLED_AfterLinux) {
   const char* img = std::getenv("WRITER_IMAGE");
@@ -621,12 +632,13 @@ TEST(WriterCompressOpsOracle, DISABLED_AfterLinux) {
       if (sp != std::string::npos) said[line.substr(0, sp)] = line.substr(sp + 1);
     }
   }
-  for (const char* k : {"linrel_released", "mixed_plain", "mixed_linux", "dec_linux_compressed", "dec_linux"})
+  for (const char* k : {"linrel_released", "mixed_plain", "mixed_linux", "dec_linux_compressed", "dec_linux", "opt_saved"})
     ASSERT_TRUE(said.count(k)) << "the guest did not report " << k;
   EXPECT_EQ(said["linrel_released"], "36");
   EXPECT_EQ(said["mixed_plain"], "0") << "Linux in compress_mode=user writes plain";
   EXPECT_EQ(said["mixed_linux"], std::to_string(kMixedSaved)) << "Linux's COMPRESS_FILE of the same bytes";
   EXPECT_EQ(said["dec_linux"], "0");
+  EXPECT_EQ(said["opt_saved"], "14") << "zstd clusters of 8 after SET_COMPRESS_OPTION: 2 zero clusters save 7 each";
   {
     std::ifstream in(std::string(img) + ".ops_ours");
     std::string key, ours;
@@ -637,6 +649,7 @@ TEST(WriterCompressOpsOracle, DISABLED_AfterLinux) {
   rr.replace(20000, 5000, std::string(5000, 'L'));
   const std::string mixed = mixed_data();
   std::map<std::string, std::string> final_data;
+  std::uint16_t linux_opt_flag = 0;
   {
     auto v = Volume::open(*dev);
     ASSERT_TRUE(v);
@@ -662,6 +675,11 @@ TEST(WriterCompressOpsOracle, DISABLED_AfterLinux) {
     EXPECT_TRUE(contents::content_of(**v, *dl) == dec_data());
     EXPECT_EQ(dl->blocks, d->blocks);
     EXPECT_EQ(dl->raw.i.extra.i_compr_blocks.get(), 0u);
+    auto opt = (*v)->resolve("/ops/opt");
+    ASSERT_TRUE(opt);
+    linux_opt_flag = opt->raw.i.extra.i_compress_flag.get();
+    EXPECT_EQ(opt->raw.i.extra.i_compress_algorithm, 2);
+    EXPECT_EQ(opt->raw.i.extra.i_log_cluster_size, 3);
     auto lr = (*v)->resolve("/ops/linrel");
     ASSERT_TRUE(lr);
     EXPECT_TRUE(lr->raw.i.i_inline & inline_flag::compress_released);
@@ -679,7 +697,23 @@ TEST(WriterCompressOpsOracle, DISABLED_AfterLinux) {
     const std::string patch(5000, 'W');
     ASSERT_TRUE((*w)->write(lr->ino, 3000, bytes(patch)));
     final_data["/ops/linrel"].replace(3000, patch.size(), patch);
+    // Our SET_COMPRESS_OPTION of the same values as Linux's on opt.
+    auto o2 = (*w)->create("/ops/opt2");
+    ASSERT_TRUE(o2);
+    ASSERT_TRUE((*w)->set_compress_option(*o2, Writer::CompressOption{2, 3}));
+    ASSERT_TRUE((*w)->write(*o2, 0, bytes(std::string(65536, '\0'))));
+    ASSERT_TRUE((*w)->sync());
+    EXPECT_EQ(std::to_string((*w)->stat(*o2)->compr_blocks), said["opt_saved"]);
     ASSERT_TRUE((*w)->unmount());
+  }
+  {
+    auto v = Volume::open(*dev);
+    ASSERT_TRUE(v);
+    auto o2 = (*v)->resolve("/ops/opt2");
+    ASSERT_TRUE(o2);
+    EXPECT_EQ(o2->raw.i.extra.i_compress_flag.get(), linux_opt_flag) << "the level bits as Linux sets them";
+    std::printf("i_compress_flag after SET_COMPRESS_OPTION zstd: Linux 0x%x, ours 0x%x\n", linux_opt_flag,
+                o2->raw.i.extra.i_compress_flag.get());
   }
   final_data["/ops/rr"] = rr;
   final_data["/ops/mixed.linux"] = mixed;

@@ -255,6 +255,41 @@ TEST(CompressWriteNoCache, BlockByBlock) {
   check_clean(*dev, "no cache");
 }
 
+// A file appended in writes that do not line up with its clusters, through
+// a page cache of 32 pages that fills many times meanwhile: the writeback of
+// the full cache leaves the cluster being filled dirty, so every whole
+// cluster is stored compressed, as Linux stores a file written at once (its
+// page cache writes the clusters after they filled). Zeroes compress to one
+// block: 40 whole clusters of 16 blocks save 40 x 15 blocks; the 5-block
+// tail is plain.
+TEST(CompressWriteSmallCache, AppendedClustersStayWhole) {
+  auto dev = compr_volume();
+  ASSERT_TRUE(dev);
+  MountOptions mo = opts(1, 4);
+  mo.cache_bytes = 32 * 4096;
+  const std::string data(40 * 16 * 4096 + 5 * 4096, '\0');
+  {
+    auto w = Writer::mount(*dev, mo);
+    ASSERT_TRUE(w);
+    auto f = (*w)->create("/f");
+    ASSERT_TRUE(f);
+    ASSERT_TRUE((*w)->set_flags(*f, kComprFl, kComprFl));
+    for (std::size_t off = 0; off < data.size(); off += 5000) {
+      const std::size_t n = std::min<std::size_t>(5000, data.size() - off);
+      ASSERT_TRUE((*w)->write(*f, off, bytes(data.substr(off, n))));
+    }
+    ASSERT_TRUE((*w)->unmount());
+  }
+  auto v = Volume::open(*dev);
+  ASSERT_TRUE(v);
+  EXPECT_TRUE(read_back(**v, "/f") == data);
+  auto in = (*v)->resolve("/f");
+  ASSERT_TRUE(in);
+  EXPECT_EQ(in->raw.i.extra.i_compr_blocks.get(), 40u * 15u);
+  v->reset();
+  check_clean(*dev, "appended through a small cache");
+}
+
 // GC moves a compressed file's blocks as they are (move_data_block()): after
 // half the files go, GC moves every block out of the segments they were in;
 // the rest read the same and both checkers are clean.

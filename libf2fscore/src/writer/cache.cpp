@@ -569,6 +569,7 @@ Status Writer::Impl::cache_write(nid_t ino, std::uint64_t index, const std::uint
       if (c.ndirty * 2 > c.limit) {
         wr::WriteContext ctx;
         ctx.origin = wr::WriteContext::Origin::writeback;
+        ctx.defer_tail_of = ino;
         F2FSCORE_TRY(writeback(0, ctx));
       }
       c.evict(c.limit - std::max<std::uint64_t>(1, c.limit / 8));
@@ -645,9 +646,18 @@ Status Writer::Impl::writeback(nid_t ino, const wr::WriteContext& ctx0) {
       }
       if (compressed(**inp)) {
         const std::uint32_t cs = cluster_blocks(**inp);
+        // The file being filled keeps its last cluster while not all dirty
+        // (WriteContext::defer_tail_of).
+        std::uint64_t deferred = ~std::uint64_t{0};
+        if (f == ctx.defer_tail_of && !idxs.empty()) {
+          const std::uint64_t tail = idxs.back() / cs;
+          std::uint64_t n = 0;
+          for (auto it = idxs.rbegin(); it != idxs.rend() && *it / cs == tail; ++it) ++n;
+          if (n < cs) deferred = tail;
+        }
         std::uint64_t last = ~std::uint64_t{0};
         for (std::uint64_t i : idxs) {
-          if (i / cs == last) continue;
+          if (i / cs == last || i / cs == deferred) continue;
           last = i / cs;
           failure = writeback_cluster(f, last, ctx, tag);
           if (!failure) break;

@@ -60,6 +60,12 @@ struct WriteContext {
   bool no_ipu = false;
   bool fdatasync = false;  ///< inside fdatasync()
   std::uint64_t file_dirty_pages = 0;  ///< the file's dirty pages when its writeback began
+  /// (writeback of a full cache) The file a write is filling: when it is
+  /// compressed, its last dirty cluster stays dirty while not every page of
+  /// it is, so that an appending writer fills it before it is written (a
+  /// partial cluster goes plain). Linux's page cache, far larger, writes a
+  /// file's clusters back after they filled.
+  nid_t defer_tail_of = 0;
 };
 
 /// (stats) The writer's device: classifies every request for iostat

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# fsync_random_linux.sh TEST_BINARY [--seeds FROM-TO] [--keep K] [--node-cache N]:
+# fsync_random_linux.sh TEST_BINARY [--seeds FROM-TO] [--keep K] [--node-cache N]
+#                       [--vol-seeds FROM-TO]:
 # Linux 6.1 rolls forward the random crash test's cut images as our
 # roll-forward does.
 #
@@ -13,7 +14,13 @@
 #      --seeds 1-40 --keep 3 (the unit test's 40 seeds, 5 boots). The same
 #      seeds run a second time with a node page cache of N pages (default 4;
 #      0: not), so that node writeback between checkpoints ends the chains
-#      Linux walks (FSYNC_CUT_NODE_CACHE).
+#      Linux walks (FSYNC_CUT_NODE_CACHE). The --vol-seeds (default 1-2;
+#      0-0: none) run again, K images each, on a compression volume
+#      (compressed files, their fsyncs checkpoints as in Linux) and on a
+#      quota and project quota volume (files of other owners and projects,
+#      chown and project changes fsynced): Linux rolls those forward too,
+#      and fsck.f2fs -f (step 4) compares the quota files with the usage it
+#      counts after Linux's roll-forward (FSYNC_CUT_VOL).
 #   2. The images are packed as partitions of a few disks (an MS-DOS
 #      partition table, 4 primary partitions a disk, 1 MiB aligned), so one
 #      boot reads up to 24 images (the oracle attaches 8 disks, /in is one);
@@ -30,19 +37,20 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo_root=$(cd "$here/../.." && pwd)
-usage() { echo "usage: fsync_random_linux.sh TEST_BINARY [--seeds FROM-TO] [--keep K] [--node-cache N]" >&2; exit 2; }
+usage() { echo "usage: fsync_random_linux.sh TEST_BINARY [--seeds FROM-TO] [--keep K] [--node-cache N] [--vol-seeds FROM-TO]" >&2; exit 2; }
 [[ $# -ge 1 && -x "$1" ]] || usage
 bin="$1"; shift
-seeds=1-4 keep=2 node_cache=4
+seeds=1-4 keep=2 node_cache=4 vol_seeds=1-2
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --seeds) seeds="$2"; shift 2 ;;
     --keep) keep="$2"; shift 2 ;;
     --node-cache) node_cache="$2"; shift 2 ;;
+    --vol-seeds) vol_seeds="$2"; shift 2 ;;
     *) usage ;;
   esac
 done
-[[ "$seeds" =~ ^[0-9]+-[0-9]+$ && "$keep" =~ ^[0-9]+$ && "$node_cache" =~ ^[0-9]+$ ]] || usage
+[[ "$seeds" =~ ^[0-9]+-[0-9]+$ && "$keep" =~ ^[0-9]+$ && "$node_cache" =~ ^[0-9]+$ && "$vol_seeds" =~ ^[0-9]+-[0-9]+$ ]] || usage
 source "$repo_root/tests/support/oracle_common.sh"
 oracle_setup fsync_random_linux.sh --fsck
 
@@ -60,6 +68,16 @@ if [[ $node_cache -gt 0 ]]; then
     --gtest_also_run_disabled_tests --gtest_filter=FsyncOracle.DISABLED_RandomCutImages > "$work/cuts-wb.log" 2>&1 ||
     { cat "$work/cuts-wb.log"; fail "could not make the cut images with node writeback"; }
   grep -E '^seeds ' "$work/cuts-wb.log" | sed 's/^/node cache '"$node_cache"': /' || true
+fi
+if [[ $vol_seeds != 0-0 ]]; then
+  for vol in compression quota; do
+    FSYNC_CUTS="$work/cuts" FSYNC_CUT_SEEDS="$vol_seeds" FSYNC_CUT_KEEP="$keep" FSYNC_CUT_VOL="$vol" "$bin" \
+      --gtest_also_run_disabled_tests --gtest_filter=FsyncOracle.DISABLED_RandomCutImages > "$work/cuts-$vol.log" 2>&1 ||
+      { cat "$work/cuts-$vol.log"; fail "could not make the cut images on the $vol volume"; }
+    grep -E '^seeds ' "$work/cuts-$vol.log" | sed 's/^/'"$vol"' volume: /' || true
+    n=$(ls "$work"/cuts/cut${vol:0:1}*.img 2>/dev/null | wc -l)
+    [[ $n -gt 0 ]] || fail "no cut image with a chain on the $vol volume"
+  done
 fi
 imgs=()
 for c in "$work"/cuts/*.img; do
@@ -147,4 +165,4 @@ for ((b = 0; b < ${#imgs[@]}; b += per_boot)); do
       cat "$work/fsck.log"; fail "fsck.f2fs -f after Linux recovered $(basename "$img" .img)"; }
   done
 done
-echo "fsync_random_linux.sh: PASS (seeds $seeds: ${read_ok} cut images rolled forward by Linux as by us, fsck.f2fs -f clean, $boots boots)"
+echo "fsync_random_linux.sh: PASS (seeds $seeds, volume seeds $vol_seeds: ${read_ok} cut images rolled forward by Linux as by us, fsck.f2fs -f clean, $boots boots)"

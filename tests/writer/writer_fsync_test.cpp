@@ -1316,7 +1316,7 @@ TEST(FsyncOracle, DISABLED_LongChainImage) {
 // FSYNC_CUT_SEEDS ("FROM-TO", default 1-4), up to FSYNC_CUT_KEEP (default 2)
 // cuts with a chain per seed, each TAG.img with TAG.tree (the tree our
 // roll-forward read, the last checkpoint plus what was fsynced) in
-// FSYNC_CUTS.
+// FSYNC_CUTS; FSYNC_CUT_VOL=compression or quota: on that volume.
 TEST(FsyncOracle, DISABLED_RandomCutImages) {
   const char* out = std::getenv("FSYNC_CUTS");
   ASSERT_NE(out, nullptr) << "set FSYNC_CUTS";
@@ -1327,9 +1327,15 @@ TEST(FsyncOracle, DISABLED_RandomCutImages) {
   if (const char* e = std::getenv("FSYNC_CUT_KEEP")) keep = std::atoi(e);
   std::uint32_t cache = 0;  // FSYNC_CUT_NODE_CACHE: node page cache bound (node writeback)
   if (const char* e = std::getenv("FSYNC_CUT_NODE_CACHE")) cache = static_cast<std::uint32_t>(std::atoi(e));
+  Vol vol = Vol::plain;  // FSYNC_CUT_VOL: "compression" or "quota" (the volumes of random_cut_workload())
+  if (const char* e = std::getenv("FSYNC_CUT_VOL")) {
+    const std::string v = e;
+    ASSERT_TRUE(v == "compression" || v == "quota") << "FSYNC_CUT_VOL: compression or quota, not " << v;
+    vol = v == "compression" ? Vol::compression : Vol::quota;
+  }
   CutResult r;
   for (std::uint32_t seed = from; seed <= to && !::testing::Test::HasFailure(); ++seed)
-    random_cut_run(seed, 40, &r, 0, out, keep, cache);
+    random_cut_run(seed, 40, &r, 0, out, keep, cache, vol);
   std::cout << "seeds " << from << "-" << to << ": cuts " << r.cuts << ", with a chain " << r.with_chain << "\n";
 }
 

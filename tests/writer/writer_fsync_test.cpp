@@ -273,10 +273,17 @@ TEST(Fsync, CheckpointWhereTheKernelWould) {
   ASSERT_OK(w);
   Writer& wr = **w;
   auto st = [&wr] { return wr.stats(); };  // a copy each time (stats() takes the lock)
-  // A directory (CP_NON_REGULAR).
+  // Nothing written since the mount: f2fs_do_sync_file() returns before
+  // need_do_checkpoint(), even for a directory.
+  ASSERT_TRUE(wr.fsync(*wr.lookup("/base")));
+  EXPECT_EQ(st().ipu.fsync_checkpoints, 0u);
+  // A directory with a new entry (CP_NON_REGULAR).
+  ASSERT_TRUE(wr.create("/base/e"));
   ASSERT_TRUE(wr.fsync(*wr.lookup("/base")));
   EXPECT_EQ(st().ipu.fsync_checkpoints, 1u);
   EXPECT_EQ(st().checkpoints, 1u);
+  ASSERT_TRUE(wr.fsync(*wr.lookup("/base")));  // nothing since: no checkpoint
+  EXPECT_EQ(st().ipu.fsync_checkpoints, 1u);
   // A file in a directory made since the checkpoint (CP_NODE_NEED_CP).
   ASSERT_TRUE(wr.mkdir("/fresh"));
   auto x = wr.create("/fresh/x");
@@ -308,7 +315,7 @@ TEST(Fsync, CheckpointWhereTheKernelWould) {
   ASSERT_TRUE(wr.truncate(*big, 100));
   ASSERT_TRUE(wr.fsync(*big));
   EXPECT_EQ(st().ipu.fsync_checkpoints, 3u);
-  EXPECT_EQ(st().ipu.fsyncs, 6u);
+  EXPECT_EQ(st().ipu.fsyncs, 8u);
   EXPECT_EQ(st().ipu.fdatasyncs, 1u);
   ASSERT_TRUE(wr.unmount());
   check_clean(*dev, "after the checkpoint cases");
@@ -686,6 +693,63 @@ Status compress_cut_workload(BlockDevice& dev, const Model& base, const DurableF
   F2FSCORE_TRY(write("/base/c2", 0, text(100, 12)));             // never fsynced
   F2FSCORE_TRY(write("/base/f2", 0, pattern(100, 13)));          // never fsynced
   return {};
+}
+
+// fsync of a compressed file as f2fs_do_sync_file() decides it: data
+// written since its last fsync (FI_APPEND_WRITE, which a checkpoint leaves
+// set) takes a checkpoint (CP_COMPRESSED), which makes every other change
+// durable too; nothing written since its last fsync returns at once, so an
+// unsynced change elsewhere is lost at the power cut. Expected trees from
+// those two rules, read after the Writer is dropped.
+TEST(Fsync, CompressedFileFsyncChecksWhatWasWritten) {
+  Model m;
+  auto dev = base_image(&m, features_of(Vol::compression));
+  ASSERT_TRUE(dev);
+  Model want = m;
+  {
+    MountOptions mo;
+    mo.fixed_time = 1700000500;
+    mo.checkpoint_interval_s = 0;
+    auto w = Writer::mount(*dev, mo);
+    ASSERT_OK(w);
+    Writer& wr = **w;
+    auto c = wr.create("/base/c");
+    ASSERT_OK(c);
+    ASSERT_TRUE(wr.set_flags(*c, kComprFl, kComprFl));
+    const std::string d1 = text(20000, 1);
+    ASSERT_TRUE(wr.write(*c, 0, bytes(d1)));
+    ASSERT_TRUE(wr.fsync(*c));
+    EXPECT_EQ(wr.stats().ipu.fsync_checkpoints, 1u);
+    want["/base/c"] = {false, d1};
+    auto f0 = wr.lookup("/base/f0");
+    ASSERT_OK(f0);
+    ASSERT_TRUE(wr.write(*f0, 0, bytes(pattern(100, 2))));  // never made durable
+    ASSERT_TRUE(wr.fsync(*c));
+    ASSERT_TRUE(wr.fdatasync(*c));
+    EXPECT_EQ(wr.stats().ipu.fsync_checkpoints, 1u) << "nothing written to /base/c since its fsync";
+    EXPECT_EQ(wr.stats().checkpoints, 1u);
+    // Written and then checkpointed by sync(): FI_APPEND_WRITE stays until
+    // the file's next fsync, which takes a checkpoint again.
+    const std::string d2 = text(8000, 3);
+    ASSERT_TRUE(wr.write(*c, 20000, bytes(d2)));
+    ASSERT_TRUE(wr.sync());
+    std::string f0d = m["/base/f0"].data;
+    std::copy_n(pattern(100, 2).begin(), 100, f0d.begin());
+    want["/base/f0"].data = f0d;
+    want["/base/c"].data = d1 + d2;
+    auto f1 = wr.lookup("/base/f1");
+    ASSERT_OK(f1);
+    const std::string p1 = pattern(50, 4);
+    ASSERT_TRUE(wr.write(*f1, 0, bytes(p1)));
+    ASSERT_TRUE(wr.fsync(*c));
+    EXPECT_EQ(wr.stats().ipu.fsync_checkpoints, 2u);
+    std::copy(p1.begin(), p1.end(), want["/base/f1"].data.begin());
+    ASSERT_TRUE(wr.write(*f1, 100, bytes(pattern(50, 5))));  // never made durable
+    ASSERT_TRUE(wr.fsync(*c));
+    EXPECT_EQ(wr.stats().ipu.fsync_checkpoints, 2u);
+  }  // dropped without a checkpoint: a power cut
+  EXPECT_EQ(describe_diff(want, tree_of(*dev)), "");
+  check_clean(*dev, "compressed fsyncs");
 }
 
 TEST(Fsync, CompressionVolumePowerCutAtEveryWrite) {

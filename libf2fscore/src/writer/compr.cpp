@@ -301,6 +301,7 @@ Status Writer::Impl::write_cluster(nid_t ino, std::uint64_t cluster, const std::
       if (valid_data(cur)) invalidate(cur);
       else --reserved_blocks;  // NEW_ADDR (or COMPRESS_ADDR misplaced)
       F2FSCORE_TRY(claim(*a, {*a, dn, static_cast<std::uint16_t>(slot), nm.get(dn).version, false}));
+      append_written.insert(ino);
       F2FSCORE_TRY(io.add(*a, cbuf.data() + std::size_t{k - 1} * kBlockSize, tag));
       ++stats.data_blocks_written;
       ++stats.ipu.data_blocks[static_cast<std::size_t>(why)];

@@ -265,6 +265,7 @@ Result<block_t> Writer::Impl::place_file_block(nid_t ino, std::uint64_t index, s
   if (*old == kNewAddr || *old == kCompressAddr) --reserved_blocks;
   else invalidate(*old);
   F2FSCORE_TRY(claim(*a, {*a, dn, static_cast<std::uint16_t>(slot), nm.get(dn).version, false}));
+  append_written.insert(ino);
   auto dp = node(dn);
   if (!dp) return make_error(dp.error());
   if (dn == ino) (*dp)->i.i_addr[extra_words(**dp) + slot].set(*a);

@@ -296,15 +296,29 @@ struct Fsync {
     std::sort(ns.begin(), ns.end());
     inp = w.node(ino);
     if (!inp) return make_error(inp.error());
-    if (checkpoint_reason(ino, **inp, ns.size())) return checkpoint(datasync);
+    // f2fs_do_sync_file()'s early exit: no data written out of place since
+    // the file's last fsync (FI_APPEND_WRITE) and an inode that needs no
+    // write (need_inode_page_update(): its page clean, checkpointed or
+    // fsynced): nothing to make durable, so neither a checkpoint (whatever
+    // need_do_checkpoint() would say) nor a chain.
+    if (!w.append_written.count(ino) && ns.empty() && !w.nm.page_dirty(ino) && !need_dentry_mark(ino)) return {};
+    if (checkpoint_reason(ino, **inp, ns.size())) {
+      F2FSCORE_TRY(checkpoint(datasync));
+      w.append_written.erase(ino);
+      return {};
+    }
     auto done = write_chain(ino, ns, datasync);
     if (!done) return make_error(done.error());
     if (!*done) {
       w.fsync_chain_next = ~block_t{0};  // no chain continues in this checkpoint
-      return checkpoint(datasync);
+      F2FSCORE_TRY(checkpoint(datasync));
+      w.append_written.erase(ino);
+      return {};
     }
     // The data and the chain durable before fsync returns (f2fs_issue_flush()).
-    return flush(w.dev);
+    F2FSCORE_TRY(flush(w.dev));
+    w.append_written.erase(ino);
+    return {};
   }
 };
 

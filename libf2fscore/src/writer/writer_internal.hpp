@@ -389,6 +389,10 @@ struct Writer::Impl {
   /// checkpoint_ver then: a node chain cannot express a removed node, so
   /// their fsync in that checkpoint takes a checkpoint.
   std::unordered_map<nid_t, std::uint64_t> fsync_lost_nodes;
+  /// Files with data written out of place since their last fsync (the
+  /// kernel's FI_APPEND_WRITE: set by each such write, GC moves included,
+  /// cleared by the file's fsync only, not by checkpoints).
+  std::unordered_set<nid_t> append_written;
   bool fsync_recovering = false;
   /// After node writeback: no fsync chain continues in this checkpoint (a
   /// written-back node in the warm node log ends roll-forward's chain, and

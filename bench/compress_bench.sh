@@ -22,8 +22,8 @@
 # sparse image of SIZE (default 512M) made by `f2fscore-mkfs -O
 # extra_attr,compression`, then timed: `f2fscore-sload -q -c -a ALG -L LOG -f
 # DATA IMG` and `sync IMG` (wall: date +%s%N around it; CPU: user + system
-# from /usr/bin/time). The data set is
-# read once first and stays in the page cache.
+# from /usr/bin/time). The data set is read once first and stays in the
+# page cache.
 # Linux, one boot for every combination (unless --no-linux): one image per
 # algorithm made by `mkfs.f2fs -O extra_attr,compression`; in the guest it
 # is mounted with compress_algorithm=ALG,compress_log_size=LOG once per LOG,
@@ -38,8 +38,9 @@
 # COMPRESS_ADDR, NEW_ADDR or holes), summed; also the blocks the data set
 # takes uncompressed and the ratio. Every image is checked by
 # `f2fscore-fsck -n` and by `fsck.f2fs -f` on a copy
-# (tests/interop/fsck_clean.sh). Files whose block counts differ between the
-# two are listed (up to 10 per combination) in WORKDIR/diff-ALG-LOG.txt.
+# (tests/interop/fsck_clean.sh). Every file whose block count differs
+# between the two is listed in WORKDIR/diff-ALG-LOG.txt. WORKDIR (default a
+# new directory under /var/tmp) is kept: the data set, the images, the lists.
 #
 # Output: per combination, ours (median MiB/s and CPU s over the runs) and
 # Linux's (MiB/s of the one guest run), data blocks of each, ours / Linux

@@ -636,6 +636,63 @@ TEST(Fsync, QuotaVolumePowerCutAtEveryWrite) {
   std::cout << "cuts " << r.cuts << ", with a chain " << r.with_chain << ", rolled forward " << r.recovered << "\n";
 }
 
+// Quota usage after roll-forward, hand-computed from the kernel's rules
+// (per inode one inode and (i_blocks - 1) x 4 KiB to its user, group and
+// project; roll-forward charges what it replays, recover_inode() moving
+// the usage of a changed owner with dquot_transfer()): a new file of
+// 1000:100 with 5 blocks, /base/f1 (3 blocks, 1000:100 in the base image)
+// given to 3000:300 and project 5, both fsynced as chains; an unsynced
+// write to a third file is not charged.
+TEST(Fsync, QuotaUsageAfterRollForward) {
+  Model m;
+  auto dev = base_image(&m, features_of(Vol::quota));
+  ASSERT_TRUE(dev);
+  {
+    MountOptions mo;
+    mo.fixed_time = 1700000600;
+    mo.checkpoint_interval_s = 0;
+    auto w = Writer::mount(*dev, mo);
+    ASSERT_OK(w);
+    Writer& wr = **w;
+    auto q = wr.create("/base/q");
+    ASSERT_OK(q);
+    ASSERT_TRUE(wr.setattr(*q, {.uid = 2000, .gid = 200}));
+    ASSERT_TRUE(wr.write(*q, 0, bytes(pattern(5 * 4096, 1))));
+    ASSERT_TRUE(wr.fsync(*q));
+    auto f1 = wr.lookup("/base/f1");
+    ASSERT_OK(f1);
+    ASSERT_TRUE(wr.setattr(*f1, {.uid = 3000, .gid = 300, .projid = 5}));
+    ASSERT_TRUE(wr.fsync(*f1));
+    auto f0 = wr.lookup("/base/f0");
+    ASSERT_OK(f0);
+    ASSERT_TRUE(wr.write(*f0, 7000, bytes(pattern(3 * 4096, 2))));  // never fsynced
+    EXPECT_EQ(wr.stats().ipu.fsync_checkpoints, 0u) << "both fsyncs must be chains";
+  }  // dropped: a power cut
+  auto w = Writer::mount(*dev);
+  ASSERT_OK(w);
+  EXPECT_GT((*w)->stats().recovered_nodes, 0u);
+  auto usage = [&](std::uint32_t type, std::uint32_t id) {
+    auto u = (*w)->quota_usage(type, id);
+    EXPECT_TRUE(u) << u.error().to_string();
+    using P = std::pair<std::uint64_t, std::uint64_t>;
+    return u ? P(u->inodes, u->space / 4096) : P(~std::uint64_t{0}, ~std::uint64_t{0});
+  };
+  using P = std::pair<std::uint64_t, std::uint64_t>;
+  EXPECT_EQ(usage(0, 2000), P(1, 5));
+  EXPECT_EQ(usage(1, 200), P(1, 5));
+  EXPECT_EQ(usage(0, 3000), P(1, 3));
+  EXPECT_EQ(usage(1, 300), P(1, 3));
+  EXPECT_EQ(usage(2, 5), P(1, 3));
+  EXPECT_EQ(usage(0, 1000), P(0, 0));
+  EXPECT_EQ(usage(1, 100), P(0, 0));
+  // Root owns the root, lost+found, /base, /base/empty, f0 and f2; f2
+  // (13,000 bytes: 4 blocks) is project 7's.
+  EXPECT_EQ(usage(0, 0).first, 6u);
+  EXPECT_EQ(usage(2, 7), P(1, 4));
+  ASSERT_TRUE((*w)->unmount());
+  check_clean(*dev, "quota usage after roll-forward");
+}
+
 // A scripted workload on a compression volume (lz4, clusters of 4 blocks):
 // compressed files with compressible and incompressible clusters and a
 // plain tail cluster, an overwrite and a truncation inside a compressed

@@ -1,10 +1,10 @@
 // fs-verity in the writer (Writer::enable_verity(), measure_verity()).
 //
 // Expected values: the Merkle tree, the fsverity_descriptor and the file
-// digest are computed here by hand from the format of
+// digest are computed by hand from the format of
 // Documentation/filesystems/fsverity.rst (Linux 6.1) with the test
-// support's own SHA-256 (tests/support, FIPS 180-4), not the library's
-// OpenSSL path; the interop build also compares the digest with
+// support's own SHA-256 (verity_reference.hpp), not the library's OpenSSL
+// path; the interop build also compares the digest with
 // fsverity-utils' `fsverity digest` of the same bytes in a host file (the
 // reference implementation; F2FSCORE_REQUIRE_FSVERITY=1 makes its absence
 // a failure). Where the metadata sits (round_up(i_size, 65536), tree top
@@ -20,6 +20,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 
+#include "writer/verity_reference.hpp"
 #include "writer/writer_test_util.hpp"
 
 namespace {
@@ -29,73 +30,10 @@ using namespace writertest;
 constexpr std::uint16_t kReg = 0x8000, kDir = 0x4000, kFifo = 0x1000;
 constexpr std::uint32_t kVerityFl = 0x00100000, kImmutable = 0x10, kInlineData = 0x10000000;
 
-using Bytes = std::vector<std::uint8_t>;
-
-Bytes unhex(const std::string& h) {
-  Bytes b(h.size() / 2);
-  for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::uint8_t>(std::stoul(h.substr(2 * i, 2), nullptr, 16));
-  return b;
-}
-std::string hex(const Bytes& b) {
-  std::string s;
-  char t[3];
-  for (auto c : b) {
-    std::snprintf(t, sizeof t, "%02x", c);
-    s += t;
-  }
-  return s;
-}
-
-// SHA-256(salt padded with zeros to 64 bytes, if any || data).
-Bytes H(const Bytes& salt, const std::uint8_t* p, std::size_t n) {
-  f2fstest::Sha256 s;
-  if (!salt.empty()) {
-    Bytes pad((salt.size() + 63) / 64 * 64, 0);
-    std::copy(salt.begin(), salt.end(), pad.begin());
-    s.update(pad.data(), pad.size());
-  }
-  s.update(p, n);
-  return unhex(s.hex());
-}
-
-struct Expected {
-  Bytes tree;        // the stored tree, top level first
-  Bytes descriptor;  // 256 bytes
-  Bytes digest;
-};
-
-// The fs-verity format written out: 4 KiB blocks, SHA-256, 128 hashes a
-// tree block.
-Expected expected(const std::string& data, const Bytes& salt) {
-  std::vector<Bytes> hashes;
-  for (std::size_t off = 0; off < data.size(); off += 4096) {
-    Bytes blk(4096, 0);
-    std::copy(data.begin() + static_cast<std::ptrdiff_t>(off),
-              data.begin() + static_cast<std::ptrdiff_t>(std::min(data.size(), off + 4096)), blk.begin());
-    hashes.push_back(H(salt, blk.data(), blk.size()));
-  }
-  std::vector<Bytes> levels;  // level 0 first
-  while (hashes.size() > 1) {
-    Bytes lv((hashes.size() + 127) / 128 * 4096, 0);
-    for (std::size_t i = 0; i < hashes.size(); ++i) std::copy(hashes[i].begin(), hashes[i].end(), lv.begin() + static_cast<std::ptrdiff_t>(32 * i));
-    std::vector<Bytes> next;
-    for (std::size_t o = 0; o < lv.size(); o += 4096) next.push_back(H(salt, lv.data() + o, 4096));
-    levels.push_back(std::move(lv));
-    hashes = std::move(next);
-  }
-  Expected e;
-  for (auto it = levels.rbegin(); it != levels.rend(); ++it) e.tree.insert(e.tree.end(), it->begin(), it->end());
-  e.descriptor.assign(256, 0);
-  e.descriptor[0] = 1;   // version
-  e.descriptor[1] = 1;   // FS_VERITY_HASH_ALG_SHA256
-  e.descriptor[2] = 12;  // log_blocksize
-  e.descriptor[3] = static_cast<std::uint8_t>(salt.size());
-  for (int i = 0; i < 8; ++i) e.descriptor[8 + i] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(data.size()) >> (8 * i));
-  if (!hashes.empty()) std::copy(hashes[0].begin(), hashes[0].end(), e.descriptor.begin() + 16);
-  std::copy(salt.begin(), salt.end(), e.descriptor.begin() + 80);
-  e.digest = H({}, e.descriptor.data(), e.descriptor.size());
-  return e;
-}
+using verityref::Bytes;
+using verityref::Expected;
+using verityref::expected;
+using verityref::hex;
 
 std::string pattern(std::size_t n, unsigned seed) {
   std::string s(n, '\0');
@@ -231,10 +169,7 @@ TEST(WriterVerity, TreeDescriptorAndDigestAsTheFormatSays) {
     Bytes loc;
     for (const auto& x : *xs)
       if (x.index == 11 && x.name == "v") loc.assign(x.value.begin(), x.value.end());
-    const std::uint64_t pos = (cases[i].size + 65535) / 65536 * 65536 + made[i].second.tree.size();
-    Bytes want = {1, 0, 0, 0, 0, 1, 0, 0};  // version 1, size 256
-    for (int k = 0; k < 8; ++k) want.push_back(static_cast<std::uint8_t>(pos >> (8 * k)));
-    EXPECT_EQ(hex(loc), hex(want)) << "f" << i;
+    EXPECT_EQ(hex(loc), hex(verityref::location(cases[i].size, made[i].second))) << "f" << i;
   }
   v->reset();
   check_clean(*dev, "after enabling fs-verity");

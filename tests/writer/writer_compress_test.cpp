@@ -290,6 +290,41 @@ TEST(CompressWriteSmallCache, AppendedClustersStayWhole) {
   check_clean(*dev, "appended through a small cache");
 }
 
+// A compressed cluster rewritten whole with bytes that do not compress is
+// stored plain (f2fs_write_raw_pages()): its header slot (COMPRESS_ADDR)
+// takes a data block as a reserved slot does, and the cluster saves nothing
+// (i_compr_blocks back to 0, hand-computed: one cluster, now plain), by
+// fsync and by sync.
+TEST(CompressWrite, CompressedClusterRewrittenPlain) {
+  for (const bool use_fsync : {true, false}) {
+    auto dev = compr_volume();
+    ASSERT_TRUE(dev);
+    const std::size_t cluster_bytes = 4 * 4096;
+    const std::string plain = random_bytes(cluster_bytes, 9);
+    {
+      auto w = Writer::mount(*dev, opts(1, 2));
+      ASSERT_TRUE(w);
+      auto d = (*w)->mkdir("/c");
+      ASSERT_TRUE(d && (*w)->set_flags(*d, kComprFl, kComprFl));
+      auto f = (*w)->create("/c/f");
+      ASSERT_TRUE(f);
+      ASSERT_TRUE((*w)->write(*f, 0, bytes(std::string(cluster_bytes, 'a'))));
+      ASSERT_TRUE((*w)->sync());
+      EXPECT_EQ((*w)->stat(*f)->compr_blocks, 3u) << "a cluster of one byte value compresses to one block";
+      ASSERT_TRUE((*w)->write(*f, 0, bytes(plain)));
+      auto s = use_fsync ? (*w)->fsync(*f) : (*w)->sync();
+      ASSERT_TRUE(s) << s.error().to_string();
+      EXPECT_EQ((*w)->stat(*f)->compr_blocks, 0u);
+      ASSERT_TRUE((*w)->unmount());
+    }
+    auto v = Volume::open(*dev);
+    ASSERT_TRUE(v);
+    EXPECT_TRUE(read_back(**v, "/c/f") == plain);
+    v->reset();
+    check_clean(*dev, use_fsync ? "cluster rewritten plain, fsync" : "cluster rewritten plain, sync");
+  }
+}
+
 // GC moves a compressed file's blocks as they are (move_data_block()): after
 // half the files go, GC moves every block out of the segments they were in;
 // the rest read the same and both checkers are clean.

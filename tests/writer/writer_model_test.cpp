@@ -16,6 +16,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
@@ -24,6 +26,8 @@
 #include <sstream>
 
 #include "f2fscore/casefold.hpp"
+#include "f2fscore/file_handle.hpp"
+#include "writer/verity_reference.hpp"
 #include "writer/writer_test_util.hpp"
 
 namespace {
@@ -43,6 +47,12 @@ struct MInode {
   std::uint32_t inline_xattr = 200;  ///< bytes of its inline xattr area (new inodes: 50 words)
   std::uint64_t reserved_past_eof = 0;  ///< keep_size fallocate bytes past i_size (an upper bound)
   bool cf = false;  ///< F2FS_CASEFOLD_FL (directories)
+  // The feature sets' state (Runner's "Feature sets" section).
+  bool compr = false;     ///< F2FS_COMPR_FL (files and directories)
+  bool released = false;  ///< compressed blocks released: the data is read-only
+  bool verity = false;    ///< fs-verity: the data is read-only
+  std::string verity_salt;
+  char blocks = 0;  ///< whether the file holds data blocks: 0 none, 1 some, 2 not known
 };
 
 // The key Linux matches a name by in a casefolded directory, for the names
@@ -186,6 +196,19 @@ struct Profile {
   /// casefolded, names come in mixed case with ß, KELVIN SIGN and É, paths
   /// are given in other cases, directories get +F and lose it.
   bool casefold = false;
+
+  // ---- Feature sets (the operations in Runner's "Feature sets" section) ----
+  /// Compression (features must hold feature::compression): these mount
+  /// options, /z made with F2FS_COMPR_FL, names ending in .txt (compress_extension)
+  /// and .raw (nocompress_extension), data in compressible runs and random
+  /// bytes, cluster-aligned writes, +c / -c on files and directories,
+  /// release_compress_blocks(), explicit GC.
+  std::optional<MountOptions::Compression> compression;
+  /// fs-verity (features must hold feature::verity): enable_verity() on
+  /// closed files with salts of 0 to 32 bytes; after each mount every verity
+  /// file measures as verity_reference.hpp computes from the model's data;
+  /// explicit GC.
+  bool verity = false;
 };
 
 class Runner {
@@ -252,7 +275,7 @@ class Runner {
     // Long names, up to 255 bytes (254 on a casefold volume: fsck.f2fs 1.15
     // hashes a name folding to 255 bytes as Linux does not).
     if (r(40) == 0) return std::string(200 + r(pr_.casefold ? 55 : 56), static_cast<char>('A' + r(26)));
-    if (!pr_.casefold) return std::string(1, "fdlxyz"[r(6)]) + std::to_string(r(3000));
+    if (!pr_.casefold) return std::string(1, "fdlxyz"[r(6)]) + std::to_string(r(3000)) + compr_suffix();
     static const char* const kSuffix[] = {"", "", "", "-\xc3\x9f", "-SS", "-ss", "-\xe2\x84\xaa", "-k", "-K",
                                           "-\xc3\x89", "-\xc3\xa9", "-e\xcc\x81", "-E\xcc\x81"};
     std::string n = std::string(1, (r(2) ? "fdlxyz" : "FDLXYZ")[r(6)]) + std::to_string(r(20)) + kSuffix[r(13)];
@@ -296,10 +319,13 @@ class Runner {
     const bool crash = phase_ > 0 && phase_ + 1 < pr_.phases && r(4) == 0;  // ends with sync, no unmount
     MountOptions mo;
     mo.fixed_time = now_;
+    if (pr_.compression) mo.compression = *pr_.compression;
     auto w = Writer::mount(*dev_, mo);
     ASSERT_TRUE(w) << ctx() << ": mount: " << w.error().to_string();
     w_ = w->get();
     if (phase_ == 0 && !adopted_) setup();
+    check_verity_files();
+    if (::testing::Test::HasFailure()) return;
     for (op_ = 0; op_ < pr_.ops && !::testing::Test::HasFailure(); ++op_) step();
     if (::testing::Test::HasFailure()) return;
     if (crash) {
@@ -341,6 +367,7 @@ class Runner {
       EXPECT_TRUE(orph2->empty()) << ctx() << ": orphans left after the mount that should free them";
     }
     check_volume(*dev_, m_.tree(), ctx() + " after unmount");
+    check_feature_inodes();
   }
 
   // Read-only: the tree reads back through the writer, every change is
@@ -455,6 +482,14 @@ class Runner {
   }
 
   void setup() {
+    if (pr_.compression) {
+      auto z = w_->mkdir("/z");
+      ASSERT_TRUE(z);
+      ASSERT_OK(w_->set_flags(*z, iflag::compr, iflag::compr));
+      MInode& n = add("/z", 'd');
+      n.compr = true;
+      n.ino = *z;
+    }
     if (pr_.casefold) {
       auto cf = w_->mkdir("/cf");
       ASSERT_TRUE(cf);
@@ -506,6 +541,7 @@ class Runner {
 
   // One random operation, checked against the model.
   void step() {
+    if ((pr_.compression || pr_.verity) && r(100) < 12) return feature_step();
     const int kind = static_cast<int>(r(1000));
     auto dirs = pick('d');
     auto files = pick('f');
@@ -542,7 +578,9 @@ class Runner {
       return;
     }
     ASSERT_TRUE(f) << ctx() << " create " << p << ": " << f.error().to_string();
-    add(p, 'f', 0640).ino = *f;
+    MInode& n = add(p, 'f', 0640);
+    n.ino = *f;
+    new_inode_compr(p, n);
   }
 
   void op_mkdir(const std::vector<std::string>& dirs) {
@@ -558,6 +596,8 @@ class Runner {
     MInode& n = add(p, 'd', 0750);
     n.ino = *d;
     n.cf = m_.casefolded(parent);  // inherited (f2fs_new_inode())
+    new_inode_compr(p, n);
+    if (::testing::Test::HasFailure()) return;
     if (!pr_.casefold) return;
     auto fl = w_->get_flags(*d);
     ASSERT_TRUE(fl);
@@ -612,10 +652,22 @@ class Runner {
       off = r(static_cast<std::uint32_t>(d.size() - len + 1));
     }
     std::string buf(len, '\0');
-    const std::uint32_t s = static_cast<std::uint32_t>(rng_());
-    for (std::size_t i = 0; i < len; ++i) buf[i] = static_cast<char>((s >> (i % 24)) + i * 131);
+    if (pr_.compression) {
+      cluster_aligned(off, len);
+      buf = compr_data(len);
+    } else {
+      const std::uint32_t s = static_cast<std::uint32_t>(rng_());
+      for (std::size_t i = 0; i < len; ++i) buf[i] = static_cast<char>((s >> (i % 24)) + i * 131);
+    }
     auto w = w_->write(ino, off, bytes(buf));
+    if (data_read_only(*n)) {
+      ASSERT_FALSE(w) << ctx() << " write to a file whose data is read-only";
+      EXPECT_EQ(w.error().sys_errno, EPERM) << ctx() << " write to a read-only file: " << w.error().to_string();
+      unchanged(*n, ino, "write");
+      return;
+    }
     ASSERT_TRUE(w) << ctx() << " write " << len << " at " << off << ": " << w.error().to_string();
+    n->blocks = 1;
     if (d.size() < off + len) d.resize(off + len, '\0');
     d.replace(off, len, buf);
     touch(*n);
@@ -626,8 +678,20 @@ class Runner {
     if (!n) return;
     std::uint64_t size = r(3) == 0 ? 0 : r(static_cast<std::uint32_t>(n->data.size() + 30000));
     if (size > n->data.size() && over_budget(size)) size = 0;
+    if (data_read_only(*n)) {
+      // Released compressed files: only a cut is refused (the writer's
+      // rule; a growing truncate is not tried).
+      if (n->released && !n->verity && size > n->data.size()) return;
+      auto t = w_->truncate(ino, size);
+      ASSERT_FALSE(t) << ctx() << " truncate of a file whose data is read-only";
+      EXPECT_EQ(t.error().sys_errno, EPERM) << ctx() << " truncate of a read-only file: " << t.error().to_string();
+      unchanged(*n, ino, "truncate");
+      return;
+    }
     auto t = w_->truncate(ino, size);
     ASSERT_TRUE(t) << ctx() << " truncate " << size << ": " << t.error().to_string();
+    if (size == 0) n->blocks = 0;
+    else if (size < n->data.size() && n->blocks) n->blocks = 2;
     if (size < n->data.size()) n->reserved_past_eof = 0;  // blocks past the new end are freed
     n->data.resize(size, '\0');
     touch(*n);
@@ -644,7 +708,19 @@ class Runner {
     const std::uint64_t len = 1 + (r(8) == 0 ? r(4u << 20) : r(70000));
     if (!(mode & falloc::punch_hole) && over_budget(off + len)) return;
     auto f = w_->fallocate(ino, mode, off, len);
+    if (n->verity || n->compr) {
+      // fs-verity: EPERM (fsverity_prepare_setattr() and the writer's
+      // refusal of every mode); compressed: EOPNOTSUPP for punch_hole and
+      // zero_range (f2fs_fallocate() in Linux 6.1), and for preallocation,
+      // which the writer does not do in clusters (Writer::fallocate()).
+      ASSERT_FALSE(f) << ctx() << " fallocate on a " << (n->verity ? "verity" : "compressed") << " file";
+      EXPECT_EQ(f.error().sys_errno, n->verity ? EPERM : EOPNOTSUPP) << ctx() << " fallocate: " << f.error().to_string();
+      unchanged(*n, ino, "fallocate");
+      return;
+    }
     ASSERT_TRUE(f) << ctx() << " fallocate mode " << mode << " " << off << "+" << len << ": " << f.error().to_string();
+    if (mode == 0 || mode == falloc::keep_size) n->blocks = 1;
+    else if (n->blocks || (mode & falloc::zero_range)) n->blocks = 2;
     const bool keep = mode & falloc::keep_size;
     if (keep && !(mode & falloc::punch_hole) && off + len > d.size()) n->reserved_past_eof += off + len - std::min<std::uint64_t>(off, d.size()) + kBlockSize;
     if (mode & falloc::punch_hole) {
@@ -673,7 +749,7 @@ class Runner {
     auto u = w_->unlink(vary(p));
     ASSERT_TRUE(u) << ctx() << " unlink " << p << ": " << u.error().to_string();
     m_.paths.erase(p);
-    if (m_.names(id)) m_.inodes.at(id).ctime = now();
+    m_.inodes.at(id).ctime = now();  // also at link count 0 (f2fs_drop_nlink()): an open file keeps it
     m_.forget_if_unused(id);
   }
 
@@ -724,7 +800,7 @@ class Runner {
     if (texists) {
       const int tid = m_.paths.at(to);
       m_.paths.erase(to);
-      if (m_.names(tid)) m_.inodes.at(tid).ctime = now();
+      m_.inodes.at(tid).ctime = now();
       m_.forget_if_unused(tid);
     }
     std::vector<std::pair<std::string, int>> moved;
@@ -957,6 +1033,346 @@ class Runner {
     EXPECT_EQ(st->size, n->data.size());
   }
 
+
+  // ---- Feature sets: compression, fs-verity ----
+
+  // is_extension_exist(name, ext, false) in fs/f2fs/namei.c: "name.ext"
+  // with a byte before the dot, the extension compared without case.
+  static bool has_ext(const std::string& leaf, const std::string& ext) {
+    if (leaf.size() < ext.size() + 2 || leaf[leaf.size() - ext.size() - 1] != '.') return false;
+    for (std::size_t k = 0; k < ext.size(); ++k)
+      if (std::tolower(static_cast<unsigned char>(leaf[leaf.size() - ext.size() + k])) != std::tolower(static_cast<unsigned char>(ext[k])))
+        return false;
+    return true;
+  }
+
+  std::string compr_suffix() {
+    if (!pr_.compression || r(3)) return "";
+    static const char* const kExt[] = {".txt", ".TXT", ".raw", ".c"};
+    return kExt[r(4)];
+  }
+
+  static bool data_read_only(const MInode& n) { return n.released || n.verity; }
+
+  // A refused call changed nothing the model keeps: size, mtime, ctime.
+  void unchanged(const MInode& n, nid_t ino, const char* what) {
+    ++counts_.refused;
+    auto st = w_->stat(ino);
+    ASSERT_TRUE(st) << ctx() << " stat after a refused " << what;
+    EXPECT_EQ(st->size, n.data.size()) << ctx() << " size after a refused " << what;
+    EXPECT_TRUE(st->mtime == n.mtime && st->ctime == n.ctime) << ctx() << " times after a refused " << what;
+  }
+
+  // A new inode's F2FS_COMPR_FL, as set_compress_new_inode() in
+  // fs/f2fs/namei.c (Linux 6.1): a regular file named with a
+  // nocompress_extension is not compressed, one named with a
+  // compress_extension is; otherwise (and for a directory) the parent's
+  // flag. Checked through get_flags().
+  void new_inode_compr(const std::string& p, MInode& n) {
+    if (!pr_.compression) return;
+    const std::string parent = p.substr(0, p.rfind('/')), leaf = p.substr(p.rfind('/') + 1);
+    bool want = m_.at(parent).compr;
+    if (n.type == 'f') {
+      bool decided = false;
+      for (const auto& e : pr_.compression->nocompress_extension)
+        if (!decided && has_ext(leaf, e)) want = false, decided = true;
+      for (const auto& e : pr_.compression->extension)
+        if (!decided && has_ext(leaf, e)) want = true, decided = true;
+    }
+    n.compr = want;
+    counts_.compr_new += want;
+    auto fl = w_->get_flags(n.ino);
+    ASSERT_TRUE(fl) << ctx() << " get_flags " << p;
+    EXPECT_EQ((*fl & iflag::compr) != 0, want) << ctx() << " F2FS_COMPR_FL of new " << p;
+  }
+
+  // A third of the writes on a compression volume cover whole clusters
+  // (a full cluster in the cache is what gets compressed).
+  void cluster_aligned(std::uint64_t& off, std::size_t& len) {
+    if (r(3)) return;
+    const std::uint64_t cb = std::uint64_t{kBlockSize} << pr_.compression->log_size.value_or(2);
+    off = off / cb * cb;
+    len = static_cast<std::size_t>((len + cb - 1) / cb * cb);
+  }
+
+  // Data that compresses (runs of one byte, zeroes) or does not (random
+  // bytes), or both in one write.
+  std::string compr_data(std::size_t len) {
+    std::string b(len, '\0');
+    const std::uint32_t kind = r(4);
+    if (kind == 2) return b;  // zeroes
+    auto random_fill = [&](std::size_t from, std::size_t to) {
+      for (std::size_t i = from; i < to; i += 8) {
+        std::uint64_t x = rng_();
+        for (std::size_t k = i; k < std::min(to, i + 8); ++k, x >>= 8) b[k] = static_cast<char>(x);
+      }
+    };
+    if (kind == 1) {
+      random_fill(0, len);
+      return b;
+    }
+    for (std::size_t i = 0; i < len;) {  // runs; kind 3: random blocks among them
+      const std::size_t n = std::min<std::size_t>(len - i, 1 + r(kind == 3 ? 4096 : 12000));
+      if (kind == 3 && r(3) == 0) random_fill(i, i + n);
+      else std::fill(b.begin() + static_cast<std::ptrdiff_t>(i), b.begin() + static_cast<std::ptrdiff_t>(i + n), static_cast<char>(r(256)));
+      i += n;
+    }
+    return b;
+  }
+
+  void feature_step() {
+    const std::uint32_t k = r(100);
+    auto files = pick('f');
+    if (k < 12 || files.empty()) return op_gc();
+    if (pr_.compression) {
+      if (k < 55) return op_compr_flag();
+      if (k < 67) return op_release(files);
+      return op_compr_stat(files);
+    }
+    if (k < 70) return op_verity(files);
+    return op_verity_refusals(files);
+  }
+
+  // Foreground GC of one or two victims (F2FS_IOC_GARBAGE_COLLECT): the
+  // model does not change. Half the time it first gives GC something to
+  // move: two new files written in turns of 256 KiB, each turn fsynced (so
+  // their blocks alternate on the device), then one of them unlinked.
+  void op_gc() {
+    if (r(2) && !over_budget(4u << 20)) {
+      auto dirs = pick('d');
+      std::string keep, drop;
+      nid_t ino[2] = {0, 0};
+      for (int k = 0; k < 2; ++k) {
+        const std::string p = any(dirs) + "/gc" + std::to_string(gc_files_++) + (k ? "-gone" : "");
+        if (m_.find(p)) return;
+        auto f = w_->create(p, 0640);
+        ASSERT_TRUE(f) << ctx() << " create " << p << ": " << f.error().to_string();
+        MInode& n = add(p, 'f', 0640);
+        n.ino = ino[k] = *f;
+        new_inode_compr(p, n);
+        (k ? drop : keep) = p;
+      }
+      for (std::uint64_t off = 0; off < (2u << 20); off += 256u << 10)
+        for (int k = 0; k < 2; ++k) {
+          MInode& n = m_.at(k ? drop : keep);
+          const std::string buf = pr_.compression ? compr_data(256u << 10) : std::string(256u << 10, static_cast<char>('a' + r(26)));
+          ASSERT_TRUE(w_->write(ino[k], off, bytes(buf))) << ctx() << " gc fill";
+          n.data += buf;
+          n.blocks = 1;
+          touch(n);
+          ASSERT_TRUE(w_->fsync(ino[k])) << ctx() << " gc fill fsync";
+        }
+      ASSERT_TRUE(w_->unlink(drop)) << ctx() << " unlink " << drop;
+      const int id = m_.paths.at(drop);
+      m_.paths.erase(drop);
+      m_.inodes.erase(id);
+    }
+    const std::uint64_t before = w_->stats().gc.data_blocks_moved;
+    auto g = w_->gc(1 + r(2));
+    ASSERT_TRUE(g) << ctx() << " gc: " << g.error().to_string();
+    ++counts_.gc;
+    counts_.gc_moved += w_->stats().gc.data_blocks_moved - before;
+  }
+
+  // +c / -c (FS_IOC_SETFLAGS, f2fs_setflags_common() in Linux 6.1): on a
+  // directory always; on a regular file only while it has no data blocks
+  // (F2FS_HAS_BLOCKS(): EINVAL). Files whose blocks the model does not
+  // know (after a cut or a punch), released or verity files are left out.
+  void op_compr_flag() {
+    std::vector<std::string> c;
+    for (const auto& p : pick('*')) {
+      const MInode& n = m_.at(p);
+      if (n.type == 'd' || (n.type == 'f' && n.blocks != 2 && !data_read_only(n))) c.push_back(p);
+    }
+    if (c.empty()) return;
+    const std::string p = any(c);
+    MInode& n = m_.at(p);
+    auto ino = ino_of(p);
+    ASSERT_TRUE(ino) << ctx() << " lookup " << p;
+    const bool set = !n.compr;
+    auto s = w_->set_flags(*ino, set ? iflag::compr : 0, iflag::compr);
+    if (n.type == 'f' && n.blocks == 1) {
+      ASSERT_FALSE(s) << ctx() << (set ? " +c" : " -c") << " on " << p << ", which has data blocks";
+      EXPECT_EQ(s.error().sys_errno, EINVAL) << ctx() << " " << s.error().to_string();
+      ++counts_.compr_flag_refused;
+      unchanged(n, *ino, "set_flags");
+      return;
+    }
+    ASSERT_TRUE(s) << ctx() << (set ? " +c" : " -c") << " on " << p << ": " << s.error().to_string();
+    n.compr = set;
+    n.ctime = now();
+    ++counts_.compr_flag;
+  }
+
+  // F2FS_IOC_RELEASE_COMPRESS_BLOCKS, mostly on compressed files: EINVAL on
+  // others and on released ones; after it the file's data is read-only.
+  void op_release(const std::vector<std::string>& files) {
+    std::vector<std::string> c;
+    for (const auto& p : files)
+      if (m_.at(p).compr && !m_.at(p).released) c.push_back(p);
+    const std::string p = c.empty() || r(5) == 0 ? any(files) : any(c);
+    MInode& n = m_.at(p);
+    auto ino = ino_of(p);
+    ASSERT_TRUE(ino) << ctx() << " lookup " << p;
+    auto rel = w_->release_compress_blocks(*ino);
+    if (!n.compr || n.released) {
+      ASSERT_FALSE(rel) << ctx() << " release_compress_blocks on " << p << (n.compr ? ", released already" : ", not compressed");
+      EXPECT_EQ(rel.error().sys_errno, EINVAL) << ctx() << " " << rel.error().to_string();
+      unchanged(n, *ino, "release_compress_blocks");
+      return;
+    }
+    ASSERT_TRUE(rel) << ctx() << " release_compress_blocks " << p << ": " << rel.error().to_string();
+    n.released = true;
+    n.ctime = now();
+    ++counts_.released;
+    counts_.released_blocks += *rel;
+    auto st = w_->stat(*ino);
+    ASSERT_TRUE(st);
+    EXPECT_EQ(st->compr_blocks, 0u) << ctx() << " i_compr_blocks of released " << p;
+  }
+
+  // A file's compression flag, released state (i_compr_blocks 0) and
+  // contents through the writer.
+  void op_compr_stat(const std::vector<std::string>& files) {
+    auto [n, ino] = target_file(files);
+    if (!n) return;
+    auto st = w_->stat(ino);
+    ASSERT_TRUE(st);
+    EXPECT_EQ((st->flags & iflag::compr) != 0, n->compr) << ctx() << " F2FS_COMPR_FL of inode " << ino;
+    if (!n->compr || n->released) EXPECT_EQ(st->compr_blocks, 0u) << ctx() << " i_compr_blocks of inode " << ino;
+    op_verify_file(*n, ino);
+  }
+
+  void op_verify_file(const MInode& n, nid_t ino) {
+    std::string back(n.data.size(), '\0');
+    auto got = w_->read(ino, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(back.data()), back.size()));
+    ASSERT_TRUE(got) << ctx() << " read: " << got.error().to_string();
+    EXPECT_TRUE(back == n.data) << ctx() << " inode " << ino << " reads back otherwise";
+  }
+
+  // FS_IOC_ENABLE_VERITY on a closed file (a salt of 1 to 32 bytes at
+  // times), then FS_IOC_MEASURE_VERITY equals the reference digest of the
+  // model's data; the verity xattr holds the descriptor's location
+  // (verityref::location()); on a verity file EEXIST.
+  void op_verity(const std::vector<std::string>& files) {
+    std::vector<std::string> c;
+    for (const auto& p : files)
+      if (m_.at(p).opens == 0) c.push_back(p);
+    if (c.empty()) return;
+    const std::string p = any(c);
+    MInode& n = m_.at(p);
+    auto ino = ino_of(p);
+    ASSERT_TRUE(ino) << ctx() << " lookup " << p;
+    Writer::VerityOptions o;
+    if (r(3) == 0) o.salt.resize(1 + r(32));
+    for (auto& b : o.salt) b = static_cast<std::uint8_t>(r(256));
+    auto s = w_->enable_verity(*ino, o);
+    if (n.verity) {
+      ASSERT_FALSE(s) << ctx() << " enable_verity twice on " << p;
+      EXPECT_EQ(s.error().sys_errno, EEXIST) << ctx() << " " << s.error().to_string();
+      unchanged(n, *ino, "enable_verity");
+      return;
+    }
+    if (!s && s.error().code == Errc::unsupported && s.error().message.find("OpenSSL") != std::string::npos) {
+      no_openssl_ = true;
+      return;
+    }
+    ASSERT_TRUE(s) << ctx() << " enable_verity " << p << ": " << s.error().to_string();
+    n.verity = true;
+    n.verity_salt.assign(o.salt.begin(), o.salt.end());
+    n.ctime = now();  // the xattr's f2fs_setxattr() (f2fs_end_enable_verity())
+    ++counts_.verity;
+    const auto loc = verityref::location(n.data.size(), verityref::expected(n.data, o.salt));
+    n.xattrs[{11, "v"}] = std::string(loc.begin(), loc.end());
+    check_digest(n, *ino, p);
+  }
+
+  void check_digest(const MInode& n, nid_t ino, const std::string& what) {
+    ++counts_.digests;
+    auto d = w_->measure_verity(ino);
+    ASSERT_TRUE(d) << ctx() << " measure_verity " << what << ": " << d.error().to_string();
+    EXPECT_EQ(d->algorithm, 1u);
+    const verityref::Bytes salt(n.verity_salt.begin(), n.verity_salt.end());
+    EXPECT_EQ(verityref::hex(d->digest), verityref::hex(verityref::expected(n.data, salt).digest))
+        << ctx() << " digest of " << what << " (" << n.data.size() << " bytes, salt " << salt.size() << ")";
+  }
+
+  // A verity file refuses an open for writing (EPERM, fsverity_file_open()).
+  void op_verity_refusals(const std::vector<std::string>& files) {
+    std::vector<std::string> c;
+    for (const auto& p : files)
+      if (m_.at(p).verity) c.push_back(p);
+    if (c.empty()) return;
+    const std::string p = any(c);
+    auto ino = ino_of(p);
+    ASSERT_TRUE(ino) << ctx() << " lookup " << p;
+    auto o = w_->open(*ino, r(2) ? open_flag::wronly : open_flag::rdwr);
+    ASSERT_FALSE(o) << ctx() << " open for writing of verity file " << p;
+    EXPECT_EQ(o.error().sys_errno, EPERM) << ctx() << " " << o.error().to_string();
+    unchanged(m_.at(p), *ino, "open for writing");
+  }
+
+  // After each session, through our reader: every inode's F2FS_COMPR_FL,
+  // released state and verity bit as the model has them; the blocks saved
+  // (i_compr_blocks) are counted, 0 in released files.
+  void check_feature_inodes() {
+    if (!pr_.compression && !pr_.verity) return;
+    auto v = Volume::open(*dev_);
+    ASSERT_TRUE(v);
+    for (const auto& [id, n] : m_.inodes) {
+      if (n.ino == 0) continue;
+      auto in = (*v)->read_inode(n.ino);
+      ASSERT_TRUE(in) << ctx() << " inode " << n.ino;
+      EXPECT_EQ(in->is_compressed(), n.compr) << ctx() << " F2FS_COMPR_FL of inode " << n.ino;
+      EXPECT_EQ(in->is_verity(), n.verity) << ctx() << " verity bit of inode " << n.ino;
+      EXPECT_EQ((in->raw.i.i_inline & disk::inline_flag::compress_released) != 0, n.released)
+          << ctx() << " F2FS_COMPRESS_RELEASED of inode " << n.ino;
+      const std::uint64_t saved = in->is_compressed() ? in->raw.i.extra.i_compr_blocks.get() : 0;
+      if (n.released) EXPECT_EQ(saved, 0u) << ctx() << " i_compr_blocks of released inode " << n.ino;
+      counts_.saved_blocks_seen += saved;
+      counts_.compressed_files_seen += n.compr && n.type == 'f';
+    }
+  }
+
+ public:
+  /// What the feature sets' operations did (summed over the sessions).
+  struct Counts {
+    std::uint64_t compr_new = 0, compr_flag = 0, compr_flag_refused = 0, released = 0, released_blocks = 0, gc = 0,
+                  gc_moved = 0, verity = 0, digests = 0, refused = 0, saved_blocks_seen = 0, compressed_files_seen = 0;
+  };
+  const Counts& counts() const { return counts_; }
+  std::string counts_line() const {
+    const Counts& c = counts_;
+    char b[400];
+    std::snprintf(b, sizeof b,
+                  "seed %u: compressed new %llu, +c/-c %llu (EINVAL %llu), released %llu (%llu blocks), gc %llu (%llu "
+                  "blocks moved), verity %llu, digests %llu, refusals %llu; after unmounts: compressed files %llu, "
+                  "i_compr_blocks %llu",
+                  seed_, (unsigned long long)c.compr_new, (unsigned long long)c.compr_flag,
+                  (unsigned long long)c.compr_flag_refused, (unsigned long long)c.released,
+                  (unsigned long long)c.released_blocks, (unsigned long long)c.gc, (unsigned long long)c.gc_moved,
+                  (unsigned long long)c.verity, (unsigned long long)c.digests, (unsigned long long)c.refused,
+                  (unsigned long long)c.compressed_files_seen, (unsigned long long)c.saved_blocks_seen);
+    return b;
+  }
+
+ private:
+  Counts counts_;
+
+  // After each mount: every verity file measures as its data says.
+  void check_verity_files() {
+    if (!pr_.verity) return;
+    for (const auto& [id, n] : m_.inodes)
+      if (n.verity) check_digest(n, n.ino, "inode " + std::to_string(n.ino) + " after the mount");
+  }
+
+ public:
+  bool no_openssl() const { return no_openssl_; }
+
+ private:
+  bool no_openssl_ = false;
+  int gc_files_ = 0;
+
   std::uint32_t seed_;
   Profile pr_;
   std::mt19937_64 rng_;
@@ -1133,6 +1549,92 @@ TEST(WriterModelNs, WideAndDeep) {
   p.deep = 40;
   Runner(21, p).run();
 }
+
+// ---- Feature sets: compression (4 algorithms x clusters of 4 and 16
+// blocks) and fs-verity. Unit: one seed each; WRITER_MODEL_SEEDS and the
+// interop build (fsck.f2fs -f after every unmount) run more. ----
+
+struct ComprSet {
+  const char* name;
+  std::uint8_t algorithm, log_size;
+  std::uint32_t seed;  ///< the unit seed; the interop build runs seed + 1 and seed + 101 too
+};
+const ComprSet kComprSets[] = {{"lzo_log2", 0, 2, 51},    {"lzo_log4", 0, 4, 53},   {"lz4_log2", 1, 2, 55},
+                               {"lz4_log4", 1, 4, 57},    {"zstd_log2", 2, 2, 59},  {"zstd_log4", 2, 4, 61},
+                               {"lzorle_log2", 3, 2, 63}, {"lzorle_log4", 3, 4, 65}};
+
+Profile compression_profile(const ComprSet& c, std::uint32_t seed) {
+  Profile p;
+  p.features = kRichFeatures | feature::compression;
+  p.phases = 5;
+  p.ops = 200;
+  MountOptions::Compression o;
+  o.algorithm = c.algorithm;
+  o.log_size = c.log_size;
+  o.chksum = seed % 2 == 0;
+  o.extension = {"txt"};
+  o.nocompress_extension = {"raw"};
+  p.compression = o;
+  return p;
+}
+
+class WriterModelCompr : public ::testing::TestWithParam<ComprSet> {};
+
+TEST_P(WriterModelCompr, Seeds) {
+  const ComprSet& c = GetParam();
+  for (std::uint32_t seed : seeds_from_env({c.seed})) {
+    Runner run(seed, compression_profile(c, seed));
+    run.run();
+    std::printf("%s %s\n", c.name, run.counts_line().c_str());
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sets, WriterModelCompr, ::testing::ValuesIn(kComprSets),
+                         [](const ::testing::TestParamInfo<ComprSet>& i) { return std::string(i.param.name); });
+
+// A build whose CMake found OpenSSL (VERITY_EXPECT_OPENSSL) must enable
+// verity; elsewhere a library without it skips the set.
+void verity_seeds(std::vector<std::uint32_t> seeds, int phases, int ops) {
+  for (std::uint32_t seed : seeds_from_env(std::move(seeds))) {
+    Profile p;
+    p.features = kRichFeatures | feature::verity;
+    p.verity = true;
+    p.phases = phases;
+    p.ops = ops;
+    Runner run(seed, p);
+    run.run();
+    std::printf("verity %s\n", run.counts_line().c_str());
+    if (run.no_openssl()) {
+#ifdef VERITY_EXPECT_OPENSSL
+      FAIL() << "enable_verity: no OpenSSL in a build that found it";
+#else
+      if (f2fstest::required("OPENSSL")) FAIL() << "enable_verity: no OpenSSL and F2FSCORE_REQUIRE_OPENSSL=1";
+      GTEST_SKIP() << "built without OpenSSL: no fs-verity";
+#endif
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(WriterModelVerity, Seeds) { verity_seeds({71, 72}, 5, 200); }
+
+#ifdef WRITER_WITH_FSCK
+TEST_P(WriterModelCompr, MoreSeeds) {
+  const ComprSet& c = GetParam();
+  for (std::uint32_t seed : seeds_from_env({c.seed + 1, c.seed + 101})) {
+    Profile p = compression_profile(c, seed);
+    p.phases = 6;
+    p.ops = 250;
+    Runner run(seed, p);
+    run.run();
+    std::printf("%s %s\n", c.name, run.counts_line().c_str());
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(WriterModelVerity, MoreSeeds) { verity_seeds({73, 74, 75}, 6, 250); }
+#endif
 
 #ifdef WRITER_WITH_FSCK
 // Interop seeds: more sessions and operations, files up to 64 MiB.

@@ -19,6 +19,15 @@
 #      volume and two more sessions of random operations run on it (each
 #      checked by our reader, our checker and fsck.f2fs -f).
 #   4. Linux mounts the result: its manifest equals ours.
+# In the boot of step 2 Linux also reads two more model runs' images (three
+# sessions each, both checkers clean): the compression set's (zstd, clusters
+# of 16 blocks; mounted with the same compress options), whose manifest,
+# F2FS_COMPR_FL of every file and directory (FS_IOC_GETFLAGS) must equal the
+# model's, and the verity set's, whose manifest (every verity file read
+# whole: fs-verity checks each block against our tree), verity flags and
+# FS_IOC_MEASURE_VERITY digests (verity_measure.c, built statically here;
+# against verity_reference.hpp over the model's data) must too; fsck.f2fs
+# -f is clean on both after.
 # xattrs: user.* and trusted.* with printable values (gtool in the guest).
 # Exit: 0 passed; 1 failed; 2 usage; 77 skipped (no oracle or fsck.f2fs),
 # 1 instead with F2FSCORE_REQUIRE_ORACLE=1 (resp. F2FSCORE_REQUIRE_FSCK=1).
@@ -41,6 +50,15 @@ WRITER_IMAGE="$img" run_test WriteImage gen.log
 "$repo_root/tests/interop/fsck_clean.sh" "$img" || { echo "writer_model_linux.sh: FAIL: fsck.f2fs after our writer"; exit 1; }
 mkdir -p "$work/in" "$work/out"
 cp "$img.manifest" "$work/in/expect.manifest"
+for set in c v; do
+  [[ $set == c ]] && t=WriteCompressImage || t=WriteVerityImage
+  WRITER_IMAGE="$work/$set.img" run_test "$t" "gen-$set.log"
+  for x in manifest flags verity; do cp "$work/$set.img.$x" "$work/in/$set.$x"; done
+done
+if ! gcc -O2 -static -o "$work/in/verity_measure" "$here/verity_measure.c" 2>"$work/cc.log"; then
+  [[ "${F2FSCORE_REQUIRE_ORACLE:-0}" == 1 ]] && { echo "writer_model_linux.sh: FAIL: cannot build verity_measure.c statically"; exit 1; }
+  echo "writer_model_linux.sh: note: no static verity_measure, digests not measured in Linux"
+fi
 
 # The manifest, as DISABLED_* make it from our reader (writer_test_util.hpp).
 cat > "$work/in/manifest.sh" <<'MANIFEST'
@@ -69,6 +87,29 @@ if ! cmp -s /in/expect.manifest /tmp/before; then
   diff /in/expect.manifest /tmp/before | head -40; fail "Linux reads a tree different from the model's"
 fi
 echo "GUEST: $(wc -l < /tmp/before) paths read as the model says"
+# The compression and verity sets' images: read, flags, digests.
+feature_image() {  # DEV SET MOUNT-OPTIONS
+  mount -t f2fs ${3:+-o "$3"} "$1" /mnt2 || fail "mount $2 image"
+  sh /in/manifest.sh /mnt2 > /tmp/$2 || fail "manifest of the $2 image"
+  if ! cmp -s /in/$2.manifest /tmp/$2; then
+    diff /in/$2.manifest /tmp/$2 | head -40; fail "Linux reads the $2 image otherwise than the model"
+  fi
+  while read -r p c v; do
+    f=$(gtool ioctl-flags "/mnt2$p") || fail "FS_IOC_GETFLAGS $p"
+    [ "$(( (f >> 2) & 1 )) $(( (f >> 20) & 1 ))" = "$c $v" ] || fail "$2 image, $p: flags $f, the model says compr $c verity $v"
+  done < /in/$2.flags
+  n=0
+  if [ -x /in/verity_measure ]; then
+    while read -r p d; do
+      [ "$(/in/verity_measure "/mnt2$p")" = "$d" ] || fail "$p: Linux measures $(/in/verity_measure "/mnt2$p"), the model $d"
+      n=$((n+1))
+    done < /in/$2.verity
+  fi
+  umount /mnt2 || fail "umount $2 image"
+  echo "GUEST: $2 image: $(wc -l < /tmp/$2) paths, $(wc -l < /in/$2.flags) flags, $n digests as the model says"
+}
+feature_image /dev/vdb c compress_algorithm=zstd,compress_log_size=4,compress_chksum,compress_extension=txt,nocompress_extension=raw
+feature_image /dev/vdc v ""
 # Linux's changes.
 mkdir /mnt/linux || fail mkdir
 gtool pwrite /mnt/linux/p 0 300000 7 || fail pwrite
@@ -94,10 +135,13 @@ echo "GUEST OK: changes made, $(wc -l < /out/after.manifest) paths"
 GUEST
 
 set +e
-"$oracle" --timeout "${ORACLE_TIMEOUT:-400}" --in "$work/in" --out "$work/out" "$work/guest.sh" "$img"
+"$oracle" --timeout "${ORACLE_TIMEOUT:-400}" --in "$work/in" --out "$work/out" "$work/guest.sh" "$img" "$work/c.img" "$work/v.img"
 orc=$?
 set -e
 [[ $orc -eq 0 ]] || { echo "writer_model_linux.sh: FAIL: Linux (status $orc)"; exit 1; }
+for set in c v; do
+  "$repo_root/tests/interop/fsck_clean.sh" "$work/$set.img" || { echo "writer_model_linux.sh: FAIL: fsck.f2fs on the $set image after Linux"; exit 1; }
+done
 [[ -s "$work/out/after.manifest" ]] || { echo "writer_model_linux.sh: FAIL: no manifest from Linux"; exit 1; }
 "$repo_root/tests/interop/fsck_clean.sh" "$img" || { echo "writer_model_linux.sh: FAIL: fsck.f2fs after Linux"; exit 1; }
 WRITER_IMAGE="$img" WRITER_LINUX_MANIFEST="$work/out/after.manifest" run_test AfterLinux back.log

@@ -1455,6 +1455,61 @@ TEST(WriterModelOracle, DISABLED_WriteImage) {
   std::ofstream(std::string(out) + ".manifest", std::ios::binary) << manifest(**v);
 }
 
+// The compression and verity sets' images Linux reads in the same boot
+// (/dev/vdb, /dev/vdc): a model run of three sessions, both checkers clean;
+// writes WRITER_IMAGE, WRITER_IMAGE.manifest, WRITER_IMAGE.flags ("path
+// compr verity", 0 or 1, from the model, for files and directories) and
+// WRITER_IMAGE.verity ("path sha256:digest" of each verity file, from
+// verity_reference.hpp over the model's data).
+void write_feature_image(const Profile& p, std::uint32_t seed) {
+  const char* out = std::getenv("WRITER_IMAGE");
+  ASSERT_NE(out, nullptr) << "set WRITER_IMAGE";
+  Runner run(seed, p);
+  run.run();
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  ASSERT_FALSE(run.no_openssl()) << "fs-verity needs OpenSSL";
+  BlockDevice& dev = run.device();
+  our_fsck_clean(dev, "feature image");
+  fsck_f2fs_clean(dev, "feature image");
+  ASSERT_TRUE(save(dev, out));
+  auto v = Volume::open(dev);
+  ASSERT_TRUE(v);
+  std::ofstream(std::string(out) + ".manifest", std::ios::binary) << manifest(**v);
+  std::ofstream flags(std::string(out) + ".flags", std::ios::binary), ver(std::string(out) + ".verity", std::ios::binary);
+  std::set<int> measured;
+  for (const auto& [path, id] : run.model().paths) {
+    const MInode& n = run.model().inodes.at(id);
+    if (path.empty() || (n.type != 'f' && n.type != 'd')) continue;
+    flags << path << " " << n.compr << " " << n.verity << "\n";
+    if (n.verity && measured.insert(id).second) {
+      const verityref::Bytes salt(n.verity_salt.begin(), n.verity_salt.end());
+      ver << path << " sha256:" << verityref::hex(verityref::expected(n.data, salt).digest) << "\n";
+    }
+  }
+}
+
+TEST(WriterModelOracle, DISABLED_WriteCompressImage) {
+  Profile p = oracle_profile();
+  p.deep = 0;
+  p.features = kRichFeatures | feature::compression;
+  MountOptions::Compression c;
+  c.algorithm = 2;  // zstd, clusters of 16 blocks: as writer_model_linux.sh mounts it
+  c.log_size = 4;
+  c.chksum = true;
+  c.extension = {"txt"};
+  c.nocompress_extension = {"raw"};
+  p.compression = c;
+  write_feature_image(p, 79);
+}
+
+TEST(WriterModelOracle, DISABLED_WriteVerityImage) {
+  Profile p = oracle_profile();
+  p.deep = 0;
+  p.features = kRichFeatures | feature::verity;
+  p.verity = true;
+  write_feature_image(p, 80);
+}
+
 // After Linux changed the image: our reader's manifest equals the one Linux
 // made (WRITER_LINUX_MANIFEST); then the model is read from the volume and
 // two more sessions of random operations run on it (each checked); writes

@@ -300,7 +300,9 @@ inline std::string manifest(Volume& v) {
     }
     std::vector<std::string> xs;
     if (auto x = v.xattrs(*in)) {
-      for (const auto& e : *x) xs.push_back(e.full_name() + "=" + e.value);
+      for (const auto& e : *x)
+        if (e.index != disk::xattr_index::verity)  // fs-verity's own, which listxattr(2) does not give
+          xs.push_back(e.full_name() + "=" + e.value);
     } else {
       xs.push_back("XATTR-ERROR");
     }

@@ -640,7 +640,9 @@ class Writer {
   /// held in reserve (cluster size less its compressed blocks: the
   /// COMPRESS_ADDR slot and the saved ones) leave valid_block_count,
   /// i_blocks and i_compr_blocks (0 after). The file's data can then no
-  /// longer be written, truncated or fallocated (EPERM), as in Linux until
+  /// longer be written or cut by truncate() (EPERM; a truncate that grows
+  /// i_size is done, no block added) and fallocate() is EOPNOTSUPP as on
+  /// any compressed file, as in Linux until
   /// F2FS_IOC_RESERVE_COMPRESS_BLOCKS; it reads as before. sload.f2fs -r
   /// leaves files so. Returns the blocks released (0 for a file whose
   /// clusters save nothing). Errors: unsupported (EOPNOTSUPP) without the

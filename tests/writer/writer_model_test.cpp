@@ -252,7 +252,7 @@ class Runner {
         if (::testing::Test::HasFailure()) return;
       }
       session();
-      if (::testing::Test::HasFailure()) return;
+      if (::testing::Test::HasFailure() || !codec_missing_.empty()) return;
     }
   }
 
@@ -325,6 +325,10 @@ class Runner {
     mo.fixed_time = now_;
     if (pr_.compression) mo.compression = *pr_.compression;
     auto w = Writer::mount(*dev_, mo);
+    if (!w && pr_.compression && phase_ == 0 && w.error().code == Errc::unsupported) {
+      codec_missing_ = w.error().to_string();  // a build without the set's codec (cross builds)
+      return;
+    }
     ASSERT_TRUE(w) << ctx() << ": mount: " << w.error().to_string();
     w_ = w->get();
     if (phase_ == 0 && !adopted_) setup();
@@ -1371,9 +1375,12 @@ class Runner {
 
  public:
   bool no_openssl() const { return no_openssl_; }
+  /// Why the compression set's first mount was refused as unsupported ("": it was not).
+  const std::string& codec_missing() const { return codec_missing_; }
 
  private:
   bool no_openssl_ = false;
+  std::string codec_missing_;
   int gc_files_ = 0;
 
   std::uint32_t seed_;
@@ -1643,6 +1650,7 @@ TEST_P(WriterModelCompr, Seeds) {
   for (std::uint32_t seed : seeds_from_env({c.seed})) {
     Runner run(seed, compression_profile(c, seed));
     run.run();
+    if (!run.codec_missing().empty()) GTEST_SKIP() << run.codec_missing();
     std::printf("%s %s\n", c.name, run.counts_line().c_str());
     if (::testing::Test::HasFailure()) return;
   }
@@ -1686,6 +1694,7 @@ TEST_P(WriterModelCompr, MoreSeeds) {
     p.ops = 250;
     Runner run(seed, p);
     run.run();
+    if (!run.codec_missing().empty()) GTEST_SKIP() << run.codec_missing();
     std::printf("%s %s\n", c.name, run.counts_line().c_str());
     if (::testing::Test::HasFailure()) return;
   }

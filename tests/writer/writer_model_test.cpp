@@ -54,6 +54,7 @@ struct MInode {
   // The feature sets' state (Runner's "Feature sets" section).
   bool compr = false;     ///< F2FS_COMPR_FL (files and directories)
   bool released = false;  ///< compressed blocks released: the data is read-only
+  std::uint64_t released_blocks = 0;  ///< what the last release gave back
   bool verity = false;    ///< fs-verity: the data is read-only
   std::string verity_salt;
   char blocks = 0;  ///< whether the file holds data blocks: 0 none, 1 some, 2 not known
@@ -206,7 +207,7 @@ struct Profile {
   /// options, /z made with F2FS_COMPR_FL, names ending in .txt (compress_extension)
   /// and .raw (nocompress_extension), data in compressible runs and random
   /// bytes, cluster-aligned writes, +c / -c on files and directories,
-  /// release_compress_blocks(), explicit GC.
+  /// release_compress_blocks() and reserve_compress_blocks(), explicit GC.
   std::optional<MountOptions::Compression> compression;
   /// fs-verity (features must hold feature::verity): enable_verity() on
   /// closed files with salts of 0 to 32 bytes; after each mount every verity
@@ -1133,7 +1134,8 @@ class Runner {
     if (k < 12 || files.empty()) return op_gc();
     if (pr_.compression) {
       if (k < 55) return op_compr_flag();
-      if (k < 67) return op_release(files);
+      if (k < 62) return op_release(files);
+      if (k < 67) return op_reserve(files);
       return op_compr_stat(files);
     }
     if (k < 70) return op_verity(files);
@@ -1230,12 +1232,43 @@ class Runner {
     }
     ASSERT_TRUE(rel) << ctx() << " release_compress_blocks " << p << ": " << rel.error().to_string();
     n.released = true;
+    n.released_blocks = *rel;
     n.ctime = now();
     ++counts_.released;
     counts_.released_blocks += *rel;
     auto st = w_->stat(*ino);
     ASSERT_TRUE(st);
     EXPECT_EQ(st->compr_blocks, 0u) << ctx() << " i_compr_blocks of released " << p;
+  }
+
+  // F2FS_IOC_RESERVE_COMPRESS_BLOCKS, mostly on released files: EINVAL on
+  // files not compressed or not released; it takes back what the release
+  // gave (each compressed cluster its size less its compressed blocks, the
+  // COMPRESS_ADDR slot included), and i_compr_blocks is that count again;
+  // the file is writable again.
+  void op_reserve(const std::vector<std::string>& files) {
+    std::vector<std::string> c;
+    for (const auto& p : files)
+      if (m_.at(p).released) c.push_back(p);
+    const std::string p = c.empty() || r(5) == 0 ? any(files) : any(c);
+    MInode& n = m_.at(p);
+    auto ino = ino_of(p);
+    ASSERT_TRUE(ino) << ctx() << " lookup " << p;
+    auto res = w_->reserve_compress_blocks(*ino);
+    if (!n.compr || !n.released) {
+      ASSERT_FALSE(res) << ctx() << " reserve_compress_blocks on " << p << (n.compr ? ", not released" : ", not compressed");
+      EXPECT_EQ(res.error().sys_errno, EINVAL) << ctx() << " " << res.error().to_string();
+      unchanged(n, *ino, "reserve_compress_blocks");
+      return;
+    }
+    ASSERT_TRUE(res) << ctx() << " reserve_compress_blocks " << p << ": " << res.error().to_string();
+    EXPECT_EQ(*res, n.released_blocks) << ctx() << " blocks reserved back in " << p;
+    n.released = false;
+    n.ctime = now();
+    ++counts_.reserved;
+    auto st = w_->stat(*ino);
+    ASSERT_TRUE(st);
+    EXPECT_EQ(st->compr_blocks, *res) << ctx() << " i_compr_blocks of " << p << " after the reserve";
   }
 
   // A file's compression flag, released state (i_compr_blocks 0) and
@@ -1344,7 +1377,7 @@ class Runner {
  public:
   /// What the feature sets' operations did (summed over the sessions).
   struct Counts {
-    std::uint64_t compr_new = 0, compr_flag = 0, compr_flag_refused = 0, released = 0, released_blocks = 0, gc = 0,
+    std::uint64_t compr_new = 0, compr_flag = 0, compr_flag_refused = 0, released = 0, released_blocks = 0, reserved = 0, gc = 0,
                   gc_moved = 0, verity = 0, digests = 0, refused = 0, saved_blocks_seen = 0, compressed_files_seen = 0;
   };
   const Counts& counts() const { return counts_; }
@@ -1352,12 +1385,12 @@ class Runner {
     const Counts& c = counts_;
     char b[400];
     std::snprintf(b, sizeof b,
-                  "seed %u: compressed new %llu, +c/-c %llu (EINVAL %llu), released %llu (%llu blocks), gc %llu (%llu "
+                  "seed %u: compressed new %llu, +c/-c %llu (EINVAL %llu), released %llu (%llu blocks), reserved %llu, gc %llu (%llu "
                   "blocks moved), verity %llu, digests %llu, refusals %llu; after unmounts: compressed files %llu, "
                   "i_compr_blocks %llu",
                   seed_, (unsigned long long)c.compr_new, (unsigned long long)c.compr_flag,
                   (unsigned long long)c.compr_flag_refused, (unsigned long long)c.released,
-                  (unsigned long long)c.released_blocks, (unsigned long long)c.gc, (unsigned long long)c.gc_moved,
+                  (unsigned long long)c.released_blocks, (unsigned long long)c.reserved, (unsigned long long)c.gc, (unsigned long long)c.gc_moved,
                   (unsigned long long)c.verity, (unsigned long long)c.digests, (unsigned long long)c.refused,
                   (unsigned long long)c.compressed_files_seen, (unsigned long long)c.saved_blocks_seen);
     return b;

@@ -409,7 +409,7 @@ class Writer {
   /// (f2fs_recover_fsync_data() in fs/f2fs/recovery.c;
   /// WriterStats::recovered_nodes), or refused as MountOptions::recovery
   /// says. Refuses (Errc::unsupported, naming the reason) volumes it cannot
-  /// write safely yet: encryption, zoned, multi-device, read-only (ro
+  /// write safely yet: zoned, multi-device, read-only (ro
   /// feature) volumes outside MountOptions::build_ro_image (casefold ones as
   /// check_features() says), chains on a read-only
   /// mount, and chains holding what roll-forward does not handle. Errors
@@ -421,12 +421,15 @@ class Writer {
   /// out a nid whose NAT entry is in use or a block valid in the SIT fails
   /// with Errc::corrupt naming it, and so does every later change and
   /// checkpoint (the volume stays as the last checkpoint left it).
+  /// Volumes with the encrypt feature mount: encrypted inodes are listed
+  /// by Linux's no-key names and every change to them fails with
+  /// Errc::unsupported, sys_errno ENOKEY (docs/writer.md).
   /// The destructor writes nothing: a
   /// Writer dropped without unmount() leaves the volume as a power cut.
   static Result<std::unique_ptr<Writer>> mount(BlockDevice& dev, const MountOptions& opts = {});
   /// Whether mount() takes a volume with this superblock's features and
   /// devices read-write: Errc::unsupported naming the first it does not
-  /// (encryption, zoned, ro unless `build_ro_image`, several devices; a
+  /// (zoned, ro unless `build_ro_image`, several devices; a
   /// casefold encoding other than utf8-12.1, or casefold in a build
   /// without casefolding), as mount() refuses them. `build_ro_image`:
   /// as MountOptions::build_ro_image (ro volumes taken, other volumes

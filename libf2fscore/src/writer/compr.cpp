@@ -474,6 +474,7 @@ Result<std::uint64_t> Writer::Impl::release_compressed(nid_t ino) {
 Result<std::uint64_t> Writer::release_compress_blocks(nid_t ino) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(true));
+  F2FSCORE_TRY(impl_->need_key(ino, "F2FS_IOC_RELEASE_COMPRESS_BLOCKS"));
   return impl_->release_compressed(ino);
 }
 

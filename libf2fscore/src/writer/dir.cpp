@@ -96,14 +96,14 @@ struct DView {
     std::memcpy(names[pos], name.data(), name.size());
     for (std::uint32_t k = 0; k < slots(name.size()); ++k) set(pos + k, true);
   }
-  void each(const std::function<void(std::string_view, nid_t, std::uint8_t)>& f) const {
+  void each(const std::function<void(std::string_view, nid_t, std::uint8_t, std::uint32_t)>& f) const {
     for (std::uint32_t i = 0; i < nr;) {
       if (!bit(i)) {
         ++i;
         continue;
       }
       const std::uint32_t len = std::min<std::uint32_t>(d[i].name_len.get(), (nr - i) * kSlotLen);
-      f(std::string_view(reinterpret_cast<const char*>(names[i]), len), d[i].ino.get(), d[i].file_type);
+      f(std::string_view(reinterpret_cast<const char*>(names[i]), len), d[i].ino.get(), d[i].file_type, d[i].hash_code.get());
       i += std::max<std::uint32_t>(1, slots(len));
     }
   }
@@ -226,6 +226,24 @@ Result<nid_t> Writer::Impl::find_entry(nid_t dir, std::string_view name, std::st
   auto dp = node(dir);
   if (!dp) return make_error(dp.error());
   if (!is_dir_node(**dp)) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is not a directory", dir));
+  if (lacks_key(**dp) && name != "." && name != "..") {
+    // A no-key name (fscrypt_setup_filename() without the key): the entry
+    // whose no-key form it is; a plaintext name finds nothing (ENOENT).
+    // Only renames want the stored name: they change the directory.
+    if (stored) {
+      auto refused = need_key(dir, "rename");
+      return make_error(refused.error());
+    }
+    if (!wr::fscrypt::nokey_name_plausible(name))
+      return make_error(Errc::not_found, "writer: no entry \"" + std::string(name) + "\" (an encrypted directory without its key)");
+    auto e = entries_info(dir);
+    if (!e) return make_error(e.error());
+    for (const auto& x : *e)
+      if (x.name == name) {
+        return x.ino;
+      }
+    return make_error(Errc::not_found, "writer: no entry \"" + std::string(name) + "\" (an encrypted directory without its key)");
+  }
   auto key = name_key(**dp, name);
   if (!key) return make_error(key.error());
   std::vector<std::uint8_t> b;
@@ -261,8 +279,11 @@ Result<std::vector<WriterDirEntry>> Writer::Impl::entries_info(nid_t dir) {
   if (!is_dir_node(**dp))
     return errno_error(Errc::invalid_argument, ENOTDIR, fmt("writer: inode %llu is not a directory", dir));
   std::vector<WriterDirEntry> out;
-  auto add = [&](std::string_view n, nid_t i, std::uint8_t t) {
-    if (n != "." && n != "..") out.push_back({std::string(n), i, t});
+  // Without the key, an encrypted directory's names as Linux shows them.
+  const bool nokey = lacks_key(**dp);
+  auto add = [&](std::string_view n, nid_t i, std::uint8_t t, std::uint32_t hash) {
+    if (n == "." || n == "..") return;
+    out.push_back({nokey ? wr::fscrypt::nokey_name(n, hash) : std::string(n), i, t});
   };
   if ((*dp)->i.i_inline & inline_flag::dentry) {
     DView::inline_area(reinterpret_cast<std::uint8_t*>(*dp) + inline_offset(**dp), max_inline(**dp)).each(add);

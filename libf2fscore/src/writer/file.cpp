@@ -600,6 +600,7 @@ Result<std::size_t> Writer::read(nid_t ino, std::uint64_t offset, std::span<std:
   auto st = stat(ino);
   if (!st) return make_error(st.error());
   if (!st->is_reg()) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is not a regular file", ino));
+  F2FSCORE_TRY(impl_->need_key(ino, "read"));
   if (offset >= st->size) return std::size_t{0};
   const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(out.size(), st->size - offset));
   auto inp = impl_->node(ino);

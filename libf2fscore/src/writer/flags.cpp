@@ -42,6 +42,7 @@ std::uint32_t Writer::Impl::inherited_flags(const Node& dir, std::uint16_t mode)
 }
 
 Status Writer::Impl::refuse_flagged(nid_t ino, bool append_too, const char* what) {
+  F2FSCORE_TRY(need_key(ino, "a change"));
   auto in = node(ino);
   if (!in) return make_error(in.error());
   const std::uint32_t f = (*in)->i.i_flags.get();
@@ -105,6 +106,9 @@ Status Writer::set_flags(nid_t ino, std::uint32_t flags, std::uint32_t mask, boo
   F2FSCORE_TRY(impl_->usable(true));
   Impl& w = *impl_;
   auto in = flag_inode(w, ino);
+  if (!in) return make_error(in.error());
+  F2FSCORE_TRY(w.need_key(ino, "FS_IOC_SETFLAGS"));
+  in = flag_inode(w, ino);
   if (!in) return make_error(in.error());
   const std::uint32_t old = (*in)->i.i_flags.get();
   const std::uint16_t mode = (*in)->i.i_mode.get();

@@ -43,7 +43,6 @@ Status Writer::check_features(const disk::SuperBlock& sb, bool build_ro_image) {
     return make_error(Errc::invalid_argument,
                       "writer: build_ro_image is for volumes with the ro feature (f2fscore-mkfs -O ro); this one has none");
   auto refuse = [](const char* what) { return make_error(Errc::unsupported, std::string("writer: cannot mount read-write: ") + what); };
-  if (f & feature::encrypt) return refuse("encryption is not supported yet");
   // Casefolded directories need the folding of s_encoding (f2fs_setup_casefold()
   // in fs/f2fs/super.c refuses an encoding it does not know).
   if ((f & feature::casefold) && sb.s_encoding.get() != kEncodingUtf8_12_1)

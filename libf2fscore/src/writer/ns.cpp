@@ -536,11 +536,21 @@ Result<std::string> Writer::readlink(nid_t ino) {
   if ((*in)->i.i_inline & inline_flag::data) {
     if (size > w.max_inline(**in)) return make_error(Errc::corrupt, fmt("writer: inline symlink %llu is too long", ino));
     std::memcpy(out.data(), reinterpret_cast<const std::uint8_t*>(*in) + w.inline_offset(**in), out.size());
-    return out;
+  } else {
+    std::vector<std::uint8_t> b(kBlockSize);
+    F2FSCORE_TRY(w.read_file_block(ino, 0, b.data()));
+    std::memcpy(out.data(), b.data(), out.size());
   }
-  std::vector<std::uint8_t> b(kBlockSize);
-  F2FSCORE_TRY(w.read_file_block(ino, 0, b.data()));
-  std::memcpy(out.data(), b.data(), out.size());
+  auto in2 = inode_of(w, ino);
+  if (!in2) return make_error(in2.error());
+  if (w.lacks_key(**in2)) {
+    // struct fscrypt_symlink_data (le16 length, ciphertext): without the
+    // key, the no-key form of the ciphertext (fscrypt_get_symlink()).
+    const std::size_t len = out.size() >= 2 ? (static_cast<std::uint8_t>(out[0]) | static_cast<std::uint8_t>(out[1]) << 8) : 0;
+    if (len == 0 || len + 2 > out.size())
+      return make_error(Errc::corrupt, fmt("writer: encrypted symlink %llu: ciphertext length %llu in %llu bytes", ino, len, size));
+    return wr::fscrypt::nokey_name(std::string_view(out).substr(2, len), 0);
+  }
   return out;
 }
 
@@ -628,6 +638,9 @@ Status Writer::open(nid_t ino, std::uint32_t flags) {
   if (!in) return make_error(in.error());
   const std::uint32_t acc = flags & open_flag::accmode;
   const bool trunc = flags & open_flag::trunc;
+  // fscrypt_file_open() in fs/crypto/hooks.c (from f2fs_file_open()): a
+  // regular file opens only with its key (ENOKEY), for reading too.
+  if (((*in)->i.i_mode.get() & kTypeMask) == 0x8000) F2FSCORE_TRY(impl_->need_key(ino, "open"));
   if (acc != open_flag::rdonly || trunc) F2FSCORE_TRY(impl_->refuse_flagged(ino, false, "opened for writing"));
   // fsverity_file_open() in fs/verity/open.c: no FMODE_WRITE (EPERM).
   if (acc == open_flag::wronly || acc == open_flag::rdwr || trunc)

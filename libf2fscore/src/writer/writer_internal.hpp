@@ -205,6 +205,25 @@ Result<std::uint32_t> compress_cluster(std::uint8_t algorithm, bool chksum, std:
 /// block address update (fsck.f2fs asserts "wrong ext" otherwise).
 void drop_largest_extent(disk::Node& in, std::uint64_t index);
 
+// ---- writer/fscrypt.cpp: what Linux shows of encrypted names without the key ----
+namespace fscrypt {
+/// SHA-256 (FIPS 180-4) of `data`.
+std::array<std::uint8_t, 32> sha256(std::span<const std::uint8_t> data);
+/// base64url without padding (RFC 4648 section 5), as
+/// fscrypt_base64url_encode() in fs/crypto/fname.c.
+std::string base64url_encode(std::span<const std::uint8_t> in);
+/// The inverse; nullopt for a character outside the alphabet or stray bits.
+std::optional<std::vector<std::uint8_t>> base64url_decode(std::string_view in);
+/// The no-key name Linux 6.1 shows for the stored (ciphertext) name of an
+/// entry with dentry hash `hash` (fscrypt_fname_disk_to_usr()): base64url
+/// of the hash (little-endian), a zero word, then the name itself when it
+/// is at most 149 bytes, else its first 149 bytes and the SHA-256 of the
+/// rest. Symlink targets use hash 0.
+std::string nokey_name(std::string_view ciphertext, std::uint32_t hash);
+/// Whether `name` has the length of a no-key name (12 to 252 characters).
+bool nokey_name_plausible(std::string_view name);
+}  // namespace fscrypt
+
 /// Milliseconds of a monotonic clock (periodic checkpoints).
 std::uint64_t mono_ms();
 /// The IoRequest tag of a data write for `ctx` (iostat.hpp io_tag()).
@@ -610,6 +629,18 @@ struct Writer::Impl {
   Status rename_in(nid_t op, std::string_view oleaf, nid_t np, std::string_view nleaf, std::uint32_t flags);
   /// f2fs_link() on a resolved inode and new name (Writer::link_at()).
   Status link_in(nid_t ino, nid_t np, std::string_view nleaf);
+  // writer/fscrypt.cpp: encrypted inodes (fscrypt) without their key.
+  /// Whether inode page `in` is encrypted (FADVISE_ENCRYPT_BIT) and the
+  /// writer has no key for it: its data and names are ciphertext to us.
+  bool lacks_key(const disk::Node& in) const;
+  /// Errc::unsupported with ENOKEY naming `what`, the inode and its path
+  /// (path_hint()) when `ino` lacks its key (lacks_key()); else nothing.
+  /// Every changing call checks it for each inode it would change, before
+  /// its first write (refuse_flagged() calls it).
+  Status need_key(nid_t ino, std::string_view what);
+  /// The path of `ino` from its inode's i_pino and i_name up to the root,
+  /// names in encrypted directories as no-key names, for messages.
+  std::string path_hint(nid_t ino);
   // writer/flags.cpp: what the VFS refuses on immutable (F2FS_IMMUTABLE_FL,
   // IS_IMMUTABLE()) and append-only (F2FS_APPEND_FL, IS_APPEND()) inodes.
   /// EPERM (Errc::read_only) naming `what` when inode `ino` is immutable,

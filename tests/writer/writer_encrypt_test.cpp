@@ -1,0 +1,219 @@
+// The writer on a volume with the encrypt feature, without keys.
+//
+// Reference: tests/data/linux61-encrypt.img.zst, an image Linux 6.1 wrote
+// (an fscrypt v2 directory /enc made by the oracle's `gtool encrypt-dir`,
+// files, a subdirectory, symlinks, a 200-byte name, 120 names in /enc/many;
+// /plain and /k unencrypted and encrypted), and
+// tests/data/linux61-encrypt.out, what Linux printed: "N INO NAME" are the
+// names `ls -ai /mnt/enc` shows without the key (no-key names), "E ..." the
+// errors of changes without the key (create and append: "Required key not
+// available", ENOKEY; a plaintext name: "No such file", ENOENT).
+// Both checkers are clean after every session (fsck.f2fs -f in the interop
+// build).
+#include <cerrno>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <map>
+#include <sstream>
+
+#include "f2fscore/file_handle.hpp"
+#include "writer/writer_test_util.hpp"
+
+#ifndef ENOKEY
+#define ENOKEY 126
+#endif
+
+namespace {
+
+using namespace writertest;
+
+class WriterEncryptNoKey : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto img = f2fstest::unzstd(f2fstest::data_dir() / "linux61-encrypt.img.zst");
+    if (!img) GTEST_SKIP() << "zstd is not available to unpack the fixture";
+    dev_ = f2fstest::load_image(*img);
+    ASSERT_TRUE(dev_);
+    std::ifstream out(f2fstest::data_dir() / "linux61-encrypt.out");
+    ASSERT_TRUE(out);
+    for (std::string line; std::getline(out, line);) {
+      std::istringstream l(line);
+      std::string tag, name;
+      nid_t ino = 0;
+      if (line.rfind("N ", 0) == 0 && (l >> tag >> ino >> name) && name != "." && name != "..") linux_names_[name] = ino;
+    }
+    ASSERT_EQ(linux_names_.size(), 9u);
+  }
+
+  std::string nokey(nid_t ino) const {
+    for (const auto& [n, i] : linux_names_)
+      if (i == ino) return n;
+    ADD_FAILURE() << "no name of inode " << ino;
+    return "";
+  }
+
+  Tree tree() {
+    auto v = Volume::open(*dev_);
+    EXPECT_TRUE(v);
+    return v ? read_tree(**v) : Tree{};
+  }
+
+  std::unique_ptr<BlockDevice> dev_;
+  std::map<std::string, nid_t> linux_names_;  ///< no-key name -> inode, as Linux listed /enc
+};
+
+// Inodes of the fixture, as Linux printed them (ls -i).
+constexpr nid_t kEnc = 5, kSmall = 7, kBig = 8, kSub = 11, kSymlink = 15;
+
+TEST_F(WriterEncryptNoKey, ListsAndFindsNoKeyNamesAsLinux) {
+  auto w = mount_fixed_time(*dev_);
+  ASSERT_TRUE(w);
+  auto es = w->readdir("/enc");
+  ASSERT_TRUE(es) << es.error().to_string();
+  std::map<std::string, nid_t> got;
+  for (const auto& e : *es)
+    if (e.name != "." && e.name != "..") got[e.name] = e.ino;
+  EXPECT_EQ(got, linux_names_);
+  auto at = w->list_at(kEnc);
+  ASSERT_TRUE(at);
+  EXPECT_EQ(at->size(), linux_names_.size());
+  // A no-key name finds its inode; the plaintext name finds nothing (ENOENT,
+  // as `cat /mnt/enc/small` in Linux without the key).
+  for (const auto& [n, ino] : linux_names_) {
+    auto l = w->lookup("/enc/" + n);
+    ASSERT_TRUE(l) << n << ": " << l.error().to_string();
+    EXPECT_EQ(*l, ino) << n;
+    auto la = w->lookup_at(kEnc, n);
+    ASSERT_TRUE(la);
+    EXPECT_EQ(*la, ino);
+  }
+  EXPECT_EQ(err_no(w->lookup("/enc/small")), ENOENT);
+  EXPECT_EQ(err_no(w->lookup_at(kEnc, "small")), ENOENT);
+  // One character changed: no entry.
+  std::string wrong = nokey(kSmall);
+  wrong.back() = wrong.back() == 'A' ? 'B' : 'A';
+  EXPECT_EQ(err_no(w->lookup("/enc/" + wrong)), ENOENT);
+  // The unencrypted directory reads as usual, the encrypted one's stat too.
+  auto plain = w->lookup("/plain/a.txt");
+  ASSERT_TRUE(plain);
+  std::string a(51, '\0');
+  auto n = w->read(*plain, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(a.data()), a.size()));
+  ASSERT_TRUE(n);
+  EXPECT_EQ(a.substr(0, *n), "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n16\n17\n18\n19\n20\n");
+  auto st = w->stat("/enc/" + nokey(kBig));
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->size, 20000u);  // F big 20000 in Linux's output
+  // Reading an encrypted file needs its key (fscrypt_file_open(): ENOKEY).
+  std::uint8_t buf[16];
+  EXPECT_EQ(err_no(w->read(kSmall, 0, buf)), ENOKEY);
+  EXPECT_EQ(err_no(w->open(kSmall, 0)), ENOKEY);
+  EXPECT_EQ(err_no(w->open("/enc/" + nokey(kSmall), 0)), ENOKEY);
+  // A symlink's target is the no-key form of its ciphertext.
+  auto t = w->readlink(kSymlink);
+  ASSERT_TRUE(t) << t.error().to_string();
+  EXPECT_EQ(t->size(), 54u);  // 8 + 32 bytes (the target padded to 32: FSCRYPT_POLICY_FLAGS_PAD_32) in base64url
+  ASSERT_TRUE(w->unmount());
+  check_clean(*dev_, "after listing");
+}
+
+TEST_F(WriterEncryptNoKey, EveryChangeIsRefusedAndNothingWritten) {
+  const Tree before = tree();
+  ASSERT_FALSE(before.empty());
+  auto w = mount_fixed_time(*dev_);
+  ASSERT_TRUE(w);
+  const std::string small = "/enc/" + nokey(kSmall), sub = "/enc/" + nokey(kSub);
+  auto enokey = [](const auto& r, const char* what) {
+    ASSERT_FALSE(r) << what << " succeeded";
+    EXPECT_EQ(r.error().sys_errno, ENOKEY) << what << ": " << r.error().to_string();
+    EXPECT_EQ(errno_of(r.error()), ENOKEY) << what;
+    EXPECT_NE(r.error().message.find("/enc"), std::string::npos) << what << ": the message names no path: " << r.error().message;
+  };
+  // New names in the encrypted directory (Linux: touch /mnt/enc/new is
+  // "Required key not available").
+  enokey(w->create("/enc/new"), "create");
+  enokey(w->mkdir("/enc/newdir"), "mkdir");
+  enokey(w->symlink("x", "/enc/newlink"), "symlink");
+  enokey(w->mknod("/enc/fifo", 0x1000 | 0644), "mknod");
+  enokey(w->mknod_at(kEnc, "fifo", 0x1000 | 0644), "mknod_at");
+  enokey(w->link("/plain/a.txt", "/enc/a"), "link into");
+  enokey(w->rename("/plain/a.txt", "/enc/a"), "rename into");
+  enokey(w->open("/enc/new2", open_flag::wronly | open_flag::creat), "open O_CREAT");
+  // Names going or moving.
+  enokey(w->unlink(small), "unlink");
+  enokey(w->unlink_at(kEnc, nokey(kSmall)), "unlink_at");
+  enokey(w->rmdir(sub), "rmdir");
+  enokey(w->rename(small, "/plain/s"), "rename out");
+  enokey(w->rename(small, "/enc/" + nokey(kBig)), "rename within");
+  enokey(w->rename("/enc", "/enc2"), "rename the directory");
+  enokey(w->link(small, "/plain/l"), "link out");
+  // The file and directory inodes themselves (Linux: echo x >> small is
+  // "Required key not available").
+  enokey(w->write(kSmall, 0, bytes("x")), "write");
+  {
+    auto r = w->write(kSmall, 0, bytes("x"));
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("\"" + small + "\" (inode 7)"), std::string::npos) << r.error().message;
+  }
+  enokey(w->truncate(kSmall, 0), "truncate");
+  enokey(w->truncate(small, 1), "truncate by path");
+  enokey(w->fallocate(kSmall, 0, 0, 4096), "fallocate");
+  enokey(w->open(small, open_flag::wronly | open_flag::append), "open for append");
+  enokey(w->setattr(kSmall, {.mode = 0600}), "chmod");
+  enokey(w->setattr(kEnc, {.uid = 5}), "chown of the directory");
+  enokey(w->setxattr(kSmall, 1, "k", bytes("v")), "setxattr");
+  enokey(w->setxattr("/enc", "user.k", bytes("v")), "setxattr by path");
+  enokey(w->removexattr(kEnc, 9, "c"), "removexattr of the context");
+  enokey(w->set_flags(kEnc, 0x10, 0x10), "chattr +i");
+  enokey(w->set_pinned(kBig, true), "pin");
+  auto d = w->defragment(kBig, 0, 8192);
+  enokey(d, "defragment");
+  // A change refused leaves the tree as it was after unmount; unencrypted
+  // parts still change.
+  ASSERT_TRUE(w->create("/plain/new"));
+  ASSERT_TRUE(w->unmount());
+  Tree want = before;
+  auto after = tree();
+  ASSERT_TRUE(after.count("/plain/new"));
+  after.erase("/plain/new");
+  for (auto& [p, e] : after)
+    if (p == "/plain") e = want.at(p);  // its mtime and ctime moved
+  EXPECT_EQ(tree_diff(want, after), "");
+  check_clean(*dev_, "after the refusals");
+}
+
+TEST_F(WriterEncryptNoKey, UnencryptedPartsWriteAndGcMovesCiphertext) {
+  const Tree before = tree();
+  Tree enc;
+  for (const auto& [p, e] : before)
+    if (p.rfind("/enc", 0) == 0 || p.rfind("/k", 0) == 0) enc[p] = e;
+  ASSERT_GT(enc.size(), 130u);
+  for (int session = 0; session < 3; ++session) {
+    auto w = mount_fixed_time(*dev_);
+    ASSERT_TRUE(w);
+    const std::string d = "/d" + std::to_string(session);
+    ASSERT_TRUE(w->mkdir(d));
+    for (int i = 0; i < 40; ++i) {
+      auto f = w->create(d + "/f" + std::to_string(i));
+      ASSERT_TRUE(f);
+      ASSERT_TRUE(w->write(*f, 0, bytes(std::string(static_cast<std::size_t>(5000 * (i + 1)), static_cast<char>('a' + i % 26)))));
+    }
+    for (int i = 0; i < 40; i += 2) ASSERT_TRUE(w->unlink(d + "/f" + std::to_string(i)));
+    ASSERT_TRUE(w->rename("/plain/a.txt", d + "/a.txt"));
+    ASSERT_TRUE(w->rename(d + "/a.txt", "/plain/a.txt"));
+    ASSERT_TRUE(w->sync());
+    // GC moves the encrypted files' blocks as they are (their IVs are
+    // their file offsets, not their addresses).
+    for (int k = 0; k < 8; ++k) {
+      auto g = w->gc(1);
+      ASSERT_TRUE(g) << g.error().to_string();
+    }
+    ASSERT_TRUE(w->unmount());
+    check_clean(*dev_, "session " + std::to_string(session));
+    Tree now;
+    for (const auto& [p, e] : tree())
+      if (p.rfind("/enc", 0) == 0 || p.rfind("/k", 0) == 0) now[p] = e;
+    EXPECT_EQ(tree_diff(enc, now), "") << "session " << session;
+  }
+}
+
+}  // namespace

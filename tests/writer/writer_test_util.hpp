@@ -154,6 +154,16 @@ inline std::string xattr_line(const std::map<std::pair<int, std::string>, std::s
   return s;
 }
 
+/// A stored name as a path component: as it is, or "<hex:...>" when it
+/// holds '/' or NUL (ciphertext names of encrypted directories may).
+inline std::string component(const std::string& name) {
+  if (name.find_first_of(std::string("/\0", 2)) == std::string::npos) return name;
+  static const char* const kHex = "0123456789abcdef";
+  std::string h = "<hex:";
+  for (unsigned char c : name) h += {kHex[c >> 4], kHex[c & 15]};
+  return h + ">";
+}
+
 /// The tree our reader sees ("lost+found" at the root left out).
 inline Tree read_tree(Volume& v, bool times = true) {
   Tree t;
@@ -220,7 +230,7 @@ inline Tree read_tree(Volume& v, bool times = true) {
         return;
       }
       for (const auto& e : *es)
-        if (e.name != "." && e.name != ".." && !(path.empty() && e.name == "lost+found")) walk(e.ino, path + "/" + e.name, depth + 1);
+        if (e.name != "." && e.name != ".." && !(path.empty() && e.name == "lost+found")) walk(e.ino, path + "/" + component(e.name), depth + 1);
     }
   };
   walk(v.superblock().root_ino.get(), "", 0);

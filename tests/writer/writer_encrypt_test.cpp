@@ -10,13 +10,16 @@
 // available", ENOKEY; a plaintext name: "No such file", ENOENT).
 // Both checkers are clean after every session (fsck.f2fs -f in the interop
 // build).
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <map>
 #include <sstream>
 
 #include "f2fscore/file_handle.hpp"
+#include "f2fscore/fscrypt.hpp"
 #include "writer/writer_test_util.hpp"
 
 #ifndef ENOKEY
@@ -213,6 +216,157 @@ TEST_F(WriterEncryptNoKey, UnencryptedPartsWriteAndGcMovesCiphertext) {
     for (const auto& [p, e] : tree())
       if (p.rfind("/enc", 0) == 0 || p.rfind("/k", 0) == 0) now[p] = e;
     EXPECT_EQ(tree_diff(enc, now), "") << "session " << session;
+  }
+}
+
+// ---- fscrypt v2 with the oracle's test key, against what Linux wrote ----
+
+// gtool encrypt-dir's key: byte i is 0x5a ^ i.
+fscrypt::MasterKey test_key() {
+  fscrypt::MasterKey k{};
+  for (std::size_t i = 0; i < k.size(); ++i) k[i] = static_cast<std::uint8_t>(0x5a ^ i);
+  return k;
+}
+
+class FscryptLinux : public WriterEncryptNoKey {
+ protected:
+  void SetUp() override {
+    if (!fscrypt::supported()) GTEST_SKIP() << "built without OpenSSL (F2FSCORE_WITH_OPENSSL)";
+    WriterEncryptNoKey::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    std::ifstream out(f2fstest::data_dir() / "linux61-encrypt.out");
+    for (std::string line; std::getline(out, line);) {
+      std::istringstream l(line);
+      std::string tag, a, b, c;
+      if (line.rfind("F ", 0) == 0 && (l >> tag >> a >> b >> c)) files_[a] = {std::stoull(b), c};
+      else if (line.rfind("L ", 0) == 0 && (l >> tag >> a >> b)) links_[a] = b;
+      else if (line.rfind("I ", 0) == 0 && (l >> tag >> b >> a)) inos_[static_cast<nid_t>(std::stoull(b))] = a;
+    }
+    ASSERT_EQ(files_.size(), 6u);
+    ASSERT_EQ(links_.size(), 2u);
+    ASSERT_EQ(inos_.size(), 9u);
+    auto v = Volume::open(*dev_);
+    ASSERT_TRUE(v);
+    vol_ = std::move(*v);
+  }
+
+  fscrypt::Context context_of(nid_t ino) {
+    auto in = vol_->read_inode(ino);
+    EXPECT_TRUE(in);
+    auto xs = vol_->xattrs(*in);
+    EXPECT_TRUE(xs);
+    for (const auto& x : *xs)
+      if (x.index == 9 && x.name == "c") {
+        auto c = fscrypt::parse_context(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(x.value.data()), x.value.size()));
+        EXPECT_TRUE(c) << c.error().to_string();
+        return c ? *c : fscrypt::Context{};
+      }
+    ADD_FAILURE() << "inode " << ino << " has no encryption context";
+    return {};
+  }
+  fscrypt::InodeKey key_of(nid_t ino) {
+    auto k = fscrypt::InodeKey::derive(test_key(), context_of(ino));
+    EXPECT_TRUE(k) << k.error().to_string();
+    return k ? std::move(*k) : fscrypt::InodeKey{};
+  }
+  std::unique_ptr<Volume> vol_;
+  std::map<std::string, std::pair<std::uint64_t, std::string>> files_;  ///< path -> size, sha256 (Linux)
+  std::map<std::string, std::string> links_;                            ///< symlink -> target (Linux)
+  std::map<nid_t, std::string> inos_;                                   ///< inode -> plaintext name in /enc (Linux)
+};
+
+TEST_F(FscryptLinux, KeyIdentifierIsTheOneLinuxStored) {
+  auto id = fscrypt::key_identifier(test_key());
+  ASSERT_TRUE(id) << id.error().to_string();
+  EXPECT_EQ(*id, context_of(kEnc).identifier);
+  EXPECT_EQ(context_of(kEnc).padding(), 32u);
+  // Another key is not the one the context names.
+  fscrypt::MasterKey other = test_key();
+  other[0] ^= 1;
+  EXPECT_FALSE(fscrypt::InodeKey::derive(other, context_of(kEnc)));
+}
+
+TEST_F(FscryptLinux, NamesDecryptAndEncryptAsLinux) {
+  const fscrypt::InodeKey dk = key_of(kEnc);
+  auto in = vol_->read_inode(kEnc);
+  ASSERT_TRUE(in);
+  auto es = vol_->read_dir(*in);
+  ASSERT_TRUE(es);
+  std::map<nid_t, std::string> got;
+  for (const auto& e : *es) {
+    if (e.name == "." || e.name == "..") continue;
+    auto p = dk.decrypt_name(e.name);
+    ASSERT_TRUE(p) << p.error().to_string();
+    got[e.ino] = *p;
+    // Encrypting the plaintext gives the stored bytes (the IV is zero).
+    auto c = dk.encrypt_name(*p);
+    ASSERT_TRUE(c);
+    EXPECT_EQ(*c, e.name) << *p;
+    EXPECT_EQ(e.name.size() % 32, 0u) << *p;  // FSCRYPT_POLICY_FLAGS_PAD_32
+  }
+  EXPECT_EQ(got, inos_);
+}
+
+TEST_F(FscryptLinux, ContentsAndSymlinksDecryptAsLinuxRead) {
+  std::map<std::string, nid_t> by_name;
+  for (const auto& [ino, n] : inos_) by_name[n] = ino;
+  auto sub = vol_->read_inode(by_name.at("sub"));
+  ASSERT_TRUE(sub);
+  auto sub_es = vol_->read_dir(*sub);
+  ASSERT_TRUE(sub_es);
+  const fscrypt::InodeKey subk = key_of(sub->ino);
+  for (const auto& e : *sub_es)
+    if (e.name != "." && e.name != "..") {
+      auto p = subk.decrypt_name(e.name);
+      ASSERT_TRUE(p);
+      by_name["sub/" + *p] = e.ino;
+    }
+  fscrypt::Keyring ring;
+  ASSERT_TRUE(ring.add(test_key()));
+  for (const auto& [path, want] : files_) {
+    ASSERT_TRUE(by_name.count(path)) << path;
+    auto in = vol_->read_inode(by_name.at(path));
+    ASSERT_TRUE(in);
+    auto k = fscrypt::inode_key(*vol_, *in, ring);
+    ASSERT_TRUE(k) << path << ": " << k.error().to_string();
+    std::string s(in->size + 10, '\0');
+    auto n = fscrypt::read_file(*vol_, *in, *k, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(s.data()), s.size()));
+    ASSERT_TRUE(n) << n.error().to_string();
+    EXPECT_EQ(*n, want.first) << path;
+    s.resize(*n);
+    EXPECT_EQ(f2fstest::sha256_hex(s), want.second) << path;
+    // Encrypting the plaintext blocks again gives the stored blocks.
+    for (std::uint64_t b = 0; b * 4096 < in->size; ++b) {
+      auto a = vol_->map_block(*in, b);
+      ASSERT_TRUE(a);
+      if (*a == 0) continue;
+      std::vector<std::uint8_t> cipher(4096), plain(4096, 0);
+      ASSERT_TRUE(read_at(*dev_, std::uint64_t{*a} * 4096, cipher));
+      std::memcpy(plain.data(), s.data() + b * 4096, std::min<std::size_t>(4096, s.size() - b * 4096));
+      if (s.size() - b * 4096 < 4096) {  // past EOF: the stored block's own plaintext
+        std::vector<std::uint8_t> d = cipher;
+        ASSERT_TRUE(k->decrypt_block(b, d.data()));
+        std::memcpy(plain.data() + (s.size() - b * 4096), d.data() + (s.size() - b * 4096), 4096 - (s.size() - b * 4096));
+      }
+      ASSERT_TRUE(k->encrypt_block(b, plain.data()));
+      EXPECT_TRUE(plain == cipher) << path << " block " << b;
+    }
+  }
+  // Without the key: ENOKEY.
+  auto none = fscrypt::inode_key(*vol_, *vol_->read_inode(kSmall), fscrypt::Keyring{});
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().sys_errno, ENOKEY);
+  for (const auto& [name, target] : links_) {
+    auto in = vol_->read_inode(by_name.at(name));
+    ASSERT_TRUE(in);
+    auto l = vol_->read_link(*in);
+    ASSERT_TRUE(l);
+    auto t = key_of(in->ino).decrypt_symlink(*l);
+    ASSERT_TRUE(t) << t.error().to_string();
+    EXPECT_EQ(*t, target) << name;
+    auto again = key_of(in->ino).encrypt_symlink(target, 4096 - 2 - 1);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(*again, *l) << name;
   }
 }
 

@@ -370,4 +370,163 @@ TEST_F(FscryptLinux, ContentsAndSymlinksDecryptAsLinuxRead) {
   }
 }
 
+// ---- The writer with the key ----
+
+std::string read_all(Writer& w, nid_t ino) {
+  auto st = w.stat(ino);
+  EXPECT_TRUE(st);
+  std::string s(st ? st->size : 0, '\0');
+  auto n = w.read(ino, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(s.data()), s.size()));
+  EXPECT_TRUE(n) << n.error().to_string();
+  return n ? s.substr(0, *n) : "READ-ERROR";
+}
+
+std::unique_ptr<Writer> mount_with_key(BlockDevice& dev) {
+  MountOptions mo;
+  mo.fixed_time = 1700000100;
+  mo.fscrypt_keys.push_back(test_key());
+  auto w = Writer::mount(dev, mo);
+  EXPECT_TRUE(w) << (w ? "" : w.error().to_string());
+  return w ? std::move(*w) : nullptr;
+}
+
+// Linux's files read through the writer with the key: plaintext names,
+// contents with the sha256 Linux read, symlink targets as Linux printed.
+TEST_F(FscryptLinux, WriterReadsLinuxFilesWithTheKey) {
+  vol_.reset();
+  auto w = mount_with_key(*dev_);
+  ASSERT_TRUE(w);
+  auto es = w->readdir("/enc");
+  ASSERT_TRUE(es) << es.error().to_string();
+  std::map<nid_t, std::string> got;
+  for (const auto& e : *es)
+    if (e.name != "." && e.name != "..") got[e.ino] = e.name;
+  EXPECT_EQ(got, inos_);
+  for (const auto& [path, want] : files_) {
+    auto ino = w->lookup("/enc/" + path);
+    ASSERT_TRUE(ino) << path << ": " << ino.error().to_string();
+    const std::string s = read_all(*w, *ino);
+    EXPECT_EQ(s.size(), want.first) << path;
+    EXPECT_EQ(f2fstest::sha256_hex(s), want.second) << path;
+  }
+  for (const auto& [name, target] : links_) {
+    auto ino = w->lookup("/enc/" + name);
+    ASSERT_TRUE(ino);
+    auto t = w->readlink(*ino);
+    ASSERT_TRUE(t) << t.error().to_string();
+    EXPECT_EQ(*t, target);
+  }
+  ASSERT_TRUE(w->unmount());
+}
+
+// Writing with the key: new files, directories and symlinks in Linux's
+// encrypted directory, renames, unlinks, appends, a new policy on an empty
+// directory; our reader with fscrypt::read_file() (its own path) and the
+// writer after a remount see the same plaintext, without the key the
+// names are no-key names; both checkers clean.
+TEST_F(FscryptLinux, WriterWritesWithTheKey) {
+  vol_.reset();
+  std::string big_data;
+  for (int i = 0; i < 30000; ++i) big_data += static_cast<char>('a' + (i * 7 + i / 13) % 26);
+  {
+    auto w = mount_with_key(*dev_);
+    ASSERT_TRUE(w);
+    auto f = w->create("/enc/new file");
+    ASSERT_TRUE(f) << f.error().to_string();
+    ASSERT_TRUE(w->write(*f, 0, bytes(big_data)));
+    ASSERT_TRUE(w->mkdir("/enc/sub/d2"));
+    auto g = w->create("/enc/sub/d2/g");
+    ASSERT_TRUE(g);
+    ASSERT_TRUE(w->write(*g, 0, bytes("hello")));
+    ASSERT_TRUE(w->symlink("sub/d2/g", "/enc/ln"));
+    ASSERT_TRUE(w->symlink(std::string(3000, 'T'), "/enc/longln"));  // in a block
+    {
+      auto rn = w->rename("/enc/small", "/enc/small renamed");
+      ASSERT_TRUE(rn) << rn.error().to_string();
+    }
+    ASSERT_TRUE(w->unlink("/enc/empty"));
+    auto big = w->lookup("/enc/big");
+    ASSERT_TRUE(big);
+    ASSERT_TRUE(w->write(*big, 20000, bytes("tail")));
+    ASSERT_TRUE(w->truncate(*big, 19000));
+    // A name of another policy (an unencrypted file) cannot come in (EXDEV).
+    EXPECT_EQ(err_no(w->link("/plain/a.txt", "/enc/a")), EXDEV);
+    EXPECT_EQ(err_no(w->rename("/plain/a.txt", "/enc/a")), EXDEV);
+    // A new policy on an empty directory; a non-empty one is refused.
+    auto p2 = w->mkdir("/p2");
+    ASSERT_TRUE(p2);
+    ASSERT_TRUE(w->set_encryption_policy(*p2, test_key(), 16));
+    ASSERT_TRUE(w->set_encryption_policy(*p2, test_key(), 16));  // the same again: nothing
+    EXPECT_EQ(err_no(w->set_encryption_policy(*p2, test_key(), 32)), EEXIST);
+    EXPECT_EQ(err_no(w->set_encryption_policy(w->lookup("/plain").value(), test_key(), 32)), ENOTEMPTY);
+    fscrypt::MasterKey other = test_key();
+    other[5] ^= 0xff;
+    auto p3 = w->mkdir("/p3");
+    ASSERT_TRUE(p3);
+    EXPECT_EQ(err_no(w->set_encryption_policy(*p3, other, 32)), ENOKEY);
+    auto h = w->create("/p2/h");
+    ASSERT_TRUE(h);
+    ASSERT_TRUE(w->write(*h, 0, bytes(big_data.substr(0, 5000))));
+    ASSERT_TRUE(w->unmount());
+  }
+  check_clean(*dev_, "after writing with the key");
+  // Our reader with the key, through fscrypt::read_file().
+  {
+    auto v = Volume::open(*dev_);
+    ASSERT_TRUE(v);
+    fscrypt::Keyring ring;
+    ASSERT_TRUE(ring.add(test_key()));
+    auto enc = (*v)->read_inode(kEnc);
+    ASSERT_TRUE(enc);
+    auto dk = fscrypt::inode_key(**v, *enc, ring);
+    ASSERT_TRUE(dk);
+    auto es = (*v)->read_dir(*enc);
+    ASSERT_TRUE(es);
+    bool found = false;
+    for (const auto& e : *es) {
+      auto n = dk->decrypt_name(e.name);
+      if (!n || *n != "new file") continue;
+      found = true;
+      EXPECT_EQ(e.hash, dentry_hash(e.name));  // the ciphertext's hash (f2fs_dentry_hash() of the disk name)
+      auto in = (*v)->read_inode(e.ino);
+      ASSERT_TRUE(in);
+      EXPECT_TRUE(in->is_encrypted());
+      EXPECT_FALSE(in->has_inline_data());
+      auto k = fscrypt::inode_key(**v, *in, ring);
+      ASSERT_TRUE(k);
+      EXPECT_NE(k->context().nonce, dk->context().nonce);
+      std::string s(in->size, '\0');
+      ASSERT_TRUE(fscrypt::read_file(**v, *in, *k, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(s.data()), s.size())));
+      EXPECT_TRUE(s == big_data);
+      // The device holds ciphertext.
+      std::string raw(in->size, '\0');
+      ASSERT_TRUE((*v)->read(*in, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(raw.data()), raw.size())));
+      EXPECT_FALSE(raw == big_data);
+    }
+    EXPECT_TRUE(found);
+  }
+  // Remounted with the key: the plaintext; without: no-key names, ENOKEY.
+  {
+    auto w = mount_with_key(*dev_);
+    ASSERT_TRUE(w);
+    EXPECT_TRUE(read_all(*w, w->lookup("/enc/new file").value()) == big_data);
+    EXPECT_EQ(read_all(*w, w->lookup("/enc/sub/d2/g").value()), "hello");
+    EXPECT_EQ(read_all(*w, w->lookup("/p2/h").value()), big_data.substr(0, 5000));
+    EXPECT_EQ(w->readlink(w->lookup("/enc/ln").value()).value_or(""), "sub/d2/g");
+    EXPECT_EQ(w->readlink(w->lookup("/enc/longln").value()).value_or(""), std::string(3000, 'T'));
+    EXPECT_EQ(read_all(*w, w->lookup("/enc/small renamed").value()).size(), 81u);
+    EXPECT_EQ(read_all(*w, w->lookup("/enc/big").value()), read_all(*w, w->lookup("/enc/big").value()).substr(0, 19000));
+    EXPECT_EQ(err_no(w->lookup("/enc/empty")), ENOENT);
+    ASSERT_TRUE(w->unmount());
+  }
+  {
+    auto w = mount_fixed_time(*dev_);
+    ASSERT_TRUE(w);
+    EXPECT_EQ(err_no(w->lookup("/enc/new file")), ENOENT);
+    EXPECT_EQ(err_no(w->create("/p2/x")), ENOKEY);
+    ASSERT_TRUE(w->unmount());
+  }
+  check_clean(*dev_, "after the remounts");
+}
+
 }  // namespace

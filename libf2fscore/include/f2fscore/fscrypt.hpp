@@ -101,6 +101,10 @@ class InodeKey {
   std::vector<std::uint8_t> key_;  ///< 64 (contents) or the first 32 of it (names)
 };
 
+/// 16 random bytes for a new context's nonce (OpenSSL's RAND_bytes, as
+/// fscrypt_set_context() takes get_random_bytes()).
+Result<std::array<std::uint8_t, 16>> random_nonce();
+
 /// The master keys given to a reader or writer, found by identifier.
 class Keyring {
  public:

@@ -7,6 +7,7 @@
 #if F2FSCORE_HAVE_OPENSSL
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/rand.h>
 #endif
 
 namespace f2fscore::fscrypt {
@@ -257,6 +258,16 @@ Result<std::string> InodeKey::decrypt_symlink(std::string_view stored) const {
     return make_error(Errc::corrupt, "fscrypt: an encrypted symlink's length " + std::to_string(len) + " in " +
                                          std::to_string(stored.size()) + " bytes");
   return decrypt_name(stored.substr(2, len));
+}
+
+Result<std::array<std::uint8_t, 16>> random_nonce() {
+#if F2FSCORE_HAVE_OPENSSL
+  std::array<std::uint8_t, 16> n{};
+  if (RAND_bytes(n.data(), static_cast<int>(n.size())) != 1) return make_error(Errc::io, "fscrypt: RAND_bytes failed");
+  return n;
+#else
+  return make_error(unsupported_build().error());
+#endif
 }
 
 Status Keyring::add(const MasterKey& key) {

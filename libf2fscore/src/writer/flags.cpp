@@ -162,6 +162,9 @@ Status Writer::set_flags(nid_t ino, std::uint32_t flags, std::uint32_t mask, boo
   auto has_blocks = [&](const Node& n) {
     return n.i.i_blocks.get() > 1 + (n.i.i_xattr_nid.get() != 0 ? 1u : 0u);
   };
+  if (((iflags ^ masked_old) & iflag::compr) && (iflags & iflag::compr) && ((*in)->i.i_advise & advise::encrypt))
+    return errno_error(Errc::unsupported, EOPNOTSUPP,
+                       fmt("writer: inode %llu is encrypted: the writer does not compress encrypted files", ino));
   if ((iflags ^ masked_old) & iflag::compr) {
     if (masked_old & iflag::compr) {
       if (reg && has_blocks(**in))

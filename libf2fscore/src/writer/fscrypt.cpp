@@ -1,5 +1,6 @@
-// Encrypted inodes (fscrypt, the encrypt feature) without their key: what
-// Linux 6.1 shows of them (no-key names: fscrypt_fname_disk_to_usr() in
+// Encrypted inodes (fscrypt, the encrypt feature): with a key, the per-file
+// keys, stored names and inherited policies; without it, what Linux 6.1
+// shows of them (no-key names: fscrypt_fname_disk_to_usr() in
 // fs/crypto/fname.c) and the changes it refuses (ENOKEY). See docs/writer.md.
 #include <algorithm>
 #include <array>
@@ -7,11 +8,15 @@
 #include <cstring>
 
 #include "f2fscore/checksum.hpp"
+#include "f2fscore/disk/xattr.hpp"
 #include "meta/meta_internal.hpp"
 #include "writer/writer_internal.hpp"
 
 #ifndef ENOKEY
 #define ENOKEY 126
+#endif
+#ifndef EOPNOTSUPP
+#define EOPNOTSUPP 95
 #endif
 
 namespace f2fscore {
@@ -140,7 +145,109 @@ bool nokey_name_plausible(std::string_view name) {
 
 }  // namespace wr::fscrypt
 
-bool Writer::Impl::lacks_key(const Node& in) const { return (in.i.i_advise & advise::encrypt) != 0; }
+Result<const fscrypt::InodeKey*> Writer::Impl::key_for(nid_t ino) {
+  auto in = node(ino);
+  if (!in) return make_error(in.error());
+  if (!((*in)->i.i_advise & advise::encrypt)) return static_cast<const fscrypt::InodeKey*>(nullptr);
+  if (auto it = inode_keys.find(ino); it != inode_keys.end()) return it->second.get();
+  if (keyring.empty())
+    return errno_error(Errc::unsupported, ENOKEY, fmt("writer: inode %llu is encrypted and no key is given (ENOKEY)", ino));
+  auto c = wr::xattr_get(*this, ino, xattr_index::encryption, "c");
+  if (!c) return make_error(Errc::corrupt, fmt("writer: encrypted inode %llu has no encryption context", ino));
+  auto ctx = fscrypt::parse_context(*c);
+  if (!ctx) return errno_error(ctx.error().code, ENOKEY, fmt("writer: inode %llu: ", ino) + ctx.error().message);
+  const fscrypt::MasterKey* mk = keyring.find(ctx->identifier);
+  if (mk == nullptr)
+    return errno_error(Errc::unsupported, ENOKEY, fmt("writer: inode %llu is encrypted with a master key not given (ENOKEY)", ino));
+  auto k = fscrypt::InodeKey::derive(*mk, *ctx);
+  if (!k) return make_error(k.error());
+  auto sp = std::make_shared<const fscrypt::InodeKey>(std::move(*k));
+  inode_keys[ino] = sp;
+  return sp.get();
+}
+
+const fscrypt::InodeKey* Writer::Impl::contents_key(nid_t ino) {
+  auto in = node(ino);
+  if (!in || !((*in)->i.i_advise & advise::encrypt) || ((*in)->i.i_mode.get() & 0xF000) != 0x8000) return nullptr;
+  auto k = key_for(ino);
+  return k ? *k : nullptr;
+}
+
+bool Writer::Impl::lacks_key(const Node& in) {
+  if (!(in.i.i_advise & advise::encrypt)) return false;
+  return !key_for(in.footer.ino.get());
+}
+
+Result<std::string> Writer::Impl::disk_name(nid_t dir, std::string_view name) {
+  if (name == "." || name == "..") return std::string(name);
+  auto k = key_for(dir);
+  if (!k) {
+    // Without the key the name stays as given: find_entry() takes it as a
+    // no-key name, and changes are refused (need_key()).
+    if (k.error().sys_errno == ENOKEY) return std::string(name);
+    return make_error(k.error());
+  }
+  if (*k == nullptr) return std::string(name);
+  auto d = node(dir);
+  if (!d) return make_error(d.error());
+  if ((*d)->i.i_flags.get() & iflag::casefold)
+    return errno_error(Errc::unsupported, EOPNOTSUPP, fmt("writer: directory %llu is encrypted and casefolded (not supported)", dir));
+  if (name.empty() || name.size() > kNameLen) return std::string(name);  // check_name() reports it
+  return (*k)->encrypt_name(name, kNameLen);
+}
+
+Status Writer::Impl::inherit_encryption(nid_t dir, nid_t ino) {
+  auto dk = key_for(dir);
+  if (!dk) return make_error(dk.error());
+  if (*dk == nullptr) return {};
+  auto in = node(ino);
+  if (!in) return make_error(in.error());
+  (*in)->i.i_advise |= advise::enc_name;
+  const std::uint16_t type = (*in)->i.i_mode.get() & 0xF000;
+  mark_dirty(ino);
+  if (type != 0x8000 && type != 0x4000 && type != 0xA000) return {};
+  fscrypt::Context ctx = (*dk)->context();
+  auto nonce = fscrypt::random_nonce();
+  if (!nonce) return make_error(nonce.error());
+  ctx.nonce = *nonce;
+  const fscrypt::MasterKey* mk = keyring.find(ctx.identifier);
+  if (mk == nullptr) return errno_error(Errc::unsupported, ENOKEY, "writer: the directory's master key is not given (ENOKEY)");
+  auto k = fscrypt::InodeKey::derive(*mk, ctx);
+  if (!k) return make_error(k.error());
+  const std::vector<std::uint8_t> v = ctx.encode();
+  const std::span<const std::uint8_t> sv(v);
+  F2FSCORE_TRY(wr::xattr_set(*this, ino, xattr_index::encryption, "c", &sv, XattrSet::any));
+  auto in2 = node(ino);
+  if (!in2) return make_error(in2.error());
+  (*in2)->i.i_advise |= advise::encrypt;
+  // The writer does not compress encrypted files: an inherited
+  // F2FS_COMPR_FL is dropped.
+  if (type == 0x8000) (*in2)->i.i_flags.set((*in2)->i.i_flags.get() & ~iflag::compr);
+  mark_dirty(ino);
+  inode_keys[ino] = std::make_shared<const fscrypt::InodeKey>(std::move(*k));
+  return {};
+}
+
+Status Writer::Impl::same_policy(nid_t dir, nid_t ino) {
+  auto dk = key_for(dir);
+  if (!dk) return make_error(dk.error());
+  if (*dk == nullptr) return {};
+  auto in = node(ino);
+  if (!in) return make_error(in.error());
+  const std::uint16_t type = (*in)->i.i_mode.get() & 0xF000;
+  if (type != 0x8000 && type != 0x4000 && type != 0xA000) return {};  // never encrypted: no restriction
+  auto ik = key_for(ino);
+  if (!ik) return make_error(ik.error());
+  const fscrypt::Context& a = (*dk)->context();
+  if (*ik != nullptr) {
+    const fscrypt::Context& b = (*ik)->context();
+    if (a.identifier == b.identifier && a.contents_mode == b.contents_mode && a.filenames_mode == b.filenames_mode &&
+        a.flags == b.flags)
+      return {};
+  }
+  return errno_error(Errc::invalid_argument, EXDEV,
+                     fmt("writer: inode %llu does not have the encryption policy of directory %llu (EXDEV)", ino, dir));
+}
 
 // The path of `ino` as its inode records it (i_pino and i_name up to the
 // root; a hard link's other names are not seen), names in encrypted
@@ -168,11 +275,75 @@ std::string Writer::Impl::path_hint(nid_t ino) {
 Status Writer::Impl::need_key(nid_t ino, std::string_view what) {
   auto in = node(ino);
   if (!in) return make_error(in.error());
-  if (!lacks_key(**in)) return {};
   const bool dir = ((*in)->i.i_mode.get() & 0xF000) == 0x4000;
+  if (!lacks_key(**in)) return {};
   return errno_error(Errc::unsupported, ENOKEY,
                      "writer: " + std::string(what) + ": " + (dir ? "directory \"" : "\"") + path_hint(ino) +
                          fmt("\" (inode %llu) is encrypted and its key is not given; nothing written (ENOKEY, as Linux)", ino));
+}
+
+// fscrypt_ioctl_set_policy() in fs/crypto/policy.c with a v2 policy: an
+// empty directory gets a context with a random nonce; the same policy on an
+// encrypted directory is nothing, another EEXIST.
+Status Writer::set_encryption_policy(nid_t dir, const std::array<std::uint8_t, 64>& key, std::uint32_t padding) {
+  F2FSCORE_WRITER_LOCK(impl_);
+  F2FSCORE_TRY(impl_->usable(true));
+  Impl& w = *impl_;
+  if (!fscrypt::supported())
+    return errno_error(Errc::unsupported, EOPNOTSUPP, "writer: this build has no OpenSSL (F2FSCORE_WITH_OPENSSL): no encryption");
+  if (!(w.sb.feature.get() & feature::encrypt))
+    return errno_error(Errc::unsupported, EOPNOTSUPP, "writer: the volume has no encrypt feature (f2fscore-tune -O encrypt)");
+  std::uint8_t flags = 0;
+  switch (padding) {
+    case 4: flags = 0; break;
+    case 8: flags = 1; break;
+    case 16: flags = 2; break;
+    case 32: flags = 3; break;
+    default: return errno_error(Errc::invalid_argument, EINVAL, fmt("writer: name padding %llu (4, 8, 16 or 32)", padding));
+  }
+  auto id = fscrypt::key_identifier(key);
+  if (!id) return make_error(id.error());
+  if (w.keyring.find(*id) == nullptr)
+    return errno_error(Errc::unsupported, ENOKEY, "writer: the policy's master key is not among MountOptions::fscrypt_keys (ENOKEY)");
+  auto in = w.node(dir);
+  if (!in) return make_error(in.error());
+  if (((*in)->i.i_mode.get() & 0xF000) != 0x4000)
+    return errno_error(Errc::invalid_argument, ENOTDIR, fmt("writer: inode %llu is not a directory (ENOTDIR)", dir));
+  fscrypt::Context ctx;
+  ctx.flags = flags;
+  ctx.identifier = *id;
+  if ((*in)->i.i_advise & advise::encrypt) {
+    auto k = w.key_for(dir);
+    if (!k) return make_error(k.error());
+    const fscrypt::Context& c = (*k)->context();
+    if (c.identifier == ctx.identifier && c.flags == ctx.flags && c.contents_mode == ctx.contents_mode &&
+        c.filenames_mode == ctx.filenames_mode)
+      return {};
+    return errno_error(Errc::exists, EEXIST, fmt("writer: directory %llu has another encryption policy (EEXIST)", dir));
+  }
+  F2FSCORE_TRY(w.refuse_flagged(dir, false, "no encryption policy"));
+  auto empty = w.dir_empty(dir);
+  if (!empty) return make_error(empty.error());
+  if (!*empty) return errno_error(Errc::invalid_argument, ENOTEMPTY, fmt("writer: directory %llu is not empty (ENOTEMPTY)", dir));
+  auto in2 = w.node(dir);
+  if (!in2) return make_error(in2.error());
+  if ((*in2)->i.i_flags.get() & iflag::casefold)
+    return errno_error(Errc::unsupported, EOPNOTSUPP, "writer: encrypted casefolded directories are not supported");
+  auto nonce = fscrypt::random_nonce();
+  if (!nonce) return make_error(nonce.error());
+  ctx.nonce = *nonce;
+  auto k = fscrypt::InodeKey::derive(key, ctx);
+  if (!k) return make_error(k.error());
+  const std::vector<std::uint8_t> v = ctx.encode();
+  const std::span<const std::uint8_t> sv(v);
+  F2FSCORE_TRY(wr::xattr_set(w, dir, xattr_index::encryption, "c", &sv, XattrSet::create));
+  auto in3 = w.node(dir);
+  if (!in3) return make_error(in3.error());
+  (*in3)->i.i_advise |= advise::encrypt;
+  w.set_ctime(**in3);
+  w.mark_dirty(dir);
+  w.inode_keys[dir] = std::make_shared<const fscrypt::InodeKey>(std::move(*k));
+  return {};
 }
 
 }  // namespace f2fscore

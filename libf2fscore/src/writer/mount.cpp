@@ -60,6 +60,10 @@ Status Writer::check_features(const disk::SuperBlock& sb, bool build_ro_image) {
 }
 
 Status Writer::Impl::load() {
+  if (!opts.fscrypt_keys.empty() && !fscrypt::supported())
+    return make_error(Errc::unsupported,
+                      "writer: fscrypt keys were given, but this build has no OpenSSL (F2FSCORE_WITH_OPENSSL) to use them");
+  for (const auto& k : opts.fscrypt_keys) F2FSCORE_TRY(keyring.add(k));
   auto v = Volume::open(dev);
   if (!v) return make_error(v.error());
   vol = std::move(*v);

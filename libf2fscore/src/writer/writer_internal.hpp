@@ -19,6 +19,7 @@
 #include "f2fscore/disk/dentry.hpp"
 #include "f2fscore/disk/node.hpp"
 #include "f2fscore/disk/superblock.hpp"
+#include "f2fscore/fscrypt.hpp"
 #include "f2fscore/iostat.hpp"
 #include "f2fscore/meta_rebuild.hpp"
 #include "f2fscore/volume.hpp"
@@ -629,10 +630,37 @@ struct Writer::Impl {
   Status rename_in(nid_t op, std::string_view oleaf, nid_t np, std::string_view nleaf, std::uint32_t flags);
   /// f2fs_link() on a resolved inode and new name (Writer::link_at()).
   Status link_in(nid_t ino, nid_t np, std::string_view nleaf);
-  // writer/fscrypt.cpp: encrypted inodes (fscrypt) without their key.
+  // writer/fscrypt.cpp: encrypted inodes (fscrypt), with and without keys.
+  fscrypt::Keyring keyring;  ///< MountOptions::fscrypt_keys
+  /// Keys of encrypted inodes derived so far (per-file keys).
+  std::unordered_map<nid_t, std::shared_ptr<const fscrypt::InodeKey>> inode_keys;
+  /// The key of inode `ino`: null when it is not encrypted; Errc::unsupported
+  /// with ENOKEY when its master key was not given (or its policy is not
+  /// supported), corrupt for a missing context.
+  Result<const fscrypt::InodeKey*> key_for(nid_t ino);
+  /// The stored form of `name` in directory `dir`: the name itself, or in
+  /// an encrypted directory with its key, the ciphertext
+  /// (fscrypt_setup_filename()); "." and ".." as they are. unsupported for
+  /// an encrypted casefolded directory; the key's errors.
+  Result<std::string> disk_name(nid_t dir, std::string_view name);
+  /// A new inode `ino` made in encrypted directory `dir`: FADVISE_ENC_NAME,
+  /// and for a regular file, directory or symlink the directory's policy
+  /// with a random nonce (fscrypt_prepare_new_inode(), fscrypt_set_context())
+  /// and FADVISE_ENCRYPT_BIT. Nothing in an unencrypted directory.
+  Status inherit_encryption(nid_t dir, nid_t ino);
+  /// fscrypt_prepare_link() / fscrypt_prepare_rename(): a name of `ino`
+  /// may go into encrypted directory `dir` only with the same policy
+  /// (EXDEV, Errc::invalid_argument); ENOKEY without the key.
+  Status same_policy(nid_t dir, nid_t ino);
+  /// The contents key of regular file `ino` when it is encrypted and its
+  /// key is given; null otherwise (its blocks then move as they are on
+  /// the device). Data blocks are decrypted as they are read into the page
+  /// cache and encrypted on their way to the device, with the IV of their
+  /// file block number.
+  const fscrypt::InodeKey* contents_key(nid_t ino);
   /// Whether inode page `in` is encrypted (FADVISE_ENCRYPT_BIT) and the
   /// writer has no key for it: its data and names are ciphertext to us.
-  bool lacks_key(const disk::Node& in) const;
+  bool lacks_key(const disk::Node& in);
   /// Errc::unsupported with ENOKEY naming `what`, the inode and its path
   /// (path_hint()) when `ino` lacks its key (lacks_key()); else nothing.
   /// Every changing call checks it for each inode it would change, before

@@ -529,4 +529,133 @@ TEST_F(FscryptLinux, WriterWritesWithTheKey) {
   check_clean(*dev_, "after the remounts");
 }
 
+// ---- Linux reads what we wrote with the key (tests/writer/encrypt_linux.sh) ----
+
+// "F path size sha256", "L path target", "D path" for every inode under
+// `dir` (path relative to the root), sorted: what the guest prints with
+// busybox find, stat, sha256sum and readlink.
+void manifest_of(Writer& w, const std::string& dir, std::vector<std::string>& out) {
+  auto es = w.readdir(dir);
+  ASSERT_TRUE(es) << dir << ": " << es.error().to_string();
+  for (const auto& e : *es) {
+    if (e.name == "." || e.name == "..") continue;
+    const std::string p = dir + "/" + e.name;
+    if (e.type == dirent_type::dir) {
+      out.push_back("D " + p);
+      manifest_of(w, p, out);
+    } else if (e.type == dirent_type::lnk) {
+      auto t = w.readlink(e.ino);
+      ASSERT_TRUE(t) << p;
+      out.push_back("L " + p + " " + *t);
+    } else {
+      const std::string d = read_all(w, e.ino);
+      out.push_back("F " + p + " " + std::to_string(d.size()) + " " + f2fstest::sha256_hex(d));
+    }
+  }
+}
+std::string manifest_text(Writer& w) {
+  std::vector<std::string> m;
+  manifest_of(w, "/e", m);
+  std::sort(m.begin(), m.end());
+  std::string t;
+  for (const auto& l : m) t += l + "\n";
+  return t;
+}
+std::string pattern(std::size_t n, unsigned seed) {
+  std::string s(n, '\0');
+  std::uint32_t x = seed * 2654435761u + 1;
+  for (auto& c : s) {
+    x = x * 1103515245u + 12345u;
+    c = static_cast<char>(x >> 24);
+  }
+  return s;
+}
+
+// Writes WRITER_IMAGE: an encrypt volume with /e (our v2 policy, the test
+// key, padding 32): files of 0 to 70,000 bytes, a subdirectory, a 200-byte
+// name, a hard link, a renamed file, symlinks inline and in a block; /plain
+// unencrypted. WRITER_IMAGE.expect gets the manifest of /e.
+TEST(WriterEncryptOracle, DISABLED_WriteImage) {
+  const char* img = std::getenv("WRITER_IMAGE");
+  ASSERT_TRUE(img) << "set WRITER_IMAGE";
+  auto dev = our_mkfs(64ull << 20, feature::encrypt);
+  ASSERT_TRUE(dev);
+  {
+    auto w = mount_with_key(*dev);
+    ASSERT_TRUE(w);
+    auto e = w->mkdir("/e");
+    ASSERT_TRUE(e);
+    ASSERT_OK(w->set_encryption_policy(*e, test_key(), 32));
+    const std::size_t sizes[] = {0, 1, 100, 4096, 5000, 70000};
+    for (std::size_t i = 0; i < std::size(sizes); ++i) {
+      auto f = w->create("/e/f" + std::to_string(sizes[i]));
+      ASSERT_TRUE(f);
+      if (sizes[i]) ASSERT_TRUE(w->write(*f, 0, bytes(pattern(sizes[i], static_cast<unsigned>(i)))));
+    }
+    ASSERT_TRUE(w->mkdir("/e/sub"));
+    auto g = w->create("/e/sub/g");
+    ASSERT_TRUE(g);
+    ASSERT_TRUE(w->write(*g, 0, bytes("inside a subdirectory\n")));
+    auto l = w->create("/e/" + std::string(200, 'L'));
+    ASSERT_TRUE(l);
+    ASSERT_TRUE(w->write(*l, 0, bytes("long name\n")));
+    ASSERT_TRUE(w->link("/e/f100", "/e/sub/hard"));
+    ASSERT_TRUE(w->rename("/e/f5000", "/e/renamed"));
+    ASSERT_TRUE(w->symlink("sub/g", "/e/short-link"));
+    ASSERT_TRUE(w->symlink(std::string(3000, 'x'), "/e/block-link"));
+    for (int i = 0; i < 60; ++i) ASSERT_TRUE(w->create("/e/sub/many-" + std::to_string(i)));  // past the inline dentries
+    ASSERT_TRUE(w->mkdir("/plain"));
+    ASSERT_TRUE(w->create("/plain/p"));
+    const std::string m = manifest_text(*w);
+    ASSERT_TRUE(w->unmount());
+    std::ofstream(std::string(img) + ".expect", std::ios::binary) << m;
+  }
+  check_clean(*dev, "our encrypted image");
+  ASSERT_TRUE(save(*dev, img));
+}
+
+// After Linux read /e with the key and changed it: the writer with the key
+// sees the manifest Linux printed (WRITER_LINUX_MANIFEST), writes more
+// (new files, an append to Linux's file, a removal, a rename), and reads it
+// back after a remount; both checkers clean. WRITER_IMAGE is written back
+// with WRITER_IMAGE.final for Linux to compare.
+TEST(WriterEncryptOracle, DISABLED_AfterLinux) {
+  const char* img = std::getenv("WRITER_IMAGE");
+  const char* theirs = std::getenv("WRITER_LINUX_MANIFEST");
+  ASSERT_TRUE(img && theirs) << "set WRITER_IMAGE and WRITER_LINUX_MANIFEST";
+  auto dev = f2fstest::load_image(img);
+  ASSERT_TRUE(dev);
+  std::ifstream in(theirs, std::ios::binary);
+  const std::string linux_manifest((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(linux_manifest.empty());
+  std::string ours;
+  {
+    auto w = mount_with_key(*dev);
+    ASSERT_TRUE(w);
+    EXPECT_EQ(manifest_text(*w), linux_manifest) << "our writer with the key differs from what Linux read";
+    auto f = w->create("/e/ours-after-linux");
+    ASSERT_TRUE(f);
+    ASSERT_TRUE(w->write(*f, 0, bytes(pattern(9000, 77))));
+    auto lf = w->lookup("/e/linux-file");
+    ASSERT_TRUE(lf);
+    auto st = w->stat(*lf);
+    ASSERT_TRUE(st);
+    ASSERT_TRUE(w->write(*lf, st->size, bytes("appended by f2fscore\n")));
+    ASSERT_TRUE(w->unlink("/e/f1"));
+    ASSERT_TRUE(w->rename("/e/linux-dir/x", "/e/linux-dir/y"));
+    ASSERT_TRUE(w->mkdir("/e/linux-dir/ours"));
+    ours = manifest_text(*w);
+    ASSERT_TRUE(w->unmount());
+  }
+  check_clean(*dev, "after Linux and our writes");
+  {
+    auto w = mount_with_key(*dev);
+    ASSERT_TRUE(w);
+    EXPECT_EQ(manifest_text(*w), ours);
+    ASSERT_TRUE(w->unmount());
+  }
+  ASSERT_TRUE(save(*dev, img));
+  std::ofstream(std::string(img) + ".final", std::ios::binary) << ours;
+}
+
 }  // namespace

@@ -37,6 +37,7 @@ using namespace writertest;
 
 struct MInode {
   char type = 'f';  // f d l c b p s
+  bool enc = false;  ///< encrypted (made in an encrypted directory, or /enc)
   std::uint16_t perm = 0644;
   std::uint32_t uid = 0, gid = 0;
   std::string data;  // contents, or the symlink target
@@ -195,7 +196,17 @@ struct Profile {
   /// picked; every session also tries changes there, refused with ENOKEY,
   /// and the tree check finds them unchanged.
   std::vector<std::string> frozen;
+  /// The writer mounts with the oracle's test key; /enc gets a v2 policy
+  /// and everything made in it is encrypted (names, contents, links).
+  bool fscrypt_key = false;
 };
+
+// The oracle's test key (gtool encrypt-dir): byte i is 0x5a ^ i.
+std::array<std::uint8_t, 64> model_key() {
+  std::array<std::uint8_t, 64> k{};
+  for (std::size_t i = 0; i < k.size(); ++i) k[i] = static_cast<std::uint8_t>(0x5a ^ i);
+  return k;
+}
 
 class Runner {
  public:
@@ -257,6 +268,18 @@ class Runner {
     }
     return out;
   }
+  MountOptions base_mo() const {
+    MountOptions mo;
+    if (pr_.fscrypt_key) mo.fscrypt_keys.push_back(model_key());
+    return mo;
+  }
+  const fscrypt::Keyring* keys() {
+    if (!pr_.fscrypt_key) return nullptr;
+    if (ring_.empty()) EXPECT_TRUE(ring_.add(model_key()));
+    return &ring_;
+  }
+  bool enc_dir(const std::string& dir) const { return m_.has(dir) && m_.inodes.at(m_.paths.at(dir)).enc; }
+  static std::string parent_of(const std::string& p) { return p.substr(0, p.rfind('/')); }
   bool is_frozen(const std::string& p) const {
     for (const auto& f : pr_.frozen)
       if (p == f || p.rfind(f + "/", 0) == 0) return true;
@@ -309,7 +332,7 @@ class Runner {
   // ---- the session ----
   void session() {
     const bool crash = phase_ > 0 && phase_ + 1 < pr_.phases && r(4) == 0;  // ends with sync, no unmount
-    MountOptions mo;
+    MountOptions mo = base_mo();
     mo.fixed_time = now_;
     auto w = Writer::mount(*dev_, mo);
     ASSERT_TRUE(w) << ctx() << ": mount: " << w.error().to_string();
@@ -343,8 +366,8 @@ class Runner {
       ASSERT_TRUE(orph);
       orphans_seen_ += orph->size();
       v->reset();
-      check_volume(*dev_, m_.tree(), ctx() + " after a session without unmount", false);
-      MountOptions mo2;
+      check_volume(*dev_, m_.tree(), ctx() + " after a session without unmount", false, true, keys());
+      MountOptions mo2 = base_mo();
       mo2.fixed_time = now_ + 1;
       auto w2 = Writer::mount(*dev_, mo2);
       ASSERT_TRUE(w2) << ctx() << ": mount after the cut: " << w2.error().to_string();
@@ -355,14 +378,14 @@ class Runner {
       ASSERT_TRUE(orph2);
       EXPECT_TRUE(orph2->empty()) << ctx() << ": orphans left after the mount that should free them";
     }
-    check_volume(*dev_, m_.tree(), ctx() + " after unmount");
+    check_volume(*dev_, m_.tree(), ctx() + " after unmount", true, true, keys());
   }
 
   // Read-only: the tree reads back through the writer, every change is
   // refused with Errc::read_only, the image stays byte-identical.
   void read_only_session() {
     const auto before = f2fstest::SparseImage::capture(*dev_);
-    MountOptions mo;
+    MountOptions mo = base_mo();
     mo.read_only = true;
     mo.fixed_time = now_;
     auto w = Writer::mount(*dev_, mo);
@@ -470,6 +493,13 @@ class Runner {
   }
 
   void setup() {
+    if (pr_.fscrypt_key) {
+      auto e = w_->mkdir("/enc");
+      ASSERT_TRUE(e);
+      ASSERT_OK(w_->set_encryption_policy(*e, model_key(), 16));
+      add("/enc", 'd').ino = *e;
+      m_.at("/enc").enc = true;
+    }
     if (pr_.casefold) {
       auto cf = w_->mkdir("/cf");
       ASSERT_TRUE(cf);
@@ -510,6 +540,7 @@ class Runner {
     const int id = m_.next++;
     MInode n;
     n.type = type;
+    n.enc = (type == 'f' || type == 'd' || type == 'l') && enc_dir(parent_of(p));
     n.perm = perm ? perm : type == 'd' ? 0755 : type == 'l' ? 0777 : 0644;
     n.atime = n.mtime = n.ctime = now();
     m_.inodes[id] = n;
@@ -763,6 +794,7 @@ class Runner {
     const bool texists = found.has_value();
     if (sdir && (to == from || to.compare(0, from.size() + 1, from + "/") == 0) && to != from) want = Errc::invalid_argument;
     else if (texists && m_.paths.at(to) == sid) want = Errc::ok;
+    else if (exdev(parent_of(to), sid)) want = Errc::invalid_argument;  // fscrypt_prepare_rename(): EXDEV
     else if (texists && m_.is_dir(to) && !sdir) want = Errc::invalid_argument;
     else if (texists && !m_.is_dir(to) && sdir) want = Errc::invalid_argument;
     else if (texists && m_.is_dir(to) && !m_.empty_dir(to)) want = Errc::exists;
@@ -792,6 +824,14 @@ class Runner {
     m_.inodes.at(sid).ctime = now();
   }
 
+  // A name of inode `id` may go into encrypted directory `dir` only with
+  // its policy: an encrypted inode (one key, one policy in this test), or
+  // a type never encrypted (fscrypt_has_permitted_context()).
+  bool exdev(const std::string& dir, int id) const {
+    const MInode& n = m_.inodes.at(id);
+    return enc_dir(dir) && !n.enc && (n.type == 'f' || n.type == 'd' || n.type == 'l');
+  }
+
   void op_link(const std::vector<std::string>& dirs) {
     auto all = pick('*');
     if (all.empty()) return;
@@ -809,6 +849,11 @@ class Runner {
       EXPECT_EQ(l.error().code, Errc::exists);
       return;
     }
+    if (exdev(parent_of(p), id)) {  // fscrypt_prepare_link()
+      ASSERT_FALSE(l) << ctx() << " link " << src << " into encrypted " << p;
+      EXPECT_EQ(l.error().sys_errno, EXDEV);
+      return;
+    }
     ASSERT_TRUE(l) << ctx() << " link " << src << " " << p << ": " << l.error().to_string();
     m_.paths[p] = id;
     m_.inodes.at(id).ctime = now();
@@ -818,6 +863,9 @@ class Runner {
     const std::string p = any(dirs) + "/" + new_leaf();
     std::size_t len = 1 + r(120);
     if (r(5) == 0) len = 3000 + r(1096);  // 3000..4095: inline up to 3452 bytes here, else a block
+    // An encrypted target is stored padded with its length and a NUL
+    // within the page (fscrypt_prepare_symlink()).
+    if (enc_dir(parent_of(p))) len = std::min<std::size_t>(len, 4000);
     std::string target(len, 'x');
     for (std::size_t i = 0; i < len; ++i) target[i] = static_cast<char>('a' + (i * 7 + len) % 26);
     if (len > 3) target[len / 2] = '/';
@@ -1015,6 +1063,7 @@ class Runner {
   std::unique_ptr<BlockDevice> dev_;
   Writer* w_ = nullptr;
   Model m_;
+  fscrypt::Keyring ring_;  ///< keys() when Profile::fscrypt_key
   std::uint64_t first_time_ = 1700000000u;
   bool adopted_ = false;
   int phase_ = 0, op_ = 0;
@@ -1158,6 +1207,24 @@ TEST(WriterModelNs, EncryptNoKey) {
     p.frozen = {"/enc", "/k"};
     Runner run(seed, p, f2fstest::load_image(*img), 1800000000);
     run.run();
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+// The same random test with the test key: /enc encrypted (padding 16),
+// names, contents and links made, changed and removed in it, renames and
+// links into it from unencrypted places refused with EXDEV; after each
+// session our reader with the key (fscrypt.hpp) sees the model, both
+// checkers clean.
+TEST(WriterModelNs, EncryptWithKey) {
+  if (!fscrypt::supported()) GTEST_SKIP() << "built without OpenSSL (F2FSCORE_WITH_OPENSSL)";
+  for (std::uint32_t seed : seeds_from_env({41, 42})) {
+    Profile p;
+    p.features = kRichFeatures | feature::encrypt;
+    p.phases = 4;
+    p.ops = 150;
+    p.fscrypt_key = true;
+    Runner(seed, p).run();
     if (::testing::Test::HasFailure()) return;
   }
 }

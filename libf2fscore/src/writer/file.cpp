@@ -434,6 +434,7 @@ Status Writer::Impl::convert_inline_data(nid_t ino) {
 Status Writer::Impl::free_inode(nid_t ino) {
   cache_drop(ino, 0);
   append_written.erase(ino);
+  inode_keys.erase(ino);  // writer/fscrypt.cpp: the nid may come back as another inode
   auto inp = node(ino);
   if (!inp) return make_error(inp.error());
   // Device, FIFO and socket inodes keep a device number, not addresses, in

@@ -451,7 +451,7 @@ Result<nid_t> symlink_in(Writer::Impl& w, nid_t parent, std::string_view leaf, s
   std::string stored;  // the target as stored (struct fscrypt_symlink_data in an encrypted directory)
   auto ino = w.create_in(parent, leaf, static_cast<std::uint16_t>(kLnk | 0777), owner, [&](Node& n) -> Status {
     stored = std::string(target);
-    if (auto it = w.inode_keys.find(n.footer.ino.get()); it != w.inode_keys.end()) {
+    if (auto it = w.inode_keys.find(n.footer.ino.get()); (n.i.i_advise & advise::encrypt) && it != w.inode_keys.end()) {
       // __fscrypt_encrypt_symlink(): the ciphertext and its NUL fit a page.
       auto e = it->second->encrypt_symlink(target, kPageSize - 2 - 1);
       if (!e) return make_error(e.error());

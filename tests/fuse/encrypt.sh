@@ -25,6 +25,10 @@ mnt="$work/mnt"
 zstd -q -d "$data/linux61-encrypt.img.zst" -o "$img"
 python3 -c "import sys; sys.stdout.buffer.write(bytes(0x5a ^ i for i in range(64)))" > "$work/key"
 
+if ! "$DUMP" "$img" extract --key "$work/key" /plain "$work/probe" >"$work/probe.log" 2>&1 && grep -q 'no OpenSSL' "$work/probe.log"; then
+  echo "SKIP: built without OpenSSL (no fscrypt keys)" >&2
+  exit 77
+fi
 fuse_mount "$img" "$mnt" "key=$work/key"
 while read -r tag p size sha; do
   [[ $tag == F ]] || continue

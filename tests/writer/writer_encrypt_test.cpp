@@ -219,6 +219,17 @@ TEST_F(WriterEncryptNoKey, UnencryptedPartsWriteAndGcMovesCiphertext) {
   }
 }
 
+// A key given to a build without OpenSSL: a clear refusal, nothing written.
+TEST_F(WriterEncryptNoKey, KeyWithoutOpenSslRefusesTheMount) {
+  if (fscrypt::supported()) GTEST_SKIP() << "built with OpenSSL";
+  MountOptions mo;
+  mo.fscrypt_keys.push_back({});
+  auto w = Writer::mount(*dev_, mo);
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.error().code, Errc::unsupported);
+  EXPECT_NE(w.error().message.find("OpenSSL"), std::string::npos) << w.error().message;
+}
+
 // ---- fscrypt v2 with the oracle's test key, against what Linux wrote ----
 
 // gtool encrypt-dir's key: byte i is 0x5a ^ i.

@@ -173,6 +173,17 @@ const fscrypt::InodeKey* Writer::Impl::contents_key(nid_t ino) {
   return k ? *k : nullptr;
 }
 
+Status Writer::Impl::refuse_encrypted_compressed(nid_t ino, std::string_view what) {
+  F2FSCORE_TRY(need_key(ino, what));
+  auto in = node(ino);
+  if (!in) return make_error(in.error());
+  if (((*in)->i.i_advise & advise::encrypt) && compressed(**in))
+    return errno_error(Errc::unsupported, EOPNOTSUPP,
+                       fmt("writer: inode %llu is compressed and encrypted: the writer does not write such files (", ino) +
+                           std::string(what) + ")");
+  return {};
+}
+
 bool Writer::Impl::lacks_key(const Node& in) {
   if (!(in.i.i_advise & advise::encrypt)) return false;
   return !key_for(in.footer.ino.get());

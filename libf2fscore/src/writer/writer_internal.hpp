@@ -658,6 +658,11 @@ struct Writer::Impl {
   /// cache and encrypted on their way to the device, with the IV of their
   /// file block number.
   const fscrypt::InodeKey* contents_key(nid_t ino);
+  /// For the compression calls that rewrite or re-reserve a file's
+  /// clusters: ENOKEY (need_key()) for an encrypted file without its key,
+  /// Errc::unsupported EOPNOTSUPP for a compressed encrypted one (the
+  /// writer does not write those); nothing otherwise.
+  Status refuse_encrypted_compressed(nid_t ino, std::string_view what);
   /// Whether inode page `in` is encrypted (FADVISE_ENCRYPT_BIT) and the
   /// writer has no key for it: its data and names are ciphertext to us.
   bool lacks_key(const disk::Node& in);

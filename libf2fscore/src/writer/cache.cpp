@@ -733,7 +733,7 @@ Status Writer::Impl::direct_write(nid_t ino, std::uint64_t index, std::span<cons
   std::vector<std::uint8_t> enc;  // an encrypted file's blocks as the device gets them (writer/fscrypt.cpp)
   if (const fscrypt::InodeKey* key = contents_key(ino)) {
     enc.assign(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(n * kBlockSize));
-    for (std::uint64_t k = 0; k < n; ++k) F2FSCORE_TRY(key->encrypt_block(index + k, enc.data() + k * kBlockSize));
+    for (std::uint64_t k = 0; k < n; ++k) F2FSCORE_TRY(key->encrypt_block(index + k, enc.data() + static_cast<std::size_t>(k) * kBlockSize));
     data = enc;
   }
   cache_drop(ino, index, index + n);

@@ -244,6 +244,10 @@ class Runner {
         read_only_session();
         if (::testing::Test::HasFailure()) return;
       }
+      if (phase_ > 0 && pr_.fscrypt_key && rng_() % 2 == 0) {
+        nokey_session();
+        if (::testing::Test::HasFailure()) return;
+      }
       session();
       if (::testing::Test::HasFailure()) return;
     }
@@ -379,6 +383,37 @@ class Runner {
       EXPECT_TRUE(orph2->empty()) << ctx() << ": orphans left after the mount that should free them";
     }
     check_volume(*dev_, m_.tree(), ctx() + " after unmount", true, true, keys());
+  }
+
+  // With the test key given, a session without it: /enc lists as many
+  // (no-key) names as the model has there, changes in it are refused
+  // (ENOKEY), and the tree is unchanged after the unmount.
+  void nokey_session() {
+    MountOptions mo;
+    mo.fixed_time = now_;
+    auto w = Writer::mount(*dev_, mo);
+    ASSERT_TRUE(w) << ctx() << ": mount without the key: " << w.error().to_string();
+    w_ = w->get();
+    // An encrypted directory whose parent is not (/enc, wherever renames
+    // took it).
+    std::string top;
+    for (const auto& [p, id] : m_.paths)
+      if (!p.empty() && m_.inodes.at(id).enc && m_.inodes.at(id).type == 'd' && !enc_dir(parent_of(p))) top = p;
+    if (!top.empty()) {
+      std::size_t want = 0;
+      for (const auto& [p, id] : m_.paths)
+        if (p.rfind(top + "/", 0) == 0 && p.find('/', top.size() + 1) == std::string::npos) ++want;
+      auto ino = w_->lookup(top);
+      ASSERT_TRUE(ino) << ctx() << ": " << top << ": " << ino.error().to_string();
+      auto es = w_->list_at(*ino);
+      ASSERT_TRUE(es);
+      EXPECT_EQ(es->size(), want) << ctx() << ": " << top << " without the key";
+      for (int k = 0; k < 3 && !::testing::Test::HasFailure(); ++k) op_frozen(top, "");
+    }
+    ASSERT_TRUE(w_->unmount());
+    w->reset();
+    w_ = nullptr;
+    check_volume(*dev_, m_.tree(), ctx() + " after a session without the key", true, true, keys());
   }
 
   // Read-only: the tree reads back through the writer, every change is
@@ -552,7 +587,8 @@ class Runner {
 
   // One random operation, checked against the model.
   void step() {
-    if (!pr_.frozen.empty() && r(25) == 0) return op_frozen();
+    if (!pr_.frozen.empty() && r(25) == 0)
+      return op_frozen(pr_.frozen[r(static_cast<std::uint32_t>(pr_.frozen.size()))], any(pick('d')));
     const int kind = static_cast<int>(r(1000));
     auto dirs = pick('d');
     auto files = pick('f');
@@ -582,8 +618,8 @@ class Runner {
 
   // A change in an encrypted subtree without its key: refused (ENOKEY),
   // nothing changed. Names there are Linux's no-key names (readdir).
-  void op_frozen() {
-    const std::string top = pr_.frozen[r(static_cast<std::uint32_t>(pr_.frozen.size()))];
+  // `top`: an encrypted directory; `plain_dir`: an unencrypted one.
+  void op_frozen(const std::string& top, const std::string& plain_dir) {
     auto es = w_->readdir(top);
     ASSERT_TRUE(es) << ctx() << " readdir " << top << ": " << es.error().to_string();
     std::vector<Dirent> names;
@@ -591,7 +627,7 @@ class Runner {
       if (e.name != "." && e.name != "..") names.push_back(e);
     auto top_ino = w_->lookup(top);
     ASSERT_TRUE(top_ino);
-    const std::string plain = any(pick('d')) + "/moved";
+    const std::string plain = plain_dir + "/moved";
     std::vector<std::pair<const char*, Status>> tries;
     auto c = w_->create(top + "/" + new_leaf());
     tries.emplace_back("create", c ? Status{} : make_error(c.error()));
@@ -603,7 +639,10 @@ class Runner {
       tries.emplace_back("rename out", w_->rename(p, plain));
       tries.emplace_back(e.type == dirent_type::dir ? "rmdir" : "unlink",
                          e.type == dirent_type::dir ? w_->rmdir(p) : w_->unlink(p));
-      tries.emplace_back("setxattr", w_->setxattr(e.ino, 1, "frozen", bytes("v")));
+      // Device nodes, FIFOs and sockets are never encrypted: their own
+      // attributes change without the key, as in Linux.
+      if (e.type == dirent_type::reg || e.type == dirent_type::dir || e.type == dirent_type::lnk)
+        tries.emplace_back("setxattr", w_->setxattr(e.ino, 1, "frozen", bytes("v")));
       if (e.type == dirent_type::reg) {
         auto wr = w_->write(e.ino, 0, bytes("x"));
         tries.emplace_back("write", wr ? Status{} : make_error(wr.error()));
@@ -1213,9 +1252,9 @@ TEST(WriterModelNs, EncryptNoKey) {
 
 // The same random test with the test key: /enc encrypted (padding 16),
 // names, contents and links made, changed and removed in it, renames and
-// links into it from unencrypted places refused with EXDEV; after each
-// session our reader with the key (fscrypt.hpp) sees the model, both
-// checkers clean.
+// links into it from unencrypted places refused with EXDEV; sessions
+// without the key in between (nokey_session()); after each session our
+// reader with the key (fscrypt.hpp) sees the model, both checkers clean.
 TEST(WriterModelNs, EncryptWithKey) {
   if (!fscrypt::supported()) GTEST_SKIP() << "built without OpenSSL (F2FSCORE_WITH_OPENSSL)";
   for (std::uint32_t seed : seeds_from_env({41, 42})) {

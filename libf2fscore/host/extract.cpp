@@ -40,6 +40,7 @@
 #include "f2fscore/disk/xattr.hpp"
 #include "f2fscore/endian.hpp"
 #include "f2fscore/extract.hpp"
+#include "f2fscore/fscrypt.hpp"
 
 #include "extract_progress.hpp"
 #include "extract_runs.hpp"
@@ -95,8 +96,13 @@ class Extractor {
   void item(int parentfd, const std::string& name, const std::string& rel, const std::string& img, const InodeInfo& in,
             int depth) {
     if (in.is_encrypted()) {
-      r_.encrypted.push_back(img);
-      return;
+      // With its master key among ExtractOptions::keys, in the clear.
+      auto k = o_.keys ? fscrypt::inode_key(v_, in, *o_.keys) : Result<fscrypt::InodeKey>(make_error(Errc::unsupported, ""));
+      if (!k) {
+        r_.encrypted.push_back(img);
+        return;
+      }
+      keys_.insert_or_assign(in.ino, std::move(*k));
     }
     const std::uint32_t type = in.mode & 0xF000;
     if (type != 0x4000 && in.links > 1) {
@@ -130,6 +136,13 @@ class Extractor {
       r_.problems.push_back(img + ": " + describe(entries.error()));
       return;
     }
+    if (auto k = keys_.find(dir.ino); k != keys_.end())  // an encrypted directory: its names decrypted
+      for (auto& e : *entries) {
+        if (e.dirent.name == "." || e.dirent.name == "..") continue;
+        auto p = k->second.decrypt_name(e.dirent.name);
+        if (p) e.dirent.name = std::move(*p);
+        else e.error = describe(p.error()), e.inode.reset();
+      }
     Ahead ahead;
     for (std::size_t i = 0; i < entries->size(); ++i) {
       const auto& e = (*entries)[i];
@@ -292,6 +305,17 @@ class Extractor {
   // through copy_file_range() from the image file where the device has one
   // (copy_extent()), else through reads of the device (read_extents()).
   Status write_contents(int fd, const InodeInfo& in) {
+    if (auto k = keys_.find(in.ino); k != keys_.end()) {  // encrypted: read and decrypted block by block
+      if (buf_.size() < kChunkBlocks * kBlockSize) buf_.resize(kChunkBlocks * kBlockSize);
+      const std::span<std::uint8_t> buf(buf_.data(), kChunkBlocks * kBlockSize);
+      for (std::uint64_t off = 0; off < in.size; off += buf.size()) {
+        auto n = fscrypt::read_file(v_, in, k->second, off, buf);
+        if (!n) return make_error(n.error());
+        F2FSCORE_TRY(put(fd, buf.data(), *n, off));
+        if (*n < buf.size()) break;
+      }
+      return {};
+    }
     if (in.has_inline_data() || in.is_compressed()) {
       if (buf_.size() < kChunkBlocks * kBlockSize) buf_.resize(kChunkBlocks * kBlockSize);
       const std::span<std::uint8_t> buf(buf_.data(), kChunkBlocks * kBlockSize);
@@ -555,6 +579,7 @@ class Extractor {
   void symlink(int parentfd, const std::string& name, const std::string& rel, const std::string& img,
                const InodeInfo& in) {
     auto target = v_.read_link(in);
+    if (auto k = keys_.find(in.ino); target && k != keys_.end()) target = k->second.decrypt_symlink(*target);
     if (!target) {
       r_.problems.push_back(img + ": " + describe(target.error()));
       return;
@@ -685,6 +710,7 @@ class Extractor {
   }
 
   Volume& v_;
+  std::unordered_map<nid_t, fscrypt::InodeKey> keys_;  ///< encrypted inodes whose key was given
   const ExtractOptions& o_;
   ExtractReport& r_;
   host_detail::ExtractProgress progress_;

@@ -34,12 +34,17 @@
 #include "writer/verity_reference.hpp"
 #include "writer/writer_test_util.hpp"
 
+#ifndef ENOKEY
+#define ENOKEY 126
+#endif
+
 namespace {
 
 using namespace writertest;
 
 struct MInode {
   char type = 'f';  // f d l c b p s
+  bool enc = false;  ///< encrypted (made in an encrypted directory, or /enc)
   std::uint16_t perm = 0644;
   std::uint32_t uid = 0, gid = 0;
   std::string data;  // contents, or the symlink target
@@ -214,7 +219,21 @@ struct Profile {
   /// file measures as verity_reference.hpp computes from the model's data;
   /// explicit GC.
   bool verity = false;
+  /// Encrypted subtrees without their key (an adopted volume): never
+  /// picked; every session also tries changes there, refused with ENOKEY,
+  /// and the tree check finds them unchanged.
+  std::vector<std::string> frozen;
+  /// The writer mounts with the oracle's test key; /enc gets a v2 policy
+  /// and everything made in it is encrypted (names, contents, links).
+  bool fscrypt_key = false;
 };
+
+// The oracle's test key (gtool encrypt-dir): byte i is 0x5a ^ i.
+std::array<std::uint8_t, 64> model_key() {
+  std::array<std::uint8_t, 64> k{};
+  for (std::size_t i = 0; i < k.size(); ++i) k[i] = static_cast<std::uint8_t>(0x5a ^ i);
+  return k;
+}
 
 class Runner {
  public:
@@ -252,6 +271,10 @@ class Runner {
         read_only_session();
         if (::testing::Test::HasFailure()) return;
       }
+      if (phase_ > 0 && pr_.fscrypt_key && rng_() % 2 == 0) {
+        nokey_session();
+        if (::testing::Test::HasFailure()) return;
+      }
       session();
       if (::testing::Test::HasFailure() || !codec_missing_.empty()) return;
     }
@@ -270,10 +293,28 @@ class Runner {
   std::vector<std::string> pick(char want) {  // 'd' dirs, 'n' non-dirs, 'f' files, '*' all but root
     std::vector<std::string> out;
     for (const auto& [p, id] : m_.paths) {
+      if (is_frozen(p)) continue;
       const char t = m_.inodes.at(id).type;
       if (want == 'd' ? t == 'd' : want == 'n' ? t != 'd' : want == 'f' ? t == 'f' : !p.empty()) out.push_back(p);
     }
     return out;
+  }
+  MountOptions base_mo() const {
+    MountOptions mo;
+    if (pr_.fscrypt_key) mo.fscrypt_keys.push_back(model_key());
+    return mo;
+  }
+  const fscrypt::Keyring* keys() {
+    if (!pr_.fscrypt_key) return nullptr;
+    if (ring_.empty()) EXPECT_TRUE(ring_.add(model_key()));
+    return &ring_;
+  }
+  bool enc_dir(const std::string& dir) const { return m_.has(dir) && m_.inodes.at(m_.paths.at(dir)).enc; }
+  static std::string parent_of(const std::string& p) { return p.substr(0, p.rfind('/')); }
+  bool is_frozen(const std::string& p) const {
+    for (const auto& f : pr_.frozen)
+      if (p == f || p.rfind(f + "/", 0) == 0) return true;
+    return false;
   }
   std::string any(const std::vector<std::string>& v) { return v[r(static_cast<std::uint32_t>(v.size()))]; }
   std::string new_leaf() {
@@ -322,7 +363,7 @@ class Runner {
   // ---- the session ----
   void session() {
     const bool crash = phase_ > 0 && phase_ + 1 < pr_.phases && r(4) == 0;  // ends with sync, no unmount
-    MountOptions mo;
+    MountOptions mo = base_mo();
     mo.fixed_time = now_;
     if (pr_.compression) mo.compression = *pr_.compression;
     auto w = Writer::mount(*dev_, mo);
@@ -363,8 +404,8 @@ class Runner {
       ASSERT_TRUE(orph);
       orphans_seen_ += orph->size();
       v->reset();
-      check_volume(*dev_, m_.tree(), ctx() + " after a session without unmount", false);
-      MountOptions mo2;
+      check_volume(*dev_, m_.tree(), ctx() + " after a session without unmount", false, true, keys());
+      MountOptions mo2 = base_mo();
       mo2.fixed_time = now_ + 1;
       auto w2 = Writer::mount(*dev_, mo2);
       ASSERT_TRUE(w2) << ctx() << ": mount after the cut: " << w2.error().to_string();
@@ -375,15 +416,46 @@ class Runner {
       ASSERT_TRUE(orph2);
       EXPECT_TRUE(orph2->empty()) << ctx() << ": orphans left after the mount that should free them";
     }
-    check_volume(*dev_, m_.tree(), ctx() + " after unmount");
+    check_volume(*dev_, m_.tree(), ctx() + " after unmount", true, true, keys());
     check_feature_inodes();
+  }
+
+  // With the test key given, a session without it: /enc lists as many
+  // (no-key) names as the model has there, changes in it are refused
+  // (ENOKEY), and the tree is unchanged after the unmount.
+  void nokey_session() {
+    MountOptions mo;
+    mo.fixed_time = now_;
+    auto w = Writer::mount(*dev_, mo);
+    ASSERT_TRUE(w) << ctx() << ": mount without the key: " << w.error().to_string();
+    w_ = w->get();
+    // An encrypted directory whose parent is not (/enc, wherever renames
+    // took it).
+    std::string top;
+    for (const auto& [p, id] : m_.paths)
+      if (!p.empty() && m_.inodes.at(id).enc && m_.inodes.at(id).type == 'd' && !enc_dir(parent_of(p))) top = p;
+    if (!top.empty()) {
+      std::size_t want = 0;
+      for (const auto& [p, id] : m_.paths)
+        if (p.rfind(top + "/", 0) == 0 && p.find('/', top.size() + 1) == std::string::npos) ++want;
+      auto ino = w_->lookup(top);
+      ASSERT_TRUE(ino) << ctx() << ": " << top << ": " << ino.error().to_string();
+      auto es = w_->list_at(*ino);
+      ASSERT_TRUE(es);
+      EXPECT_EQ(es->size(), want) << ctx() << ": " << top << " without the key";
+      for (int k = 0; k < 3 && !::testing::Test::HasFailure(); ++k) op_frozen(top, "");
+    }
+    ASSERT_TRUE(w_->unmount());
+    w->reset();
+    w_ = nullptr;
+    check_volume(*dev_, m_.tree(), ctx() + " after a session without the key", true, true, keys());
   }
 
   // Read-only: the tree reads back through the writer, every change is
   // refused with Errc::read_only, the image stays byte-identical.
   void read_only_session() {
     const auto before = f2fstest::SparseImage::capture(*dev_);
-    MountOptions mo;
+    MountOptions mo = base_mo();
     mo.read_only = true;
     mo.fixed_time = now_;
     auto w = Writer::mount(*dev_, mo);
@@ -483,7 +555,7 @@ class Runner {
             ++m_.root_extra_links;
             continue;
           }
-          walk(e.ino, path + "/" + e.name);
+          walk(e.ino, path + "/" + component(e.name));
         }
       }
     };
@@ -498,6 +570,13 @@ class Runner {
       MInode& n = add("/z", 'd');
       n.compr = true;
       n.ino = *z;
+    }
+    if (pr_.fscrypt_key) {
+      auto e = w_->mkdir("/enc");
+      ASSERT_TRUE(e);
+      ASSERT_OK(w_->set_encryption_policy(*e, model_key(), 16));
+      add("/enc", 'd').ino = *e;
+      m_.at("/enc").enc = true;
     }
     if (pr_.casefold) {
       auto cf = w_->mkdir("/cf");
@@ -539,6 +618,7 @@ class Runner {
     const int id = m_.next++;
     MInode n;
     n.type = type;
+    n.enc = (type == 'f' || type == 'd' || type == 'l') && enc_dir(parent_of(p));
     n.perm = perm ? perm : type == 'd' ? 0755 : type == 'l' ? 0777 : 0644;
     n.atime = n.mtime = n.ctime = now();
     m_.inodes[id] = n;
@@ -551,6 +631,8 @@ class Runner {
   // One random operation, checked against the model.
   void step() {
     if ((pr_.compression || pr_.verity) && r(100) < 12) return feature_step();
+    if (!pr_.frozen.empty() && r(25) == 0)
+      return op_frozen(pr_.frozen[r(static_cast<std::uint32_t>(pr_.frozen.size()))], any(pick('d')));
     const int kind = static_cast<int>(r(1000));
     auto dirs = pick('d');
     auto files = pick('f');
@@ -575,6 +657,45 @@ class Runner {
     else {
       auto s = w_->sync();
       ASSERT_TRUE(s) << ctx() << " sync: " << s.error().to_string();
+    }
+  }
+
+  // A change in an encrypted subtree without its key: refused (ENOKEY),
+  // nothing changed. Names there are Linux's no-key names (readdir).
+  // `top`: an encrypted directory; `plain_dir`: an unencrypted one.
+  void op_frozen(const std::string& top, const std::string& plain_dir) {
+    auto es = w_->readdir(top);
+    ASSERT_TRUE(es) << ctx() << " readdir " << top << ": " << es.error().to_string();
+    std::vector<Dirent> names;
+    for (const auto& e : *es)
+      if (e.name != "." && e.name != "..") names.push_back(e);
+    auto top_ino = w_->lookup(top);
+    ASSERT_TRUE(top_ino);
+    const std::string plain = plain_dir + "/moved";
+    std::vector<std::pair<const char*, Status>> tries;
+    auto c = w_->create(top + "/" + new_leaf());
+    tries.emplace_back("create", c ? Status{} : make_error(c.error()));
+    tries.emplace_back("setattr of the directory", w_->setattr(*top_ino, {.mode = 0700}));
+    tries.emplace_back("rename the directory", w_->rename(top, plain));
+    if (!names.empty()) {
+      const Dirent e = names[r(static_cast<std::uint32_t>(names.size()))];
+      const std::string p = top + "/" + e.name;
+      tries.emplace_back("rename out", w_->rename(p, plain));
+      tries.emplace_back(e.type == dirent_type::dir ? "rmdir" : "unlink",
+                         e.type == dirent_type::dir ? w_->rmdir(p) : w_->unlink(p));
+      // Device nodes, FIFOs and sockets are never encrypted: their own
+      // attributes change without the key, as in Linux.
+      if (e.type == dirent_type::reg || e.type == dirent_type::dir || e.type == dirent_type::lnk)
+        tries.emplace_back("setxattr", w_->setxattr(e.ino, 1, "frozen", bytes("v")));
+      if (e.type == dirent_type::reg) {
+        auto wr = w_->write(e.ino, 0, bytes("x"));
+        tries.emplace_back("write", wr ? Status{} : make_error(wr.error()));
+        tries.emplace_back("truncate", w_->truncate(e.ino, 0));
+      }
+    }
+    for (const auto& [what, st] : tries) {
+      ASSERT_FALSE(st) << ctx() << " " << what << " in " << top << " without the key succeeded";
+      EXPECT_EQ(st.error().sys_errno, ENOKEY) << ctx() << " " << what << ": " << st.error().to_string();
     }
   }
 
@@ -795,6 +916,7 @@ class Runner {
     const bool texists = found.has_value();
     if (sdir && (to == from || to.compare(0, from.size() + 1, from + "/") == 0) && to != from) want = Errc::invalid_argument;
     else if (texists && m_.paths.at(to) == sid) want = Errc::ok;
+    else if (exdev(parent_of(to), sid)) want = Errc::invalid_argument;  // fscrypt_prepare_rename(): EXDEV
     else if (texists && m_.is_dir(to) && !sdir) want = Errc::invalid_argument;
     else if (texists && !m_.is_dir(to) && sdir) want = Errc::invalid_argument;
     else if (texists && m_.is_dir(to) && !m_.empty_dir(to)) want = Errc::exists;
@@ -824,6 +946,14 @@ class Runner {
     m_.inodes.at(sid).ctime = now();
   }
 
+  // A name of inode `id` may go into encrypted directory `dir` only with
+  // its policy: an encrypted inode (one key, one policy in this test), or
+  // a type never encrypted (fscrypt_has_permitted_context()).
+  bool exdev(const std::string& dir, int id) const {
+    const MInode& n = m_.inodes.at(id);
+    return enc_dir(dir) && !n.enc && (n.type == 'f' || n.type == 'd' || n.type == 'l');
+  }
+
   void op_link(const std::vector<std::string>& dirs) {
     auto all = pick('*');
     if (all.empty()) return;
@@ -841,6 +971,11 @@ class Runner {
       EXPECT_EQ(l.error().code, Errc::exists);
       return;
     }
+    if (exdev(parent_of(p), id)) {  // fscrypt_prepare_link()
+      ASSERT_FALSE(l) << ctx() << " link " << src << " into encrypted " << p;
+      EXPECT_EQ(l.error().sys_errno, EXDEV);
+      return;
+    }
     ASSERT_TRUE(l) << ctx() << " link " << src << " " << p << ": " << l.error().to_string();
     m_.paths[p] = id;
     m_.inodes.at(id).ctime = now();
@@ -850,6 +985,9 @@ class Runner {
     const std::string p = any(dirs) + "/" + new_leaf();
     std::size_t len = 1 + r(120);
     if (r(5) == 0) len = 3000 + r(1096);  // 3000..4095: inline up to 3452 bytes here, else a block
+    // An encrypted target is stored padded with its length and a NUL
+    // within the page (fscrypt_prepare_symlink()).
+    if (enc_dir(parent_of(p))) len = std::min<std::size_t>(len, 4000);
     std::string target(len, 'x');
     for (std::size_t i = 0; i < len; ++i) target[i] = static_cast<char>('a' + (i * 7 + len) % 26);
     if (len > 3) target[len / 2] = '/';
@@ -1422,6 +1560,7 @@ class Runner {
   std::unique_ptr<BlockDevice> dev_;
   Writer* w_ = nullptr;
   Model m_;
+  fscrypt::Keyring ring_;  ///< keys() when Profile::fscrypt_key
   std::uint64_t first_time_ = 1700000000u;
   bool adopted_ = false;
   int phase_ = 0, op_ = 0;
@@ -1596,6 +1735,47 @@ TEST(WriterModelNs, Seeds) {
     Profile p;
     p.phases = 4;
     p.ops = 150;
+    Runner(seed, p).run();
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+// An encrypt volume Linux wrote (tests/data/linux61-encrypt.img.zst: fscrypt
+// v2 directories /enc and /k with the oracle's test key), without the key:
+// random sessions with remounts (and sessions ended without unmount) on the
+// unencrypted parts; changes tried in /enc and /k are refused with ENOKEY;
+// after each session the tree equals the model, the encrypted subtrees as
+// Linux left them, and both checkers are clean.
+TEST(WriterModelNs, EncryptNoKey) {
+  auto img = f2fstest::unzstd(f2fstest::data_dir() / "linux61-encrypt.img.zst");
+  if (!img) GTEST_SKIP() << "zstd is not available to unpack the fixture";
+  for (std::uint32_t seed : seeds_from_env({31, 32})) {
+    Profile p;
+    p.features = feature::encrypt;
+    p.image_bytes = 64ull << 20;
+    p.max_write = 64u << 10;
+    p.phases = 4;
+    p.ops = 120;
+    p.frozen = {"/enc", "/k"};
+    Runner run(seed, p, f2fstest::load_image(*img), 1800000000);
+    run.run();
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+// The same random test with the test key: /enc encrypted (padding 16),
+// names, contents and links made, changed and removed in it, renames and
+// links into it from unencrypted places refused with EXDEV; sessions
+// without the key in between (nokey_session()); after each session our
+// reader with the key (fscrypt.hpp) sees the model, both checkers clean.
+TEST(WriterModelNs, EncryptWithKey) {
+  if (!fscrypt::supported()) GTEST_SKIP() << "built without OpenSSL (F2FSCORE_WITH_OPENSSL)";
+  for (std::uint32_t seed : seeds_from_env({41, 42})) {
+    Profile p;
+    p.features = kRichFeatures | feature::encrypt;
+    p.phases = 4;
+    p.ops = 150;
+    p.fscrypt_key = true;
     Runner(seed, p).run();
     if (::testing::Test::HasFailure()) return;
   }

@@ -19,6 +19,7 @@
 
 #include "f2fscore/fsck.hpp"
 #include "f2fscore/writer.hpp"
+#include "f2fscore/fscrypt.hpp"
 #include "meta/meta_test_util.hpp"
 
 namespace writertest {
@@ -154,8 +155,21 @@ inline std::string xattr_line(const std::map<std::pair<int, std::string>, std::s
   return s;
 }
 
+/// A stored name as a path component: as it is, or "<hex:...>" when it
+/// holds '/' or NUL (ciphertext names of encrypted directories may).
+inline std::string component(const std::string& name) {
+  if (name.find_first_of(std::string("/\0", 2)) == std::string::npos) return name;
+  static const char* const kHex = "0123456789abcdef";
+  std::string h = "<hex:";
+  for (unsigned char c : name) h += {kHex[c >> 4], kHex[c & 15]};
+  return h + ">";
+}
+
 /// The tree our reader sees ("lost+found" at the root left out).
-inline Tree read_tree(Volume& v, bool times = true) {
+/// With `keys`: encrypted inodes whose key is there read in the clear
+/// (names, contents, link targets; fscrypt.hpp), their encryption context
+/// (xattr 9 "c", a random nonce) left out.
+inline Tree read_tree(Volume& v, bool times = true, const fscrypt::Keyring* keys = nullptr) {
   Tree t;
   std::map<nid_t, std::string> group;  // hard-link groups: the smallest path of each inode
   std::map<std::string, nid_t> nondir;
@@ -192,13 +206,20 @@ inline Tree read_tree(Volume& v, bool times = true) {
         d += tb;
       }
     }
+    std::optional<fscrypt::InodeKey> key;
+    if (keys && in->is_encrypted()) {
+      auto k = fscrypt::inode_key(v, *in, *keys);
+      if (k) key = std::move(*k);
+    }
     if (tc == 'f') {
       std::string s(in->size, '\0');
-      auto n = v.read(*in, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(s.data()), s.size()));
+      auto n = key ? fscrypt::read_file(v, *in, *key, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(s.data()), s.size()))
+                   : v.read(*in, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(s.data()), s.size()));
       if (!n || *n != s.size()) d += " READ-ERROR";
       d += " size " + std::to_string(in->size) + " " + digest(s);
     } else if (tc == 'l') {
       auto l = v.read_link(*in);
+      if (l && key) l = key->decrypt_symlink(*l);
       d += " -> " + (l ? *l : "LINK-ERROR " + l.error().to_string());
     } else if (tc == 'c' || tc == 'b') {
       const std::uint32_t x = in->extra_isize / 4;
@@ -209,7 +230,8 @@ inline Tree read_tree(Volume& v, bool times = true) {
     if (!xs) d += " XATTR-ERROR " + xs.error().to_string();
     else {
       std::map<std::pair<int, std::string>, std::string> m;
-      for (const auto& x : *xs) m[{x.index, x.name}] = x.value;
+      for (const auto& x : *xs)
+        if (!(keys && x.index == 9)) m[{x.index, x.name}] = x.value;
       d += xattr_line(m);
     }
     t[path] = d;
@@ -219,8 +241,15 @@ inline Tree read_tree(Volume& v, bool times = true) {
         t[path + "/"] = "DIR-ERROR " + es.error().to_string();
         return;
       }
-      for (const auto& e : *es)
-        if (e.name != "." && e.name != ".." && !(path.empty() && e.name == "lost+found")) walk(e.ino, path + "/" + e.name, depth + 1);
+      for (const auto& e : *es) {
+        if (e.name == "." || e.name == ".." || (path.empty() && e.name == "lost+found")) continue;
+        std::string name = e.name;
+        if (key) {
+          auto p = key->decrypt_name(e.name);
+          name = p ? *p : "NAME-ERROR " + p.error().to_string();
+        }
+        walk(e.ino, path + "/" + component(name), depth + 1);
+      }
     }
   };
   walk(v.superblock().root_ino.get(), "", 0);
@@ -249,12 +278,12 @@ inline std::string tree_diff(const Tree& want, const Tree& got) {
 /// Every check of an image the writer left: our reader sees `want`, our
 /// checker and fsck.f2fs -f are clean.
 inline void check_volume(BlockDevice& dev, const Tree& want, const std::string& what, bool unmounted = true,
-                         bool times = true) {
+                         bool times = true, const fscrypt::Keyring* keys = nullptr) {
   {
     auto v = Volume::open(dev);
     ASSERT_TRUE(v) << what << ": " << v.error().to_string();
     if (unmounted) EXPECT_TRUE((*v)->open_report().clean_unmount) << what;
-    EXPECT_EQ(tree_diff(want, read_tree(**v, times)), "") << what;
+    EXPECT_EQ(tree_diff(want, read_tree(**v, times, keys)), "") << what;
   }
   our_fsck_clean(dev, what);
   fsck_f2fs_clean(dev, what);

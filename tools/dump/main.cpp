@@ -7,11 +7,13 @@
 #endif
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <fstream>
 #include <string>
 
 #include "f2fscore/device.hpp"
 #include "f2fscore/disk/superblock.hpp"
 #include "f2fscore/extract.hpp"
+#include "f2fscore/fscrypt.hpp"
 #include "f2fscore/inspect.hpp"
 #include "f2fscore/resize.hpp"
 #include "f2fscore/tools/common.hpp"
@@ -147,6 +149,10 @@ int main(int argc, char** argv) {
                    "system can, copy_file_range elsewhere; the default), reflink (shared where the host can, read "
                    "elsewhere), off (read every block)")
       ->check(CLI::IsMember({"reflink", "copy", "off"}));
+  std::vector<std::string> key_files;
+  c_extract->add_option("--key", key_files,
+                        "An fscrypt v2 master key file (64 raw bytes), repeatable: encrypted files, directories and "
+                        "symlinks whose key is given are extracted in the clear (the others are listed as encrypted)");
   int progress_fd = -1;
   c_extract->add_option("--progress", progress_fd,
                         "Progress as e2fsck -C: lines \"1 CURRENT MAX DEVICE\" (inodes extracted of the valid "
@@ -282,6 +288,22 @@ int main(int argc, char** argv) {
     o.host_copy = host_copy_s == "off"    ? insp::HostCopy::off
                   : host_copy_s == "copy" ? insp::HostCopy::copy
                                           : insp::HostCopy::reflink;
+    f2fscore::fscrypt::Keyring keys;
+    for (const auto& kf : key_files) {
+      std::ifstream in(kf, std::ios::binary);
+      const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (!in.good() && !in.eof()) return error_exit(f2fscore::Error{f2fscore::Errc::io, 0, f2fscore::Error::kNoOffset, kf + ": cannot read"});
+      auto k = f2fscore::fscrypt::parse_master_key(
+          std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+      if (!k) {
+        auto e = k.error();
+        e.message = kf + ": " + e.message;
+        return error_exit(e);
+      }
+      auto added = keys.add(*k);
+      if (!added) return error_exit(added.error());
+    }
+    if (!key_files.empty()) o.keys = &keys;
     f2fscore::tools::Progress prog(progress_fd, image, 1);
     o.progress = prog.for_pass(1, json);
     auto r = insp::extract(v, path_s, dest_s, o);

@@ -23,6 +23,7 @@ struct FuseOptions {
   bool acl = true;  ///< POSIX ACLs stored and evaluated (f2fs's acl option, its default); noacl: not
   std::string fsname, subtype;
   std::vector<std::string> passthrough;  ///< FUSE mount options given to libfuse as they are
+  std::vector<std::string> key_files;    ///< key=FILE: fscrypt v2 master keys (64 raw bytes each)
 };
 
 namespace detail {
@@ -137,6 +138,9 @@ inline std::string parse_fuse_options(std::string_view list, FuseOptions& o) {
     } else if (key == "max_write") {
       if (!need_val() || !detail::parse_number(val, o.max_write) || o.max_write < 4096 || o.max_write > (1u << 20))
         return bad("bytes in [4096, 1048576]");
+    } else if (key == "key") {
+      if (!need_val()) return bad("a key file (64 raw bytes: an fscrypt v2 master key)");
+      o.key_files.emplace_back(val);
     } else if (key == "fsname") {
       if (!need_val()) return bad("a name");
       o.fsname = std::string(val);

@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <execinfo.h>
 #include <fcntl.h>
+#include <fstream>
 #include <linux/fs.h>
 #include <linux/fsverity.h>
 #include <memory>
@@ -35,6 +36,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "f2fscore/fscrypt.hpp"
 #include "f2fscore/iostat.hpp"
 #include "f2fscore/tools/common.hpp"
 #include "f2fscore/uring_device.hpp"
@@ -1184,6 +1186,15 @@ int main(int argc, char** argv) {
   f2fscore::IostatDevice dev(std::move(opened->device), iostat);
   f2fscore::MountOptions mo = fo.mount;
   mo.read_only = fo.read_only;
+  for (const auto& kf : fo.key_files) {  // -o key=FILE: fscrypt v2 master keys
+    std::ifstream in(kf, std::ios::binary);
+    if (!in) return fail(kf + ": cannot read the key file");
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto k = f2fscore::fscrypt::parse_master_key(
+        std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+    if (!k) return fail(kf + ": " + k.error().message);
+    mo.fscrypt_keys.push_back(*k);
+  }
   auto w = Writer::mount(dev, mo);
   if (!w) return fail(device + ": cannot mount" + (fo.read_only ? "" : " read-write") + ": " + w.error().message);
   if (fo.iostat) iostat.set_enabled(true);

@@ -31,8 +31,7 @@ const char* kFooter =
     "change is refused. Features that can be turned on: encrypt, casefold (with -C, default utf8),\n"
     "verity, sb_checksum; the others need what only mkfs lays down. None can be turned off.\n"
     "The uuid cannot change with inode_checksum (it seeds every inode's checksum) or encrypt.\n"
-    "encrypt locks f2fscore's writer out: f2fscore-sload and f2fscore-io fs refuse such volumes (a\n"
-    "warning says so when it is turned on).\n"
+    "With encrypt, f2fscore's writer changes no encrypted directory without its key (ENOKEY).\n"
     "Exit status: 0 success; 1 failure (cannot open the device, no valid F2FS superblock, device in\n"
     "use, a change refused, I/O error); 2 usage error (bad option, feature name, uuid or encoding).";
 
@@ -59,20 +58,6 @@ ftools::Json state_json(const f2fscore::TuneState& s) {
     j["encoding_flags"] = ftools::name_array(flags);
   }
   return j;
-}
-
-// What turning a feature on means for f2fscore's own writer: it refuses
-// volumes with encrypt (Writer::mount), so f2fscore-sload and f2fscore-io
-// fs can no longer write the volume (Linux can). Casefold volumes it takes.
-std::vector<std::string> writer_warnings(const f2fscore::TuneState& before, const f2fscore::TuneState& after) {
-  std::vector<std::string> w;
-  const std::uint32_t added = after.features & ~before.features;
-  for (const auto& [bit, name] : {std::pair{f2fscore::disk::feature::encrypt, "encrypt"}})
-    if (added & bit)
-      w.push_back(std::string("with ") + name +
-                  " on, f2fscore's writer refuses the volume: f2fscore-sload and f2fscore-io fs cannot write it "
-                  "(Linux still can)");
-  return w;
 }
 
 void print_state(const f2fscore::TuneState& s) {
@@ -157,8 +142,6 @@ int main(int argc, char** argv) {
   }
   auto r = f2fscore::tune_volume(**dev, changes, dry_run);
   if (!r) return fail(device + ": " + r.error().message + " (nothing written)");
-  const auto warnings = writer_warnings(r->before, r->after);
-  for (const auto& w : warnings) std::fprintf(stderr, "f2fscore-tune: warning: %s\n", w.c_str());
   if (json) {
     ftools::Json j;
     j["device"] = device;
@@ -166,7 +149,7 @@ int main(int argc, char** argv) {
     j["after"] = state_json(r->after);
     j["written"] = r->written;
     j["dry_run"] = dry_run;
-    j["warnings"] = warnings;
+    j["warnings"] = ftools::Json::array();  // none: every feature that can be turned on leaves the volume writable
     j["exit_code"] = kExitOk;
     return ftools::print_json(j) ? kExitOk : kExitFailure;
   }

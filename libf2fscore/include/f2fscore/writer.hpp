@@ -23,6 +23,7 @@
 // lock (see the class).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -220,6 +221,12 @@ struct MountOptions {
   ///   - gc.background = false (as the default): no GC driven by idle time.
   /// Everything else is the default; change fields of the result as needed.
   static MountOptions test_profile() noexcept;
+  /// fscrypt v2 master keys (64 bytes each, as FS_IOC_ADD_ENCRYPTION_KEY
+  /// takes them): encrypted inodes whose context names one of them are
+  /// read and written in the clear through the writer, names and
+  /// contents encrypted on disk (docs/writer.md "Encrypted inodes"). A
+  /// key in a build without OpenSSL refuses the mount (Errc::unsupported).
+  std::vector<std::array<std::uint8_t, 64>> fscrypt_keys;
 };
 
 /// Seconds and nanoseconds since the epoch.
@@ -409,7 +416,7 @@ class Writer {
   /// (f2fs_recover_fsync_data() in fs/f2fs/recovery.c;
   /// WriterStats::recovered_nodes), or refused as MountOptions::recovery
   /// says. Refuses (Errc::unsupported, naming the reason) volumes it cannot
-  /// write safely yet: encryption, zoned, multi-device, read-only (ro
+  /// write safely yet: zoned, multi-device, read-only (ro
   /// feature) volumes outside MountOptions::build_ro_image (casefold ones as
   /// check_features() says), chains on a read-only
   /// mount, and chains holding what roll-forward does not handle. Errors
@@ -421,12 +428,15 @@ class Writer {
   /// out a nid whose NAT entry is in use or a block valid in the SIT fails
   /// with Errc::corrupt naming it, and so does every later change and
   /// checkpoint (the volume stays as the last checkpoint left it).
+  /// Volumes with the encrypt feature mount: encrypted inodes are listed
+  /// by Linux's no-key names and every change to them fails with
+  /// Errc::unsupported, sys_errno ENOKEY (docs/writer.md).
   /// The destructor writes nothing: a
   /// Writer dropped without unmount() leaves the volume as a power cut.
   static Result<std::unique_ptr<Writer>> mount(BlockDevice& dev, const MountOptions& opts = {});
   /// Whether mount() takes a volume with this superblock's features and
   /// devices read-write: Errc::unsupported naming the first it does not
-  /// (encryption, zoned, ro unless `build_ro_image`, several devices; a
+  /// (zoned, ro unless `build_ro_image`, several devices; a
   /// casefold encoding other than utf8-12.1, or casefold in a build
   /// without casefolding), as mount() refuses them. `build_ro_image`:
   /// as MountOptions::build_ro_image (ro volumes taken, other volumes
@@ -764,6 +774,19 @@ class Writer {
     std::vector<std::uint8_t> digest;
   };
   Result<VerityDigest> measure_verity(nid_t ino);
+
+  /// FS_IOC_SET_ENCRYPTION_POLICY (fscrypt_ioctl_set_policy() in
+  /// fs/crypto/policy.c) with a v2 policy: AES-256-XTS contents, AES-256-CTS
+  /// names, name padding `padding` (4, 8, 16 or 32 bytes), the master key
+  /// `key` (which must be among MountOptions::fscrypt_keys). Directory
+  /// `dir` must be empty; its context gets a random nonce, and everything
+  /// made in it inherits the policy. The same policy again is nothing.
+  /// Errors: invalid_argument ENOTDIR for a non-directory, ENOTEMPTY for a
+  /// directory with entries, EINVAL for a bad padding; exists (EEXIST) for
+  /// a directory with another policy; unsupported ENOKEY when the key was
+  /// not given, and in a build without OpenSSL; read_only on a read-only
+  /// mount.
+  Status set_encryption_policy(nid_t dir, const std::array<std::uint8_t, 64>& key, std::uint32_t padding = 32);
 
   // ---- Space of regular files (writer/ns.cpp) ----
   /// fallocate(2) on a regular file: mode 0 or keep_size reserves blocks

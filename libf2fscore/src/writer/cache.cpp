@@ -679,7 +679,13 @@ Status Writer::Impl::writeback(nid_t ino, const wr::WriteContext& ctx0) {
         failure = make_error(a.error());
         break;
       }
-      failure = c.io.add_ref(*a, p->data, tag);
+      if (const fscrypt::InodeKey* key = contents_key(f)) {  // writer/fscrypt.cpp: the device gets ciphertext
+        std::vector<std::uint8_t> enc(p->data, p->data + kBlockSize);
+        failure = key->encrypt_block(i, enc.data());
+        if (failure) failure = c.io.add(*a, enc.data(), tag);
+      } else {
+        failure = c.io.add_ref(*a, p->data, tag);
+      }
       if (!failure) break;
       c.set_dirty(f, i, *p, false);
     }
@@ -724,6 +730,12 @@ std::uint64_t Writer::Impl::dirty_pages(nid_t ino) const {
 // and the runs are written before the call returns.
 Status Writer::Impl::direct_write(nid_t ino, std::uint64_t index, std::span<const std::uint8_t> data, std::uint8_t type) {
   const std::uint64_t n = data.size() / kBlockSize;
+  std::vector<std::uint8_t> enc;  // an encrypted file's blocks as the device gets them (writer/fscrypt.cpp)
+  if (const fscrypt::InodeKey* key = contents_key(ino)) {
+    enc.assign(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(n * kBlockSize));
+    for (std::uint64_t k = 0; k < n; ++k) F2FSCORE_TRY(key->encrypt_block(index + k, enc.data() + static_cast<std::size_t>(k) * kBlockSize));
+    data = enc;
+  }
   cache_drop(ino, index, index + n);
   wr::WriteContext ctx;
   ctx.origin = wr::WriteContext::Origin::direct;

@@ -474,6 +474,7 @@ Result<std::uint64_t> Writer::Impl::release_compressed(nid_t ino) {
 Result<std::uint64_t> Writer::release_compress_blocks(nid_t ino) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(true));
+  F2FSCORE_TRY(impl_->need_key(ino, "F2FS_IOC_RELEASE_COMPRESS_BLOCKS"));
   return impl_->release_compressed(ino);
 }
 
@@ -645,18 +646,21 @@ Status Writer::Impl::rewrite_compressed(nid_t ino, bool compress) {
 Result<std::uint64_t> Writer::reserve_compress_blocks(nid_t ino) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(false));
+  F2FSCORE_TRY(impl_->refuse_encrypted_compressed(ino, "F2FS_IOC_RESERVE_COMPRESS_BLOCKS"));
   return impl_->reserve_compressed(ino);
 }
 
 Status Writer::compress_file(nid_t ino) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(false));
+  F2FSCORE_TRY(impl_->refuse_encrypted_compressed(ino, "F2FS_IOC_COMPRESS_FILE"));
   return impl_->rewrite_compressed(ino, true);
 }
 
 Status Writer::decompress_file(nid_t ino) {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(false));
+  F2FSCORE_TRY(impl_->refuse_encrypted_compressed(ino, "F2FS_IOC_DECOMPRESS_FILE"));
   return impl_->rewrite_compressed(ino, false);
 }
 
@@ -684,6 +688,7 @@ Status Writer::set_compress_option(nid_t ino, const CompressOption& opt) {
                        fmt("writer: compress option algorithm %llu, log_cluster_size %llu: the algorithm must be 0 to 3 "
                            "and the log size 2 to 8 (EINVAL)",
                            opt.algorithm, opt.log_cluster_size));
+  F2FSCORE_TRY(impl_->refuse_encrypted_compressed(ino, "F2FS_IOC_SET_COMPRESS_OPTION"));
   auto ip = impl_->node(ino);
   if (!ip) return make_error(ip.error());
   if (!Impl::compressed(**ip))

@@ -96,14 +96,14 @@ struct DView {
     std::memcpy(names[pos], name.data(), name.size());
     for (std::uint32_t k = 0; k < slots(name.size()); ++k) set(pos + k, true);
   }
-  void each(const std::function<void(std::string_view, nid_t, std::uint8_t)>& f) const {
+  void each(const std::function<void(std::string_view, nid_t, std::uint8_t, std::uint32_t)>& f) const {
     for (std::uint32_t i = 0; i < nr;) {
       if (!bit(i)) {
         ++i;
         continue;
       }
       const std::uint32_t len = std::min<std::uint32_t>(d[i].name_len.get(), (nr - i) * kSlotLen);
-      f(std::string_view(reinterpret_cast<const char*>(names[i]), len), d[i].ino.get(), d[i].file_type);
+      f(std::string_view(reinterpret_cast<const char*>(names[i]), len), d[i].ino.get(), d[i].file_type, d[i].hash_code.get());
       i += std::max<std::uint32_t>(1, slots(len));
     }
   }
@@ -226,6 +226,27 @@ Result<nid_t> Writer::Impl::find_entry(nid_t dir, std::string_view name, std::st
   auto dp = node(dir);
   if (!dp) return make_error(dp.error());
   if (!is_dir_node(**dp)) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is not a directory", dir));
+  const bool nokey = lacks_key(**dp);
+  dp = node(dir);
+  if (!dp) return make_error(dp.error());
+  if (nokey && name != "." && name != "..") {
+    // A no-key name (fscrypt_setup_filename() without the key): the entry
+    // whose no-key form it is; a plaintext name finds nothing (ENOENT).
+    // Only renames want the stored name: they change the directory.
+    if (stored) {
+      auto refused = need_key(dir, "rename");
+      return make_error(refused.error());
+    }
+    if (!wr::fscrypt::nokey_name_plausible(name))
+      return make_error(Errc::not_found, "writer: no entry \"" + std::string(name) + "\" (an encrypted directory without its key)");
+    auto e = entries_info(dir);
+    if (!e) return make_error(e.error());
+    for (const auto& x : *e)
+      if (x.name == name) {
+        return x.ino;
+      }
+    return make_error(Errc::not_found, "writer: no entry \"" + std::string(name) + "\" (an encrypted directory without its key)");
+  }
   auto key = name_key(**dp, name);
   if (!key) return make_error(key.error());
   std::vector<std::uint8_t> b;
@@ -256,16 +277,30 @@ Result<std::vector<std::pair<std::string, nid_t>>> Writer::Impl::entries(nid_t d
 }
 
 Result<std::vector<WriterDirEntry>> Writer::Impl::entries_info(nid_t dir) {
+  // The key first: deriving it reads the xattrs (node pages).
+  auto key = key_for(dir);
+  const fscrypt::InodeKey* k = key ? *key : nullptr;
   auto dp = node(dir);
   if (!dp) return make_error(dp.error());
   if (!is_dir_node(**dp))
     return errno_error(Errc::invalid_argument, ENOTDIR, fmt("writer: inode %llu is not a directory", dir));
   std::vector<WriterDirEntry> out;
-  auto add = [&](std::string_view n, nid_t i, std::uint8_t t) {
-    if (n != "." && n != "..") out.push_back({std::string(n), i, t});
+  // Without the key, an encrypted directory's names as Linux shows them.
+  const bool nokey = !key && ((*dp)->i.i_advise & advise::encrypt);
+  Status bad;
+  auto add = [&](std::string_view n, nid_t i, std::uint8_t t, std::uint32_t hash) {
+    if (n == "." || n == "..") return;
+    if (k != nullptr) {
+      auto p = k->decrypt_name(n);
+      if (!p) bad = make_error(Errc::corrupt, fmt("writer: directory %llu: an entry's name does not decrypt: ", dir) + p.error().message);
+      else out.push_back({std::move(*p), i, t});
+      return;
+    }
+    out.push_back({nokey ? wr::fscrypt::nokey_name(n, hash) : std::string(n), i, t});
   };
   if ((*dp)->i.i_inline & inline_flag::dentry) {
     DView::inline_area(reinterpret_cast<std::uint8_t*>(*dp) + inline_offset(**dp), max_inline(**dp)).each(add);
+    if (!bad) return make_error(bad.error());
     return out;
   }
   const std::uint64_t nblocks = ((*dp)->i.i_size.get() + kBlockSize - 1) / kBlockSize;
@@ -277,6 +312,7 @@ Result<std::vector<WriterDirEntry>> Writer::Impl::entries_info(nid_t dir) {
     F2FSCORE_TRY(read_file_block(dir, blk, b.data()));
     DView::block(b.data()).each(add);
   }
+  if (!bad) return make_error(bad.error());
   return out;
 }
 
@@ -433,8 +469,10 @@ Result<nid_t> Writer::Impl::resolve(std::string_view path, nid_t* parent, std::s
     if (!is_dir_node(**n))
       return errno_error(Errc::invalid_argument, ENOTDIR, "writer: \"" + std::string(path) + "\" goes through a non-directory");
     par = cur;
+    auto dn = disk_name(cur, comp);
+    if (!dn) return make_error(dn.error());
     last = std::string(comp);
-    auto e = find_entry(cur, comp);
+    auto e = find_entry(cur, *dn);
     if (!e) {
       if (e.error().code != Errc::not_found) return make_error(e.error());
       missing = true;
@@ -455,13 +493,17 @@ Result<nid_t> Writer::Impl::resolve(std::string_view path, nid_t* parent, std::s
 // fs/f2fs/namei.c: f2fs_new_inode() (owner as inode_init_owner()), a new
 // directory's dentry block with "." and ".." (f2fs_make_empty()), then
 // f2fs_add_link(); a new directory raises the parent's link count.
-Result<nid_t> Writer::Impl::create_in(nid_t parent, std::string_view leaf, std::uint16_t mode, const Owner& owner,
+Result<nid_t> Writer::Impl::create_in(nid_t parent, std::string_view given, std::uint16_t mode, const Owner& owner,
                                       const std::function<Status(Node&)>& init, bool owner_rules) {
-  F2FSCORE_TRY(check_name(leaf));
+  F2FSCORE_TRY(check_name(given));
   auto pn = dir_inode(parent);
   if (!pn) return make_error(pn.error());
   const std::uint16_t pmode = (*pn)->i.i_mode.get();
   const std::uint32_t pgid = (*pn)->i.i_gid.get();
+  F2FSCORE_TRY(need_key(parent, "create"));
+  auto stored = disk_name(parent, given);
+  if (!stored) return make_error(stored.error());
+  const std::string_view leaf = *stored;
   auto e = find_entry(parent, leaf);
   if (e) return errno_error(Errc::exists, EEXIST, "writer: \"" + std::string(leaf) + "\" exists");
   if (e.error().code != Errc::not_found) return make_error(e.error());
@@ -480,6 +522,7 @@ Result<nid_t> Writer::Impl::create_in(nid_t parent, std::string_view leaf, std::
   }
   auto ino = make_inode(parent, leaf, mode, o);
   if (!ino) return make_error(ino.error());
+  F2FSCORE_TRY(inherit_encryption(parent, *ino));  // writer/fscrypt.cpp
   if (init) {
     auto in = node(*ino);
     if (!in) return make_error(in.error());
@@ -530,12 +573,15 @@ Result<nid_t> Writer::Impl::create_in(nid_t parent, std::string_view leaf, std::
 // (f2fs_delete_entry()); a file loses a link and is freed at zero unless
 // open (then orphaned until its last release: drop_inode()); a directory
 // must be empty, is freed, and its parent loses a link.
-Status Writer::Impl::remove_in(nid_t parent, std::string_view leaf, bool dir) {
-  if (leaf == ".") return errno_error(Errc::invalid_argument, EINVAL, "writer: cannot remove \".\"");
-  if (leaf == "..") return errno_error(Errc::invalid_argument, ENOTEMPTY, "writer: cannot remove \"..\"");
-  F2FSCORE_TRY(check_name(leaf));
+Status Writer::Impl::remove_in(nid_t parent, std::string_view given, bool dir) {
+  if (given == ".") return errno_error(Errc::invalid_argument, EINVAL, "writer: cannot remove \".\"");
+  if (given == "..") return errno_error(Errc::invalid_argument, ENOTEMPTY, "writer: cannot remove \"..\"");
+  F2FSCORE_TRY(check_name(given));
   auto pn = dir_inode(parent);
   if (!pn) return make_error(pn.error());
+  auto stored = disk_name(parent, given);
+  if (!stored) return make_error(stored.error());
+  const std::string_view leaf = *stored;
   auto ino = find_entry(parent, leaf);
   if (!ino) return make_error(ino.error().code == Errc::not_found ? Error{Errc::not_found, ENOENT, Error::kNoOffset, ino.error().message}
                                                                   : ino.error());
@@ -658,7 +704,9 @@ Result<nid_t> Writer::lookup_at(nid_t dir, std::string_view name) {
   if (name.size() > kNameLen)
     return errno_error(Errc::invalid_argument, ENAMETOOLONG, fmt("writer: a name of %llu bytes is longer than 255", name.size()));
   if (name.empty()) return errno_error(Errc::not_found, ENOENT, "writer: an empty name");
-  auto e = impl_->find_entry(dir, name);
+  auto dn = impl_->disk_name(dir, name);
+  if (!dn) return make_error(dn.error());
+  auto e = impl_->find_entry(dir, *dn);
   if (!e && e.error().code == Errc::not_found) return errno_error(Errc::not_found, ENOENT, e.error().message);
   return e;
 }

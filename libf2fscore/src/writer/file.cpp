@@ -230,6 +230,9 @@ Status Writer::Impl::read_file_blocks(nid_t ino, std::uint64_t index, std::uint6
     F2FSCORE_TRY(read_at(dev, static_cast<std::uint64_t>(*a) * kBlockSize,
                          std::span<std::uint8_t>(dst, static_cast<std::size_t>(run) * kBlockSize),
                          io_tag(IostatType::fs_data_read_io)));
+    if (const fscrypt::InodeKey* key = contents_key(ino))  // writer/fscrypt.cpp
+      for (std::uint64_t k = 0; k < run; ++k)
+        F2FSCORE_TRY(key->decrypt_block(index + i + k, dst + static_cast<std::size_t>(k) * kBlockSize));
     for (std::uint64_t k = 0; k < run; ++k) cache_fill(ino, index + i + k, dst + static_cast<std::size_t>(k) * kBlockSize);
     i += run;
   }
@@ -285,7 +288,13 @@ Status Writer::Impl::write_file_block(nid_t ino, std::uint64_t index, const std:
                                       const wr::WriteContext& ctx) {
   auto a = place_file_block(ino, index, type, ctx);
   if (!a) return make_error(a.error());
-  F2FSCORE_TRY(io_batch().add(*a, data, wr::data_write_tag(ctx)));
+  if (const fscrypt::InodeKey* key = contents_key(ino)) {  // writer/fscrypt.cpp
+    std::vector<std::uint8_t> c(data, data + kBlockSize);
+    F2FSCORE_TRY(key->encrypt_block(index, c.data()));
+    F2FSCORE_TRY(io_batch().add(*a, c.data(), wr::data_write_tag(ctx)));
+  } else {
+    F2FSCORE_TRY(io_batch().add(*a, data, wr::data_write_tag(ctx)));
+  }
   F2FSCORE_TRY(io_batch().drain());
   cache_fill(ino, index, data);
   return {};
@@ -425,6 +434,7 @@ Status Writer::Impl::convert_inline_data(nid_t ino) {
 Status Writer::Impl::free_inode(nid_t ino) {
   cache_drop(ino, 0);
   append_written.erase(ino);
+  inode_keys.erase(ino);  // writer/fscrypt.cpp: the nid may come back as another inode
   auto inp = node(ino);
   if (!inp) return make_error(inp.error());
   // Device, FIFO and socket inodes keep a device number, not addresses, in
@@ -600,6 +610,7 @@ Result<std::size_t> Writer::read(nid_t ino, std::uint64_t offset, std::span<std:
   auto st = stat(ino);
   if (!st) return make_error(st.error());
   if (!st->is_reg()) return make_error(Errc::invalid_argument, fmt("writer: inode %llu is not a regular file", ino));
+  F2FSCORE_TRY(impl_->need_key(ino, "read"));
   if (offset >= st->size) return std::size_t{0};
   const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(out.size(), st->size - offset));
   auto inp = impl_->node(ino);
@@ -644,6 +655,9 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
   // An append-only one is written where the caller says (O_APPEND is
   // the opener's: open() refuses write access without it).
   F2FSCORE_TRY(impl_->refuse_flagged(ino, false, "no writes"));
+  if (auto ip = impl_->node(ino); ip && Impl::compressed(**ip) && ((*ip)->i.i_advise & advise::encrypt))
+    return errno_error(Errc::unsupported, EOPNOTSUPP,
+                       fmt("writer: inode %llu is compressed and encrypted: the writer does not write such files", ino));
   F2FSCORE_TRY(impl_->refuse_verity(ino, "no writes"));  // its data is read-only
   // A file with F2FS_SYNC_FL (chattr +S) is written synchronously:
   // generic_write_sync() with IS_SYNC() makes it O_DSYNC.

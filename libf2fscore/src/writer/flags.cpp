@@ -42,6 +42,7 @@ std::uint32_t Writer::Impl::inherited_flags(const Node& dir, std::uint16_t mode)
 }
 
 Status Writer::Impl::refuse_flagged(nid_t ino, bool append_too, const char* what) {
+  F2FSCORE_TRY(need_key(ino, "a change"));
   auto in = node(ino);
   if (!in) return make_error(in.error());
   const std::uint32_t f = (*in)->i.i_flags.get();
@@ -106,6 +107,9 @@ Status Writer::set_flags(nid_t ino, std::uint32_t flags, std::uint32_t mask, boo
   Impl& w = *impl_;
   auto in = flag_inode(w, ino);
   if (!in) return make_error(in.error());
+  F2FSCORE_TRY(w.need_key(ino, "FS_IOC_SETFLAGS"));
+  in = flag_inode(w, ino);
+  if (!in) return make_error(in.error());
   const std::uint32_t old = (*in)->i.i_flags.get();
   const std::uint16_t mode = (*in)->i.i_mode.get();
   // Only f2fs_file_inode_operations and f2fs_dir_inode_operations have
@@ -158,6 +162,9 @@ Status Writer::set_flags(nid_t ino, std::uint32_t flags, std::uint32_t mask, boo
   auto has_blocks = [&](const Node& n) {
     return n.i.i_blocks.get() > 1 + (n.i.i_xattr_nid.get() != 0 ? 1u : 0u);
   };
+  if (((iflags ^ masked_old) & iflag::compr) && (iflags & iflag::compr) && ((*in)->i.i_advise & advise::encrypt))
+    return errno_error(Errc::unsupported, EOPNOTSUPP,
+                       fmt("writer: inode %llu is encrypted: the writer does not compress encrypted files", ino));
   if ((iflags ^ masked_old) & iflag::compr) {
     if (masked_old & iflag::compr) {
       if (reg && has_blocks(**in))

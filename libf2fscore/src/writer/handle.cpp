@@ -103,7 +103,9 @@ Result<Found> walk(Writer& pub, Writer::Impl& w, nid_t start, std::string_view p
       return errno_error(Errc::invalid_argument, ENAMETOOLONG, fmt("writer: a name of %llu bytes is longer than 255", c.size()));
     nid_t next = cur;
     if (c != ".") {
-      auto e = w.find_entry(cur, c);
+      auto dn = w.disk_name(cur, c);  // writer/fscrypt.cpp: ciphertext in an encrypted directory
+      if (!dn) return make_error(dn.error());
+      auto e = w.find_entry(cur, *dn);
       if (!e) {
         if (e.error().code != Errc::not_found) return make_error(e.error());
         if (!last) return errno_error(Errc::not_found, ENOENT, "writer: \"" + std::string(path) + "\": \"" + std::string(c) + "\" does not exist");

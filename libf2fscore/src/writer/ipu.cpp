@@ -66,7 +66,7 @@ IpuReason policy_rule(const IpuOptions& o, const SpaceState& s, bool ssr, const 
   if ((p & ipu_bit::util) && s.utilization() > o.min_ipu_util) return IpuReason::ipu_util;
   if ((p & ipu_bit::ssr_util) && ssr && s.utilization() > o.min_ipu_util) return IpuReason::ipu_ssr_util;
   // IPU for async rewrites: a write without REQ_SYNC (encrypted inodes
-  // excluded; the writer mounts no encrypted volume).
+  // excluded; the writer writes no encrypted data: it has no keys).
   if (with_io && (p & ipu_bit::async) && !w.sync_io) return IpuReason::ipu_async;
   if (with_io && !o.fdatasync_in_place && (p & ipu_bit::fsync) && need_ipu_flag(o, w, false))
     return IpuReason::ipu_fsync;
@@ -222,6 +222,7 @@ Status Writer::set_pinned(nid_t ino, bool pin) {
   if (!st) return make_error(st.error());
   if (!st->is_reg())
     return make_error(Errc::invalid_argument, fmt("writer: only regular files can be pinned (inode %llu)", ino));
+  F2FSCORE_TRY(impl_->need_key(ino, "pinning"));
   auto inp = impl_->node(ino);
   if (!inp) return make_error(inp.error());
   if (!pin) {
@@ -264,6 +265,7 @@ Result<std::uint64_t> Writer::defragment(nid_t ino, std::uint64_t offset, std::u
   if (!st) return make_error(st.error());
   if (!st->is_reg())
     return make_error(Errc::invalid_argument, fmt("writer: defragment: inode %llu is not a regular file", ino));
+  F2FSCORE_TRY(impl_->need_key(ino, "defragment"));
   if (offset % kBlockSize || length % kBlockSize)
     return make_error(Errc::invalid_argument,
                       fmt("writer: defragment: offset %llu and length %llu must be multiples of 4096", offset, length));

@@ -43,7 +43,6 @@ Status Writer::check_features(const disk::SuperBlock& sb, bool build_ro_image) {
     return make_error(Errc::invalid_argument,
                       "writer: build_ro_image is for volumes with the ro feature (f2fscore-mkfs -O ro); this one has none");
   auto refuse = [](const char* what) { return make_error(Errc::unsupported, std::string("writer: cannot mount read-write: ") + what); };
-  if (f & feature::encrypt) return refuse("encryption is not supported yet");
   // Casefolded directories need the folding of s_encoding (f2fs_setup_casefold()
   // in fs/f2fs/super.c refuses an encoding it does not know).
   if ((f & feature::casefold) && sb.s_encoding.get() != kEncodingUtf8_12_1)
@@ -61,6 +60,10 @@ Status Writer::check_features(const disk::SuperBlock& sb, bool build_ro_image) {
 }
 
 Status Writer::Impl::load() {
+  if (!opts.fscrypt_keys.empty() && !fscrypt::supported())
+    return make_error(Errc::unsupported,
+                      "writer: fscrypt keys were given, but this build has no OpenSSL (F2FSCORE_WITH_OPENSSL) to use them");
+  for (const auto& k : opts.fscrypt_keys) F2FSCORE_TRY(keyring.add(k));
   auto v = Volume::open(dev);
   if (!v) return make_error(v.error());
   vol = std::move(*v);

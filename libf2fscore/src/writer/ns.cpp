@@ -189,7 +189,7 @@ Status Writer::Impl::release_all() {
 // (f2fs_set_link()), a directory that changed parent gets its ".." and
 // i_pino, a non-directory FADVISE_LOST_PINO, and the parents' link counts
 // follow the directories that moved.
-Status Writer::Impl::rename_in(nid_t op, std::string_view oleaf, nid_t np, std::string_view nleaf, std::uint32_t flags) {
+Status Writer::Impl::rename_in(nid_t op, std::string_view ogiven, nid_t np, std::string_view ngiven, std::uint32_t flags) {
   Impl& w = *this;
   if (flags & ~(rename_flag::noreplace | rename_flag::exchange))
     return errno_error(Errc::invalid_argument, EINVAL, fmt("writer: rename flags 0x%llx", flags));
@@ -200,10 +200,16 @@ Status Writer::Impl::rename_in(nid_t op, std::string_view oleaf, nid_t np, std::
   if (!opd) return make_error(opd.error());
   auto npd = dir_inode(np);
   if (!npd) return make_error(npd.error());
-  if (oleaf == "." || oleaf == ".." || nleaf == "." || nleaf == "..")
+  if (ogiven == "." || ogiven == ".." || ngiven == "." || ngiven == "..")
     return errno_error(Errc::invalid_argument, EINVAL, "writer: cannot rename \".\" or \"..\"");
-  F2FSCORE_TRY(check_name(oleaf));
-  F2FSCORE_TRY(check_name(nleaf));
+  F2FSCORE_TRY(check_name(ogiven));
+  F2FSCORE_TRY(check_name(ngiven));
+  // The stored names (ciphertext in an encrypted directory with its key).
+  auto ostored = disk_name(op, ogiven);
+  if (!ostored) return make_error(ostored.error());
+  auto nstored = disk_name(np, ngiven);
+  if (!nstored) return make_error(nstored.error());
+  const std::string_view oleaf = *ostored, nleaf = *nstored;
   // In a casefolded directory the names may differ in case from the
   // entries they find; an entry that stays keeps its stored name.
   std::string sname, tname;
@@ -267,6 +273,8 @@ Status Writer::Impl::rename_in(nid_t op, std::string_view oleaf, nid_t np, std::
   // project (EXDEV, f2fs_rename() / f2fs_cross_rename()).
   F2FSCORE_TRY(quota_same_project(np, *src));
   if (exchange) F2FSCORE_TRY(quota_same_project(op, *tgt));
+  F2FSCORE_TRY(same_policy(np, *src));  // writer/fscrypt.cpp: EXDEV
+  if (exchange) F2FSCORE_TRY(same_policy(op, *tgt));
   if (exchange) {
     F2FSCORE_TRY(set_entry(op, oleaf, *tgt, file_type(tmode)));
     F2FSCORE_TRY(set_entry(np, nleaf, *src, file_type(smode)));
@@ -367,16 +375,19 @@ Status Writer::rename_at(nid_t old_dir, std::string_view old_name, nid_t new_dir
 // i_pino of the new name (init_dent_inode(), f2fs_add_regular_entry()),
 // FADVISE_LOST_PINO (f2fs_init_inode_metadata()), ctime now. fsck.f2fs
 // counts the names of such inodes ("Hard link checking").
-Status Writer::Impl::link_in(nid_t ino, nid_t np, std::string_view nleaf) {
+Status Writer::Impl::link_in(nid_t ino, nid_t np, std::string_view ngiven) {
+  F2FSCORE_TRY(check_name(ngiven));
   auto in = inode_of(*this, ino);
   if (!in) return errno_error(Errc::not_found, ENOENT, in.error().message);
   if (is_dir(**in)) return errno_error(Errc::invalid_argument, EPERM, "writer: no hard links to a directory (EPERM)");
   if ((*in)->i.i_links.get() >= kLinkMax) return errno_error(Errc::invalid_argument, EMLINK, "writer: too many links (EMLINK)");
   if ((*in)->i.i_links.get() == 0) return errno_error(Errc::not_found, ENOENT, "writer: the inode has no name left");
   const std::uint16_t mode = (*in)->i.i_mode.get();
-  F2FSCORE_TRY(check_name(nleaf));
   auto pd = dir_inode(np);
   if (!pd) return make_error(pd.error());
+  auto nstored = disk_name(np, ngiven);
+  if (!nstored) return make_error(nstored.error());
+  const std::string_view nleaf = *nstored;
   auto e = find_entry(np, nleaf);
   if (e) return errno_error(Errc::exists, EEXIST, "writer: \"" + std::string(nleaf) + "\" exists");
   if (e.error().code != Errc::not_found) return make_error(e.error());
@@ -385,6 +396,7 @@ Status Writer::Impl::link_in(nid_t ino, nid_t np, std::string_view nleaf) {
   F2FSCORE_TRY(may_create(np));
   F2FSCORE_TRY(refuse_flagged(ino, true, "no new link to an immutable or append-only inode"));
   F2FSCORE_TRY(quota_same_project(np, ino));  // writer/quota.cpp: EXDEV (f2fs_link())
+  F2FSCORE_TRY(same_policy(np, ino));         // writer/fscrypt.cpp: EXDEV
   F2FSCORE_TRY(add_entry(np, nleaf, ino, file_type(mode)));
   auto in2 = node(ino);
   if (!in2) return make_error(in2.error());
@@ -436,7 +448,16 @@ Result<nid_t> symlink_in(Writer::Impl& w, nid_t parent, std::string_view leaf, s
   if (target.find('\0') != std::string_view::npos)
     return errno_error(Errc::invalid_argument, EINVAL, "writer: a symlink target holds NUL");
   bool in_block = false;
+  std::string stored;  // the target as stored (struct fscrypt_symlink_data in an encrypted directory)
   auto ino = w.create_in(parent, leaf, static_cast<std::uint16_t>(kLnk | 0777), owner, [&](Node& n) -> Status {
+    stored = std::string(target);
+    if (auto it = w.inode_keys.find(n.footer.ino.get()); (n.i.i_advise & advise::encrypt) && it != w.inode_keys.end()) {
+      // __fscrypt_encrypt_symlink(): the ciphertext and its NUL fit a page.
+      auto e = it->second->encrypt_symlink(target, kPageSize - 2 - 1);
+      if (!e) return make_error(e.error());
+      stored = std::move(*e);
+    }
+    target = stored;
     n.i.i_size.set(target.size());
     if (target.size() <= w.max_inline(n)) {
       n.i.i_inline |= inline_flag::data | inline_flag::data_exist;
@@ -536,11 +557,23 @@ Result<std::string> Writer::readlink(nid_t ino) {
   if ((*in)->i.i_inline & inline_flag::data) {
     if (size > w.max_inline(**in)) return make_error(Errc::corrupt, fmt("writer: inline symlink %llu is too long", ino));
     std::memcpy(out.data(), reinterpret_cast<const std::uint8_t*>(*in) + w.inline_offset(**in), out.size());
-    return out;
+  } else {
+    std::vector<std::uint8_t> b(kBlockSize);
+    F2FSCORE_TRY(w.read_file_block(ino, 0, b.data()));
+    std::memcpy(out.data(), b.data(), out.size());
   }
-  std::vector<std::uint8_t> b(kBlockSize);
-  F2FSCORE_TRY(w.read_file_block(ino, 0, b.data()));
-  std::memcpy(out.data(), b.data(), out.size());
+  auto key = w.key_for(ino);
+  if (key && *key != nullptr) return (*key)->decrypt_symlink(out);  // fscrypt_get_symlink()
+  auto in2 = inode_of(w, ino);
+  if (!in2) return make_error(in2.error());
+  if (w.lacks_key(**in2)) {
+    // struct fscrypt_symlink_data (le16 length, ciphertext): without the
+    // key, the no-key form of the ciphertext (fscrypt_get_symlink()).
+    const std::size_t len = out.size() >= 2 ? (static_cast<std::uint8_t>(out[0]) | static_cast<std::uint8_t>(out[1]) << 8) : 0;
+    if (len == 0 || len + 2 > out.size())
+      return make_error(Errc::corrupt, fmt("writer: encrypted symlink %llu: ciphertext length %llu in %llu bytes", ino, len, size));
+    return wr::fscrypt::nokey_name(std::string_view(out).substr(2, len), 0);
+  }
   return out;
 }
 
@@ -628,6 +661,9 @@ Status Writer::open(nid_t ino, std::uint32_t flags) {
   if (!in) return make_error(in.error());
   const std::uint32_t acc = flags & open_flag::accmode;
   const bool trunc = flags & open_flag::trunc;
+  // fscrypt_file_open() in fs/crypto/hooks.c (from f2fs_file_open()): a
+  // regular file opens only with its key (ENOKEY), for reading too.
+  if (((*in)->i.i_mode.get() & kTypeMask) == 0x8000) F2FSCORE_TRY(impl_->need_key(ino, "open"));
   if (acc != open_flag::rdonly || trunc) F2FSCORE_TRY(impl_->refuse_flagged(ino, false, "opened for writing"));
   // fsverity_file_open() in fs/verity/open.c: no FMODE_WRITE (EPERM).
   if (acc == open_flag::wronly || acc == open_flag::rdwr || trunc)

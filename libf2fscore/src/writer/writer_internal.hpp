@@ -19,6 +19,7 @@
 #include "f2fscore/disk/dentry.hpp"
 #include "f2fscore/disk/node.hpp"
 #include "f2fscore/disk/superblock.hpp"
+#include "f2fscore/fscrypt.hpp"
 #include "f2fscore/iostat.hpp"
 #include "f2fscore/meta_rebuild.hpp"
 #include "f2fscore/volume.hpp"
@@ -204,6 +205,25 @@ Result<std::uint32_t> compress_cluster(std::uint8_t algorithm, bool chksum, std:
 /// `index`, as __drop_largest_extent() in fs/f2fs/extent_cache.c on every
 /// block address update (fsck.f2fs asserts "wrong ext" otherwise).
 void drop_largest_extent(disk::Node& in, std::uint64_t index);
+
+// ---- writer/fscrypt.cpp: what Linux shows of encrypted names without the key ----
+namespace fscrypt {
+/// SHA-256 (FIPS 180-4) of `data`.
+std::array<std::uint8_t, 32> sha256(std::span<const std::uint8_t> data);
+/// base64url without padding (RFC 4648 section 5), as
+/// fscrypt_base64url_encode() in fs/crypto/fname.c.
+std::string base64url_encode(std::span<const std::uint8_t> in);
+/// The inverse; nullopt for a character outside the alphabet or stray bits.
+std::optional<std::vector<std::uint8_t>> base64url_decode(std::string_view in);
+/// The no-key name Linux 6.1 shows for the stored (ciphertext) name of an
+/// entry with dentry hash `hash` (fscrypt_fname_disk_to_usr()): base64url
+/// of the hash (little-endian), a zero word, then the name itself when it
+/// is at most 149 bytes, else its first 149 bytes and the SHA-256 of the
+/// rest. Symlink targets use hash 0.
+std::string nokey_name(std::string_view ciphertext, std::uint32_t hash);
+/// Whether `name` has the length of a no-key name (12 to 252 characters).
+bool nokey_name_plausible(std::string_view name);
+}  // namespace fscrypt
 
 /// Milliseconds of a monotonic clock (periodic checkpoints).
 std::uint64_t mono_ms();
@@ -610,6 +630,50 @@ struct Writer::Impl {
   Status rename_in(nid_t op, std::string_view oleaf, nid_t np, std::string_view nleaf, std::uint32_t flags);
   /// f2fs_link() on a resolved inode and new name (Writer::link_at()).
   Status link_in(nid_t ino, nid_t np, std::string_view nleaf);
+  // writer/fscrypt.cpp: encrypted inodes (fscrypt), with and without keys.
+  fscrypt::Keyring keyring;  ///< MountOptions::fscrypt_keys
+  /// Keys of encrypted inodes derived so far (per-file keys).
+  std::unordered_map<nid_t, std::shared_ptr<const fscrypt::InodeKey>> inode_keys;
+  /// The key of inode `ino`: null when it is not encrypted; Errc::unsupported
+  /// with ENOKEY when its master key was not given (or its policy is not
+  /// supported), corrupt for a missing context.
+  Result<const fscrypt::InodeKey*> key_for(nid_t ino);
+  /// The stored form of `name` in directory `dir`: the name itself, or in
+  /// an encrypted directory with its key, the ciphertext
+  /// (fscrypt_setup_filename()); "." and ".." as they are. unsupported for
+  /// an encrypted casefolded directory; the key's errors.
+  Result<std::string> disk_name(nid_t dir, std::string_view name);
+  /// A new inode `ino` made in encrypted directory `dir`: FADVISE_ENC_NAME,
+  /// and for a regular file, directory or symlink the directory's policy
+  /// with a random nonce (fscrypt_prepare_new_inode(), fscrypt_set_context())
+  /// and FADVISE_ENCRYPT_BIT. Nothing in an unencrypted directory.
+  Status inherit_encryption(nid_t dir, nid_t ino);
+  /// fscrypt_prepare_link() / fscrypt_prepare_rename(): a name of `ino`
+  /// may go into encrypted directory `dir` only with the same policy
+  /// (EXDEV, Errc::invalid_argument); ENOKEY without the key.
+  Status same_policy(nid_t dir, nid_t ino);
+  /// The contents key of regular file `ino` when it is encrypted and its
+  /// key is given; null otherwise (its blocks then move as they are on
+  /// the device). Data blocks are decrypted as they are read into the page
+  /// cache and encrypted on their way to the device, with the IV of their
+  /// file block number.
+  const fscrypt::InodeKey* contents_key(nid_t ino);
+  /// For the compression calls that rewrite or re-reserve a file's
+  /// clusters: ENOKEY (need_key()) for an encrypted file without its key,
+  /// Errc::unsupported EOPNOTSUPP for a compressed encrypted one (the
+  /// writer does not write those); nothing otherwise.
+  Status refuse_encrypted_compressed(nid_t ino, std::string_view what);
+  /// Whether inode page `in` is encrypted (FADVISE_ENCRYPT_BIT) and the
+  /// writer has no key for it: its data and names are ciphertext to us.
+  bool lacks_key(const disk::Node& in);
+  /// Errc::unsupported with ENOKEY naming `what`, the inode and its path
+  /// (path_hint()) when `ino` lacks its key (lacks_key()); else nothing.
+  /// Every changing call checks it for each inode it would change, before
+  /// its first write (refuse_flagged() calls it).
+  Status need_key(nid_t ino, std::string_view what);
+  /// The path of `ino` from its inode's i_pino and i_name up to the root,
+  /// names in encrypted directories as no-key names, for messages.
+  std::string path_hint(nid_t ino);
   // writer/flags.cpp: what the VFS refuses on immutable (F2FS_IMMUTABLE_FL,
   // IS_IMMUTABLE()) and append-only (F2FS_APPEND_FL, IS_APPEND()) inodes.
   /// EPERM (Errc::read_only) naming `what` when inode `ino` is immutable,

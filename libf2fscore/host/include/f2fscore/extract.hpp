@@ -14,6 +14,10 @@
 #include "f2fscore/result.hpp"
 #include "f2fscore/volume.hpp"
 
+namespace f2fscore::fscrypt {
+class Keyring;
+}  // namespace f2fscore::fscrypt
+
 namespace f2fscore::inspect {
 
 /// How file data may be taken from the image file behind the volume's
@@ -44,6 +48,12 @@ struct ExtractOptions {
   /// an upper bound for a subtree). Called at 0, about once per 0.1 %, and
   /// with current == max when the extraction ends.
   std::function<void(std::uint64_t current, std::uint64_t max)> progress;
+  /// fscrypt v2 master keys (fscrypt.hpp), if set: encrypted inodes whose
+  /// key is there are extracted in the clear (names, contents, link
+  /// targets; holes of encrypted files are written as zeros); the others
+  /// are listed in ExtractReport::encrypted. POSIX only: on Windows every
+  /// encrypted inode is listed. The caller keeps the keyring alive.
+  const fscrypt::Keyring* keys = nullptr;
 };
 
 struct ExtractReport {

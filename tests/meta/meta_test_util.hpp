@@ -11,12 +11,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "f2fscore/meta_rebuild.hpp"
 #include "f2fscore/mkfs.hpp"
+#include "f2fscore/multi_device.hpp"
 #include "f2fscore/volume.hpp"
 #include "support/rich_image.hpp"
 #include "support/sparse_image.hpp"
@@ -127,6 +129,44 @@ inline std::unique_ptr<BlockDevice> our_mkfs(std::uint64_t bytes, std::uint32_t 
   return dev;
 }
 
+/// The path our_mkfs_devices() names device `i` of a volume by in
+/// the superblock: a host path (below 64 bytes) where fsck.f2fs finds it
+/// when a test saves the device there (writertest::fsck_f2fs_clean()).
+inline std::string extra_device_path(std::size_t i) {
+  static const std::string tag = std::to_string(std::random_device{}() % 1000000000u);  // one per process
+  return (fs::temp_directory_path() / ("f2fscore-md" + tag + "-" + std::to_string(i) + ".img")).string();
+}
+
+/// An in-memory multi-device volume made by our mkfs (as mkfs.f2fs -c):
+/// device 0 of `bytes[0]` bytes, then one device per further size, each
+/// named extra_device_path(i) in the superblock; returned as one MultiDevice.
+inline std::unique_ptr<BlockDevice> our_mkfs_devices(std::span<const std::uint64_t> bytes, std::uint32_t features) {
+  std::vector<std::unique_ptr<BlockDevice>> devs;
+  std::vector<MkfsTarget> targets;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    devs.push_back(make_memory_device(bytes[i], 512, extra_device_path(i)));
+    targets.push_back({devs.back().get(), extra_device_path(i)});
+  }
+  MkfsOptions o;
+  o.features = features;
+  if (features & feature::casefold) o.encoding = kEncodingUtf8_12_1;
+  o.timestamp = 1700000000;
+  o.uuid = std::array<std::uint8_t, 16>{9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6};
+  auto r = format_volume(targets, o);
+  if (!r) {
+    ADD_FAILURE() << "mkfs: " << r.error().to_string();
+    return nullptr;
+  }
+  auto sb_dev = open_volume_devices(std::move(devs[0]), [&](const std::string&, std::size_t i) -> Result<std::unique_ptr<BlockDevice>> {
+    return std::move(devs[i]);
+  });
+  if (!sb_dev) {
+    ADD_FAILURE() << "open_volume_devices: " << sb_dev.error().to_string();
+    return nullptr;
+  }
+  return std::move(*sb_dev);
+}
+
 inline constexpr std::uint32_t kRichFeatures = feature::extra_attr | feature::inode_checksum |
                                                feature::flexible_inline_xattr | feature::sb_checksum |
                                                feature::lost_found | feature::inode_crtime;
@@ -169,8 +209,25 @@ inline bool save(BlockDevice& dev, const fs::path& path) {
   return true;
 }
 
-/// A copy of a device (memory).
-inline std::unique_ptr<BlockDevice> clone(BlockDevice& dev) { return f2fstest::SparseImage::capture(dev).to_device(); }
+/// A copy of a device (memory). A multi-device volume is copied device by
+/// device, into a MultiDevice again.
+inline std::unique_ptr<BlockDevice> clone(BlockDevice& dev) {
+  if (auto* md = dynamic_cast<MultiDevice*>(&dev)) {
+    std::vector<std::unique_ptr<BlockDevice>> members;
+    std::vector<DeviceRange> ranges;
+    for (std::size_t i = 0; i < md->members(); ++i) {
+      members.push_back(f2fstest::SparseImage::capture(md->member(i)).to_device());
+      ranges.push_back(md->range(i));
+    }
+    auto c = MultiDevice::make(std::move(members), std::move(ranges));
+    if (!c) {
+      ADD_FAILURE() << c.error().to_string();
+      return nullptr;
+    }
+    return std::move(*c);
+  }
+  return f2fstest::SparseImage::capture(dev).to_device();
+}
 
 /// Patches the current checkpoint pack's header and closing block (CRCs
 /// resealed) in an image.

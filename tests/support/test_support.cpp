@@ -136,10 +136,10 @@ std::string reference_tool(const char* name) {
   return {};
 }
 
-std::vector<std::string> fsck_problems(const fs::path& image, std::string* full_output) {
+std::vector<std::string> fsck_problems(const fs::path& image, std::string* full_output, bool in_place) {
   TempDir tmp;
-  const fs::path copy = tmp / "copy.img";
-  auto cp = run("cp --sparse=always " + shell_quote(image.string()) + " " + shell_quote(copy.string()));
+  const fs::path copy = in_place ? image : tmp / "copy.img";
+  auto cp = in_place ? CommandResult{0, ""} : run("cp --sparse=always " + shell_quote(image.string()) + " " + shell_quote(copy.string()));
   std::vector<std::string> problems;
   if (cp.exit_code != 0) {
     problems.push_back("cannot copy image: " + cp.output);

@@ -113,8 +113,11 @@ CommandResult run(const std::string& command);
 
 /// Runs `fsck.f2fs -f` on a copy of `image` and decides "clean" as
 /// ../shared/NOTES.md defines it. Returns the problem lines (empty: clean).
-/// Requires fsck.f2fs (check reference_tool first).
-std::vector<std::string> fsck_problems(const fs::path& image, std::string* full_output = nullptr);
+/// Requires fsck.f2fs (check reference_tool first). `in_place`: on `image`
+/// itself (a copy already; fsck.f2fs wants device 0 of a multi-device
+/// volume at the path its superblock names).
+std::vector<std::string> fsck_problems(const fs::path& image, std::string* full_output = nullptr,
+                                       bool in_place = false);
 #endif
 
 /// Byte-compares two images over their allocated extents (holes read as

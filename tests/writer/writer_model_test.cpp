@@ -30,6 +30,7 @@
 #include <sstream>
 
 #include "f2fscore/casefold.hpp"
+#include "f2fscore/inspect.hpp"
 #include "f2fscore/file_handle.hpp"
 #include "writer/verity_reference.hpp"
 #include "writer/writer_test_util.hpp"
@@ -226,6 +227,14 @@ struct Profile {
   /// The writer mounts with the oracle's test key; /enc gets a v2 policy
   /// and everything made in it is encrypted (names, contents, links).
   bool fscrypt_key = false;
+  /// Sizes of the devices after the first (image_bytes) of a multi-device
+  /// volume (mkfs -c); empty for one device.
+  std::vector<std::uint64_t> more_devices;
+  std::uint64_t volume_bytes() const {
+    std::uint64_t n = image_bytes;
+    for (auto b : more_devices) n += b;
+    return n;
+  }
 };
 
 // The oracle's test key (gtool encrypt-dir): byte i is 0x5a ^ i.
@@ -247,7 +256,13 @@ class Runner {
       adopt();
       if (::testing::Test::HasFailure()) return;
     } else {
-      dev_ = our_mkfs(pr_.image_bytes, pr_.features);
+      if (pr_.more_devices.empty()) {
+        dev_ = our_mkfs(pr_.image_bytes, pr_.features);
+      } else {
+        std::vector<std::uint64_t> sizes{pr_.image_bytes};
+        sizes.insert(sizes.end(), pr_.more_devices.begin(), pr_.more_devices.end());
+        dev_ = our_mkfs_devices(sizes, pr_.features);
+      }
       ASSERT_TRUE(dev_);
     }
     if (!adopted_) {
@@ -357,7 +372,7 @@ class Runner {
   bool over_budget(std::uint64_t more) const {
     std::uint64_t used = 0;
     for (const auto& [id, n] : m_.inodes) used += n.data.size() + n.reserved_past_eof;
-    return used + more > pr_.image_bytes / 3;
+    return used + more > pr_.volume_bytes() / 3;
   }
 
   // ---- the session ----
@@ -1915,6 +1930,82 @@ TEST_P(WriterModelCompr, MoreSeeds) {
 
 TEST(WriterModelVerity, MoreSeeds) { verity_seeds({73, 74, 75}, 6, 250); }
 #endif
+
+// A volume of two devices (mkfs -c) with the rich feature set, and one of
+// three with quota: the tree equals the model after every session and both
+// checkers are clean (fsck.f2fs opens the other devices by the
+// superblock's paths); data lands on every device (blkaddrs past device 0).
+void run_on_devices(std::uint32_t seed, Profile p) {
+  Runner run(seed, p);
+  run.run();
+  if (::testing::Test::HasFailure()) return;
+  auto* md = dynamic_cast<MultiDevice*>(&run.device());
+  ASSERT_NE(md, nullptr);
+  // Then a file of half the free space, so that every device holds data.
+  {
+    MountOptions mo;
+    mo.fixed_time = 1800000000;
+    auto w = Writer::mount(*md, mo);
+    ASSERT_TRUE(w) << w.error().to_string();
+    auto ino = (*w)->create("/fill");
+    ASSERT_TRUE(ino) << ino.error().to_string();
+    const std::uint64_t n = (*w)->statfs().bfree / 2 * kBlockSize;
+    std::string chunk(1u << 20, '\0');
+    for (std::uint64_t off = 0; off < n; off += chunk.size()) {
+      for (std::size_t i = 0; i < chunk.size(); i += 4096) chunk[i] = static_cast<char>(off / 4096 + i / 4096);
+      auto r = (*w)->write(*ino, off, bytes(chunk));
+      ASSERT_TRUE(r) << r.error().to_string();
+    }
+    ASSERT_TRUE((*w)->unmount());
+    check_clean(*md, "after /fill");
+  }
+  auto v = Volume::open(*md);
+  ASSERT_TRUE(v) << v.error().to_string();
+  std::vector<std::uint64_t> blocks(md->members());
+  std::function<void(nid_t)> walk = [&](nid_t ino) {
+    auto in = (*v)->read_inode(ino);
+    ASSERT_TRUE(in) << in.error().to_string();
+    auto map = inspect::block_map(**v, *in);
+    ASSERT_TRUE(map) << map.error().to_string();
+    for (const auto& r : map->runs)
+      for (std::uint32_t k = 0; k < r.len; ++k) {
+        const std::size_t m = md->member_of(static_cast<std::uint64_t>(r.blkaddr) + k);
+        if (m < blocks.size()) ++blocks[m];
+      }
+    if ((in->mode & 0xF000) != 0x4000) return;
+    auto ents = (*v)->read_dir(*in);
+    ASSERT_TRUE(ents) << ents.error().to_string();
+    for (const auto& e : *ents)
+      if (e.name != "." && e.name != "..") walk(e.ino);
+  };
+  walk((*v)->superblock().root_ino.get());
+  for (std::size_t i = 0; i < blocks.size(); ++i) EXPECT_GT(blocks[i], 0u) << "no file block on device " << i;
+}
+
+TEST(WriterModelNs, TwoDevices) {
+  for (std::uint32_t seed : seeds_from_env({51})) {
+    Profile p;
+    p.image_bytes = 64ull << 20;
+    p.more_devices = {192ull << 20};
+    p.phases = 4;
+    p.ops = 150;
+    p.max_write = 1u << 20;
+    run_on_devices(seed, p);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(WriterModelNs, ThreeDevicesQuota) {
+  Profile p;
+  p.features = kRichFeatures | feature::quota_ino | feature::project_quota;
+  p.image_bytes = 64ull << 20;
+  p.more_devices = {32ull << 20, 32ull << 20};
+  p.phases = 4;
+  p.ops = 200;
+  p.max_write = 2u << 20;
+  p.big_write = 16u << 20;
+  run_on_devices(52, p);
+}
 
 #ifdef WRITER_WITH_FSCK
 // Interop seeds: more sessions and operations, files up to 64 MiB.

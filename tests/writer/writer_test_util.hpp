@@ -48,12 +48,25 @@ inline void fsck_f2fs_clean(BlockDevice& dev, const std::string& what) {
     return;
   }
   f2fstest::TempDir tmp;
-  const fs::path img = tmp / "writer_fsck.img";
-  ASSERT_TRUE(save(dev, img));
+  fs::path img = tmp / "writer_fsck.img";
+  // A multi-device volume: each device where the superblock names it
+  // (fsck.f2fs opens the others by those paths, and wants device 0 there too).
+  std::vector<fs::path> others;
+  auto* md = dynamic_cast<MultiDevice*>(&dev);
+  if (md != nullptr) {
+    img = md->range(0).path;
+    for (std::size_t i = 0; i < md->members(); ++i) {
+      others.push_back(md->range(i).path);
+      ASSERT_TRUE(save(md->member(i), others.back()));
+    }
+  } else {
+    ASSERT_TRUE(save(dev, img));
+  }
   std::string log;
-  auto probs = f2fstest::fsck_problems(img, &log);
+  auto probs = f2fstest::fsck_problems(img, &log, md != nullptr);
   EXPECT_TRUE(probs.empty()) << what << ": fsck.f2fs -f:\n" << log;
   fs::remove(img);
+  for (const auto& p : others) fs::remove(p);
 #else
   (void)dev;
   (void)what;

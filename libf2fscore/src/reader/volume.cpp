@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "f2fscore/checksum.hpp"
+#include "f2fscore/multi_device.hpp"
 #include "reader/volume_internal.hpp"
 #include "util/text.hpp"
 
@@ -219,8 +220,19 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
   const SuperBlock& sb = v.sb;
   v.geo = Geometry(sb);
   const Geometry& geo = v.geo;
-  if (sb.devs[0].path[0] != 0 && sb.devs[1].path[0] != 0)
-    return make_error(Errc::unsupported, "multi-device volumes cannot be opened from one device yet");
+  // A multi-device volume is read through all its devices as one address
+  // space (open_volume_devices(), MultiDevice): its first device alone is
+  // too short.
+  if (is_multi_device(sb) && geo.volume_end() > dev_blocks) {
+    const auto ranges = device_ranges(sb);
+    std::string names;
+    for (std::size_t i = 1; i < ranges.size(); ++i) names += (i > 1 ? ", " : "") + ranges[i].path;
+    return make_error(Errc::unsupported,
+                      dev.info().name + fmt(" holds device 0 of a volume of %llu devices (the others: ",
+                                            static_cast<unsigned long long>(ranges.size())) +
+                          names + "); open them all (open_volume_devices(); the tools find them by these paths, or "
+                                  "--device names them)");
+  }
   if (geo.volume_end() > dev_blocks || (opts.lenient_checkpoint && sb.block_count.get() > dev_blocks)) {
     const std::uint64_t need = std::max<std::uint64_t>(geo.volume_end(), sb.block_count.get());
     const std::string what = fmt("superblock #%llu: the volume needs %llu blocks but the device has %llu: truncated image?",

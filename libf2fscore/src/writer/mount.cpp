@@ -7,6 +7,7 @@
 #include "f2fscore/casefold.hpp"
 #include "f2fscore/checksum.hpp"
 #include "f2fscore/iostat.hpp"
+#include "f2fscore/multi_device.hpp"
 #include "meta/meta_internal.hpp"
 #include "writer/writer_internal.hpp"
 
@@ -55,7 +56,6 @@ Status Writer::check_features(const disk::SuperBlock& sb, bool build_ro_image) {
   if ((f & feature::ro) && !build_ro_image)
     return refuse("the volume has the ro feature (read-only by design: mount it read-only; only a build-time fill "
                   "such as f2fscore-sload writes it)");
-  if (sb.devs[0].path[0] != 0) return refuse("multi-device volumes are not supported yet");
   return {};
 }
 
@@ -467,13 +467,20 @@ Writer::~Writer() = default;
 Result<std::unique_ptr<Writer>> Writer::mount(BlockDevice& dev, const MountOptions& opts) {
   {
     const DeviceInfo& di = dev.info();
-    if (opts.refuse_in_use && !opts.read_only &&
-        (di.kind == DeviceKind::regular_file || di.kind == DeviceKind::block_device)) {
+    auto refuse_used = [&](const DeviceInfo& i) -> Status {
+      if (!opts.refuse_in_use || opts.read_only ||
+          (i.kind != DeviceKind::regular_file && i.kind != DeviceKind::block_device))
+        return {};
       InUseCheck what;
-      what.exclusive = !di.exclusive;  // this process's own O_EXCL claim answers EBUSY
-      if (InUse u = check_in_use(di.name, what))
-        return make_error(Errc::busy, "writer: refusing to mount " + di.name + " read-write: " + u.detail);
-    }
+      what.exclusive = !i.exclusive;  // this process's own O_EXCL claim answers EBUSY
+      if (InUse u = check_in_use(i.name, what))
+        return make_error(Errc::busy, "writer: refusing to mount " + i.name + " read-write: " + u.detail);
+      return {};
+    };
+    F2FSCORE_TRY(refuse_used(di));
+    // Every device of a multi-device volume.
+    if (const auto* md = dynamic_cast<const MultiDevice*>(&dev))
+      for (std::size_t i = 0; i < md->members(); ++i) F2FSCORE_TRY(refuse_used(md->member(i).info()));
   }
   auto impl = std::make_unique<Impl>(dev, opts);
   F2FSCORE_TRY(impl->load());

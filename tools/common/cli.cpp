@@ -1,4 +1,5 @@
 #include "f2fscore/tools/common.hpp"
+#include "f2fscore/multi_device.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -165,6 +166,30 @@ std::string open_failure_text(const std::string& device, const Error& e) {
     if (m.find(os) == std::string::npos) m += " [" + os + "]";
   }
   return m;
+}
+
+void add_device_option(CLI::App& app, std::vector<std::string>& paths) {
+  app.add_option("--device", paths,
+                 "a device of a multi-device volume besides the first, in the order of its device list (repeatable; "
+                 "default: the paths in its superblock)");
+}
+
+Result<std::unique_ptr<BlockDevice>> open_whole_volume(
+    std::unique_ptr<BlockDevice> first, const std::vector<std::string>& paths,
+    const std::function<Result<std::unique_ptr<BlockDevice>>(const std::string& path)>& open) {
+  auto r = open_volume_devices(
+      std::move(first),
+      [&](const std::string& path, std::size_t) -> Result<std::unique_ptr<BlockDevice>> {
+        auto d = open(path);
+        if (d) return d;
+        Error e = d.error();
+        e.message = open_failure_text(path, e);
+        if (e.code == Errc::not_found) e.message += "; name it with --device PATH";
+        e.sys_errno = 0;
+        return make_error(std::move(e));
+      },
+      paths);
+  return r;
 }
 
 std::string json_line(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }

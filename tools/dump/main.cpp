@@ -89,6 +89,8 @@ int main(int argc, char** argv) {
   std::string image;
   bool json = false, version = false;
   app.add_option("image", image, "Image file or block device (opened read-only)");
+  std::vector<std::string> other_devices;
+  f2fscore::tools::add_device_option(app, other_devices);
   app.add_flag("--json", json, "Print one JSON document instead of text");
   app.add_flag("-V,--version", version, "Print the version and exit");
 
@@ -216,6 +218,14 @@ int main(int argc, char** argv) {
   // metadata read made extracting 10,000 small files about 10% slower.
   auto dev = f2fscore::open_posix_device(image, oo);
   if (!dev) return fail("cannot open " + image + ": " + dev.error().to_string());
+  // A multi-device volume: its other devices, read-only too.
+  if (auto whole = f2fscore::tools::open_whole_volume(
+          std::move(*dev), other_devices,
+          [&](const std::string& p) { return f2fscore::open_posix_device(p, oo); });
+      whole)
+    *dev = std::move(*whole);
+  else
+    return whole.error().code == f2fscore::Errc::invalid_argument ? usage(whole.error().message) : fail(whole.error().message);
   if (c_sb->parsed() && sb_copy >= 0) {
     // One copy as stored, with its validation result.
     auto sb = insp::raw_superblock(**dev, sb_copy);

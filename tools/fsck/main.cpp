@@ -71,6 +71,8 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_flag("-V,--version", version, "print the version");
   app.add_option("device", device, "block device or image file");
+  std::vector<std::string> other_devices;
+  f2fscore::tools::add_device_option(app, other_devices);
   fsck::Options opts;
   // A usage or operational error: "f2fscore-fsck: MESSAGE" on stderr and,
   // with --json, render_error_json() on stdout.
@@ -133,6 +135,18 @@ int main(int argc, char** argv) {
     opened = open_device(device, oo, bo);
   }
   if (!opened) return error_exit(f2fscore::tools::open_failure_text(device, opened.error()), kExitOperational);
+  // A multi-device volume: its other devices, opened alike.
+  {
+    auto whole = f2fscore::tools::open_whole_volume(std::move(opened->device), other_devices, [&](const std::string& p) -> f2fscore::Result<std::unique_ptr<f2fscore::BlockDevice>> {
+        auto o = open_device(p, oo, bo);
+        if (!o) return f2fscore::make_error(o.error());
+        return std::move(o->device);
+      });
+    if (!whole)
+      return error_exit(whole.error().message + (whole.error().code == Errc::busy ? "; refusing to repair it (-n checks it read-only)" : ""),
+                        whole.error().code == Errc::invalid_argument ? kExitUsage : kExitOperational);
+    opened->device = std::move(*whole);
+  }
   // An image file shorter than its volume may be grown back by a repair
   // (only when the lost tail held nothing in use).
   struct stat dst {};

@@ -1098,6 +1098,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> opt_lists;
   bool foreground = false, debug = false, single = false, version = false;
   app.add_option("device", device, "Image file or block device holding an F2FS volume");
+  std::vector<std::string> other_devices;
+  ftools::add_device_option(app, other_devices);
   app.add_option("mountpoint", mountpoint, "Directory to mount it on");
   app.add_option("-o", opt_lists, "Mount options, comma-separated (see below)")->allow_extra_args(false);
   app.add_flag("-f,--foreground", foreground, "Stay in the foreground");
@@ -1182,6 +1184,16 @@ int main(int argc, char** argv) {
   if (!opened)
     return fail(opened.error().code == Errc::busy ? opened.error().message + "; refusing to mount it"
                                                   : ftools::open_failure_text(device, opened.error()));
+  // A multi-device volume: its other devices, opened alike.
+  {
+    auto whole = ftools::open_whole_volume(std::move(opened->device), other_devices, [&](const std::string& p) -> f2fscore::Result<std::unique_ptr<f2fscore::BlockDevice>> {
+        auto o = f2fscore::open_device(p, oo, bo);
+        if (!o) return f2fscore::make_error(o.error());
+        return std::move(o->device);
+      });
+    if (!whole) return fail(whole.error().message + (whole.error().code == Errc::busy ? "; refusing to mount it" : ""));
+    opened->device = std::move(*whole);
+  }
   f2fscore::Iostat iostat;
   f2fscore::IostatDevice dev(std::move(opened->device), iostat);
   f2fscore::MountOptions mo = fo.mount;

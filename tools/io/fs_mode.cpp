@@ -98,6 +98,8 @@ int fs_main(int argc, char** argv) {
   bool direct = false, no_final_sync = false, iostat_on = false, json = false, fdatasync_ipu = false;
   bool no_unmount = false;
   app.add_option("target", target, "Image file or block device with an F2FS volume")->required();
+  std::vector<std::string> other_devices;
+  f2fscore::tools::add_device_option(app, other_devices);
   app.add_option("-w,--workload", workload_s, "seqwrite, randwrite, seqread, randread, overwrite, sqlite, smallfiles, fill")
       ->required();
   app.add_option("--dir", dir, "Directory of the workload's files (default /)");
@@ -212,6 +214,16 @@ int fs_main(int argc, char** argv) {
     return fail(opened.error().code == Errc::busy ? opened.error().message + "; refusing to write to it"
                                                   : opened.error().to_string());
   if (!opened->note.empty()) std::fprintf(stderr, "f2fscore-io fs: %s\n", opened->note.c_str());
+  // A multi-device volume: its other devices, opened alike.
+  {
+    auto whole = f2fscore::tools::open_whole_volume(std::move(opened->device), other_devices, [&](const std::string& p) -> f2fscore::Result<std::unique_ptr<f2fscore::BlockDevice>> {
+        auto o = open_device(p, oo, bo);
+        if (!o) return f2fscore::make_error(o.error());
+        return std::move(o->device);
+      });
+    if (!whole) return fail(whole.error().message + (whole.error().code == Errc::busy ? "; refusing to write to it" : ""));
+    opened->device = std::move(*whole);
+  }
   const bool buffered = !opened->device->info().direct;
   Iostat stats;
   IostatDevice dev(std::move(opened->device), stats);

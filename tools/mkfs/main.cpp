@@ -39,6 +39,7 @@
 #include "f2fscore/endian.hpp"
 #include "f2fscore/android_rules.hpp"
 #include "f2fscore/mkfs.hpp"
+#include "f2fscore/multi_device.hpp"
 #include "f2fscore/populate.hpp"
 #include "f2fscore/populate_size.hpp"
 #include "f2fscore/tools/common.hpp"
@@ -592,7 +593,20 @@ int main(int argc, char** argv) {
     mo.node_cache_pages = 1024;  // and so do its nodes (a directory inode and the files being made)
     mo.build_ro_image = o.features & f2fscore::disk::feature::ro;  // a read-only image is filled here, at build time
     mo.compression = compress_opts;
-    auto w = f2fscore::Writer::mount(*devs[0], mo);
+    // Several devices (-c): the writer fills them as one volume.
+    std::unique_ptr<f2fscore::BlockDevice> whole;
+    if (devs.size() > 1) {
+      std::vector<f2fscore::DeviceRange> ranges;
+      for (std::size_t i = 0; i < devs.size(); ++i) {
+        const auto& d = rep->plan.devices[i];
+        ranges.push_back({targets[i].path, d.start_blkaddr, d.end_blkaddr - d.start_blkaddr + 1});
+      }
+      auto md = f2fscore::MultiDevice::make(std::move(devs), std::move(ranges));
+      if (!md) return fail("--populate: " + md.error().message);
+      devs.clear();
+      whole = std::move(*md);
+    }
+    auto w = f2fscore::Writer::mount(whole ? *whole : *devs[0], mo);
     if (!w) return fail("--populate: cannot mount the new volume read-write: " + w.error().message);
     po.release_compressed = compression.release();
     if (compression.enabled()) po.compress = [&](const std::string& p, std::uint64_t n) { return compression.wants(p, n); };

@@ -57,6 +57,8 @@ int main(int argc, char** argv) {
   std::uint64_t cache_mib = 4;  // a stream of new data: a small cache stays in the CPU caches, measured faster than 64
   std::string backend = "auto";
   app.add_option("device", device, "Image file or block device holding an F2FS volume");
+  std::vector<std::string> other_devices;
+  ftools::add_device_option(app, other_devices);
   app.add_option("-f,--from", source, "Source directory on the host");
   // sload.f2fs's Android options (-t -C -s -p -d), one block.
   std::string mount_point = "/", fs_config_file, file_contexts_arg, product_out;
@@ -171,6 +173,18 @@ int main(int argc, char** argv) {
   if (!opened)
     return fail(opened.error().code == f2fscore::Errc::busy ? opened.error().message + "; refusing to write to it"
                                                             : ftools::open_failure_text(device, opened.error()));
+  // A multi-device volume: every device is checked and opened before the
+  // first write.
+  {
+    auto whole = ftools::open_whole_volume(std::move(opened->device), other_devices, [&](const std::string& p) -> f2fscore::Result<std::unique_ptr<f2fscore::BlockDevice>> {
+        auto o = f2fscore::open_device(p, oo, bo);
+        if (!o) return f2fscore::make_error(o.error());
+        return std::move(o->device);
+      });
+    if (!whole)
+      return fail(whole.error().message + (whole.error().code == f2fscore::Errc::busy ? "; refusing to write to it" : ""));
+    opened->device = std::move(*whole);
+  }
   f2fscore::MountOptions mo;
   if (timestamp >= 0) mo.fixed_time = static_cast<std::uint64_t>(timestamp);
   mo.cache_bytes = cache_mib << 20;

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "io/forward.hpp"
+#include "util/aligned.hpp"
 
 namespace f2fscore {
 
@@ -245,9 +246,13 @@ Result<std::unique_ptr<BlockDevice>> open_volume_devices(std::unique_ptr<BlockDe
                                                          std::span<const std::string> paths) {
   if (first == nullptr) return make_error(Errc::invalid_argument, "open_volume_devices: no device");
   // The superblock: the first copy that passes.
+  // A buffer a direct-I/O device accepts.
+  const std::size_t align = std::max<std::size_t>(first->info().buffer_alignment, 64);
+  std::unique_ptr<void, void (*)(void*)> raw(detail::aligned_alloc_bytes(align, disk::kBlockSize), &detail::aligned_free);
+  if (raw == nullptr) return make_error(Errc::no_space, "open_volume_devices: out of memory");
+  const std::span<std::uint8_t> b(static_cast<std::uint8_t*>(raw.get()), disk::kBlockSize);
   std::optional<disk::SuperBlock> sb;
   for (std::uint64_t copy = 0; copy < 2 && !sb; ++copy) {
-    std::vector<std::uint8_t> b(disk::kBlockSize);
     if (first->info().size_bytes < (copy + 1) * disk::kBlockSize) break;
     if (!read_at(*first, copy * disk::kBlockSize, b)) continue;
     disk::SuperBlock s;

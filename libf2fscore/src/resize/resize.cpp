@@ -1,5 +1,6 @@
 // Resizing a volume with its metadata areas kept in place (f2fscore/resize.hpp).
 #include "f2fscore/resize.hpp"
+#include "f2fscore/multi_device.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -143,6 +144,14 @@ Result<std::unique_ptr<Volume>> open_volume(BlockDevice& dev, bool& truncated) {
   truncated = false;
   auto v = Volume::open(dev);
   if (v) return v;
+  // Device 0 of a multi-device volume: refused as unsupported before the
+  // lenient open (which would take it for a truncated image).
+  if (v.error().code == Errc::unsupported) {
+    std::vector<std::uint8_t> b(kBlockSize);
+    SuperBlock sb;
+    if (read_at(dev, 0, b) && (std::memcpy(&sb, b.data() + kSuperOffset, sizeof sb), is_multi_device(sb)))
+      return make_error(Errc::unsupported, "multi-device volumes cannot be resized");
+  }
   VolumeOpenOptions lo;
   lo.lenient_checkpoint = true;
   auto t = Volume::open(dev, lo);

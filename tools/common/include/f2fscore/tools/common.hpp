@@ -7,11 +7,14 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "f2fscore/device.hpp"
 #include "f2fscore/result.hpp"
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace f2fscore::tools {
 
@@ -102,6 +105,23 @@ int report_device_failure(std::string_view tool, const std::string& device, bool
 // DEVICE: no such file or device" (Errc::not_found), else the library's
 // message with the OS's text once ("... [Permission denied]").
 std::string open_failure_text(const std::string& device, const Error& e);
+
+// --device PATH, repeatable: the devices of a multi-device volume besides
+// the first, in the order of its superblock's device list, where they are
+// not at the paths the superblock names (images moved, other device names
+// on this host).
+void add_device_option(CLI::App& app, std::vector<std::string>& paths);
+
+// The whole volume whose first device is `first` (open_volume_devices()):
+// for a multi-device volume the other devices opened with `open` (the
+// tool's own policy: read-only or not, direct I/O, refusal of a device in
+// use) by the superblock's paths or `paths` (--device). `first` itself for
+// a single device. The error's message is complete, for the tool to print
+// as is: "device 1 of 2 (PATH): cannot open PATH: no such file or device;
+// name it with --device PATH".
+Result<std::unique_ptr<BlockDevice>> open_whole_volume(
+    std::unique_ptr<BlockDevice> first, const std::vector<std::string>& paths,
+    const std::function<Result<std::unique_ptr<BlockDevice>>(const std::string& path)>& open);
 
 // j on one line ({"a":1,"b":[2]}); invalid UTF-8 in strings replaced by
 // U+FFFD, never an exception.

@@ -130,7 +130,9 @@ class Volume {
   /// Opens the volume on `dev` read-only. Errors: Errc::corrupt naming the
   /// structure and address when no superblock or checkpoint is usable,
   /// Errc::unsupported for block sizes above 4 KiB, zoned or packed_ssa
-  /// volumes and multi-device volumes whose other devices are missing.
+  /// volumes, and device 0 of a multi-device volume opened alone (the
+  /// message names the other devices; open_volume_devices() in
+  /// multi_device.hpp presents them all as one device).
   static Result<std::unique_ptr<Volume>> open(BlockDevice& dev, const VolumeOpenOptions& opts = {});
   ~Volume();
 

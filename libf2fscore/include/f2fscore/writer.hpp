@@ -416,7 +416,7 @@ class Writer {
   /// (f2fs_recover_fsync_data() in fs/f2fs/recovery.c;
   /// WriterStats::recovered_nodes), or refused as MountOptions::recovery
   /// says. Refuses (Errc::unsupported, naming the reason) volumes it cannot
-  /// write safely yet: zoned, multi-device, read-only (ro
+  /// write safely yet: zoned, read-only (ro
   /// feature) volumes outside MountOptions::build_ro_image (casefold ones as
   /// check_features() says), chains on a read-only
   /// mount, and chains holding what roll-forward does not handle. Errors

@@ -3,7 +3,10 @@
 #   (a) a mounted device: ext4 on a loop device, mounted;
 #   (b) a mounted image file: the image behind that loop device;
 #   (c) a block device another process holds with O_EXCL (a python3 helper),
-#       and the image file behind it.
+#       and the image file behind it;
+#   (d) the second device of a two-device volume (mkfs -c), an image behind
+#       a loop device held with O_EXCL: sload, fsck -y / -p, io fs and
+#       mkfs -c refuse the volume, neither device changes.
 # Tools: f2fscore-mkfs (plain and --populate), f2fscore-fsck -y / -p / -a,
 # f2fscore-sload, f2fscore-io --rw write / randwrite, f2fscore-io fs,
 # f2fscore-label DEVICE LABEL (when F2FSCORE_LABEL names it), f2fscore-tune
@@ -160,6 +163,38 @@ wait "$helper" 2>/dev/null
 helper=""
 # Released: the same device is accepted (the refusals were the hold's).
 if out=$("$FSCK" -y "$L2" 2>&1); then ok; else bad "fsck -y on $L2 once released: $out"; fi
+
+# (d): a two-device volume (mkfs -c) whose device 1 is an image behind a
+# loop device held with O_EXCL: every tool that writes the volume checks
+# each device before its first write and refuses; neither device changes.
+truncate -s 64M "$T/md0.img"
+truncate -s 64M "$T/md1.img"
+"$MKFS" -c "$T/md1.img" "$T/md0.img" >/dev/null || { bad "f2fscore-mkfs -c failed"; exit 1; }
+attach "$T/md1.img" || skip "no loop device for the second device"
+L4=$dev
+python3 -c '
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL)
+open(sys.argv[2], "w").close()
+time.sleep(600)
+' "$L4" "$T/held4" &
+helper=$!
+for _ in $(seq 100); do [[ -e "$T/held4" ]] && break; sleep 0.05; done
+[[ -e "$T/held4" ]] || { bad "the O_EXCL helper did not start"; exit 1; }
+md1_before=$(sha256sum <"$T/md1.img")
+why="$T/md1.img backs $L4, which is held open exclusively"
+refuses "(d) f2fscore-sload, device 1 held" "$T/md0.img" 1 "$why" "$SLOAD" -f "$T/src" "$T/md0.img"
+refuses "(d) f2fscore-fsck -y, device 1 held" "$T/md0.img" 8 "$why" "$FSCK" -y -f "$T/md0.img"
+refuses "(d) f2fscore-fsck -p, device 1 held" "$T/md0.img" 8 "$why" "$FSCK" -p "$T/md0.img"
+refuses "(d) f2fscore-io fs, device 1 held" "$T/md0.img" 1 "$why" "$IO" fs "$T/md0.img" --workload overwrite
+refuses "(d) f2fscore-mkfs -c, device 1 held" "$T/md0.img" 1 "$why" "$MKFS" -f -c "$T/md1.img" "$T/md0.img"
+[[ "$(sha256sum <"$T/md1.img")" == "$md1_before" ]] && ok || bad "(d) device 1 changed"
+# fsck -n reads it (read-only): clean.
+refuses "(d) f2fscore-fsck -n, device 1 held" "$T/md0.img" 0 "clean" "$FSCK" -n -f "$T/md0.img"
+kill "$helper" 2>/dev/null
+wait "$helper" 2>/dev/null
+helper=""
+if out=$("$SLOAD" -f "$T/src" "$T/md0.img" 2>&1); then ok; else bad "sload on the volume once released: $out"; fi
 
 # -p/-a on a read-only device checks it as -n: a read-only loop device.
 cp --sparse=always "$T/f2.img" "$T/ro.img"

@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "f2fscore/fsck.hpp"
 #include "f2fscore/mkfs.hpp"
 #include "f2fscore/multi_device.hpp"
 #include "f2fscore/volume.hpp"
@@ -140,6 +141,17 @@ TEST(MultiDevice, OpenVolumeDevicesAndItsRefusals) {
     EXPECT_EQ(asked, (std::vector<std::string>{"/d/one", "/d/two"}));
     auto vol = Volume::open(**d);
     ASSERT_TRUE(vol) << vol.error().to_string();
+    // block_count counts the devices' tails past their last segment (as
+    // mkfs.f2fs sums the devices' sizes): no truncation for the checker.
+    EXPECT_GT(vol->get()->superblock().block_count.get(), (103936ull + 16896));
+    fsck::Options fo;
+    fo.mode = fsck::Mode::check_only;
+    fo.force = true;
+    auto rep = fsck::check(**d, fo);
+    ASSERT_TRUE(rep) << rep.error().to_string();
+    std::string found;
+    for (const auto& p : rep->problems) found += p.to_string() + "\n";
+    EXPECT_EQ(found, "");
   }
   // A path given for device 1 replaces the superblock's.
   {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Multi-device volumes (mkfs -c): the reader, the checker and the writer
 # address blocks across all the devices of a volume.
-#  1. Volume A: mkfs.f2fs -c, three devices (64, 128 and 64 MiB). Volume B:
+#  1. Volume A: mkfs.f2fs -c, three devices (64, 128, 64 MiB + 28 KiB). Volume B:
 #     f2fscore-mkfs -c with the rich feature set, two devices (64 and
 #     192 MiB). f2fscore-sload fills both with a tree whose 72 MB file
 #     spans the devices (f2fscore-dump map: blkaddrs on each device, whose
@@ -83,7 +83,10 @@ for i in $(seq 1 50); do head -c $((i * 997)) /dev/urandom > "$src/d/f$i"; done
 
 # 1. Volume A (mkfs.f2fs, three devices) and B (ours, two).
 A0=$T/a0.img A1=$T/a1.img A2=$T/a2.img B0=$T/b0.img B1=$T/b1.img
-truncate -s 64M "$A0" "$A2" "$B0"
+truncate -s 64M "$A0" "$B0"
+# The last device of A is no whole number of segments: block_count counts
+# its tail (as mkfs.f2fs sums the devices), no device maps it.
+truncate -s $((64 * 1048576 + 28672)) "$A2"
 truncate -s 128M "$A1"
 truncate -s 192M "$B1"
 mkfs.f2fs -f -q -c "$A1" -c "$A2" "$A0" >"$T/mkfs.log" 2>&1 || { cat "$T/mkfs.log"; fail "mkfs.f2fs -c"; }
@@ -115,7 +118,7 @@ out=$("$SLOAD" -f "$src" "$A0" 2>&1) && fail "sload wrote with device 2 missing"
 truncate -s 60M "$T/moved.img"
 out=$("$FSCK" -f -n "$A0" --device "" --device "$T/moved.img" 2>&1) && fail "a short device passed"
 [[ "$out" == *"device 2 of 3 ($T/moved.img) has 62914560 bytes; the volume's device list needs 67108864"* ]] || fail "short device: $out"
-truncate -s 64M "$T/moved.img"
+truncate -s $((64 * 1048576 + 28672)) "$T/moved.img"
 mv "$T/moved.img" "$A2"
 out=$("$FSCK" -f -n "$A0" --device a --device b --device c 2>&1); rc=$?
 [[ $rc == 16 && "$out" == *"3 other devices named, but $A0 is a volume of 3 devices (2 besides it)"* ]] || fail "too many --device ($rc): $out"

@@ -150,7 +150,9 @@ int main(int argc, char** argv) {
   // An image file shorter than its volume may be grown back by a repair
   // (only when the lost tail held nothing in use).
   struct stat dst {};
-  if (opts.mode != fsck::Mode::check_only && ::stat(device.c_str(), &dst) == 0 && S_ISREG(dst.st_mode))
+  // Not a multi-device volume: its device 0 is no image of the whole.
+  if (opts.mode != fsck::Mode::check_only && opened->device->info().kind != DeviceKind::other &&
+      ::stat(device.c_str(), &dst) == 0 && S_ISREG(dst.st_mode))
     opts.grow = [&device](std::uint64_t bytes) -> Status {
       struct stat now {};
       if (::stat(device.c_str(), &now) != 0 || static_cast<std::uint64_t>(now.st_size) >= bytes)

@@ -22,6 +22,16 @@ using detail::fmt;
 
 std::string at_block(std::uint64_t blkaddr) { return fmt(" (block %llu)", blkaddr); }
 
+// The blocks the volume claims: block_count, or for a multi-device volume
+// the end of its device list (block_count there counts every device's
+// whole size, tails past their last segment included, as mkfs.f2fs sums
+// them; a MultiDevice addresses the segments only).
+std::uint64_t claimed_blocks(const SuperBlock& sb) {
+  if (!is_multi_device(sb)) return sb.block_count.get();
+  const auto r = device_ranges(sb);
+  return r.back().start_blkaddr + r.back().blocks;
+}
+
 Status Volume::Impl::read(std::uint64_t blkaddr, void* out, std::uint32_t nblocks) {
   return read_at(*dev, blkaddr * kBlockSize,
                  std::span<std::uint8_t>(static_cast<std::uint8_t*>(out), static_cast<std::size_t>(nblocks) * kBlockSize));
@@ -198,7 +208,7 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
       v.report.warnings.push_back(st.error().message);
       continue;
     }
-    const bool fits = sb.block_count.get() <= dev_blocks;
+    const bool fits = claimed_blocks(sb) <= dev_blocks;
     const bool chosen = copy == opts.superblock_copy && (fits || !found_fits);
     if (!found || (fits && !found_fits) || chosen) {
       if (found && copy == 1 && !chosen)
@@ -233,8 +243,8 @@ Result<std::unique_ptr<Volume>> Volume::open(BlockDevice& dev, const VolumeOpenO
                           names + "); open them all (open_volume_devices(); the tools find them by these paths, or "
                                   "--device names them)");
   }
-  if (geo.volume_end() > dev_blocks || (opts.lenient_checkpoint && sb.block_count.get() > dev_blocks)) {
-    const std::uint64_t need = std::max<std::uint64_t>(geo.volume_end(), sb.block_count.get());
+  if (geo.volume_end() > dev_blocks || (opts.lenient_checkpoint && claimed_blocks(sb) > dev_blocks)) {
+    const std::uint64_t need = std::max<std::uint64_t>(geo.volume_end(), claimed_blocks(sb));
     const std::string what = fmt("superblock #%llu: the volume needs %llu blocks but the device has %llu: truncated image?",
                                  static_cast<unsigned long long>(v.report.superblock_copy), need, dev_blocks) +
                              fmt(" (the device ends at byte %llu)", dev.info().size_bytes);

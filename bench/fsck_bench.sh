@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fsck_bench.sh: our checker against fsck.f2fs -f on the same populated
-# image (issue 5, acceptance 6), side by side in one run.
+# image, side by side in one run.
 #
 # Usage: bench/fsck_bench.sh [--runs N] [--no-strace] [--rebuild]
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # mutation_bench.sh: our checker and writer against fsck.f2fs on the same
-# seeded mutants (issue 12, acceptance 2), figures side by side.
+# seeded mutants, figures side by side.
 #
 # Usage: bench/mutation_bench.sh [--mutants N] [--seed S] [--first F] [--build DIR] [--no-tools]
 #

@@ -1,5 +1,5 @@
 // The mkfs tool as a user meets it: refusals (exit status, message, image
-// untouched), -f, --json and reproducibility (acceptance 3 and 4).
+// untouched), -f, --json and reproducibility.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-// Acceptance 1 of the foundation issue: for a matrix of sizes and feature
+// For a matrix of sizes and feature
 // sets, our mkfs and mkfs.f2fs 1.15 write the same volume (every block
 // equal, except the checkpoint version and what depends on it: the CP
 // checksums and the nat_bits header), and fsck.f2fs -f calls ours clean.

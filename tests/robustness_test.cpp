@@ -1,5 +1,5 @@
 // Bad images never crash or hang the reader, and every error names the
-// structure and the place (issue 4, acceptance 3). Images come from our mkfs
+// structure and the place. Images come from our mkfs
 // with files written in (support/rich_image.hpp) and from Linux
 // (../shared/images/syzkaller); each case damages one, opens it and walks
 // everything (support/volume_walk.hpp) under a read budget and a watchdog.

@@ -22,7 +22,7 @@
 # first on a cold or warm device or always after the same tool. Reported per
 # case: median IOPS of each tool, the median of the per-run ratios (ours/fio,
 # and iostat on/off), and the CPU time (user + system, from bash's `time`)
-# per I/O of each tool. Goals (issue 3): ours/fio
+# per I/O of each tool. Goals: ours/fio
 # >= 0.95 in every case; iostat on/off >= 0.97 at depth 32.
 #
 # --uring adds f2fscore-io on the direct liburing backend (--backend uring)

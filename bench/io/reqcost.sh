@@ -25,10 +25,10 @@
 # a warm-up, then toggle callgrind's collection around exactly N requests,
 # so the count has no start-up or tear-down in it. Callgrind counts are exact
 # and repeatable (this machine has no hardware counters); kernel time is not
-# counted. Goals: the layer, off, within 1% of compiled out (issue 3); ours
+# counted. Goals: the layer, off, within 1% of compiled out; ours
 # at most 2x the floor (f2fscore-reqcost-raw, liburing driven directly, the
 # same reads or writes) at QD 1 and 32 with the layer off, and iostat on at
-# most +150 instructions over off (issue 19): the last table.
+# most +150 instructions over off: the last table.
 #
 # Needs: valgrind, cmake and ninja (for --build), fio (for --fio), awk.
 set -euo pipefail

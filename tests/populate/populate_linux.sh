@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # populate_linux.sh SLOAD MKFS: Linux reads trees our writer copied from the
-# host (issue 6 acceptance 2, the sload part, and the populate deliverable).
+# host (sload and mkfs --populate).
 #
 #   1. A host tree: files, a sparse file, a hard link, symlinks, a FIFO, a
 #      character device, modes, owners, mtimes, a user xattr.

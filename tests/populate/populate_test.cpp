@@ -1,6 +1,6 @@
 // Populating an image from a host directory (populate.hpp), the
 // f2fscore-sload tool and f2fscore-mkfs --populate; and images made by
-// sload.f2fs, changed by our writer (issue 6 acceptance 2).
+// sload.f2fs, changed by our writer.
 //
 // Expected values come from the host tree (lstat, SEEK_DATA ranges,
 // llistxattr) and from fsck.f2fs, not from the code under test.
@@ -661,7 +661,7 @@ TEST(SloadCli, ImageTooSmallIsNoSpaceAndStaysClean) {
   EXPECT_GE(present, 1);
 }
 
-// A second sload into the same image merges (issue 15): existing
+// A second sload into the same image merges: existing
 // directories get the new entries, existing files are kept unless
 // --overwrite, and the result is the union of the two trees, clean under
 // both checkers. The expected trees are the host's, built here.
@@ -806,7 +806,7 @@ TEST(MkfsPopulate, MissingOrNonDirectorySourceWritesNothing) {
   EXPECT_EQ(run("sha256sum " + shell_quote(img.string())).output.substr(0, 64), before);
 }
 
-// -------------------------------------------- acceptance 2: sload.f2fs images
+// -------------------------------------------- sload.f2fs images
 
 TEST(SloadF2fsImage, WriterModifiesItAndFsckIsClean) {
   const std::string mkfs_f2fs = f2fstest::reference_tool("mkfs.f2fs");

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# stats_oracle.sh F2FSCORE_IO: the acceptance workloads of issue 8 in Linux
+# stats_oracle.sh F2FSCORE_IO: the scripted workloads in Linux
 # 6.1 and through our engine, on equal images (the same mkfs.f2fs command),
 # with their iostat_info side by side (docs/stats.md).
 #

@@ -245,7 +245,7 @@ TEST(StatsTool, FailuresExitOne) {
   fs::remove(img);
 }
 
-// ---- IPU statistics of scripted scenarios (acceptance 2) ----
+// ---- IPU statistics of scripted scenarios ----
 //
 // overwrite: a 16 MiB file (4096 blocks, 1.8% of the 1 GiB volume's
 // 222208 user blocks, so utilization() is 1), then 200 writes of 4 KiB at

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fsync_linux.sh TEST_BINARY: fsync and roll-forward between our writer and
-# Linux 6.1 (issue 6, acceptance 3 and 4).
+# Linux 6.1.
 #
 #   1. TEST_BINARY (f2fscore_writer_fsync_interop_tests) runs
 #      FsyncOracle.DISABLED_WriteImage: our writer writes and fsyncs files

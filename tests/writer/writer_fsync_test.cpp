@@ -1386,7 +1386,7 @@ TEST(Fsync, PowerCutDuringRollForward) {
 
 // ---- For fsync_linux.sh ------------------------------------------------------
 
-// Acceptance 3: our engine writes and fsyncs, stops without a checkpoint;
+// Our engine writes and fsyncs, stops without a checkpoint;
 // FSYNC_IMAGE gets the image, FSYNC_IMAGE.tree the files Linux must read.
 TEST(FsyncOracle, DISABLED_WriteImage) {
   const char* out = std::getenv("FSYNC_IMAGE");
@@ -1430,7 +1430,7 @@ TEST(FsyncOracle, DISABLED_LongChainImage) {
   write_tree(m, std::string(out) + ".tree");
 }
 
-// Acceptance 4's Linux sample: raw cut images (not recovered by us) with
+// The Linux sample of cut images: raw cut images (not recovered by us) with
 // their expected trees, into FSYNC_CUTS.
 //
 // The random sequences' raw cut images, for fsync_random_linux.sh: seeds

@@ -648,7 +648,7 @@ TEST(WriterGc, PowerCutDuringGc) {
 }
 
 #ifdef WRITER_WITH_FSCK
-// Acceptance 2 at full size (interop: fsck.f2fs -f after each unmount).
+// The churn at full size (interop: fsck.f2fs -f after each unmount).
 TEST(WriterGcChurn, Volume256MiB) { fill_and_churn(256ull << 20, 3.0, 11); }
 // Churn of 1x the user blocks in CI (about 25 s); WRITER_GC_CHURN=4 runs
 // "many times its size" (measured once per change, docs/gc.md).

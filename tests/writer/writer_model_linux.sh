@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # writer_model_linux.sh TEST_BINARY: the model-based random test against
-# Linux (issue 6, acceptance 1).
+# Linux.
 #
 #   1. TEST_BINARY (f2fscore_writer_ns_interop_tests) runs
 #      WriterModelOracle.DISABLED_WriteImage: three sessions of random

@@ -1,4 +1,4 @@
-// The model-based random test of the writer (issue 6, acceptance 1): a
+// The model-based random test of the writer: a
 // seeded generator drives every operation — create, write (files up to
 // 64 MiB in the big seeds), truncate, fallocate/punch/zero_range, unlink of
 // closed and open files, rename (replacing too), mkdir, rmdir, link,

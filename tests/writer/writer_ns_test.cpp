@@ -1,7 +1,7 @@
 // The writer's namespace operations, xattrs, fallocate and orphans, one by
 // one, with what the kernel leaves on disk (expected values from the rules
-// in fs/f2fs as the comments cite them, hand-computed), and wrong use
-// (issue 6, acceptance 5): each refused with a clear error and no damage.
+// in fs/f2fs as the comments cite them, hand-computed), and wrong use:
+// each refused with a clear error and no damage.
 #include <gtest/gtest.h>
 
 #include "writer/writer_test_util.hpp"

@@ -32,8 +32,8 @@ void check_image(BlockDevice& dev, const Model& model, const std::string& what, 
   const Model got = read_tree(**v);
   EXPECT_EQ(describe_diff(model, got), "") << what;
   v->reset();
-  // Our checker, check-only: no problem at all (issue 5 keeps every image
-  // the writer leaves clean) but a pack torn by a power cut; fsck.f2fs -f.
+  // Our checker, check-only: no problem at all (every image the
+  // writer leaves is clean) but a pack torn by a power cut; fsck.f2fs -f.
   writertest::check_clean(dev, what, /*allow_torn_pack=*/true);
 }
 

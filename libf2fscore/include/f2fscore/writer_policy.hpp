@@ -1,6 +1,6 @@
 // Policies and counters of the log-structured writer's space management:
-// the in-place-update (IPU) policy, SSR and garbage collection (issue 7),
-// and what fsync/fdatasync cost (issue 8). Plain data; the Writer applies
+// the in-place-update (IPU) policy, SSR and garbage collection,
+// and what fsync/fdatasync cost. Plain data; the Writer applies
 // them (writer.hpp, docs/ipu.md, docs/gc.md).
 #pragma once
 

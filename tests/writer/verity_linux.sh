@@ -16,7 +16,10 @@
 #      same digest; writing to a verity file fails. Then, unmounted, one data
 #      block of /bad is overwritten on the device: reading /bad fails
 #      (EIO) while its first block still reads.
-#   3. fsck.f2fs -f is clean after Linux.
+#   3. fsck.f2fs -f is clean after Linux; WriterVerityOracle.DISABLED_AfterLinux:
+#      our reader reads Linux's verity copy of /big as /big, our writer
+#      measures it as the reference computes, refuses writes to it, and
+#      makes a new verity file; both checkers clean after.
 # Exit: 0 passed; 1 failed; 2 usage; 77 skipped (no oracle, fsck.f2fs or
 # static C compiler), 1 instead with F2FSCORE_REQUIRE_ORACLE=1.
 set -euo pipefail
@@ -78,4 +81,6 @@ set -e
 cat "$work/guest.log" | grep -E 'GUEST|verity' || true
 [[ $orc -eq 0 ]] || { tail -30 "$work/guest.log"; echo "verity_linux.sh: FAIL: Linux (status $orc)"; exit 1; }
 "$repo_root/tests/interop/fsck_clean.sh" "$img" || { echo "verity_linux.sh: FAIL: fsck.f2fs after Linux"; exit 1; }
+WRITER_IMAGE="$img" "$bin" --gtest_also_run_disabled_tests --gtest_filter="WriterVerityOracle.DISABLED_AfterLinux" \
+  > "$work/back.log" 2>&1 || { tail -60 "$work/back.log"; echo "verity_linux.sh: FAIL: AfterLinux"; exit 1; }
 echo "verity_linux.sh: PASS"

@@ -477,4 +477,53 @@ TEST(WriterVerityOracle, DISABLED_WriteImage) {
   std::ofstream(std::string(out) + ".corrupt") << corrupt;
 }
 
+// After Linux (verity_linux.sh): Linux's own verity copy of /big reads as
+// /big and measures as the reference computes from those bytes; it refuses
+// writes; our writer then keeps writing on the volume Linux changed (a new
+// file made verity, measured as the reference) and both checkers stay clean.
+TEST(WriterVerityOracle, DISABLED_AfterLinux) {
+  const char* img = std::getenv("WRITER_IMAGE");
+  ASSERT_NE(img, nullptr) << "WRITER_IMAGE is not set";
+  auto dev = f2fstest::load_image(img);
+  ASSERT_TRUE(dev);
+  const std::string big = pattern(129 * 4096 + 7, 129 * 4096 + 7);
+  {
+    auto v = Volume::open(*dev);
+    ASSERT_TRUE(v);
+    auto in = (*v)->resolve("/big.linux");
+    ASSERT_TRUE(in) << "Linux's /big.linux";
+    EXPECT_TRUE(in->is_verity());
+    EXPECT_EQ(sha256_hex(contents::content_of(**v, *in)), sha256_hex(big));
+  }
+  const std::string after = pattern(70000, 70000);
+  {
+    auto wm = Writer::mount(*dev, MountOptions{});
+    ASSERT_TRUE(wm) << wm.error().to_string();
+    Writer* w = wm->get();
+    auto lin = w->lookup("/big.linux");
+    ASSERT_TRUE(lin);
+    auto d = w->measure_verity(*lin);
+    ASSERT_TRUE(d) << d.error().to_string();
+    EXPECT_EQ(hex(d->digest), hex(expected(big, {}).digest)) << "Linux's tree of /big";
+    EXPECT_EQ(err_no(w->write(*lin, 0, bytes("x"))), EPERM);
+    EXPECT_EQ(err_no(w->truncate(*lin, 0)), EPERM);
+    auto ino = w->mknod_at(*w->lookup("/"), "after", kReg | 0644);
+    ASSERT_TRUE(ino);
+    ASSERT_TRUE(w->write(*ino, 0, bytes(after)));
+    auto r = w->enable_verity(*ino, Writer::VerityOptions{});
+    ASSERT_TRUE(r) << r.error().to_string();
+    auto m = w->measure_verity(*ino);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(hex(m->digest), hex(expected(after, {}).digest));
+    ASSERT_TRUE(w->unmount());
+  }
+  check_clean(*dev, "our writer after Linux");
+  auto v = Volume::open(*dev);
+  ASSERT_TRUE(v);
+  auto in = (*v)->resolve("/after");
+  ASSERT_TRUE(in);
+  EXPECT_TRUE(in->is_verity());
+  EXPECT_EQ(sha256_hex(contents::content_of(**v, *in)), sha256_hex(after));
+}
+
 }  // namespace

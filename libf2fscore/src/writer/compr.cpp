@@ -415,15 +415,25 @@ Status Writer::Impl::truncate_partial_cluster(nid_t ino, std::uint64_t size) {
   return io_batch().drain();
 }
 
+// What release and reserve both ask first: the compression feature
+// (EOPNOTSUPP) and a compressed file (EINVAL), as f2fs_release_compress_blocks()
+// and f2fs_reserve_compress_blocks() in fs/f2fs/file.c check them.
+static Status compressed_file_or_error(Writer::Impl& w, nid_t ino) {
+  if (!(w.sb.feature.get() & feature::compression))
+    return errno_error(Errc::unsupported, EOPNOTSUPP, "writer: the volume has no compression feature (EOPNOTSUPP)");
+  auto ip = w.node(ino);
+  if (!ip) return make_error(ip.error());
+  if (!Writer::Impl::compressed(**ip))
+    return errno_error(Errc::invalid_argument, EINVAL, fmt("writer: inode %llu is not a compressed file (EINVAL)", ino));
+  return {};
+}
+
 // F2FS_IOC_RELEASE_COMPRESS_BLOCKS (f2fs_release_compress_blocks() and
 // release_compress_blocks() in fs/f2fs/file.c).
 Result<std::uint64_t> Writer::Impl::release_compressed(nid_t ino) {
-  if (!(sb.feature.get() & feature::compression))
-    return errno_error(Errc::unsupported, EOPNOTSUPP, "writer: the volume has no compression feature (EOPNOTSUPP)");
+  F2FSCORE_TRY(compressed_file_or_error(*this, ino));
   auto ip = node(ino);
   if (!ip) return make_error(ip.error());
-  if (!compressed(**ip))
-    return errno_error(Errc::invalid_argument, EINVAL, fmt("writer: inode %llu is not a compressed file (EINVAL)", ino));
   if ((*ip)->i.i_inline & inline_flag::compress_released)
     return errno_error(Errc::invalid_argument, EINVAL,
                        fmt("writer: inode %llu has its compressed blocks released already (EINVAL)", ino));
@@ -482,12 +492,9 @@ Result<std::uint64_t> Writer::release_compress_blocks(nid_t ino) {
 // reserve_compress_blocks() in fs/f2fs/file.c). Two passes: the count, so
 // that ENOSPC and EDQUOT come before the first change, then the change.
 Result<std::uint64_t> Writer::Impl::reserve_compressed(nid_t ino) {
-  if (!(sb.feature.get() & feature::compression))
-    return errno_error(Errc::unsupported, EOPNOTSUPP, "writer: the volume has no compression feature (EOPNOTSUPP)");
+  F2FSCORE_TRY(compressed_file_or_error(*this, ino));
   auto ip = node(ino);
   if (!ip) return make_error(ip.error());
-  if (!compressed(**ip))
-    return errno_error(Errc::invalid_argument, EINVAL, fmt("writer: inode %llu is not a compressed file (EINVAL)", ino));
   F2FSCORE_TRY(usable(true));
   ip = node(ino);
   if (!ip) return make_error(ip.error());

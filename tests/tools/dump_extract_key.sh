@@ -4,7 +4,9 @@
 # the size and sha256 Linux read (tests/data/linux61-encrypt.out, "F"
 # lines), the symlinks Linux's targets ("L" lines); without --key /enc is
 # listed as encrypted and not extracted; a key file of the wrong size is an
-# error naming the file (exit 2, nothing extracted).
+# error naming the file (exit 2, nothing extracted); a directory as the key
+# file is an error naming it (exit 1, no abort), and /dev/zero a key of more
+# than 64 bytes (exit 2, read no further: no unbounded read).
 #   dump_extract_key.sh DUMP
 # Skips (77) without zstd or python3.
 set -uo pipefail
@@ -44,5 +46,17 @@ head -c 32 "$work/key" > "$work/short"
 rc=$?
 [[ $rc -eq 2 ]] || fail "a 32-byte key: exit $rc, want 2 (bad input)"
 grep -q "$work/short" "$work/bad.log" || fail "the error does not name the key file: $(cat "$work/bad.log")"
+[[ -z $(ls "$work/bad") ]] || fail "a refused key extracted something"
+mkdir "$work/keydir"
+"$DUMP" "$work/img" extract --key "$work/keydir" / "$work/bad" > "$work/dir.log" 2>&1
+rc=$?
+[[ $rc -eq 1 ]] || fail "a directory as the key file: exit $rc, want 1: $(cat "$work/dir.log")"
+grep -q "$work/keydir: cannot read the key file" "$work/dir.log" || fail "the error does not name the key directory: $(cat "$work/dir.log")"
+if [[ -c /dev/zero ]]; then
+  timeout 20 "$DUMP" "$work/img" extract --key /dev/zero / "$work/bad" > "$work/zero.log" 2>&1
+  rc=$?
+  [[ $rc -eq 2 ]] || fail "/dev/zero as the key file: exit $rc, want 2: $(cat "$work/zero.log")"
+  grep -q "more than 64" "$work/zero.log" || fail "/dev/zero: the error does not say the key is too long: $(cat "$work/zero.log")"
+fi
 [[ -z $(ls "$work/bad") ]] || fail "a refused key extracted something"
 echo "dump_extract_key.sh: PASS: $n files and links as Linux read them"

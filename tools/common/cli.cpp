@@ -1,6 +1,8 @@
 #include "f2fscore/tools/common.hpp"
 #include "f2fscore/multi_device.hpp"
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -172,6 +174,24 @@ void add_device_option(CLI::App& app, std::vector<std::string>& paths) {
   app.add_option("--device", paths,
                  "a device of a multi-device volume besides the first, in the order of its device list (repeatable; "
                  "default: the paths in its superblock)");
+}
+
+Result<std::array<std::uint8_t, 64>> read_master_key_file(const std::string& path) {
+  std::array<std::uint8_t, 64> key{};
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr)
+    return make_error(Errc::io, path + ": cannot read the key file [" + std::strerror(errno) + "]");
+  std::uint8_t buf[65];
+  const std::size_t n = std::fread(buf, 1, sizeof buf, f);
+  const int err = std::ferror(f) != 0 ? errno : 0;
+  std::fclose(f);
+  if (err != 0)
+    return make_error(Errc::io, path + ": cannot read the key file [" + std::strerror(err) + "]");
+  if (n != key.size())
+    return make_error(Errc::invalid_argument, path + ": fscrypt: a v2 master key is 64 bytes, this one " +
+                                                  (n > key.size() ? std::string("more than 64") : std::to_string(n)));
+  std::copy(buf, buf + n, key.begin());
+  return key;
 }
 
 Result<std::unique_ptr<BlockDevice>> open_whole_volume(

@@ -300,11 +300,9 @@ int main(int argc, char** argv) {
                                           : insp::HostCopy::reflink;
     f2fscore::fscrypt::Keyring keys;
     for (const auto& kf : key_files) {
-      std::ifstream in(kf, std::ios::binary);
-      const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      if (!in.good() && !in.eof()) return error_exit(f2fscore::Error{f2fscore::Errc::io, 0, f2fscore::Error::kNoOffset, kf + ": cannot read"});
-      auto k = f2fscore::fscrypt::parse_master_key(
-          std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+      auto bytes = f2fscore::tools::read_master_key_file(kf);
+      if (!bytes) return error_exit(bytes.error());
+      auto k = f2fscore::fscrypt::parse_master_key(*bytes);
       if (!k) {
         auto e = k.error();
         e.message = kf + ": " + e.message;

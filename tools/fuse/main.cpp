@@ -1199,11 +1199,9 @@ int main(int argc, char** argv) {
   f2fscore::MountOptions mo = fo.mount;
   mo.read_only = fo.read_only;
   for (const auto& kf : fo.key_files) {  // -o key=FILE: fscrypt v2 master keys
-    std::ifstream in(kf, std::ios::binary);
-    if (!in) return fail(kf + ": cannot read the key file");
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    auto k = f2fscore::fscrypt::parse_master_key(
-        std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+    auto bytes = f2fscore::tools::read_master_key_file(kf);
+    if (!bytes) return fail(bytes.error().message);
+    auto k = f2fscore::fscrypt::parse_master_key(*bytes);
     if (!k) return fail(kf + ": " + k.error().message);
     mo.fscrypt_keys.push_back(*k);
   }

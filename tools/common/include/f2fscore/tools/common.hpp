@@ -9,6 +9,8 @@
 
 #include "f2fscore/device.hpp"
 #include "f2fscore/result.hpp"
+#include <array>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -122,6 +124,14 @@ void add_device_option(CLI::App& app, std::vector<std::string>& paths);
 Result<std::unique_ptr<BlockDevice>> open_whole_volume(
     std::unique_ptr<BlockDevice> first, const std::vector<std::string>& paths,
     const std::function<Result<std::unique_ptr<BlockDevice>>(const std::string& path)>& open);
+
+// An fscrypt v2 master key from the key file `path` (--key FILE, -o
+// key=FILE): at most 65 bytes are read, so a directory, a device or an
+// endless file (/dev/zero) is an error naming the file, never an exception
+// or an unbounded read. Errors carry a complete message: "PATH: cannot read
+// the key file [OS text]", "PATH: fscrypt: a v2 master key is 64 bytes,
+// this one N" (or "more than 64").
+Result<std::array<std::uint8_t, 64>> read_master_key_file(const std::string& path);
 
 // j on one line ({"a":1,"b":[2]}); invalid UTF-8 in strings replaced by
 // U+FFFD, never an exception.

@@ -643,7 +643,11 @@ Status Writer::Impl::rewrite_compressed(nid_t ino, bool compress) {
     // The cache's clean pages hold these contents already.
     queued += cs;
     if (queued >= wr::kBlocksPerSeg) {
+      // A segment at a time, then room made as for any write (balance_fs():
+      // a checkpoint frees what the rewrite invalidated, GC if still short),
+      // so the rewrite never eats the sections a checkpoint needs.
       F2FSCORE_TRY(io_batch().drain());
+      F2FSCORE_TRY(balance_fs());
       queued = 0;
     }
   }

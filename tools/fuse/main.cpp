@@ -27,6 +27,7 @@
 #include <unordered_map>
 #include <string>
 #include <sys/file.h>
+#include <syslog.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
@@ -1296,8 +1297,10 @@ int main(int argc, char** argv) {
     }
   }
   if (!um) {
-    std::fprintf(stderr, "f2fscore-fuse: %s: unmount (checkpoint) failed: %s\n", device.c_str(),
-                 um.error().to_string().c_str());
+    const std::string msg = "f2fscore-fuse: " + device + ": unmount (checkpoint) failed: " + um.error().to_string();
+    std::fprintf(stderr, "%s\n", msg.c_str());
+    // In the background stderr is /dev/null: the system log keeps it.
+    if (!foreground) ::syslog(LOG_ERR, "%s", msg.c_str());
     return kExitFailure;
   }
   return rc == 0 || rc == -EINTR || rc > 0 ? kExitOk : kExitFailure;

@@ -133,7 +133,22 @@ Result<block_t> Writer::Impl::map(nid_t ino, std::uint64_t index, bool create, n
   if (!inp) return make_error(inp.error());
   const bool dir = ((*inp)->i.i_mode.get() & 0xF000) == 0x4000;
   const std::uint32_t api = addrs_per_inode(**inp);
-  const wr::NodePath p = wr::node_path(index, api, addrs_per_block(**inp));
+  const std::uint32_t apb = addrs_per_block(**inp);
+  if (const MapMemo m = map_memo; !fsync_recovering && m.ino == ino && index >= m.first && index - m.first < apb && m.api == api && m.apb == apb &&
+                                  m.dn < max_nid && nm.get(m.dn).ino == ino) {
+    auto dn = node(m.dn);
+    if (!dn) return make_error(dn.error());
+    const disk::Node& d = **dn;
+    if (d.footer.nid.get() == m.dn && d.footer.ino.get() == ino &&
+        (d.footer.flag.get() >> node_flag::offset_shift) == m.noffset) {
+      const auto s = static_cast<std::uint32_t>(index - m.first);
+      if (dnode) *dnode = m.dn;
+      if (slot) *slot = s;
+      return d.dn.addr[s].get();
+    }
+    map_memo = {};
+  }
+  const wr::NodePath p = wr::node_path(index, api, apb);
   if (p.level == 0) {
     if (dnode) *dnode = ino;
     if (slot) *slot = p.offset[0];
@@ -168,6 +183,7 @@ Result<block_t> Writer::Impl::map(nid_t ino, std::uint64_t index, bool create, n
   if (!dn) return make_error(dn.error());
   if (dnode) *dnode = cur;
   if (slot) *slot = p.offset[p.level];
+  map_memo = {ino, cur, index - p.offset[p.level], api, apb, p.noffset[p.level]};
   return (*dn)->dn.addr[p.offset[p.level]].get();
 }
 

@@ -768,6 +768,7 @@ Status Writer::Impl::recover_fsync() {
   resolve_ipu_defaults();
   auto r = Recovery{*this, {}}.run();
   fsync_recovering = false;
+  map_memo = {};  // recovery replaced inode pages wholesale
   return r;
 }
 

@@ -51,11 +51,18 @@ bool Writer::Impl::need_ssr() const {
 bool Writer::Impl::has_not_enough_free_secs(std::uint32_t freed, std::uint32_t needed) const {
   const std::uint64_t per_sec = vol->geometry().blocks_per_sec();
   const std::uint64_t node_total = nm.dirty_pages();
+  const std::uint64_t free = static_cast<std::uint64_t>(free_sections()) + freed;
+  // Called for every block a write dirties: first a bound without
+  // divisions. The sections asked below are at most
+  // (node_total + dirty data) / per_sec + 2 + reserved + needed, and the
+  // reserved sections' blocks at most rsvd_segment_count's.
+  if (free > std::uint64_t{needed} + 2 &&
+      (free - needed - 2) * per_sec > node_total + dirty_pages(0) + std::uint64_t{cp.rsvd_segment_count.get()} * kSeg)
+    return false;
   const std::uint64_t node_secs = node_total / per_sec, node_blocks = node_total % per_sec;
   // Ours: the page cache holds dirty data the kernel would have balanced
   // page by page; its sections are needed too.
   const std::uint64_t data_secs = (dirty_pages(0) + per_sec - 1) / per_sec;
-  const std::uint64_t free = static_cast<std::uint64_t>(free_sections()) + freed;
   const std::uint64_t need_lower = node_secs + data_secs + reserved_sections() + needed;
   const std::uint64_t need_upper = need_lower + (node_blocks ? 1 : 0);
   if (free > need_upper) return false;
@@ -357,12 +364,14 @@ struct Gc {
 Status Writer::Impl::balance_fs() {
   // An ro image has no reserve to restore and no SSA for GC to read.
   if (call_depth > 1 || in_gc || unmounted || opts.read_only || ro_image) return {};
-  const std::uint64_t t = now();
-  if (opts.gc.background && t - std::min(t, last_call_time) >= opts.gc.idle_interval_s) {
-    auto r = Gc{*this}.run(false, 1, false);
-    if (!r) return make_error(r.error());
+  if (opts.gc.background) {
+    const std::uint64_t t = now();
+    if (t - std::min(t, last_call_time) >= opts.gc.idle_interval_s) {
+      auto r = Gc{*this}.run(false, 1, false);
+      if (!r) return make_error(r.error());
+    }
+    last_call_time = t;
   }
-  last_call_time = t;
   const std::uint64_t futile_key = (stats.checkpoints << 32) | free_sections();
   if (!has_not_enough_free_secs(0, 0) || gc_futile_at == futile_key) return {};
   const std::uint64_t victims = stats.gc.victims, cps = stats.checkpoints;

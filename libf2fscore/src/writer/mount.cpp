@@ -19,8 +19,13 @@ using meta::fmt;
 std::uint64_t Writer::Impl::now() const {
   if (opts.fixed_time) return opts.fixed_time;
   if (opts.clock.now_ns != nullptr) return opts.clock.now_ns(opts.clock.ctx) / 1000000000;
-  return static_cast<std::uint64_t>(
+  // Seconds only (SIT mtimes, the checkpoint's elapsed time, crtime): one
+  // reading serves a whole public call.
+  if (call_depth > 0 && call_now_s != 0) return call_now_s;
+  const auto t = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  if (call_depth > 0) call_now_s = t;
+  return t;
 }
 
 Timespec Writer::Impl::now_ts() const {
@@ -295,6 +300,7 @@ Node* Writer::Impl::new_node(nid_t nid, nid_t ino, std::uint32_t ofs, bool dir) 
 }
 
 void Writer::Impl::free_node(nid_t nid) {
+  if (map_memo.dn == nid || map_memo.ino == nid) map_memo = {};
   wr::NatMem& e = nm.set(nid);
   if (e.ino && e.ino != nid) fsync_lost_nodes[e.ino] = cp.checkpoint_ver.get();  // writer/fsync.cpp
   if (e.addr == kNewAddr) --pending_new_nodes;

@@ -179,7 +179,10 @@ class BatchWriter {
 /// that a periodic checkpoint runs only at the start of an outermost call.
 struct DepthGuard {
   std::uint32_t& d;
-  explicit DepthGuard(std::uint32_t& x) : d(x) { ++d; }
+  // An outermost call starts without a clock reading (Impl::now()).
+  DepthGuard(std::uint32_t& x, std::uint64_t& call_now) : d(x) {
+    if (d++ == 0) call_now = 0;
+  }
   ~DepthGuard() { --d; }
   DepthGuard(const DepthGuard&) = delete;
   DepthGuard& operator=(const DepthGuard&) = delete;
@@ -356,6 +359,9 @@ struct Writer::Impl {
   std::uint64_t gc_move_mtime = 0;               ///< while GC moves a block: its old segment's mtime
   bool in_gc = false;
   std::uint64_t last_call_time = 0;              ///< now() at the last public call (idle detection)
+  /// The system clock's seconds, read once per outermost public call
+  /// (now(): SIT mtimes are stamped per block); 0: not read yet.
+  mutable std::uint64_t call_now_s = 0;
   /// (stats.checkpoints << 32 | free_sections()) when foreground GC last found
   /// nothing to move: not retried until one of them changes.
   std::uint64_t gc_futile_at = ~std::uint64_t{0};
@@ -515,6 +521,15 @@ struct Writer::Impl {
   /// Address of file block `index` (0 for a hole); with `create`, the
   /// nodes on the way are made and *dnode/*slot say where the pointer is.
   Result<disk::block_t> map(nid_t ino, std::uint64_t index, bool create, nid_t* dnode = nullptr, std::uint32_t* slot = nullptr);
+  /// The direct node map() found last (a file written or read in order
+  /// asks the same one for every block of its range): `first` is the file
+  /// block of its slot 0. Trusted only while the node's footer still names
+  /// ino, nid and offset; free_node() forgets it.
+  struct MapMemo {
+    nid_t ino = 0, dn = 0;
+    std::uint64_t first = 0;
+    std::uint32_t api = 0, apb = 0, noffset = 0;
+  } map_memo;
   /// Reads 4 KiB file block `index` of `ino` into out[0, 4096): the cached
   /// page, zeros for a hole, else the device (the block then cached).
   /// Errc::corrupt for an address outside the main area.
@@ -853,6 +868,6 @@ inline tl::unexpected<Error> errno_error(Errc c, int sys_errno, std::string mess
 
 #define F2FSCORE_WRITER_LOCK(impl)                                             \
   std::lock_guard<std::recursive_mutex> f2fscore_writer_lock_((impl)->mu); \
-  ::f2fscore::wr::DepthGuard f2fscore_writer_depth_((impl)->call_depth)
+  ::f2fscore::wr::DepthGuard f2fscore_writer_depth_((impl)->call_depth, (impl)->call_now_s)
 
 }  // namespace f2fscore

@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   app.footer(kExitHelp);
   bool no = false, preen = false, auto_ = false, yes = false, force = false, json = false, quiet = false, version = false;
   std::string device;
-  std::uint32_t batch = 32, depth = 4;
+  std::uint32_t batch = 64, depth = 16;
   int progress_fd = -1;
   app.add_flag("-n", no, "check only: open read-only, change nothing");
   app.add_flag("-p", preen, "preen: fast check on a clean volume, repair safe problems");
@@ -65,8 +65,8 @@ int main(int argc, char** argv) {
   app.add_flag("-f", force, "force a full check even if the volume is marked clean");
   app.add_flag("--json", json, "print the result as JSON");
   app.add_flag("-q,--quiet", quiet, "print only problems (no summary)");
-  app.add_option("--batch-blocks", batch, "4 KiB blocks per read request (default 32)")->check(CLI::Range(1, 4096));
-  app.add_option("--queue-depth", depth, "read requests in flight (default 4)")->check(CLI::Range(1, 64));
+  app.add_option("--batch-blocks", batch, "4 KiB blocks per read request (default 64)")->check(CLI::Range(1, 4096));
+  app.add_option("--queue-depth", depth, "read requests in flight (default 16)")->check(CLI::Range(1, 64));
   app.add_option("-C", progress_fd, "progress: lines \"pass current max device\" to descriptor FD; 0: a bar on the terminal")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("-V,--version", version, "print the version");

@@ -189,10 +189,10 @@ struct Options {
   bool fast_only = false;
   /// Node and data blocks are read in batches of up to this many 4 KiB
   /// blocks, this many requests in flight (through BlockDevice's async API):
-  /// at most batch_blocks * queue_depth * 4 KiB of read buffers (512 KiB),
+  /// at most batch_blocks * queue_depth * 4 KiB of read buffers (4 MiB),
   /// less when the blocks to read span less.
-  std::uint32_t batch_blocks = 32;
-  std::uint32_t queue_depth = 4;
+  std::uint32_t batch_blocks = 64;
+  std::uint32_t queue_depth = 16;
   /// Progress, if set: called as `progress(pass, current, max)` while a
   /// pass runs, `current` steps of `max` done. Passes, in order: 1 the NAT
   /// and SIT blocks read, 2 the node blocks read, 3 the inodes reached by

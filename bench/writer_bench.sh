@@ -29,8 +29,13 @@
 #         engine writes /bench.dat of --size (default 1 GiB) in --bs writes
 #         (default 1 MiB), buffered (through its page cache) and with
 #         WriteFlags::direct. fio writes the same bytes to the same image
-#         file, --direct=1 --end_fsync=1: psync (queue depth 1) and io_uring
-#         at queue depth 8 (the engine's writeback keeps up to 8 in flight).
+#         file, --end_fsync=1: psync (queue depth 1) and io_uring at queue
+#         depth 8 (the engine's writeback keeps up to 8 in flight), each
+#         --direct=1 and buffered (--direct=0: through the host kernel's
+#         page cache). The engine's buffered writes are compared with both:
+#         with fio's buffered writes (each byte copied into a page cache,
+#         written back, the last flush waited for: the same work) and with
+#         its direct ones (no copy); its direct writes with fio --direct=1.
 #   rand: mkfs.f2fs; the engine writes /bench.dat of --size (untimed), then
 #         --rand-count (default 32768) 4 KiB overwrites at random block
 #         offsets, buffered, then as many direct; fio --rw=randwrite --bs=4k
@@ -116,8 +121,8 @@ engine_args() {  # backend test -> the engine's arguments
 }
 fio_args() {  # fio test -> fio's arguments
   case $1 in
-    seq_psync) echo "--name=seq --rw=write --bs=$bs --size=$size --ioengine=psync" ;;
-    seq_uring8) echo "--name=seq --rw=write --bs=$bs --size=$size --ioengine=io_uring --iodepth=8" ;;
+    seq_psync | seq_psync_buf) echo "--name=seq --rw=write --bs=$bs --size=$size --ioengine=psync" ;;
+    seq_uring8 | seq_uring8_buf) echo "--name=seq --rw=write --bs=$bs --size=$size --ioengine=io_uring --iodepth=8" ;;
     rand_psync) echo "--name=rand --rw=randwrite --bs=4k --size=$size --ioengine=psync --number_ios=$rand_count --randrepeat=0" ;;
     rand_uring1) echo "--name=rand --rw=randwrite --bs=4k --size=$size --ioengine=io_uring --iodepth=1 --number_ios=$rand_count --randrepeat=0" ;;
   esac
@@ -136,8 +141,10 @@ run_engine() {
 }
 # fio TEST -> "mib_s iops cpu_seconds"
 run_fio() {
+  local direct=1
+  [[ $1 == *_buf ]] && direct=0
   # shellcheck disable=SC2046
-  "$fio" --filename="$img" --direct=1 --end_fsync=1 --output-format=json $(fio_args "$1") |
+  "$fio" --filename="$img" --direct=$direct --end_fsync=1 --output-format=json $(fio_args "$1") |
     python3 -c "import json,sys; j=json.load(sys.stdin)['jobs'][0]; w=j['write']; rt=j['job_runtime']/1000.0; print(w['bw']/1024, w['iops'], (j['usr_cpu']+j['sys_cpu'])/100.0*rt)"
 }
 put() { local k=$1; set -- $2; add "$k" "$1"; add "${k}_iops" "$2"; add "${k}_cpu" "$3"; [[ -n ${4:-} ]] && add "${k}_gen" "$4"; return 0; }
@@ -149,7 +156,7 @@ for ((r = 0; r < runs; r++)); do
   add load "$l"
   echo "writer_bench: run $((r + 1))/$runs, load average $(cut -d' ' -f1-3 /proc/loadavg), order $( ((r % 2 == 0)) && echo engine-first || echo fio-first)" >&2
   seq_engine() { for be in $backends; do for t in seq_buffered seq_direct; do put "${t}_$be" "$(run_engine "$be" "$t")"; done; done; }
-  seq_fio() { for t in seq_psync seq_uring8; do put "fio_$t" "$(run_fio "$t")"; done; }
+  seq_fio() { for t in seq_psync seq_uring8 seq_psync_buf seq_uring8_buf; do put "fio_$t" "$(run_fio "$t")"; done; }
   rand_engine() { for be in $backends; do for t in rand_buffered rand_direct; do put "${t}_$be" "$(run_engine "$be" "$t")"; done; done; }
   rand_fio() { for t in rand_psync rand_uring1; do put "fio_$t" "$(run_fio "$t")"; done; }
   if ((r % 2 == 0)); then seq_engine; seq_fio; rand_engine; rand_fio
@@ -180,11 +187,13 @@ if ((do_strace)); then
       strace_count "${t}_$be" "$ops" "$engine" "$img" $(engine_args "$be" "$t")
     done
   done
-  for t in seq_psync seq_uring8 rand_psync rand_uring1; do
+  for t in seq_psync seq_uring8 seq_psync_buf seq_uring8_buf rand_psync rand_uring1; do
     ops=$seq_ops
     [[ $t == rand_* ]] && ops=$rand_count
+    direct=1
+    [[ $t == *_buf ]] && direct=0
     # shellcheck disable=SC2046
-    strace_count "fio_$t" "$ops" "$fio" --filename="$img" --direct=1 --end_fsync=1 $(fio_args "$t")
+    strace_count "fio_$t" "$ops" "$fio" --filename="$img" --direct=$direct --end_fsync=1 $(fio_args "$t")
   done
 fi
 
@@ -206,7 +215,7 @@ row() {  # key unit gib
     "$(awk -v c="$(echo "${res[${k}_cpu]}" | median)" -v g="$g" 'BEGIN {print c / g}')" "${sc_all[$k]:--}" "${sc_io[$k]:--}" "$v"
 }
 for be in $backends; do for t in seq_buffered seq_direct; do row "${t}_$be" MiB/s "$seq_gib"; done; done
-for t in seq_psync seq_uring8; do row "fio_$t" MiB/s "$seq_gib"; done
+for t in seq_psync seq_uring8 seq_psync_buf seq_uring8_buf; do row "fio_$t" MiB/s "$seq_gib"; done
 for be in $backends; do for t in rand_buffered rand_direct; do row "${t}_$be" IOPS "$rand_gib"; done; done
 for t in rand_psync rand_uring1; do row "fio_$t" IOPS "$rand_gib"; done
 gen=$(echo "${res[seq_buffered_posix_gen]:-}" | median)
@@ -214,10 +223,12 @@ echo "generator (untimed, per seq test): median $gen s"
 echo
 printf '%-52s %6s\n' "ratio (median of per-run engine / fio)" ""
 u=$uring_backend
-printf '%-52s %6.3f\n' "seq buffered, posix / fio psync" "$(ratio seq_buffered_posix fio_seq_psync)"
-printf '%-52s %6.3f\n' "seq direct, posix / fio psync" "$(ratio seq_direct_posix fio_seq_psync)"
-printf '%-52s %6.3f\n' "seq buffered, $u / fio io_uring qd8" "$(ratio seq_buffered_$u fio_seq_uring8)"
-printf '%-52s %6.3f\n' "seq direct, $u / fio io_uring qd8" "$(ratio seq_direct_$u fio_seq_uring8)"
+printf '%-52s %6.3f\n' "seq buffered, posix / fio psync buffered" "$(ratio seq_buffered_posix fio_seq_psync_buf)"
+printf '%-52s %6.3f\n' "seq buffered, posix / fio psync direct" "$(ratio seq_buffered_posix fio_seq_psync)"
+printf '%-52s %6.3f\n' "seq direct, posix / fio psync direct" "$(ratio seq_direct_posix fio_seq_psync)"
+printf '%-52s %6.3f\n' "seq buffered, $u / fio io_uring qd8 buffered" "$(ratio seq_buffered_$u fio_seq_uring8_buf)"
+printf '%-52s %6.3f\n' "seq buffered, $u / fio io_uring qd8 direct" "$(ratio seq_buffered_$u fio_seq_uring8)"
+printf '%-52s %6.3f\n' "seq direct, $u / fio io_uring qd8 direct" "$(ratio seq_direct_$u fio_seq_uring8)"
 printf '%-52s %6.3f\n' "rand 4k buffered, posix / fio psync (IOPS)" "$(ratio rand_buffered_posix_iops fio_rand_psync_iops)"
 printf '%-52s %6.3f\n' "rand 4k direct, posix / fio psync (IOPS)" "$(ratio rand_direct_posix_iops fio_rand_psync_iops)"
 printf '%-52s %6.3f\n' "rand 4k buffered, $u / fio io_uring qd1 (IOPS)" "$(ratio rand_buffered_${u}_iops fio_rand_uring1_iops)"

@@ -182,6 +182,14 @@ void op_init(void*, fuse_conn_info* conn) {
   // or chown by an unprivileged caller), sending the new mode.
   conn->want &= ~static_cast<unsigned>(FUSE_CAP_HANDLE_KILLPRIV);
   if (conn->capable & FUSE_CAP_PARALLEL_DIROPS) conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+  // Every change to a file's data comes through this kernel (the daemon
+  // holds the image exclusively, and fallocate, copy_file_range, truncation
+  // and O_DIRECT writes drop the pages they change themselves): the kernel's
+  // page cache is never stale. With FUSE_CAP_AUTO_INVAL_DATA (libfuse's
+  // default) the kernel would drop a file's whole page cache whenever an
+  // attribute reply shows an mtime other than its own, i.e. at the first
+  // stat after every write.
+  conn->want &= ~static_cast<unsigned>(FUSE_CAP_AUTO_INVAL_DATA);
   // POSIX ACLs as Linux f2fs with its default acl option: the kernel
   // evaluates them (default_permissions) from system.posix_acl_*, which
   // the writer keeps in f2fs's format and updates on chmod; a new inode
@@ -351,6 +359,7 @@ void op_open(fuse_req_t req, fuse_ino_t fino, fuse_file_info* fi) {
   }
   fi->fh = static_cast<std::uint64_t>(fi->flags);
   fi->keep_cache = 1;  // every change of the data goes through this kernel's cache
+  fi->noflush = 1;     // close has nothing to tell the daemon: writes went through already
   g_fs.add_writer(ino, fi->flags, 1);
   if (fuse_reply_open(req, fi) == -ENOENT) {  // the opener was interrupted
     g_fs.add_writer(ino, fi->flags, -1);
@@ -372,6 +381,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   e.entry_timeout = g_fs.entry_timeout;
   fi->fh = static_cast<std::uint64_t>(fi->flags);
   fi->keep_cache = 1;
+  fi->noflush = 1;
   g_fs.add_writer(*ino, fi->flags, 1);
   if (fuse_reply_create(req, &e, fi) == -ENOENT) {
     g_fs.add_writer(*ino, fi->flags, -1);
@@ -424,6 +434,7 @@ void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info*) {
 // opendir or rewinddir (POSIX leaves that open).
 struct DirHandle {
   std::vector<f2fscore::WriterDirEntry> entries;
+  bool loaded = false;  // the entries are read at the first readdir, not at opendir
   std::mutex mu;
 };
 
@@ -448,12 +459,16 @@ f2fscore::Status load_dir(nid_t dir, DirHandle& h) {
   h.entries.push_back({".", dir, 2});
   h.entries.push_back({"..", up ? *up : dir, 2});
   for (auto& e : *list) h.entries.push_back(std::move(e));
+  h.loaded = true;
   return {};
 }
 
+// A directory opened only to be fsynced (as SQLite and rename-based
+// atomic writes do) costs no listing: the entries come at the first
+// readdir.
 void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  if (auto st = g_fs.w->stat(to_nid(ino)); !st) return (void)fuse_reply_err(req, err(st));
   auto h = std::make_unique<DirHandle>();
-  if (auto r = load_dir(to_nid(ino), *h); !r) return (void)fuse_reply_err(req, err(r));
   fi->fh = reinterpret_cast<std::uint64_t>(h.release());
   fi->cache_readdir = 0;
   if (fuse_reply_open(req, fi) == -ENOENT) delete reinterpret_cast<DirHandle*>(fi->fh);
@@ -467,7 +482,7 @@ void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fil
   std::vector<char> buf(size);
   size_t used = 0;
   std::unique_lock<std::mutex> lock(h->mu);
-  if (off == 0) {
+  if (off == 0 || !h->loaded) {
     // rewinddir(): the entries as they are now.
     if (auto r = load_dir(to_nid(ino), *h); !r) {
       lock.unlock();

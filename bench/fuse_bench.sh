@@ -26,6 +26,8 @@
 #   raw          fio --ioengine=psync on a file in DIR: 512 MiB of 1 MiB
 #                writes and --end_fsync=1, then 1 MiB reads after dropping
 #                the page cache                                          MB/s
+# Both images are written whole and synced before each mkfs (no sparse
+# file: see new_fs()), and both mkfs run without discard.
 # usage: bench/fuse_bench.sh [ROUNDS (default 3)]
 # Environment: BUILD (default build), DIR (default /tmp: where the images go),
 # SIZE (default 2G).
@@ -35,6 +37,7 @@ build="${BUILD:-$root/build}"
 rounds="${1:-3}"
 dir="${DIR:-/tmp}"
 size="${SIZE:-2G}"
+size_bytes=$(numfmt --from=iec "$size")
 fuse="$build/tools/fuse/f2fscore-fuse"
 mkfs="$build/tools/mkfs/f2fscore-mkfs"
 for t in "$fuse" "$mkfs"; do [[ -x "$t" ]] || { echo "missing $t (build first)" >&2; exit 1; }; done
@@ -79,10 +82,20 @@ print("%.1f" % (n / (1 << 20) / (time.monotonic() - t)))
 EOF
 }
 
-sqlite_tps() {  # kind [ours' options] -> transactions/s
+# A fresh file system of KIND on an image of $size whose every block has
+# been written and synced first, as a partition's are: in a sparse image
+# file the host allocates blocks, and an fsync writes the host's metadata
+# too, the first time each block is written, which a log-structured file
+# system does far more often than one that rewrites in place. Neither mkfs
+# discards (a discard punches the holes back into an image file).
+new_fs() {  # kind
   rm -f "$work/ours.img" "$work/ext4.img"
-  truncate -s "$size" "$work/$1.img"
-  if [[ $1 == ours ]]; then "$mkfs" "$work/ours.img" >/dev/null; else mkfs.ext4 -q -F "$work/ext4.img"; fi
+  dd if=/dev/zero of="$work/$1.img" bs=4M count=$((size_bytes / (4 << 20))) conv=fsync status=none
+  if [[ $1 == ours ]]; then "$mkfs" -t 0 "$work/ours.img" >/dev/null; else mkfs.ext4 -q -F -E nodiscard "$work/ext4.img"; fi
+}
+
+sqlite_tps() {  # kind [ours' options] -> transactions/s
+  new_fs "$1"
   mount_fs "$1" "${2:-}"
   python3 - "$work/mnt/bench.db" <<'EOF'
 import random, sqlite3, sys, time
@@ -121,9 +134,7 @@ raw_one() {  # -> "seq_write seq_read_cold" of fio on a file in DIR, MB/s
 
 run_one() {  # kind -> "seq_write seq_read seq_read_cold rand_fsync meta tar_x"
   local kind=$1
-  rm -f "$work/ours.img" "$work/ext4.img"
-  truncate -s "$size" "$work/$kind.img"
-  if [[ $kind == ours ]]; then "$mkfs" "$work/ours.img" >/dev/null; else mkfs.ext4 -q -F "$work/ext4.img"; fi
+  new_fs "$kind"
   mount_fs "$kind"
   local sw sr src rf meta tx
   sw=$(python3 - "$work/mnt/big" <<'EOF'

@@ -733,4 +733,191 @@ TEST(Writer, PowerCutAtEveryWrite) {
   EXPECT_GT(seen[2], 0);
 }
 
+// ---- Unmount and sync with nothing to commit ---------------------------------
+// The rule (f2fs_put_super() in fs/f2fs/super.c): the unmount checkpoint is
+// written when the volume changed since the last checkpoint or that one
+// lacks CP_UMOUNT_FLAG; sync() with nothing changed writes nothing
+// (f2fs_write_checkpoint() and CP_SYNC). Expected: the image's bytes as
+// they were, or a checkpoint version one past the last (one pack written).
+
+std::string image_bytes(BlockDevice& dev) {
+  std::string s(dev.info().size_bytes, '\0');
+  EXPECT_TRUE(read_at(dev, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(s.data()), s.size())));
+  return s;
+}
+
+struct PackState {
+  std::uint64_t ver = 0;
+  bool umount = false;
+};
+
+PackState pack_of(BlockDevice& dev) {
+  auto v = Volume::open(dev);
+  EXPECT_TRUE(v) << (v ? "" : v.error().to_string());
+  if (!v) return {};
+  return {(*v)->open_report().checkpoint_ver, (*v)->open_report().clean_unmount};
+}
+
+// A mount and unmount of a clean volume (ours, with and without quota)
+// writes nothing: the same bytes, no checkpoint counted.
+TEST(WriterUnmount, CleanVolumeUnchanged) {
+  for (std::uint32_t extra : {0u, feature::quota_ino}) {
+    SCOPED_TRACE(extra);
+    auto dev = our_mkfs(128ull << 20, kFeatures | extra);
+    ASSERT_TRUE(dev);
+    const std::string before = image_bytes(*dev);
+    auto w = Writer::mount(*dev, {1700000100});
+    ASSERT_OK(w);
+    ASSERT_OK((*w)->unmount());
+    EXPECT_EQ((*w)->stats().checkpoints, 0u);
+    EXPECT_TRUE(image_bytes(*dev) == before) << "the image changed";
+  }
+}
+
+// Writes, then an unmount: one checkpoint with CP_UMOUNT_FLAG, a clean
+// image; a later mount that only reads (lookups, reads, readdir, stat,
+// statfs, a sync() with nothing to do) leaves those bytes as they are.
+TEST(WriterUnmount, ChangeCheckpointsReadsDoNot) {
+  for (std::uint32_t extra : {0u, feature::quota_ino}) {
+    SCOPED_TRACE(extra);
+    auto dev = our_mkfs(128ull << 20, kFeatures | extra);
+    ASSERT_TRUE(dev);
+    const PackState p0 = pack_of(*dev);
+    const std::string before = image_bytes(*dev);
+    const std::string data(10000, 'q');
+    {
+      auto w = Writer::mount(*dev, {1700000100});
+      ASSERT_OK(w);
+      ASSERT_OK((*w)->mkdir("/d"));
+      auto f = (*w)->create("/d/f");
+      ASSERT_OK(f);
+      ASSERT_OK((*w)->write(*f, 0, bytes(data)));
+      ASSERT_OK((*w)->unmount());
+      EXPECT_EQ((*w)->stats().checkpoints, 1u);
+    }
+    EXPECT_FALSE(image_bytes(*dev) == before);
+    const PackState p1 = pack_of(*dev);
+    EXPECT_EQ(p1.ver, p0.ver + 1);
+    EXPECT_TRUE(p1.umount);
+    check_image(*dev, {{"", {true, ""}}, {"/d", {true, ""}}, {"/d/f", {false, data}}}, "after the write");
+    const std::string written = image_bytes(*dev);
+    {
+      auto w = Writer::mount(*dev, {1700000200});
+      ASSERT_OK(w);
+      auto f = (*w)->lookup("/d/f");
+      ASSERT_OK(f);
+      std::string back(data.size(), '\0');
+      auto n = (*w)->read(*f, 0, std::span<std::uint8_t>(reinterpret_cast<std::uint8_t*>(back.data()), back.size()));
+      ASSERT_OK(n);
+      EXPECT_EQ(back, data);
+      ASSERT_OK((*w)->stat(*f));
+      ASSERT_OK((*w)->readdir("/d"));
+      (void)(*w)->statfs();
+      ASSERT_OK((*w)->sync());
+      ASSERT_OK((*w)->unmount());
+      EXPECT_EQ((*w)->stats().checkpoints, 0u);
+    }
+    EXPECT_TRUE(image_bytes(*dev) == written) << "a read-only session changed the image";
+  }
+}
+
+// sync() after a change writes one checkpoint without CP_UMOUNT_FLAG; the
+// unmount after it, with nothing changed since, still writes one (the last
+// pack lacks CP_UMOUNT_FLAG), and a sync() right after a sync() none.
+TEST(WriterUnmount, AfterSyncStillCheckpoints) {
+  auto dev = our_mkfs(128ull << 20, kFeatures);
+  ASSERT_TRUE(dev);
+  const PackState p0 = pack_of(*dev);
+  auto w = Writer::mount(*dev, {1700000100});
+  ASSERT_OK(w);
+  ASSERT_OK((*w)->create("/f"));
+  ASSERT_OK((*w)->sync());
+  ASSERT_OK((*w)->sync());
+  EXPECT_EQ((*w)->stats().checkpoints, 1u);
+  const PackState p1 = pack_of(*dev);
+  EXPECT_EQ(p1.ver, p0.ver + 1);
+  EXPECT_FALSE(p1.umount);
+  ASSERT_OK((*w)->unmount());
+  const PackState p2 = pack_of(*dev);
+  EXPECT_EQ(p2.ver, p0.ver + 2);
+  EXPECT_TRUE(p2.umount);
+  check_image(*dev, {{"", {true, ""}}, {"/f", {false, ""}}}, "after sync and unmount");
+}
+
+// A volume a power cut left (its last pack without CP_UMOUNT_FLAG): after
+// a sync() and the cut, a mount and unmount with no change writes the
+// unmount checkpoint; after an fsync() and the cut, the mount rolls the
+// file forward and the unmount commits it.
+TEST(WriterUnmount, UncleanVolumeGetsCheckpoint) {
+  for (bool fsync : {false, true}) {
+    SCOPED_TRACE(fsync);
+    auto dev = our_mkfs(128ull << 20, kFeatures);
+    ASSERT_TRUE(dev);
+    const std::string data(5000, 'z');
+    {
+      auto w = Writer::mount(*dev, {1700000100});
+      ASSERT_OK(w);
+      auto f = (*w)->create("/f");
+      ASSERT_OK(f);
+      ASSERT_OK((*w)->write(*f, 0, bytes(data)));
+      if (fsync) {
+        ASSERT_OK((*w)->sync());
+        ASSERT_OK((*w)->write(*f, data.size(), bytes(data)));
+        ASSERT_OK((*w)->fsync(*f));
+      } else {
+        ASSERT_OK((*w)->sync());
+      }
+    }  // dropped without unmount: a power cut
+    const PackState p0 = pack_of(*dev);
+    EXPECT_FALSE(p0.umount);
+    {
+      auto w = Writer::mount(*dev, {1700000200});
+      ASSERT_OK(w);
+      ASSERT_OK((*w)->unmount());
+    }
+    const PackState p1 = pack_of(*dev);
+    EXPECT_TRUE(p1.umount);
+    EXPECT_GT(p1.ver, p0.ver);
+    check_image(*dev, {{"", {true, ""}}, {"/f", {false, fsync ? data + data : data}}}, "after the cut and unmount");
+  }
+}
+
+// A call that is refused changes nothing: the unmount after it writes
+// nothing either.
+TEST(WriterUnmount, RefusedCallsUnchanged) {
+  auto dev = our_mkfs(128ull << 20, kFeatures);
+  ASSERT_TRUE(dev);
+  const std::string before = image_bytes(*dev);
+  auto w = Writer::mount(*dev, {1700000100});
+  ASSERT_OK(w);
+  EXPECT_EQ((*w)->create("/" + std::string(256, 'n')).error().code, Errc::invalid_argument);
+  EXPECT_EQ((*w)->mkdir("/no/such").error().code, Errc::not_found);
+  EXPECT_EQ((*w)->unlink("/absent").error().code, Errc::not_found);
+  ASSERT_OK((*w)->unmount());
+  EXPECT_TRUE(image_bytes(*dev) == before) << "the image changed";
+}
+
+// mkfs.f2fs 1.15's image (default options): a mount and unmount leaves
+// its bytes as they were.
+TEST(WriterUnmount, MkfsF2fsImageUnchanged) {
+  const std::string mkfs = f2fstest::reference_tool("mkfs.f2fs");
+  if (mkfs.empty()) {
+    if (f2fstest::required("FSCK")) FAIL() << "mkfs.f2fs is missing";
+    GTEST_SKIP() << "mkfs.f2fs is not installed";
+  }
+  f2fstest::TempDir tmp;
+  const fs::path img = tmp / "unmount_mkfs.img";
+  f2fstest::make_sparse_file(img, 128ull << 20);
+  auto r = f2fstest::run(mkfs + " -f -q " + f2fstest::shell_quote(img.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto dev = f2fstest::load_image(img);
+  ASSERT_TRUE(dev);
+  const std::string before = image_bytes(*dev);
+  auto w = Writer::mount(*dev, {1700000100});
+  ASSERT_OK(w);
+  ASSERT_OK((*w)->readdir("/"));
+  ASSERT_OK((*w)->unmount());
+  EXPECT_TRUE(image_bytes(*dev) == before) << "the image changed";
+}
+
 }  // namespace

@@ -133,7 +133,8 @@ struct MountOptions {
   /// written back when it fills, at fsync, sync and checkpoints).
   std::uint64_t cache_bytes = 64ull << 20;
   /// A checkpoint is taken by the first call after this many seconds since
-  /// the last one (the kernel's cp_interval, 60 s); 0: only at sync(),
+  /// the last one when something changed (the kernel's cp_interval, 60 s);
+  /// 0: only at sync(),
   /// unmount(), fsync() where roll-forward cannot carry it, and when the
   /// NAT entries changed since the last one pass the bounds below.
   std::uint32_t checkpoint_interval_s = 60;
@@ -450,10 +451,17 @@ class Writer {
   /// SSA, then the checkpoint pack (docs/writer.md gives the order). If it
   /// fails the handle is closed (later calls: invalid_argument) and the
   /// volume is as the previous checkpoint left it, unless the error came
-  /// from the last flush (docs/checkpoint.md).
+  /// from the last flush (docs/checkpoint.md). With nothing changed since
+  /// the last checkpoint (no node, NAT, SIT, data or quota change, no write
+  /// to the device since, nothing the mount recovered) it writes nothing,
+  /// as f2fs_write_checkpoint() skips a CP_SYNC checkpoint without
+  /// SBI_IS_DIRTY.
   Status sync();
-  /// Writes the checkpoint of an unmount (CP_UMOUNT_FLAG set). Every later
-  /// call but the destructor fails with Errc::invalid_argument.
+  /// Writes the checkpoint of an unmount (CP_UMOUNT_FLAG set) when
+  /// something changed since the last checkpoint (as sync()) or that one
+  /// lacks CP_UMOUNT_FLAG, the condition of f2fs_put_super(); otherwise
+  /// writes nothing, and the volume stays byte for byte as it was. Every
+  /// later call but the destructor fails with Errc::invalid_argument.
   Status unmount();
 
   /// Creates an empty regular file. Errors: exists, not_found (parent),

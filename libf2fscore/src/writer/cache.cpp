@@ -825,7 +825,10 @@ Status Writer::Impl::maybe_periodic_checkpoint() {
                     (nm.changed_count() >= std::max<std::uint64_t>(disk::kNatEntryPerBlock, nm.max_nid() / 10) ||
                      nm.dirty_blocks() >= std::max<std::size_t>(1, nm.nat_block_bound() / 2));
   Status r;
-  if (timed || nats) {
+  if (nats || (timed && dirty())) {
+    // A timed checkpoint with nothing changed is skipped, as the CP_SYNC
+    // one of f2fs_balance_fs_bg() (f2fs_write_checkpoint() without
+    // SBI_IS_DIRTY).
     r = checkpoint(false);
   } else if (nm.dirty_pages() > 0 && nm.dirty_pages() >= std::max<std::size_t>(1, nm.page_bound() / 2)) {
     // With free sections low (need_ssr()), the blocks a writeback leaves

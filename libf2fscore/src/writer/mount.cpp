@@ -123,6 +123,7 @@ Status Writer::Impl::load() {
     orphans = std::move(*o);
   } else {
     F2FSCORE_TRY(load_from_tree());
+    changed_at_mount = true;  // the counts and entries the walk fixed go out at the next checkpoint
   }
   // The active logs, their segments held; a log whose next block is in use
   // opens a new segment on its first write (SegmentManager::load_cursegs()).
@@ -130,8 +131,30 @@ Status Writer::Impl::load() {
   F2FSCORE_TRY(load_curseg_summaries(true));
   gc_load();
   F2FSCORE_TRY(quota_load());  // writer/quota.cpp
-  if (pending_fsync) F2FSCORE_TRY(recover_fsync());
+  // What the volume holds, as loaded: changes are counted from here.
+  changes_at_checkpoint = tagged.changes;
+  sm_edits_at_checkpoint = sm.edits();
+  if (pending_fsync) {
+    changed_at_mount = true;
+    F2FSCORE_TRY(recover_fsync());
+  }
   return {};
+}
+
+// The kernel sets SBI_IS_DIRTY when a node, dentry, meta or quota page is
+// dirtied (inc_page_count() in fs/f2fs/f2fs.h) and clears it in
+// do_checkpoint(); here the same question is asked of what the next
+// checkpoint would write, and of the device (any write or discard since the
+// last checkpoint, fsync chains and data included). When unsure: dirty.
+bool Writer::Impl::dirty() const {
+  if (changed_at_mount || tagged.changes != changes_at_checkpoint) return true;
+  if (nm.changed_count() != 0 || nm.dirty_pages() != 0 || pending_new_nodes != 0) return true;
+  if (sm.edits() != sm_edits_at_checkpoint || !sm.prefree().empty()) return true;
+  if (dirty_pages(0) != 0 || quota_dirty()) return true;
+  // The counts and the orphan list the pack would carry.
+  return sm.valid_blocks() + reserved_blocks != cp.valid_block_count.get() ||
+         sm.valid_node_blocks() != cp.valid_node_count.get() || valid_inodes != cp.valid_inode_count.get() ||
+         orphans.empty() == ((cp.ckpt_flags.get() & cp_flag::orphan_present) != 0);
 }
 
 Status Writer::Impl::usable(bool modify) {
@@ -459,10 +482,14 @@ Status Writer::Impl::checkpoint(bool umount) {
   discard_segments(prefree);
   nm.pages_written();  // the pages stay cached, clean (shrink() evicts them)
   pending_new_nodes = 0;
+  changed_at_mount = false;
+  changes_at_checkpoint = tagged.changes;
   if (umount) return {};  // the handle closes: nothing to reload
   // The new checkpoint's view: the pack from the device, the rest is what
   // the plan was made of (no walk of the tree again).
-  return reload_committed();
+  F2FSCORE_TRY(reload_committed());
+  sm_edits_at_checkpoint = sm.edits();
+  return {};
 }
 
 // ---- Public entry points -----------------------------------------------------
@@ -492,7 +519,10 @@ Result<std::unique_ptr<Writer>> Writer::mount(BlockDevice& dev, const MountOptio
   F2FSCORE_TRY(impl->load());
   // Orphans of the last session are freed (f2fs_recover_orphan_inodes();
   // committed by the next checkpoint). Not on a read-only mount.
-  if (!impl->opts.read_only && !impl->orphans.empty()) F2FSCORE_TRY(impl->recover_orphans());
+  if (!impl->opts.read_only && !impl->orphans.empty()) {
+    impl->changed_at_mount = true;
+    F2FSCORE_TRY(impl->recover_orphans());
+  }
   impl->resolve_ipu_defaults();
   impl->last_checkpoint_time = impl->interval_ms();
   impl->last_call_time = impl->now();
@@ -504,6 +534,9 @@ Result<std::unique_ptr<Writer>> Writer::mount(BlockDevice& dev, const MountOptio
 Status Writer::sync() {
   F2FSCORE_WRITER_LOCK(impl_);
   F2FSCORE_TRY(impl_->usable(true));
+  // Nothing changed since the last checkpoint: nothing is written, as
+  // f2fs_write_checkpoint() returns early for CP_SYNC without SBI_IS_DIRTY.
+  if (!impl_->dirty()) return {};
   auto r = impl_->checkpoint(false);
   if (!r) impl_->unmounted = true;
   return r;
@@ -518,7 +551,11 @@ Status Writer::unmount() {
   }
   // Unmounting closes every file: open-unlinked inodes are freed (writer/ns.cpp).
   auto r = impl_->release_all();
-  if (r) r = impl_->checkpoint(true);
+  // The checkpoint of an unmount is written when something changed since
+  // the last one or that one lacks CP_UMOUNT_FLAG, the condition of
+  // f2fs_put_super() in fs/f2fs/super.c: an unmount with nothing to commit
+  // leaves the volume byte for byte as it was.
+  if (r && (impl_->dirty() || !(impl_->cp.ckpt_flags.get() & cp_flag::umount))) r = impl_->checkpoint(true);
   impl_->unmounted = true;
   return r;
 }

@@ -166,6 +166,13 @@ void Writer::Impl::quota_release(nid_t n) {
   c->counted = false;
 }
 
+bool Writer::Impl::quota_dirty() const {
+  if (!quota) return false;
+  for (const auto& ty : quota->t)
+    if (!ty.dirty.empty()) return true;
+  return false;
+}
+
 Status Writer::Impl::quota_flush() {
   if (!quota) return {};
   for (nid_t n : nm.dirty_nids()) quota_settle(n);

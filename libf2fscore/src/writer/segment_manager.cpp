@@ -174,6 +174,7 @@ void SegmentManager::set_type(std::uint32_t seg, std::uint8_t t) {
     else total_node_ -= c.valid[i];
   }
   c.type[i] = t;
+  ++edits_;
   mark_changed(seg);
 }
 
@@ -234,6 +235,7 @@ std::vector<std::uint32_t> SegmentManager::dirty_sections() const {
 }
 
 void SegmentManager::take(std::uint32_t seg) {
+  ++edits_;
   set_free(seg, false);
   mark_changed(seg);
 }
@@ -242,6 +244,7 @@ void SegmentManager::hold(std::uint32_t seg) {
   // A segment not free already has valid blocks (a change that empties it
   // marks it changed) or is changed or held: nothing to remember.
   if (!free_[seg]) return;
+  ++edits_;
   set_free(seg, false);
   held_.push_back(seg);
 }
@@ -300,6 +303,7 @@ std::uint16_t SegmentManager::ckpt_valid_count(std::uint32_t seg) const {
 }
 
 void SegmentManager::mark_ckpt_valid(std::uint32_t seg, std::uint32_t off) {
+  ++edits_;
   ensure_ckpt_entry(seg);
   auto& c = changed_[seg];
   if (!test_bit_msb(c.map.data(), off)) {
@@ -310,6 +314,7 @@ void SegmentManager::mark_ckpt_valid(std::uint32_t seg, std::uint32_t off) {
 
 bool SegmentManager::set_valid(std::uint32_t seg, std::uint32_t off) {
   if (is_valid(seg, off)) return false;
+  ++edits_;
   ensure_ckpt_entry(seg);
   SegBitmap m = bitmap(seg);
   set_bit_msb(m.data(), off);
@@ -325,6 +330,7 @@ bool SegmentManager::set_valid(std::uint32_t seg, std::uint32_t off) {
 
 bool SegmentManager::clear_valid(std::uint32_t seg, std::uint32_t off) {
   if (!is_valid(seg, off)) return false;
+  ++edits_;
   ensure_ckpt_entry(seg);
   SegBitmap m = bitmap(seg);
   clear_bit_msb(m.data(), off);
@@ -379,6 +385,7 @@ Result<SummaryBlock> SegmentManager::summary(Volume& vol, std::uint32_t seg) con
 }
 
 void SegmentManager::reset_to(const std::vector<meta::BlockUse>& blocks) {
+  ++edits_;
   struct Seg {
     SegBitmap map{};
     bool node = false, data = false;
@@ -478,6 +485,7 @@ std::array<meta::LogPosition, 6> SegmentManager::curseg_positions() const {
 }
 
 void SegmentManager::close_cursegs() {
+  ++edits_;
   for (auto& l : cursegs_) l.usable = false;
 }
 
@@ -591,6 +599,7 @@ Result<block_t> SegmentManager::next_block(Volume& vol, std::uint8_t type, const
 
 Result<block_t> SegmentManager::allocate_block(Volume& vol, std::uint8_t type, const AllocRules& rules,
                                                std::uint64_t ctime, std::uint64_t old_mtime) {
+  ++edits_;
   auto a = next_block(vol, type, rules);
   if (!a) return a;
   Curseg& l = cursegs_[type];

@@ -201,6 +201,11 @@ class SegmentManager {
   bool changed(std::uint32_t seg) const { return changed_.count(seg) != 0; }
   void mark_changed(std::uint32_t seg);
   std::vector<std::uint32_t> changed_segments() const;
+  /// Edits of the SIT state, the logs' positions or the segments' types
+  /// since the manager was made (loading the logs' summaries is none): a
+  /// value that moved since the last checkpoint means the next one has
+  /// something to write.
+  std::uint64_t edits() const noexcept { return edits_; }
 
   /// The first block at or after `from` that SSR may hand out: free now
   /// and not valid at the last checkpoint nor allocated since
@@ -374,6 +379,7 @@ class SegmentManager {
   };
   /// Segments changed since the checkpoint, with their checkpoint-valid map.
   std::unordered_map<std::uint32_t, CkptSeg> changed_;
+  std::uint64_t edits_ = 0;
   std::unordered_map<std::uint32_t, std::unique_ptr<disk::SummaryBlock>> dirty_sum_;
   std::uint32_t secs_per_zone_ = 1;
   std::array<Curseg, 6> cursegs_{};

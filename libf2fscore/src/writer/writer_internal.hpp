@@ -95,8 +95,12 @@ struct TagDevice final : BlockDevice {
   std::uint32_t align;  ///< the device's buffer alignment (1: any)
   detail::AlignDevice aligner;  ///< `inner` behind aligned copies
   std::uint16_t write_tag = io_tag(IostatType::fs_meta_io);
+  /// Writes and discards submitted since the handle was made: any of them
+  /// after the last checkpoint makes the volume dirty (Impl::dirty()).
+  std::uint64_t changes = 0;
   const DeviceInfo& info() const noexcept override { return inner.info(); }
   void submit(IoRequest& r) noexcept override {
+    if (r.op == IoOp::write || r.op == IoOp::discard || r.op == IoOp::write_zeroes) ++changes;
     if (r.tag == 0) {
       if (r.op == IoOp::read) r.tag = io_tag(IostatType::fs_meta_read_io);
       else if (r.op == IoOp::write) r.tag = write_tag;
@@ -267,6 +271,21 @@ struct Writer::Impl {
   std::uint32_t valid_inodes = 0;
   std::vector<nid_t> orphans;
   bool unmounted = false;
+  /// The mount changed the volume in memory (orphans freed, roll-forward,
+  /// counts taken from a walk of the tree): the next checkpoint is due
+  /// whatever else changes.
+  bool changed_at_mount = false;
+  /// tagged.changes and sm.edits() when the last checkpoint ended (or the
+  /// mount loaded the volume).
+  std::uint64_t changes_at_checkpoint = 0, sm_edits_at_checkpoint = 0;
+  /// Whether anything changed since the last checkpoint: the kernel's
+  /// SBI_IS_DIRTY, kept as what the next checkpoint would write (NAT or
+  /// SIT entries, node or data pages, quota usage, counts that differ from
+  /// the pack's, prefree segments, any write or discard to the device since
+  /// it, a change made by the mount). A checkpoint that finds it false
+  /// changes nothing but the pack's version, and is skipped where the
+  /// kernel skips it (writer/mount.cpp).
+  bool dirty() const;
   WriterStats stats;
   /// Every public call holds it (recursive: public calls call each other).
   std::recursive_mutex mu;
@@ -333,6 +352,8 @@ struct Writer::Impl {
   /// path (new ids inserted into the tree, the file grown as the kernel's
   /// quota writes grow it).
   Status quota_flush();
+  /// Usage changed since the last quota_flush() (a checkpoint writes it).
+  bool quota_dirty() const;
   /// The quota limits allow `blocks` more blocks for inode `ino` (the
   /// enforced types, MountOptions::usrquota...): else Errc::no_space with
   /// EDQUOT. Starts a soft limit's grace time when passing it.

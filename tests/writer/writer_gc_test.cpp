@@ -75,13 +75,14 @@ std::string diff(const Model& want, const Model& got) {
 
 // Our reader sees `model`; our checker (check-only) and, in the interop
 // build, fsck.f2fs -f on a copy find nothing.
-void check_image(BlockDevice& dev, const Model& model, const std::string& what, bool unmounted = true) {
+void check_image(BlockDevice& dev, const Model& model, const std::string& what, bool unmounted = true,
+                 bool allow_torn_pack = false) {
   auto v = Volume::open(dev);
   ASSERT_TRUE(v) << what << ": " << v.error().to_string();
   if (unmounted) EXPECT_TRUE((*v)->open_report().clean_unmount) << what;
   EXPECT_EQ(diff(model, read_files(**v)), "") << what;
   v->reset();
-  writertest::check_clean(dev, what);
+  writertest::check_clean(dev, what, allow_torn_pack);
 }
 
 // Linux picks ipu_policy FORCE|HONOR_OPU_WRITE (0x81) on volumes of 16 GiB
@@ -634,13 +635,17 @@ TEST(WriterGc, PowerCutDuringGc) {
     EXPECT_EQ(diff(m, read_files(**v)), "");
     v->reset();
     // A cut inside a pack leaves that slot torn (the other one is valid):
-    // the writer mounts, its unmount writes a whole pack, and then every
-    // checker finds the volume clean.
+    // the writer mounts and unmounts, and every checker finds the volume
+    // clean. The unmount writes a whole pack over the torn slot when the
+    // valid pack lacks CP_UMOUNT_FLAG (a cut inside the unmount's pack);
+    // when the valid pack is the unmount pack before the GC, nothing has
+    // changed since it and nothing is written (as f2fs_put_super()), so
+    // the torn slot may stay: the one warning a cut may leave.
     auto w = Writer::mount(dev, opts());
     ASSERT_OK(w);
     ASSERT_TRUE((*w)->unmount());
     w->reset();
-    if (n % 4 == 0 || n + 12 >= total) check_image(dev, m, "after a cut and a mount");
+    if (n % 4 == 0 || n + 12 >= total) check_image(dev, m, "after a cut and a mount", true, /*allow_torn_pack=*/got == ver);
     if (::testing::Test::HasFailure()) return;
   }
   EXPECT_GT(seen[0], 0);  // cut before the GC's checkpoint

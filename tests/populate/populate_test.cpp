@@ -610,6 +610,37 @@ TEST(SloadCli, BadArguments) {
   expect_clean(img, "after refusals");
 }
 
+// A run refused after the writer mounted (the source missing, the target
+// directory impossible: a 256-byte name) copies nothing and writes nothing:
+// the image's bytes are the ones mkfs left (the project's rule; the writer
+// writes the unmount checkpoint only when something changed, as
+// f2fs_put_super()). A run that copies a file changes them.
+TEST(SloadCli, RefusalAfterMountWritesNothing) {
+  f2fstest::TempDir t;
+  const auto img = our_image(t, "img", 64 * MiB, "extra_attr,inode_checksum,flexible_inline_xattr,quota");
+  const std::string qi = shell_quote(img.string());
+  auto image_sum = [&] {
+    std::ifstream in(img, std::ios::binary);
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return f2fstest::sha256_hex(all);
+  };
+  const std::string before = image_sum();
+  auto r = run(kSload + " -f " + shell_quote((t / "missing").string()) + " " + qi);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("No such file"), std::string::npos) << r.output;
+  EXPECT_EQ(image_sum(), before) << "a missing source changed the image";
+  fs::create_directories(t / "src");
+  write_at(t / "src/f", 0, "data\n");
+  r = run(kSload + " -f " + shell_quote((t / "src").string()) + " --target-dir /" + std::string(256, 'n') + " " + qi);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("target"), std::string::npos) << r.output;
+  EXPECT_EQ(image_sum(), before) << "an impossible target changed the image";
+  r = run(kSload + " -f " + shell_quote((t / "src").string()) + " " + qi);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(image_sum(), before);
+  expect_clean(img, "after the copy");
+}
+
 TEST(SloadCli, ImageTooSmallIsNoSpaceAndStaysClean) {
   f2fstest::TempDir t;
   const auto src = t / "src";

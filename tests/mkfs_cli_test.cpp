@@ -219,6 +219,24 @@ TEST(MkfsCli, UsageErrors) {
   EXPECT_NE(h.output.find("Exit status"), std::string::npos);
 }
 
+// -O takes one list each time: the operands after it stay DEVICE and
+// SECTORS (mkfs.f2fs's syntax). Expected: 262144 sectors of 512 bytes are
+// 32768 blocks, and both features set.
+TEST(MkfsCli, RepeatableOptionLeavesTheOperands) {
+  f2fstest::TempDir t;
+  const auto img = t / "a.img";
+  f2fstest::make_sparse_file(img, 256 * MiB);
+  auto r = run(mkfs("-q -O extra_attr -O inode_checksum " + shell_quote(img.string()) + " 262144"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto dev = f2fstest::load_image(img);
+  ASSERT_TRUE(dev);
+  auto v = f2fscore::Volume::open(*dev);
+  ASSERT_TRUE(v) << v.error().to_string();
+  EXPECT_EQ((*v)->superblock().block_count.get(), 32768u);
+  const std::uint32_t want = f2fscore::disk::feature::extra_attr | f2fscore::disk::feature::inode_checksum;
+  EXPECT_EQ((*v)->superblock().feature.get() & want, want);
+}
+
 TEST(MkfsCli, TwoRunsWithFixedUuidAndTimeAreByteIdentical) {
   f2fstest::TempDir t;
   for (const char* n : {"a.img", "b.img"}) {

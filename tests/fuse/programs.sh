@@ -20,7 +20,9 @@
 # counts, sizes, SHA-256 of every file, symlink targets) must equal the
 # tree f2fscore-dump extracts from the same image.
 # First, the refusals: a second mount and fsck -y of the mounted image, a
-# write on a read-only mount, an unknown mount option. F2FSCORE_FUSE_PHASES
+# write on a read-only mount, an unknown mount option, --device before the
+# operands; then a mount with no change leaves the image's bytes as they
+# were. F2FSCORE_FUSE_PHASES
 # picks phases by name: refusals tar git sqlite stress-ng dbench fio linux.
 # Exit: 0 pass; 1 fail; 77 skip (a prerequisite missing; fails under
 # F2FSCORE_REQUIRE_FUSE=1 or F2FSCORE_REQUIRE_ORACLE=1).
@@ -99,7 +101,23 @@ if want refusals; then
   fuse_umount "$mnt"
   rc=0; "$FUSE" -f -o bogus "$img" "$mnt" 2>/dev/null || rc=$?
   [[ $rc == 2 ]] || fail "an unknown mount option exits $rc, not 2"
+  # --device takes one path: the operands after it stay DEVICE and
+  # MOUNTPOINT (this one-device volume then refuses the extra device).
+  rc=0; "$FUSE" -f --device "$work/other.img" "$img" "$mnt" 2>"$work/device.log" || rc=$?
+  grep -q "is a single-device volume" "$work/device.log" ||
+    { cat "$work/device.log" >&2; fail "--device before the operands: exit $rc"; }
   check_clean "$img" "refusals"
+  # A mount with no change (listing, reading, statfs) writes nothing at
+  # fusermount3 -u: the image's bytes stay (the unmount checkpoint is
+  # written only when something changed, as f2fs_put_super()).
+  sum=$(cksum <"$img")
+  fuse_mount "$img" "$mnt"
+  ls -la "$mnt" >/dev/null
+  [[ "$(cat "$mnt/f")" == data ]] || fail "the file reads otherwise after a remount"
+  stat -f "$mnt" >/dev/null
+  fuse_umount "$mnt"
+  [[ "$(cksum <"$img")" == "$sum" ]] || fail "a mount with no change changed the image"
+  echo "ok: a mount with no change left the image's bytes as they were"
 fi
 
 # ---- 1. tar and cp -a ------------------------------------------------------------------

@@ -13,7 +13,9 @@
 #     hint --device), a device of the wrong size, too many --device, a
 #     device named twice, a device held by another writer (flock, as our
 #     tools lock an image) for sload; resize (unsupported). A moved device
-#     is found with --device.
+#     is found with --device, also given before the device operand (one
+#     path per --device; sload's refusal of a missing source after the
+#     mount writes nothing).
 #  3. With the Linux oracle, one boot: the superblocks name the host
 #     paths, so the guest makes them symlinks to its disks (/dev/vda...)
 #     before mounting. Linux reads both trees byte for byte (sha256 of
@@ -115,6 +117,14 @@ out=$("$SLOAD" -f "$src" "$A0" 2>&1) && fail "sload wrote with device 2 missing"
 [[ "$out" == *"device 2 of 3 ($A2): cannot open $A2: no such file or device; name it with --device PATH"* ]] ||
   fail "missing device: $out"
 "$FSCK" -f -n "$A0" --device "" --device "$T/moved.img" >"$T/fsck.log" 2>&1 || { cat "$T/fsck.log"; fail "--device does not find the moved device"; }
+# --device takes one path each: the operands after it stay the tools' own.
+"$FSCK" -f -n --device "" --device "$T/moved.img" "$A0" >"$T/fsck.log" 2>&1 ||
+  { cat "$T/fsck.log"; fail "fsck: --device before the device operand"; }
+"$DUMP" --device "" --device "$T/moved.img" "$A0" info >"$T/dump.log" 2>&1 ||
+  { cat "$T/dump.log"; fail "dump: --device before the image operand"; }
+# (A source that cannot be read, found after the mount: nothing written.)
+out=$("$SLOAD" -f "$T/missing" --device "" --device "$T/moved.img" "$A0" 2>&1); rc=$?
+[[ $rc == 1 && "$out" == *"No such file"* ]] || fail "sload: --device before the device operand ($rc): $out"
 truncate -s 60M "$T/moved.img"
 out=$("$FSCK" -f -n "$A0" --device "" --device "$T/moved.img" 2>&1) && fail "a short device passed"
 [[ "$out" == *"device 2 of 3 ($T/moved.img) has 62914560 bytes; the volume's device list needs 67108864"* ]] || fail "short device: $out"

@@ -226,6 +226,16 @@ TEST(StatsTool, BadArgumentsAreUsageErrors) {
   fs::remove(img);
 }
 
+// --device takes one path: the operand after it is the target (this
+// one-device volume then refuses the extra device, saying so).
+TEST(StatsTool, DeviceOptionTakesOnePath) {
+  const fs::path img = make_image("stats_tool_device", 128ull << 20);
+  auto r = run(io_bin() + " fs --device /nonexistent/other.img " + img.string() + " -w seqwrite --size 1m");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("single-device volume"), std::string::npos) << r.err;
+  fs::remove(img);
+}
+
 TEST(StatsTool, FailuresExitOne) {
   auto r = run(io_bin() + " fs /nonexistent/stats.img -w seqwrite");
   EXPECT_EQ(r.status, 1) << r.err;

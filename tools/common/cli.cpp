@@ -171,9 +171,12 @@ std::string open_failure_text(const std::string& device, const Error& e) {
 }
 
 void add_device_option(CLI::App& app, std::vector<std::string>& paths) {
+  // One path per --device: the operands after it stay the tool's own
+  // (CLI11 lets a vector option take every following operand otherwise).
   app.add_option("--device", paths,
-                 "a device of a multi-device volume besides the first, in the order of its device list (repeatable; "
-                 "default: the paths in its superblock)");
+                 "a device of a multi-device volume besides the first, in the order of its device list (repeatable, "
+                 "one path each; default: the paths in its superblock)")
+      ->allow_extra_args(false);
 }
 
 Result<std::array<std::uint8_t, 64>> read_master_key_file(const std::string& path) {

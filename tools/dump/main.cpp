@@ -154,7 +154,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> key_files;
   c_extract->add_option("--key", key_files,
                         "An fscrypt v2 master key file (64 raw bytes), repeatable: encrypted files, directories and "
-                        "symlinks whose key is given are extracted in the clear (the others are listed as encrypted)");
+                        "symlinks whose key is given are extracted in the clear (the others are listed as encrypted)")
+      ->allow_extra_args(false);
   int progress_fd = -1;
   c_extract->add_option("--progress", progress_fd,
                         "Progress as e2fsck -C: lines \"1 CURRENT MAX DEVICE\" (inodes extracted of the valid "

@@ -306,7 +306,8 @@ int main(int argc, char** argv) {
   app.add_option("-O", feature_args,
                  "Features, comma-separated and repeatable: encrypt, extra_attr, project_quota, "
                  "inode_checksum, flexible_inline_xattr, quota, inode_crtime, lost_found, verity, "
-                 "sb_checksum, casefold, compression, ro");
+                 "sb_checksum, casefold, compression, ro")
+      ->allow_extra_args(false);  // one list per -O: the operands after it stay the device and sectors
   app.add_option("-C", encoding, "Casefolding encoding: utf8[:strict]");
   app.add_option("-o", overprovision_s, "Overprovision ratio in percent (default: the best, as mkfs.f2fs 1.15)");
   app.add_option("-s", segs_per_sec, "Segments per section")->check(CLI::Range(1u, 65536u));
@@ -325,7 +326,8 @@ int main(int argc, char** argv) {
                  "Default options of a set, as mkfs.f2fs 1.15 -g: android (-f, -w 4096, -R 0:0 and, unless -O ro, "
                  "-O encrypt,verity,extra_attr,project_quota,quota)")
       ->check(CLI::IsMember({"android"}));
-  app.add_option("-c", extra_devices, "Add a device to the volume (repeatable, up to 7)");
+  app.add_option("-c", extra_devices, "Add a device to the volume (repeatable, one path each, up to 7)")
+      ->allow_extra_args(false);
   app.add_option("--populate", populate_dir,
                  "After formatting, copy this host directory's tree into the root, as sload.f2fs -f or "
                  "mke2fs -d do (holes, hard links, symlinks, special files, modes, times, xattrs; "

@@ -897,6 +897,33 @@ TEST(WriterUnmount, RefusedCallsUnchanged) {
   EXPECT_TRUE(image_bytes(*dev) == before) << "the image changed";
 }
 
+std::uint64_t fake_now(void* ctx) noexcept { return *static_cast<const std::uint64_t*>(ctx); }
+
+// The timed checkpoint finds nothing changed since the last one: skipped,
+// as the CP_SYNC checkpoint of f2fs_balance_fs_bg() on a clean volume;
+// once something changed, the next changing call takes it first.
+TEST(WriterUnmount, TimedCheckpointOnlyAfterAChange) {
+  auto dev = our_mkfs(128ull << 20, kFeatures);
+  ASSERT_TRUE(dev);
+  const std::string before = image_bytes(*dev);
+  std::uint64_t now = 1700000100ull * 1000000000ull;
+  MountOptions mo;
+  mo.checkpoint_interval_s = 1;
+  mo.clock = {fake_now, &now};
+  auto w = Writer::mount(*dev, mo);
+  ASSERT_OK(w);
+  now += 2000000000ull;  // the interval is over
+  EXPECT_EQ((*w)->unlink("/absent").error().code, Errc::not_found);
+  ASSERT_OK((*w)->create("/a"));  // nothing changed before it: no checkpoint
+  EXPECT_EQ((*w)->stats().checkpoints, 0u);
+  ASSERT_OK((*w)->create("/b"));  // /a is pending: the checkpoint first
+  EXPECT_EQ((*w)->stats().checkpoints, 1u);
+  ASSERT_OK((*w)->unmount());
+  EXPECT_EQ((*w)->stats().checkpoints, 2u);
+  check_image(*dev, {{"", {true, ""}}, {"/a", {false, ""}}, {"/b", {false, ""}}}, "after the timed checkpoint");
+  EXPECT_FALSE(image_bytes(*dev) == before);
+}
+
 // mkfs.f2fs 1.15's image (default options): a mount and unmount leaves
 // its bytes as they were.
 TEST(WriterUnmount, MkfsF2fsImageUnchanged) {

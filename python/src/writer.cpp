@@ -326,7 +326,8 @@ void bind_writer(py::module_& m) {
   py::class_<WriterBox, WriterPtr>(
       m, "Writer",
       "A read-write mount (f2fscore/writer.hpp). Calls take absolute paths and follow symlinks as Linux "
-      "does. unmount() writes the unmount checkpoint; abandon() (or dropping the Writer without "
+      "does. unmount() writes the unmount checkpoint (nothing when nothing changed since the last one, "
+      "an unmount's); abandon() (or dropping the Writer without "
       "unmount) leaves the volume as a power cut would. In a `with` block: unmounted at the end, "
       "abandoned when the block raises.")
       .def_static(
@@ -351,9 +352,10 @@ void bind_writer(py::module_& m) {
            })
       .def_property_readonly("mounted", [](const WriterBox& b) { return b.w != nullptr; },
                              "False after abandon().")
-      .def("sync", [](WriterBox& b) { check(b.get().sync()); }, "Writes a checkpoint.")
+      .def("sync", [](WriterBox& b) { check(b.get().sync()); }, "Writes a checkpoint (nothing when nothing changed since the last one).")
       .def("unmount", [](WriterBox& b) { check(b.get().unmount()); },
-           "Writes the unmount checkpoint; later calls fail (EINVAL).")
+           "Writes the unmount checkpoint (nothing when nothing changed since the last one and that one is "
+           "an unmount's: the volume's bytes stay); later calls fail (EINVAL).")
       .def("abandon", &WriterBox::abandon,
            "Drops the mount without writing anything more, as a power cut: open handles are closed "
            "first (as C++ handles going out of scope), later calls fail (EINVAL).")

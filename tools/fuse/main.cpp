@@ -359,7 +359,7 @@ void op_open(fuse_req_t req, fuse_ino_t fino, fuse_file_info* fi) {
   }
   fi->fh = static_cast<std::uint64_t>(fi->flags);
   fi->keep_cache = 1;  // every change of the data goes through this kernel's cache
-  fi->noflush = 1;     // close has nothing to tell the daemon: writes went through already
+  fi->noflush = 1;     // close has nothing to tell the daemon (the kernel ignores it with writeback_cache)
   g_fs.add_writer(ino, fi->flags, 1);
   if (fuse_reply_open(req, fi) == -ENOENT) {  // the opener was interrupted
     g_fs.add_writer(ino, fi->flags, -1);

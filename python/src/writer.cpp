@@ -157,6 +157,8 @@ void bind_writer(py::module_& m) {
       .def_readwrite("fixed_time", &MountOptions::fixed_time, "Seconds since the epoch for the times set; 0: the clock.")
       .def_readwrite("read_only", &MountOptions::read_only)
       .def_readwrite("cache_bytes", &MountOptions::cache_bytes)
+      .def_readwrite("cache_reads", &MountOptions::cache_reads,
+                     "Keep the blocks read() brings from the device in the page cache (clean).")
       .def_readwrite("checkpoint_interval_s", &MountOptions::checkpoint_interval_s)
       .def_readwrite("node_cache_pages", &MountOptions::node_cache_pages)
       .def_readwrite("discard", &MountOptions::discard)

@@ -188,6 +188,42 @@ TEST(WriterCache, ReadsOfContiguousBlocksAreOneRequestPerRun) {
   ASSERT_TRUE((*w)->unmount());
 }
 
+// cache_reads = false (the FUSE daemon, under the kernel's page cache):
+// what a read brings from the device is not kept, so reading it again
+// reads the device again; dirty pages are still read from the cache.
+TEST(WriterCache, ReadsNotCachedWhenAskedNotTo) {
+  auto mem = our_mkfs(192ull << 20, kRichFeatures);
+  ASSERT_TRUE(mem);
+  const std::string data = pattern(1u << 20, 11);  // 256 blocks
+  {
+    auto w = Writer::mount(*mem, test_options());
+    ASSERT_OK(w);
+    auto f = (*w)->create("/f");
+    ASSERT_TRUE(f);
+    ASSERT_TRUE((*w)->write(*f, 0, bytes(data)));
+    ASSERT_TRUE((*w)->unmount());
+  }
+  RecordingDevice dev(*mem);
+  MountOptions mo = test_options();
+  mo.cache_reads = false;
+  auto w = Writer::mount(dev, mo);
+  ASSERT_OK(w);
+  auto f = (*w)->lookup("/f");
+  ASSERT_TRUE(f);
+  std::string expect = data;
+  const std::string blk7 = pattern(4096, 12);  // block 7 dirty in the cache
+  ASSERT_TRUE((*w)->write(*f, 7u * 4096, bytes(blk7)));
+  expect.replace(7u * 4096, 4096, blk7);
+  constexpr std::uint16_t kDataRead = io_tag(IostatType::fs_data_read_io);
+  for (int round = 0; round < 2; ++round) {
+    dev.log.clear();
+    EXPECT_EQ(read_all(**w, *f, expect.size()), expect) << "round " << round;
+    EXPECT_EQ(dev.bytes(IoOp::read, kDataRead), 255u * 4096u) << "round " << round << ": all but the dirty block";
+  }
+  ASSERT_TRUE((*w)->unmount());
+  check_files(*mem, {{"/f", expect}}, "cache_reads off");
+}
+
 TEST(WriterCache, SmallCacheWritesBackWhenFull) {
   auto mem = our_mkfs(192ull << 20, kRichFeatures);
   ASSERT_TRUE(mem);

@@ -390,10 +390,14 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
 }
 
 void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
-  std::unique_ptr<std::uint8_t[]> buf(new std::uint8_t[size]);
-  auto n = g_fs.w->read(to_nid(ino), static_cast<std::uint64_t>(off), {buf.get(), size});
+  // One buffer per worker thread, kept: a read of 128 KiB (the kernel's
+  // read-ahead window) is at malloc's mmap threshold, and a fresh mapping
+  // per request costs more than the copy.
+  thread_local std::vector<std::uint8_t> buf;
+  if (buf.size() < size) buf.resize(size);
+  auto n = g_fs.w->read(to_nid(ino), static_cast<std::uint64_t>(off), {buf.data(), size});
   if (!n) return (void)fuse_reply_err(req, err(n));
-  fuse_reply_buf(req, reinterpret_cast<const char*>(buf.get()), *n);
+  fuse_reply_buf(req, reinterpret_cast<const char*>(buf.data()), *n);
 }
 
 void op_write(fuse_req_t req, fuse_ino_t fino, const char* data, size_t size, off_t off, fuse_file_info* fi) {
@@ -1214,6 +1218,7 @@ int main(int argc, char** argv) {
   f2fscore::IostatDevice dev(std::move(opened->device), iostat);
   f2fscore::MountOptions mo = fo.mount;
   mo.read_only = fo.read_only;
+  mo.cache_reads = false;  // the kernel's page cache of the mount holds what was read (keep_cache)
   for (const auto& kf : fo.key_files) {  // -o key=FILE: fscrypt v2 master keys
     auto bytes = f2fscore::tools::read_master_key_file(kf);
     if (!bytes) return fail(bytes.error().message);

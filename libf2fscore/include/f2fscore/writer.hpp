@@ -132,6 +132,12 @@ struct MountOptions {
   /// Bound of the page cache of buffered file data, bytes (dirty pages are
   /// written back when it fills, at fsync, sync and checkpoints).
   std::uint64_t cache_bytes = 64ull << 20;
+  /// Keep the blocks read() brings from the device in that cache (clean).
+  /// false where a cache above the writer holds them already, as the FUSE
+  /// daemon's mount has the kernel's page cache: each block is then copied
+  /// once, into the caller's buffer. Compressed clusters are cached either
+  /// way (a cluster is decompressed whole).
+  bool cache_reads = true;
   /// A checkpoint is taken by the first call after this many seconds since
   /// the last one when something changed (the kernel's cp_interval, 60 s);
   /// 0: only at sync(),

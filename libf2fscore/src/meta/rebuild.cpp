@@ -767,6 +767,7 @@ class Rebuilder {
     struct Req {
       IoRequest io;
       std::uint8_t* buf = nullptr;
+      std::size_t cap = 0;  // blocks buf holds
       bool busy = false, done = false;
     };
     std::vector<Req> reqs(kDepth);
@@ -790,8 +791,10 @@ class Rebuilder {
         }
         if (!slot) dev_.poll(true);
       }
-      if (!slot->buf) {
-        slot->buf = static_cast<std::uint8_t*>(detail::aligned_alloc_bytes(align, kMaxRun * kBlockSize));
+      if (slot->cap < j - i) {  // a buffer as long as the run (most runs are a few blocks)
+        detail::aligned_free(slot->buf);
+        slot->cap = j - i;
+        slot->buf = static_cast<std::uint8_t*>(detail::aligned_alloc_bytes(align, slot->cap * kBlockSize));
         if (!slot->buf) {
           failure = make_error(Errc::io, "checkpoint: no memory for a write buffer");
           break;

@@ -249,7 +249,8 @@ Status Writer::Impl::read_file_blocks(nid_t ino, std::uint64_t index, std::uint6
     if (const fscrypt::InodeKey* key = contents_key(ino))  // writer/fscrypt.cpp
       for (std::uint64_t k = 0; k < run; ++k)
         F2FSCORE_TRY(key->decrypt_block(index + i + k, dst + static_cast<std::size_t>(k) * kBlockSize));
-    for (std::uint64_t k = 0; k < run; ++k) cache_fill(ino, index + i + k, dst + static_cast<std::size_t>(k) * kBlockSize);
+    if (opts.cache_reads)
+      for (std::uint64_t k = 0; k < run; ++k) cache_fill(ino, index + i + k, dst + static_cast<std::size_t>(k) * kBlockSize);
     i += run;
   }
   return {};

@@ -43,6 +43,7 @@
 #include "f2fscore/uring_device.hpp"
 #include "f2fscore/writer.hpp"
 #include "fuse_options.hpp"
+#include "request_loop.hpp"
 
 namespace {
 
@@ -1291,13 +1292,19 @@ int main(int argc, char** argv) {
   if (single) {
     rc = fuse_session_loop(se);
   } else {
-    fuse_loop_config* cfg = fuse_loop_cfg_create();
-    fuse_loop_cfg_set_clone_fd(cfg, 0);
-    // Workers are kept once started (libfuse's default idle limit: none),
-    // so a burst of requests does not create and destroy threads.
-    fuse_loop_cfg_set_max_threads(cfg, 8);
-    rc = fuse_session_loop_mt(se, cfg);
-    fuse_loop_cfg_destroy(cfg);
+    // One receiver and up to 7 workers for large reads and writes
+    // (request_loop.hpp); workers are kept once started.
+    rc = f2fscore::fuse::serve(se, 7);
+  }
+  // ECONNABORTED from the device: the kernel ended the connection as
+  // aborted rather than unmounted (the control file's abort; also seen
+  // at fusermount3 -u). No request can arrive any more either way, so
+  // the volume is closed as at an unmount; the message says which.
+  if (rc == -ECONNABORTED) {
+    const std::string msg = "f2fscore-fuse: " + mountpoint + ": the kernel aborted the FUSE connection; closing the volume";
+    std::fprintf(stderr, "%s\n", msg.c_str());
+    if (!foreground) ::syslog(LOG_NOTICE, "%s", msg.c_str());
+    rc = 0;
   }
   fuse_session_unmount(se);
   fuse_remove_signal_handlers(se);

@@ -13,7 +13,16 @@
 namespace f2fscore::tools {
 
 struct FuseOptions {
-  MountOptions mount;
+  /// The writer's options as the daemon mounts with them: the kernel's page
+  /// cache of the mount sits above the writer's, so the writer keeps no
+  /// clean blocks it read (cache_reads off) and a 16 MiB cache for dirty
+  /// data before its writeback (cache_mib= changes it).
+  MountOptions mount = [] {
+    MountOptions m;
+    m.cache_bytes = 16ull << 20;
+    m.cache_reads = false;
+    return m;
+  }();
   bool read_only = false;
   bool iostat = false;
   std::string iostat_file;  ///< iostat=FILE: the unmount report goes there (else stderr)

@@ -1219,7 +1219,6 @@ int main(int argc, char** argv) {
   f2fscore::IostatDevice dev(std::move(opened->device), iostat);
   f2fscore::MountOptions mo = fo.mount;
   mo.read_only = fo.read_only;
-  mo.cache_reads = false;  // the kernel's page cache of the mount holds what was read (keep_cache)
   for (const auto& kf : fo.key_files) {  // -o key=FILE: fscrypt v2 master keys
     auto bytes = f2fscore::tools::read_master_key_file(kf);
     if (!bytes) return fail(bytes.error().message);

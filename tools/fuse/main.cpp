@@ -1298,7 +1298,7 @@ int main(int argc, char** argv) {
   // ECONNABORTED from the device: the kernel ended the connection as
   // aborted rather than unmounted (the control file's abort; also seen
   // at fusermount3 -u). No request can arrive any more either way, so
-  // the volume is closed as at an unmount; the message says which.
+  // the volume is closed as at an unmount, with a message saying so.
   if (rc == -ECONNABORTED) {
     const std::string msg = "f2fscore-fuse: " + mountpoint + ": the kernel aborted the FUSE connection; closing the volume";
     std::fprintf(stderr, "%s\n", msg.c_str());

@@ -44,6 +44,7 @@ bool goes_to_worker(const fuse_buf& b) {
 }
 
 struct Pool {
+  Pool(fuse_session* s, unsigned n) : se(s), max_workers(n) {}
   fuse_session* se;
   unsigned max_workers;
   std::mutex mu;
@@ -131,7 +132,7 @@ struct Pool {
 }  // namespace
 
 int serve(fuse_session* se, unsigned max_workers) {
-  Pool pool{se, max_workers, {}, {}, {}, {}, {}, {}, 0, 0, false};
+  Pool pool(se, max_workers);
   fuse_buf buf{};
   int res = 0;
   while (!fuse_session_exited(se)) {

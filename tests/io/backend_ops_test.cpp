@@ -167,6 +167,86 @@ TEST_P(BothBackends, FuaWriteIsDurableOnCompletion) {
   EXPECT_EQ(cs.nr_dirty, 0u) << "FUA write still dirty in the page cache";
   EXPECT_EQ(cs.nr_writeback, 0u);
 }
+
+// OpenOptions::direct_large_writes: an aligned write of 64 KiB or more
+// passes the host's page cache (none of its pages cached afterwards, the
+// file being sparse there before); a smaller one, or one from a buffer not
+// aligned to 4 KiB, is cached as any buffered write. A block written
+// buffered and then overwritten by a direct write reads back as the direct
+// data (the kernel writes back and drops the cached pages of the range).
+TEST_P(BothBackends, LargeAlignedWritesPassThePageCache) {
+  f2fstest::TempDir tmp;
+  const auto path = (tmp / "dev.img").string();
+  f2fstest::make_sparse_file(path, 8 << 20);
+  CacheStat cs{};
+  if (!cachestat_of(path, 0, 4096, cs)) GTEST_SKIP() << "no cachestat(2) (Linux before 6.5)";
+  OpenOptions oo;
+  oo.direct_large_writes = true;
+  BackendOptions bo;
+  bo.backend = GetParam();
+  auto opened = open_device(path, oo, bo);
+  ASSERT_OK(opened);
+  BlockDevice& dev = *opened->device;
+  if (dev.info().direct_write_min == 0) GTEST_SKIP() << "O_DIRECT refused here: " << opened->note;
+  EXPECT_EQ(dev.info().direct_write_min, kDirectWriteMin);
+  EXPECT_FALSE(dev.info().direct);
+  EXPECT_EQ(dev.info().buffer_alignment, 1u) << "buffered: any buffer";
+  constexpr std::uint64_t kMiB = 1 << 20;
+  AlignedBuf big(2 * kMiB), small(4096), back(2 * kMiB);
+  iotest::fill_pattern(big.data(), big.size, 11);
+  iotest::fill_pattern(small.data(), small.size, 12);
+
+  ASSERT_TRUE(write_at(dev, 3 * kMiB, {small.data(), 4096}));
+  ASSERT_TRUE(cachestat_of(path, 3 * kMiB, 4096, cs));
+  EXPECT_EQ(cs.nr_cache, 1u) << "a 4 KiB write is buffered";
+
+  ASSERT_TRUE(write_at(dev, 0, {big.data(), kMiB}));
+  ASSERT_TRUE(cachestat_of(path, 0, kMiB, cs));
+  EXPECT_EQ(cs.nr_cache, 0u) << "a 1 MiB aligned write went through the page cache";
+
+  ASSERT_TRUE(write_at(dev, 3 * kMiB, {big.data() + kMiB, 64 << 10}));  // over the buffered block
+  ASSERT_TRUE(read_at(dev, 3 * kMiB, {back.data(), 64 << 10}));
+  EXPECT_EQ(std::memcmp(back.data(), big.data() + kMiB, 64 << 10), 0) << "the direct write reads back";
+
+  ASSERT_TRUE(write_at(dev, 5 * kMiB, {big.data() + 512, 64 << 10}));  // a buffer off 4 KiB alignment
+  ASSERT_TRUE(cachestat_of(path, 5 * kMiB, 64 << 10, cs));
+  EXPECT_EQ(cs.nr_cache, 16u) << "an unaligned buffer is written buffered";
+  ASSERT_TRUE(write_at(dev, 6 * kMiB, {big.data(), 32 << 10}));
+  ASSERT_TRUE(cachestat_of(path, 6 * kMiB, 32 << 10, cs));
+  EXPECT_EQ(cs.nr_cache, 8u) << "32 KiB is below the bound: buffered";
+
+  ASSERT_TRUE(flush(dev));
+  ASSERT_TRUE(read_at(dev, 0, {back.data(), kMiB}));
+  EXPECT_EQ(std::memcmp(back.data(), big.data(), kMiB), 0);
+  ASSERT_TRUE(read_at(dev, 5 * kMiB, {back.data(), 64 << 10}));
+  EXPECT_EQ(std::memcmp(back.data(), big.data() + 512, 64 << 10), 0);
+  ASSERT_TRUE(read_at(dev, 6 * kMiB, {back.data(), 32 << 10}));
+  EXPECT_EQ(std::memcmp(back.data(), big.data(), 32 << 10), 0);
+}
+
+// Where the second open with O_DIRECT is refused (tmpfs, simulated), every
+// write stays buffered and the note says so.
+TEST_P(BothBackends, LargeWritesStayBufferedWhereODirectIsRefused) {
+  f2fstest::TempDir tmp;
+  const auto path = (tmp / "dev.img").string();
+  f2fstest::make_sparse_file(path, 4 << 20);
+  CacheStat cs{};
+  if (!cachestat_of(path, 0, 4096, cs)) GTEST_SKIP() << "no cachestat(2) (Linux before 6.5)";
+  OpenOptions oo;
+  oo.direct_large_writes = true;
+  BackendOptions bo;
+  bo.backend = GetParam();
+  bo.faults.refuse_direct = true;
+  auto opened = open_device(path, oo, bo);
+  ASSERT_OK(opened);
+  EXPECT_EQ(opened->device->info().direct_write_min, 0u);
+  EXPECT_NE(opened->note.find("large writes stay buffered"), std::string::npos) << opened->note;
+  AlignedBuf big(1 << 20);
+  iotest::fill_pattern(big.data(), big.size, 13);
+  ASSERT_TRUE(write_at(*opened->device, 0, {big.data(), big.size}));
+  ASSERT_TRUE(cachestat_of(path, 0, big.size, cs));
+  EXPECT_EQ(cs.nr_cache, 256u);
+}
 #endif
 
 INSTANTIATE_TEST_SUITE_P(BackendOps, BothBackends, ::testing::Values(Backend::uring, Backend::liburing, Backend::posix),

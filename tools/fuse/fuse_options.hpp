@@ -27,6 +27,10 @@ struct FuseOptions {
   bool iostat = false;
   std::string iostat_file;  ///< iostat=FILE: the unmount report goes there (else stderr)
   bool writeback_cache = false;
+  /// Writes of 64 KiB and more (the writer's writeback runs) go to the
+  /// device with O_DIRECT (OpenOptions::direct_large_writes);
+  /// nodirect_large_writes: through the host's page cache.
+  bool direct_large_writes = true;
   double attr_timeout = 1.0, entry_timeout = 1.0;
   std::uint32_t max_write = 1u << 20;
   bool acl = true;  ///< POSIX ACLs stored and evaluated (f2fs's acl option, its default); noacl: not
@@ -140,6 +144,10 @@ inline std::string parse_fuse_options(std::string_view list, FuseOptions& o) {
       o.acl = false;
     } else if (key == "writeback_cache" && !has_val) {
       o.writeback_cache = true;
+    } else if (key == "direct_large_writes" && !has_val) {
+      o.direct_large_writes = true;
+    } else if (key == "nodirect_large_writes" && !has_val) {
+      o.direct_large_writes = false;
     } else if (key == "attr_timeout") {
       if (!need_val() || !detail::parse_seconds(val, o.attr_timeout)) return bad("seconds in [0, 86400]");
     } else if (key == "entry_timeout") {

@@ -61,7 +61,7 @@ const char* kExitHelp =
     "fdatasync_in_place, cache_mib=N, checkpoint_interval=S, discard, nodiscard, background_gc=on|off,\n"
     "compress_algorithm=lzo|lz4|zstd|lzo-rle, compress_log_size=N, compress_chksum, compress_extension=EXT,\n"
     "nocompress_extension=EXT, compress_mode=fs|user (volumes with the compression feature),\n"
-    "acl, noacl, iostat, writeback_cache, attr_timeout=S, entry_timeout=S, max_write=BYTES, and FUSE's allow_other,\n"
+    "acl, noacl, iostat, writeback_cache, nodirect_large_writes, attr_timeout=S, entry_timeout=S, max_write=BYTES, and FUSE's allow_other,\n"
     "allow_root, auto_unmount, fsname=, subtype=, dev, nodev, suid, nosuid, exec, noexec, atime, noatime.\n"
     "The daemon goes to the background once mounted (-f keeps it in the foreground); fusermount3 -u,\n"
     "umount, SIGTERM and SIGINT unmount it, writing a checkpoint.\n"
@@ -1115,7 +1115,7 @@ void install_fatal_signal_handlers() {
 int main(int argc, char** argv) {
   CLI::App app{"Mount an F2FS volume in user space (f2fscore " F2FSCORE_VERSION_STRING ")", "f2fscore-fuse"};
   app.footer(kExitHelp);
-  std::string device, mountpoint, backend = "posix";
+  std::string device, mountpoint, backend = "auto";
   std::vector<std::string> opt_lists;
   bool foreground = false, debug = false, single = false, version = false;
   app.add_option("device", device, "Image file or block device holding an F2FS volume");
@@ -1126,7 +1126,7 @@ int main(int argc, char** argv) {
   app.add_flag("-f,--foreground", foreground, "Stay in the foreground");
   app.add_flag("-d,--debug", debug, "Print each FUSE request (implies -f)");
   app.add_flag("-s,--single-thread", single, "Serve requests on one thread");
-  app.add_option("--backend", backend, "I/O backend: posix (default), io_uring, uring or auto")
+  app.add_option("--backend", backend, "I/O backend: auto (default: io_uring, else posix), posix, io_uring or uring")
       ->check(CLI::IsMember({"auto", "posix", "io_uring", "uring"}));
   app.add_flag("-V,--version", version, "Print the version and exit");
   auto usage = [&](const std::string& m) { return ftools::print_error("f2fscore-fuse", m, kExitUsage, true); };
@@ -1196,6 +1196,7 @@ int main(int argc, char** argv) {
   f2fscore::OpenOptions oo;
   oo.read_only = fo.read_only;
   oo.refuse_in_use = !fo.read_only;
+  oo.direct_large_writes = fo.direct_large_writes && !fo.read_only;
   f2fscore::BackendOptions bo;
   bo.backend = backend == "posix"      ? f2fscore::Backend::posix
                : backend == "io_uring" ? f2fscore::Backend::uring

@@ -86,6 +86,11 @@ struct DeviceInfo {
   bool cheap_write_zeroes = false;
   /// A block device opened with O_EXCL: this open holds the claim.
   bool exclusive = false;
+  /// bytes; 0: none. Writes of at least this many bytes whose offset,
+  /// length and buffer address are multiples of 4096 go through a second
+  /// descriptor opened with O_DIRECT, past the host's page cache
+  /// (OpenOptions::direct_large_writes).
+  std::uint32_t direct_write_min = 0;
   std::string name;  ///< path or a description, for messages
 };
 
@@ -288,7 +293,29 @@ struct OpenOptions {
   /// as mkfs -f does). Regular files only; with `direct`, the sparse image
   /// is opened buffered (its chunks start at any byte).
   bool sparse_as_raw = false;
+  /// A writable, buffered open of a regular file or a block device also
+  /// opens the same file with O_DIRECT (checked to be the same inode), and
+  /// writes of at least kDirectWriteMin bytes with offset, length and
+  /// buffer multiples of 4096 go through it (DeviceInfo::direct_write_min):
+  /// a caller with a page cache of its own (the writer's) then does not fill
+  /// the host's with a second copy, and on a virtual disk the host copies
+  /// the data while this process goes on. Linux keeps the two descriptors
+  /// coherent: a direct write first writes back, and afterwards drops, the
+  /// host's cached pages of its range (generic_file_direct_write() in
+  /// mm/filemap.c). The caller must not have a buffered write and a direct
+  /// write of one block in flight at once (the writer waits for a block's
+  /// write before it writes or reads the block again). Where O_DIRECT is
+  /// refused (tmpfs, platforms without it) or the file system ignores it,
+  /// every write stays buffered and OpenedDevice::note says so. POSIX and
+  /// io_uring backends; ignored with `direct`, `read_only` and sparse
+  /// images.
+  bool direct_large_writes = false;
 };
+
+/// The smallest write that OpenOptions::direct_large_writes sends past the
+/// page cache, bytes: below it the copy into the host's page cache costs
+/// less than waiting for the device.
+inline constexpr std::uint32_t kDirectWriteMin = 64u << 10;
 
 /// Opens a regular file or a block device with plain pread/pwrite (the
 /// portable backend; open_device() with Backend::posix). Size from stat or

@@ -197,8 +197,44 @@ Errc errc_from_open(int err) {
 
 struct Opened {
   int fd = -1;
+  int direct_fd = -1;  // OpenOptions::direct_large_writes; -1: none
   DeviceInfo info;
+  void close_all() noexcept {
+    if (fd >= 0) ::close(fd);
+    if (direct_fd >= 0) ::close(direct_fd);
+    fd = direct_fd = -1;
+  }
 };
+
+// OpenOptions::direct_large_writes: the same file opened again with
+// O_DIRECT, for the large aligned writes. Nothing when O_DIRECT is refused
+// or the second open is not the same inode (the path was replaced between
+// the opens); `note` says why.
+void open_direct_writes(const std::string& path, Opened& o, int flags, bool refuse, std::string& note) {
+#if defined(O_DIRECT)
+  if (o.info.logical_block_size > 4096) return;  // 4 KiB writes would not be aligned for it
+  // OpenFaults::refuse_direct: refused as tmpfs refuses O_DIRECT.
+  const int dfd = refuse ? -1 : ::open(path.c_str(), (flags & ~O_EXCL) | O_DIRECT);
+  if (dfd < 0) {
+    if (!note.empty()) note += "; ";
+    note += std::string("large writes stay buffered: the second open with O_DIRECT failed (") +
+            std::strerror(refuse ? EINVAL : errno) + ")";
+    return;
+  }
+  struct stat a {}, b {};
+  if (::fstat(o.fd, &a) != 0 || ::fstat(dfd, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino ||
+      a.st_rdev != b.st_rdev) {
+    ::close(dfd);
+    if (!note.empty()) note += "; ";
+    note += "large writes stay buffered: " + path + " changed between its two opens";
+    return;
+  }
+  o.direct_fd = dfd;
+  o.info.direct_write_min = kDirectWriteMin;
+#else
+  (void)path, (void)o, (void)flags, (void)refuse, (void)note;
+#endif
+}
 
 // Opens the descriptor and fills DeviceInfo, for every backend.
 Result<Opened> open_fd(const std::string& path, const OpenOptions& opts, const BackendOptions& bo,
@@ -328,6 +364,8 @@ Result<Opened> open_fd(const std::string& path, const OpenOptions& opts, const B
   if (direct) {
     o.info.buffer_alignment = o.info.logical_block_size < 4096 ? 4096 : o.info.logical_block_size;
     o.info.logical_block_size = o.info.buffer_alignment;
+  } else if (opts.direct_large_writes && !opts.read_only) {
+    open_direct_writes(path, o, flags, bo.faults.refuse_direct, note);
   }
   return o;
 }
@@ -353,7 +391,7 @@ Result<OpenedDevice> open_device(const std::string& path, const OpenOptions& opt
   if (opened->info.kind == DeviceKind::regular_file && opened->info.direct && !opts.sparse_as_raw &&
       opened->info.size_bytes >= opened->info.buffer_alignment) {
     if (starts_with_sparse_magic(opened->fd, opened->info.buffer_alignment)) {
-      ::close(opened->fd);
+      opened->close_all();
       OpenOptions buffered = opts;
       buffered.direct = false;
       opened = open_fd(path, buffered, bo, note);
@@ -365,7 +403,7 @@ Result<OpenedDevice> open_device(const std::string& path, const OpenOptions& opt
   if (opened->info.kind == DeviceKind::regular_file && !opened->info.direct && !opts.sparse_as_raw) {
     if (starts_with_sparse_magic(opened->fd, 4)) {
       if (!opts.read_only) {
-        ::close(opened->fd);
+        opened->close_all();
         return make_error(Errc::unsupported, detail::sparse_write_refusal(path));
       }
       opened->info.logical_block_size = 1;
@@ -383,8 +421,8 @@ Result<OpenedDevice> open_device(const std::string& path, const OpenOptions& opt
         bo.faults.refuse_uring
             ? Result<std::unique_ptr<BlockDevice>>(make_error(
                   Errc::unsupported, "io_uring refused (injected): io_uring_setup: EPERM", Error::kNoOffset, EPERM))
-            : bo.backend == Backend::liburing ? detail::make_liburing_device(opened->fd, opened->info, bo)
-                                              : detail::make_uring_device(opened->fd, opened->info, bo);
+            : bo.backend == Backend::liburing ? detail::make_liburing_device(opened->fd, opened->direct_fd, opened->info, bo)
+                                              : detail::make_uring_device(opened->fd, opened->direct_fd, opened->info, bo);
 #else
     Result<std::unique_ptr<BlockDevice>> dev =
         make_error(Errc::unsupported, "this build has no io_uring backend (F2FSCORE_WITH_URING=OFF)");
@@ -396,7 +434,7 @@ Result<OpenedDevice> open_device(const std::string& path, const OpenOptions& opt
       return out;
     }
     if (bo.backend == Backend::uring || bo.backend == Backend::liburing) {
-      ::close(opened->fd);
+      opened->close_all();
       Error e = dev.error();
       e.message = "cannot use io_uring for " + path + ": " + e.message;
       return make_error(std::move(e));
@@ -404,7 +442,7 @@ Result<OpenedDevice> open_device(const std::string& path, const OpenOptions& opt
     if (!note.empty()) note += "; ";
     note += dev.error().message + ": using the POSIX backend";
   }
-  out.device = detail::make_posix_device(opened->fd, std::move(opened->info), bo.faults.refuse_zeroing);
+  out.device = detail::make_posix_device(opened->fd, std::move(opened->info), bo.faults.refuse_zeroing, opened->direct_fd);
   out.backend = Backend::posix;
   out.note = note;
   return out;

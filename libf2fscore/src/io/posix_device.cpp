@@ -27,11 +27,12 @@ namespace {
 
 class PosixDevice final : public BlockDevice {
  public:
-  PosixDevice(int fd, DeviceInfo info, bool refuse_zeroing)
-      : fd_(fd), info_(std::move(info)), refuse_zeroing_(refuse_zeroing) {}
+  PosixDevice(int fd, DeviceInfo info, bool refuse_zeroing, int direct_fd)
+      : fd_(fd), direct_fd_(direct_fd), info_(std::move(info)), refuse_zeroing_(refuse_zeroing) {}
   ~PosixDevice() override {
     drain(*this);
     ::close(fd_);
+    if (direct_fd_ >= 0) ::close(direct_fd_);
   }
 
   const DeviceInfo& info() const noexcept override { return info_; }
@@ -84,7 +85,9 @@ class PosixDevice final : public BlockDevice {
     while (done < req.length) {
       const auto off = static_cast<off_t>(req.offset + done);
       const auto len = static_cast<std::size_t>(req.length - done);
-      const ssize_t n = write ? ::pwrite(fd_, p + done, len, off) : ::pread(fd_, p + done, len, off);
+      const ssize_t n = write ? ::pwrite(detail::write_fd(fd_, direct_fd_, info_, static_cast<std::uint64_t>(off), len, p + done),
+                                         p + done, len, off)
+                              : ::pread(fd_, p + done, len, off);
       if (n < 0) {
         if (errno == EINTR) continue;
         req.transferred = done;
@@ -115,6 +118,7 @@ class PosixDevice final : public BlockDevice {
   }
 
   int fd_;
+  int direct_fd_;  // OpenOptions::direct_large_writes; -1: none
   DeviceInfo info_;
   bool refuse_zeroing_;  // OpenFaults::refuse_zeroing
   CompletionQueue done_;
@@ -124,8 +128,8 @@ class PosixDevice final : public BlockDevice {
 
 namespace detail {
 
-std::unique_ptr<BlockDevice> make_posix_device(int fd, DeviceInfo info, bool refuse_zeroing) {
-  return std::unique_ptr<BlockDevice>(new PosixDevice(fd, std::move(info), refuse_zeroing));
+std::unique_ptr<BlockDevice> make_posix_device(int fd, DeviceInfo info, bool refuse_zeroing, int direct_fd) {
+  return std::unique_ptr<BlockDevice>(new PosixDevice(fd, std::move(info), refuse_zeroing, direct_fd));
 }
 
 }  // namespace detail

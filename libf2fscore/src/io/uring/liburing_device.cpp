@@ -41,8 +41,9 @@ struct Slot {
 
 class LiburingDevice final : public BlockDevice {
  public:
-  LiburingDevice(int fd, DeviceInfo info, const BackendOptions& o, const io_uring& ring)
+  LiburingDevice(int fd, int direct_fd, DeviceInfo info, const BackendOptions& o, const io_uring& ring)
       : fd_(fd),
+        direct_fd_(direct_fd),
         info_(std::move(info)),
         lbs_mask_(info_.logical_block_size - 1u),
         align_mask_(info_.buffer_alignment > 1 ? info_.buffer_alignment - 1u : 0u),
@@ -66,6 +67,7 @@ class LiburingDevice final : public BlockDevice {
     drain(*this);
     ::io_uring_queue_exit(&ring_);
     ::close(fd_);
+    if (direct_fd_ >= 0) ::close(direct_fd_);
   }
 
   const DeviceInfo& info() const noexcept override { return info_; }
@@ -87,7 +89,8 @@ class LiburingDevice final : public BlockDevice {
         s.retries = 0;
         ++in_kernel_;
         static_assert(IORING_OP_WRITE == IORING_OP_READ + 1 && static_cast<int>(IoOp::write) == 1);
-        ::io_uring_prep_rw(IORING_OP_READ + static_cast<int>(req.op), sqe, fd_, req.buf,
+        const int fd = req.op == IoOp::write ? write_fd(fd_, direct_fd_, info_, req.offset, req.length, req.buf) : fd_;
+        ::io_uring_prep_rw(IORING_OP_READ + static_cast<int>(req.op), sqe, fd, req.buf,
                            static_cast<unsigned>(req.length), req.offset);
         // FUA: durable on completion, as pwritev2(RWF_DSYNC) makes it.
         if ((req.flags & io_flag::fua) != 0 && req.op == IoOp::write) sqe->rw_flags = RWF_DSYNC;
@@ -211,7 +214,7 @@ class LiburingDevice final : public BlockDevice {
     if (r.op == IoOp::read) {
       ::io_uring_prep_read(sqe, fd_, p, static_cast<unsigned>(len), off);
     } else {
-      ::io_uring_prep_write(sqe, fd_, p, static_cast<unsigned>(len), off);
+      ::io_uring_prep_write(sqe, write_fd(fd_, direct_fd_, info_, off, len, p), p, static_cast<unsigned>(len), off);
       // FUA: durable on completion, as pwritev2(RWF_DSYNC) makes it.
       if ((r.flags & io_flag::fua) != 0) sqe->rw_flags = RWF_DSYNC;
     }
@@ -329,6 +332,7 @@ class LiburingDevice final : public BlockDevice {
   }
 
   int fd_;
+  int direct_fd_;  // OpenOptions::direct_large_writes; -1: none
   DeviceInfo info_;
   std::uint64_t lbs_mask_;     // logical block size - 1
   std::uintptr_t align_mask_;  // buffer alignment - 1
@@ -354,7 +358,8 @@ class LiburingDevice final : public BlockDevice {
 
 }  // namespace
 
-Result<std::unique_ptr<BlockDevice>> make_liburing_device(int fd, DeviceInfo info, const BackendOptions& opts) {
+Result<std::unique_ptr<BlockDevice>> make_liburing_device(int fd, int direct_fd, DeviceInfo info,
+                                                          const BackendOptions& opts) {
   // The ring: twice the queue depth (a retry never finds it full), at least
   // 64 entries; COOP_TASKRUN (completions do not interrupt the task with
   // an IPI) with TASKRUN_FLAG (the kernel flags pending completion work in
@@ -374,7 +379,7 @@ Result<std::unique_ptr<BlockDevice>> make_liburing_device(int fd, DeviceInfo inf
     return make_error(Errc::unsupported, std::string("io_uring refused: io_uring_setup: ") + std::strerror(-r),
                       Error::kNoOffset, -r);
   try {
-    return std::unique_ptr<BlockDevice>(new LiburingDevice(fd, std::move(info), opts, ring));
+    return std::unique_ptr<BlockDevice>(new LiburingDevice(fd, direct_fd, std::move(info), opts, ring));
   } catch (const std::bad_alloc&) {
     ::io_uring_queue_exit(&ring);
     return make_error(Errc::no_space, "out of memory for the io_uring backend");

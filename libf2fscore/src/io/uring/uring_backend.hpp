@@ -4,6 +4,7 @@
 // io/uring/liburing_device.cpp drives liburing itself.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "f2fscore/device.hpp"
@@ -12,16 +13,30 @@
 
 namespace f2fscore::detail {
 
-/// Takes ownership of `fd` on success only. Errc::unsupported (with the
-/// errno) when io_uring is refused.
-Result<std::unique_ptr<BlockDevice>> make_uring_device(int fd, DeviceInfo info, const BackendOptions& opts);
+/// Takes ownership of `fd` and `direct_fd` (OpenOptions::direct_large_writes:
+/// the same file opened with O_DIRECT, or -1) on success only.
+/// Errc::unsupported (with the errno) when io_uring is refused.
+Result<std::unique_ptr<BlockDevice>> make_uring_device(int fd, int direct_fd, DeviceInfo info,
+                                                       const BackendOptions& opts);
 
 /// The same on liburing directly (io/uring/liburing_device.cpp).
-Result<std::unique_ptr<BlockDevice>> make_liburing_device(int fd, DeviceInfo info, const BackendOptions& opts);
+Result<std::unique_ptr<BlockDevice>> make_liburing_device(int fd, int direct_fd, DeviceInfo info,
+                                                          const BackendOptions& opts);
 
 /// The POSIX backend on an opened descriptor (io/posix_device.cpp); takes
-/// ownership of `fd`.
-std::unique_ptr<BlockDevice> make_posix_device(int fd, DeviceInfo info, bool refuse_zeroing);
+/// ownership of `fd` and `direct_fd` (as above).
+std::unique_ptr<BlockDevice> make_posix_device(int fd, DeviceInfo info, bool refuse_zeroing, int direct_fd = -1);
+
+/// The descriptor a write of `len` bytes at `off` from `buf` goes to: the
+/// O_DIRECT one for a write of at least DeviceInfo::direct_write_min bytes
+/// with offset, length and buffer multiples of 4096, else `fd`.
+inline int write_fd(int fd, int direct_fd, const DeviceInfo& info, std::uint64_t off, std::uint64_t len,
+                    const void* buf) noexcept {
+  return direct_fd >= 0 && len >= info.direct_write_min &&
+                 ((off | len | reinterpret_cast<std::uintptr_t>(buf)) & 4095u) == 0
+             ? direct_fd
+             : fd;
+}
 
 /// Flush, discard and write-zeroes on a descriptor, for both backends
 /// (io/device_open.cpp). `refuse_zeroing` simulates a file system or device

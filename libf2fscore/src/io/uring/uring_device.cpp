@@ -171,7 +171,8 @@ struct Slot {
   std::uint32_t index = 0;      // in the device's slots
   std::uint32_t next_free = 0;  // SlotFreeList's link
   File file;
-  explicit Slot(asio::io_context& ctx) : file(ctx.get_executor()) {}
+  File direct_file;  // OpenOptions::direct_large_writes: the O_DIRECT descriptor, if any
+  explicit Slot(asio::io_context& ctx) : file(ctx.get_executor()), direct_file(ctx.get_executor()) {}
 };
 
 template <typename T>
@@ -191,8 +192,9 @@ void SlotAllocator<T>::deallocate(T* p, std::size_t) noexcept {
 
 class UringDevice final : public BlockDevice {
  public:
-  UringDevice(int fd, DeviceInfo info, const BackendOptions& o)
+  UringDevice(int fd, int direct_fd, DeviceInfo info, const BackendOptions& o)
       : fd_(fd),
+        direct_fd_(direct_fd),
         info_(std::move(info)),
         lbs_mask_(info_.logical_block_size - 1u),
         align_mask_(info_.buffer_alignment > 1 ? info_.buffer_alignment - 1u : 0u),
@@ -222,6 +224,7 @@ class UringDevice final : public BlockDevice {
         s->dev = this;
         s->index = i;
         s->file.assign(fd_);
+        if (direct_fd_ >= 0) s->direct_file.assign(direct_fd_);
         slots_.push_back(std::move(s));
       }
       free_.init(slots_, o.queue_depth);
@@ -241,6 +244,7 @@ class UringDevice final : public BlockDevice {
     drain(*this);
     release_files();
     ::close(fd_);
+    if (direct_fd_ >= 0) ::close(direct_fd_);
   }
 
   const DeviceInfo& info() const noexcept override { return info_; }
@@ -345,7 +349,8 @@ class UringDevice final : public BlockDevice {
   void release_files() noexcept {
     for (auto& s : slots_) {
       boost::system::error_code ec;
-      if (s->file.is_open()) (void)s->file.release(ec);  // the descriptor is ours, closed once
+      if (s->file.is_open()) (void)s->file.release(ec);  // the descriptors are ours, closed once
+      if (s->direct_file.is_open()) (void)s->direct_file.release(ec);
     }
     slots_.clear();
   }
@@ -431,7 +436,8 @@ class UringDevice final : public BlockDevice {
       if (r.op == IoOp::read)
         s->file.async_read_some_at(off, asio::mutable_buffer(p, static_cast<std::size_t>(len)), Handler{s});
       else
-        s->file.async_write_some_at(off, asio::const_buffer(p, static_cast<std::size_t>(len)), Handler{s});
+        (write_fd(fd_, direct_fd_, info_, off, len, p) == fd_ ? s->file : s->direct_file)
+            .async_write_some_at(off, asio::const_buffer(p, static_cast<std::size_t>(len)), Handler{s});
     } catch (...) {
       r.status = Errc::no_space;  // only if an allocation failed
       --in_kernel_;
@@ -459,6 +465,7 @@ class UringDevice final : public BlockDevice {
   }
 
   int fd_;
+  int direct_fd_;  // OpenOptions::direct_large_writes; -1: none
   DeviceInfo info_;
   std::uint64_t lbs_mask_;          // logical block size - 1
   std::uintptr_t align_mask_;       // buffer alignment - 1
@@ -488,9 +495,10 @@ void Handler::operator()(const boost::system::error_code& ec, std::size_t n) con
 
 }  // namespace
 
-Result<std::unique_ptr<BlockDevice>> make_uring_device(int fd, DeviceInfo info, const BackendOptions& opts) {
+Result<std::unique_ptr<BlockDevice>> make_uring_device(int fd, int direct_fd, DeviceInfo info,
+                                                       const BackendOptions& opts) {
   try {
-    return std::unique_ptr<BlockDevice>(new UringDevice(fd, std::move(info), opts));
+    return std::unique_ptr<BlockDevice>(new UringDevice(fd, direct_fd, std::move(info), opts));
   } catch (const boost::system::system_error& e) {
     const int err = e.code().category() == boost::system::system_category() ? e.code().value() : 0;
     return make_error(Errc::unsupported, std::string("io_uring refused: ") + e.what(), Error::kNoOffset, err);

@@ -29,6 +29,10 @@
 #   raw          fio --ioengine=psync on a file in DIR: 512 MiB of 1 MiB
 #                writes and --end_fsync=1, then 1 MiB reads after dropping
 #                the page cache                                          MB/s
+#   null         seq_write on f2fscore-fuse-null (bench/fuse/fuse_null.cpp:
+#                the same FUSE setup and request loop, no file system):
+#                writes answered at once, and answered after one copy of
+#                the data; what FUSE itself lets a daemon reach here     MB/s
 # Both images are written whole and synced before each mkfs (no sparse
 # file: see new_fs()), and both mkfs run without discard.
 # usage: bench/fuse_bench.sh [ROUNDS (default 3)]
@@ -42,6 +46,7 @@ dir="${DIR:-/tmp}"
 size="${SIZE:-2G}"
 size_bytes=$(numfmt --from=iec "$size")
 fuse="$build/tools/fuse/f2fscore-fuse"
+null="$build/bench/f2fscore-fuse-null"  # optional (a build with F2FSCORE_BUILD_BENCH=ON)
 mkfs="$build/tools/mkfs/f2fscore-mkfs"
 for t in "$fuse" "$mkfs"; do [[ -x "$t" ]] || { echo "missing $t (build first)" >&2; exit 1; }; done
 command -v fuse2fs >/dev/null || { echo "fuse2fs not installed (apt-get install fuse2fs)" >&2; exit 1; }
@@ -58,6 +63,31 @@ cleanup() {
 trap cleanup EXIT
 mkdir -p "$work/mnt"
 (cd "$root" && tar -cf "$work/src.tar" libf2fscore tests)
+
+seq_write() {  # file -> MB/s of 512 MiB of 1 MiB writes, then fsync
+  python3 - "$1" <<'EOF'
+import os, sys, time
+b = b"\x5a" * (1 << 20)
+t = time.monotonic()
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+for _ in range(512): os.write(fd, b)
+os.fsync(fd); os.close(fd)
+print("%.1f" % (512 / (time.monotonic() - t)))
+EOF
+}
+
+null_one() {  # -> "no_op one_copy": seq_write on f2fscore-fuse-null, MB/s
+  if [[ ! -x "$null" ]]; then echo "nan nan"; return; fi
+  local out="" m
+  for m in "" --copy; do
+    "$null" $m "$work/mnt" 2>"$work/null.log" &
+    pid=$!
+    for _ in $(seq 1 200); do mountpoint -q "$work/mnt" && break; sleep 0.05; done
+    out+=" $(seq_write "$work/mnt/f")"
+    umount_fs
+  done
+  echo $out
+}
 
 mount_fs() {  # kind [ours' extra -o options]
   if [[ $1 == ours ]]; then
@@ -140,16 +170,7 @@ run_one() {  # kind -> "seq_write seq_read seq_read_cold rand_fsync meta tar_x"
   new_fs "$kind"
   mount_fs "$kind"
   local sw sr src rf meta tx
-  sw=$(python3 - "$work/mnt/big" <<'EOF'
-import os, sys, time
-b = b"\x5a" * (1 << 20)
-t = time.monotonic()
-fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-for _ in range(512): os.write(fd, b)
-os.fsync(fd); os.close(fd)
-print("%.1f" % (512 / (time.monotonic() - t)))
-EOF
-)
+  sw=$(seq_write "$work/mnt/big")
   umount_fs
   mount_fs "$kind"
   sr=$(seq_read "$work/mnt/big")
@@ -198,6 +219,7 @@ echo "# fs: kind seq_write_MBps seq_read_MBps seq_read_cold_MBps rand4k_fsync_IO
 echo "# sqlite: ours ipu_policy=0 ipu_policy=0+fdatasync_in_place ipu_policy=16 ipu_policy=16+fdatasync_in_place; ext4 (tx/s)"
 echo "# sqlitewal: ours ipu_policy=16; ext4 (tx/s, journal_mode=WAL)"
 echo "# raw: seq_write_MBps seq_read_cold_MBps"
+echo "# null: seq_write_MBps of f2fscore-fuse-null answering at once, after one copy"
 : >"$work/results"
 for r in $(seq 1 "$rounds"); do
   for kind in ours ext4; do
@@ -213,6 +235,7 @@ for r in $(seq 1 "$rounds"); do
   echo "sqlitewal ext4 $(sqlite_tps ext4 WAL)" | tee -a "$work/results"
   echo "sqlitewal ours $(sqlite_tps ours WAL ipu_policy=16)" | tee -a "$work/results"
   echo "raw raw $(raw_one)" | tee -a "$work/results"
+  echo "null null $(null_one)" | tee -a "$work/results"
 done
 echo "# load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$work/results" <<'EOF'
@@ -238,4 +261,8 @@ for i, n in enumerate(["ipu_policy=0", "ipu_policy=0,fdatasync_in_place", "ipu_p
 o = med("sqlitewal", "ours", 0); e = med("sqlitewal", "ext4", 0)
 print("%-34s %10.2f %10.2f %6.2f" % ("sqlite WAL tx/s ipu_policy=16", o, e, o / e))
 print("%-34s %10.2f %10.2f" % ("raw disk (fio) write / cold read", raw_w, raw_r))
+n0, n1 = med("null", "null", 0), med("null", "null", 1)
+print("# FUSE alone (f2fscore-fuse-null), seq_write MB/s and / raw disk: what any daemon can reach here")
+print("%-34s %10.2f %6.2f" % ("answered at once", n0, n0 / raw_w))
+print("%-34s %10.2f %6.2f" % ("answered after one copy", n1, n1 / raw_w))
 EOF

@@ -372,8 +372,9 @@ Status Writer::Impl::balance_fs() {
     }
     last_call_time = t;
   }
+  if (!has_not_enough_free_secs(0, 0)) return {};
   const std::uint64_t futile_key = (stats.checkpoints << 32) | free_sections();
-  if (!has_not_enough_free_secs(0, 0) || gc_futile_at == futile_key) return {};
+  if (gc_futile_at == futile_key) return {};
   const std::uint64_t victims = stats.gc.victims, cps = stats.checkpoints;
   auto r = Gc{*this}.run(true, 1, false);
   if (!r) return make_error(r.error());

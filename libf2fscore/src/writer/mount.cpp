@@ -297,8 +297,7 @@ Result<nid_t> Writer::Impl::alloc_nid() {
   return n;
 }
 
-Result<Node*> Writer::Impl::node(nid_t nid) {
-  if (Node* p = nm.cached_page(nid)) return p;
+Result<Node*> Writer::Impl::read_node(nid_t nid) {
   if (nid == 0 || nid >= max_nid) return make_error(Errc::corrupt, fmt("writer: nid %llu outside the NAT", nid));
   const block_t addr = nm.get(nid).addr;
   F2FSCORE_TRY(nm.error());

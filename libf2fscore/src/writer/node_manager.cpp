@@ -205,13 +205,6 @@ void NodeManager::committed() {
 
 // ---- Node page cache ---------------------------------------------------------
 
-Node* NodeManager::cached_page(nid_t n) {
-  auto it = pages_.find(n);
-  if (it == pages_.end()) return nullptr;
-  it->second->used = ++clock_;
-  return &it->second->n;
-}
-
 Result<Node*> NodeManager::read_page(BlockDevice& dev, nid_t n, block_t addr, std::uint16_t tag) {
   auto p = std::make_unique<NodePage>();
   F2FSCORE_TRY(read_at(dev, static_cast<std::uint64_t>(addr) * kBlockSize,

@@ -130,7 +130,12 @@ class NodeManager {
   std::size_t nat_block_bound() const noexcept { return nat_block_bound_; }
   /// The cached page of node `n`, or nullptr (a use: it moves to the back
   /// of the eviction order).
-  disk::Node* cached_page(disk::nid_t n);
+  disk::Node* cached_page(disk::nid_t n) {
+    auto it = pages_.find(n);
+    if (it == pages_.end()) return nullptr;
+    it->second->used = ++clock_;
+    return &it->second->n;
+  }
   bool page_cached(disk::nid_t n) const { return pages_.count(n) != 0; }
   /// Reads node `n` from block `addr` of `dev` into the cache, clean.
   /// Errors: io; corrupt when the block's footer names another nid (as

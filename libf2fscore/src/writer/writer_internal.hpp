@@ -514,7 +514,15 @@ struct Writer::Impl {
   /// Whether main-area block `addr` is valid now.
   bool block_valid(disk::block_t addr) const { return in_main(addr) && sm.is_valid(seg_of(addr), off_of(addr)); }
   Result<nid_t> alloc_nid();
-  Result<disk::Node*> node(nid_t nid);
+  /// Node `nid`'s page, from the node cache or read into it (read_node()).
+  Result<disk::Node*> node(nid_t nid) {
+    if (disk::Node* p = nm.cached_page(nid)) return p;
+    return read_node(nid);
+  }
+  /// Reads node `nid` through its NAT entry into the node cache. Errors:
+  /// corrupt (nid outside the NAT, an entry with no node block in the main
+  /// area, a block whose footer names another nid), io.
+  Result<disk::Node*> read_node(nid_t nid);
   disk::Node* new_node(nid_t nid, nid_t ino, std::uint32_t ofs, bool dir);
   void mark_dirty(nid_t nid) { nm.mark_dirty(nid); }
   void free_node(nid_t nid);

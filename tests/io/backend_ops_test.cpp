@@ -168,6 +168,18 @@ TEST_P(BothBackends, FuaWriteIsDurableOnCompletion) {
   EXPECT_EQ(cs.nr_writeback, 0u);
 }
 
+namespace {
+// open_device() of `path` on backend `b` with OpenOptions::direct_large_writes.
+Result<OpenedDevice> open_direct_writes(const std::string& path, Backend b, bool refuse_direct = false) {
+  OpenOptions oo;
+  oo.direct_large_writes = true;
+  BackendOptions bo;
+  bo.backend = b;
+  bo.faults.refuse_direct = refuse_direct;
+  return open_device(path, oo, bo);
+}
+}  // namespace
+
 // OpenOptions::direct_large_writes: an aligned write of 64 KiB or more
 // passes the host's page cache (none of its pages cached afterwards, the
 // file being sparse there before); a smaller one, or one from a buffer not
@@ -180,11 +192,7 @@ TEST_P(BothBackends, LargeAlignedWritesPassThePageCache) {
   f2fstest::make_sparse_file(path, 8 << 20);
   CacheStat cs{};
   if (!cachestat_of(path, 0, 4096, cs)) GTEST_SKIP() << "no cachestat(2) (Linux before 6.5)";
-  OpenOptions oo;
-  oo.direct_large_writes = true;
-  BackendOptions bo;
-  bo.backend = GetParam();
-  auto opened = open_device(path, oo, bo);
+  auto opened = open_direct_writes(path, GetParam());
   ASSERT_OK(opened);
   BlockDevice& dev = *opened->device;
   if (dev.info().direct_write_min == 0) GTEST_SKIP() << "O_DIRECT refused here: " << opened->note;
@@ -232,12 +240,7 @@ TEST_P(BothBackends, LargeWritesStayBufferedWhereODirectIsRefused) {
   f2fstest::make_sparse_file(path, 4 << 20);
   CacheStat cs{};
   if (!cachestat_of(path, 0, 4096, cs)) GTEST_SKIP() << "no cachestat(2) (Linux before 6.5)";
-  OpenOptions oo;
-  oo.direct_large_writes = true;
-  BackendOptions bo;
-  bo.backend = GetParam();
-  bo.faults.refuse_direct = true;
-  auto opened = open_device(path, oo, bo);
+  auto opened = open_direct_writes(path, GetParam(), true);
   ASSERT_OK(opened);
   EXPECT_EQ(opened->device->info().direct_write_min, 0u);
   EXPECT_NE(opened->note.find("large writes stay buffered"), std::string::npos) << opened->note;

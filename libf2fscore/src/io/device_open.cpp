@@ -229,6 +229,22 @@ void open_direct_writes(const std::string& path, Opened& o, int flags, bool refu
     note += "large writes stay buffered: " + path + " changed between its two opens";
     return;
   }
+  // A file system may take O_DIRECT at open and still refuse 4 KiB
+  // transfers (a larger alignment): one aligned read of the first block
+  // shows it before any write depends on it.
+  if (o.info.size_bytes >= 4096) {
+    auto* probe = static_cast<std::uint8_t*>(detail::aligned_alloc_bytes(4096, 4096));
+    const ssize_t n = probe != nullptr ? ::pread(dfd, probe, 4096, 0) : -1;
+    const int e = probe != nullptr ? errno : ENOMEM;
+    detail::aligned_free(probe);
+    if (n != 4096) {
+      ::close(dfd);
+      if (!note.empty()) note += "; ";
+      note += std::string("large writes stay buffered: a 4 KiB read with O_DIRECT failed (") +
+              (n < 0 ? std::strerror(e) : "short read") + ")";
+      return;
+    }
+  }
   o.direct_fd = dfd;
   o.info.direct_write_min = kDirectWriteMin;
 #else

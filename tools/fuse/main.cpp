@@ -1196,7 +1196,7 @@ int main(int argc, char** argv) {
   f2fscore::OpenOptions oo;
   oo.read_only = fo.read_only;
   oo.refuse_in_use = !fo.read_only;
-  oo.direct_large_writes = fo.direct_large_writes && !fo.read_only;
+  oo.direct_large_writes = fo.direct_large_writes;
   f2fscore::BackendOptions bo;
   bo.backend = backend == "posix"      ? f2fscore::Backend::posix
                : backend == "io_uring" ? f2fscore::Backend::uring

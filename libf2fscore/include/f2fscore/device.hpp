@@ -306,9 +306,9 @@ struct OpenOptions {
   /// write of one block in flight at once (the writer waits for a block's
   /// write before it writes or reads the block again). Where O_DIRECT is
   /// refused (tmpfs, platforms without it) or an aligned 4 KiB read through
-  /// it fails, every write stays buffered and OpenedDevice::note says so. POSIX and
-  /// io_uring backends; ignored with `direct`, `read_only` and sparse
-  /// images.
+  /// it fails, every write stays buffered and OpenedDevice::note says so.
+  /// POSIX and io_uring backends; ignored with `direct`, `read_only` and
+  /// sparse images.
   bool direct_large_writes = false;
 };
 

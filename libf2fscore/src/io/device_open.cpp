@@ -207,28 +207,26 @@ struct Opened {
 };
 
 // OpenOptions::direct_large_writes: the same file opened again with
-// O_DIRECT, for the large aligned writes. Nothing when O_DIRECT is refused
-// or the second open is not the same inode (the path was replaced between
-// the opens); `note` says why.
+// O_DIRECT, for the large aligned writes. Nothing when O_DIRECT is refused,
+// the second open is not the same inode (the path was replaced between the
+// opens) or an aligned 4 KiB read through it fails; `note` says why.
 void open_direct_writes(const std::string& path, Opened& o, int flags, bool refuse, std::string& note) {
 #if defined(O_DIRECT)
   if (o.info.logical_block_size > 4096) return;  // 4 KiB writes would not be aligned for it
+  auto stay_buffered = [&](int dfd, const std::string& why) {
+    if (dfd >= 0) ::close(dfd);
+    if (!note.empty()) note += "; ";
+    note += "large writes stay buffered: " + why;
+  };
   // OpenFaults::refuse_direct: refused as tmpfs refuses O_DIRECT.
   const int dfd = refuse ? -1 : ::open(path.c_str(), (flags & ~O_EXCL) | O_DIRECT);
-  if (dfd < 0) {
-    if (!note.empty()) note += "; ";
-    note += std::string("large writes stay buffered: the second open with O_DIRECT failed (") +
-            std::strerror(refuse ? EINVAL : errno) + ")";
-    return;
-  }
+  if (dfd < 0)
+    return stay_buffered(dfd, std::string("the second open with O_DIRECT failed (") +
+                                  std::strerror(refuse ? EINVAL : errno) + ")");
   struct stat a {}, b {};
   if (::fstat(o.fd, &a) != 0 || ::fstat(dfd, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino ||
-      a.st_rdev != b.st_rdev) {
-    ::close(dfd);
-    if (!note.empty()) note += "; ";
-    note += "large writes stay buffered: " + path + " changed between its two opens";
-    return;
-  }
+      a.st_rdev != b.st_rdev)
+    return stay_buffered(dfd, path + " changed between its two opens");
   // A file system may take O_DIRECT at open and still refuse 4 KiB
   // transfers (a larger alignment): one aligned read of the first block
   // shows it before any write depends on it.
@@ -237,13 +235,9 @@ void open_direct_writes(const std::string& path, Opened& o, int flags, bool refu
     const ssize_t n = probe != nullptr ? ::pread(dfd, probe, 4096, 0) : -1;
     const int e = probe != nullptr ? errno : ENOMEM;
     detail::aligned_free(probe);
-    if (n != 4096) {
-      ::close(dfd);
-      if (!note.empty()) note += "; ";
-      note += std::string("large writes stay buffered: a 4 KiB read with O_DIRECT failed (") +
-              (n < 0 ? std::strerror(e) : "short read") + ")";
-      return;
-    }
+    if (n != 4096)
+      return stay_buffered(dfd, std::string("a 4 KiB read with O_DIRECT failed (") +
+                                    (n < 0 ? std::strerror(e) : "short read") + ")");
   }
   o.direct_fd = dfd;
   o.info.direct_write_min = kDirectWriteMin;

@@ -149,17 +149,26 @@ TEST(IostatStress, ToggleThousandsOfTimesUnderLoad) {
 namespace {
 
 // A fixed mix on one device: `n` requests of 4 KiB, cycling through
-// `types`, at depth 8, resubmitted from the callbacks.
+// `types`, at depth 8, resubmitted from the callbacks. At every tenth of
+// the run it waits for a snapshot taken since its last wait (`snapshots`
+// counts them), so that snapshots race with counting however the threads
+// are scheduled.
 struct MixWorker {
   std::unique_ptr<IostatDevice> dev;
   std::vector<IostatType> types;
   std::uint64_t n = 0;
   std::uint64_t submitted = 0;
   std::uint64_t errors = 0;
+  const std::atomic<std::uint64_t>* snapshots = nullptr;
+  std::uint64_t seen = 0;
   std::vector<IoRequest> reqs = std::vector<IoRequest>(8);
   iotest::AlignedBuf buf{8 * 4096};
 
   void fill(IoRequest& r) {
+    if (submitted > 0 && submitted % (n / 10) == 0) {
+      while (snapshots->load() <= seen) std::this_thread::yield();
+      seen = snapshots->load();
+    }
     const IostatType t = types[submitted % types.size()];
     r.tag = io_tag(t);
     r.op = static_cast<std::size_t>(t) >= static_cast<std::size_t>(IostatType::app_direct_read_io) ? IoOp::read
@@ -208,6 +217,8 @@ TEST(IostatStress, TwoThreadsCountAndSnapshotsStayConsistent) {
   b.dev = std::make_unique<IostatDevice>(make_memory_device(1 << 20, 4096), stats);
   b.types = {T::app_buffered_io, T::fs_meta_io, T::app_direct_read_io, T::fs_node_read_io};
   b.n = kN;
+  std::atomic<std::uint64_t> snapshots{0};
+  a.snapshots = b.snapshots = &snapshots;
   std::atomic<int> running{2};
   std::thread ta([&] { a.run(); --running; });
   std::thread tb([&] { b.run(); --running; });
@@ -232,13 +243,16 @@ TEST(IostatStress, TwoThreadsCountAndSnapshotsStayConsistent) {
     if (timed != done) ++violations;  // every completion here is a timed read or write
     last = s;
   };
-  while (running.load() > 0) check(stats.snapshot());
+  while (running.load() > 0) {
+    check(stats.snapshot());
+    ++snapshots;
+  }
   ta.join();
   tb.join();
   const auto s = stats.snapshot();
   check(s);
   EXPECT_EQ(violations, 0u) << checks << " snapshots";
-  EXPECT_GT(checks, 1u);
+  EXPECT_GE(checks, 10u);  // each worker waited for 9 of them
   EXPECT_EQ(a.errors + b.errors, 0u);
   // The exact totals: request i of a worker has type types[i % size].
   auto want = [&](const MixWorker& w, T t) {

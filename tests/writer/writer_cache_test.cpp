@@ -4,11 +4,9 @@
 // qemu-user); writer_thread_test.cpp has the multi-threaded test.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstring>
 #include <map>
 #include <random>
-#include <thread>
 #include <utility>
 
 #include "f2fscore/fsck.hpp"
@@ -384,19 +382,25 @@ TEST(WriterCache, DsyncWritesAndFlushes) {
   check_files(*mem, {{"/s", a}}, "dsync");
 }
 
+// The periodic checkpoint on the writer's injectable clock (MountOptions::
+// clock), moved past the interval where the test wants it: no sleeping, and
+// no checkpoint that a stalled test machine would take early.
 TEST(WriterCache, PeriodicCheckpoint) {
   auto mem = our_mkfs(192ull << 20, kRichFeatures);
   ASSERT_TRUE(mem);
+  std::uint64_t now = 1700000100ull * 1000000000ull;
   MountOptions mo;
-  mo.fixed_time = 1700000100;  // inode times only: the interval uses a monotonic clock
   mo.checkpoint_interval_s = 1;
+  mo.clock = {[](void* ctx) noexcept { return *static_cast<const std::uint64_t*>(ctx); }, &now};
   auto w = Writer::mount(*mem, mo);
   ASSERT_TRUE(w);
   auto f = (*w)->create("/p");
   ASSERT_TRUE(f);
   ASSERT_TRUE((*w)->write(*f, 0, bytes(std::string(5000, 'p'))));
+  now += 999'000'000;  // inside the interval
+  ASSERT_TRUE((*w)->write(*f, 0, bytes(std::string(5000, 'p'))));
   EXPECT_EQ((*w)->stats().checkpoints, 0u);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  now += 101'000'000;  // 1.1 s since the mount
   // Reads do not checkpoint; the next changing call does, first.
   EXPECT_EQ(read_all(**w, *f, 5000), std::string(5000, 'p'));
   EXPECT_EQ((*w)->stats().checkpoints, 0u);
@@ -419,7 +423,7 @@ TEST(WriterCache, PeriodicCheckpoint) {
   mo.checkpoint_interval_s = 0;
   auto w2 = Writer::mount(*mem, mo);
   ASSERT_TRUE(w2);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  now += 10'000'000'000;
   ASSERT_TRUE((*w2)->create("/s"));
   EXPECT_EQ((*w2)->stats().checkpoints, 0u);
   ASSERT_TRUE((*w2)->unmount());

@@ -667,6 +667,50 @@ static void immutable_append(void) {
 }
 
 /* As uid 1000 (gid 1000): the permission checks. */
+/* Set-user-ID, set-group-ID and security.capability cleared as Linux
+ * clears them (notify_change()'s ATTR_KILL_SUID/SGID, file_remove_privs()):
+ * by chown and chgrp, also root's, on regular files but not directories;
+ * by write and truncate only when the caller lacks CAP_FSETID (root has
+ * it: nothing cleared here; uid 1000's cases are in as_user()). */
+static void kill_privs(void) {
+  static const unsigned modes[] = {06755, 04755, 02755, 02745, 0755};
+  char p[32], name[96];
+  for (unsigned i = 0; i < sizeof modes / sizeof modes[0]; ++i) {
+    snprintf(p, sizeof p, "kp%o", modes[i]);
+    put(p, "data");
+    chmod(p, modes[i]);
+#define N(op) (snprintf(name, sizeof name, "kill_privs %s %s", op, p), name)
+    T(N("root write"), ({ int f_ = open(p, O_WRONLY); long r_ = f_ < 0 ? -1 : write(f_, "x", 1); int e_ = errno; if (f_ >= 0) close(f_); errno = e_; r_; }));
+    ST(N("lstat after root write"), p);
+    T(N("root truncate"), truncate(p, 2));
+    ST(N("lstat after root truncate"), p);
+    T(N("root chown 1:1"), chown(p, 1, 1));
+    ST(N("lstat after root chown"), p);
+    chmod(p, modes[i]);
+    T(N("root chown -1:2"), chown(p, (uid_t)-1, 2));
+    ST(N("lstat after root chgrp"), p);
+    chmod(p, modes[i]);
+    T(N("root chown to the same owner"), chown(p, 1, 2));
+    ST(N("lstat after root chown to the same owner"), p);
+    snprintf(p, sizeof p, "kpd%o", modes[i]);
+    mkdir(p, 0755);
+    chmod(p, modes[i]);
+    T(N("root chown dir 1:1"), chown(p, 1, 1));
+    ST(N("lstat dir after root chown"), p);
+#undef N
+  }
+  /* A file capability (security.capability, VFS_CAP_REVISION_2 with
+   * CAP_NET_RAW permitted): gone after chown, kept after root's write. */
+  static const unsigned char cap[20] = {0x01, 0, 0, 0x02, 0x00, 0x20, 0, 0};
+  put("kpcap", "data");
+  T("kill_privs setxattr security.capability", setxattr("kpcap", "security.capability", cap, sizeof cap, 0));
+  T("kill_privs root write to a file with a capability",
+    ({ int f_ = open("kpcap", O_WRONLY); long r_ = f_ < 0 ? -1 : write(f_, "x", 1); int e_ = errno; if (f_ >= 0) close(f_); errno = e_; r_; }));
+  T("kill_privs getxattr security.capability after root write", getxattr("kpcap", "security.capability", NULL, 0));
+  T("kill_privs root chown of a file with a capability", chown("kpcap", 3, 3));
+  T("kill_privs getxattr security.capability after chown", getxattr("kpcap", "security.capability", NULL, 0));
+}
+
 static void as_user(void) {
   static const int modes[] = {0, 0400, 0200, 0600, 0444, 0755, 0700, 0070, 0007};
   char name[128];
@@ -716,6 +760,33 @@ static void as_user(void) {
     ST("uid1000 lstat own file", "u/mine");
     T("uid1000 chown own file to 0", chown("u/mine", 0, 0));
     T("uid1000 chgrp own file to 1000", chown("u/mine", (uid_t)-1, 1000));
+    ST("uid1000 lstat own file after chgrp", "u/mine");
+    /* Writes and truncation by a caller without CAP_FSETID clear
+     * set-user-ID, and set-group-ID where the group may execute. */
+    {
+      static const unsigned kmodes[] = {06775, 04755, 02775, 02745, 06700};
+      for (unsigned i = 0; i < sizeof kmodes / sizeof kmodes[0]; ++i) {
+        char k[32];
+        snprintf(k, sizeof k, "u/k%o", kmodes[i]);
+        put(k, "data");
+        T((snprintf(name, sizeof name, "uid1000 chmod %s", k), name), chmod(k, kmodes[i]));
+        T((snprintf(name, sizeof name, "uid1000 write %s", k), name),
+          ({ int f_ = open(k, O_WRONLY); long r_ = f_ < 0 ? -1 : write(f_, "x", 1); int e_ = errno; if (f_ >= 0) close(f_); errno = e_; r_; }));
+        ST((snprintf(name, sizeof name, "uid1000 lstat after write %s", k), name), k);
+        chmod(k, kmodes[i]);
+        T((snprintf(name, sizeof name, "uid1000 truncate %s", k), name), truncate(k, 1));
+        ST((snprintf(name, sizeof name, "uid1000 lstat after truncate %s", k), name), k);
+        chmod(k, kmodes[i]);
+        T((snprintf(name, sizeof name, "uid1000 open O_TRUNC %s", k), name), ({ int f_ = open(k, O_WRONLY | O_TRUNC); int e_ = errno; if (f_ >= 0) close(f_); errno = e_; f_ < 0 ? -1 : 0; }));
+        ST((snprintf(name, sizeof name, "uid1000 lstat after O_TRUNC %s", k), name), k);
+        chmod(k, kmodes[i]);
+        T((snprintf(name, sizeof name, "uid1000 ftruncate %s", k), name), ({ int f_ = open(k, O_WRONLY); long r_ = f_ < 0 ? -1 : ftruncate(f_, 3); int e_ = errno; if (f_ >= 0) close(f_); errno = e_; r_; }));
+        ST((snprintf(name, sizeof name, "uid1000 lstat after ftruncate %s", k), name), k);
+        chmod(k, kmodes[i]);
+        T((snprintf(name, sizeof name, "uid1000 chgrp %s", k), name), chown(k, (uid_t)-1, 1000));
+        ST((snprintf(name, sizeof name, "uid1000 lstat after chgrp %s", k), name), k);
+      }
+    }
     T("uid1000 utimensat own file", utimensat(AT_FDCWD, "u/mine", NULL, 0));
     T("uid1000 utimensat other's file", utimensat(AT_FDCWD, "u/f644", NULL, 0));
     T("uid1000 utimensat other's file, explicit", ({ struct timespec t_[2] = {{1, 0}, {1, 0}}; utimensat(AT_FDCWD, "u/f600", t_, 0); }));
@@ -919,6 +990,7 @@ int main(int argc, char **argv) {
   data_ops();
   inode_flags();
   immutable_append();
+  kill_privs();
   mkdir("u", 0755);
   as_user();
   acls();

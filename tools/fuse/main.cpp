@@ -179,8 +179,9 @@ void op_init(void*, fuse_conn_info* conn) {
   conn->want &= ~static_cast<unsigned>(FUSE_CAP_READDIRPLUS_AUTO);
   if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC) conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
   if (g_fs.writeback_cache && (conn->capable & FUSE_CAP_WRITEBACK_CACHE)) conn->want |= FUSE_CAP_WRITEBACK_CACHE;
-  // The kernel clears set-user-ID and set-group-ID bits itself (a write
-  // or chown by an unprivileged caller), sending the new mode.
+  // The kernel clears set-user-ID and set-group-ID bits itself (a write,
+  // truncation or chown: notify_change() sends the new mode), but for an
+  // open with O_TRUNC (op_open()).
   conn->want &= ~static_cast<unsigned>(FUSE_CAP_HANDLE_KILLPRIV);
   if (conn->capable & FUSE_CAP_PARALLEL_DIROPS) conn->want |= FUSE_CAP_PARALLEL_DIROPS;
   // Every change to a file's data comes through this kernel (the daemon
@@ -237,6 +238,53 @@ f2fscore::Timespec now_ts() {
   struct timespec t {};
   clock_gettime(CLOCK_REALTIME, &t);
   return {static_cast<std::uint64_t>(t.tv_sec), static_cast<std::uint32_t>(t.tv_nsec)};
+}
+
+// Whether the caller of `req` has CAP_FSETID (capable(CAP_FSETID), which
+// should_remove_suid() in fs/inode.c asks before a write or truncation
+// clears the bits): bit 4 of CapEff in /proc/PID/status; where that cannot
+// be read (no pid, /proc of another pid namespace), whether it is uid 0.
+bool caller_has_fsetid(fuse_req_t req) {
+  const fuse_ctx* c = fuse_req_ctx(req);
+  if (c->pid > 0) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/status", static_cast<int>(c->pid));
+    if (FILE* f = std::fopen(path, "re")) {
+      char line[256];
+      unsigned long long eff = 0;
+      bool found = false;
+      while (!found && std::fgets(line, sizeof line, f)) found = std::sscanf(line, "CapEff: %llx", &eff) == 1;
+      std::fclose(f);
+      if (found) return (eff >> 4) & 1u;  // CAP_FSETID is capability 4
+    }
+  }
+  return c->uid == 0;
+}
+
+// The mode without the bits Linux clears: S_ISUID, and S_ISGID where the
+// group may execute (notify_change() with ATTR_KILL_SUID and ATTR_KILL_SGID,
+// fs/attr.c); `mode` when there is nothing to clear.
+std::uint16_t killed_mode(std::uint16_t mode) {
+  std::uint16_t m = mode & ~static_cast<std::uint16_t>(S_ISUID);
+  if ((mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)) m &= ~static_cast<std::uint16_t>(S_ISGID);
+  return m;
+}
+
+// An open with O_TRUNC by a caller without CAP_FSETID clears the bits on
+// a regular file, empty or not (handle_truncate() and do_truncate() in
+// fs/namei.c and fs/open.c). The kernel computes the new mode but sends
+// nothing for ATTR_OPEN when the daemon truncates at the open
+// (fuse_do_setattr() with atomic O_TRUNC), so the daemon clears them here.
+int kill_privs_at_open(fuse_req_t req, nid_t ino) {
+  auto st = g_fs.w->stat(ino);
+  if (!st) return err(st);
+  const auto mode = static_cast<std::uint16_t>(st->mode & 07777);
+  if (!S_ISREG(st->mode) || killed_mode(mode) == mode || caller_has_fsetid(req)) return 0;
+  f2fscore::SetAttr a;
+  a.mode = killed_mode(mode);
+  a.ctime = now_ts();
+  auto r = g_fs.w->setattr(ino, a);
+  return r ? 0 : err(r);
 }
 
 void op_setattr(fuse_req_t req, fuse_ino_t fino, struct stat* attr, int to_set, fuse_file_info*) {
@@ -346,6 +394,12 @@ void op_open(fuse_req_t req, fuse_ino_t fino, fuse_file_info* fi) {
   if (fi->flags & O_TRUNC) of |= f2fscore::open_flag::trunc;
   if (fi->flags & O_APPEND) of |= f2fscore::open_flag::append;
   if (auto r = g_fs.w->open(ino, of); !r) return (void)fuse_reply_err(req, err(r));
+  if ((fi->flags & O_TRUNC) && acc != O_RDONLY) {
+    if (int e = kill_privs_at_open(req, ino); e != 0) {
+      (void)g_fs.w->release(ino);
+      return (void)fuse_reply_err(req, e);
+    }
+  }
   if ((fi->flags & O_TRUNC) && acc != O_RDONLY && S_ISREG(st->mode) && st->size != 0) {
     f2fscore::SetAttr a;
     a.mtime = now_ts();

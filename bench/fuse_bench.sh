@@ -37,7 +37,8 @@
 # file: see new_fs()), and both mkfs run without discard.
 # usage: bench/fuse_bench.sh [ROUNDS (default 3)]
 # Environment: BUILD (default build), DIR (default /tmp: where the images go),
-# SIZE (default 2G).
+# SIZE (default 2G), OURS_OPTS (more -o options for f2fscore-fuse, e.g.
+# nopin_receiver).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${BUILD:-$root/build}"
@@ -91,7 +92,7 @@ null_one() {  # -> "no_op one_copy": seq_write on f2fscore-fuse-null, MB/s
 
 mount_fs() {  # kind [ours' extra -o options]
   if [[ $1 == ours ]]; then
-    "$fuse" -f -o "allow_other${2:+,$2}" "$work/ours.img" "$work/mnt" 2>"$work/ours.log" &
+    "$fuse" -f -o "allow_other${OURS_OPTS:+,$OURS_OPTS}${2:+,$2}" "$work/ours.img" "$work/mnt" 2>"$work/ours.log" &
   else
     fuse2fs -f -o allow_other,fakeroot "$work/ext4.img" "$work/mnt" >"$work/ext4.log" 2>&1 &
   fi

@@ -296,6 +296,11 @@ static void data_ops(void) {
   fd = open("data", O_WRONLY | O_TRUNC);
   close(fd);
   ST("lstat after O_TRUNC", "data");
+  put("data", "refill");
+  TFD("open O_RDONLY|O_TRUNC", open("data", O_RDONLY | O_TRUNC));
+  ST("lstat after O_RDONLY|O_TRUNC", "data");
+  put("data", "refill");
+  T("read after O_RDWR|O_TRUNC", ({ int d_ = open("data", O_RDWR | O_TRUNC); long r_ = d_ < 0 ? -1 : read(d_, buf, 10); int e_ = errno; if (d_ >= 0) close(d_); errno = e_; r_; }));
   T("read of a directory", ({ int d_ = open(".", O_RDONLY); long r_ = read(d_, buf, 10); int e_ = errno; close(d_); errno = e_; r_; }));
   T("write to O_RDONLY fd", ({ int d_ = open("data", O_RDONLY); long r_ = write(d_, "x", 1); int e_ = errno; close(d_); errno = e_; r_; }));
   /* Unlinked while open: still readable and writable, gone at close. */
@@ -779,6 +784,10 @@ static void as_user(void) {
         chmod(k, kmodes[i]);
         T((snprintf(name, sizeof name, "uid1000 open O_TRUNC %s", k), name), ({ int f_ = open(k, O_WRONLY | O_TRUNC); int e_ = errno; if (f_ >= 0) close(f_); errno = e_; f_ < 0 ? -1 : 0; }));
         ST((snprintf(name, sizeof name, "uid1000 lstat after O_TRUNC %s", k), name), k);
+        put(k, "data");
+        chmod(k, kmodes[i]);
+        T((snprintf(name, sizeof name, "uid1000 open O_RDONLY|O_TRUNC %s", k), name), ({ int f_ = open(k, O_RDONLY | O_TRUNC); int e_ = errno; if (f_ >= 0) close(f_); errno = e_; f_ < 0 ? -1 : 0; }));
+        ST((snprintf(name, sizeof name, "uid1000 lstat after O_RDONLY|O_TRUNC %s", k), name), k);
         chmod(k, kmodes[i]);
         T((snprintf(name, sizeof name, "uid1000 ftruncate %s", k), name), ({ int f_ = open(k, O_WRONLY); long r_ = f_ < 0 ? -1 : ftruncate(f_, 3); int e_ = errno; if (f_ >= 0) close(f_); errno = e_; r_; }));
         ST((snprintf(name, sizeof name, "uid1000 lstat after ftruncate %s", k), name), k);

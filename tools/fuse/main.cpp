@@ -394,13 +394,15 @@ void op_open(fuse_req_t req, fuse_ino_t fino, fuse_file_info* fi) {
   if (fi->flags & O_TRUNC) of |= f2fscore::open_flag::trunc;
   if (fi->flags & O_APPEND) of |= f2fscore::open_flag::append;
   if (auto r = g_fs.w->open(ino, of); !r) return (void)fuse_reply_err(req, err(r));
-  if ((fi->flags & O_TRUNC) && acc != O_RDONLY) {
+  // O_TRUNC truncates whatever the access mode, O_RDONLY too (do_open() in
+  // fs/namei.c: the kernel checked write permission for it).
+  if (fi->flags & O_TRUNC) {
     if (int e = kill_privs_at_open(req, ino); e != 0) {
       (void)g_fs.w->release(ino);
       return (void)fuse_reply_err(req, e);
     }
   }
-  if ((fi->flags & O_TRUNC) && acc != O_RDONLY && S_ISREG(st->mode) && st->size != 0) {
+  if ((fi->flags & O_TRUNC) && S_ISREG(st->mode) && st->size != 0) {
     f2fscore::SetAttr a;
     a.mtime = now_ts();
     a.ctime = a.mtime;

@@ -781,6 +781,33 @@ static void more_calls(void) {
   T("rmdir .", rmdir("m7/."));
   T("mkdir trailing slash", mkdir("m8/", 0755));
   T("open trailing slash on a file", open("cf1/", O_RDONLY));
+  put("big", "");
+  T("pwrite at 5 GiB", ({ int f_ = open("big", O_WRONLY); long r_ = pwrite(f_, "x", 1, 5L << 30); int e_ = errno; close(f_); errno = e_; r_; }));
+  ST("lstat after pwrite at 5 GiB", "big");
+  T("truncate to 4 TiB", truncate("big", 1L << 42));
+  T("truncate to 3.9 TiB", truncate("big", 3900L << 30));
+  ST("lstat after truncate to 3.9 TiB", "big");
+  T("pwrite at 4 TiB", ({ int f_ = open("big", O_WRONLY); long r_ = pwrite(f_, "x", 1, 1L << 42); int e_ = errno; close(f_); errno = e_; r_; }));
+  T("fallocate past 4 TiB", ({ int f_ = open("big", O_WRONLY); long r_ = fallocate(f_, 0, 1L << 42, 4096); int e_ = errno; close(f_); errno = e_; r_; }));
+  T("truncate to -1", truncate("big", -1));
+  unlink("big");
+  put("x1", "a");
+  T("listxattr of none", listxattr("x1", buf, sizeof buf));
+  setxattr("x1", "user.b", "2", 1, 0);
+  setxattr("x1", "user.a", "1", 1, 0);
+  setxattr("x1", "trusted.c", "3", 1, 0);
+  T("listxattr size", listxattr("x1", NULL, 0));
+  T("listxattr order", ({ long r_ = listxattr("x1", buf, sizeof buf); r_ == 24 && memcmp(buf, "user.b\0user.a\0trusted.c\0", 24) == 0 ? 0 : r_; }));
+  T("listxattr too small", listxattr("x1", buf, 5));
+  T("removexattr", removexattr("x1", "user.b"));
+  T("listxattr after remove", ({ long r_ = listxattr("x1", buf, sizeof buf); r_ == 17 && memcmp(buf, "user.a\0trusted.c\0", 17) == 0 ? 0 : r_; }));
+  T("setxattr empty value", setxattr("x1", "user.e", "", 0, 0));
+  T("getxattr empty value", getxattr("x1", "user.e", buf, sizeof buf));
+  T("setxattr name 255", ({ char n_[300]; memcpy(n_, "user.", 5); memset(n_ + 5, 'n', 250); n_[255] = 0; setxattr("x1", n_, "v", 1, 0); }));
+  T("setxattr name 256", ({ char n_[300]; memcpy(n_, "user.", 5); memset(n_ + 5, 'n', 251); n_[256] = 0; setxattr("x1", n_, "v", 1, 0); }));
+  T("setxattr on a directory", setxattr(".", "user.dir", "v", 1, 0));
+  T("removexattr on a directory", removexattr(".", "user.dir"));
+  unlink("x1");
   system("rm -rf mm cf1 cf2 sl sl2 nreg nreg0 m7 m8 c7");
 }
 
@@ -799,6 +826,11 @@ static void as_user(void) {
   }
   put("u/mine", "x");
   chown("u/mine", 1000, 1000);
+  put("u/mine0", "x");
+  chown("u/mine0", 1000, 0);
+  mkdir("u/sgd", 0777);
+  chown("u/sgd", 0, 0);
+  chmod("u/sgd", 02777);
   mkdir("u/sticky", 01777);
   put("u/sticky/roots", "x");
   chmod("u", 0777);
@@ -829,6 +861,19 @@ static void as_user(void) {
       T(N("mkdir in"), mkdir(q, 0755));
 #undef N
     }
+    /* Set-group-ID for a caller outside the group: chmod drops it
+     * (setattr_prepare()), a new file in a set-group-ID directory of
+     * another group takes that group and loses S_ISGID, a new directory
+     * keeps it (inode_init_owner()). */
+    T("uid1000 chmod 02755 own file of group 0", chmod("u/mine0", 02755));
+    ST("uid1000 lstat own file of group 0", "u/mine0");
+    T("uid1000 create 02755 in a setgid dir of group 0", ({ int f_ = open("u/sgd/f", O_WRONLY | O_CREAT, 02755); if (f_ >= 0) close(f_); f_ < 0 ? -1 : 0; }));
+    ST("uid1000 lstat created in setgid dir", "u/sgd/f");
+    T("uid1000 mkdir 02755 in a setgid dir of group 0", mkdir("u/sgd/d", 02755));
+    ST("uid1000 lstat dir made in setgid dir", "u/sgd/d");
+    T("uid1000 mknod fifo in a setgid dir", mknod("u/sgd/p", S_IFIFO | 02750, 0));
+    ST("uid1000 lstat fifo in setgid dir", "u/sgd/p");
+    T("uid1000 chown own file to group 0", chown("u/mine0", (uid_t)-1, 0));
     T("uid1000 chmod own file", chmod("u/mine", 04755));
     ST("uid1000 lstat own file", "u/mine");
     T("uid1000 chown own file to 0", chown("u/mine", 0, 0));

@@ -37,6 +37,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "f2fscore/disk/node.hpp"
 #include "f2fscore/fscrypt.hpp"
 #include "f2fscore/iostat.hpp"
 #include "f2fscore/tools/common.hpp"
@@ -80,6 +81,7 @@ struct Fs {
   std::uint32_t max_write = 1u << 20;
   bool acl = true;         // the acl mount option
   bool posix_acl = false;  // the kernel evaluates ACLs (FUSE_CAP_POSIX_ACL granted)
+  std::uint32_t dio_align = 512;  ///< the device's logical block size: O_DIRECT's alignment
   fuse_session* se = nullptr;  ///< for notifications (set before the loop runs)
   bool compress_user = false;  ///< compress_mode=user
   /// Open handles with write access per inode (the kernel's i_writecount,
@@ -446,7 +448,26 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   }
 }
 
-void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
+// O_DIRECT as f2fs_should_use_dio() in fs/f2fs/file.c takes it: a file
+// f2fs reads and writes through the page cache anyway (compressed or
+// encrypted: f2fs_force_buffered_io()) takes any alignment; otherwise an
+// offset or length off the device's logical block size is EINVAL (the
+// kernel's direct I/O refuses it), and one on it but off 4 KiB goes through
+// the page cache. The buffer's address, which Linux checks too, does not
+// reach the daemon. Returns 0 or EINVAL.
+int direct_io_misaligned(nid_t ino, std::uint64_t off, std::size_t size) {
+  if ((off | size) % g_fs.dio_align == 0) return 0;
+  auto st = g_fs.w->stat(ino);
+  if (st && (st->flags & f2fscore::disk::iflag::compr)) return 0;
+  auto fl = g_fs.w->get_flags(ino);
+  if (fl && (*fl & f2fscore::fs_flag::encrypt)) return 0;
+  return EINVAL;
+}
+
+void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  if ((static_cast<int>(fi->fh) & O_DIRECT) && size != 0)
+    if (int e = direct_io_misaligned(to_nid(ino), static_cast<std::uint64_t>(off), size); e != 0)
+      return (void)fuse_reply_err(req, e);
   // One buffer per worker thread, kept: a read of 128 KiB (the kernel's
   // read-ahead window) is at malloc's mmap threshold, and a fresh mapping
   // per request costs more than the copy.
@@ -466,10 +487,12 @@ void op_write(fuse_req_t req, fuse_ino_t fino, const char* data, size_t size, of
     if (!st) return (void)fuse_reply_err(req, err(st));
     at = st->size;
   }
+  if ((flags & O_DIRECT) && size != 0)
+    if (int e = direct_io_misaligned(ino, at, size); e != 0) return (void)fuse_reply_err(req, e);
   f2fscore::WriteFlags wf;
   // O_DIRECT goes straight to the device where the writer can (whole 4 KiB
-  // blocks); other alignments go through the page cache, as f2fs falls
-  // back to buffered I/O for them.
+  // blocks); sector-aligned ones go through the page cache, as f2fs falls
+  // back to buffered I/O for them (direct_io_misaligned() refused the rest).
   wf.direct = (flags & O_DIRECT) && at % 4096 == 0 && size % 4096 == 0;
   auto n = g_fs.w->write(ino, at, {reinterpret_cast<const std::uint8_t*>(data), size}, wf);
   if (!n) return (void)fuse_reply_err(req, err(n));
@@ -1288,6 +1311,7 @@ int main(int argc, char** argv) {
   if (fo.iostat) iostat.set_enabled(true);
   g_fs.w = w->get();
   g_fs.read_only = fo.read_only;
+  if (dev.info().logical_block_size != 0) g_fs.dio_align = dev.info().logical_block_size;
   g_fs.compress_user = fo.mount.compression.mode == f2fscore::MountOptions::Compression::Mode::user;
   g_fs.attr_timeout = fo.attr_timeout;
   g_fs.entry_timeout = fo.entry_timeout;

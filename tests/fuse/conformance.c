@@ -875,6 +875,47 @@ static void more_calls(void) {
     DIO("O_DIRECT read of 4096 past the end", O_RDONLY, pread(f_, b_, 4096, 65536));
 #undef DIO
   }
+  /* Calls on descriptors of the wrong kind or access. */
+#define FDCALL(name, fl, call)                                                                  \
+  T(name, ({ int f_ = open("io", (fl)); long r_ = f_ < 0 ? -1 : (call); int e_ = errno; \
+             if (f_ >= 0) close(f_); errno = e_; r_; }))
+  FDCALL("ftruncate of an O_RDONLY descriptor", O_RDONLY, ftruncate(f_, 1));
+  FDCALL("read of an O_WRONLY descriptor", O_WRONLY, read(f_, buf, 1));
+  FDCALL("fallocate of an O_RDONLY descriptor", O_RDONLY, fallocate(f_, 0, 0, 4096));
+  FDCALL("fallocate of 0 bytes", O_WRONLY, fallocate(f_, 0, 0, 0));
+  FDCALL("fallocate at a negative offset", O_WRONLY, fallocate(f_, 0, -4096, 4096));
+  FDCALL("futimens of an O_RDONLY descriptor", O_RDONLY, futimens(f_, NULL));
+  FDCALL("copy_file_range into an O_APPEND descriptor", O_WRONLY | O_APPEND,
+         ({ int a_ = open("io", O_RDONLY); loff_t o_ = 0; long c_ = copy_file_range(a_, &o_, f_, NULL, 4, 0); int ce_ = errno; close(a_); errno = ce_; c_; }));
+#undef FDCALL
+  mkfifo("ff2", 0644);
+  T("fsync of a FIFO", ({ int f_ = open("ff2", O_RDWR); long r_ = fsync(f_); int e_ = errno; close(f_); errno = e_; r_; }));
+  unlink("ff2");
+  T("symlink with an empty target", symlink("", "emptyl"));
+  symlink("0123456789", "longl");
+  T("readlink into 4 bytes", readlink("longl", buf, 4));
+  unlink("longl");
+  mkdir("ld", 0755);
+  T("link to a directory", link("ld", "ld2"));
+  T("rename . ", rename(".", "dotx"));
+  T("rename into ..", rename("ld", "ld/.."));
+  T("rmdir ..", rmdir("ld/.."));
+  rmdir("ld");
+  mkdir("many", 0755);
+  for (int i = 0; i < 600; ++i) {
+    char n_[64];
+    snprintf(n_, sizeof n_, "many/entry-with-a-longer-name-%04d", i);
+    put(n_, "");
+  }
+  for (int i = 0; i < 600; i += 2) {
+    char n_[64];
+    snprintf(n_, sizeof n_, "many/entry-with-a-longer-name-%04d", i);
+    unlink(n_);
+  }
+  T("readdir count after 600 made, 300 removed", ({ DIR *d_ = opendir("many"); long n_ = 0; while (d_ && readdir(d_)) ++n_; if (d_) closedir(d_); n_; }));
+  T("lookup of a removed name", access("many/entry-with-a-longer-name-0100", F_OK));
+  T("lookup of a kept name", access("many/entry-with-a-longer-name-0101", F_OK));
+  system("rm -rf many");
   unlink("io");
   system("rm -rf mm cf1 cf2 sl sl2 nreg nreg0 m7 m8 c7");
 }

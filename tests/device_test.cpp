@@ -424,6 +424,34 @@ TEST(InUse, SecondWriterOfAnImageFileIsRefused) {
   EXPECT_OK(open_posix_device(path.string(), w));
 }
 
+// A reader asking about an image file a writing tool holds (the lock of
+// open_device()'s writable open): being_written with writer_lock, nothing
+// without it, nothing once the writer is gone; the probe itself leaves no
+// lock behind (a writer opens right after it).
+TEST(InUse, ImageFileBeingWrittenOnlyWhenAsked) {
+#if !defined(__linux__)
+  GTEST_SKIP() << "the lock probe is flock(2)'s, on Linux";
+#else
+  f2fstest::TempDir tmp;
+  const auto path = tmp / "w.img";
+  f2fstest::make_sparse_file(path, 4ull << 20);
+  InUseCheck reader;
+  reader.writer_lock = true;
+  EXPECT_FALSE(check_in_use(path.string(), reader)) << check_in_use(path.string(), reader).detail;
+  OpenOptions w;
+  w.refuse_in_use = true;
+  auto writer = open_posix_device(path.string(), w);
+  ASSERT_OK(writer);
+  const InUse u = check_in_use(path.string(), reader);
+  EXPECT_EQ(u.kind, InUseKind::being_written);
+  EXPECT_NE(u.detail.find("being written"), std::string::npos) << u.detail;
+  EXPECT_FALSE(check_in_use(path.string())) << "without writer_lock the lock is not asked about";
+  writer->reset();
+  EXPECT_FALSE(check_in_use(path.string(), reader));
+  EXPECT_OK(open_posix_device(path.string(), w));
+#endif
+}
+
 // An image behind a loop device that another open holds with O_EXCL (here
 // a descriptor of this process, as a program holding it would): in use for
 // check_in_use(), Writer::mount and open_device(refuse_in_use); the loop

@@ -105,7 +105,9 @@ int main(int argc, char** argv) {
   // e2fsck -n does; a repair mode refuses it (exit 8).
   const bool check_only = opts.mode == fsck::Mode::check_only;
   if (check_only) {
-    if (InUse u = check_in_use(device))
+    InUseCheck what;
+    what.writer_lock = true;  // an f2fscore tool writing the image (a FUSE daemon finishing its unmount)
+    if (InUse u = check_in_use(device, what))
       std::fprintf(stderr, "f2fscore-fsck: warning: %s; checking it read-only (what is found may be in flux)\n",
                    u.detail.c_str());
   }

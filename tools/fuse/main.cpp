@@ -1272,6 +1272,16 @@ int main(int argc, char** argv) {
   // One writer per image: open_device() holds the library's lock on it
   // until the device is closed, after the final checkpoint (a new mount
   // during that checkpoint is refused; `flock DEVICE true` waits for it).
+  // A read-only mount of an image another f2fscore tool is writing shows
+  // its last checkpoint, or one it is writing: said, not refused (as
+  // fsck -n checks a device in use with a warning).
+  if (fo.read_only) {
+    f2fscore::InUseCheck what;
+    what.writer_lock = true;
+    if (f2fscore::InUse u = f2fscore::check_in_use(dev_path, what))
+      std::fprintf(stderr, "f2fscore-fuse: warning: %s; mounted read-only, it shows what was last committed (`flock %s true` waits for the writer)\n",
+                   u.detail.c_str(), dev_path.c_str());
+  }
   f2fscore::OpenOptions oo;
   oo.read_only = fo.read_only;
   oo.refuse_in_use = !fo.read_only;

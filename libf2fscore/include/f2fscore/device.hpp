@@ -227,6 +227,7 @@ enum class InUseKind : std::uint8_t {
   swap,               ///< an active swap area (/proc/swaps)
   held_exclusively,   ///< a block device another open holds with O_EXCL (EBUSY)
   other_file_system,  ///< holds a file system that is not F2FS (asked for raw writes)
+  being_written,      ///< an image file an f2fscore tool holds its lock on (asked for reads)
 };
 std::string_view in_use_kind_name(InUseKind k) noexcept;
 
@@ -250,6 +251,13 @@ struct InUseCheck {
   /// With other_file_system: an F2FS volume counts too (its superblock
   /// magic 0xF2F52010 at byte 1024 of block 0 or 1), for raw writes.
   bool f2fs_too = false;
+  /// Also report an image file whose lock a writing f2fscore tool holds
+  /// (open_device()'s exclusive flock(2), probed with a shared lock taken
+  /// and dropped at once), for readers: what they read may be behind that
+  /// tool's next checkpoint or in the middle of it (an f2fscore-fuse
+  /// finishing its unmount). Not for a process that holds the lock itself:
+  /// its own lock answers. Linux and other flock(2) platforms only.
+  bool writer_lock = false;
 };
 
 /// Whether `path` (a block device or an image file) is in use, with the

@@ -16,6 +16,7 @@
 #endif
 #if defined(__linux__)
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #endif
@@ -50,6 +51,7 @@ std::string_view in_use_kind_name(InUseKind k) noexcept {
     case InUseKind::swap: return "swap";
     case InUseKind::held_exclusively: return "held_exclusively";
     case InUseKind::other_file_system: return "other_file_system";
+    case InUseKind::being_written: return "being_written";
   }
   return "?";
 }
@@ -301,6 +303,19 @@ InUse check_in_use(const std::string& path, const InUseCheck& what) {
       const auto& ms = all;
       for (const auto& l : loops)
         if (InUse u = block_in_use(l.dev, path + " backs " + l.dev + ", which", l.rdev, ms, true)) return u;
+    }
+    if (what.writer_lock) {
+      // open_device()'s lock for writing: a shared lock is refused while it
+      // is held, and dropped at once when granted.
+      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd >= 0) {
+        const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+        ::close(fd);
+        if (held)
+          return {InUseKind::being_written,
+                  path + " is being written by an f2fscore tool (it holds the image's lock; an f2fscore-fuse "
+                         "writes its last checkpoint after its unmount returns)"};
+      }
     }
   } else {
     return {};

@@ -916,6 +916,27 @@ static void more_calls(void) {
   T("lookup of a removed name", access("many/entry-with-a-longer-name-0100", F_OK));
   T("lookup of a kept name", access("many/entry-with-a-longer-name-0101", F_OK));
   system("rm -rf many");
+  /* Two names of one inode. */
+  put("h1", "hard");
+  link("h1", "h2");
+  T("rename onto another name of the same inode", rename("h1", "h2"));
+  ST("lstat h1 after the rename", "h1");
+  ST("lstat h2 after the rename", "h2");
+  T("renameat2 RENAME_EXCHANGE of two names of one inode", renameat2_("h1", "h2", RENAME_EXCHANGE));
+  T("renameat2 RENAME_NOREPLACE onto another name of the same inode", renameat2_("h1", "h2", RENAME_NOREPLACE));
+  T("chmod through one name", chmod("h1", 0600));
+  ST("lstat the other name", "h2");
+  T("setxattr through one name", setxattr("h1", "user.h", "1", 1, 0));
+  T("getxattr through the other", getxattr("h2", "user.h", buf, sizeof buf));
+  T("truncate through one name", truncate("h2", 2));
+  ST("lstat the first name after", "h1");
+  mkdir("hd", 0755);
+  T("link into another directory", link("h1", "hd/h3"));
+  T("rename a name into a directory holding another name of it", rename("h2", "hd/h3"));
+  ST("lstat h1 with 3 names", "h1");
+  T("unlink h1", unlink("h1"));
+  ST("lstat hd/h3 after", "hd/h3");
+  system("rm -rf hd h1 h2");
   unlink("io");
   system("rm -rf mm cf1 cf2 sl sl2 nreg nreg0 m7 m8 c7");
 }

@@ -937,6 +937,27 @@ static void more_calls(void) {
   T("unlink h1", unlink("h1"));
   ST("lstat hd/h3 after", "hd/h3");
   system("rm -rf hd h1 h2");
+  /* An inode's xattr space: values of 500 bytes until it is full (inline
+   * area and xattr node, f2fs's limits), then the errors at the edge. */
+  put("xs", "x");
+  {
+    static char v_[4096];
+    memset(v_, 'v', sizeof v_);
+    int n_ = 0, e_ = 0;
+    for (; n_ < 64; ++n_) {
+      char nm_[32];
+      snprintf(nm_, sizeof nm_, "user.fill%02d", n_);
+      if (setxattr("xs", nm_, v_, 500, 0) != 0) { e_ = errno; break; }
+    }
+    report("xattrs of 500 bytes that fit", n_, 0);
+    report("the error after them", e_ ? -1 : 0, e_);
+    T("a value of 100 bytes then", setxattr("xs", "user.small", v_, 100, 0));
+    T("removexattr one, then 500 bytes fit again", ({ removexattr("xs", "user.fill00"); setxattr("xs", "user.again", v_, 500, 0); }));
+    T("a value of 4000 bytes on a fresh file", ({ put("xs2", "y"); setxattr("xs2", "user.big", v_, 4000, 0); }));
+    T("a value of 3500 bytes on a fresh file", ({ put("xs3", "y"); setxattr("xs3", "user.big", v_, 3500, 0); }));
+    T("listxattr size when full", listxattr("xs", NULL, 0));
+  }
+  unlink("xs"), unlink("xs2"), unlink("xs3");
   unlink("io");
   system("rm -rf mm cf1 cf2 sl sl2 nreg nreg0 m7 m8 c7");
 }

@@ -958,6 +958,27 @@ static void more_calls(void) {
     T("listxattr size when full", listxattr("xs", NULL, 0));
   }
   unlink("xs"), unlink("xs2"), unlink("xs3");
+  /* SEEK_DATA / SEEK_HOLE over preallocated blocks (NEW_ADDR: data only
+   * once written, f2fs_seek_block()), before and after a sync. */
+  {
+    int fd = open("sk", O_RDWR | O_CREAT | O_TRUNC, 0644);
+    T("fallocate 0..64 KiB", fallocate(fd, 0, 0, 65536));
+    T("SEEK_DATA over preallocated blocks", lseek(fd, 0, SEEK_DATA));
+    T("SEEK_HOLE over preallocated blocks", lseek(fd, 0, SEEK_HOLE));
+    T("pwrite at 32 KiB", pwrite(fd, "d", 1, 32768));
+    T("SEEK_DATA after the write", lseek(fd, 0, SEEK_DATA));
+    T("SEEK_HOLE after the data", lseek(fd, 32768, SEEK_HOLE));
+    T("fsync", fsync(fd));
+    T("SEEK_DATA after fsync", lseek(fd, 0, SEEK_DATA));
+    T("SEEK_HOLE after fsync", lseek(fd, 32768, SEEK_HOLE));
+    T("fallocate keep_size past the end", fallocate(fd, FALLOC_FL_KEEP_SIZE, 65536, 65536));
+    T("size after keep_size", ({ struct stat s_; fstat(fd, &s_); (long)s_.st_size; }));
+    T("SEEK_DATA at the end", lseek(fd, 65536, SEEK_DATA));
+    T("punch the written block", fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 32768, 4096));
+    T("SEEK_DATA after the punch", lseek(fd, 0, SEEK_DATA));
+    close(fd);
+    unlink("sk");
+  }
   unlink("io");
   system("rm -rf mm cf1 cf2 sl sl2 nreg nreg0 m7 m8 c7");
 }

@@ -27,6 +27,7 @@
 #include <grp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/file.h>
 #include <sys/statfs.h>
 #include <linux/f2fs.h>
@@ -979,6 +980,17 @@ static void more_calls(void) {
     close(fd);
     unlink("sk");
   }
+  /* pwrite on O_APPEND appends (Linux, pwrite(2) BUGS); writev and readv;
+   * O_SYNC; a write leaving a hole. */
+  put("ap", "0123");
+  T("pwrite at 0 on O_APPEND", ({ int f_ = open("ap", O_WRONLY | O_APPEND); long r_ = pwrite(f_, "ab", 2, 0); close(f_); r_; }));
+  T("content after the pwrite", ({ int f_ = open("ap", O_RDONLY); long r_ = read(f_, buf, 16); close(f_); r_ == 6 && memcmp(buf, "0123ab", 6) == 0 ? 0 : r_; }));
+  T("writev of three pieces", ({ int f_ = open("ap", O_WRONLY | O_TRUNC); struct iovec v_[3] = {{"x", 1}, {"yy", 2}, {"zzz", 3}}; long r_ = writev(f_, v_, 3); close(f_); r_; }));
+  T("readv into two pieces", ({ int f_ = open("ap", O_RDONLY); char a_[2], b_[8]; struct iovec v_[2] = {{a_, 2}, {b_, 8}}; long r_ = readv(f_, v_, 2); close(f_); r_ == 6 && a_[0] == 'x' && b_[0] == 'y' && b_[3] == 'z' ? 0 : r_; }));
+  T("O_SYNC write", ({ int f_ = open("ap", O_WRONLY | O_SYNC); long r_ = pwrite(f_, "S", 1, 100000); close(f_); r_; }));
+  ST("lstat after a write leaving a hole", "ap");
+  T("read across the hole", ({ int f_ = open("ap", O_RDONLY); static char b_[100001]; long r_ = pread(f_, b_, sizeof b_, 0); close(f_); r_ == 100001 && b_[50000] == 0 && b_[100000] == 'S' ? 0 : r_; }));
+  unlink("ap");
   unlink("io");
   system("rm -rf mm cf1 cf2 sl sl2 nreg nreg0 m7 m8 c7");
 }

@@ -277,13 +277,12 @@ std::uint16_t killed_mode(std::uint16_t mode) {
 // fs/namei.c and fs/open.c). The kernel computes the new mode but sends
 // nothing for ATTR_OPEN when the daemon truncates at the open
 // (fuse_do_setattr() with atomic O_TRUNC), so the daemon clears them here.
-int kill_privs_at_open(fuse_req_t req, nid_t ino) {
-  auto st = g_fs.w->stat(ino);
-  if (!st) return err(st);
-  const auto mode = static_cast<std::uint16_t>(st->mode & 07777);
-  if (!S_ISREG(st->mode) || killed_mode(mode) == mode || caller_has_fsetid(req)) return 0;
+// `mode`: the inode's (type and permission bits).
+int kill_privs_at_open(fuse_req_t req, nid_t ino, std::uint32_t mode) {
+  const auto bits = static_cast<std::uint16_t>(mode & 07777);
+  if (!S_ISREG(mode) || killed_mode(bits) == bits || caller_has_fsetid(req)) return 0;
   f2fscore::SetAttr a;
-  a.mode = killed_mode(mode);
+  a.mode = killed_mode(bits);
   a.ctime = now_ts();
   auto r = g_fs.w->setattr(ino, a);
   return r ? 0 : err(r);
@@ -399,21 +398,19 @@ void op_open(fuse_req_t req, fuse_ino_t fino, fuse_file_info* fi) {
   // O_TRUNC truncates whatever the access mode, O_RDONLY too (do_open() in
   // fs/namei.c: the kernel checked write permission for it).
   if (fi->flags & O_TRUNC) {
-    if (int e = kill_privs_at_open(req, ino); e != 0) {
+    int e = kill_privs_at_open(req, ino, st->mode);
+    if (e == 0 && S_ISREG(st->mode) && st->size != 0) {
+      f2fscore::SetAttr a;
+      a.mtime = now_ts();
+      a.ctime = a.mtime;
+      a.times_now = true;
+      auto r = g_fs.w->truncate(ino, 0);
+      if (r) r = g_fs.w->setattr(ino, a);
+      if (!r) e = err(r);
+    }
+    if (e != 0) {
       (void)g_fs.w->release(ino);
       return (void)fuse_reply_err(req, e);
-    }
-  }
-  if ((fi->flags & O_TRUNC) && S_ISREG(st->mode) && st->size != 0) {
-    f2fscore::SetAttr a;
-    a.mtime = now_ts();
-    a.ctime = a.mtime;
-    a.times_now = true;
-    auto r = g_fs.w->truncate(ino, 0);
-    if (r) r = g_fs.w->setattr(ino, a);
-    if (!r) {
-      (void)g_fs.w->release(ino);
-      return (void)fuse_reply_err(req, err(r));
     }
   }
   fi->fh = static_cast<std::uint64_t>(fi->flags);
@@ -457,10 +454,8 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
 // reach the daemon. Returns 0 or EINVAL.
 int direct_io_misaligned(nid_t ino, std::uint64_t off, std::size_t size) {
   if ((off | size) % g_fs.dio_align == 0) return 0;
-  auto st = g_fs.w->stat(ino);
-  if (st && (st->flags & f2fscore::disk::iflag::compr)) return 0;
-  auto fl = g_fs.w->get_flags(ino);
-  if (fl && (*fl & f2fscore::fs_flag::encrypt)) return 0;
+  auto fl = g_fs.w->get_flags(ino);  // FS_COMPR_FL has F2FS_COMPR_FL's value
+  if (fl && (*fl & (f2fscore::disk::iflag::compr | f2fscore::fs_flag::encrypt))) return 0;
   return EINVAL;
 }
 
@@ -1269,9 +1264,6 @@ int main(int argc, char** argv) {
     return kExitFailure;
   };
 
-  // One writer per image: open_device() holds the library's lock on it
-  // until the device is closed, after the final checkpoint (a new mount
-  // during that checkpoint is refused; `flock DEVICE true` waits for it).
   // A read-only mount of an image another f2fscore tool is writing shows
   // its last checkpoint, or one it is writing: said, not refused (as
   // fsck -n checks a device in use with a warning).
@@ -1282,6 +1274,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "f2fscore-fuse: warning: %s; mounted read-only, it shows what was last committed (`flock %s true` waits for the writer)\n",
                    u.detail.c_str(), dev_path.c_str());
   }
+  // One writer per image: open_device() holds the library's lock on it
+  // until the device is closed, after the final checkpoint (a new mount
+  // during that checkpoint is refused; `flock DEVICE true` waits for it).
   f2fscore::OpenOptions oo;
   oo.read_only = fo.read_only;
   oo.refuse_in_use = !fo.read_only;

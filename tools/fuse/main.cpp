@@ -489,6 +489,9 @@ void op_write(fuse_req_t req, fuse_ino_t fino, const char* data, size_t size, of
   // blocks); sector-aligned ones go through the page cache, as f2fs falls
   // back to buffered I/O for them (direct_io_misaligned() refused the rest).
   wf.direct = (flags & O_DIRECT) && at % 4096 == 0 && size % 4096 == 0;
+  // The request's buffer, its WRITE data on a page boundary: the writer's
+  // cache keeps whole blocks of it as its pages rather than copying them.
+  if (!wf.direct && at % 4096 == 0) wf.lend = f2fscore::fuse::lendable_buffer(data, size);
   auto n = g_fs.w->write(ino, at, {reinterpret_cast<const std::uint8_t*>(data), size}, wf);
   if (!n) return (void)fuse_reply_err(req, err(n));
   fuse_reply_write(req, *n);

@@ -3,7 +3,9 @@
 
 #include <linux/fuse.h>
 #include <pthread.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <csignal>
@@ -12,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -43,15 +46,149 @@ bool goes_to_worker(const fuse_buf& b) {
   return size > kLongIo;
 }
 
+// Receive buffers whose WRITE data starts on a page boundary, so that the
+// writer's cache can keep the data's blocks as its pages (WriteFlags::lend)
+// instead of copying them. Each buffer is a region of whole pages; the
+// request is read to 80 bytes before the end of the first page (the
+// fuse_in_header and fuse_write_in of a WRITE), so a WRITE's data fills
+// the pages after it. libfuse up to 3.16 reads at most the session's
+// bufsize, max_write plus 4 KiB (FUSE_BUFFER_HEADER_SIZE in lib/fuse_i.h),
+// into a buffer the caller gives it; later versions manage the size of
+// the buffers they receive into, and get none from here.
+#if FUSE_MAJOR_VERSION == 3 && FUSE_MINOR_VERSION <= 16
+constexpr bool kLendBuffers = true;
+#else
+constexpr bool kLendBuffers = false;
+#endif
+constexpr std::size_t kPage = 4096;
+constexpr std::size_t kWriteHeader = sizeof(fuse_in_header) + sizeof(fuse_write_in);
+static_assert(kWriteHeader == 80);
+// A region: the header's page, then the largest max_write (1 MiB, as
+// f2fscore-fuse's option allows) or, before FUSE_INIT sets it, libfuse's
+// FUSE_MAX_MAX_PAGES (256) system pages, then its 4 KiB of header room.
+std::size_t region_bytes() {
+  static const std::size_t n = [] {
+    const long sys = sysconf(_SC_PAGESIZE);
+    return kPage + std::max<std::size_t>(std::size_t{1} << 20, 256 * static_cast<std::size_t>(sys > 0 ? sys : 4096)) + kPage;
+  }();
+  return n;
+}
+// Regions the cache may keep at once (each stays kept while any one of its
+// blocks is cached): a bound on the memory they take beside the cache.
+constexpr std::size_t kMaxLent = 48;
+
+class Regions : public std::enable_shared_from_this<Regions> {
+ public:
+  ~Regions() {
+    for (void* r : free_) std::free(r);
+  }
+  // A region and its owner (the last reference gives it back here), or
+  // none when out of memory. `lendable` is false past kMaxLent regions:
+  // such a region is only received into.
+  struct Buf {
+    std::shared_ptr<const void> owner;
+    std::uint8_t* base = nullptr;
+    bool lendable = false;
+    void* mem() const { return base + kPage - kWriteHeader; }
+  };
+  Buf take() {
+    Buf b;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!free_.empty()) {
+        b.base = static_cast<std::uint8_t*>(free_.back());
+        free_.pop_back();
+      }
+      b.lendable = ++out_ <= kMaxLent;
+    }
+    if (!b.base) b.base = static_cast<std::uint8_t*>(std::aligned_alloc(kPage, region_bytes()));
+    if (!b.base) {
+      std::lock_guard<std::mutex> lock(mu_);
+      --out_;
+      return {};
+    }
+    try {
+      b.owner = std::shared_ptr<const void>(b.base, [self = shared_from_this()](const void* p) { self->give(p); });
+    } catch (const std::bad_alloc&) {
+      give(b.base);
+      return {};
+    }
+    return b;
+  }
+
+ private:
+  void give(const void* p) noexcept {
+    std::lock_guard<std::mutex> lock(mu_);
+    --out_;
+    try {
+      free_.push_back(const_cast<void*>(p));
+    } catch (const std::bad_alloc&) {
+      std::free(const_cast<void*>(p));
+    }
+  }
+  std::mutex mu_;
+  std::vector<void*> free_;
+  std::size_t out_ = 0;
+};
+
+// The region the calling thread's current request was received into.
+thread_local const Regions::Buf* t_current = nullptr;
+
+struct Current {
+  explicit Current(const Regions::Buf& b) { t_current = &b; }
+  ~Current() { t_current = nullptr; }
+  Current(const Current&) = delete;
+  Current& operator=(const Current&) = delete;
+};
+
+// A received request, and the region it is in (none: libfuse's buffer).
+struct Job {
+  fuse_buf buf{};
+  Regions::Buf region;
+};
+
+// Ready to receive into: `j`'s region again when nobody else keeps it,
+// else a new one; without regions (or memory for one), the buffer libfuse
+// allocated at an earlier receive, or none (libfuse allocates one).
+void renew(Job& j, Regions* regions) {
+  if (j.region.owner && j.region.owner.use_count() == 1) {
+    j.buf = fuse_buf{};
+    j.buf.mem = j.region.mem();
+    return;
+  }
+  void* own = j.region.owner ? nullptr : j.buf.mem;  // libfuse's malloc()ed buffer
+  j.region = regions ? regions->take() : Regions::Buf{};
+  j.buf = fuse_buf{};
+  if (j.region.owner) {
+    std::free(own);
+    j.buf.mem = j.region.mem();
+  } else {
+    j.buf.mem = own;
+  }
+}
+
+// Frees what renew() left to free.
+void release(Job& j) {
+  if (!j.region.owner) std::free(j.buf.mem);
+  j = Job{};
+}
+
+// Runs a received request on the calling thread.
+void process(fuse_session* se, Job& j) {
+  const Current cur(j.region);
+  fuse_session_process_buf(se, &j.buf);
+}
+
 struct Pool {
-  Pool(fuse_session* s, unsigned n) : se(s), max_workers(n) {}
+  Pool(fuse_session* s, unsigned n, Regions* r) : se(s), max_workers(n), regions(r) {}
   fuse_session* se;
   unsigned max_workers;
+  Regions* regions;
   std::mutex mu;
   std::condition_variable work;  // a job queued, or stop
   std::condition_variable idle;  // a worker finished its job
-  std::deque<fuse_buf> jobs;
-  std::vector<fuse_buf> spare;  // buffers of finished jobs, to receive into
+  std::deque<Job> jobs;
+  std::vector<Job> spare;  // finished jobs, their buffers to receive into
   std::vector<std::thread> threads;
   unsigned waiting = 0, busy = 0;
   bool stop = false;
@@ -63,33 +200,34 @@ struct Pool {
       work.wait(lock, [&] { return stop || !jobs.empty(); });
       --waiting;
       if (jobs.empty()) return;  // stop, nothing left
-      fuse_buf b = jobs.front();
+      Job j = std::move(jobs.front());
       jobs.pop_front();
       ++busy;
       lock.unlock();
-      fuse_session_process_buf(se, &b);
+      process(se, j);
       lock.lock();
       --busy;
-      spare.push_back(b);
+      spare.push_back(std::move(j));
       if (busy == 0 && jobs.empty()) idle.notify_all();
     }
   }
 
-  // Hands `b` to a worker (starting one if none waits and there is room);
-  // `b` becomes a buffer to receive the next request into (a spare one, or
-  // none: libfuse allocates at the next receive). False, and `b` kept, when
-  // there is no worker at all (none could be started).
-  bool hand_over(fuse_buf& b) {
-    std::lock_guard<std::mutex> lock(mu);
+  // Hands `j` to a worker (starting one if none waits and there is room);
+  // `j` becomes a finished job's buffer, renewed, or a new one. False, and
+  // `j` kept, when there is no worker at all (none could be started).
+  bool hand_over(Job& j) {
+    std::unique_lock<std::mutex> lock(mu);
     if (waiting == 0 && threads.size() < max_workers) start_worker();
     if (threads.empty()) return false;
-    jobs.push_back(b);
-    b = fuse_buf{};
+    jobs.push_back(std::move(j));
+    j = Job{};
     if (!spare.empty()) {
-      b.mem = spare.back().mem;
+      j = std::move(spare.back());
       spare.pop_back();
     }
     work.notify_one();
+    lock.unlock();
+    renew(j, regions);
     return true;
   }
 
@@ -124,27 +262,39 @@ struct Pool {
     }
     work.notify_all();
     for (auto& t : threads) t.join();
-    for (auto& b : spare) std::free(b.mem);
+    for (auto& j : spare) release(j);
     spare.clear();
   }
 };
 
 }  // namespace
 
+std::shared_ptr<const void> lendable_buffer(const void* data, std::size_t size) {
+  const Regions::Buf* b = t_current;
+  if (!b || !b->owner || !b->lendable) return {};
+  const auto* p = static_cast<const std::uint8_t*>(data);
+  if (p < b->base || size > region_bytes() || p + size > b->base + region_bytes()) return {};
+  return b->owner;
+}
+
 int serve(fuse_session* se, unsigned max_workers) {
-  Pool pool(se, max_workers);
-  fuse_buf buf{};
+  std::shared_ptr<Regions> regions;
+  if (kLendBuffers) regions = std::make_shared<Regions>();
+  Pool pool(se, max_workers, regions.get());
+  Job j;
+  renew(j, regions.get());
   int res = 0;
   while (!fuse_session_exited(se)) {
-    res = fuse_session_receive_buf(se, &buf);
+    res = fuse_session_receive_buf(se, &j.buf);
     if (res == -EINTR) continue;
     if (res <= 0) break;
-    if (max_workers > 0 && goes_to_worker(buf) && pool.hand_over(buf)) continue;
-    if (opcode_of(buf) == FUSE_DESTROY) pool.drain();
-    fuse_session_process_buf(se, &buf);
+    if (max_workers > 0 && goes_to_worker(j.buf) && pool.hand_over(j)) continue;
+    if (opcode_of(j.buf) == FUSE_DESTROY) pool.drain();
+    process(se, j);
+    renew(j, regions.get());
   }
   pool.finish();
-  std::free(buf.mem);
+  release(j);
   fuse_session_reset(se);
   return res < 0 ? res : 0;
 }

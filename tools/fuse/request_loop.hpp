@@ -6,6 +6,9 @@
 #endif
 #include <fuse_lowlevel.h>
 
+#include <cstddef>
+#include <memory>
+
 namespace f2fscore::fuse {
 
 /// Serves `se` until it exits (unmount, or fuse_session_exit() from a
@@ -26,5 +29,14 @@ namespace f2fscore::fuse {
 /// handler's fuse_session_exit() interrupts its read.
 /// Returns 0, or the negative errno of a failed read of the device.
 int serve(fuse_session* se, unsigned max_workers);
+
+/// For an operation that serve() runs: the owner of the buffer its request
+/// was received into, when `size` bytes at `data` lie in it and the buffer
+/// may be lent to the writer (WriteFlags::lend: a WRITE's data starts on a
+/// 4 KiB boundary there, and the buffer is received into again only once
+/// the last reference to the owner goes). Empty otherwise: with libfuse
+/// 3.17 or later (which keeps its receive buffers), for data elsewhere,
+/// and while 48 buffers are lent already.
+std::shared_ptr<const void> lendable_buffer(const void* data, std::size_t size);
 
 }  // namespace f2fscore::fuse

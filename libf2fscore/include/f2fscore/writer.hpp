@@ -280,6 +280,16 @@ struct WriteFlags {
   bool direct = false;
   /// O_DSYNC: as write() then fdatasync().
   bool dsync = false;
+  /// The owner of the caller's buffer, when the caller lends it: each whole
+  /// 4 KiB block of the data that starts on a 4 KiB boundary in memory and
+  /// is not cached yet becomes a page of the writer's cache as it is, with
+  /// no copy, and the cache holds a reference to `lend` until that page
+  /// leaves the cache and no device request reads it. The caller then
+  /// neither reads nor changes the buffer while another reference than its
+  /// own exists (`lend.use_count() > 1`), and frees it only when the last
+  /// reference goes (the deleter). Empty: the data is copied, and the
+  /// buffer is the caller's again when write() returns.
+  std::shared_ptr<const void> lend;
 };
 
 /// The flags of FS_IOC_GETFLAGS / FS_IOC_SETFLAGS (FS_*_FL in

@@ -19,6 +19,7 @@
 #include <deque>
 #include <list>
 #include <map>
+#include <memory>
 #include <new>
 
 #include "f2fscore/disk/checkpoint.hpp"
@@ -81,6 +82,8 @@ struct BatchWriter::State {
   // The open run is written from the caller's memory (add_ref()) at
   // run_ref, not from the slot's buffer.
   const std::uint8_t* run_ref = nullptr;
+  // The block add_ref() took last, in either way.
+  const std::uint8_t* last_ref = nullptr;
   std::uint64_t submitted = 0;
   Status failure;
   State(BlockDevice& d, std::uint32_t mb, std::uint32_t dp) : dev(d), max_blocks(mb), depth(dp), slots(dp) {}
@@ -174,6 +177,8 @@ Status BatchWriter::add_ref(block_t addr, const std::uint8_t* block, std::uint16
       while (!sl.done) s.dev.poll(true);
       s.reap(sl);
     }
+  const std::uint8_t* prev = s.last_ref;
+  s.last_ref = block;
   if (s.open && addr == s.run_start + s.run_len && tag == s.run_tag && s.run_len < s.max_blocks) {
     if (s.run_ref != nullptr && block == s.run_ref + static_cast<std::size_t>(s.run_len) * kBlockSize) {
       ++s.run_len;  // the next block in memory too
@@ -181,8 +186,11 @@ Status BatchWriter::add_ref(block_t addr, const std::uint8_t* block, std::uint16
     }
     // Consecutive on the device, scattered in memory (pages dirtied out of
     // order): the run is built by copying, as add() does, once its one
-    // block so far is copied into the slot's buffer.
-    if (s.run_ref == nullptr || s.run_len == 1) {
+    // block so far is copied into the slot's buffer; until two blocks in a
+    // row are consecutive in memory too (the start of another buffer of
+    // many pages), which begin a run written from memory again.
+    const bool copying = s.run_ref == nullptr;
+    if ((copying && (prev == nullptr || block != prev + kBlockSize)) || (!copying && s.run_len == 1)) {
       if (s.run_ref != nullptr) {
         Slot& sl = *s.open;
         if (!sl.buf) {
@@ -289,6 +297,9 @@ bool BatchWriter::idle() const noexcept {
 namespace {
 struct Page {
   std::uint8_t* data = nullptr;
+  // The owner of `data` when it is a caller's block kept as it is
+  // (WriteFlags::lend); empty: `data` is one of the cache's own buffers.
+  std::shared_ptr<const void> lent;
   bool dirty = false;
   std::uint8_t type = 0;
   // In the cache's clean list, or in its file's dirty list.
@@ -313,7 +324,7 @@ struct FileCache {
 // (BatchWriter::wait_buffer(): the stable pages of the kernel's
 // writeback).
 struct PageCache {
-  explicit PageCache(BlockDevice& dev, std::uint64_t bytes) : io(dev), limit(bytes / kBlockSize) {}
+  explicit PageCache(BlockDevice& dev, std::uint64_t bytes) : io(dev, 256, 16), limit(bytes / kBlockSize) {}
   ~PageCache() {
     (void)io.drain();  // no request may still read a slab
     for (auto* b : slabs) detail::aligned_free(b);
@@ -401,6 +412,17 @@ struct PageCache {
     ++pages;
     return &it->second;
   }
+  // A page that keeps a lent block as its buffer (not cached before).
+  Page* insert_lent(nid_t ino, std::uint64_t idx, std::uint8_t* block, const std::shared_ptr<const void>& owner) {
+    auto& fc = files[ino];
+    auto [it, fresh] = fc.pages.emplace(idx, Page{});
+    if (!fresh) return &it->second;
+    it->second.data = block;
+    it->second.lent = owner;
+    it->second.pos = clean.insert(clean.end(), {ino, idx});
+    ++pages;
+    return &it->second;
+  }
   void erase(nid_t ino, FileCache& fc, std::map<std::uint64_t, Page>::iterator it) {
     Page& p = it->second;
     if (p.dirty) {
@@ -411,7 +433,11 @@ struct PageCache {
     } else {
       clean.erase(p.pos);
     }
-    spare.push_back(p.data);
+    if (p.lent) {
+      io.wait_buffer(p.data);  // the owner may reuse it once the reference goes
+    } else {
+      spare.push_back(p.data);
+    }
     fc.pages.erase(it);
     --pages;
     (void)ino;
@@ -538,7 +564,8 @@ static Status room_for_dirty(Writer::Impl& w, wr::PageCache& c, std::uint8_t typ
   return make_error(Errc::no_space, "writer: no free section left for the data being written");
 }
 
-Status Writer::Impl::cache_write(nid_t ino, std::uint64_t index, const std::uint8_t* block, std::uint8_t type) {
+Status Writer::Impl::cache_write(nid_t ino, std::uint64_t index, const std::uint8_t* block, std::uint8_t type,
+                                 const std::shared_ptr<const void>* lend) {
   type = log_for(type);  // the room counted is that of the log the page goes to
   auto& c = pc(*this);
   if (c.limit == 0) {
@@ -574,8 +601,19 @@ Status Writer::Impl::cache_write(nid_t ino, std::uint64_t index, const std::uint
       }
       c.evict(c.limit - std::max<std::uint64_t>(1, c.limit / 8));
     }
-    p = c.insert(ino, index);
-    if (!p) return make_error(Errc::io, "writer: no memory for a cache page");
+    if (lend && *lend && reinterpret_cast<std::uintptr_t>(block) % kBlockSize == 0) {
+      // The caller's block becomes the page (WriteFlags::lend): no copy.
+      p = c.insert_lent(ino, index, const_cast<std::uint8_t*>(block), *lend);
+      if (p->data == block) {
+        if (!p->dirty) p->type = type;
+        c.set_dirty(ino, index, *p, true);
+        return {};
+      }
+      c.io.wait_buffer(p->data);  // cached meanwhile (a GC move): copied into that page
+    } else {
+      p = c.insert(ino, index);
+      if (!p) return make_error(Errc::io, "writer: no memory for a cache page");
+    }
   } else {
     c.io.wait_buffer(p->data);  // a stable page while its writeback reads it
   }

@@ -718,7 +718,7 @@ Result<std::size_t> Writer::write(nid_t ino, std::uint64_t offset, std::span<con
     const std::size_t c = std::min<std::size_t>(data.size() - done, kBlockSize - in_blk);
     const std::uint64_t idx = pos / kBlockSize;
     if (c == kBlockSize) {  // a whole block: no staging copy
-      F2FSCORE_TRY(impl_->cache_write(ino, idx, data.data() + done, type));
+      F2FSCORE_TRY(impl_->cache_write(ino, idx, data.data() + done, type, flags.lend ? &flags.lend : nullptr));
       done += c;
       continue;
     }

@@ -789,8 +789,11 @@ struct Writer::Impl {
 
   // writer/cache.cpp
   /// Stages a whole 4 KiB block of file `ino` as dirty (writes back when
-  /// the cache is over opts.cache_bytes).
-  Status cache_write(nid_t ino, std::uint64_t index, const std::uint8_t* block, std::uint8_t type);
+  /// the cache is over opts.cache_bytes). With `lend` (WriteFlags::lend)
+  /// and `block` on a 4 KiB boundary, a page not cached yet keeps `block`
+  /// itself, with a reference to `lend`, instead of a copy.
+  Status cache_write(nid_t ino, std::uint64_t index, const std::uint8_t* block, std::uint8_t type,
+                     const std::shared_ptr<const void>* lend = nullptr);
   /// Copies a cached block to `out`; false when not cached.
   bool cache_read(nid_t ino, std::uint64_t index, std::uint8_t* out);
   /// Whether block `index` of `ino` is cached (no copy, LRU order unchanged).

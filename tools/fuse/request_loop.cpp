@@ -76,6 +76,10 @@ std::size_t region_bytes() {
 // Regions the cache may keep at once (each stays kept while any one of its
 // blocks is cached): a bound on the memory they take beside the cache.
 constexpr std::size_t kMaxLent = 48;
+// The smallest WRITE lent: a buffer stays whole while any of its blocks is
+// cached, so a small write would keep a MiB for a few blocks, where its
+// copy costs little.
+constexpr std::size_t kMinLend = 256u << 10;
 
 class Regions : public std::enable_shared_from_this<Regions> {
  public:
@@ -271,7 +275,7 @@ struct Pool {
 
 std::shared_ptr<const void> lendable_buffer(const void* data, std::size_t size) {
   const Regions::Buf* b = t_current;
-  if (!b || !b->owner || !b->lendable) return {};
+  if (!b || !b->owner || !b->lendable || size < kMinLend) return {};
   const auto* p = static_cast<const std::uint8_t*>(data);
   if (p < b->base || size > region_bytes() || p + size > b->base + region_bytes()) return {};
   return b->owner;

@@ -24,6 +24,10 @@ namespace f2fscore::fuse {
 /// (libfuse's multi-threaded loop) each call is served by a thread that
 /// has slept since the one before last, a wakeup across CPUs per request
 /// (about a third of the time of a SQLite transaction here).
+/// Requests are received into buffers of whole pages, each read to 80
+/// bytes before a page boundary so that a WRITE's data starts on one
+/// (lendable_buffer()); a buffer the writer's cache keeps is received into
+/// again only once the cache lets it go.
 /// FUSE_DESTROY runs once every worker is idle. SIGHUP, SIGINT and SIGTERM
 /// reach the receiver only (the workers block them), so that a signal
 /// handler's fuse_session_exit() interrupts its read.
@@ -36,7 +40,8 @@ int serve(fuse_session* se, unsigned max_workers);
 /// 4 KiB boundary there, and the buffer is received into again only once
 /// the last reference to the owner goes). Empty otherwise: with libfuse
 /// 3.17 or later (which keeps its receive buffers), for data elsewhere,
-/// and while 48 buffers are lent already.
+/// for less than 256 KiB (a buffer stays whole while any block of it is
+/// cached), and while 48 buffers are lent already.
 std::shared_ptr<const void> lendable_buffer(const void* data, std::size_t size);
 
 }  // namespace f2fscore::fuse

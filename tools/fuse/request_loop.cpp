@@ -5,7 +5,6 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <csignal>
@@ -66,13 +65,8 @@ static_assert(kWriteHeader == 80);
 // A region: the header's page, then the largest max_write (1 MiB, as
 // f2fscore-fuse's option allows) or, before FUSE_INIT sets it, libfuse's
 // FUSE_MAX_MAX_PAGES (256) system pages, then its 4 KiB of header room.
-std::size_t region_bytes() {
-  static const std::size_t n = [] {
-    const long sys = sysconf(_SC_PAGESIZE);
-    return kPage + std::max<std::size_t>(std::size_t{1} << 20, 256 * static_cast<std::size_t>(sys > 0 ? sys : 4096)) + kPage;
-  }();
-  return n;
-}
+// Only where a system page is 4 KiB (serve()).
+constexpr std::size_t kRegion = kPage + (std::size_t{1} << 20) + kPage;
 // Regions the cache may keep at once (each stays kept while any one of its
 // blocks is cached): a bound on the memory they take beside the cache.
 constexpr std::size_t kMaxLent = 48;
@@ -105,7 +99,7 @@ class Regions : public std::enable_shared_from_this<Regions> {
       }
       b.lendable = ++out_ <= kMaxLent;
     }
-    if (!b.base) b.base = static_cast<std::uint8_t*>(std::aligned_alloc(kPage, region_bytes()));
+    if (!b.base) b.base = static_cast<std::uint8_t*>(std::aligned_alloc(kPage, kRegion));
     if (!b.base) {
       std::lock_guard<std::mutex> lock(mu_);
       --out_;
@@ -277,13 +271,13 @@ std::shared_ptr<const void> lendable_buffer(const void* data, std::size_t size) 
   const Regions::Buf* b = t_current;
   if (!b || !b->owner || !b->lendable || size < kMinLend) return {};
   const auto* p = static_cast<const std::uint8_t*>(data);
-  if (p < b->base || size > region_bytes() || p + size > b->base + region_bytes()) return {};
+  if (p < b->base || size > kRegion || p + size > b->base + kRegion) return {};
   return b->owner;
 }
 
 int serve(fuse_session* se, unsigned max_workers) {
   std::shared_ptr<Regions> regions;
-  if (kLendBuffers) regions = std::make_shared<Regions>();
+  if (kLendBuffers && sysconf(_SC_PAGESIZE) == static_cast<long>(kPage)) regions = std::make_shared<Regions>();
   Pool pool(se, max_workers, regions.get());
   Job j;
   renew(j, regions.get());

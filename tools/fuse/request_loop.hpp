@@ -39,7 +39,8 @@ int serve(fuse_session* se, unsigned max_workers);
 /// may be lent to the writer (WriteFlags::lend: a WRITE's data starts on a
 /// 4 KiB boundary there, and the buffer is received into again only once
 /// the last reference to the owner goes). Empty otherwise: with libfuse
-/// 3.17 or later (which keeps its receive buffers), for data elsewhere,
+/// 3.17 or later (which keeps its receive buffers) or system pages other
+/// than 4 KiB (libfuse sizes its first read by them), for data elsewhere,
 /// for less than 256 KiB (a buffer stays whole while any block of it is
 /// cached), and while 48 buffers are lent already.
 std::shared_ptr<const void> lendable_buffer(const void* data, std::size_t size);

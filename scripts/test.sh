@@ -71,7 +71,7 @@ else
 fi
 phase_done "sanitizers: tests"
 
-echo "== ThreadSanitizer: f2fscore-fuse's worker threads under git and stress-ng"
+echo "== ThreadSanitizer: f2fscore-fuse's worker threads under git, stress-ng and fio"
 # The daemon serves requests on several threads; a race there corrupts the
 # heap far from its cause. The git and stress-ng phases of the programs
 # test, with a TSan build of the daemon that stops at its first report.
@@ -85,7 +85,7 @@ if cmake -S "$root" -B "$tsan" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_F
   if ! "$tsan/tools/fuse/f2fscore-fuse" --version >/dev/null 2>"$logs/tsan-probe.log"; then
     echo "SKIP: ThreadSanitizer cannot run here: $(head -1 "$logs/tsan-probe.log")"
   else
-    phase "tsan" env TSAN_OPTIONS="halt_on_error=1" F2FSCORE_FUSE_PHASES="git stress-ng" \
+    phase "tsan" env TSAN_OPTIONS="halt_on_error=1" F2FSCORE_FUSE_PHASES="git stress-ng fio" \
       F2FSCORE_FUSE="$tsan/tools/fuse/f2fscore-fuse" F2FSCORE_MKFS="$root/build/tools/mkfs/f2fscore-mkfs" \
       F2FSCORE_FSCK="$root/build/tools/fsck/f2fscore-fsck" F2FSCORE_DUMP="$root/build/tools/dump/f2fscore-dump" \
       bash "$root/tests/fuse/programs.sh"
@@ -94,7 +94,7 @@ else
   failed+=("tsan (build)")
   status=1
 fi
-phase_done "tsan: git, stress-ng"
+phase_done "tsan: git, stress-ng, fio"
 
 echo "== fuzz: open and walk, and the checker (libFuzzer, ASan + UBSan)"
 phase "fuzz" "$root/scripts/fuzz.sh" "${F2FSCORE_FUZZ_SECONDS:-60}"

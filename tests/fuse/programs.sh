@@ -12,9 +12,11 @@
 #      PRAGMA integrity_check and the sums after a remount;
 #   4. stress-ng --class filesystem for a bounded time (when installed);
 #   5. dbench with two clients for a bounded time, its files kept;
-#   6. fio on files in the mount: random 4 KiB writes with fsyncs, buffered,
-#      and sequential O_DIRECT writes, each verified (crc32c) after writing
-#      and again after a remount.
+#   6. fio on files in the mount, the jobs side by side: random 4 KiB
+#      writes with fsyncs, buffered; sequential O_DIRECT writes; sequential
+#      buffered 1 MiB writes (whose buffers the daemon lends to the
+#      writer's cache); each verified (crc32c) after writing and again
+#      after a remount.
 # Every phase's volume is then mounted by Linux in the oracle, read-only,
 # and the tree Linux reads (tree_manifest.sh: types, modes, owners, link
 # counts, sizes, SHA-256 of every file, symlink targets) must equal the
@@ -354,7 +356,8 @@ if want fio; then
     fio_jobs() {
       fio --output="$work/fio.log" --directory="$mnt" --verify=crc32c --verify_fatal=1 --verify_state_save=0 --ioengine=psync "$@" \
         --name=randfsync --filename=rand.dat --size=48m --bs=4k --rw=randwrite --fsync=32 --randrepeat=1 \
-        --name=seqdirect --filename=seq.dat --size=64m --bs=256k --rw=write --direct=1 --end_fsync=1 2>>"$work/fio.log"
+        --name=seqdirect --filename=seq.dat --size=64m --bs=256k --rw=write --direct=1 --end_fsync=1 \
+        --name=seqbuffered --filename=big.dat --size=96m --bs=1m --rw=write --end_fsync=1 2>>"$work/fio.log"
     }
     fuse_mount "$img" "$mnt"
     fio_jobs || { tail -30 "$work/fio.log" >&2; fail "fio on the mount"; }
@@ -363,7 +366,7 @@ if want fio; then
     fuse_mount "$img" "$mnt"
     fio_jobs --verify_only || { tail -30 "$work/fio.log" >&2; fail "fio: the data read after a remount fails verification"; }
     fuse_umount "$mnt"
-    echo "ok: fio: random 4 KiB writes with fsyncs and O_DIRECT sequential writes verified, also after a remount"
+    echo "ok: fio: random 4 KiB writes with fsyncs, O_DIRECT and buffered 1 MiB sequential writes verified, also after a remount"
     check_clean "$img" "fio"
     keep_for_linux fio
   elif [[ "${F2FSCORE_REQUIRE_FUSE:-0}" == 1 ]]; then

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <csignal>
@@ -150,6 +151,9 @@ struct Job {
 // allocated at an earlier receive, or none (libfuse allocates one).
 void renew(Job& j, Regions* regions) {
   if (j.region.owner && j.region.owner.use_count() == 1) {
+    // The cache's last drop of a reference (a release) before the next
+    // receive writes into the region; use_count() is a relaxed load.
+    std::atomic_thread_fence(std::memory_order_acquire);
     j.buf = fuse_buf{};
     j.buf.mem = j.region.mem();
     return;

@@ -15,6 +15,7 @@
 #include "f2fscore/iostat.hpp"
 #include "f2fscore/writer.hpp"
 #include "meta/meta_test_util.hpp"
+#include "util/aligned.hpp"
 #include "writer/writer_test_util.hpp"
 
 namespace {
@@ -371,14 +372,14 @@ TEST(WriterCache, LentBuffersKeptWithoutCopyAndGivenBackOnce) {
   std::size_t lent = 0, given_back = 0;
   std::map<std::size_t, int> gone;  // deleter calls per buffer, by its number
   auto lend_copy = [&](const std::string& data, std::size_t misalign) {
-    void* raw = std::aligned_alloc(4096, kChunk + 4096);
+    void* raw = detail::aligned_alloc_bytes(4096, kChunk + 4096);
     auto* p = static_cast<std::uint8_t*>(raw) + misalign;
     std::memcpy(p, data.data(), data.size());
     auto owner = std::shared_ptr<const void>(raw, [&, id = lent++, n = data.size() + misalign](const void* q) {
       ++given_back;
       ++gone[id];
       std::memset(const_cast<void*>(q), 0xEE, n);
-      std::free(const_cast<void*>(q));
+      detail::aligned_free(const_cast<void*>(q));
     });
     return std::pair{owner, std::span<const std::uint8_t>(p, data.size())};
   };

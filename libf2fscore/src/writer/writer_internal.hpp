@@ -139,7 +139,8 @@ struct QuotaFilesDeleter {
 
 /// Coalesces 4 KiB block writes into large asynchronous requests
 /// (writer/cache.cpp): blocks added at consecutive addresses with the same
-/// tag join one request (up to 2 MiB); up to 8 requests are in flight. The
+/// tag join one request (up to `max_blocks`); up to `depth` requests are in
+/// flight (the page cache's: 1 MiB, 16; the defaults: 2 MiB, 8). The
 /// data is copied at add(), so the caller's buffer may change afterwards;
 /// add_ref() and add_run() write from the caller's memory instead.
 /// drain() submits what is pending and waits for every request; it returns

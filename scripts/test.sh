@@ -3,23 +3,45 @@
 # f2fs-tools, the installed-package example, the Linux oracle, the
 # sanitizer build, and the big-endian and 32-bit cross builds under qemu-user.
 # In CI (CI=true) a test that lacks what it needs fails instead of skipping.
-# Ends with the wall time of each phase.
+# Ends with the wall time of each phase and the disk space left after it.
+# Each phase runs with TMPDIR set to a directory of its own, removed when the
+# phase ends, so what one phase leaves in it cannot fill the disk for the next.
+# In CI (or with F2FSCORE_PRUNE=1) a phase's own build directory (sanitizer,
+# fuzz and cross builds) is removed once the phase is done with it.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc)
 phases=()
 t_phase=$SECONDS
-# phase_done NAME: records the seconds since the previous phase ended.
-phase_done() { phases+=("$(printf '%-28s %5d s' "$1" $((SECONDS - t_phase)))"); t_phase=$SECONDS; }
+# free_gib DIR: the space available to DIR's filesystem, in GiB.
+free_gib() { df -Pk "$1" | awk 'NR == 2 { printf "%.1f", $4 / 1048576 }'; }
+# phase_done NAME: records the seconds since the previous phase ended and the
+# space left.
+phase_done() {
+  phases+=("$(printf '%-28s %5d s  %6s GiB free' "$1" $((SECONDS - t_phase)) "$(free_gib "$root")")")
+  t_phase=$SECONDS
+}
+# prune DIR...: removes build directories no later phase uses (CI only).
+prune() {
+  [[ "${CI:-}" == "true" || "${F2FSCORE_PRUNE:-}" == "1" ]] || return 0
+  rm -rf --one-file-system "$@"
+}
 # Each phase's output is kept in $logs too; a phase that fails is named at
 # the end with its failure lines, so the tail of a long CI log says which.
 logs=$(mktemp -d "${TMPDIR:-/tmp}/f2fscore-test-logs.XXXXXX")
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/f2t.XXXXXX")  # short: some tests name paths below 64 bytes
+trap 'rm -rf --one-file-system "$scratch"' EXIT
+echo "== disk: $(free_gib "$root") GiB free for the build, $(free_gib "$scratch") GiB for temporary files"
 failed=()
-# phase NAME CMD...: runs CMD, its output to the terminal and $logs/NAME.
+# phase NAME CMD...: runs CMD with TMPDIR a fresh directory (removed after),
+# its output to the terminal and $logs/NAME.
 phase() {
-  local name=$1 rc=0
+  local name=$1 rc=0 tmp
   shift
-  "$@" 2>&1 | tee "$logs/${name//[^a-zA-Z0-9]/_}.log" || rc=$?
+  tmp="$scratch/${name//[^a-zA-Z0-9]/_}"
+  mkdir -p "$tmp"
+  (export TMPDIR="$tmp"; "$@") 2>&1 | tee "$logs/${name//[^a-zA-Z0-9]/_}.log" || rc=$?
+  rm -rf --one-file-system "$tmp"
   if [[ $rc != 0 ]]; then
     failed+=("$name")
     status=1
@@ -69,6 +91,7 @@ else
   failed+=("sanitizers (build)")
   status=1
 fi
+prune "$asan"
 phase_done "sanitizers: tests"
 
 echo "== ThreadSanitizer: f2fscore-fuse's worker threads under git, stress-ng and fio"
@@ -94,14 +117,17 @@ else
   failed+=("tsan (build)")
   status=1
 fi
+prune "$tsan"
 phase_done "tsan: git, stress-ng, fio"
 
 echo "== fuzz: open and walk, and the checker (libFuzzer, ASan + UBSan)"
 phase "fuzz" "$root/scripts/fuzz.sh" "${F2FSCORE_FUZZ_SECONDS:-60}"
+prune "${F2FSCORE_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 phase_done "fuzz (build + run)"
 
 echo "== cross builds: s390x (big-endian) and i686 (32-bit) under qemu-user"
 phase "cross" "$root/scripts/cross-test.sh" all
+prune "${F2FSCORE_CROSS_BUILD_ROOT:-$root}"/build-cross-*
 phase_done "cross builds + tests"
 
 echo "== ctest: unit, interop, install, oracle"
@@ -111,6 +137,9 @@ phase_done "ctest (native)"
 echo "== wall time per phase"
 printf '%s\n' "${phases[@]}"
 printf '%-28s %5d s\n' "total" "$SECONDS"
+if [[ $(free_gib "$root" | cut -d. -f1) -lt 1 ]]; then
+  echo "== the disk is nearly full ($(free_gib "$root") GiB free): a failure above may be only that"
+fi
 for name in "${failed[@]}"; do
   log="$logs/${name//[^a-zA-Z0-9]/_}.log"
   echo "== FAILED: $name"

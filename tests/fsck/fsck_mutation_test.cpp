@@ -873,7 +873,7 @@ TEST(MutationTemplates, CleanUnderBothCheckers) {
     for (const auto& p : rep->problems) ADD_FAILURE() << t.name << ": " << p.to_string();
 #if !defined(_WIN32)
     if (!have_fsck) continue;
-    const std::string path = (std::filesystem::temp_directory_path() /
+    const std::string path = (f2fstest::scratch_dir() /
                               ("f2fscore-template-" + std::string(t.name) + "-" + std::to_string(getpid()) + ".img"))
                                  .string();
     ASSERT_TRUE(bench::save_image(t.img, ~0ull, path)) << path;

@@ -33,11 +33,7 @@ bool tools_present() {
     }                                                                      \
   } while (0)
 
-fs::path scratch(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("f2fscore-fsck-interop-" + std::to_string(::getpid()));
-  fs::create_directories(d);
-  return d / name;
-}
+fs::path scratch(const std::string& name) { return f2fstest::scratch_dir() / name; }
 
 f2fstest::CommandResult ours(const std::string& args, const fs::path& img) {
   return run(std::string(F2FSCORE_FSCK_BIN) + " " + args + " " + shell_quote(img.string()));

@@ -10,7 +10,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#if !defined(_WIN32)
+#if defined(_WIN32)
+#include <process.h>
+#else
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -66,7 +68,17 @@ std::unique_ptr<f2fscore::BlockDevice> load_image(const fs::path& path) {
   return dev;
 }
 
-TempDir::TempDir() {
+namespace {
+long process_id() {
+#if defined(_WIN32)
+  return static_cast<long>(_getpid());
+#else
+  return static_cast<long>(::getpid());
+#endif
+}
+}  // namespace
+
+TempDir::TempDir() : owner_(process_id()) {
   std::random_device rd;
   const fs::path base = fs::temp_directory_path();
   for (;;) {
@@ -75,8 +87,14 @@ TempDir::TempDir() {
   }
 }
 TempDir::~TempDir() {
+  if (process_id() != owner_) return;  // a forked child leaves its parent's directory
   std::error_code ec;
   fs::remove_all(path_, ec);
+}
+
+const fs::path& scratch_dir() {
+  static const TempDir dir;
+  return dir.path();
 }
 
 void make_sparse_file(const fs::path& path, std::uint64_t bytes) {
@@ -111,8 +129,7 @@ CommandResult run(const std::string& command) {
 }
 
 std::optional<fs::path> unzstd(const fs::path& src) {
-  static TempDir* dir = new TempDir();  // lives for the process
-  fs::path out = dir->path() / src.stem();
+  fs::path out = scratch_dir() / src.stem();
   if (fs::exists(out)) fs::remove(out);
   const auto r = run("zstd -q -d -o " + shell_quote(out.string()) + " " + shell_quote(src.string()));
   if (r.exit_code != 0) return std::nullopt;
@@ -194,8 +211,7 @@ bool read_zst(const fs::path& src, const std::function<void(std::span<const std:
 }
 
 std::optional<fs::path> unzstd(const fs::path& src) {
-  static TempDir* dir = new TempDir();  // lives for the process
-  const fs::path out = dir->path() / src.stem();
+  const fs::path out = scratch_dir() / src.stem();
   std::error_code ec;
   fs::remove(out, ec);
   std::uint64_t size = 0;

@@ -78,7 +78,8 @@ class Sha256 {
 std::string sha256_hex(std::string_view data);
 
 /// A temporary directory (under fs::temp_directory_path(): TMPDIR or /tmp on
-/// POSIX, GetTempPath on Windows) removed at destruction.
+/// POSIX, GetTempPath on Windows) removed at destruction by the process that
+/// made it.
 class TempDir {
  public:
   TempDir();
@@ -88,7 +89,12 @@ class TempDir {
 
  private:
   fs::path path_;
+  long owner_;
 };
+
+/// This process's scratch directory: one TempDir made at the first call and
+/// removed, with what tests left in it, when the process exits normally.
+const fs::path& scratch_dir();
 
 /// Creates (or truncates) a sparse file of `bytes` (throws std::runtime_error
 /// when it cannot).

@@ -30,6 +30,7 @@ prune() {
 # the end with its failure lines, so the tail of a long CI log says which.
 logs=$(mktemp -d "${TMPDIR:-/tmp}/f2fscore-test-logs.XXXXXX")
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/f2t.XXXXXX")  # short: some tests name paths below 64 bytes
+chmod 1777 "$scratch"  # as /tmp: tests that drop to nobody write there too
 trap 'rm -rf --one-file-system "$scratch"' EXIT
 echo "== disk: $(free_gib "$root") GiB free for the build, $(free_gib "$scratch") GiB for temporary files"
 failed=()
@@ -39,7 +40,7 @@ phase() {
   local name=$1 rc=0 tmp
   shift
   tmp="$scratch/${name//[^a-zA-Z0-9]/_}"
-  mkdir -p "$tmp"
+  mkdir -p -m 1777 "$tmp"
   (export TMPDIR="$tmp"; "$@") 2>&1 | tee "$logs/${name//[^a-zA-Z0-9]/_}.log" || rc=$?
   rm -rf --one-file-system "$tmp"
   if [[ $rc != 0 ]]; then

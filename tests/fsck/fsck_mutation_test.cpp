@@ -874,7 +874,7 @@ TEST(MutationTemplates, CleanUnderBothCheckers) {
 #if !defined(_WIN32)
     if (!have_fsck) continue;
     const std::string path = (f2fstest::scratch_dir() /
-                              ("f2fscore-template-" + std::string(t.name) + "-" + std::to_string(getpid()) + ".img"))
+                              ("f2fscore-template-" + std::string(t.name) + ".img"))
                                  .string();
     ASSERT_TRUE(bench::save_image(t.img, ~0ull, path)) << path;
     // fsck.f2fs -f rewrites the checkpoint: keep the template as it was.

@@ -28,8 +28,8 @@ struct Run {
 
 Run run(const std::string& args) {
   const fs::path dir = f2fstest::scratch_dir();
-  const std::string o = (dir / ("stats_tool_out_" + std::to_string(::getpid()))).string();
-  const std::string e = (dir / ("stats_tool_err_" + std::to_string(::getpid()))).string();
+  const std::string o = (dir / "stats_tool_out").string();
+  const std::string e = (dir / "stats_tool_err").string();
   const int rc = std::system((args + " >" + o + " 2>" + e).c_str());
   Run r;
   r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
@@ -49,7 +49,7 @@ std::string io_bin() { return F2FSCORE_IO_BIN; }
 /// A fresh image file made by our mkfs (1 GiB: the kernel's default
 /// ipu_policy for it is FORCE|HONOR_OPU_WRITE, 0x81).
 fs::path make_image(const std::string& name, std::uint64_t bytes = 1ull << 30) {
-  const fs::path p = f2fstest::scratch_dir() / (name + "_" + std::to_string(::getpid()) + ".img");
+  const fs::path p = f2fstest::scratch_dir() / (name + ".img");
   auto dev = metatest::our_mkfs(bytes, 0);
   EXPECT_TRUE(dev);
   if (!dev) return p;
@@ -114,7 +114,7 @@ TEST(StatsTool, ImageFile) {
 
 TEST(StatsTool, Plot) {
   const fs::path img = make_image("stats_tool_plot");
-  const fs::path svg = f2fstest::scratch_dir() / ("stats_tool_" + std::to_string(::getpid()) + ".svg");
+  const fs::path svg = f2fstest::scratch_dir() / "stats_tool.svg";
   auto r = run(io_bin() + " fs " + img.string() + " -w seqwrite --size 8m --iostat-period 100 --plot " + svg.string());
   ASSERT_EQ(r.status, 0) << r.err;
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
@@ -136,7 +136,7 @@ TEST(StatsTool, Plot) {
 TEST(StatsTool, PlotPngAndGnuplotQuiet) {
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "gnuplot is not installed";
   const fs::path img = make_image("stats_tool_plot_png", 256ull << 20);
-  const fs::path png = f2fstest::scratch_dir() / ("stats_tool_" + std::to_string(::getpid()) + ".PNG");
+  const fs::path png = f2fstest::scratch_dir() / "stats_tool.PNG";
   auto r = run(io_bin() + " fs " + img.string() + " -w seqwrite --size 1m --plot " + png.string());
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err.find("Warning"), std::string::npos) << r.err;
@@ -153,7 +153,7 @@ TEST(StatsTool, PlotPngAndGnuplotQuiet) {
 // the output name untouched.
 TEST(StatsTool, PlotOtherNamesRefused) {
   const fs::path img = make_image("stats_tool_plot_name", 256ull << 20);
-  const fs::path pdf = f2fstest::scratch_dir() / ("stats_tool_" + std::to_string(::getpid()) + ".pdf");
+  const fs::path pdf = f2fstest::scratch_dir() / "stats_tool.pdf";
   const std::string before = run("sha256sum " + img.string()).out;
   for (const fs::path& bad : {pdf, f2fstest::scratch_dir() / "svg", f2fstest::scratch_dir() / ".png"}) {
     auto r = run(io_bin() + " fs " + img.string() + " -w seqwrite --size 1m --plot " + bad.string());
@@ -240,7 +240,7 @@ TEST(StatsTool, FailuresExitOne) {
   auto r = run(io_bin() + " fs /nonexistent/stats.img -w seqwrite");
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_NE(r.err.find("/nonexistent/stats.img"), std::string::npos) << r.err;
-  const fs::path zero = f2fstest::scratch_dir() / ("stats_tool_zero_" + std::to_string(::getpid()) + ".img");
+  const fs::path zero = f2fstest::scratch_dir() / "stats_tool_zero.img";
   { std::ofstream(zero).close(); }
   fs::resize_file(zero, 64ull << 20);
   r = run(io_bin() + " fs " + zero.string() + " -w seqwrite");

@@ -171,7 +171,7 @@ void run_threads(std::uint64_t cache_bytes, int threads, int ops) {
     if (f2fstest::required("FSCK")) ADD_FAILURE() << "fsck.f2fs missing and F2FSCORE_REQUIRE_FSCK=1";
     return;
   }
-  const fs::path img = f2fstest::scratch_dir() / ("writer_thread_" + std::to_string(::getpid()) + ".img");
+  const fs::path img = f2fstest::scratch_dir() / "writer_thread.img";
   ASSERT_TRUE(save(*dev, img));
   std::string log;
   auto probs = f2fstest::fsck_problems(img, &log);
